@@ -1,0 +1,60 @@
+"""The `juge` command line. Each command is a thin shell over a module in `juge.commands`."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+
+import typer
+from rich.console import Console
+
+from juge.errors import InputError
+
+app = typer.Typer(
+    name="juge",
+    help="Run LLM judges over real cases, measure them against people, and decide what they may judge alone.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+# Each module defines `register(app: typer.Typer) -> None`.
+COMMAND_MODULES = (
+    "juge.commands.run",
+    "juge.commands.calibrate",
+    "juge.commands.policy",
+    "juge.commands.label",
+    "juge.commands.report",
+)
+
+@app.callback()
+def _root() -> None:
+    """juge: trustworthy LLM-as-a-judge evaluation."""
+
+
+for _name in COMMAND_MODULES:
+    if importlib.util.find_spec(_name) is not None:
+        importlib.import_module(_name).register(app)
+
+
+@app.command("version")
+def version_command() -> None:
+    """Print the juge version."""
+    from juge import __version__
+
+    typer.echo(__version__)
+
+
+def main() -> None:
+    err = Console(stderr=True)
+    try:
+        app()
+    except InputError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Typed records that flow through juge: cases, human labels and judgments.
+
+A model verdict is never a human label: `Judgment` and `HumanLabel` are distinct
+types and nothing converts one into the other.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Outcome = Literal["ok", "refused", "unparsed", "error"]
+OUTCOMES: tuple[str, ...] = ("ok", "refused", "unparsed", "error")
+Order = Literal["12", "21"]
+
+
+class Message(BaseModel):
+    """One turn of a conversation."""
+
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Case(BaseModel):
+    """One item to evaluate.
+
+    `question` is the user's request; a multi-turn input is given as `messages`
+    (the whole conversation up to the answer under test). `output` is the answer
+    for single grading; `output_1`/`output_2` are a pair, in a fixed order.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    group: str = ""
+    category: str | None = None
+    question: str | None = None
+    messages: list[Message] | None = None
+    context: str | None = None
+    source: str | None = None
+    reference: str | None = None
+    output: str | None = None
+    output_1: str | None = None
+    output_2: str | None = None
+    split: str | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id", "group", mode="before")
+    @classmethod
+    def _ids_are_text(cls, v: Any) -> Any:
+        # Numeric ids in JSON/CSV are common; keep them as their text form.
+        if isinstance(v, bool):
+            raise ValueError("must be a string, not a boolean")
+        if isinstance(v, int):
+            return str(v)
+        return v
+
+    @model_validator(mode="after")
+    def _default_group(self) -> "Case":
+        if not self.group:
+            self.group = self.id
+        return self
+
+    @property
+    def is_pair(self) -> bool:
+        return self.output_1 is not None and self.output_2 is not None
+
+    def conversation(self) -> list[Message]:
+        """The input as a list of messages (a single question becomes one user turn)."""
+        if self.messages:
+            return list(self.messages)
+        if self.question is not None:
+            return [Message(role="user", content=self.question)]
+        return []
+
+
+class HumanLabel(BaseModel):
+    """One rater's label on one item."""
+
+    model_config = ConfigDict(extra="forbid")
+    item_id: str = Field(min_length=1)
+    rater_id: str = Field(min_length=1)
+    label: str | int | float
+    explanation: str | None = None
+
+    @field_validator("item_id", "rater_id", mode="before")
+    @classmethod
+    def _ids_are_text(cls, v: Any) -> Any:
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(v)
+        return v
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Judgment(BaseModel):
+    """One judge call on one item, with the raw text always kept.
+
+    `verdict` is what the strict parser read (None unless `outcome == "ok"`).
+    For pairs, `order` is the order shown to the judge and `verdict` is the
+    letter the judge wrote (A/B/C), not yet mapped back to the fixed order.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    item_id: str
+    judge: str
+    model: str
+    template: str
+    template_hash: str = ""
+    order: Order | None = None
+    repeat: int = 0
+    text: str = ""
+    verdict: str | int | float | dict[str, Any] | None = None
+    outcome: Outcome
+    reason: str | None = None
+    distribution: dict[str, float] | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost: float | None = None
+    latency: float | None = None
+    timestamp: datetime = Field(default_factory=utcnow)
+    run_id: str | None = None
+
+    @model_validator(mode="after")
+    def _fail_closed(self) -> "Judgment":
+        if self.outcome != "ok" and self.verdict is not None:
+            raise ValueError(f"a judgment with outcome {self.outcome!r} cannot carry a verdict")
+        return self

@@ -1,0 +1,74 @@
+"""The one interface every model provider implements.
+
+A provider turns a `Request` (chat messages and sampling parameters) into a
+`Response` (raw text plus usage and the exact model version). It never parses
+verdicts: parsing belongs to the judge, so every provider is held to the same
+strict parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to ask a model.
+
+    `meta` carries the keys a recorded provider needs to find an answer
+    (item_id, judge, template, order, repeat); live providers ignore it.
+    `allowed` lists the verdict strings for constrained (log-probability)
+    verdicts; providers that cannot score them ignore it.
+    """
+
+    messages: tuple[dict[str, str], ...]
+    model: str
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    json_schema: dict[str, Any] | None = None
+    allowed: tuple[str, ...] | None = None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def cache_params(self) -> dict[str, Any]:
+        """The parameters that change the answer (the cache key uses these)."""
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "json_schema": self.json_schema,
+            "allowed": list(self.allowed) if self.allowed else None,
+        }
+
+
+@dataclass
+class Response:
+    text: str
+    model: str
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    refused: bool = False
+    refusal_reason: str | None = None
+    distribution: dict[str, float] | None = None
+    raw: dict[str, Any] | None = None
+
+
+class ProviderError(Exception):
+    """A call that did not return an answer.
+
+    `retryable` is true for rate limits (429), server errors (5xx) and time-outs;
+    the engine retries those with backoff and records each attempt.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Async model provider. `name` identifies it in the cache key and the store."""
+
+    name: str
+
+    async def complete(self, request: Request) -> Response: ...

@@ -1,0 +1,370 @@
+"""SQLite store (WAL): runs, raw calls, the response cache, judgments, check results, labels.
+
+This is the one module that writes run data. Every judgment row carries the
+model version, the template id and hash, and its run carries the dataset hash.
+Writes are committed one judgment at a time, so a run killed at any point
+(even SIGKILL) loses at most the call in flight, and `UNIQUE` keys make a
+resumed run store every judgment exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from juge.data.records import Case, HumanLabel, Judgment
+
+DEFAULT_DB = Path(".juge") / "juge.db"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    name TEXT,
+    status TEXT NOT NULL DEFAULT 'running',
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    juge_version TEXT NOT NULL,
+    dataset_hash TEXT NOT NULL,
+    eval_hash TEXT,
+    config TEXT NOT NULL DEFAULT '{}',
+    summary TEXT
+);
+CREATE TABLE IF NOT EXISTS run_cases (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    position INTEGER NOT NULL,
+    item_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS outputs (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    item_id TEXT NOT NULL,
+    slot TEXT NOT NULL DEFAULT 'output',
+    text TEXT,
+    model TEXT,
+    outcome TEXT NOT NULL,
+    PRIMARY KEY (run_id, item_id, slot)
+);
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT,
+    cache_key TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    request TEXT NOT NULL,
+    response TEXT,
+    error TEXT,
+    status INTEGER,
+    latency REAL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id);
+CREATE TABLE IF NOT EXISTS cache (
+    key TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judgments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    model TEXT NOT NULL,
+    template TEXT NOT NULL,
+    template_hash TEXT NOT NULL,
+    ord TEXT NOT NULL DEFAULT '',
+    repeat INTEGER NOT NULL DEFAULT 0,
+    text TEXT NOT NULL,
+    verdict TEXT,
+    outcome TEXT NOT NULL,
+    reason TEXT,
+    distribution TEXT,
+    tokens_in INTEGER,
+    tokens_out INTEGER,
+    cost REAL,
+    latency REAL,
+    timestamp TEXT NOT NULL,
+    UNIQUE (run_id, item_id, judge, ord, repeat)
+);
+CREATE INDEX IF NOT EXISTS judgments_run ON judgments(run_id);
+CREATE TABLE IF NOT EXISTS check_results (
+    run_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    passed INTEGER NOT NULL,
+    reason TEXT,
+    PRIMARY KEY (run_id, item_id, name)
+);
+CREATE TABLE IF NOT EXISTS labels (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    dataset TEXT NOT NULL DEFAULT '',
+    item_id TEXT NOT NULL,
+    rater_id TEXT NOT NULL,
+    label TEXT NOT NULL,
+    explanation TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (dataset, item_id, rater_id)
+);
+CREATE TABLE IF NOT EXISTS holdout_uses (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    data_hash TEXT NOT NULL,
+    policy_hash TEXT NOT NULL,
+    forced INTEGER NOT NULL,
+    used_at TEXT NOT NULL,
+    result TEXT
+);
+"""
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+class RunNotFound(LookupError):
+    pass
+
+
+class Store:
+    """A handle on one juge database. Cheap to open; safe to open from several processes."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA busy_timeout=30000")
+        self.conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    # ---- runs ---------------------------------------------------------------------------
+    def create_run(
+        self,
+        *,
+        dataset_hash: str,
+        juge_version: str,
+        cases: Iterable[Case],
+        eval_hash: str | None = None,
+        name: str | None = None,
+        config: dict[str, Any] | None = None,
+        run_id: str | None = None,
+    ) -> str:
+        run_id = run_id or uuid.uuid4().hex[:12]
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO runs (id, name, started_at, juge_version, dataset_hash, eval_hash, config)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, name, now_iso(), juge_version, dataset_hash, eval_hash, _dumps(config or {})),
+            )
+            c.executemany(
+                "INSERT INTO run_cases (run_id, position, item_id, record) VALUES (?, ?, ?, ?)",
+                [(run_id, i, case.id, case.model_dump_json()) for i, case in enumerate(cases)],
+            )
+        return run_id
+
+    def find_resumable_run(self, eval_hash: str, dataset_hash: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT id FROM runs WHERE eval_hash = ? AND dataset_hash = ? AND status != 'done'"
+            " ORDER BY started_at DESC LIMIT 1",
+            (eval_hash, dataset_hash),
+        ).fetchone()
+        return row["id"] if row else None
+
+    def finish_run(self, run_id: str, summary: dict[str, Any], status: str = "done") -> None:
+        self.conn.execute(
+            "UPDATE runs SET status = ?, ended_at = ?, summary = ? WHERE id = ?",
+            (status, now_iso(), _dumps(summary), run_id),
+        )
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        row = self.conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            # Allow unambiguous prefixes, like git.
+            rows = self.conn.execute("SELECT * FROM runs WHERE id LIKE ?", (run_id + "%",)).fetchall()
+            if len(rows) != 1:
+                raise RunNotFound(f"no run {run_id!r} in {self.path}" + (" (ambiguous prefix)" if rows else ""))
+            row = rows[0]
+        run = dict(row)
+        run["config"] = _loads(run["config"])
+        run["summary"] = _loads(run["summary"])
+        return run
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute("SELECT * FROM runs ORDER BY started_at DESC").fetchall()
+        out = []
+        for row in rows:
+            run = dict(row)
+            run["config"] = _loads(run["config"])
+            run["summary"] = _loads(run["summary"])
+            out.append(run)
+        return out
+
+    def run_cases(self, run_id: str) -> list[Case]:
+        rows = self.conn.execute(
+            "SELECT record FROM run_cases WHERE run_id = ? ORDER BY position", (run_id,)
+        ).fetchall()
+        return [Case.model_validate_json(r["record"]) for r in rows]
+
+    # ---- system outputs -----------------------------------------------------------------
+    def save_output(self, run_id: str, item_id: str, slot: str, text: str | None, model: str, outcome: str) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO outputs (run_id, item_id, slot, text, model, outcome) VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, item_id, slot, text, model, outcome),
+        )
+
+    def outputs(self, run_id: str) -> dict[tuple[str, str], dict[str, Any]]:
+        rows = self.conn.execute("SELECT * FROM outputs WHERE run_id = ?", (run_id,)).fetchall()
+        return {(r["item_id"], r["slot"]): dict(r) for r in rows}
+
+    # ---- calls and cache ----------------------------------------------------------------
+    def log_call(
+        self,
+        *,
+        run_id: str | None,
+        cache_key: str,
+        provider: str,
+        model: str,
+        attempt: int,
+        request: dict[str, Any],
+        response: dict[str, Any] | None,
+        error: str | None,
+        status: int | None,
+        latency: float | None,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO calls (run_id, cache_key, provider, model, attempt, request, response, error, status,"
+            " latency, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, cache_key, provider, model, attempt, _dumps(request), _dumps(response), error, status,
+             latency, now_iso()),
+        )
+
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()
+        return _loads(row["response"]) if row else None
+
+    def cache_put(self, key: str, provider: str, model: str, response: dict[str, Any]) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO cache (key, provider, model, response, created_at) VALUES (?, ?, ?, ?, ?)",
+            (key, provider, model, _dumps(response), now_iso()),
+        )
+
+    def count_calls(self, run_id: str | None = None) -> int:
+        if run_id is None:
+            return self.conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+        return self.conn.execute("SELECT COUNT(*) FROM calls WHERE run_id = ?", (run_id,)).fetchone()[0]
+
+    # ---- judgments ----------------------------------------------------------------------
+    def save_judgment(self, run_id: str, j: Judgment) -> bool:
+        """Store one judgment; returns False if that (item, judge, order, repeat) is already stored."""
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO judgments (run_id, item_id, judge, model, template, template_hash, ord, repeat,"
+            " text, verdict, outcome, reason, distribution, tokens_in, tokens_out, cost, latency, timestamp)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, j.item_id, j.judge, j.model, j.template, j.template_hash, j.order or "", j.repeat, j.text,
+             _dumps(j.verdict), j.outcome, j.reason, _dumps(j.distribution), j.tokens_in, j.tokens_out, j.cost,
+             j.latency, j.timestamp.isoformat()),
+        )
+        return cur.rowcount == 1
+
+    def done_keys(self, run_id: str) -> set[tuple[str, str, str, int]]:
+        rows = self.conn.execute(
+            "SELECT item_id, judge, ord, repeat FROM judgments WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        return {(r["item_id"], r["judge"], r["ord"], r["repeat"]) for r in rows}
+
+    def judgments(self, run_id: str) -> list[Judgment]:
+        rows = self.conn.execute("SELECT * FROM judgments WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
+        return [
+            Judgment(
+                run_id=r["run_id"], item_id=r["item_id"], judge=r["judge"], model=r["model"],
+                template=r["template"], template_hash=r["template_hash"], order=r["ord"] or None,
+                repeat=r["repeat"], text=r["text"], verdict=_loads(r["verdict"]), outcome=r["outcome"],
+                reason=r["reason"], distribution=_loads(r["distribution"]), tokens_in=r["tokens_in"],
+                tokens_out=r["tokens_out"], cost=r["cost"], latency=r["latency"],
+                timestamp=datetime.fromisoformat(r["timestamp"]),
+            )
+            for r in rows
+        ]
+
+    # ---- checks -------------------------------------------------------------------------
+    def save_checks(self, run_id: str, item_id: str, results: dict[str, tuple[bool, str | None]]) -> None:
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO check_results (run_id, item_id, name, passed, reason) VALUES (?, ?, ?, ?, ?)",
+                [(run_id, item_id, name, int(ok), reason) for name, (ok, reason) in results.items()],
+            )
+
+    def check_results(self, run_id: str) -> dict[str, dict[str, tuple[bool, str | None]]]:
+        rows = self.conn.execute("SELECT * FROM check_results WHERE run_id = ?", (run_id,)).fetchall()
+        out: dict[str, dict[str, tuple[bool, str | None]]] = {}
+        for r in rows:
+            out.setdefault(r["item_id"], {})[r["name"]] = (bool(r["passed"]), r["reason"])
+        return out
+
+    # ---- human labels -------------------------------------------------------------------
+    def save_labels(self, labels: Iterable[HumanLabel], dataset: str = "") -> int:
+        with self.transaction() as c:
+            cur = c.executemany(
+                "INSERT OR REPLACE INTO labels (dataset, item_id, rater_id, label, explanation, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(dataset, l.item_id, l.rater_id, _dumps(l.label), l.explanation, now_iso()) for l in labels],
+            )
+            return cur.rowcount
+
+    def labels(self, dataset: str = "") -> list[HumanLabel]:
+        rows = self.conn.execute("SELECT * FROM labels WHERE dataset = ? ORDER BY id", (dataset,)).fetchall()
+        return [
+            HumanLabel(item_id=r["item_id"], rater_id=r["rater_id"], label=_loads(r["label"]),
+                       explanation=r["explanation"])
+            for r in rows
+        ]
+
+    # ---- holdout ledger -----------------------------------------------------------------
+    def holdout_uses(self, data_hash: str) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT * FROM holdout_uses WHERE data_hash = ? ORDER BY id", (data_hash,)
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    def record_holdout_use(self, data_hash: str, policy_hash: str, forced: bool, result: dict[str, Any] | None) -> None:
+        self.conn.execute(
+            "INSERT INTO holdout_uses (data_hash, policy_hash, forced, used_at, result) VALUES (?, ?, ?, ?, ?)",
+            (data_hash, policy_hash, int(forced), now_iso(), _dumps(result)),
+        )
