@@ -1,0 +1,208 @@
+"""Readers for cases and human labels (JSONL and CSV) with errors that name file, line and field.
+
+A column mapping renames the file's fields to juge's (`{"id": "item_id", "output": "answer"}`
+reads the file's `item_id` column as the case id). Unknown fields go to `meta` for cases.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from juge.data.records import Case, HumanLabel
+from juge.errors import InputError, input_error
+
+T = TypeVar("T", bound=BaseModel)
+
+CASE_FIELDS = set(Case.model_fields)
+
+
+def file_hash(path: str | Path) -> str:
+    """sha256 of a file's bytes: the dataset hash stored with every run."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def records_hash(records: Iterable[BaseModel]) -> str:
+    """sha256 over the canonical JSON of records, for data that did not come from one file."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(r.model_dump_json().encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _read_text(path: Path) -> str:
+    if not path.exists():
+        raise InputError(f"{path}: file not found")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise input_error(path, f"not UTF-8 (byte {exc.start}); re-save the file as UTF-8", line=line) from None
+    if not text.strip():
+        raise input_error(path, "file is empty")
+    return text
+
+
+def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """Rows of a JSONL or CSV file as (line number, dict). The format follows the suffix."""
+    path = Path(path)
+    text = _read_text(path)
+    suffix = path.suffix.lower()
+    if suffix in {".jsonl", ".ndjson", ".json"}:
+        rows = []
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
+            if not isinstance(obj, dict):
+                raise input_error(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
+            rows.append((lineno, obj))
+        return rows
+    if suffix in {".csv", ".tsv"}:
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",")
+        if not reader.fieldnames:
+            raise input_error(path, "no header row")
+        rows = []
+        for row in reader:
+            lineno = reader.line_num
+            if None in row:
+                raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})", line=lineno)
+            rows.append((lineno, {k: (v if v != "" else None) for k, v in row.items()}))
+        if not rows:
+            raise input_error(path, "header only, no rows")
+        return rows
+    raise InputError(f"{path}: unknown format {suffix!r}; use .jsonl or .csv")
+
+
+def _apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> dict[str, Any]:
+    if not mapping:
+        return dict(row)
+    out = dict(row)
+    for ours, theirs in mapping.items():
+        if theirs in out:
+            out[ours] = out.pop(theirs)
+    return out
+
+
+def _validation_error(path: Path, line: int, exc: ValidationError) -> InputError:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or None
+    msg = err["msg"]
+    if err["type"] == "missing":
+        msg = "required field is missing"
+    return input_error(path, msg, line=line, field=field)
+
+
+def _parse_json_fields(row: dict[str, Any], fields: Sequence[str]) -> None:
+    # CSV cells that should hold structures (messages, meta) are JSON text.
+    for name in fields:
+        value = row.get(name)
+        if isinstance(value, str):
+            try:
+                row[name] = json.loads(value)
+            except json.JSONDecodeError:
+                pass
+
+
+def read_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> list[Case]:
+    """Read cases from JSONL or CSV. Fields juge does not know go to `meta`.
+
+    Raises InputError naming file, line and field for malformed rows, a missing or
+    duplicate id, wrong types, an empty or non-UTF-8 file.
+    """
+    path = Path(path)
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for lineno, row in read_rows(path):
+        row = _apply_mapping(row, mapping)
+        _parse_json_fields(row, ("messages", "meta"))
+        if row.get("id") in (None, ""):
+            raise input_error(path, "required field is missing", line=lineno, field="id")
+        meta = dict(row.pop("meta", None) or {})
+        known = {k: v for k, v in row.items() if k in CASE_FIELDS}
+        meta.update({k: v for k, v in row.items() if k not in CASE_FIELDS})
+        try:
+            case = Case.model_validate({**known, "meta": meta})
+        except ValidationError as exc:
+            raise _validation_error(path, lineno, exc) from None
+        if case.id in seen:
+            raise input_error(path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno, field="id")
+        seen[case.id] = lineno
+        cases.append(case)
+    return cases
+
+
+def read_labels(
+    path: str | Path,
+    mapping: Mapping[str, str] | None = None,
+    allowed: Iterable[str | int | float] | None = None,
+) -> list[HumanLabel]:
+    """Read one human label per row. `allowed` is the declared label set; any other label is an error."""
+    path = Path(path)
+    allowed_set = {str(a) for a in allowed} if allowed is not None else None
+    labels: list[HumanLabel] = []
+    seen: dict[tuple[str, str], int] = {}
+    for lineno, row in read_rows(path):
+        row = _apply_mapping(row, mapping)
+        try:
+            label = HumanLabel.model_validate(row)
+        except ValidationError as exc:
+            raise _validation_error(path, lineno, exc) from None
+        if allowed_set is not None and str(label.label) not in allowed_set:
+            raise input_error(
+                path, f"label {label.label!r} is not one of {sorted(allowed_set)}", line=lineno, field="label"
+            )
+        key = (label.item_id, label.rater_id)
+        if key in seen:
+            raise input_error(
+                path, f"rater {label.rater_id!r} labelled item {label.item_id!r} twice (first on line {seen[key]})",
+                line=lineno, field="rater_id",
+            )
+        seen[key] = lineno
+        labels.append(label)
+    return labels
+
+
+def sample(items: Sequence[T], n: int | None, *, seed: int = 0) -> list[T]:
+    """A seeded random sample of `n` items (all of them, shuffled, when n is None or >= len)."""
+    rng = random.Random(seed)
+    chosen = list(items)
+    rng.shuffle(chosen)
+    return chosen if n is None else chosen[:n]
+
+
+def _group_bucket(group: str, seed: int) -> float:
+    digest = hashlib.sha256(f"{seed}:{group}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def split_by_group(cases: Sequence[Case], *, holdout: float = 0.5, seed: int = 0) -> dict[str, list[Case]]:
+    """Split into dev and holdout so that no group is on both sides.
+
+    Each group goes to holdout when a hash of (seed, group) falls below `holdout`,
+    so the split is stable: adding cases never moves an existing group.
+    """
+    if not 0.0 < holdout < 1.0:
+        raise ValueError("holdout share must be between 0 and 1")
+    out: dict[str, list[Case]] = {"dev": [], "holdout": []}
+    for case in cases:
+        side = "holdout" if _group_bucket(case.group, seed) < holdout else "dev"
+        out[side].append(case)
+    return out

@@ -1,0 +1,70 @@
+"""Serve recorded judge answers from a JSONL file, without calling any model.
+
+Each line is one recorded call, keyed by (item_id, judge, template, order, repeat).
+Both layouts are read: the shared MT-Bench sample's (`prompt` is the template id,
+`letter`/`outcome`/`text`/`model`) and juge's own export (`template`, `order`, ...).
+A request with no recording is an error, never a made-up answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from juge.errors import input_error
+from juge.providers.base import ProviderError, Request, Response
+
+Key = tuple[str, str, str, str, int]
+
+
+def _key(item_id: Any, judge: Any, template: Any, order: Any, repeat: Any) -> Key:
+    return (str(item_id), str(judge), str(template), str(order or ""), int(repeat or 0))
+
+
+class ReplayProvider:
+    name = "replay"
+
+    def __init__(self, *, path: str | Path, **_: Any):
+        self.path = Path(path)
+        self.records: dict[Key, dict[str, Any]] = {}
+        if not self.path.exists():
+            raise input_error(self.path, "recorded judgments file not found")
+        with self.path.open(encoding="utf-8") as f:
+            for lineno, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise input_error(self.path, f"malformed JSON: {exc.msg}", line=lineno) from None
+                for field in ("item_id", "judge"):
+                    if field not in rec:
+                        raise input_error(self.path, "required field is missing", line=lineno, field=field)
+                template = rec.get("template", rec.get("prompt"))
+                if template is None:
+                    raise input_error(self.path, "required field is missing", line=lineno, field="template")
+                key = _key(rec["item_id"], rec["judge"], template, rec.get("order"), rec.get("repeat"))
+                self.records[key] = rec
+
+    async def complete(self, request: Request) -> Response:
+        m = request.meta
+        key = _key(m.get("item_id"), m.get("judge"), m.get("template"), m.get("order"), m.get("repeat"))
+        rec = self.records.get(key)
+        if rec is None:
+            raise ProviderError(
+                f"no recorded answer in {self.path} for item={key[0]} judge={key[1]} template={key[2]}"
+                f" order={key[3] or '-'} repeat={key[4]}"
+            )
+        outcome = rec.get("outcome", "ok")
+        if outcome == "error":
+            raise ProviderError(f"recorded call failed: {rec.get('text') or rec.get('reason') or 'error'}")
+        return Response(
+            text=rec.get("text") or "",
+            model=rec.get("model", "unknown"),
+            tokens_in=rec.get("tokens_in"),
+            tokens_out=rec.get("tokens_out"),
+            refused=outcome == "refused",
+            refusal_reason="recorded refusal" if outcome == "refused" else None,
+            distribution=rec.get("distribution"),
+        )
