@@ -1,0 +1,116 @@
+"""Pass or fail of each case of a stored run: the verdict `juge compare` and `juge estimate` count.
+
+Definition (fail closed):
+
+- A case FAILS when any deterministic check failed, or any single-answer judgment
+  says FAIL (a score judge: its score is below ``threshold``).
+- Otherwise it is MISSING when any single-answer judgment is refused, unparsed, an
+  error, or has a verdict that is neither PASS/FAIL nor a number; a missing case is
+  never a pass and is counted on its own line.
+- Otherwise it PASSES when at least one check or judgment was recorded for it (all
+  checks passed and every judgment said PASS / scored at least ``threshold``).
+- A case with no check and no single-answer judgment is MISSING.
+
+Pairwise judgments (those with an order) say which of two answers is better, not
+whether one passes; they are not part of this verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from juge.data.records import Judgment
+from juge.errors import InputError
+
+CaseVerdict = Literal["pass", "fail", "missing"]
+
+_PASS_WORDS = {"pass", "passed", "yes", "true", "1", "ok"}
+_FAIL_WORDS = {"fail", "failed", "no", "false", "0"}
+
+
+@dataclass
+class CaseOutcome:
+    """The verdict of one case and the evidence behind it."""
+
+    verdict: CaseVerdict
+    reasons: list[str] = field(default_factory=list)
+
+
+def _score_of(verdict: object) -> object:
+    if isinstance(verdict, dict):
+        for key in ("verdict", "label", "score"):
+            if key in verdict:
+                return verdict[key]
+        return None
+    return verdict
+
+
+def judgment_passes(j: Judgment, threshold: float | None) -> bool | None:
+    """True/False for a single-answer judgment, None when it has no readable verdict.
+
+    PASS/FAIL words map directly; a number passes when ``>= threshold`` (an error
+    if no threshold was given, since a score alone does not say what passes).
+    """
+    if j.outcome != "ok":
+        return None
+    value = _score_of(j.verdict)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _PASS_WORDS:
+            return True
+        if word in _FAIL_WORDS:
+            return False
+        try:
+            value = float(word)
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)):
+        if threshold is None:
+            raise InputError(
+                f"judge {j.judge!r} returns scores (e.g. {value!r} on item {j.item_id!r}); "
+                "pass --threshold to say which score counts as a pass"
+            )
+        return float(value) >= threshold
+    return None
+
+
+def case_outcomes(
+    item_ids: Iterable[str],
+    judgments: Iterable[Judgment],
+    checks: Mapping[str, Mapping[str, tuple[bool, str | None]]],
+    *,
+    threshold: float | None = None,
+) -> dict[str, CaseOutcome]:
+    """The verdict of every case in ``item_ids`` from its judgments and check results."""
+    by_item: dict[str, list[Judgment]] = {}
+    for j in judgments:
+        if j.order is None:
+            by_item.setdefault(j.item_id, []).append(j)
+    out: dict[str, CaseOutcome] = {}
+    for item_id in item_ids:
+        failed, missing, evidence = [], [], 0
+        for name, (passed, reason) in sorted(checks.get(item_id, {}).items()):
+            evidence += 1
+            if not passed:
+                failed.append(f"check {name} failed" + (f": {reason}" if reason else ""))
+        for j in by_item.get(item_id, []):
+            evidence += 1
+            passed = judgment_passes(j, threshold)
+            tag = f"judge {j.judge}" + (f" (repeat {j.repeat})" if j.repeat else "")
+            if passed is None:
+                missing.append(f"{tag}: {j.outcome if j.outcome != 'ok' else 'unreadable verdict'}")
+            elif not passed:
+                failed.append(f"{tag} said FAIL ({j.verdict!r})")
+        if failed:
+            out[item_id] = CaseOutcome("fail", failed)
+        elif missing:
+            out[item_id] = CaseOutcome("missing", missing)
+        elif evidence:
+            out[item_id] = CaseOutcome("pass", [])
+        else:
+            out[item_id] = CaseOutcome("missing", ["no check or single-answer judgment recorded"])
+    return out
