@@ -1,0 +1,263 @@
+"""`juge run`, `juge runs`, `juge show`, `juge export`."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from juge.errors import InputError
+from juge.store import DEFAULT_DB, RunNotFound, Store
+
+out = Console()
+err = Console(stderr=True)
+
+DbOption = Annotated[Path, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")]
+
+
+def _rate(p: int, n: int) -> str:
+    return f"{p / n:.1%} ({p}/{n})" if n else "n/a (0)"
+
+
+def print_summary(summary: dict[str, Any], console: Console = out) -> None:
+    """Per-check pass rates, per-judge verdicts, and unparsed/refused/error counts on their own lines."""
+    n = summary["n_cases"]
+    console.print(f"[bold]run {summary['run_id']}[/]: {n} cases, {summary.get('calls', 0)} calls logged")
+    if summary["checks"]:
+        table = Table(title="Deterministic checks", title_justify="left")
+        table.add_column("check")
+        table.add_column("pass rate", justify="right")
+        for name, c in summary["checks"].items():
+            table.add_row(name, _rate(c["passed"], c["n"]))
+        console.print(table)
+    for name, j in summary["judges"].items():
+        table = Table(title=f"Judge {name} ({j['setup']}; template {j['template']} #{j['template_hash'][:8]};"
+                            f" model {', '.join(j['model'])})", title_justify="left")
+        table.add_column("verdict")
+        table.add_column("count", justify="right")
+        verdicts = j.get("pair_verdicts") or j["verdicts"]
+        for v, count in verdicts.items():
+            table.add_row(str(v), str(count))
+        if j.get("pair_verdicts"):
+            table.add_section()
+            for v, count in j["verdicts"].items():
+                table.add_row(f"letter {v} (per call)", str(count))
+        table.add_section()
+        for outcome in ("unparsed", "refused", "error"):
+            table.add_row(outcome, str(j["outcomes"][outcome]))
+        console.print(table)
+    if summary.get("pass_rate") is not None:
+        console.print(f"cases passing every check and PASS/FAIL judge: {_rate(summary['cases_passed'], n)}")
+
+
+def _read_only(path: Path | None) -> set[str] | None:
+    if path is None:
+        return None
+    if not path.exists():
+        raise InputError(f"{path}: --only file not found")
+    ids = {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    if not ids:
+        raise InputError(f"{path}: --only file lists no case ids")
+    return ids
+
+
+def _open(db: Path) -> Store:
+    return Store(db)
+
+
+def run_command(
+    eval_file: Annotated[Optional[Path], typer.Argument(help="Eval file (TOML) naming cases, system, checks and judges.")] = None,
+    cases: Annotated[Optional[Path], typer.Option(help="Cases file (JSONL/CSV), instead of an eval file.")] = None,
+    judge: Annotated[Optional[list[Path]], typer.Option(help="Judge file (TOML); repeatable. With --cases.")] = None,
+    provider: Annotated[Optional[str], typer.Option(help="Provider for the judges: openai, anthropic, replay, scripted, llamacpp.")] = None,
+    replay: Annotated[Optional[Path], typer.Option(help="Recorded judgments (JSONL) for the replay provider.")] = None,
+    only: Annotated[Optional[Path], typer.Option(help="File of case ids (one per line): run only these, e.g. a kept disagreement set.")] = None,
+    repeat: Annotated[int, typer.Option(min=1, help="Ask each judge N times in the same order (self-consistency).")] = 1,
+    concurrency: Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once (default from the eval file, else 8).")] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Start a new run instead of resuming an unfinished one.")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the summary as JSON.")] = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Run an evaluation: checks first, then every judge on every case (pairs in both orders).
+
+    Re-running the same eval resumes an interrupted run and answers repeated prompts
+    from the cache. Exit code 1 when a gate in the eval file fails, 2 on bad input.
+    """
+    from juge.config import EvalConfig, EvalSpec, ProviderSpec, load_eval
+    from juge.runner import run_eval
+
+    if eval_file is None and cases is None:
+        raise InputError("give an eval file, or --cases with one or more --judge files (see juge run --help)")
+    if eval_file is not None:
+        config = load_eval(eval_file)
+    else:
+        assert cases is not None
+        if not judge:
+            raise InputError("--cases needs at least one --judge file")
+        spec = EvalSpec(cases=str(cases.resolve()), judges=[{"file": str(p.resolve())} for p in judge])
+        config = EvalConfig(spec, Path.cwd(), "command line", json.dumps(spec.model_dump(), sort_keys=True).encode())
+    override = None
+    if provider or replay:
+        name = provider or "replay"
+        override = ProviderSpec(name=name, options={"path": str(replay.resolve())} if replay else {})
+    with _open(db) as store:
+        result = run_eval(config, store, only=_read_only(only), repeat=repeat, concurrency=concurrency,
+                          progress=not no_progress, resume=not fresh, provider_override=override)
+    stats = result.engine_stats
+    err.print(f"stored {result.stored_now} judgments; {stats.get('calls', 0)} calls, "
+              f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries")
+    print_summary(result.summary)
+    if json_out:
+        _write_atomic(json_out, json.dumps(result.summary, indent=2, ensure_ascii=False, default=str) + "\n")
+    gate = config.spec.gate.min_pass_rate
+    if gate is not None and (result.summary["pass_rate"] or 0.0) < gate:
+        err.print(f"[red]gate failed:[/] pass rate {result.summary['pass_rate']:.1%} < {gate:.1%}")
+        raise typer.Exit(1)
+
+
+def runs_command(db: DbOption = DEFAULT_DB) -> None:
+    """List stored runs with their versions and summary."""
+    with _open(db) as store:
+        runs = store.list_runs()
+    if not runs:
+        out.print(f"no runs in {db}")
+        return
+    table = Table(title=f"Runs in {db}")
+    for col in ("run", "name", "started", "status", "cases", "pass rate", "judges (template#hash model)", "data", "juge"):
+        table.add_column(col)
+    for r in runs:
+        s = r["summary"] or {}
+        judges = "; ".join(f"{j['name']} {j['template']}#{j['template_hash'][:8]} {j['model']}"
+                           for j in r["config"].get("judges", []))
+        rate = s.get("pass_rate")
+        table.add_row(r["id"], r["name"] or "", r["started_at"][:19], r["status"], str(s.get("n_cases", "")),
+                      f"{rate:.1%}" if rate is not None else "", judges, r["dataset_hash"][:12], r["juge_version"])
+    out.print(table)
+
+
+def _run_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """One row per judgment, with the case's checks; cases without judgments get one row."""
+    run = store.get_run(run_id)
+    cases = {c.id: c for c in store.run_cases(run["id"])}
+    checks = store.check_results(run["id"])
+    outputs = store.outputs(run["id"])
+    rows = []
+    judged = set()
+    for j in store.judgments(run["id"]):
+        judged.add(j.item_id)
+        rows.append({
+            "run_id": run["id"], "item_id": j.item_id, "judge": j.judge, "model": j.model, "template": j.template,
+            "template_hash": j.template_hash, "order": j.order, "repeat": j.repeat, "outcome": j.outcome,
+            "verdict": j.verdict, "reason": j.reason, "text": j.text, "tokens_in": j.tokens_in,
+            "tokens_out": j.tokens_out, "cost": j.cost, "latency": j.latency, "timestamp": j.timestamp.isoformat(),
+            "distribution": j.distribution,
+            "checks": {k: {"passed": ok, "reason": why} for k, (ok, why) in checks.get(j.item_id, {}).items()},
+            "dataset_hash": run["dataset_hash"],
+        })
+    for item_id in cases:
+        if item_id not in judged:
+            rows.append({"run_id": run["id"], "item_id": item_id, "judge": None,
+                         "checks": {k: {"passed": ok, "reason": why} for k, (ok, why) in checks.get(item_id, {}).items()},
+                         "output": (outputs.get((item_id, "output")) or {}).get("text"),
+                         "dataset_hash": run["dataset_hash"]})
+    return rows
+
+
+def show_command(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    case: Annotated[Optional[str], typer.Option(help="Show only this case id.")] = None,
+    full: Annotated[bool, typer.Option("--full", help="Do not shorten raw judge texts.")] = False,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Per-case results: checks, verdicts, and the raw judge text."""
+    with _open(db) as store:
+        try:
+            run = store.get_run(run_id)
+        except RunNotFound as exc:
+            raise InputError(str(exc)) from None
+        cases = store.run_cases(run["id"])
+        checks = store.check_results(run["id"])
+        judgments = store.judgments(run["id"])
+    out.print(f"[bold]run {run['id']}[/] {run['name'] or ''} data {run['dataset_hash'][:12]} juge {run['juge_version']}")
+    by_item: dict[str, list] = {}
+    for j in judgments:
+        by_item.setdefault(j.item_id, []).append(j)
+    for c in cases:
+        if case and c.id != case:
+            continue
+        out.rule(f"{c.id}" + (f" [{c.category}]" if c.category else ""))
+        for name, (ok, why) in sorted(checks.get(c.id, {}).items()):
+            mark = "[green]pass[/]" if ok else f"[red]FAIL[/] {why}"
+            out.print(f"  check {name}: {mark}", highlight=False)
+        for j in by_item.get(c.id, []):
+            order = f" order {j.order}" if j.order else ""
+            rep = f" repeat {j.repeat}" if j.repeat else ""
+            verdict = j.verdict if j.outcome == "ok" else f"[red]{j.outcome}[/]" + (f" ({j.reason})" if j.reason else "")
+            out.print(f"  judge {j.judge}{order}{rep} ({j.model}): {verdict}", highlight=False)
+            text = j.text if full or len(j.text) <= 400 else j.text[:400] + " …"
+            out.print("    " + text.replace("\n", "\n    "), markup=False, highlight=False)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def export_command(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .jsonl, .csv or .parquet.")],
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Export a run, one row per judgment (raw text, verdict, outcome, versions, checks)."""
+    suffix = output.suffix.lower()
+    if suffix not in {".jsonl", ".csv", ".parquet"}:
+        raise InputError(f"{output}: unknown format {suffix!r}; use .jsonl, .csv or .parquet")
+    with _open(db) as store:
+        try:
+            rows = _run_rows(store, run_id)
+        except RunNotFound as exc:
+            raise InputError(str(exc)) from None
+    if suffix == ".jsonl":
+        _write_atomic(output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
+    else:
+        flat = [{k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+                for r in rows]
+        columns = list(dict.fromkeys(k for r in flat for k in r))
+        if suffix == ".csv":
+            import io
+
+            buf = io.StringIO()
+            writer = csv.DictWriter(buf, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(flat)
+            _write_atomic(output, buf.getvalue())
+        else:
+            try:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise InputError("parquet export needs pyarrow: pip install 'juge[parquet]'") from None
+            table = pa.Table.from_pylist([{c: (None if r.get(c) is None else str(r.get(c))) for c in columns}
+                                          for r in flat])
+            tmp = output.with_name(f".{output.name}.tmp")
+            pq.write_table(table, tmp)
+            os.replace(tmp, output)
+    err.print(f"wrote {len(rows)} rows to {output}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
+    app.command("runs")(runs_command)
+    app.command("show")(show_command)
+    app.command("export")(export_command)

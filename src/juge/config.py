@@ -1,0 +1,163 @@
+"""The eval file (TOML): which cases, which system under test, which checks and judges.
+
+```toml
+name = "bakery-support"
+cases = "cases.jsonl"            # relative to this file
+sample = 20                       # optional: a seeded random sample
+seed = 0
+mapping = { id = "ticket_id" }   # optional column mapping
+
+[provider]                        # default provider for judges (and the system)
+name = "scripted"                 # openai | anthropic | replay | scripted | llamacpp | a plugin
+options = { default = "PASS\nFine." }
+
+[system]                          # optional: generate outputs instead of reading `output`
+model = "bakery-bot-v2"
+template = "system.j2"            # Jinja2, renders the prompt from `case`
+provider = { name = "scripted", options = { ... } }
+
+[[checks]]
+kind = "forbidden_words"
+words = ["Crumbl"]
+
+[[judges]]
+file = "judges/faithful.toml"     # or the judge's table inline
+
+[engine]
+concurrency = 8
+retries = 4
+timeout = 60
+
+[gate]
+min_pass_rate = 0.9               # exit code 1 below this
+
+[prices]
+"my-model" = { input = 0.5, output = 1.5 }
+```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from juge.checks import Check, CheckConfigError, make_check
+from juge.errors import InputError, input_error
+
+
+class ProviderSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = "scripted"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class SystemSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    template: str
+    provider: ProviderSpec | None = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+
+
+class EngineSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    concurrency: int = Field(default=8, ge=1, le=256)
+    retries: int = Field(default=4, ge=0, le=20)
+    timeout: float = Field(default=120.0, gt=0)
+    backoff: float = Field(default=1.0, ge=0)
+    max_backoff: float = Field(default=60.0, ge=0)
+
+
+class GateSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1)
+    min_score: float | None = None
+
+
+class EvalSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    cases: str
+    sample: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    mapping: dict[str, str] = Field(default_factory=dict)
+    provider: ProviderSpec = Field(default_factory=ProviderSpec)
+    system: SystemSpec | None = None
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+    judges: list[dict[str, Any]] = Field(default_factory=list)
+    engine: EngineSpec = Field(default_factory=EngineSpec)
+    gate: GateSpec = Field(default_factory=GateSpec)
+    prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+class EvalConfig:
+    """A loaded eval file: its spec, its directory (for relative paths), built checks and judges."""
+
+    def __init__(self, spec: EvalSpec, base_dir: Path, source: str, raw: bytes):
+        self.spec = spec
+        self.base_dir = base_dir
+        self.source = source
+        self.hash = hashlib.sha256(raw).hexdigest()
+        self.checks: list[Check] = []
+        for i, table in enumerate(spec.checks):
+            try:
+                self.checks.append(make_check(table, base_dir))
+            except CheckConfigError as exc:
+                raise input_error(source, str(exc), field=f"checks[{i}]") from None
+        self.judges = [self._judge(i, table) for i, table in enumerate(spec.judges)]
+        names = [j.name for j in self.judges]
+        if len(set(names)) != len(names):
+            raise input_error(source, f"two judges share a name: {names}", field="judges")
+
+    def _judge(self, i: int, table: dict[str, Any]) -> Any:
+        from juge.judges import judge_from_dict, load_judge
+
+        if "file" in table:
+            path = self.base_dir / table["file"]
+            judge = load_judge(path)
+            extra = {k: v for k, v in table.items() if k != "file"}
+            if extra:
+                raise input_error(self.source, f"a judge given by file takes no other keys: {sorted(extra)}",
+                                  field=f"judges[{i}]")
+            return judge
+        return judge_from_dict(table, base_dir=self.base_dir, source=f"{self.source}: judges[{i}]")
+
+    def path(self, relative: str) -> Path:
+        return (self.base_dir / relative).resolve()
+
+    @property
+    def cases_path(self) -> Path:
+        return self.path(self.spec.cases)
+
+    def hash_with(self, judges: list[Any]) -> str:
+        """Eval identity for resume: the file's bytes plus each judge's version."""
+        h = hashlib.sha256(self.hash.encode())
+        for j in judges:
+            h.update(f"{j.name}:{j.template_hash}".encode())
+        return h.hexdigest()
+
+
+def load_eval(path: str | Path) -> EvalConfig:
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: eval file not found")
+    raw = path.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise input_error(path, "not UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise input_error(path, f"invalid TOML: {exc}") from None
+    try:
+        spec = EvalSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise input_error(path, "required field is missing" if err["type"] == "missing" else err["msg"],
+                          field=field) from None
+    return EvalConfig(spec, path.parent.resolve(), str(path), raw)

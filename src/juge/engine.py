@@ -1,0 +1,289 @@
+"""The async runner: bounded concurrency, retries with backoff, a response cache, resume.
+
+Every attempt is logged to the store's `calls` table; every judgment is committed
+as soon as it exists, so a run killed at any point (even SIGKILL) resumes where it
+stopped, and the store's unique key keeps each judgment exactly once.
+
+The cache key is (provider, model, rendered messages, parameters), plus the repeat
+index when a judge is asked several times for self-consistency, so a re-run of the
+same eval makes zero calls while repeats stay independent samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from juge.checks import Check, run_checks
+from juge.data.records import Case, Judgment
+from juge.judges.pairwise import combine_orders
+from juge.providers.base import Provider, ProviderError, Request, Response
+from juge.providers.pricing import call_cost
+from juge.store import Store
+
+
+@dataclass
+class EngineOptions:
+    concurrency: int = 8
+    retries: int = 4
+    timeout: float = 120.0
+    backoff: float = 1.0
+    max_backoff: float = 60.0
+    repeat: int = 1
+    progress: bool = True
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    seed: int | None = None  # jitter seed, for reproducible tests
+
+
+@dataclass(frozen=True)
+class JudgeTask:
+    case: Case
+    judge: Any  # juge.judges.Judge
+    order: str | None
+    repeat: int
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.case.id, self.judge.name, self.order or "", self.repeat)
+
+
+def cache_key(provider: str, request: Request, repeat: int = 0) -> str:
+    payload = [provider, request.model, list(request.messages), request.cache_params(), repeat]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _response_to_dict(r: Response) -> dict[str, Any]:
+    return {
+        "text": r.text, "model": r.model, "tokens_in": r.tokens_in, "tokens_out": r.tokens_out,
+        "refused": r.refused, "refusal_reason": r.refusal_reason, "distribution": r.distribution,
+    }
+
+
+def _response_from_dict(d: dict[str, Any]) -> Response:
+    return Response(**d)
+
+
+class Engine:
+    """Calls providers for a run: cache, retries with exponential backoff and jitter, call log."""
+
+    def __init__(self, store: Store, options: EngineOptions | None = None, console: Console | None = None):
+        self.store = store
+        self.options = options or EngineOptions()
+        self.console = console or Console(stderr=True)
+        self.rng = random.Random(self.options.seed)
+        self.stats: Counter[str] = Counter()
+
+    async def call(self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0) -> tuple[Response, float]:
+        """One answer for `request`: from the cache, or from the provider with bounded retries.
+
+        Returns (response, latency in seconds). Raises ProviderError when every attempt failed
+        or the error is not retryable.
+        """
+        key = cache_key(provider.name, request, repeat)
+        cached = self.store.cache_get(key)
+        if cached is not None:
+            self.stats["cache_hits"] += 1
+            return _response_from_dict(cached), 0.0
+        opts = self.options
+        request_log = {"messages": list(request.messages), "model": request.model, **request.cache_params(),
+                       "meta": request.meta}
+        for attempt in range(opts.retries + 1):
+            started = time.perf_counter()
+            try:
+                response = await asyncio.wait_for(provider.complete(request), timeout=opts.timeout)
+            except (ProviderError, asyncio.TimeoutError) as exc:
+                latency = time.perf_counter() - started
+                err = exc if isinstance(exc, ProviderError) else ProviderError(
+                    f"no answer within {opts.timeout:g} s", retryable=True)
+                self.stats["failed_attempts"] += 1
+                self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
+                                    attempt=attempt, request=request_log, response=None, error=str(err),
+                                    status=err.status, latency=latency)
+                if not err.retryable or attempt == opts.retries:
+                    raise err
+                delay = min(opts.max_backoff, opts.backoff * 2**attempt) * (0.5 + self.rng.random())
+                self.stats["retries"] += 1
+                await asyncio.sleep(delay)
+                continue
+            latency = time.perf_counter() - started
+            self.stats["calls"] += 1
+            as_dict = _response_to_dict(response)
+            self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
+                                attempt=attempt, request=request_log, response=as_dict, error=None, status=None,
+                                latency=latency)
+            self.store.cache_put(key, provider.name, request.model, as_dict)
+            return response, latency
+        raise AssertionError("unreachable")
+
+    async def judge_one(self, run_id: str, task: JudgeTask, provider: Provider) -> Judgment:
+        judge, case = task.judge, task.case
+        meta = {"item_id": case.id, "judge": judge.name, "template": judge.template_id, "order": task.order,
+                "repeat": task.repeat}
+        base = dict(item_id=case.id, judge=judge.name, template=judge.template_id, template_hash=judge.template_hash,
+                    order=task.order, repeat=task.repeat, run_id=run_id)
+        try:
+            own_solution = None
+            if getattr(judge, "solve_first", False):
+                solve = Request(messages=tuple(judge.render_solve(case)), model=judge.model,
+                                temperature=judge.temperature, max_tokens=judge.max_tokens,
+                                meta={**meta, "template": judge.template_id + "/solve", "order": None})
+                solved, _ = await self.call(provider, solve, run_id=run_id)
+                own_solution = solved.text
+            request = Request(
+                messages=tuple(judge.render(case, order=task.order, own_solution=own_solution)),
+                model=judge.model, temperature=judge.temperature, max_tokens=judge.max_tokens,
+                json_schema=judge.json_schema() if getattr(judge, "structured", False) else None,
+                allowed=judge.allowed() if getattr(judge, "constrained", False) else None,
+                meta=meta,
+            )
+            response, latency = await self.call(provider, request, run_id=run_id, repeat=task.repeat)
+        except ProviderError as exc:
+            return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc))
+        cost = call_cost(response.model, response.tokens_in, response.tokens_out, self.options.prices)
+        common = dict(base, model=response.model, text=response.text, tokens_in=response.tokens_in,
+                      tokens_out=response.tokens_out, cost=cost, latency=latency, distribution=response.distribution)
+        if response.refused:
+            return Judgment(**common, outcome="refused", reason=response.refusal_reason)
+        parsed = judge.parse(response.text)
+        return Judgment(**common, outcome=parsed.outcome, verdict=parsed.verdict, reason=parsed.reason)
+
+    def _progress(self) -> Progress:
+        return Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+            console=self.console, disable=not self.options.progress, transient=False,
+        )
+
+    async def run_tasks(self, run_id: str, tasks: Sequence[JudgeTask], providers: dict[str, Provider],
+                        description: str = "judging") -> int:
+        """Judge every task not already stored for this run; returns how many were stored now."""
+        done = self.store.done_keys(run_id)
+        todo = [t for t in tasks if t.key not in done]
+        semaphore = asyncio.Semaphore(self.options.concurrency)
+        stored = 0
+        started = time.perf_counter()
+        with self._progress() as progress:
+            bar = progress.add_task(description, total=len(tasks), completed=len(tasks) - len(todo), rate="")
+
+            async def one(task: JudgeTask) -> None:
+                nonlocal stored
+                async with semaphore:
+                    judgment = await self.judge_one(run_id, task, providers[task.judge.name])
+                if self.store.save_judgment(run_id, judgment):
+                    stored += 1
+                rate = stored / max(time.perf_counter() - started, 1e-9)
+                progress.update(bar, advance=1, rate=f"{rate:.1f}/s")
+
+            await asyncio.gather(*(one(t) for t in todo))
+        return stored
+
+
+def build_tasks(cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1) -> list[JudgeTask]:
+    """One task per (case, judge, order, repeat). Pair judges skip single cases and vice versa."""
+    tasks = []
+    for case in cases:
+        for judge in judges:
+            if (judge.setup == "pairwise") != case.is_pair:
+                continue
+            for order in judge.orders(case):
+                for r in range(repeat):
+                    tasks.append(JudgeTask(case=case, judge=judge, order=order, repeat=r))
+    return tasks
+
+
+def check_outputs(case: Case) -> dict[str, str]:
+    """The outputs the checks read: `output`, or both answers of a pair (suffixed [1] and [2])."""
+    if case.is_pair:
+        return {"[1]": case.output_1 or "", "[2]": case.output_2 or ""}
+    return {"": case.output or ""}
+
+
+def apply_checks(store: Store, run_id: str, cases: Iterable[Case], checks: Sequence[Check]) -> None:
+    if not checks:
+        return
+    for case in cases:
+        results = {}
+        for suffix, output in check_outputs(case).items():
+            for name, r in run_checks(list(checks), case, output).items():
+                results[name + suffix] = (r.passed, r.reason)
+        store.save_checks(run_id, case.id, results)
+
+
+def _verdict_label(v: Any) -> str:
+    return json.dumps(v, sort_keys=True) if isinstance(v, dict) else str(v)
+
+
+def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
+              min_score: float | None = None) -> dict[str, Any]:
+    """Per-check pass rates, per-judge verdicts and outcomes, and the case pass rate.
+
+    A case passes when every check passes, every PASS/FAIL judge says PASS (in every
+    repeat) and every score judge reaches `min_score` when one is set; pairwise
+    verdicts are summarised but do not pass or fail a case. A judgment that is not
+    `ok` never passes a case: unparsed, refused and error fail closed.
+    """
+    cases = store.run_cases(run_id)
+    checks = store.check_results(run_id)
+    judgments = store.judgments(run_id)
+    setups = {j.name: j.setup for j in judges or []}
+
+    check_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for results in checks.values():
+        for name, (ok, _) in results.items():
+            check_counts[name][0] += int(ok)
+            check_counts[name][1] += 1
+
+    per_judge: dict[str, dict[str, Any]] = {}
+    by_judge: dict[str, list[Judgment]] = defaultdict(list)
+    for j in judgments:
+        by_judge[j.judge].append(j)
+    case_fail: dict[str, bool] = {c.id: any(not ok for ok, _ in checks.get(c.id, {}).values()) for c in cases}
+    for name, js in by_judge.items():
+        setup = setups.get(name) or ("pairwise" if any(j.order for j in js) else None)
+        outcomes = Counter(j.outcome for j in js)
+        verdicts = Counter(_verdict_label(j.verdict) for j in js if j.outcome == "ok")
+        entry: dict[str, Any] = {
+            "setup": setup, "n": len(js), "model": sorted({j.model for j in js}),
+            "template": js[0].template, "template_hash": js[0].template_hash,
+            "outcomes": {k: outcomes.get(k, 0) for k in ("ok", "refused", "unparsed", "error")},
+            "verdicts": dict(sorted(verdicts.items())),
+        }
+        if setup == "pairwise":
+            letters: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
+            for j in js:
+                letters[(j.item_id, j.repeat)][j.order or ""] = j.verdict if j.outcome == "ok" else None
+            combined = Counter(
+                combine_orders(o.get("12"), o.get("21")) or "missing" for o in letters.values()
+            )
+            entry["pair_verdicts"] = {k: combined.get(k, 0) for k in ("A", "B", "tie", "inconsistent", "missing")}
+        for j in js:
+            if setup == "pairwise":
+                continue
+            passed = j.outcome == "ok" and (
+                j.verdict == "PASS" if setup == "passfail"
+                else (min_score is None or (isinstance(j.verdict, (int, float)) and j.verdict >= min_score))
+            )
+            if not passed:
+                case_fail[j.item_id] = True
+        per_judge[name] = entry
+    n_cases = len(cases)
+    n_pass = sum(1 for c in cases if not case_fail.get(c.id, False))
+    return {
+        "run_id": run_id,
+        "n_cases": n_cases,
+        "checks": {name: {"passed": p, "n": n, "rate": p / n if n else None} for name, (p, n) in sorted(check_counts.items())},
+        "judges": per_judge,
+        "cases_passed": n_pass,
+        "pass_rate": n_pass / n_cases if n_cases else None,
+        "calls": store.count_calls(run_id),
+    }
