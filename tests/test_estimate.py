@@ -113,3 +113,36 @@ def test_labels_must_be_pass_fail_and_match_the_run():
     assert shares == {"a": 0.5}
     with pytest.raises(InputError, match="none of the labelled items"):
         corrected_pass_rate({"x": CaseOutcome("pass")}, {"a": 1.0})
+
+
+def test_cli_estimate_prints_every_figure_and_writes_json(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from juge.cli import app
+    from juge.data.records import Case, Judgment
+    from juge.store import Store
+
+    rng = np.random.default_rng(11)
+    outcomes, labels = outcomes_and_labels(rng, n_cases=200, n_labelled=60)
+    with Store(tmp_path / "j.db") as store:
+        store.create_run(dataset_hash="d", juge_version="t", run_id="r1",
+                         cases=[Case(id=i, question="q", output="o") for i in outcomes])
+        for item, o in outcomes.items():
+            verdict = {"pass": "PASS", "fail": "FAIL", "missing": None}[o.verdict]
+            store.save_judgment("r1", Judgment(item_id=item, judge="g", model="m", template="t", text="...",
+                                               verdict=verdict, outcome="ok" if verdict else "unparsed"))
+    labels_path = tmp_path / "labels.jsonl"
+    labels_path.write_text("".join(l.model_dump_json() + "\n" for l in labels))
+    runner = CliRunner()
+    res = runner.invoke(app, ["estimate", "--run", "r1", "--labels", str(labels_path), "--db", str(tmp_path / "j.db"),
+                              "--json", str(tmp_path / "e.json"), "--resamples", "300"])
+    assert res.exit_code == 0, res.output
+    assert "PPI++ (recommended)" in res.output and "missing verdict" in res.output
+    saved = json.loads((tmp_path / "e.json").read_text())
+    assert saved["n_labelled"] == 60 and saved["run_id"] == "r1"
+    pairwise = tmp_path / "pair.jsonl"
+    pairwise.write_text('{"item_id": "c1", "rater_id": "r", "label": "A"}\n')
+    res = runner.invoke(app, ["estimate", "--run", "r1", "--labels", str(pairwise), "--db", str(tmp_path / "j.db")])
+    assert res.exit_code == 2 and "pairwise" in res.output
