@@ -1,0 +1,93 @@
+"""Reports: a calibration result rendered as self-contained HTML (inline SVG plots), Markdown or JSON.
+
+`write_report(calibration, path, fmt="html")` is the one call other commands need
+(`juge demo` uses it); `juge report` adds reading files, a policy and disagreements.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from juge.errors import input_error
+from juge.report.model import build_report_data
+from juge.report.render import render_html, render_json, render_markdown
+
+FORMATS = {"html": render_html, "md": render_markdown, "json": render_json}
+SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
+
+
+def render_report(data: dict[str, Any], fmt: str = "html") -> str:
+    """Render normalised report data (`build_report_data`) in `fmt`: html, md or json."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; use one of {sorted(FORMATS)}")
+    return FORMATS[fmt](data)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | Path, text: str) -> Path:
+    """Write text to a temporary file beside `path`, then rename: never a half-written report."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_report(
+    calibration: dict[str, Any],
+    path: str | Path,
+    fmt: str = "html",
+    *,
+    policy: dict[str, Any] | None = None,
+    disagreements: list[dict[str, Any]] | None = None,
+    source: str | None = None,
+) -> Path:
+    """Render a calibration result and write it atomically to `path`; returns the path."""
+    data = build_report_data(calibration, policy=policy, disagreements=disagreements, source=source)
+    return write_atomic(path, render_report(data, fmt))
+
+
+def read_json_object(path: str | Path, what: str) -> dict[str, Any]:
+    """A JSON object from a file; errors name the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise input_error(path, f"{what} file not found")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise input_error(path, "not UTF-8; re-save the file as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+    if not isinstance(obj, dict):
+        raise input_error(path, f"expected a JSON object ({what}), got {type(obj).__name__}", line=1)
+    return obj
+
+
+def read_calibration(path: str | Path) -> dict[str, Any]:
+    """A calibration result written by `juge calibrate --json`; refuses files that are not one."""
+    obj = read_json_object(path, "calibration")
+    if not isinstance(obj.get("judges"), dict):
+        raise input_error(
+            path, "not a calibration result: no 'judges' object; make one with `juge calibrate ... --json FILE`",
+            field="judges",
+        )
+    return obj
+
+
+__all__ = ["build_report_data", "read_calibration", "render_report", "write_report", "write_atomic"]

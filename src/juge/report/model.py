@@ -1,0 +1,312 @@
+"""Normalise a calibration result (and an optional policy) into the data a report is made from.
+
+The calibration JSON is written by `juge calibrate --json` (keys in issue 3): every
+estimate is ``{"value", "low", "high", "n"}``. This module reads it tolerantly - an
+absent or malformed optional key becomes ``None`` ("not available" in the report) -
+and never computes a figure that the study did not produce, except where the
+derivation is exact (e.g. the mean human score per judge score, read off a
+confusion matrix of counts). The result is plain JSON-able data: it is what
+`juge report --format json` writes and what the HTML and Markdown templates render.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from typing import Any
+
+from juge import __version__
+
+VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
+OUTCOMES = ("ok", "refused", "unparsed", "error")
+PAIRWISE_STATS = ("agreement", "kappa")
+# Statistics of single-score and PASS/FAIL judges, in the order they are shown.
+SCORE_STATS = (
+    "agreement",
+    "kappa",
+    "weighted_kappa",
+    "pearson",
+    "spearman",
+    "krippendorff_alpha",
+    "binary_agreement",
+    "failures_caught",
+    "false_flags",
+)
+PEOPLE_PICKS_LONGER_KEYS = ("people_picks_longer", "majority_picks_longer", "humans_picks_longer")
+PERSON_ROUTES = {"person", "human", "people", "to_person", "send_to_person"}
+
+
+def number(value: Any) -> float | None:
+    """A finite float, or None for anything else (absent, NaN, text, bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def count(value: Any) -> int | None:
+    """A non-negative integer count, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    return None
+
+
+def estimate(obj: Any) -> dict[str, float | int | None] | None:
+    """``{"value", "low", "high", "n"}`` from an estimate object; None when there is no value.
+
+    A bare number is kept as a value without interval or n (nothing is made up).
+    """
+    if isinstance(obj, dict):
+        value = number(obj.get("value"))
+        if value is None:
+            return None
+        low, high = number(obj.get("low")), number(obj.get("high"))
+        if low is None or high is None:
+            low = high = None
+        return {"value": value, "low": low, "high": high, "n": count(obj.get("n"))}
+    value = number(obj)
+    if value is None:
+        return None
+    return {"value": value, "low": None, "high": None, "n": None}
+
+
+def _mapping(obj: Any) -> dict[str, Any]:
+    return obj if isinstance(obj, dict) else {}
+
+
+def _counts(obj: Any, keys: tuple[str, ...]) -> dict[str, int | None] | None:
+    if not isinstance(obj, dict):
+        return None
+    out = {k: count(obj.get(k)) for k in keys}
+    # Extra keys a newer study may add (e.g. another outcome) are kept, never dropped.
+    out.update({str(k): count(v) for k, v in obj.items() if k not in keys and count(v) is not None})
+    return out
+
+
+def is_baseline(key: str, entry: dict[str, Any]) -> bool:
+    """Baselines ("longer answer", a recorded judge such as "gpt4_2023") have no template in their key."""
+    flag = entry.get("baseline")
+    if isinstance(flag, bool):
+        return flag
+    return "/" not in key
+
+
+def flatten_versions(obj: Any, prefix: str = "") -> list[dict[str, str]]:
+    """Turn the nested `versions` object into ``[{"name", "value"}]`` rows, in the file's order."""
+    rows: list[dict[str, str]] = []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            name = f"{prefix} / {key}" if prefix else str(key)
+            rows.extend(flatten_versions(value, name))
+    elif isinstance(obj, list):
+        if all(not isinstance(v, (dict, list)) for v in obj):
+            rows.append({"name": prefix, "value": ", ".join(str(v) for v in obj)})
+        else:
+            for i, value in enumerate(obj):
+                rows.extend(flatten_versions(value, f"{prefix} [{i}]"))
+    elif obj is not None:
+        rows.append({"name": prefix, "value": str(obj)})
+    return rows
+
+
+def _judge(key: str, entry: dict[str, Any]) -> dict[str, Any]:
+    per_category = {
+        str(cat): {
+            "vs_people": {s: estimate(_mapping(v.get("vs_people")).get(s)) for s in PAIRWISE_STATS},
+            "ceiling": {s: estimate(_mapping(v.get("ceiling")).get(s)) for s in PAIRWISE_STATS},
+        }
+        for cat, v in _mapping(entry.get("per_category")).items()
+        if isinstance(v, dict)
+    }
+    return {
+        "key": key,
+        "baseline": is_baseline(key, entry),
+        "verdict_counts": _counts(entry.get("verdict_counts"), VERDICTS),
+        "outcomes": _counts(entry.get("outcomes"), OUTCOMES),
+        "vs_people": {s: estimate(_mapping(entry.get("vs_people")).get(s)) for s in PAIRWISE_STATS},
+        "vs_majority": {s: estimate(_mapping(entry.get("vs_majority")).get(s)) for s in PAIRWISE_STATS},
+        "order_flip_rate": estimate(entry.get("order_flip_rate")),
+        "picks_longer": estimate(entry.get("picks_longer")),
+        "per_category": per_category,
+        "scores": {s: estimate(entry.get(s)) for s in SCORE_STATS if estimate(entry.get(s)) is not None},
+        "confusion": confusion(entry.get("confusion") or entry.get("confusion_matrix")),
+    }
+
+
+def confusion(obj: Any) -> dict[str, Any] | None:
+    """A confusion matrix as ``{"labels", "matrix"}`` with rows = people, columns = judge.
+
+    Accepts ``{"labels": [...], "matrix": [[...]]}`` (optionally ``"rows"``/``"columns"`` for
+    different label sets) or a nested map ``{human: {judge: count}}``.
+    """
+    if not isinstance(obj, dict):
+        return None
+    if "matrix" in obj:
+        matrix = obj.get("matrix")
+        rows = obj.get("rows") or obj.get("labels")
+        cols = obj.get("columns") or obj.get("labels")
+        if not (isinstance(matrix, list) and isinstance(rows, list) and isinstance(cols, list)):
+            return None
+        if len(matrix) != len(rows) or any(not isinstance(r, list) or len(r) != len(cols) for r in matrix):
+            return None
+        cells = [[count(c) for c in r] for r in matrix]
+    else:
+        rows = list(obj)
+        cols = sorted({c for r in obj.values() if isinstance(r, dict) for c in r}, key=str)
+        cells = [[count(_mapping(obj[r]).get(c, 0)) for c in cols] for r in rows]
+    if any(c is None for r in cells for c in r):
+        return None
+    return {
+        "rows": [str(r) for r in rows],
+        "columns": [str(c) for c in cols],
+        "matrix": cells,
+        "axis": {"rows": str(obj.get("row_axis", "people")), "columns": str(obj.get("column_axis", "judge"))},
+    }
+
+
+def reliability_from_confusion(conf: dict[str, Any]) -> list[dict[str, float | int]] | None:
+    """Mean human score for each judge score, read exactly off a confusion matrix of counts.
+
+    Only defined when both axes are numeric scores. Point k: x = judge score s_k,
+    y = sum_r r * C[r, k] / sum_r C[r, k], n = sum_r C[r, k] (DeGroot & Fienberg 1983,
+    reliability diagram, here for ordinal scores rather than probabilities).
+    """
+    try:
+        row_scores = [float(r) for r in conf["rows"]]
+        col_scores = [float(c) for c in conf["columns"]]
+    except ValueError:
+        return None
+    points = []
+    for k, judge_score in enumerate(col_scores):
+        n = sum(row[k] for row in conf["matrix"])
+        if n:
+            mean = sum(r * row[k] for r, row in zip(row_scores, conf["matrix"])) / n
+            points.append({"judge_score": judge_score, "mean_human_score": mean, "n": n})
+    return points or None
+
+
+def _policy_routes(policy: Any) -> dict[str, str]:
+    """Category -> route ("person" or "judge") from a policy JSON, tolerant of a few shapes."""
+    policy = _mapping(policy)
+    routes: dict[str, str] = {}
+    for key in ("to_person", "send_to_person", "person_categories"):
+        if isinstance(policy.get(key), list):
+            routes.update({str(c): "person" for c in policy[key]})
+    cats = policy.get("categories") or policy.get("routes")
+    if isinstance(cats, dict):
+        for cat, rule in cats.items():
+            route = rule if isinstance(rule, str) else _mapping(rule).get("route") or _mapping(rule).get("decision")
+            if isinstance(route, str):
+                routes[str(cat)] = "person" if route.lower() in PERSON_ROUTES else route
+    elif isinstance(cats, list):
+        for rule in cats:
+            rule = _mapping(rule)
+            route = rule.get("route") or rule.get("decision")
+            if "category" in rule and isinstance(route, str):
+                routes[str(rule["category"])] = "person" if route.lower() in PERSON_ROUTES else route
+    return routes
+
+
+def _policy(policy: Any) -> dict[str, Any] | None:
+    if not isinstance(policy, dict):
+        return None
+    routes = _policy_routes(policy)
+    reasons = {}
+    cats = policy.get("categories")
+    if isinstance(cats, dict):
+        reasons = {str(c): str(_mapping(r).get("reason")) for c, r in cats.items() if _mapping(r).get("reason")}
+    scalars = {
+        str(k): v
+        for k, v in policy.items()
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+    }
+    test = _mapping(policy.get("test") or policy.get("holdout"))
+    return {
+        "routes": routes,
+        "reasons": reasons,
+        "settings": scalars,
+        "versions": flatten_versions(policy.get("versions")),
+        "test": {k: estimate(v) for k, v in test.items() if estimate(v) is not None},
+    }
+
+
+def _categories(judges: list[dict[str, Any]], routes: dict[str, str]) -> list[dict[str, Any]]:
+    names: list[str] = []
+    for judge in judges:
+        names.extend(c for c in judge["per_category"] if c not in names)
+    rows = []
+    for name in names:
+        ceilings = [j["per_category"][name]["ceiling"] for j in judges if name in j["per_category"]]
+        ceiling = next((c for c in ceilings if c["agreement"] is not None), ceilings[0])
+        rows.append(
+            {
+                "name": name,
+                "route": routes.get(name),
+                "ceiling": ceiling,
+                "judges": {
+                    j["key"]: j["per_category"][name]["vs_people"] for j in judges if name in j["per_category"]
+                },
+            }
+        )
+    return rows
+
+
+def people_picks_longer(calibration: dict[str, Any]) -> dict[str, Any] | None:
+    """The people's share of decisive votes (or majorities) that pick the longer answer, if given."""
+    for key in PEOPLE_PICKS_LONGER_KEYS:
+        if key in calibration:
+            return estimate(calibration[key])
+    length = _mapping(calibration.get("length_bias"))
+    for key in ("people", "majority", "humans"):
+        if key in length:
+            return estimate(length[key])
+    return None
+
+
+def build_report_data(
+    calibration: dict[str, Any],
+    *,
+    policy: dict[str, Any] | None = None,
+    disagreements: list[dict[str, Any]] | None = None,
+    source: str | None = None,
+    generated_at: datetime | None = None,
+) -> dict[str, Any]:
+    """The normalised report data (see the module docstring)."""
+    judges = [_judge(str(k), v) for k, v in _mapping(calibration.get("judges")).items() if isinstance(v, dict)]
+    ceiling = _mapping(calibration.get("ceiling"))
+    policy_data = _policy(policy)
+    routes = policy_data["routes"] if policy_data else {}
+    if disagreements is None:
+        disagreements = calibration.get("disagreements") if isinstance(calibration.get("disagreements"), list) else []
+    generated_at = generated_at or datetime.now(timezone.utc)
+    single = [j for j in judges if j["scores"] or j["confusion"]]
+    for j in single:
+        j["reliability"] = reliability_from_confusion(j["confusion"]) if j["confusion"] else None
+    return {
+        "kind": "calibration",
+        "source": source,
+        "juge_version": __version__,
+        "generated_at": generated_at.isoformat(timespec="seconds"),
+        "versions": flatten_versions(calibration.get("versions")),
+        "split": calibration.get("split") if isinstance(calibration.get("split"), str) else None,
+        "n_items": count(calibration.get("n_items")),
+        "n_votes": count(calibration.get("n_votes")),
+        "n_raters": count(calibration.get("n_raters")),
+        "n_without_majority": count(calibration.get("n_without_majority")),
+        "ceiling": {
+            "agreement": estimate(ceiling.get("agreement")),
+            "kappa": estimate(ceiling.get("kappa")),
+            "agreement_without_ties": estimate(ceiling.get("agreement_without_ties")),
+            "n_pairs": count(ceiling.get("n_pairs")),
+        },
+        "people_picks_longer": people_picks_longer(calibration),
+        "judges": judges,
+        "categories": _categories(judges, routes),
+        "single_score": [j["key"] for j in single],
+        "policy": policy_data,
+        "disagreements": [d for d in disagreements if isinstance(d, dict)],
+    }
