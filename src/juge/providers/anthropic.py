@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any
-
-import httpx
 
 from juge.providers.base import ProviderError, Request, Response
 
@@ -20,7 +19,7 @@ class AnthropicProvider:
         api_key: str | None = None,
         base_url: str | None = None,
         timeout: float = 120.0,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: Any = None,
         **_: Any,
     ):
         try:
@@ -53,8 +52,12 @@ class AnthropicProvider:
             "model": request.model,
             "messages": messages,
             "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
         }
+        # Newer SDKs dropped the `temperature` argument; send it in the body for those.
+        if "temperature" in inspect.signature(self.client.messages.create).parameters:
+            params["temperature"] = request.temperature
+        else:
+            params["extra_body"] = {"temperature": request.temperature}
         if system:
             params["system"] = system
         try:
