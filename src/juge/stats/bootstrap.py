@@ -19,6 +19,7 @@ function here, so estimates made by separate calls on the same items are paired.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,17 +32,30 @@ LEVEL = 0.95
 
 
 def resample_weights(n_items: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0) -> np.ndarray:
-    """Multinomial draw counts, shape ``(n_resamples, n_items)``; each row sums to ``n_items``.
+    """Draw counts, shape ``(n_resamples, n_items)``; each row sums to ``n_items``.
 
-    Row ``b`` is bootstrap resample ``b``: item ``i`` appears ``W[b, i]`` times.
-    Deterministic for a given ``(n_items, n_resamples, seed)``.
+    Row ``b`` is bootstrap resample ``b``: ``n_items`` items drawn uniformly with
+    replacement, item ``i`` drawn ``W[b, i]`` times (so each row is
+    Multinomial(n_items, 1/n_items)). Deterministic for a given
+    ``(n_items, n_resamples, seed)``.
     """
     if n_items < 0 or n_resamples < 1:
         raise ValueError(f"need n_items >= 0 and n_resamples >= 1, got {n_items} and {n_resamples}")
-    if n_items == 0:
-        return np.zeros((n_resamples, 0), dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n_items, np.full(n_items, 1.0 / n_items), size=n_resamples)
+    draws = np.random.default_rng(seed).integers(0, max(n_items, 1), size=(n_resamples, n_items))
+    flat = draws + np.arange(n_resamples)[:, None] * n_items
+    return np.bincount(flat.ravel(), minlength=n_resamples * n_items).reshape(n_resamples, n_items)
+
+
+@lru_cache(maxsize=8)
+def _float_weights(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
+    """:func:`resample_weights` as floats for BLAS products, cached read-only.
+
+    A study computes many estimates on the same items; drawing the counts once
+    per ``(n_items, n_resamples, seed)`` keeps them identical and cheap.
+    """
+    w = resample_weights(n_items, n_resamples=n_resamples, seed=seed).astype(float)
+    w.flags.writeable = False
+    return w
 
 
 def percentile_interval(resampled: ArrayLike, *, level: float = LEVEL) -> tuple[float | None, float | None]:
@@ -90,7 +104,7 @@ def ratio_estimate(
     """
     n_arr, d_arr = _per_item(num, den)
     value = _ratio(n_arr.sum(), d_arr.sum())
-    w = resample_weights(n_arr.size, n_resamples=n_resamples, seed=seed)
+    w = _float_weights(n_arr.size, n_resamples, seed)
     low, high = percentile_interval(_ratio(w @ n_arr, w @ d_arr), level=level)
     return Estimate(float(value), low, high, n=int(round(d_arr.sum())), n_items=n_arr.size)
 
@@ -118,7 +132,7 @@ def paired_ratio_difference(
     if na.shape != nb.shape:
         raise ValueError(f"A and B must cover the same items, got {na.size} and {nb.size}")
     value = _ratio(na.sum(), da.sum()) - _ratio(nb.sum(), db.sum())
-    w = resample_weights(na.size, n_resamples=n_resamples, seed=seed)
+    w = _float_weights(na.size, n_resamples, seed)
     resampled = _ratio(w @ na, w @ da) - _ratio(w @ nb, w @ db)
     low, high = percentile_interval(resampled, level=level)
     n = int(round(min(da.sum(), db.sum())))
@@ -146,10 +160,28 @@ def kappa_estimate(
         raise ValueError(f"per_item_tables must have shape (n_items, K, K), got {tables.shape}")
     pooled = tables.sum(axis=0)
     value = kappa_from_tables(pooled, weights=weights)
-    w = resample_weights(tables.shape[0], n_resamples=n_resamples, seed=seed)
-    resampled = kappa_from_tables(np.tensordot(w.astype(float), tables, axes=(1, 0)), weights=weights)
+    n_items, k = tables.shape[0], tables.shape[1]
+    w = _float_weights(n_items, n_resamples, seed)
+    pooled_resamples = (w @ tables.reshape(n_items, k * k)).reshape(-1, k, k)
+    resampled = kappa_from_tables(pooled_resamples, weights=weights)
     low, high = percentile_interval(resampled, level=level)
     return Estimate(float(value), low, high, n=int(round(pooled.sum())), n_items=tables.shape[0])
+
+
+def _cluster_layout(codes: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows sorted by cluster, and each cluster's size and start in that order."""
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_clusters)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return order, sizes, starts
+
+
+def _rows_for_counts(layout: tuple[np.ndarray, np.ndarray, np.ndarray], counts: np.ndarray) -> np.ndarray:
+    order, sizes, starts = layout
+    chosen = np.repeat(np.arange(counts.size), counts)
+    lengths = sizes[chosen]
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return order[np.repeat(starts[chosen], lengths) + offsets]
 
 
 def cluster_resample_indices(clusters: ArrayLike, counts: np.ndarray) -> np.ndarray:
@@ -158,15 +190,8 @@ def cluster_resample_indices(clusters: ArrayLike, counts: np.ndarray) -> np.ndar
     ``clusters`` holds one cluster code (0..n_clusters-1) per row. Vectorised:
     no loop over clusters.
     """
-    codes = np.asarray(clusters)
-    order = np.argsort(codes, kind="stable")
-    sizes = np.bincount(codes, minlength=counts.size)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    chosen = np.repeat(np.arange(counts.size), counts)
-    lengths = sizes[chosen]
-    total = int(lengths.sum())
-    offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return order[np.repeat(starts[chosen], lengths) + offsets]
+    counts = np.asarray(counts)
+    return _rows_for_counts(_cluster_layout(np.asarray(clusters), counts.size), counts)
 
 
 def statistic_estimate(
@@ -209,8 +234,9 @@ def statistic_estimate(
     value = fn(*data) if n_rows else None
     w = resample_weights(n_clusters, n_resamples=n_resamples, seed=seed)
     resampled = np.full(n_resamples, np.nan)
+    layout = _cluster_layout(codes, n_clusters)
     for b in range(n_resamples if n_rows else 0):
-        rows = cluster_resample_indices(codes, w[b])
+        rows = _rows_for_counts(layout, w[b])
         result = fn(*(a[rows] for a in data))
         if result is not None:
             resampled[b] = result
