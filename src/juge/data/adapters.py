@@ -1,0 +1,449 @@
+"""Loaders for calibration data layouts: what a study reads besides juge's own records.
+
+- The shared MT-Bench sample (`items.jsonl` with votes inside each item, and the recorded
+  `judgments.jsonl` layout: judge, model, prompt, order, letter, outcome, text).
+- The official MT-Bench human-judgments export (`--from-hf DIR`: the `human` and
+  `gpt4_pair` splits as JSON, JSONL or Parquet files; no network).
+- Single-score and PASS/FAIL items in CSV/JSONL with human ratings in columns
+  (`--label-cols rating_1,rating_2 --scale Bad=1,Good=2`).
+
+Every loader returns typed records (Case, HumanLabel, Judgment) plus "baselines":
+verdicts recorded in the items themselves (e.g. GPT-4's 2023 verdict), kept apart
+from human labels. Errors name the file, line and field (exit code 2 in the CLI).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from juge.data.readers import file_hash, read_rows
+from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment
+from juge.errors import InputError, input_error
+
+PAIR_LABELS = ("A", "B", "tie")
+BASELINE_PAIR_LABELS = ("A", "B", "tie", "inconsistent")
+
+# MT-Bench question ids 81-160 come in blocks of ten per category (FastChat question.jsonl).
+MTBENCH_CATEGORIES = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
+
+
+@dataclass
+class CalibrationData:
+    """Items, human labels and in-item baseline verdicts for one study.
+
+    ``baselines[name][item_id]`` is a verdict recorded with the item (pairwise:
+    A/B/tie/inconsistent in the fixed order; scores: a number or PASS/FAIL).
+    ``sources`` maps a role ("items", "judgments", ...) to the sha256 of the file read.
+    """
+
+    cases: list[Case]
+    labels: list[HumanLabel]
+    baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def _pair_label(value: Any, path: Path, line: int, fieldname: str, allowed: Sequence[str]) -> str:
+    text = str(value).strip() if value is not None else ""
+    aliases = {"a": "A", "b": "B", "tie": "tie", "c": "tie", "inconsistent": "inconsistent",
+               "model_a": "A", "model_b": "B"}
+    label = aliases.get(text.lower())
+    if label is None or label not in allowed:
+        raise input_error(path, f"label {value!r} is not one of {list(allowed)}", line=line, field=fieldname)
+    return label
+
+
+def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("gpt4_2023",)) -> CalibrationData:
+    """Read the shared sample's `items.jsonl`: one pair per line with its human votes.
+
+    Fields: item_id, question_id (the group), category, split, question, answer_1,
+    answer_2, reference, model_1, model_2, human_ratings (list of {rater_id, label}),
+    and optional baseline verdict fields (a label, or an object with a `label`).
+    A label is A (answer 1 better), B (answer 2 better) or tie.
+    """
+    path = Path(path)
+    cases: list[Case] = []
+    labels: list[HumanLabel] = []
+    baselines: dict[str, dict[str, Any]] = {name: {} for name in baseline_fields}
+    seen: dict[str, int] = {}
+    for line, row in read_rows(path):
+        item_id = row.get("item_id", row.get("id"))
+        if item_id in (None, ""):
+            raise input_error(path, "required field is missing", line=line, field="item_id")
+        item_id = str(item_id)
+        if item_id in seen:
+            raise input_error(path, f"duplicate item {item_id!r} (first on line {seen[item_id]})", line=line,
+                              field="item_id")
+        seen[item_id] = line
+        for name in ("answer_1", "answer_2"):
+            if not isinstance(row.get(name), str):
+                raise input_error(path, "required text field is missing", line=line, field=name)
+        meta = {k: row[k] for k in ("model_1", "model_2", "source", "question_id") if row.get(k) is not None}
+        try:
+            cases.append(Case(
+                id=item_id, group=str(row.get("question_id") or row.get("group") or item_id),
+                category=row.get("category"), question=row.get("question"), reference=row.get("reference"),
+                output_1=row["answer_1"], output_2=row["answer_2"], split=row.get("split"), meta=meta,
+            ))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise input_error(path, err["msg"], line=line, field=".".join(map(str, err["loc"]))) from None
+        ratings = row.get("human_ratings") or []
+        if not isinstance(ratings, list):
+            raise input_error(path, "must be a list of {rater_id, label}", line=line, field="human_ratings")
+        raters: set[str] = set()
+        for k, vote in enumerate(ratings):
+            where = f"human_ratings[{k}]"
+            if not isinstance(vote, dict) or not vote.get("rater_id"):
+                raise input_error(path, "each vote needs a rater_id and a label", line=line, field=where)
+            rater = str(vote["rater_id"])
+            if rater in raters:
+                raise input_error(path, f"rater {rater!r} voted twice on this item", line=line, field=where)
+            raters.add(rater)
+            label = _pair_label(vote.get("label"), path, line, f"{where}.label", PAIR_LABELS)
+            labels.append(HumanLabel(item_id=item_id, rater_id=rater, label=label))
+        for name in baseline_fields:
+            value = row.get(name)
+            if isinstance(value, dict):
+                value = value.get("label")
+            if value is not None:
+                baselines[name][item_id] = _pair_label(value, path, line, name, BASELINE_PAIR_LABELS)
+    return CalibrationData(cases, labels, {k: v for k, v in baselines.items() if v}, {"items": file_hash(path)})
+
+
+def read_recorded_judgments(path: str | Path) -> list[Judgment]:
+    """Read recorded judge calls: one JSON object per line.
+
+    Fields: item_id, judge, model, prompt (or template), order (`12`/`21`, absent for
+    single grading), letter (or verdict), outcome (ok/refused/unparsed/error), text,
+    optional repeat, tokens_in, tokens_out, at (ISO timestamp). A call whose outcome is
+    not `ok` must not carry a letter (fail closed).
+    """
+    path = Path(path)
+    out: list[Judgment] = []
+    seen: dict[tuple[str, str, str, str, int], int] = {}
+    for line, row in read_rows(path):
+        for name in ("item_id", "judge", "outcome"):
+            if row.get(name) in (None, ""):
+                raise input_error(path, "required field is missing", line=line, field=name)
+        template = row.get("prompt", row.get("template"))
+        if template in (None, ""):
+            raise input_error(path, "required field is missing (the prompt/template id)", line=line, field="prompt")
+        if row["outcome"] not in OUTCOMES:
+            raise input_error(path, f"outcome {row['outcome']!r} is not one of {list(OUTCOMES)}", line=line,
+                              field="outcome")
+        verdict = row.get("letter", row.get("verdict"))
+        order = row.get("order")
+        order = str(order) if order is not None else None
+        if order is not None and order not in ("12", "21"):
+            raise input_error(path, f"order {order!r} is not '12' or '21'", line=line, field="order")
+        if order is not None and verdict is not None and verdict not in ("A", "B", "C"):
+            raise input_error(path, f"letter {verdict!r} is not A, B or C", line=line, field="letter")
+        if row["outcome"] != "ok" and verdict is not None:
+            raise input_error(path, f"a call with outcome {row['outcome']!r} cannot carry a verdict", line=line,
+                              field="letter")
+        if row["outcome"] == "ok" and verdict is None:
+            raise input_error(path, "outcome is 'ok' but there is no letter/verdict", line=line, field="letter")
+        repeat = row.get("repeat") or 0
+        key = (str(row["item_id"]), str(row["judge"]), str(template), order or "", int(repeat))
+        if key in seen:
+            raise input_error(path, f"duplicate call for item {key[0]!r}, judge {key[1]!r}, template {key[2]!r}, "
+                              f"order {order!r} (first on line {seen[key]})", line=line)
+        seen[key] = line
+        extra: dict[str, Any] = {}
+        if row.get("at"):
+            try:
+                extra["timestamp"] = datetime.fromisoformat(str(row["at"]))
+            except ValueError:
+                raise input_error(path, f"not an ISO timestamp: {row['at']!r}", line=line, field="at") from None
+        try:
+            out.append(Judgment(
+                item_id=key[0], judge=key[1], model=str(row.get("model") or "unknown"), template=key[2],
+                template_hash=str(row.get("template_hash") or ""), order=order, repeat=int(repeat),
+                text=str(row.get("text") or ""), verdict=verdict, outcome=row["outcome"],
+                tokens_in=row.get("tokens_in"), tokens_out=row.get("tokens_out"), **extra,
+            ))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise input_error(path, err["msg"], line=line, field=".".join(map(str, err["loc"])) or None) from None
+    return out
+
+
+def read_label_rows(path: str | Path, *, pairwise: bool) -> list[HumanLabel]:
+    """Human labels from a separate file (one row per rater per item: item_id, rater_id, label)."""
+    from juge.data.readers import read_labels
+
+    labels = read_labels(path)
+    if not pairwise:
+        return labels
+    path = Path(path)
+    rows = read_rows(path)
+    return [
+        HumanLabel(item_id=lab.item_id, rater_id=lab.rater_id,
+                   label=_pair_label(lab.label, path, line, "label", PAIR_LABELS))
+        for lab, (line, _) in zip(labels, rows)
+    ]
+
+
+# ---- official MT-Bench human judgments (lmsys/mt_bench_human_judgments) -----------------
+
+def _hf_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Rows of one exported split: a JSON list, JSON lines, or Parquet."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise input_error(path, "reading Parquet needs pyarrow: pip install 'juge[parquet]'") from None
+        return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+    text = path.read_text(encoding="utf-8-sig")
+    if text.lstrip().startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise input_error(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+        return [(k, row) for k, row in enumerate(data, start=1)]
+    return read_rows(path)
+
+
+def _find_split(directory: Path, stem: str) -> Path | None:
+    candidates = sorted(
+        p for p in directory.rglob("*")
+        if p.is_file() and p.suffix.lower() in (".json", ".jsonl", ".ndjson", ".parquet")
+        and p.name.lower().startswith(stem)
+    )
+    return candidates[0] if candidates else None
+
+
+def _answer(conversation: Any, turn: int, path: Path, line: int, fieldname: str) -> tuple[str, str]:
+    """(question of that turn, assistant answer of that turn) from a [{role, content}, ...] list."""
+    if not isinstance(conversation, list):
+        raise input_error(path, "must be a list of {role, content} messages", line=line, field=fieldname)
+    users = [m.get("content", "") for m in conversation if isinstance(m, dict) and m.get("role") == "user"]
+    answers = [m.get("content", "") for m in conversation if isinstance(m, dict) and m.get("role") == "assistant"]
+    if len(users) < turn or len(answers) < turn:
+        raise input_error(path, f"has no turn {turn}", line=line, field=fieldname)
+    return users[turn - 1], answers[turn - 1]
+
+
+def _hf_winner(value: Any, swapped: bool, path: Path, line: int) -> str:
+    """The fixed-order label of a `winner` value; ties of any flavour are ties, except inconsistent."""
+    text = str(value)
+    if text == "tie (inconsistent)":
+        return "inconsistent"
+    if text.startswith("tie"):
+        return "tie"
+    if text not in ("model_a", "model_b"):
+        raise input_error(path, f"winner {value!r} is not model_a, model_b or tie", line=line, field="winner")
+    a_wins = text == "model_a"
+    return "B" if a_wins == swapped else "A"
+
+
+def read_mtbench_human_judgments(directory: str | Path, *, turn: int = 1) -> CalibrationData:
+    """Read the official MT-Bench human-judgments dataset as exported (no network).
+
+    `directory` holds the `human` split (a file whose name starts with `human`) and,
+    optionally, the `gpt4_pair` split (name starts with `gpt4_pair`), as a JSON list
+    (e.g. `human_judgments.json`), JSON lines (`Dataset.to_json`) or Parquet. Columns:
+    question_id, model_a, model_b, winner (model_a / model_b / tie / tie (bothbad) /
+    tie (inconsistent)), judge, conversation_a, conversation_b, turn.
+
+    One item per (question, pair of models, turn), with the models in alphabetical
+    order (answer 1 = the alphabetically first model), so a vote for `model_a` on a row
+    where model_a is the second model becomes B. Category follows the question id
+    (81-90 writing, ..., 151-160 humanities). GPT-4's verdicts become the baseline
+    `gpt4_2023` (its own both-orders rule: "tie (inconsistent)" is inconsistent).
+    No split is assigned: use `--split all`, or split by question yourself.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InputError(f"{directory}: not a directory (expected the exported mt_bench_human_judgments files)")
+    human_path = _find_split(directory, "human")
+    if human_path is None:
+        raise InputError(f"{directory}: no file starting with 'human' (.json, .jsonl or .parquet) found")
+    cases: dict[str, Case] = {}
+    labels: list[HumanLabel] = []
+    voted: dict[tuple[str, str], int] = {}
+
+    def item_for(row: dict[str, Any], path: Path, line: int) -> tuple[str, bool]:
+        for name in ("question_id", "model_a", "model_b", "winner", "conversation_a", "conversation_b"):
+            if row.get(name) is None:
+                raise input_error(path, "required field is missing", line=line, field=name)
+        row_turn = int(row.get("turn") or 1)
+        model_a, model_b = str(row["model_a"]), str(row["model_b"])
+        swapped = model_b < model_a
+        m1, m2 = sorted((model_a, model_b))
+        qid = int(row["question_id"])
+        item_id = f"mtb-q{qid}-{m1}-vs-{m2}" + (f"-t{row_turn}" if row_turn != 1 else "")
+        if item_id not in cases:
+            question, ans_a = _answer(row["conversation_a"], row_turn, path, line, "conversation_a")
+            _, ans_b = _answer(row["conversation_b"], row_turn, path, line, "conversation_b")
+            ans_1, ans_2 = (ans_b, ans_a) if swapped else (ans_a, ans_b)
+            block = (qid - 81) // 10
+            category = MTBENCH_CATEGORIES[block] if 0 <= block < len(MTBENCH_CATEGORIES) else None
+            cases[item_id] = Case(id=item_id, group=str(qid), category=category, question=question,
+                                  output_1=ans_1, output_2=ans_2,
+                                  meta={"model_1": m1, "model_2": m2, "question_id": qid, "turn": row_turn})
+        return item_id, swapped
+
+    for line, row in _hf_rows(human_path):
+        if int(row.get("turn") or 1) != turn:
+            continue
+        item_id, swapped = item_for(row, human_path, line)
+        rater = str(row.get("judge") or "")
+        if not rater:
+            raise input_error(human_path, "required field is missing", line=line, field="judge")
+        label = _hf_winner(row["winner"], swapped, human_path, line)
+        if label == "inconsistent":
+            raise input_error(human_path, "a human vote cannot be 'tie (inconsistent)'", line=line, field="winner")
+        if (item_id, rater) in voted:
+            continue  # the dataset repeats some votes verbatim; one vote per rater per item
+        voted[(item_id, rater)] = line
+        labels.append(HumanLabel(item_id=item_id, rater_id=rater, label=label))
+
+    baselines: dict[str, dict[str, Any]] = {}
+    sources = {"human": file_hash(human_path)}
+    gpt4_path = _find_split(directory, "gpt4_pair")
+    if gpt4_path is not None:
+        sources["gpt4_pair"] = file_hash(gpt4_path)
+        gpt4: dict[str, Any] = {}
+        for line, row in _hf_rows(gpt4_path):
+            if int(row.get("turn") or 1) != turn:
+                continue
+            item_id, swapped = item_for(row, gpt4_path, line)
+            gpt4.setdefault(item_id, _hf_winner(row["winner"], swapped, gpt4_path, line))
+        baselines["gpt4_2023"] = gpt4
+    if not labels:
+        raise input_error(human_path, f"no human votes for turn {turn}")
+    voted_items = {lab.item_id for lab in labels}
+    kept = [c for c in cases.values() if c.id in voted_items]
+    baselines = {name: {k: v for k, v in b.items() if k in voted_items} for name, b in baselines.items()}
+    return CalibrationData(kept, labels, baselines, sources)
+
+
+# ---- single-score and PASS/FAIL items with ratings in columns ---------------------------
+
+def parse_scale(text: str | None) -> dict[str, float] | None:
+    """`Bad=1,'Could be Improved'=2,Acceptable=3` -> {"Bad": 1.0, "Could be Improved": 2.0, ...}."""
+    if not text:
+        return None
+    scale: dict[str, float] = {}
+    for part in _split_outside_quotes(text):
+        name, sep, value = part.rpartition("=")
+        name = name.strip().strip("'\"")
+        if not sep or not name:
+            raise InputError(f"--scale: {part!r} is not NAME=NUMBER (e.g. Bad=1,'Could be Improved'=2)")
+        try:
+            scale[name] = float(value)
+        except ValueError:
+            raise InputError(f"--scale: {value!r} in {part!r} is not a number") from None
+    return scale
+
+
+def _split_outside_quotes(text: str) -> list[str]:
+    parts, current, quote = [], "", None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            parts.append(current)
+            current = ""
+            continue
+        current += ch
+    parts.append(current)
+    return [p for p in (s.strip() for s in parts) if p]
+
+
+def normalise_passfail(value: Any) -> str | None:
+    """PASS/FAIL from the usual spellings (pass/fail, yes/no, true/false, 1/0); None if unreadable."""
+    if isinstance(value, bool):
+        return "PASS" if value else "FAIL"
+    word = str(value).strip().lower()
+    if word in {"pass", "passed", "yes", "true", "1", "1.0", "ok"}:
+        return "PASS"
+    if word in {"fail", "failed", "no", "false", "0", "0.0"}:
+        return "FAIL"
+    return None
+
+
+def read_rated_items(
+    path: str | Path,
+    *,
+    label_cols: Sequence[str],
+    kind: str = "score",
+    scale: Mapping[str, float] | None = None,
+    id_col: str = "id",
+    output_col: str = "output",
+    question_col: str = "question",
+    category_col: str = "category",
+    group_col: str = "group",
+    split_col: str = "split",
+    baseline_cols: Sequence[str] = (),
+) -> CalibrationData:
+    """Single-answer items (CSV/JSONL) whose human ratings sit in columns, one column per rater.
+
+    `kind` is "score" (ordinal numbers; `scale` maps words to numbers) or "passfail".
+    An empty cell is a missing rating. `baseline_cols` hold a verdict recorded with
+    the item (e.g. an earlier judge's score) and become baselines, never labels.
+    """
+    path = Path(path)
+    if not label_cols:
+        raise InputError("--label-cols: name the columns that hold the human ratings (e.g. rating_1,rating_2)")
+    rows = read_rows(path)
+    header = set().union(*(row.keys() for _, row in rows))
+    for col in [*label_cols, id_col, *baseline_cols]:
+        if col not in header:
+            raise input_error(path, f"no column {col!r} (columns: {', '.join(sorted(header))})", line=1, field=col)
+
+    def value_of(raw: Any, line: int, col: str) -> float | str | None:
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return None
+        if kind == "passfail":
+            label = normalise_passfail(raw)
+            if label is None:
+                raise input_error(path, f"{raw!r} is not PASS or FAIL", line=line, field=col)
+            return label
+        if scale is not None and str(raw).strip() in scale:
+            return scale[str(raw).strip()]
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            hint = f"; --scale knows {sorted(scale)}" if scale else "; map words to numbers with --scale"
+            raise input_error(path, f"{raw!r} is not a number{hint}", line=line, field=col) from None
+
+    cases: list[Case] = []
+    labels: list[HumanLabel] = []
+    baselines: dict[str, dict[str, Any]] = {col: {} for col in baseline_cols}
+    seen: dict[str, int] = {}
+    for line, row in rows:
+        item_id = row.get(id_col)
+        if item_id in (None, ""):
+            raise input_error(path, "required field is missing", line=line, field=id_col)
+        item_id = str(item_id)
+        if item_id in seen:
+            raise input_error(path, f"duplicate id {item_id!r} (first on line {seen[item_id]})", line=line,
+                              field=id_col)
+        seen[item_id] = line
+        taken = {id_col, output_col, question_col, category_col, group_col, split_col, *label_cols, *baseline_cols}
+        cases.append(Case(
+            id=item_id, group=str(row.get(group_col) or item_id), category=row.get(category_col),
+            question=row.get(question_col), output=row.get(output_col), split=row.get(split_col),
+            meta={k: v for k, v in row.items() if k not in taken},
+        ))
+        for col in label_cols:
+            value = value_of(row.get(col), line, col)
+            if value is not None:
+                labels.append(HumanLabel(item_id=item_id, rater_id=col, label=value))
+        for col in baseline_cols:
+            value = value_of(row.get(col), line, col)
+            if value is not None:
+                baselines[col][item_id] = value
+    return CalibrationData(cases, labels, baselines, {"items": file_hash(path)})
