@@ -1,0 +1,352 @@
+"""Strict verdict parsers: exactly the format, or `unparsed`.
+
+Each parser is a pure function ``parse_xxx(text, **config) -> ParseResult``. It
+accepts only the exact ASCII format its template asks for and fails closed on
+anything else: a decorated verdict (``PASS.``, ``**PASS**``), a verdict inside
+prose, look-alike or invisible characters (see `textnorm.skeleton`), a second,
+different verdict, a missing JSON field, an empty output. Refusals are decided
+by the provider (`Response.refused`), never here.
+
+Line handling: lines are split on ``\\n`` only and only trailing spaces, tabs
+and carriage returns are stripped from the verdict line, so a verdict glued to
+another line by a Unicode line separator is not a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping, Sequence
+
+from juge.judges.textnorm import skeleton
+
+Verdict = str | int | float | dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """What a parser read: `verdict` is set only when `outcome == "ok"`; `reason` says why not."""
+
+    outcome: Literal["ok", "unparsed"]
+    verdict: Verdict | None = None
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.outcome == "ok" and self.verdict is None:
+            raise ValueError("an ok parse needs a verdict")
+        if self.outcome != "ok" and self.verdict is not None:
+            raise ValueError("an unparsed result cannot carry a verdict")
+
+
+def ok(verdict: Verdict) -> ParseResult:
+    return ParseResult("ok", verdict, None)
+
+
+def unparsed(reason: str) -> ParseResult:
+    return ParseResult("unparsed", None, reason)
+
+
+_TRAILING = " \t\r"
+_WORDS = re.compile(r"[A-Za-z]+")
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip(_TRAILING) for line in text.split("\n")]
+
+
+def _last_nonempty(lines: list[str]) -> int | None:
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].strip(_TRAILING + " "):
+            return i
+    return None
+
+
+def _is_blank(text: str | None) -> bool:
+    return text is None or not text.strip()
+
+
+# --- PASS / FAIL -----------------------------------------------------------------
+
+_PASSFAIL = ("PASS", "FAIL")
+
+
+def _looks_like_verdict_line(line: str) -> bool:
+    """A line that states PASS/FAIL on its own: 'FAIL', 'Verdict: PASS', '**fail**' (after skeleton)."""
+    words = _WORDS.findall(skeleton(line))
+    if len(words) == 1 and words[0].upper() in _PASSFAIL:
+        return True
+    return len(words) <= 3 and any(w in _PASSFAIL for w in words)
+
+
+def parse_passfail(text: str, *, require_reason: bool = True) -> ParseResult:
+    """First line exactly ``PASS`` or ``FAIL``; then (if `require_reason`) a sentence on the next line(s).
+
+    Unparsed: empty output; a first line that is anything but the bare word (``PASS.``,
+    ``**PASS**``, ``pass``, ``Verdict: PASS``, leading space, BOM, zero-width or look-alike
+    characters); no explanation; a later line that is itself a verdict (``FAIL``, ``Verdict: FAIL``),
+    which would make the output say two things.
+    """
+    if _is_blank(text):
+        return unparsed("empty output")
+    lines = _lines(text)
+    first = lines[0]
+    if first not in _PASSFAIL:
+        words = _WORDS.findall(skeleton(first))
+        if any(w.upper() in _PASSFAIL for w in words):
+            return unparsed("first line is not exactly PASS or FAIL (decorated, lower case, in prose, "
+                            "or with hidden or look-alike characters)")
+        return unparsed("first line is not PASS or FAIL")
+    rest = lines[1:]
+    if require_reason and _is_blank("\n".join(rest)):
+        return unparsed("no explanation after the verdict")
+    for line in skeleton("\n".join(rest)).splitlines():
+        if _looks_like_verdict_line(line):
+            return unparsed("a second verdict line after the first")
+    return ok(first)
+
+
+# --- score on a scale (and additive totals) -------------------------------------
+
+_INT = r"(?:0|[1-9][0-9]*)"
+_FLOAT = r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
+
+
+def _marker_mentions(marker: str) -> re.Pattern[str]:
+    """Any mention of the marker followed by a number, loosely (for spotting a second value)."""
+    words = _WORDS.findall(marker) or [re.escape(marker.strip())]
+    between = r"[^\w\n]{0,6}"
+    return re.compile(r"\b" + between.join(words) + between + r"([0-9]+(?:\.[0-9]+)?)", re.IGNORECASE)
+
+
+def parse_score(
+    text: str,
+    *,
+    lo: int = 1,
+    hi: int = 5,
+    marker: str = "NOTE:",
+    rescale_from: Sequence[float] | None = None,
+    require_reasoning: bool = True,
+) -> ParseResult:
+    """Reasoning first, then a last non-empty line exactly ``<marker> <n>``.
+
+    `n` is an integer in ``[lo, hi]`` (ASCII digits, no sign, no leading zero). With
+    ``rescale_from=(a, b)`` the judge writes a decimal ``x`` in ``[a, b]`` instead and the
+    verdict is ``lo + (x - a) / (b - a) * (hi - lo)``, a float on the scale.
+    Unparsed: empty; no reasoning before the marker (if `require_reasoning`); a last line that
+    is not exactly the marker, one space and the number; out of range; a mention of the marker
+    elsewhere (look-alikes folded) with a different number.
+    """
+    if _is_blank(text):
+        return unparsed("empty output")
+    lines = _lines(text)
+    last = _last_nonempty(lines)
+    assert last is not None
+    number = _FLOAT if rescale_from is not None else _INT
+    match = re.fullmatch(re.escape(marker) + " (" + number + ")", lines[last], flags=re.ASCII)
+    if match is None:
+        return unparsed(f"last line is not exactly '{marker} <number>'")
+    raw = float(match.group(1)) if rescale_from is not None else int(match.group(1))
+    if rescale_from is not None:
+        a, b = float(rescale_from[0]), float(rescale_from[1])
+        if not a <= raw <= b:
+            return unparsed(f"{raw:g} is outside {a:g}-{b:g}")
+        value: int | float = lo + (raw - a) / (b - a) * (hi - lo)
+    else:
+        if not lo <= raw <= hi:
+            return unparsed(f"{raw} is outside {lo}-{hi}")
+        value = raw
+    before = "\n".join(lines[:last])
+    if require_reasoning and _is_blank(before):
+        return unparsed("no reasoning before the score")
+    for mention in _marker_mentions(marker).finditer(skeleton(before)):
+        if float(mention.group(1)) != float(raw):
+            return unparsed(f"two '{marker}' values: {mention.group(1)} and {match.group(1)}")
+    return ok(value)
+
+
+def parse_additive(text: str, *, n_items: int, marker: str = "Total:", require_reasoning: bool = True) -> ParseResult:
+    """One point per satisfied item; last line exactly ``Total: <n>`` with ``0 <= n <= n_items``."""
+    return parse_score(text, lo=0, hi=n_items, marker=marker, require_reasoning=require_reasoning)
+
+
+# --- several criteria as one JSON object ----------------------------------------
+
+class _BadJSON(ValueError):
+    pass
+
+
+def _strict_object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _BadJSON("duplicate key in the JSON object")
+    return dict(pairs)
+
+
+def _reject_constant(name: str) -> Any:
+    raise _BadJSON(f"{name} is not a number")
+
+
+def strict_json_object(text: str) -> dict[str, Any]:
+    """Parse one JSON object: no duplicate keys, no NaN/Infinity, nothing after it."""
+    try:
+        value = json.loads(text, object_pairs_hook=_strict_object_pairs, parse_constant=_reject_constant)
+    except _BadJSON:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise _BadJSON(f"not valid JSON ({exc.__class__.__name__})") from None
+    if not isinstance(value, dict):
+        raise _BadJSON("not a JSON object")
+    return value
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_criteria(
+    text: str,
+    *,
+    criteria: Mapping[str, Sequence[int]],
+    extra_keys: bool = False,
+    require_reasoning: bool = True,
+) -> ParseResult:
+    """Reasoning, then one JSON object alone on the last non-empty line: ``{"name": n, ...}``.
+
+    `criteria` maps each criterion to its ``(lo, hi)`` range. Every criterion must be present
+    with a JSON integer in range (not ``true``, not ``3.0``, not ``"3"``); a missing criterion is
+    never given a default. Extra keys are refused unless `extra_keys`. An earlier JSON object
+    that scores the same criteria differently makes the output unparsed.
+    """
+    if _is_blank(text):
+        return unparsed("empty output")
+    lines = _lines(text)
+    last = _last_nonempty(lines)
+    assert last is not None
+    line = lines[last]
+    if not (line.startswith("{") and line.endswith("}")):
+        return unparsed("last line is not a JSON object")
+    try:
+        scores = strict_json_object(line)
+    except _BadJSON as exc:
+        return unparsed(f"last line: {exc}")
+    missing = [name for name in criteria if name not in scores]
+    if missing:
+        return unparsed(f"missing criteria: {', '.join(missing)}")
+    extra = sorted(set(scores) - set(criteria))
+    if extra and not extra_keys:
+        return unparsed(f"unknown keys: {', '.join(extra)}")
+    for name, (lo, hi) in criteria.items():
+        value = scores[name]
+        if not _is_int(value):
+            return unparsed(f"'{name}' is not an integer")
+        if not lo <= value <= hi:
+            return unparsed(f"'{name}' = {value} is outside {lo}-{hi}")
+    verdict = {name: scores[name] for name in criteria}
+    before = lines[:last]
+    if require_reasoning and _is_blank("\n".join(before)):
+        return unparsed("no reasoning before the scores")
+    for earlier in before:
+        folded = skeleton(earlier)
+        start, end = folded.find("{"), folded.rfind("}")
+        if start < 0 or end < start:
+            continue
+        try:
+            other = strict_json_object(folded[start:end + 1])
+        except _BadJSON:
+            continue
+        if any(name in other and other[name] != verdict[name] for name in criteria):
+            return unparsed("two JSON objects with different scores")
+    return ok(verdict)
+
+
+# --- pairwise -------------------------------------------------------------------
+
+_PAIR_EXACT = re.compile(r"(?<!\[)\[\[([ABC])\]\](?!\])")
+_PAIR_LOOSE = re.compile(r"\[\s*\[\s*(a|b|c|tie)\s*\]\s*\]", re.IGNORECASE)
+
+
+def parse_pairwise(text: str) -> ParseResult:
+    """Exactly one ``[[A]]``, ``[[B]]`` or ``[[C]]`` (tie) anywhere in the text; verdict is the letter.
+
+    Any second marker, the same letter or another, makes the output unparsed: a judge that
+    writes two markers has not given one verdict. Decorated or look-alike markers
+    (``[[ A ]]``, ``[[a]]``, ``[[[A]]]``, Cyrillic ``А``, fullwidth brackets, zero-width
+    characters inside) are not markers, and if one sits beside a real marker the output is
+    unparsed too.
+    """
+    if _is_blank(text):
+        return unparsed("empty output")
+    exact = _PAIR_EXACT.findall(text)
+    loose = _PAIR_LOOSE.findall(skeleton(text))
+    if len(exact) > 1:
+        return unparsed(f"{len(exact)} verdict markers: {', '.join(exact)}")
+    if not exact:
+        if loose:
+            return unparsed("verdict marker is decorated or uses look-alike or hidden characters")
+        return unparsed("no [[A]], [[B]] or [[C]] marker")
+    if len(loose) != 1:
+        return unparsed("a second, disguised verdict marker")
+    return ok(exact[0])
+
+
+# --- structured output (JSON schema) ----------------------------------------------
+
+def structured_to_text(data: dict[str, Any], setup: str, config: Mapping[str, Any]) -> str:
+    """Turn a structured answer into the text format so the same strict parser validates it.
+
+    Raises ValueError when a field is missing, extra or of the wrong type.
+    """
+    def field(name: str, kind: type | tuple[type, ...]) -> Any:
+        if name not in data:
+            raise ValueError(f"missing field '{name}'")
+        value = data[name]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"field '{name}' has the wrong type")
+        return value
+
+    expected = {
+        "passfail": {"verdict", "reason"},
+        "score": {"reasoning", "score"},
+        "additive": {"reasoning", "total"},
+        "criteria": {"reasoning", "scores"},
+        "pairwise": {"reasoning", "verdict"},
+    }[setup]
+    if set(data) != expected:
+        raise ValueError(f"fields must be exactly {sorted(expected)}")
+    if setup == "passfail":
+        return f"{field('verdict', str)}\n{field('reason', str)}"
+    if setup == "pairwise":
+        return f"{field('reasoning', str)}\n[[{field('verdict', str)}]]"
+    if setup == "criteria":
+        scores = field("scores", dict)
+        return f"{field('reasoning', str)}\n{json.dumps(scores)}"
+    number_kind: type | tuple[type, ...] = (int, float) if config.get("rescale_from") is not None else int
+    key = "score" if setup == "score" else "total"
+    value = field(key, number_kind)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"field '{key}' is not finite")
+    marker = config.get("marker", "NOTE:" if setup == "score" else "Total:")
+    return f"{field('reasoning', str)}\n{marker} {value}"
+
+
+PARSERS = {
+    "passfail": parse_passfail,
+    "score": parse_score,
+    "criteria": parse_criteria,
+    "additive": parse_additive,
+    "pairwise": parse_pairwise,
+}
+
+
+def parse_structured(text: str, setup: str, config: Mapping[str, Any]) -> ParseResult:
+    """Parse a JSON answer given under a schema, then hold it to the setup's strict parser."""
+    if _is_blank(text):
+        return unparsed("empty output")
+    try:
+        data = strict_json_object(text.strip(" \t\r\n"))
+        as_text = structured_to_text(data, setup, config)
+    except ValueError as exc:
+        return unparsed(f"structured answer: {exc}")
+    return PARSERS[setup](as_text, **config)

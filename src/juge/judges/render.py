@@ -1,0 +1,123 @@
+"""Turning a case into judge prompts with Jinja2 templates.
+
+A judge template is one Jinja2 file with a ``user`` block and an optional
+``system`` block; each block becomes one chat message. Templates never see raw
+case text: every untrusted piece (question, conversation, context, source,
+response(s), reference, the judge's own solution) arrives already wrapped in
+its XML-style tag, with any of our tags inside the data neutralised
+(``</response>`` becomes ``&lt;/response>``) so the data cannot close its
+delimiter and pose as instructions. Autoescape is off (code answers keep their
+``<`` and ``&``); undefined variables are errors.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+from juge.data.records import Case, Message
+
+TAGS = (
+    "question", "conversation", "turn", "context", "source", "response_a", "response_b", "response",
+    "reference", "own_solution", "example",
+)
+_TAG_OPENING = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(TAGS) + r")(?![A-Za-z0-9_-]))", re.IGNORECASE)
+
+
+def neutralise(text: str) -> str:
+    """Defuse any opening or closing delimiter tag inside untrusted text (``<`` -> ``&lt;``)."""
+    return _TAG_OPENING.sub("&lt;", text)
+
+
+def wrap(tag: str, text: str | None) -> str:
+    """``<tag>\\n…\\n</tag>`` around neutralised text; empty string when there is no text."""
+    if text is None:
+        return ""
+    return f"<{tag}>\n{neutralise(text)}\n</{tag}>"
+
+
+def wrap_conversation(messages: list[Message]) -> str:
+    """Every turn of a multi-turn input, each in ``<turn role="...">``, inside ``<conversation>``."""
+    turns = "\n".join(f'<turn role="{m.role}">\n{neutralise(m.content)}\n</turn>' for m in messages)
+    return f"<conversation>\n{turns}\n</conversation>"
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def compile_template(source: str) -> jinja2.Template:
+    """Compile template source (cached by its text). Raises jinja2.TemplateSyntaxError."""
+    return _environment().from_string(source)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str | None
+    user: str
+
+    def messages(self) -> list[dict[str, str]]:
+        out = [{"role": "system", "content": self.system}] if self.system else []
+        return out + [{"role": "user", "content": self.user}]
+
+
+def render_blocks(source: str, variables: dict[str, Any]) -> Prompt:
+    """Render the ``system`` and ``user`` blocks of a template (whitespace at both ends trimmed)."""
+    template = compile_template(source)
+    if "user" not in template.blocks:
+        raise ValueError("the template has no {% block user %}")
+
+    def block(name: str) -> str:
+        return "".join(template.blocks[name](template.new_context(dict(variables)))).strip()
+
+    system = block("system") if "system" in template.blocks else None
+    return Prompt(system=system or None, user=block("user"))
+
+
+def case_blocks(case: Case) -> dict[str, str]:
+    """The case's inputs as wrapped blocks; a multi-turn input becomes `conversation`, else `question`."""
+    multi_turn = bool(case.messages)
+    return {
+        "question": "" if multi_turn else wrap("question", case.question),
+        "conversation": wrap_conversation(case.conversation()) if multi_turn else "",
+        "context": wrap("context", case.context),
+        "source": wrap("source", case.source),
+    }
+
+
+def example_data(example: Any) -> str:
+    """An example's data as wrapped blocks, in the order a real prompt shows them."""
+    parts = [
+        wrap("question", example.question), wrap("context", example.context),
+        wrap("reference", example.reference), wrap("response", example.response),
+        wrap("response_a", example.response_a), wrap("response_b", example.response_b),
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def schema_text(schema: dict[str, Any] | None) -> str:
+    return json.dumps(schema, sort_keys=True) if schema else ""
+
+
+def builtin_templates() -> dict[str, str]:
+    """The built-in templates, id -> Jinja2 source (ids are the file stems, e.g. ``passfail-v1``)."""
+    folder = resources.files("juge.judges") / "templates"
+    return {
+        entry.name.removesuffix(".j2"): entry.read_text(encoding="utf-8")
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".j2")
+    }

@@ -1,0 +1,115 @@
+"""Rubrics: what a judge looks for, in words the template puts in front of the model.
+
+A rubric names one property or criterion and describes it. Depending on the
+judge's setup it also carries described score levels (score), a list of items
+worth one point each (additive), or several criteria each with its own levels
+(criteria). Few-shot examples show the exact answer format; each example's
+`judgment` must itself pass the judge's strict parser (checked on load).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from juge.errors import InputError, input_error
+
+
+def _int_levels(levels: Any) -> Any:
+    """TOML table keys are strings: {"1": "..."} -> {1: "..."}; levels must be consecutive integers."""
+    if not isinstance(levels, dict):
+        return levels
+    out: dict[int, Any] = {}
+    for key, text in levels.items():
+        try:
+            out[int(key)] = text
+        except (TypeError, ValueError):
+            raise ValueError(f"level {key!r} is not an integer") from None
+    if out:
+        keys = sorted(out)
+        if keys != list(range(keys[0], keys[-1] + 1)):
+            raise ValueError(f"levels must be consecutive integers, got {keys}")
+    return dict(sorted(out.items()))
+
+
+class Criterion(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    description: str = Field(min_length=1)
+    levels: dict[int, str] | None = None
+
+    @field_validator("levels", mode="before")
+    @classmethod
+    def _levels_are_integers(cls, value: Any) -> Any:
+        return _int_levels(value)
+
+
+class Example(BaseModel):
+    """A worked example: the data shown to the judge and the exact answer it should give."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    question: str | None = None
+    context: str | None = None
+    reference: str | None = None
+    response: str | None = None
+    response_a: str | None = None
+    response_b: str | None = None
+    judgment: str = Field(min_length=1)
+
+
+class Rubric(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    levels: dict[int, str] | None = None
+    items: list[str] | None = None
+    criteria: dict[str, Criterion] | None = None
+    examples: list[Example] = Field(default_factory=list)
+
+    @field_validator("levels", mode="before")
+    @classmethod
+    def _levels_are_integers(cls, value: Any) -> Any:
+        return _int_levels(value)
+
+    @model_validator(mode="after")
+    def _non_empty(self) -> "Rubric":
+        if self.items is not None and (not self.items or not all(i.strip() for i in self.items)):
+            raise ValueError("items must be a non-empty list of non-empty strings")
+        if self.criteria is not None and not self.criteria:
+            raise ValueError("criteria must name at least one criterion")
+        return self
+
+
+def pydantic_field(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
+    """The first error of a pydantic validation as (dotted field, message)."""
+    err = exc.errors()[0]
+    parts = [prefix] if prefix else []
+    parts += [str(p) for p in err["loc"]]
+    return ".".join(parts) or prefix, err["msg"]
+
+
+def rubric_from_dict(data: dict[str, Any], source: str | Path, prefix: str = "rubric") -> Rubric:
+    try:
+        return Rubric.model_validate(data)
+    except ValidationError as exc:
+        field, msg = pydantic_field(exc, prefix)
+        raise input_error(source, msg, field=field) from None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML file, turning every failure into an InputError naming the file."""
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    try:
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise input_error(path, "not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise input_error(path, f"invalid TOML: {exc}") from None
+
+
+def load_rubric(path: str | Path) -> Rubric:
+    path = Path(path)
+    return rubric_from_dict(read_toml(path), path, prefix="")
