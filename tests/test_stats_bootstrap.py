@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from juge.stats import (
     agreement,
@@ -215,3 +217,35 @@ def test_coverage_of_clustered_interval_is_near_nominal_and_beats_unclustered():
     unclustered = simulate_clustered_coverage(False)
     assert 0.90 <= clustered <= 0.99
     assert unclustered < 0.88 < clustered
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=25),
+    st.integers(0, 2**31 - 1),
+)
+def test_ratio_estimate_equals_naive_loop_property(parts, seed):
+    den = np.array([d for _, d in parts])
+    num = np.array([min(n, d) for n, d in parts])  # num <= den, like equal pairs <= pairs
+    est = ratio_estimate(num, den, n_resamples=100, seed=seed)
+    w = resample_weights(den.size, n_resamples=100, seed=seed)
+    naive = []
+    for row in w:
+        drawn = np.repeat(np.arange(den.size), row)
+        total = den[drawn].sum()
+        if total > 0:
+            naive.append(num[drawn].sum() / total)
+    if den.sum() == 0:
+        assert est.value is None and est.n == 0
+        return
+    assert est.value == pytest.approx(num.sum() / den.sum())
+    assert est.low == pytest.approx(np.quantile(naive, 0.025))
+    assert est.high == pytest.approx(np.quantile(naive, 0.975))
+    assert 0.0 <= est.low <= est.high <= 1.0
+
+
+def test_object_arrays_of_labels_are_accepted():
+    y1, y2, items = pooled_pairs(7)
+    tables = pair_tables(y1.astype(object), y2.astype(object), items, LABELS)
+    assert (tables == pair_tables(y1, y2, items, LABELS)).all()
+    assert kappa_estimate(tables, n_resamples=50).value == pytest.approx(cohen_kappa(y1.astype(object), y2))
