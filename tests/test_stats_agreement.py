@@ -68,8 +68,10 @@ def test_labels_with_unused_category_match_sklearn():
 def test_numeric_ordinal_labels_are_sorted_numerically():
     y1 = [2, 10, 10, 2, 5]
     y2 = [2, 10, 5, 5, 5]
-    # lexicographic order would put 10 before 2 and 5
-    assert cohen_kappa(y1, y2, weights="linear") == pytest.approx(cohen_kappa(y1, y2, labels=[2, 5, 10], weights="linear"))
+    numeric = cohen_kappa(y1, y2, labels=[2, 5, 10], weights="linear")
+    lexicographic = cohen_kappa(y1, y2, labels=[10, 2, 5], weights="linear")
+    assert numeric != pytest.approx(lexicographic)
+    assert cohen_kappa(y1, y2, weights="linear") == pytest.approx(numeric)
     assert cohen_kappa(y1, y2, weights="linear") == pytest.approx(cohen_kappa_score(y1, y2, weights="linear"))
 
 
