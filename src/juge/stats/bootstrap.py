@@ -13,7 +13,9 @@ statistic. Resamples where the statistic is undefined (e.g. a resample that
 drew only items without pairs) are left out of the quantiles.
 
 The same ``seed`` and number of items give the same resamples in every
-function here, so estimates made by separate calls on the same items are paired.
+function here, so estimates made by separate calls on the same items (listed
+in the same order) are paired. The counts are cached per
+``(n_items, n_resamples, seed)``, so many figures on one item set cost one draw.
 """
 
 from __future__ import annotations
@@ -213,8 +215,9 @@ def statistic_estimate(
     return None when undefined. For Krippendorff's alpha pass items x raters
     data and ``fn=lambda d: krippendorff_alpha(d.T)``.
 
-    Resamples use :func:`resample_weights` on the clusters, so with the same
-    seed they match the fast ratio/kappa estimates on the same items.
+    Resamples use :func:`resample_weights` on the clusters, ordered by sorted
+    cluster id, so with the same seed they match the fast ratio/kappa estimates
+    on per-item arrays listed in that order.
     ``n`` defaults to the number of rows.
     """
     data = [np.asarray(a) for a in arrays]
