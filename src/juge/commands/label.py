@@ -1,0 +1,238 @@
+"""`juge label`: blind human labelling in the browser (init, add-rater, serve, status, export, review)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from juge.errors import InputError
+
+label_app = typer.Typer(
+    help="Blind human labelling: a small web app for raters, agreement between them, adjudication.\n\n"
+         "Typical use: [b]init[/] a project from cases and a rubric, [b]add-rater[/] for each person (prints a "
+         "login link), [b]serve[/], watch [b]status[/], then [b]export[/] labels for `juge calibrate`.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+console = Console()
+
+DbUrl = Annotated[Optional[str], typer.Option(
+    "--db-url", envvar="JUGE_LABEL_DB_URL",
+    help="SQLAlchemy URL of the label store, e.g. postgresql+psycopg://user@host/db. "
+         "Default: the juge SQLite file .juge/juge.db.")]
+ProjectOpt = Annotated[Optional[str], typer.Option(
+    "--project", "-p", help="Labelling project (default: the only one).")]
+
+
+def _store(db_url: str | None):  # noqa: ANN202 - keeps SQLAlchemy out of `juge --help`
+    from juge.label.db import LabelStore
+
+    return LabelStore(db_url)
+
+
+def _project(store, name: str | None):  # noqa: ANN001, ANN202
+    from juge.label.db import LabelError
+
+    try:
+        return store.project(name)
+    except LabelError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+@label_app.command("init")
+def init_command(
+    cases: Annotated[Path, typer.Option("--cases", help="Cases to label (JSONL or CSV).")],
+    task: Annotated[str, typer.Option("--task", help="pairwise (A/B/tie), score (rubric levels) or passfail.")],
+    rubric: Annotated[Path, typer.Option("--rubric", help="Rubric TOML shown beside every item.")],
+    name: Annotated[str, typer.Option("--name", help="Project name, used by every other label command.")],
+    overlap: Annotated[float, typer.Option(help="Share of items labelled by several raters (for agreement).")] = 0.2,
+    overlap_raters: Annotated[int, typer.Option(help="How many raters label an overlap item.")] = 2,
+    break_after: Annotated[int, typer.Option(help="Suggest a break after this many items in a session (0: never).")] = 25,
+    seed: Annotated[int, typer.Option(help="Seed for item order and the overlap sample.")] = 0,
+    db_url: DbUrl = None,
+) -> None:
+    """Create a labelling project from cases and a rubric."""
+    from juge.data.readers import read_cases
+    from juge.errors import input_error
+    from juge.label.db import LabelError
+    from juge.label.rubric import read_rubric
+
+    parsed_rubric = read_rubric(rubric, task)
+    records = read_cases(cases)
+    if not records:
+        raise input_error(cases, "no cases to label")
+    for i, case in enumerate(records, start=1):
+        if task == "pairwise" and not case.is_pair:
+            raise input_error(cases, f"case {case.id!r} (row {i}) has no output_1/output_2 pair for a pairwise task",
+                              field="output_1")
+        if task != "pairwise" and case.output is None:
+            raise input_error(cases, f"case {case.id!r} (row {i}) has no output to grade", field="output")
+    if not 0 <= overlap <= 1:
+        raise InputError(f"--overlap must be a share between 0 and 1, got {overlap}")
+    store = _store(db_url)
+    try:
+        project = store.create_project(name, task, parsed_rubric, records, overlap=overlap,
+                                       overlap_raters=overlap_raters, break_after=break_after, seed=seed)
+    except LabelError as exc:
+        raise InputError(str(exc)) from None
+    shared = len([it for it in store.item_table(project) if it["needed"] > 1])
+    console.print(f"Created labelling project [b]{project.name}[/]: {len(records)} {task} items, "
+                  f"{shared} of them for {overlap_raters} raters. Next: juge label add-rater NAME")
+
+
+@label_app.command("add-rater")
+def add_rater_command(
+    name: Annotated[str, typer.Argument(help="Rater name (exported as rater_id).")],
+    project: ProjectOpt = None,
+    adjudicator: Annotated[bool, typer.Option(help="May review disagreements and record final labels.")] = False,
+    base_url: Annotated[str, typer.Option(help="Address the app is served at.")] = "http://127.0.0.1:8765",
+    db_url: DbUrl = None,
+) -> None:
+    """Add a rater and print their personal login link (the token is stored only as a hash)."""
+    from juge.label.db import LabelError
+
+    store = _store(db_url)
+    proj = _project(store, project)
+    try:
+        token = store.add_rater(proj, name, adjudicator=adjudicator)
+    except LabelError as exc:
+        raise InputError(str(exc)) from None
+    console.print(f"Rater [b]{name}[/] added to {proj.name}{' as adjudicator' if adjudicator else ''}. "
+                  "Send this link privately; it is shown only once:", highlight=False)
+    typer.echo(f"{base_url.rstrip('/')}/login?token={token}")
+
+
+@label_app.command("serve")
+def serve_command(
+    host: Annotated[str, typer.Option(help="Interface to bind. Keep 127.0.0.1 unless behind a TLS proxy.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8765,
+    db_url: DbUrl = None,
+) -> None:
+    """Serve the labelling app (all projects; each rater sees their own)."""
+    import uvicorn
+
+    from juge.label.app import create_app
+
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        console.print(f"[yellow]warning:[/] binding {host}: login tokens travel in cookies; use HTTPS in front.")
+    console.print(f"juge label: http://{host}:{port}/ (Ctrl-C to stop)")
+    uvicorn.run(create_app(_store(db_url)), host=host, port=port, log_level="warning")
+
+
+@label_app.command("status")
+def status_command(name: Annotated[Optional[str], typer.Argument(help="Project name.")] = None,
+                   db_url: DbUrl = None) -> None:
+    """Who labelled how much, items done and left, and agreement between raters so far."""
+    from juge.label.review import status
+
+    store = _store(db_url)
+    s = status(store, _project(store, name))
+    console.print(f"[b]{s['project']}[/] ({s['task']}): {s['items']} items, {s['items_closed']} done, "
+                  f"{s['items_left']} left; {s['labels']} labels; {s['overlap_items']} overlap items")
+    table = Table("rater", "labels", "sessions", "mean s/item", "role")
+    for r in s["raters"]:
+        mean = f"{r['seconds'] / r['labels']:.1f}" if r["labels"] and r["seconds"] else "-"
+        table.add_row(r["rater"], str(r["labels"]), str(r["sessions"]), mean,
+                      "adjudicator" if r["adjudicator"] else "rater")
+    console.print(table)
+    if s["pairs"]:
+        console.print(f"rater vs rater: agreement {s['agreement']:.3f}, Cohen's kappa "
+                      f"{'-' if s['kappa'] is None else format(s['kappa'], '.3f')} (n = {s['pairs']} pairs)")
+    else:
+        console.print("rater vs rater: no item has two labels yet (n = 0)")
+    console.print(f"disagreements to review: {s['disagreements']}")
+
+
+@label_app.command("export")
+def export_command(
+    name: Annotated[str, typer.Argument(help="Project name.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="JSONL file to write.")],
+    db_url: DbUrl = None,
+) -> None:
+    """Write one row per rater per item (item_id, rater_id, label, explanation) for `juge calibrate --labels`."""
+    store = _store(db_url)
+    rows = store.export_labels(_project(store, name))
+    _write_atomic(output, "".join(r.model_dump_json() + "\n" for r in rows))
+    console.print(f"Wrote {len(rows)} labels to {output}")
+
+
+@label_app.command("attach-run")
+def attach_run_command(
+    name: Annotated[str, typer.Argument(help="Project name.")],
+    run_id: Annotated[str, typer.Argument(help="A `juge run` id (or unambiguous prefix) over the same cases.")],
+    store_path: Annotated[Path, typer.Option("--store", help="The juge store holding the run.")] = Path(".juge/juge.db"),
+    db_url: DbUrl = None,
+) -> None:
+    """Copy a run's judge verdicts into the review, so judge-vs-people disagreements are listed.
+
+    Verdicts are shown to adjudicators only, and only for items whose labelling is closed.
+    """
+    from juge.label.review import judge_verdicts
+    from juge.store import RunNotFound
+
+    store = _store(db_url)
+    project = _project(store, name)
+    try:
+        verdicts = judge_verdicts(store_path, run_id, project.task)
+    except RunNotFound as exc:
+        raise InputError(f"{store_path}: {exc}") from None
+    n = store.attach_judge_verdicts(project, run_id, verdicts)
+    console.print(f"Attached {n} judge verdicts from run {run_id} to {project.name}")
+
+
+@label_app.command("disagreements")
+def disagreements_command(
+    name: Annotated[str, typer.Argument(help="Project name.")],
+    save: Annotated[Optional[str], typer.Option(help="Keep the current set as a named list.")] = None,
+    list_name: Annotated[Optional[str], typer.Option("--list", help="Use a saved list instead of the current set.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o",
+                                                   help="Write the item ids, one a line (for `juge run --only`).")] = None,
+    db_url: DbUrl = None,
+) -> None:
+    """List closed items where raters, or a judge and the raters, disagree; save or export the set."""
+    from juge.label.db import LabelError
+
+    store = _store(db_url)
+    project = _project(store, name)
+    if list_name:
+        try:
+            ids = store.list_items(project, list_name)
+        except LabelError as exc:
+            raise InputError(str(exc)) from None
+    else:
+        rows = store.disagreements(project)
+        ids = [r["item_id"] for r in rows]
+        for r in rows:
+            final = f" -> final {r['final']['label']}" if r["final"] else ""
+            console.print(f"{r['item_id']}: {'; '.join(r['reasons'])}{final}", highlight=False, markup=False)
+    if save:
+        store.save_list(project, save, ids)
+        console.print(f"Saved {len(ids)} items as list {save!r}")
+    if output:
+        _write_atomic(output, "".join(i + "\n" for i in ids))
+        console.print(f"Wrote {len(ids)} item ids to {output}")
+    if not output and not save:
+        console.print(f"{len(ids)} items")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(label_app, name="label")

@@ -1,0 +1,203 @@
+"""The labelling web app: FastAPI routes over `LabelStore`, Jinja2 templates with autoescape.
+
+Security model: a rater opens `/login?token=...` once; the token goes into an HttpOnly,
+SameSite=Strict cookie and is checked (by its sha256) on every request. Every form
+carries the rater's CSRF token. All case text is rendered escaped, and a strict
+Content-Security-Policy (scripts only from /static) stops any script that slipped through.
+
+Blindness: a rater sees the input, the answer(s) and the rubric - never model names,
+`meta`, judge verdicts or other raters' labels. Pairs are shown Left/Right in a position
+randomised per rater and item; the choice is mapped back to the fixed order on save.
+"""
+
+from __future__ import annotations
+
+import hmac
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from juge.data.records import Case
+from juge.label.db import LabelError, LabelStore, Project, Rater
+from juge.label.rubric import choices, to_fixed_order
+
+HERE = Path(__file__).parent
+COOKIE = "juge_label"
+MAX_EXPLANATION = 5000
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
+                               " form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+
+def fixed_choices(task: str, project: Project) -> list[str]:
+    """Labels in the fixed order, as stored and exported (what an adjudicator picks from)."""
+    if task == "pairwise":
+        return ["A", "B", "tie"]
+    return [c.value for c in choices(task, project.rubric)]
+
+
+def current_rater(request: Request) -> Rater:
+    """The rater whose token is in the cookie; 401 without a valid one."""
+    token = request.cookies.get(COOKIE)
+    if not token:
+        raise HTTPException(401, "Open your personal login link to start labelling.")
+    rater = request.app.state.store.rater_by_token(token)
+    if rater is None:
+        raise HTTPException(401, "This login is not valid. Ask for a new login link.")
+    return rater
+
+
+def checked_rater(rater: Annotated[Rater, Depends(current_rater)], csrf: Annotated[str, Form()] = "") -> Rater:
+    """The rater, if the form carries their CSRF token; 403 otherwise."""
+    if not hmac.compare_digest(csrf.encode(), rater.csrf.encode()):
+        raise HTTPException(403, "This form has expired or did not come from this site. Reload the page.")
+    return rater
+
+
+def require_adjudicator(rater: Rater) -> Rater:
+    if not rater.adjudicator:
+        raise HTTPException(403, "Only an adjudicator can open the review.")
+    return rater
+
+
+def adjudicator(rater: Annotated[Rater, Depends(current_rater)]) -> Rater:
+    return require_adjudicator(rater)
+
+
+RaterDep = Annotated[Rater, Depends(current_rater)]
+CheckedDep = Annotated[Rater, Depends(checked_rater)]
+AdjudicatorDep = Annotated[Rater, Depends(adjudicator)]
+
+
+def create_app(store: LabelStore) -> FastAPI:
+    app = FastAPI(title="juge label", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.store = store
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, trim_blocks=True,
+                      lstrip_blocks=True)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+    def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(name).render(**context), status_code=status)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Any) -> Response:
+        response = await call_next(request)
+        for key, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(key, value)
+        return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        return render("error.html", status=exc.status_code, status_code=exc.status_code, message=exc.detail)
+
+    @app.get("/login")
+    def login(token: str = "") -> Response:
+        if store.rater_by_token(token) is None:
+            raise HTTPException(401, "This login link is not valid. Ask for a new one.")
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", max_age=30 * 24 * 3600)
+        return response
+
+    @app.get("/")
+    def home(rater: RaterDep) -> Response:
+        return RedirectResponse("/item", status_code=303)
+
+    @app.get("/item", response_class=HTMLResponse)
+    def item_page(rater: RaterDep, msg: str = "") -> HTMLResponse:
+        project = store.project_by_id(rater.project_id)
+        session_id = store.current_session(rater)
+        assignment = store.next_assignment(rater)
+        done, left = store.progress(rater)
+        common = {"project": project, "rater": rater, "done": done, "left": left,
+                  "pct": round(100 * done / (done + left)) if done + left else 100}
+        if assignment is None:
+            return render("done.html", **common)
+        store.mark_shown(assignment.id, session_id)
+        case = assignment.case
+        in_session = store.labels_in_session(session_id)
+        if case.is_pair:
+            sides = [case.output_2, case.output_1] if assignment.swapped else [case.output_1, case.output_2]
+        else:
+            sides = [case.output]
+        return render(
+            "item.html", **common, case=case, messages=case.conversation(), sides=sides,
+            assignment=assignment, choices=choices(project.task, project.rubric), msg=msg,
+            in_session=in_session, break_due=project.break_after > 0 and in_session >= project.break_after,
+        )
+
+    @app.post("/label")
+    def post_label(
+        rater: CheckedDep, assignment: Annotated[int, Form()], choice: Annotated[str, Form()],
+        explanation: Annotated[str, Form(max_length=MAX_EXPLANATION)] = "",
+    ) -> Response:
+        project = store.project_by_id(rater.project_id)
+        allowed = {c.value for c in choices(project.task, project.rubric)}
+        if choice not in allowed:
+            raise HTTPException(422, f"Unknown label {choice!r}.")
+        session_id = store.current_session(rater)
+        swapped = store.assignment_swapped(rater, assignment)
+        if swapped is None:
+            raise HTTPException(403, "This item is not assigned to you.")
+        if project.task == "pairwise":
+            label, shown_order = to_fixed_order(choice, swapped), ("21" if swapped else "12")
+        else:
+            label, shown_order = choice, ""
+        try:
+            store.save_label(rater, assignment, label, shown_order=shown_order,
+                             explanation=explanation.strip() or None, session_id=session_id)
+        except LabelError as exc:
+            raise HTTPException(403, str(exc)) from None
+        return RedirectResponse("/item", status_code=303)
+
+    @app.post("/undo")
+    def post_undo(rater: CheckedDep) -> Response:
+        undone = store.undo_last(rater)
+        return RedirectResponse("/item?msg=" + ("undone" if undone else "nothing"), status_code=303)
+
+    @app.post("/break", response_class=HTMLResponse)
+    def post_break(rater: CheckedDep) -> HTMLResponse:
+        store.end_session(rater, "break")
+        return render("break.html", project=store.project_by_id(rater.project_id), rater=rater)
+
+    @app.get("/adjudicate", response_class=HTMLResponse)
+    def adjudicate_page(rater: AdjudicatorDep, msg: str = "") -> HTMLResponse:
+        project = store.project_by_id(rater.project_id)
+        rows = store.disagreements(project)
+        for row in rows:
+            row["case"] = Case.model_validate_json(row["record"])
+        return render("adjudicate.html", project=project, rater=rater, rows=rows, msg=msg,
+                      labels=fixed_choices(project.task, project), lists=store.list_names(project))
+
+    @app.post("/adjudicate")
+    def post_adjudicate(
+        rater: CheckedDep, item_id: Annotated[str, Form()], label: Annotated[str, Form()],
+        reason: Annotated[str, Form(max_length=MAX_EXPLANATION)] = "",
+    ) -> Response:
+        require_adjudicator(rater)
+        project = store.project_by_id(rater.project_id)
+        if label not in fixed_choices(project.task, project):
+            raise HTTPException(422, f"Unknown label {label!r}.")
+        try:
+            store.adjudicate(rater, item_id, label, reason)
+        except LabelError as exc:
+            raise HTTPException(422, str(exc)) from None
+        return RedirectResponse("/adjudicate?msg=saved", status_code=303)
+
+    @app.post("/lists")
+    def post_list(rater: CheckedDep, name: Annotated[str, Form(min_length=1, max_length=200)]) -> Response:
+        require_adjudicator(rater)
+        project = store.project_by_id(rater.project_id)
+        store.save_list(project, name.strip(), [row["item_id"] for row in store.disagreements(project)])
+        return RedirectResponse("/adjudicate?msg=list", status_code=303)
+
+    return app

@@ -1,0 +1,596 @@
+"""Storage for the labelling app: one SQLAlchemy Core schema for SQLite and PostgreSQL.
+
+By default the tables live in the same SQLite file as runs (`.juge/juge.db`, WAL,
+busy timeout 30 s, every transaction `BEGIN IMMEDIATE` so two raters never race on
+an upgrade from read to write). Pass a `postgresql+psycopg://` URL for a team server.
+All tables are prefixed ``label_`` so they never meet `juge.store`'s tables.
+
+Invariants kept by UNIQUE keys rather than by locks, so they hold on both databases
+and under any number of concurrent raters:
+
+- one label per rater per item (``label_labels``: UNIQUE(item, rater));
+- an item goes to exactly ``needed`` raters (``label_assignments``: UNIQUE(item, slot),
+  slot < needed, and UNIQUE(item, rater)).
+
+Raters are identified by the sha256 of a random token; the raw token is never stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import secrets
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, UniqueConstraint,
+    create_engine, delete, event, func, insert, select, update,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from juge.data.records import Case, HumanLabel
+from juge.judges.rubric import Rubric
+from juge.label.rubric import export_value
+from juge.store import DEFAULT_DB
+
+SESSION_IDLE_SECONDS = 30 * 60  # a gap this long starts a new labelling session
+
+metadata = MetaData()
+
+projects = Table(
+    "label_projects", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(200), nullable=False, unique=True),
+    Column("task", String(20), nullable=False),
+    Column("rubric", Text, nullable=False),  # the judge rubric as JSON
+    Column("overlap", Float, nullable=False),
+    Column("overlap_raters", Integer, nullable=False),
+    Column("break_after", Integer, nullable=False),
+    Column("seed", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+items = Table(
+    "label_items", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("project_id", Integer, ForeignKey("label_projects.id"), nullable=False),
+    Column("item_id", String(500), nullable=False),
+    Column("position", Integer, nullable=False),  # seeded shuffle: the order items are handed out
+    Column("needed", Integer, nullable=False),  # how many raters label it (1, or overlap_raters)
+    Column("record", Text, nullable=False),  # the Case as JSON
+    UniqueConstraint("project_id", "item_id"),
+)
+raters = Table(
+    "label_raters", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("project_id", Integer, ForeignKey("label_projects.id"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("csrf", String(64), nullable=False),
+    Column("adjudicator", Boolean, nullable=False, default=False),
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("project_id", "name"),
+)
+sessions = Table(
+    "label_sessions", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("rater_id", Integer, ForeignKey("label_raters.id"), nullable=False),
+    Column("started_at", Float, nullable=False),
+    Column("last_at", Float, nullable=False),
+    Column("ended_at", Float),
+    Column("end_reason", String(20)),  # "break" | "idle"
+)
+assignments = Table(
+    "label_assignments", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("item_pk", Integer, ForeignKey("label_items.id"), nullable=False),
+    Column("rater_id", Integer, ForeignKey("label_raters.id"), nullable=False),
+    Column("slot", Integer, nullable=False),
+    Column("swapped", Boolean, nullable=False),  # pairs: answer 2 shown on the left
+    Column("assigned_at", Float, nullable=False),
+    Column("shown_at", Float),
+    Column("shown_session", Integer),
+    Column("priority", Integer, nullable=False, default=0),  # raised by undo so the item comes back first
+    UniqueConstraint("item_pk", "slot"),
+    UniqueConstraint("item_pk", "rater_id"),
+)
+labels = Table(
+    "label_labels", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("item_pk", Integer, ForeignKey("label_items.id"), nullable=False),
+    Column("rater_id", Integer, ForeignKey("label_raters.id"), nullable=False),
+    Column("label", String(100), nullable=False),  # pairs: A/B/tie in the fixed order
+    Column("shown_order", String(2), nullable=False, default=""),  # pairs: "12" or "21" as shown
+    Column("explanation", Text),
+    Column("session_id", Integer, ForeignKey("label_sessions.id")),
+    Column("seconds", Float),
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("item_pk", "rater_id"),
+)
+adjudications = Table(
+    "label_adjudications", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("item_pk", Integer, ForeignKey("label_items.id"), nullable=False, unique=True),
+    Column("rater_id", Integer, ForeignKey("label_raters.id"), nullable=False),
+    Column("label", String(100), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+judge_verdicts = Table(
+    "label_judge_verdicts", metadata,
+    Column("item_pk", Integer, ForeignKey("label_items.id"), nullable=False),
+    Column("judge", String(200), nullable=False),
+    Column("run_id", String(100), nullable=False),
+    Column("verdict", String(100), nullable=False),
+    UniqueConstraint("item_pk", "judge"),
+)
+lists = Table(
+    "label_lists", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("project_id", Integer, ForeignKey("label_projects.id"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("project_id", "name"),
+)
+list_items = Table(
+    "label_list_items", metadata,
+    Column("list_id", Integer, ForeignKey("label_lists.id"), primary_key=True),
+    Column("item_id", String(500), primary_key=True),
+)
+
+
+def default_url() -> str:
+    return f"sqlite:///{DEFAULT_DB}"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def make_engine(url: str | None = None) -> Engine:
+    """An engine for `url` (default: the juge SQLite file) with the schema created."""
+    url = url or default_url()
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            from pathlib import Path
+
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None  # let BEGIN below drive transactions
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+    else:
+        engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    metadata.create_all(engine)
+    return engine
+
+
+class LabelError(ValueError):
+    """A request the store refuses (unknown project, foreign assignment, bad label)."""
+
+
+@dataclass(frozen=True)
+class Project:
+    id: int
+    name: str
+    task: str
+    rubric: Rubric
+    overlap: float
+    overlap_raters: int
+    break_after: int
+
+
+@dataclass(frozen=True)
+class Rater:
+    id: int
+    project_id: int
+    name: str
+    csrf: str
+    adjudicator: bool
+
+
+@dataclass(frozen=True)
+class Assignment:
+    id: int
+    item_pk: int
+    case: Case
+    swapped: bool
+
+
+def _project(row: Any) -> Project:
+    return Project(row.id, row.name, row.task, Rubric.model_validate_json(row.rubric), row.overlap,
+                   row.overlap_raters, row.break_after)
+
+
+def _rater(row: Any) -> Rater:
+    return Rater(row.id, row.project_id, row.name, row.csrf, bool(row.adjudicator))
+
+
+def overlap_count(n: int, share: float) -> int:
+    """How many of n items go to several raters: round(share * n), at least 1 if share > 0."""
+    return 0 if share <= 0 or n == 0 else min(n, max(1, round(share * n)))
+
+
+class LabelStore:
+    """All reads and writes of the labelling app. Thread-safe: each call takes its own connection."""
+
+    def __init__(self, url: str | None = None):
+        self.url = url or default_url()
+        self.engine = make_engine(self.url)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ---- projects, items, raters ----------------------------------------------------------
+    def create_project(
+        self, name: str, task: str, rubric: Rubric, cases: Sequence[Case], *,
+        overlap: float = 0.2, overlap_raters: int = 2, break_after: int = 25, seed: int = 0,
+    ) -> Project:
+        if not 0 <= overlap <= 1:
+            raise LabelError(f"overlap must be a share between 0 and 1, got {overlap}")
+        if overlap_raters < 2:
+            raise LabelError("overlap raters must be 2 or more")
+        rng = random.Random(seed)
+        order = list(range(len(cases)))
+        rng.shuffle(order)
+        shared = set(rng.sample(range(len(cases)), overlap_count(len(cases), overlap)))
+        with self.engine.begin() as c:
+            if c.execute(select(projects.c.id).where(projects.c.name == name)).first():
+                raise LabelError(f"a labelling project named {name!r} already exists")
+            pid = c.execute(insert(projects).values(
+                name=name, task=task, rubric=rubric.model_dump_json(), overlap=overlap,
+                overlap_raters=overlap_raters, break_after=break_after, seed=seed, created_at=time.time(),
+            )).inserted_primary_key[0]
+            c.execute(insert(items), [
+                {"project_id": pid, "item_id": case.id, "position": order[i],
+                 "needed": overlap_raters if i in shared else 1, "record": case.model_dump_json()}
+                for i, case in enumerate(cases)
+            ])
+        return self.project(name)
+
+    def project(self, name: str | None = None) -> Project:
+        """The project called `name`; with no name, the only project (an error if there are several)."""
+        with self.engine.connect() as c:
+            if name is None:
+                rows = c.execute(select(projects)).all()
+                if len(rows) != 1:
+                    names = ", ".join(r.name for r in rows) or "none"
+                    raise LabelError(f"name the labelling project (projects: {names})")
+                return _project(rows[0])
+            row = c.execute(select(projects).where(projects.c.name == name)).first()
+        if row is None:
+            raise LabelError(f"no labelling project named {name!r} in {self.url}")
+        return _project(row)
+
+    def project_by_id(self, project_id: int) -> Project:
+        with self.engine.connect() as c:
+            return _project(c.execute(select(projects).where(projects.c.id == project_id)).one())
+
+    def add_rater(self, project: Project, name: str, *, adjudicator: bool = False) -> str:
+        """Create a rater and return their login token (shown once, stored only as a hash)."""
+        token = secrets.token_urlsafe(24)
+        try:
+            with self.engine.begin() as c:
+                c.execute(insert(raters).values(
+                    project_id=project.id, name=name, token_hash=hash_token(token),
+                    csrf=secrets.token_urlsafe(24), adjudicator=adjudicator, created_at=time.time(),
+                ))
+        except IntegrityError:
+            raise LabelError(f"rater {name!r} already exists in project {project.name!r}") from None
+        return token
+
+    def rater_by_token(self, token: str | None) -> Rater | None:
+        if not token:
+            return None
+        with self.engine.connect() as c:
+            row = c.execute(select(raters).where(raters.c.token_hash == hash_token(token))).first()
+        return _rater(row) if row else None
+
+    # ---- handing out items ------------------------------------------------------------------
+    def _open_assignment(self, c: Any, rater: Rater) -> Any:
+        labelled = select(labels.c.id).where(
+            labels.c.item_pk == assignments.c.item_pk, labels.c.rater_id == assignments.c.rater_id
+        ).exists()
+        return c.execute(
+            select(assignments.c.id, assignments.c.item_pk, assignments.c.swapped, items.c.record)
+            .join(items, items.c.id == assignments.c.item_pk)
+            .where(assignments.c.rater_id == rater.id, ~labelled)
+            .order_by(assignments.c.priority.desc(), assignments.c.id)
+            .limit(1)
+        ).first()
+
+    @staticmethod
+    def _free_items_query(rater: Rater) -> Any:
+        taken = select(func.count()).where(assignments.c.item_pk == items.c.id).scalar_subquery()
+        mine = select(assignments.c.item_pk).where(assignments.c.rater_id == rater.id)
+        return (
+            select(items.c.id, taken.label("taken"))
+            .where(items.c.project_id == rater.project_id, items.c.id.not_in(mine), taken < items.c.needed)
+        )
+
+    def next_assignment(self, rater: Rater) -> Assignment | None:
+        """The item this rater should label now: an open one, else a newly assigned free slot."""
+        for _attempt in range(20):
+            with self.engine.begin() as c:
+                row = self._open_assignment(c, rater)
+                if row is None:
+                    free = c.execute(self._free_items_query(rater).order_by(items.c.position).limit(1)).first()
+                    if free is None:
+                        return None
+                    try:
+                        with c.begin_nested():
+                            c.execute(insert(assignments).values(
+                                item_pk=free.id, rater_id=rater.id, slot=free.taken,
+                                swapped=secrets.randbelow(2) == 1, assigned_at=time.time(), priority=0,
+                            ))
+                    except IntegrityError:
+                        continue  # another rater took that slot at the same moment; look again
+                    row = self._open_assignment(c, rater)
+            return Assignment(row.id, row.item_pk, Case.model_validate_json(row.record), bool(row.swapped))
+        raise LabelError("could not assign an item after 20 attempts; try again")
+
+    def assignment_swapped(self, rater: Rater, assignment_id: int) -> bool | None:
+        """Whether the pair was shown swapped in this rater's assignment; None if it is not theirs."""
+        with self.engine.connect() as c:
+            row = c.execute(select(assignments.c.swapped).where(
+                assignments.c.id == assignment_id, assignments.c.rater_id == rater.id)).first()
+        return None if row is None else bool(row.swapped)
+
+    def mark_shown(self, assignment_id: int, session_id: int) -> None:
+        """Start the clock for an item, once per session (a reload does not restart it)."""
+        with self.engine.begin() as c:
+            c.execute(
+                update(assignments)
+                .where(assignments.c.id == assignment_id,
+                       (assignments.c.shown_session.is_(None)) | (assignments.c.shown_session != session_id))
+                .values(shown_at=time.time(), shown_session=session_id)
+            )
+
+    def progress(self, rater: Rater) -> tuple[int, int]:
+        """(labelled by this rater, still available to this rater)."""
+        with self.engine.connect() as c:
+            done = c.execute(select(func.count()).select_from(labels).where(labels.c.rater_id == rater.id)).scalar_one()
+            free = c.execute(select(func.count()).select_from(self._free_items_query(rater).subquery())).scalar_one()
+            opened = c.execute(select(func.count()).select_from(assignments).where(
+                assignments.c.rater_id == rater.id)).scalar_one()
+        return done, free + (opened - done)
+
+    # ---- sessions ---------------------------------------------------------------------------
+    def current_session(self, rater: Rater, now: float | None = None) -> int:
+        """The rater's open session, touched; a new one after a break or an idle gap."""
+        now = time.time() if now is None else now
+        with self.engine.begin() as c:
+            row = c.execute(
+                select(sessions).where(sessions.c.rater_id == rater.id, sessions.c.ended_at.is_(None))
+                .order_by(sessions.c.id.desc()).limit(1)
+            ).first()
+            if row is not None and now - row.last_at < SESSION_IDLE_SECONDS:
+                c.execute(update(sessions).where(sessions.c.id == row.id).values(last_at=now))
+                return row.id
+            if row is not None:
+                c.execute(update(sessions).where(sessions.c.id == row.id)
+                          .values(ended_at=row.last_at, end_reason="idle"))
+            return c.execute(insert(sessions).values(rater_id=rater.id, started_at=now, last_at=now)
+                             ).inserted_primary_key[0]
+
+    def end_session(self, rater: Rater, reason: str = "break") -> None:
+        with self.engine.begin() as c:
+            c.execute(update(sessions).where(sessions.c.rater_id == rater.id, sessions.c.ended_at.is_(None))
+                      .values(ended_at=time.time(), end_reason=reason))
+
+    def labels_in_session(self, session_id: int) -> int:
+        with self.engine.connect() as c:
+            return c.execute(select(func.count()).select_from(labels)
+                             .where(labels.c.session_id == session_id)).scalar_one()
+
+    # ---- labels -----------------------------------------------------------------------------
+    def save_label(
+        self, rater: Rater, assignment_id: int, label: str, *, shown_order: str = "",
+        explanation: str | None = None, session_id: int | None = None,
+    ) -> bool:
+        """Store the rater's label for an assigned item; False if it was already stored (a double submit)."""
+        now = time.time()
+        with self.engine.begin() as c:
+            a = c.execute(select(assignments).where(assignments.c.id == assignment_id)).first()
+            if a is None or a.rater_id != rater.id:
+                raise LabelError("this item is not assigned to you")
+            seconds = now - a.shown_at if a.shown_at is not None and a.shown_session == session_id else None
+            try:
+                with c.begin_nested():
+                    c.execute(insert(labels).values(
+                        item_pk=a.item_pk, rater_id=rater.id, label=label, shown_order=shown_order,
+                        explanation=explanation or None, session_id=session_id, seconds=seconds, created_at=now,
+                    ))
+            except IntegrityError:
+                return False
+        return True
+
+    def undo_last(self, rater: Rater) -> str | None:
+        """Delete the rater's most recent label and bring its item back first; returns its item id."""
+        with self.engine.begin() as c:
+            last = c.execute(
+                select(labels.c.id, labels.c.item_pk, items.c.item_id)
+                .join(items, items.c.id == labels.c.item_pk)
+                .where(labels.c.rater_id == rater.id).order_by(labels.c.id.desc()).limit(1)
+            ).first()
+            if last is None:
+                return None
+            c.execute(delete(labels).where(labels.c.id == last.id))
+            top = c.execute(select(func.max(assignments.c.priority))
+                            .where(assignments.c.rater_id == rater.id)).scalar_one() or 0
+            c.execute(update(assignments)
+                      .where(assignments.c.item_pk == last.item_pk, assignments.c.rater_id == rater.id)
+                      .values(priority=top + 1, shown_at=None, shown_session=None))
+        return last.item_id
+
+    def label_rows(self, project: Project) -> list[dict[str, Any]]:
+        """Every label with its item and rater, in item order then rater name."""
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(items.c.item_id, items.c.position, raters.c.name.label("rater"), labels.c.label,
+                       labels.c.explanation, labels.c.shown_order, labels.c.seconds, labels.c.session_id,
+                       labels.c.created_at)
+                .join(items, items.c.id == labels.c.item_pk)
+                .join(raters, raters.c.id == labels.c.rater_id)
+                .where(items.c.project_id == project.id)
+                .order_by(items.c.position, raters.c.name)
+            ).all()
+        return [r._asdict() for r in rows]
+
+    def export_labels(self, project: Project) -> list[HumanLabel]:
+        """One HumanLabel per rater per item; pairs as A/B/tie in the fixed order of the case."""
+        return [
+            HumanLabel(item_id=r["item_id"], rater_id=r["rater"], label=export_value(project.task, r["label"]),
+                       explanation=r["explanation"])
+            for r in self.label_rows(project)
+        ]
+
+    # ---- status and review ------------------------------------------------------------------
+    def item_table(self, project: Project) -> list[dict[str, Any]]:
+        """Per item: id, needed raters, labels by rater name, closed (all needed labels in)."""
+        with self.engine.connect() as c:
+            rows = c.execute(select(items.c.id, items.c.item_id, items.c.needed, items.c.record)
+                             .where(items.c.project_id == project.id).order_by(items.c.position)).all()
+        by_item: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            by_item[r.item_id] = {"pk": r.id, "item_id": r.item_id, "needed": r.needed, "record": r.record,
+                                  "labels": {}, "explanations": {}}
+        for lab in self.label_rows(project):
+            by_item[lab["item_id"]]["labels"][lab["rater"]] = lab["label"]
+            by_item[lab["item_id"]]["explanations"][lab["rater"]] = lab["explanation"]
+        for it in by_item.values():
+            it["closed"] = len(it["labels"]) >= it["needed"]
+        return list(by_item.values())
+
+    def rater_counts(self, project: Project) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(raters.c.name, raters.c.adjudicator, func.count(labels.c.id).label("labels"),
+                       func.sum(labels.c.seconds).label("seconds"))
+                .select_from(raters.outerjoin(labels, labels.c.rater_id == raters.c.id))
+                .where(raters.c.project_id == project.id).group_by(raters.c.id, raters.c.name, raters.c.adjudicator)
+                .order_by(raters.c.name)
+            ).all()
+            n_sessions = dict(c.execute(
+                select(raters.c.name, func.count(sessions.c.id)).join(sessions, sessions.c.rater_id == raters.c.id)
+                .where(raters.c.project_id == project.id).group_by(raters.c.name)).all())
+        return [{"rater": r.name, "adjudicator": bool(r.adjudicator), "labels": r.labels,
+                 "seconds": r.seconds, "sessions": n_sessions.get(r.name, 0)} for r in rows]
+
+    def attach_judge_verdicts(self, project: Project, run_id: str, verdicts: dict[str, dict[str, str]]) -> int:
+        """Store judge verdicts {item_id: {judge: verdict}} (fixed order for pairs) for the review view."""
+        with self.engine.begin() as c:
+            pks = dict(c.execute(select(items.c.item_id, items.c.id).where(items.c.project_id == project.id)).all())
+            rows = [{"item_pk": pks[item], "judge": judge, "run_id": run_id, "verdict": str(v)}
+                    for item, by_judge in verdicts.items() if item in pks for judge, v in by_judge.items()]
+            if rows:
+                c.execute(delete(judge_verdicts).where(
+                    judge_verdicts.c.item_pk.in_([r["item_pk"] for r in rows]),
+                    judge_verdicts.c.judge.in_({r["judge"] for r in rows})))
+                c.execute(insert(judge_verdicts), rows)
+        return len(rows)
+
+    def disagreements(self, project: Project) -> list[dict[str, Any]]:
+        """Closed items where raters disagree, or where a judge's verdict differs from the people's label.
+
+        Only closed items (all needed labels in) are listed, so nothing here can leak into a
+        rater's view of an item still being labelled. Each row carries `reasons`.
+        """
+        table = [it for it in self.item_table(project) if it["closed"]]
+        pks = [it["pk"] for it in table]
+        with self.engine.connect() as c:
+            judged: dict[int, dict[str, str]] = defaultdict(dict)
+            for r in c.execute(select(judge_verdicts).where(judge_verdicts.c.item_pk.in_(pks))).all():
+                judged[r.item_pk][r.judge] = r.verdict
+            final = {r.item_pk: r for r in c.execute(
+                select(adjudications.c.item_pk, adjudications.c.label, adjudications.c.reason,
+                       raters.c.name.label("adjudicator"))
+                .join(raters, raters.c.id == adjudications.c.rater_id)
+                .where(adjudications.c.item_pk.in_(pks))).all()}
+        out = []
+        for it in table:
+            people = set(it["labels"].values())
+            reasons = ["raters disagree"] if len(people) > 1 else []
+            if len(people) == 1:
+                reasons += [f"judge {j} says {v}" for j, v in sorted(judged[it["pk"]].items()) if v not in people]
+            if reasons:
+                adj = final.get(it["pk"])
+                out.append({**it, "reasons": reasons, "judges": dict(judged[it["pk"]]),
+                            "final": None if adj is None else
+                            {"label": adj.label, "reason": adj.reason, "adjudicator": adj.adjudicator}})
+        return out
+
+    def adjudicate(self, rater: Rater, item_id: str, label: str, reason: str) -> None:
+        if not rater.adjudicator:
+            raise LabelError("only an adjudicator can record a final label")
+        if not reason.strip():
+            raise LabelError("a final label needs a reason")
+        with self.engine.begin() as c:
+            pk = c.execute(select(items.c.id).where(items.c.project_id == rater.project_id,
+                                                    items.c.item_id == item_id)).scalar_one_or_none()
+            if pk is None:
+                raise LabelError(f"no item {item_id!r}")
+            c.execute(delete(adjudications).where(adjudications.c.item_pk == pk))
+            c.execute(insert(adjudications).values(item_pk=pk, rater_id=rater.id, label=label,
+                                                   reason=reason.strip(), created_at=time.time()))
+
+    def save_list(self, project: Project, name: str, item_ids: Iterable[str]) -> int:
+        """Keep a named list of item ids (replacing a list of the same name); returns its size."""
+        ids = sorted(set(item_ids))
+        with self.engine.begin() as c:
+            old = c.execute(select(lists.c.id).where(lists.c.project_id == project.id, lists.c.name == name)).first()
+            if old is not None:
+                c.execute(delete(list_items).where(list_items.c.list_id == old.id))
+                c.execute(delete(lists).where(lists.c.id == old.id))
+            lid = c.execute(insert(lists).values(project_id=project.id, name=name, created_at=time.time())
+                            ).inserted_primary_key[0]
+            if ids:
+                c.execute(insert(list_items), [{"list_id": lid, "item_id": i} for i in ids])
+        return len(ids)
+
+    def list_names(self, project: Project) -> list[str]:
+        with self.engine.connect() as c:
+            return list(c.execute(select(lists.c.name).where(lists.c.project_id == project.id)
+                                  .order_by(lists.c.name)).scalars())
+
+    def list_items(self, project: Project, name: str) -> list[str]:
+        with self.engine.connect() as c:
+            lid = c.execute(select(lists.c.id).where(lists.c.project_id == project.id,
+                                                     lists.c.name == name)).scalar_one_or_none()
+            if lid is None:
+                raise LabelError(f"no list {name!r} in project {project.name!r}")
+            return list(c.execute(select(list_items.c.item_id).where(list_items.c.list_id == lid)
+                                  .order_by(list_items.c.item_id)).scalars())
+
+
+def rater_pairs(table: Iterable[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """Every pair of raters on every item, as two aligned label lists (raters sorted by name).
+
+    An item with k labels contributes k*(k-1)/2 pairs; this is the pooled person-vs-person
+    comparison that `agreement` and Cohen's kappa are computed on.
+    """
+    first: list[str] = []
+    second: list[str] = []
+    for it in table:
+        names = sorted(it["labels"])
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                first.append(it["labels"][a])
+                second.append(it["labels"][b])
+    return first, second

@@ -1,0 +1,68 @@
+"""What the review needs from outside the labelling tables: judge verdicts and agreement so far.
+
+Judge verdicts come from a run in the juge store. For pairs, the two orders are
+combined with the both-orders rule (`juge.judges.pairwise`) and an inconsistent
+pair counts as a tie, as in every agreement figure. A call that was refused,
+unparsed or failed gives no verdict: it is left out, never turned into a label.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from juge.judges.pairwise import as_agreement_label, combine_orders
+from juge.label.db import LabelStore, Project, rater_pairs
+from juge.store import Store
+
+
+def judge_verdicts(store_path: str | Path, run_id: str, task: str) -> dict[str, dict[str, str]]:
+    """{item_id: {judge: verdict}} for a run, in the labels' terms (A/B/tie for pairs)."""
+    with Store(store_path) as store:
+        run = store.get_run(run_id)
+        judgments = [j for j in store.judgments(run["id"]) if j.repeat == 0]
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    if task == "pairwise":
+        letters: dict[tuple[str, str], dict[str, Any]] = defaultdict(dict)
+        for j in judgments:
+            if j.order is not None:
+                letters[(j.item_id, j.judge)][j.order] = j.verdict if j.outcome == "ok" else None
+        for (item, judge), by_order in letters.items():
+            verdict = as_agreement_label(combine_orders(by_order.get("12"), by_order.get("21")))
+            if verdict is not None:
+                out[item][judge] = verdict
+        return dict(out)
+    for j in judgments:
+        if j.outcome == "ok" and j.verdict is not None and not isinstance(j.verdict, dict):
+            value = j.verdict
+            if isinstance(value, bool):
+                value = "pass" if value else "fail"
+            out[j.item_id][j.judge] = str(value)
+    return dict(out)
+
+
+def status(store: LabelStore, project: Project) -> dict[str, Any]:
+    """Counts per rater, items done and left, and person-vs-person agreement on overlap items.
+
+    Agreement is pooled over every pair of raters on every item with two or more labels:
+    the share of equal pairs, and Cohen's kappa on the same pairs (Cohen 1960), via juge.stats.
+    """
+    from juge.stats.agreement import agreement, cohen_kappa
+
+    table = store.item_table(project)
+    first, second = rater_pairs(table)
+    return {
+        "project": project.name,
+        "task": project.task,
+        "items": len(table),
+        "items_closed": sum(it["closed"] for it in table),
+        "items_left": sum(not it["closed"] for it in table),
+        "overlap_items": sum(it["needed"] > 1 for it in table),
+        "labels": sum(len(it["labels"]) for it in table),
+        "raters": store.rater_counts(project),
+        "pairs": len(first),
+        "agreement": agreement(first, second) if first else None,
+        "kappa": cohen_kappa(first, second) if first else None,
+        "disagreements": len(store.disagreements(project)),
+    }

@@ -1,0 +1,88 @@
+"""The rubric shown beside every item, and the labels a rater can give.
+
+The rubric is the judge's rubric file (`juge.judges.rubric`, TOML), so people and
+the judge read the same words::
+
+    name = "helpfulness"
+    description = "How well the answer meets the user's need."
+    levels = { 1 = "Useless or wrong", 3 = "Partly helpful", 5 = "Fully helpful" }   # score task
+    items = ["Answers the question asked", "No factual errors"]                         # optional
+    [criteria.correctness]                                                              # optional
+    description = "Facts, numbers and code are right."
+    levels = { 1 = "Mostly wrong", 2 = "Minor errors", 3 = "Correct" }
+
+Raters see the name, description, levels, items and criteria (never the few-shot
+examples, which show a judge's answer format). The labels depend on the task:
+
+- ``pairwise``: stored as ``A`` (answer 1 better), ``B`` (answer 2 better) or ``tie``,
+  always in the fixed order of the case. The page shows the answers as Left/Right in
+  a position randomised per rater and item; keys 1 (left), 2 (right), 3 (tie).
+- ``passfail``: ``pass`` or ``fail``; keys p and f.
+- ``score``: the rubric's ``levels`` (2 to 10 consecutive integers). Single-digit
+  levels are their own keys; otherwise levels get keys 1..9, 0 in order (so 1..10
+  is typed 1..9, 0).
+
+Every choice leaves e (add a note) and u (undo) free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from juge.errors import input_error
+from juge.judges.rubric import Rubric, load_rubric
+
+TASKS = ("pairwise", "score", "passfail")
+POSITIONAL_KEYS = "1234567890"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One label a rater can give: the stored value, its key and the text on its button."""
+
+    value: str
+    key: str
+    text: str
+
+
+def read_rubric(path: str | Path, task: str) -> Rubric:
+    """Read the judge rubric at `path` and check it can drive `task`; errors name the file and field."""
+    if task not in TASKS:
+        raise input_error(path, f"unknown task {task!r}; use one of {', '.join(TASKS)}")
+    rubric = load_rubric(path)
+    if task == "score" and not (rubric.levels and 2 <= len(rubric.levels) <= 10):
+        raise input_error(path, "a score task needs 2 to 10 described levels, e.g. levels = { 1 = \"...\", "
+                          "5 = \"...\" }", field="levels")
+    return rubric
+
+
+def choices(task: str, rubric: Rubric) -> list[Choice]:
+    """The labels a rater can give for `task`, in display order (pairwise values are positional)."""
+    if task == "pairwise":
+        return [Choice("left", "1", "Left is better"), Choice("right", "2", "Right is better"),
+                Choice("tie", "3", "Tie")]
+    if task == "passfail":
+        return [Choice("pass", "p", "Pass"), Choice("fail", "f", "Fail")]
+    levels = rubric.levels or {}
+    own_keys = all(0 <= level <= 9 for level in levels)
+    return [Choice(str(level), str(level) if own_keys else POSITIONAL_KEYS[i], f"{level} · {text}")
+            for i, (level, text) in enumerate(levels.items())]
+
+
+def to_fixed_order(choice: str, swapped: bool) -> str:
+    """Map a positional pairwise choice to the fixed order: left/right -> A/B, undone when swapped.
+
+    Not swapped: answer 1 is on the left, so left = A. Swapped: answer 2 is on the left, so left = B.
+    """
+    if choice == "tie":
+        return "tie"
+    if choice not in ("left", "right"):
+        raise ValueError(f"unknown pairwise choice {choice!r}")
+    left_is_a = not swapped
+    return "A" if (choice == "left") == left_is_a else "B"
+
+
+def export_value(task: str, label: str) -> str | int:
+    """A stored label as written to the export: score levels are integers, other labels text."""
+    return int(label) if task == "score" else label
