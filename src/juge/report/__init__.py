@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from juge.errors import input_error
+from juge.report.disagreements import read_items
 from juge.report.model import build_report_data
 from juge.report.render import render_html, render_json, render_markdown
 
@@ -55,11 +56,17 @@ def write_report(
     fmt: str = "html",
     *,
     policy: dict[str, Any] | None = None,
-    disagreements: list[dict[str, Any]] | None = None,
+    items: str | Path | None = None,
+    top: int = 3,
     source: str | None = None,
 ) -> Path:
-    """Render a calibration result and write it atomically to `path`; returns the path."""
-    data = build_report_data(calibration, policy=policy, disagreements=disagreements, source=source)
+    """Render a calibration result and write it atomically to `path`; returns the path.
+
+    `items` (the study's items file) adds the question, both answers and each rater's
+    vote to the disagreement examples; `top` is how many examples per judge.
+    """
+    cases = read_items(items) if items is not None else None
+    data = build_report_data(calibration, policy=policy, cases=cases, top=top, source=source)
     return write_atomic(path, render_report(data, fmt))
 
 

@@ -1,129 +1,111 @@
-"""Find the items where a pairwise judge and the people disagree most, from the raw files.
+"""The items where a pairwise judge and the people disagree most, for the report's failure cases.
 
-Used when the calibration JSON carries no disagreement examples: `juge report
---items items.jsonl --judgments judgments.jsonl` reads the cases (shared sample
-layout: ``item_id``, ``question``, ``answer_1``, ``answer_2``, ``human_ratings``)
-and the recorded judge calls (``judge``, ``prompt`` or ``template``, ``order``,
-``letter`` or ``verdict``, ``outcome``, ``text``).
+The calibration JSON lists, per judge key, the items whose verdict differs from the
+human majority, with the vote counts and the judge's raw text in each order. This
+module ranks them and, when the items file is given, adds the question, both
+answers and each rater's vote (the calibration JSON does not repeat dataset text).
 
 Disagreement of an item = share of its human votes that differ from the judge's
-verdict (both orders combined by `juge.judges.pairwise.combine_orders`; an
-inconsistent verdict counts as a tie, as in every agreement figure). Items whose
-verdict is missing are not examples of disagreement: they are counted elsewhere.
+label (an inconsistent verdict counts as a tie, as in every agreement figure).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from juge.data.readers import read_cases, read_labels, read_rows
+from juge.data.readers import read_cases, read_rows
 from juge.data.records import Case
-from juge.errors import input_error
-from juge.judges.pairwise import as_agreement_label, combine_orders
+from juge.judges.pairwise import as_agreement_label
 
 ITEM_MAPPING = {"id": "item_id", "output_1": "answer_1", "output_2": "answer_2"}
+ORDERS = ("12", "21")
 
 
-def read_items(path: str | Path) -> list[Case]:
-    """Pairwise cases; the shared sample's ``item_id``/``answer_1``/``answer_2`` are accepted as is."""
-    rows = read_rows(path)
-    mapping = ITEM_MAPPING if rows and "id" not in rows[0][1] else None
-    return read_cases(path, mapping)
+def read_items(path: str | Path) -> dict[str, Case]:
+    """Pairwise cases by id; the shared sample's ``item_id``/``answer_1``/``answer_2`` are accepted as is."""
+    first = read_rows(path)[0][1]
+    cases = read_cases(path, None if "id" in first else ITEM_MAPPING)
+    return {c.id: c for c in cases}
 
 
-def votes_of(case: Case) -> list[dict[str, str]]:
-    """The human votes embedded in a case (``human_ratings`` in the shared sample)."""
-    ratings = case.meta.get("human_ratings") or []
+def _vote_counts(votes: Any) -> dict[str, int]:
+    if not isinstance(votes, dict):
+        return {}
+    return {str(k): v for k, v in votes.items() if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+
+
+def disagreement_share(verdict: str | None, vote_counts: dict[str, int]) -> float | None:
+    """Share of the votes that differ from the judge's label; None without a verdict or votes."""
+    label = as_agreement_label(verdict)  # type: ignore[arg-type]
+    total = sum(vote_counts.values())
+    if label is None or total == 0:
+        return None
+    return (total - vote_counts.get(label, 0)) / total
+
+
+def _texts(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    texts = entry.get("texts") if isinstance(entry.get("texts"), dict) else {}
+    letters = entry.get("letters") if isinstance(entry.get("letters"), dict) else {}
     return [
-        {"rater_id": str(r["rater_id"]), "label": str(r["label"])}
-        for r in ratings
-        if isinstance(r, dict) and "rater_id" in r and "label" in r
+        {"order": o, "letter": letters.get(o), "text": str(texts[o])}
+        for o in ORDERS
+        if texts.get(o) is not None
     ]
 
 
-def read_judge_calls(path: str | Path) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """``{(judge key, item id): {order: call}}``; the first call per order is kept (repeats ignored)."""
-    calls: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
-    for line, row in read_rows(path):
-        for name in ("item_id", "judge", "order", "outcome"):
-            if row.get(name) in (None, ""):
-                raise input_error(path, "required field is missing", line=line, field=name)
-        template = row.get("template") or row.get("prompt")
-        if not template:
-            raise input_error(path, "required field is missing (template or prompt)", line=line, field="template")
-        order = str(row["order"])
-        if order not in ("12", "21"):
-            raise input_error(path, f"order must be '12' or '21', got {order!r}", line=line, field="order")
-        letter = row.get("letter", row.get("verdict"))
-        if row["outcome"] != "ok" or letter not in ("A", "B", "C"):
-            letter = None
-        key = (f"{row['judge']}/{template}", str(row["item_id"]))
-        calls[key].setdefault(
-            order, {"order": order, "letter": letter, "outcome": str(row["outcome"]), "text": str(row.get("text") or "")}
-        )
-    return calls
+def select_disagreements(calibration: dict[str, Any], *, top: int = 3) -> list[dict[str, Any]]:
+    """Up to `top` items per judge key, largest disagreement first (ties: more votes, then item id).
 
-
-def find_disagreements(
-    cases: list[Case],
-    calls: dict[tuple[str, str], dict[str, dict[str, Any]]],
-    *,
-    split: str | None = None,
-    judges: list[str] | None = None,
-    top: int = 3,
-) -> list[dict[str, Any]]:
-    """The `top` items per judge with the largest share of human votes against the judge's verdict."""
-    by_id = {c.id: c for c in cases if split is None or c.split in (None, split)}
-    per_judge: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for (judge, item_id), orders in calls.items():
-        case = by_id.get(item_id)
-        if case is None or (judges is not None and judge not in judges):
-            continue
-        votes = votes_of(case)
-        verdict = combine_orders(orders.get("12", {}).get("letter"), orders.get("21", {}).get("letter"))
-        if verdict is None or not votes:
-            continue
-        label = as_agreement_label(verdict)
-        share = sum(v["label"] != label for v in votes) / len(votes)
-        if share == 0:
-            continue
-        per_judge[judge].append(
-            {
-                "item_id": case.id,
-                "category": case.category,
-                "judge": judge,
-                "verdict": verdict,
-                "disagreement": share,
-                "question": case.question,
-                "answer_1": case.output_1,
-                "answer_2": case.output_2,
-                "votes": votes,
-                "judge_texts": [orders[o] for o in ("12", "21") if o in orders],
-            }
-        )
+    Keys without raw texts (baselines) are skipped: the section is for reading a judge's reasoning.
+    """
     out = []
-    for judge in sorted(per_judge):
-        ranked = sorted(per_judge[judge], key=lambda x: (-x["disagreement"], -len(x["votes"]), x["item_id"]))
-        out.extend(ranked[:top])
+    judges = calibration.get("judges") if isinstance(calibration.get("judges"), dict) else {}
+    for key, entry in judges.items():
+        rows = entry.get("disagreements") if isinstance(entry, dict) else None
+        if not isinstance(rows, list):
+            continue
+        cards = []
+        for row in rows:
+            if not isinstance(row, dict) or "item_id" not in row:
+                continue
+            counts = _vote_counts(row.get("votes"))
+            texts = _texts(row)
+            if not texts:
+                continue
+            cards.append({
+                "item_id": str(row["item_id"]),
+                "category": row.get("category"),
+                "judge": str(key),
+                "verdict": row.get("verdict"),
+                "majority": row.get("majority"),
+                "disagreement": disagreement_share(row.get("verdict"), counts),
+                "vote_counts": counts,
+                "votes": [],
+                "question": None,
+                "answer_1": None,
+                "answer_2": None,
+                "judge_texts": texts,
+            })
+        cards.sort(key=lambda c: (-(c["disagreement"] or 0.0), -sum(c["vote_counts"].values()), c["item_id"]))
+        out.extend(cards[:top])
     return out
 
 
-def disagreements_from_files(
-    items: str | Path,
-    judgments: str | Path,
-    *,
-    labels: str | Path | None = None,
-    split: str | None = None,
-    judges: list[str] | None = None,
-    top: int = 3,
-) -> list[dict[str, Any]]:
-    """Read the files and find the disagreements (see `find_disagreements`)."""
-    cases = read_items(items)
-    if labels is not None:
-        by_item: dict[str, list[dict[str, str]]] = defaultdict(list)
-        for label in read_labels(labels):
-            by_item[label.item_id].append({"rater_id": label.rater_id, "label": str(label.label)})
-        cases = [c.model_copy(update={"meta": {**c.meta, "human_ratings": by_item.get(c.id, [])}}) for c in cases]
-    return find_disagreements(cases, read_judge_calls(judgments), split=split, judges=judges, top=top)
+def attach_items(cards: list[dict[str, Any]], cases: dict[str, Case]) -> list[dict[str, Any]]:
+    """Fill each card's question, answers and per-rater votes from the items (unknown ids stay as they are)."""
+    for card in cards:
+        case = cases.get(card["item_id"])
+        if case is None:
+            continue
+        card["question"] = case.question
+        card["answer_1"] = case.output_1
+        card["answer_2"] = case.output_2
+        ratings = case.meta.get("human_ratings")
+        if isinstance(ratings, list):
+            card["votes"] = [
+                {"rater_id": str(r["rater_id"]), "label": str(r["label"])}
+                for r in ratings
+                if isinstance(r, dict) and "rater_id" in r and "label" in r
+            ]
+    return cards

@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from juge import __version__
+from juge.data.records import Case
+from juge.report.disagreements import attach_items, select_disagreements
 
 VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
 OUTCOMES = ("ok", "refused", "unparsed", "error")
@@ -32,6 +34,7 @@ SCORE_STATS = (
     "failures_caught",
     "false_flags",
 )
+INCONSISTENT_PATTERNS = ("n", "shown_first_won_both", "shown_second_won_both", "tie_in_one_order")
 PEOPLE_PICKS_LONGER_KEYS = ("people_picks_longer", "majority_picks_longer", "humans_picks_longer")
 PERSON_ROUTES = {"person", "human", "people", "to_person", "send_to_person"}
 
@@ -113,7 +116,7 @@ def flatten_versions(obj: Any, prefix: str = "") -> list[dict[str, str]]:
     return rows
 
 
-def _judge(key: str, entry: dict[str, Any]) -> dict[str, Any]:
+def _judge(key: str, entry: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     per_category = {
         str(cat): {
             "vs_people": {s: estimate(_mapping(v.get("vs_people")).get(s)) for s in PAIRWISE_STATS},
@@ -122,15 +125,23 @@ def _judge(key: str, entry: dict[str, Any]) -> dict[str, Any]:
         for cat, v in _mapping(entry.get("per_category")).items()
         if isinstance(v, dict)
     }
+    patterns = _counts(entry.get("inconsistent_patterns"), INCONSISTENT_PATTERNS)
     return {
         "key": key,
-        "baseline": is_baseline(key, entry),
+        "baseline": is_baseline(key, {**info, **entry}),
+        "models": [str(m) for m in info.get("models") or []],
+        "template": info.get("template"),
+        "template_hashes": [str(h) for h in info.get("template_hashes") or []],
+        "n_items": count(entry.get("n_items")),
         "verdict_counts": _counts(entry.get("verdict_counts"), VERDICTS),
         "outcomes": _counts(entry.get("outcomes"), OUTCOMES),
         "vs_people": {s: estimate(_mapping(entry.get("vs_people")).get(s)) for s in PAIRWISE_STATS},
         "vs_majority": {s: estimate(_mapping(entry.get("vs_majority")).get(s)) for s in PAIRWISE_STATS},
         "order_flip_rate": estimate(entry.get("order_flip_rate")),
         "picks_longer": estimate(entry.get("picks_longer")),
+        "picks_longer_against_majority": estimate(entry.get("picks_longer_against_majority")),
+        "inconsistent_patterns": patterns if patterns and patterns.get("n") else None,
+        "self_consistency": estimate(entry.get("self_consistency")),
         "per_category": per_category,
         "scores": {s: estimate(entry.get(s)) for s in SCORE_STATS if estimate(entry.get(s)) is not None},
         "confusion": confusion(entry.get("confusion") or entry.get("confusion_matrix")),
@@ -234,25 +245,66 @@ def _policy(policy: Any) -> dict[str, Any] | None:
     }
 
 
-def _categories(judges: list[dict[str, Any]], routes: dict[str, str]) -> list[dict[str, Any]]:
-    names: list[str] = []
+def _categories(judges: list[dict[str, Any]], people: dict[str, Any], routes: dict[str, str]) -> list[dict[str, Any]]:
+    """One row per category: the people's figures (top-level ``per_category``, else a judge's copy) and each judge's."""
+    names: list[str] = [str(c) for c in people]
     for judge in judges:
         names.extend(c for c in judge["per_category"] if c not in names)
     rows = []
     for name in names:
-        ceilings = [j["per_category"][name]["ceiling"] for j in judges if name in j["per_category"]]
-        ceiling = next((c for c in ceilings if c["agreement"] is not None), ceilings[0])
+        own = _mapping(people.get(name))
+        ceiling = {s: estimate(_mapping(own.get("ceiling")).get(s)) for s in PAIRWISE_STATS}
+        if ceiling["agreement"] is None:
+            copies = [j["per_category"][name]["ceiling"] for j in judges if name in j["per_category"]]
+            ceiling = next((c for c in copies if c["agreement"] is not None), ceiling)
         rows.append(
             {
                 "name": name,
                 "route": routes.get(name),
+                "n_items": count(own.get("n_items")),
+                "n_votes": count(own.get("n_votes")),
                 "ceiling": ceiling,
+                "people_picks_longer": estimate(own.get("majority_picks_longer")),
                 "judges": {
                     j["key"]: j["per_category"][name]["vs_people"] for j in judges if name in j["per_category"]
                 },
             }
         )
     return rows
+
+
+def _reference(obj: Any) -> list[dict[str, Any]]:
+    """Paired comparisons of a judge with and without the reference answer, on the same items."""
+    rows = []
+    for r in obj if isinstance(obj, list) else []:
+        r = _mapping(r)
+        if not (r.get("with_reference") and r.get("without_reference")):
+            continue
+        rows.append({
+            "with_reference": str(r["with_reference"]),
+            "without_reference": str(r["without_reference"]),
+            "n_items": count(r.get("n_items")),
+            "with": estimate(r.get("vs_people_with")),
+            "without": estimate(r.get("vs_people_without")),
+            "difference": estimate(r.get("difference")),
+        })
+    return rows
+
+
+def _versions(versions: Any) -> dict[str, Any]:
+    """Split `versions` into data hashes, the juge that made the study, and everything else."""
+    versions = dict(_mapping(versions))
+    judges = versions.pop("judges", None)
+    sources = versions.pop("sources_sha256", None)
+    study_juge = versions.pop("juge", None)
+    data = [{"name": str(k), "value": str(v)} for k, v in _mapping(sources).items()]
+    for key in ("dataset_hash", "data_hash", "dataset_sha256"):
+        if key in versions:
+            data.append({"name": key, "value": str(versions.pop(key))})
+    other = flatten_versions(versions)
+    if judges is not None and not isinstance(judges, dict):
+        other += flatten_versions({"judges": judges})
+    return {"study_juge": str(study_juge) if study_juge else None, "data": data, "other": other}
 
 
 def people_picks_longer(calibration: dict[str, Any]) -> dict[str, Any] | None:
@@ -271,27 +323,40 @@ def build_report_data(
     calibration: dict[str, Any],
     *,
     policy: dict[str, Any] | None = None,
-    disagreements: list[dict[str, Any]] | None = None,
+    cases: dict[str, Case] | None = None,
+    top: int = 3,
     source: str | None = None,
     generated_at: datetime | None = None,
 ) -> dict[str, Any]:
-    """The normalised report data (see the module docstring)."""
-    judges = [_judge(str(k), v) for k, v in _mapping(calibration.get("judges")).items() if isinstance(v, dict)]
+    """The normalised report data (see the module docstring).
+
+    `cases` (items by id) adds the question, answers and rater votes to the disagreement
+    examples; `top` is how many examples to show per judge.
+    """
+    infos = _mapping(_mapping(calibration.get("versions")).get("judges"))
+    judges = [
+        _judge(str(k), v, _mapping(infos.get(k)))
+        for k, v in _mapping(calibration.get("judges")).items()
+        if isinstance(v, dict)
+    ]
     ceiling = _mapping(calibration.get("ceiling"))
     policy_data = _policy(policy)
     routes = policy_data["routes"] if policy_data else {}
-    if disagreements is None:
-        disagreements = calibration.get("disagreements") if isinstance(calibration.get("disagreements"), list) else []
+    disagreements = select_disagreements(calibration, top=top)
+    if cases:
+        attach_items(disagreements, cases)
     generated_at = generated_at or datetime.now(timezone.utc)
     single = [j for j in judges if j["scores"] or j["confusion"]]
-    for j in single:
+    for j in judges:
         j["reliability"] = reliability_from_confusion(j["confusion"]) if j["confusion"] else None
+    bootstrap = _mapping(calibration.get("bootstrap"))
     return {
-        "kind": "calibration",
+        "kind": str(calibration.get("kind") or "pairwise"),
         "source": source,
         "juge_version": __version__,
         "generated_at": generated_at.isoformat(timespec="seconds"),
-        "versions": flatten_versions(calibration.get("versions")),
+        "versions": _versions(calibration.get("versions")),
+        "bootstrap": {k: bootstrap[k] for k in ("n_resamples", "seed", "level", "unit") if k in bootstrap},
         "split": calibration.get("split") if isinstance(calibration.get("split"), str) else None,
         "n_items": count(calibration.get("n_items")),
         "n_votes": count(calibration.get("n_votes")),
@@ -305,8 +370,11 @@ def build_report_data(
         },
         "people_picks_longer": people_picks_longer(calibration),
         "judges": judges,
-        "categories": _categories(judges, routes),
+        "categories": _categories(judges, _mapping(calibration.get("per_category")), routes),
+        "reference": _reference(calibration.get("reference")),
         "single_score": [j["key"] for j in single],
         "policy": policy_data,
-        "disagreements": [d for d in disagreements if isinstance(d, dict)],
+        "disagreements": disagreements,
+        "disagreements_per_judge": top,
+        "notes": [str(n) for n in calibration.get("notes") or [] if isinstance(n, str)],
     }

@@ -125,49 +125,59 @@ def agreement_plot(data: dict[str, Any]) -> str | None:
         return to_svg(fig, "Agreement and kappa of each judge with each person, with the person-vs-person ceiling")
 
 
-def category_plot(data: dict[str, Any]) -> str | None:
-    """Per category: person vs person beside each judge vs person, with intervals and n; policy routes marked."""
+def _category_label(cat: dict[str, Any]) -> str:
+    votes = sorted({e["agreement"]["n"] for e in cat["judges"].values() if e.get("agreement") and e["agreement"]["n"] is not None})
+    votes_text = "?" if not votes else f"{votes[0]}" if len(votes) == 1 else f"{votes[0]}–{votes[-1]}"
+    pairs = cat["ceiling"]["agreement"]["n"] if cat["ceiling"]["agreement"] else "?"
+    return f"{cat['name']}\npairs n={pairs} · votes n={votes_text}"
+
+
+def category_plot(data: dict[str, Any], columns: int = 4) -> str | None:
+    """Per category: person vs person (band) beside each judge vs person, with intervals and n; policy routes marked.
+
+    Small multiples, one panel per category, laid out like the overall agreement plot
+    so the two read the same way.
+    """
     cats = data["categories"]
-    if not cats:
-        return None
     keys = [j["key"] for j in data["judges"] if any(c["judges"].get(j["key"], {}).get("agreement") for c in cats)]
+    if not cats or not keys:
+        return None
     colours = _judge_colours(data["judges"])
-    series = [("person vs person", PEOPLE, "D")] + [
-        (k, colours[k], "s" if next(j for j in data["judges"] if j["key"] == k)["baseline"] else "o") for k in keys
-    ]
-    width = 0.8 / len(series)
+    baseline = {j["key"]: j["baseline"] for j in data["judges"]}
+    columns = min(columns, len(cats))
+    rows = -(-len(cats) // columns)
     with _style("category"):
-        fig, ax = plt.subplots(figsize=(max(7.0, 1.15 * len(cats) + 2.5), 4.2))
-        for x, cat in enumerate(cats):
+        fig, axes = plt.subplots(rows, columns, figsize=(2.3 * columns + 1.6, (0.24 * len(keys) + 0.9) * rows),
+                                 sharey=True, sharex=True, squeeze=False)
+        for ax, cat in zip(axes.flat, cats):
+            band = cat["ceiling"]["agreement"]
             if cat["route"] == "person":
-                ax.axvspan(x - 0.48, x + 0.48, color=PERSON_ROUTE, lw=0, zorder=0)
-                ax.text(x, 1.005, "→ person", ha="center", va="bottom", fontsize=8, color="#a33", fontweight="bold",
-                        transform=ax.get_xaxis_transform())
-        for i, (name, colour, marker) in enumerate(series):
-            xs, ests = [], []
-            for x, cat in enumerate(cats):
-                est = cat["ceiling"]["agreement"] if i == 0 else cat["judges"].get(name, {}).get("agreement")
+                ax.set_facecolor(PERSON_ROUTE)
+            if band:
+                if band["low"] is not None:
+                    ax.axvspan(band["low"], band["high"], color=PEOPLE, alpha=0.25, lw=0)
+                ax.axvline(band["value"], color=PEOPLE, lw=1.4)
+            for y, key in enumerate(keys):
+                est = cat["judges"].get(key, {}).get("agreement")
                 if est:
-                    xs.append(x - 0.4 + width * (i + 0.5))
-                    ests.append(est)
-            if ests:
-                ax.errorbar(xs, [e["value"] for e in ests], yerr=_errors(ests), fmt=marker, color=colour,
-                            capsize=2, ms=5, label=name)
-        labels = []
-        for cat in cats:
-            pairs = _n(cat["ceiling"]["agreement"])
-            votes = sorted({e["agreement"]["n"] for e in cat["judges"].values() if e.get("agreement") and e["agreement"]["n"] is not None})
-            votes_text = "n=?" if not votes else f"n={votes[0]}" if len(votes) == 1 else f"n={votes[0]}–{votes[-1]}"
-            labels.append(f"{cat['name']}\npairs {pairs}\nvotes {votes_text}")
-        ax.set_xticks(range(len(cats)))
-        ax.set_xticklabels(labels, fontsize=8)
-        ax.set_xlim(-0.5, len(cats) - 0.5)
-        ax.set_ylim(0, 1)
-        ax.set_ylabel("agreement with each person")
-        ax.grid(axis="y", color="#ddd", lw=0.6)
-        ax.set_axisbelow(True)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
-        fig.tight_layout()
+                    ax.errorbar(est["value"], y, xerr=_errors([est]), fmt="s" if baseline[key] else "o",
+                                color=colours[key], capsize=2, ms=4, lw=1)
+            title = _category_label(cat)
+            ax.set_title(("→ person · " if cat["route"] == "person" else "") + title, fontsize=8,
+                         color="#a3271b" if cat["route"] == "person" else "#1d2430", loc="left", fontweight="normal")
+            ax.set_xlim(0, 1)
+            ax.set_xticks([0, 0.5, 1])
+            ax.tick_params(labelsize=8)
+            ax.grid(axis="x", color="#ddd", lw=0.6)
+            ax.set_axisbelow(True)
+        for ax in list(axes.flat)[len(cats):]:
+            ax.set_visible(False)
+        axes[0][0].set_yticks(range(len(keys)))
+        axes[0][0].set_yticklabels(keys)
+        axes[0][0].set_ylim(len(keys) - 0.5, -0.5)
+        for ax in axes[-1]:
+            ax.set_xlabel("agreement with each person", fontsize=8)
+        fig.tight_layout(h_pad=1.2, w_pad=0.8)
         return to_svg(fig, "Agreement with each person per category: person vs person beside each judge")
 
 
