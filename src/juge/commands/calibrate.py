@@ -1,0 +1,154 @@
+"""`juge calibrate` and `juge demo`: measure judges against people, with the person-vs-person ceiling."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from juge.errors import InputError
+
+
+@contextmanager
+def study_progress(total: int, console: Console) -> Iterator[Callable[[str], None]]:
+    """A transient progress bar over judge keys (the bootstrap takes a second or more)."""
+    with Progress(SpinnerColumn(), TextColumn("bootstrapping {task.description}"), BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("judges", total=total)
+
+        def step(key: str) -> None:
+            bar.update(task, advance=1, description=key)
+
+        yield step
+
+
+def _scale_option(text: str | None) -> dict[str, float] | None:
+    from juge.data.adapters import parse_scale
+
+    return parse_scale(text)
+
+
+def calibrate_command(
+    items: Annotated[Optional[Path], typer.Option(
+        "--items", help="Items: the sample layout (JSONL with human_ratings), juge cases (JSONL/CSV with id, "
+        "output_1, output_2 or output), or rated items with --label-cols.")] = None,
+    judgments: Annotated[Optional[list[Path]], typer.Option(
+        "--judgments", help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, "
+        "text). Repeatable.")] = None,
+    labels: Annotated[Optional[Path], typer.Option(
+        "--labels", help="Human labels, one row per rater per item (item_id, rater_id, label).")] = None,
+    from_hf: Annotated[Optional[Path], typer.Option(
+        "--from-hf", help="Directory with the exported MT-Bench human-judgments dataset (human + gpt4_pair files, "
+        "JSON/JSONL/Parquet).")] = None,
+    turn: Annotated[int, typer.Option(help="With --from-hf: which turn to study (1 or 2).")] = 1,
+    run: Annotated[Optional[str], typer.Option("--run", help="Judgments (and cases) of a stored run.")] = None,
+    db: Annotated[Optional[Path], typer.Option("--db", help="Store for --run (default .juge/juge.db).")] = None,
+    split: Annotated[Optional[str], typer.Option(
+        help="dev, holdout or all. Default: dev when the items carry a split, else all.")] = None,
+    judge: Annotated[Optional[list[str]], typer.Option(
+        "--judge", help="Only this judge (repeatable); baselines recorded with the items are kept only if named.")
+    ] = None,
+    template: Annotated[Optional[list[str]], typer.Option("--template", help="Only this template (repeatable).")
+                        ] = None,
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write every figure to this JSON file.")] = None,
+    kind: Annotated[Optional[str], typer.Option(
+        help="pairwise, score or passfail. Default: guessed from the items and labels.")] = None,
+    label_cols: Annotated[Optional[str], typer.Option(
+        "--label-cols", help="Columns holding one rater's rating each, e.g. rating_1,rating_2.")] = None,
+    scale: Annotated[Optional[str], typer.Option(
+        help="Words to scale points, e.g. Bad=1,'Could be Improved'=2,Acceptable=3,Excellent=4.")] = None,
+    id_col: Annotated[str, typer.Option("--id-col", help="With --label-cols: the id column.")] = "id",
+    output_col: Annotated[str, typer.Option("--output-col", help="With --label-cols: the answer column.")] = "output",
+    baseline_col: Annotated[Optional[list[str]], typer.Option(
+        "--baseline-col", help="An item field holding a recorded verdict to report as a baseline (repeatable; "
+        "default for the sample layout: gpt4_2023).")] = None,
+    truth: Annotated[str, typer.Option(
+        help="Human truth for single scores: each (every rater), mean (of raters) or agree (items where raters "
+        "agree).")] = "each",
+    threshold: Annotated[Optional[float], typer.Option(
+        help="Single scores: also report agreement on score >= THRESHOLD (e.g. 4 = acceptable).")] = None,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples over items.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+) -> None:
+    """Measure judges against people: the person-vs-person ceiling, agreement and kappa with intervals,
+    order and length bias, per category, with and without a reference answer.
+
+    Pairs are judged in both orders: the same verdict twice is the verdict, two different verdicts are
+    'inconsistent' and count as a tie; a refused, unparsed or missing order makes the verdict missing
+    (counted, never guessed). Every figure is printed with its 95 % bootstrap interval over items and its n.
+    """
+    from juge.study.calibrate import Bootstrap
+    from juge.study.inputs import default_split, load_inputs, run_study, write_json
+    from juge.study.tables import print_result
+
+    if kind not in (None, "pairwise", "score", "passfail"):
+        raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
+    if resamples < 1:
+        raise InputError("--resamples must be at least 1")
+    console, err = Console(), Console(stderr=True)
+    inputs = load_inputs(
+        items=items, judgments=judgments or [], labels=labels, from_hf=from_hf, turn=turn, run=run, db=db,
+        kind=kind,  # type: ignore[arg-type]
+        label_cols=[c.strip() for c in label_cols.split(",") if c.strip()] if label_cols else [],
+        scale=_scale_option(scale), id_col=id_col, output_col=output_col, baseline_cols=baseline_col or [],
+        judges=judge or [], templates=template or [],
+    )
+    chosen = default_split(inputs, split)
+    if chosen == "holdout":
+        err.print("warning: studying the holdout split; keep it for the one final test of a policy.",
+                  style="yellow", highlight=False)
+    n_keys = len({f"{j.judge}/{j.template}" for j in inputs.judgments}) + len(inputs.data.baselines) + 1
+    with study_progress(n_keys, err) as step:
+        result = run_study(inputs, split=chosen, boot=Bootstrap(n_resamples=resamples, seed=seed),
+                           truth=truth, threshold=threshold, progress=step)  # type: ignore[arg-type]
+    print_result(result, console)
+    if json_path is not None:
+        write_json(json_path, result)
+        console.print(f"wrote {json_path}", highlight=False, markup=False)
+
+
+def demo_command(
+    out: Annotated[Path, typer.Option(
+        "--out", help="Directory for calibration.json (and later outputs).")] = Path("juge-demo"),
+    split: Annotated[str, typer.Option(help="dev (default) or all; holdout is kept for the final test.")] = "dev",
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples over items.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+) -> None:
+    """Run the calibration study on the embedded MT-Bench sample: no network, no key.
+
+    320 MT-Bench pairs with 834 human votes (LMSYS, CC BY 4.0) and 1,760 recorded calls of two judges,
+    both orders, with and without a reference answer. Prints the tables for the dev split and writes
+    OUT/calibration.json.
+    """
+    from juge.study.calibrate import Bootstrap
+    from juge.study.demo import run_demo
+    from juge.study.tables import print_result
+
+    if split not in ("dev", "holdout", "all"):
+        raise InputError(f"--split must be dev, holdout or all, got {split!r}")
+    console, err = Console(), Console(stderr=True)
+    with study_progress(7, err) as step:
+        result = run_demo(out, split=split, boot=Bootstrap(n_resamples=resamples, seed=seed), progress=step)
+    console.print("juge demo: MT-Bench calibration sample (human votes: LMSYS, Zheng et al. 2023, CC BY 4.0; "
+                  "see juge/demo_data/DATA.md)", style="bold", highlight=False, markup=False)
+    print_result(result.study, console)
+    console.print(f"\nwrote {result.json_path}", highlight=False, markup=False)
+    console.print(
+        "next:\n"
+        "  juge calibrate --items items.jsonl --judgments judgments.jsonl --json calibration.json"
+        "   # the same study on your data\n"
+        "  juge calibrate --from-hf mt_bench_human_judgments/ --split all"
+        "   # the official MT-Bench human judgments\n"
+        "  juge --help   # run judges, write a policy, label items, make a report",
+        highlight=False, markup=False,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("calibrate")(calibrate_command)
+    app.command("demo")(demo_command)

@@ -1,0 +1,186 @@
+"""Gather a study's inputs from files or a stored run, and run the right study on them.
+
+This is what `juge calibrate` calls; it decides the layout of the items file and the
+kind of study (pairwise, single score, PASS/FAIL) and writes the JSON atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from juge.data.adapters import (
+    CalibrationData,
+    normalise_passfail,
+    read_label_rows,
+    read_mtbench_human_judgments,
+    read_pairwise_items,
+    read_rated_items,
+    read_recorded_judgments,
+)
+from juge.data.readers import file_hash, read_cases, read_rows
+from juge.data.records import Judgment
+from juge.errors import InputError
+from juge.study.calibrate import Bootstrap, pairwise_study
+from juge.study.pairtable import build_pair_table
+from juge.study.scores import Truth, build_grade_table, grade_study
+
+StudyKind = Literal["pairwise", "score", "passfail"]
+
+
+@dataclass
+class StudyInputs:
+    """Everything a study reads: items and human labels, in-item baselines, and judgments."""
+
+    kind: StudyKind
+    data: CalibrationData
+    judgments: list[Judgment] = field(default_factory=list)
+    has_splits: bool = False
+
+
+def _is_sample_layout(path: Path) -> bool:
+    rows = read_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else []
+    return bool(rows) and "human_ratings" in rows[0][1]
+
+
+def _guess_kind(data: CalibrationData) -> StudyKind:
+    if data.cases and all(c.is_pair for c in data.cases):
+        return "pairwise"
+    if data.labels and all(normalise_passfail(lab.label) is not None and not isinstance(lab.label, (int, float))
+                           for lab in data.labels):
+        return "passfail"
+    return "score"
+
+
+def load_inputs(
+    *,
+    items: Path | None = None,
+    judgments: Sequence[Path] = (),
+    labels: Path | None = None,
+    from_hf: Path | None = None,
+    turn: int = 1,
+    run: str | None = None,
+    db: Path | None = None,
+    kind: StudyKind | None = None,
+    label_cols: Sequence[str] = (),
+    scale: dict[str, float] | None = None,
+    id_col: str = "id",
+    output_col: str = "output",
+    baseline_cols: Sequence[str] = (),
+    judges: Sequence[str] = (),
+    templates: Sequence[str] = (),
+) -> StudyInputs:
+    """Read items, labels and judgments from the given sources; keep only the chosen judges/templates."""
+    if from_hf is not None and (items is not None or run is not None):
+        raise InputError("--from-hf reads items and votes from the dataset; do not combine it with --items or --run")
+    if from_hf is None and items is None and run is None:
+        raise InputError("nothing to calibrate: give --items FILE, --from-hf DIR or --run RUN_ID (see --help)")
+    recorded: list[Judgment] = []
+    if from_hf is not None:
+        data = read_mtbench_human_judgments(from_hf, turn=turn)
+    elif items is not None and label_cols:
+        guessed = kind if kind in ("score", "passfail") else "score"
+        data = read_rated_items(items, label_cols=label_cols, kind=guessed, scale=scale, id_col=id_col,
+                                output_col=output_col, baseline_cols=baseline_cols)
+        kind = guessed
+    elif items is not None and _is_sample_layout(items):
+        data = read_pairwise_items(items, **({"baseline_fields": baseline_cols} if baseline_cols else {}))
+    elif items is not None:
+        data = CalibrationData(read_cases(items), [], {}, {"items": file_hash(items)})
+    else:
+        data = CalibrationData([], [], {}, {})
+    if run is not None:
+        from juge.store import DEFAULT_DB, RunNotFound, Store
+
+        with Store(db or DEFAULT_DB) as store:
+            try:
+                info = store.get_run(run)
+            except RunNotFound as exc:
+                raise InputError(f"--run: {exc}") from None
+            if not data.cases:
+                data.cases = store.run_cases(info["id"])
+            data.sources[f"run {info['id']} dataset"] = info["dataset_hash"]
+            recorded += store.judgments(info["id"])
+            if not data.labels and labels is None:
+                ids = {c.id for c in data.cases}
+                data.labels = [lab for lab in store.labels() if lab.item_id in ids]
+    if labels is not None:
+        pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
+        data.labels += read_label_rows(labels, pairwise=pairwise)
+        data.sources["labels"] = file_hash(labels)
+    for k, path in enumerate(judgments):
+        recorded += read_recorded_judgments(path)
+        data.sources["judgments" if k == 0 else f"judgments_{k + 1}"] = file_hash(path)
+    if not data.labels:
+        raise InputError("no human labels: the items carry none; give --labels FILE (item_id, rater_id, label)"
+                         + (" or --label-cols" if items is not None else ""))
+    if judges:
+        recorded = [j for j in recorded if j.judge in judges]
+        data.baselines = {k: v for k, v in data.baselines.items() if k in judges}
+    if templates:
+        recorded = [j for j in recorded if j.template in templates]
+    kind = kind or _guess_kind(data)
+    if kind == "pairwise" and not all(c.is_pair for c in data.cases):
+        bad = next(c.id for c in data.cases if not c.is_pair)
+        raise InputError(f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2")
+    return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases))
+
+
+def default_split(inputs: StudyInputs, split: str | None) -> str:
+    """The split to study: as given, else `dev` when the items carry splits, else all items."""
+    if split is not None:
+        if split != "all" and not any(c.split == split for c in inputs.data.cases):
+            present = sorted({c.split for c in inputs.data.cases if c.split}) or ["none"]
+            raise InputError(f"--split {split}: no item is in that split (splits present: {', '.join(present)}); "
+                             "use --split all to study every item")
+        return split
+    return "dev" if inputs.has_splits else "all"
+
+
+def run_study(
+    inputs: StudyInputs,
+    *,
+    split: str,
+    boot: Bootstrap = Bootstrap(),
+    truth: Truth = "each",
+    threshold: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Build the per-item table and compute the study's JSON."""
+    data = inputs.data
+    if inputs.kind == "pairwise":
+        if truth != "each" or threshold is not None:
+            raise InputError("--truth and --threshold apply to single-score and PASS/FAIL studies, not to pairs")
+        try:
+            table = build_pair_table(data.cases, data.labels, inputs.judgments, baselines=data.baselines,
+                                     sources=data.sources)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        return pairwise_study(table, split=split, boot=boot, progress=progress)
+    grades = build_grade_table(inputs.kind, data.cases, data.labels, inputs.judgments, baselines=data.baselines,
+                               sources=data.sources)
+    return grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
+
+
+def write_json(path: Path, data: Any) -> Path:
+    """Write JSON atomically: a temporary file in the same directory, then a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False, indent=1)
+            f.write("\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
