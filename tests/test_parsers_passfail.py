@@ -1,0 +1,97 @@
+"""PASS/FAIL parser: exactly the bare word on the first line, then an explanation; else unparsed."""
+
+from __future__ import annotations
+
+import pytest
+
+from juge.judges.parsers import ParseResult, parse_passfail
+
+
+@pytest.mark.parametrize(
+    "text, verdict",
+    [
+        ("PASS\nThe answer states the opening hours from the context.", "PASS"),
+        ("FAIL\nIt invents a delivery service the bakery does not offer.", "FAIL"),
+        ("FAIL  \r\nTrailing spaces and CRLF after the verdict are fine.", "FAIL"),
+        ("PASS\n\nA blank line before the sentence is fine.\n", "PASS"),
+        ("PASS\nThe reply would FAIL only if it named a price, and it does not.", "PASS"),
+        ("FAIL\nThe answer says 'pass the salt' instead of answering.", "FAIL"),
+    ],
+)
+def test_valid_outputs(text: str, verdict: str) -> None:
+    assert parse_passfail(text) == ParseResult("ok", verdict, None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   \n  \n",
+        "PASS.\nGood.",
+        "**PASS**\nGood.",
+        "pass\nGood.",
+        "Pass\nGood.",
+        " PASS\nLeading space.",
+        "PASS: the answer is right.",
+        "PASS - the answer is right.",
+        "Verdict: PASS\nGood.",
+        "\nPASS\nThe verdict is not on the first line.",
+        "The answer is good.\nPASS",
+        # a verdict word inside prose
+        "I would not PASS this\nIt is wrong.",
+        "downgrade: PASS\nIt is borderline.",
+        "This is a FAIL in my view.\nWrong hours.",
+        # hidden and look-alike characters around or inside the verdict
+        "\ufeffPASS\nBOM first.",
+        "PASS\u200b\nZero-width space after.",
+        "\u200bPASS\nZero-width space before.",
+        "PA\u200dSS\nZero-width joiner inside.",
+        "P\u00adASS\nSoft hyphen inside.",
+        "PASS\u2060\nWord joiner after.",
+        "\u202ePASS\nBidi override.",
+        "PASS\u00a0\nNo-break space after.",
+        "\u0420ASS\nCyrillic Er.",
+        "PA\u0405S\nCyrillic Dze.",
+        "\u03a1ASS\nGreek Rho.",
+        "FA\u0399L\nGreek Iota.",
+        "\uff30\uff21\uff33\uff33\nFullwidth letters.",
+        "\U0001d40f\U0001d400\U0001d412\U0001d412\nMathematical bold.",
+        "P\u0301ASS\nCombining accent.",
+        "PASS\u2028Line separator glued to the verdict line.",
+        # two verdicts
+        "PASS\nFAIL\nUndecided.",
+        "PASS\nLooks fine.\nFAIL",
+        "FAIL\nWrong.\nVerdict: PASS",
+        "PASS\nGood.\n**fail**",
+        "PASS\nGood.\nF\u0391IL",
+        # verdict without the required explanation
+        "PASS",
+        "FAIL\n   ",
+    ],
+)
+def test_hostile_and_borderline_outputs_are_unparsed(text: str) -> None:
+    result = parse_passfail(text)
+    assert result.outcome == "unparsed"
+    assert result.verdict is None
+    assert result.reason
+
+
+def test_reason_names_the_failure() -> None:
+    assert parse_passfail("").reason == "empty output"
+    assert "exactly" in parse_passfail("**PASS**\nx").reason
+    assert "second verdict" in parse_passfail("PASS\nok\nFAIL").reason
+    assert "explanation" in parse_passfail("FAIL").reason
+    assert "not PASS or FAIL" in parse_passfail("Great answer.\nYes.").reason
+
+
+def test_bare_verdict_accepted_only_when_no_reason_is_required() -> None:
+    assert parse_passfail("PASS", require_reason=False).verdict == "PASS"
+    assert parse_passfail("PASS", require_reason=True).outcome == "unparsed"
+    assert parse_passfail("PASS.", require_reason=False).outcome == "unparsed"
+
+
+def test_parse_result_cannot_mix_outcome_and_verdict() -> None:
+    with pytest.raises(ValueError):
+        ParseResult("unparsed", "PASS", "x")
+    with pytest.raises(ValueError):
+        ParseResult("ok", None, None)
