@@ -193,6 +193,244 @@ def compare_command(
     write_json(json_path, result)
 
 
+# ---- policy derive / test, route, audit-sample ------------------------------------------------
+ItemsOption = Annotated[Path, typer.Option("--items", help="Pairwise items (the shared sample's items.jsonl layout, votes inside).")]
+JudgmentsOption = Annotated[Optional[Path], typer.Option(
+    "--judgments", help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, text).")]
+RunOption = Annotated[Optional[str], typer.Option("--run", help="Take the judgments from this run in the store instead.")]
+LabelsOption = Annotated[Optional[Path], typer.Option(
+    "--labels", help="Human votes in a separate file (item_id, rater_id, label A/B/tie), instead of the items' votes.")]
+PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
+
+
+def _study_data(items: Path, judgments: Path | None, run: str | None, labels: Path | None, db: Path):
+    from juge.data.adapters import read_recorded_judgments
+    from juge.data.readers import file_hash
+    from juge.study.policy import load_pair_study
+
+    if (judgments is None) == (run is None):
+        raise InputError("give the judgments either as --judgments FILE or as --run RUN_ID (one of the two)")
+    if judgments is not None:
+        return load_pair_study(items, read_recorded_judgments(judgments), labels,
+                               {"judgments": file_hash(judgments)})
+    with Store(db) as store:
+        run_row = store.get_run(run)
+        calls = store.judgments(run_row["id"])
+    return load_pair_study(items, calls, labels, {"run": run_row["id"]})
+
+
+def _bootstrap(seed: int, resamples: int):
+    from juge.study.calibrate import Bootstrap
+
+    return Bootstrap(n_resamples=resamples, seed=seed)
+
+
+def _policy_tables(policy: dict[str, Any]) -> None:
+    sel = policy["selection"]
+    table = Table(title="Rule 1: candidates on dev (agreement with the human majority)", title_justify="left")
+    for col in ("candidate", "vs majority", "kappa", "vs each person"):
+        table.add_column(col)
+    for row in sel["candidates"]:
+        mark = " (chosen)" if row["key"] == sel["chosen"] else ""
+        table.add_row(Text(row["key"] + mark), fmt(row["vs_majority"]["agreement"]), fmt(row["vs_majority"]["kappa"]),
+                      fmt(row["vs_people"]["agreement"]))
+    out.print(table)
+    if sel["difference"]:
+        d = sel["difference"]
+        out.print(Text(f"chosen - runner-up ({d['b']}), paired on {d['n_items']} items: {fmt(d['difference'])}"))
+    for cat, r in policy["reference"].items():
+        out.print(Text(f"Rule 2, {cat}: reference prompt {'used' if r['use_reference'] else 'not used'} "
+                       f"(with - without: {fmt(r['difference'])})"))
+    table = Table(title=f"Rule 3: categories (margin {policy['margin']:g}, rule {policy['rule']})", title_justify="left")
+    for col in ("category", "prompt", "judge vs person", "person vs person", "gap", "decision"):
+        table.add_column(col)
+    for cat, r in policy["categories"].items():
+        table.add_row(Text(cat), Text(r["template"]), fmt(r["vs_people"]), fmt(r["ceiling"]),
+                      "n/a" if r["gap"] is None else f"{r['gap']:+.3f}", r["decision"])
+    out.print(table)
+    g = policy.get("guarantee")
+    if g:
+        out.print(Text(f"Rule 6: threshold {g['threshold'] if g['threshold'] is not None else 'none'}, "
+                       f"coverage {g['coverage']:.1%} of {g['n_items']} dev items"))
+
+
+@exits_2_on_input_error
+def derive_command(
+    items: ItemsOption,
+    judgments: JudgmentsOption = None,
+    run: RunOption = None,
+    labels: LabelsOption = None,
+    db: DbOption = DEFAULT_DB,
+    split: Annotated[str, typer.Option(help="The split the policy is derived on.")] = "dev",
+    margin: Annotated[float, typer.Option(help="How far judge-vs-person agreement may fall below person-vs-person.")] = 0.05,
+    rule: Annotated[str, typer.Option(help="margin (default), lower-bound (stricter), or guarantee (route by confidence).")] = "margin",
+    target: Annotated[float, typer.Option(help="--rule guarantee: required agreement with the majority on judged items.")] = 0.9,
+    confidence: Annotated[float, typer.Option(help="--rule guarantee: confidence level of the guarantee.")] = 0.9,
+    judge: Annotated[Optional[list[str]], typer.Option("--judge", help="Candidate judge (name or judge/template); repeatable. Default: every judge in the judgments.")] = None,
+    audit_n: Annotated[int, typer.Option("--audit-n", min=1, help="Decisions a person reads each week (rule 5).")] = 10,
+    output: Annotated[Path, typer.Option("-o", "--output", help="The policy for people (Markdown).")] = Path("JUDGE_POLICY.md"),
+    json_path: Annotated[Path, typer.Option("--json", help="The policy for juge (JSON), read by policy test, route and audit-sample.")] = Path("policy.json"),
+    seed: SeedOption = 0,
+    resamples: ResamplesOption = 2000,
+) -> None:
+    """Derive a judge policy on the dev split: which judge, which prompt per category, what goes to a person.
+
+    Rules: (1) the judge with the highest agreement with the human majority; (2) the
+    reference prompt where it agrees at least as often; (3) a category goes to a person
+    when judge-vs-person agreement falls below person-vs-person by more than --margin
+    (figures rounded to 3 decimals; --rule lower-bound: unless the interval's lower bound
+    is above -margin); (4) order-dependent, refused, unparsed or missing verdicts go to a
+    person; (5) a weekly audit sample; (6) --rule guarantee: route by confidence with a
+    stated guarantee. Writes JUDGE_POLICY.md for people and policy.json for juge.
+    """
+    from juge.study.policy import derive_policy, policy_markdown
+
+    data = _study_data(items, judgments, run, labels, db)
+    policy = derive_policy(data, split=split, margin=margin, rule=rule, target=target, confidence=confidence,
+                           judges=judge, audit_n=audit_n, boot=_bootstrap(seed, resamples))
+    _policy_tables(policy)
+    write_atomic(output, policy_markdown(policy))
+    out.print(Text(f"wrote {output}"))
+    write_json(json_path, policy)
+    out.print(Text(f"next: juge policy test --policy {json_path} --items {items} ... (once, on the holdout split)"))
+
+
+@exits_2_on_input_error
+def test_command(
+    policy_path: PolicyOption,
+    items: ItemsOption,
+    judgments: JudgmentsOption = None,
+    run: RunOption = None,
+    labels: LabelsOption = None,
+    db: DbOption = DEFAULT_DB,
+    split: Annotated[str, typer.Option(help="The held-out split.")] = "holdout",
+    force: Annotated[bool, typer.Option("--force", help="Test a holdout that was already used (the result is flagged).")] = False,
+    json_path: JsonOption = None,
+    seed: SeedOption = 0,
+    resamples: ResamplesOption = 2000,
+) -> None:
+    """Test a policy once on the holdout split and record the use in the store.
+
+    Reports the decisions, the share the judge decides alone, and on those items:
+    agreement and kappa with the majority, judge vs each person and person vs person;
+    the judge on every holdout item with no policy; per category. A second test of the
+    same holdout (same data hash) is refused (exit 2) unless --force, which is flagged.
+    """
+    from juge.study.holdout import run_holdout_test
+    from juge.study.policy import read_policy
+
+    policy = read_policy(policy_path)
+    data = _study_data(items, judgments, run, labels, db)
+    with Store(db) as store:
+        result = run_holdout_test(policy, data, store, split=split, force=force, boot=_bootstrap(seed, resamples))
+    if result.get("warning"):
+        out.print(Text(result["warning"], style="bold red"))
+        err.print(Text(result["warning"], style="bold red"))
+    table = Table(title=f"Policy {policy['policy_hash'][:12]} on split {split} ({result['n_items']} items)",
+                  title_justify="left")
+    table.add_column("decision")
+    table.add_column("items", justify="right")
+    for label, count in result["decisions"].items():
+        table.add_row(Text(label), str(count))
+    out.print(table)
+    out.print(Text(f"judge decides alone: {fmt(result['judge_decides'])}"))
+    table = Table(title="Agreement on the holdout", title_justify="left")
+    for col in ("items", "vs majority", "kappa", "judge vs each person", "person vs person"):
+        table.add_column(col)
+    for name, block in (("judged by the policy", result["on_judged_items"]), ("all, no policy", result["no_policy"])):
+        table.add_row(name, fmt(block["vs_majority"]["agreement"]), fmt(block["vs_majority"]["kappa"]),
+                      fmt(block["vs_people"]["agreement"]), fmt(block["ceiling"]))
+    out.print(table)
+    table = Table(title="Per category (items the judge decides)", title_justify="left")
+    for col in ("category", "judge decides", "vs majority", "judge vs each person", "person vs person"):
+        table.add_column(col)
+    for cat, block in result["per_category"].items():
+        j = block["on_judged_items"]
+        table.add_row(Text(cat), fmt(block["judge_decides"]), fmt(j["vs_majority"]["agreement"]),
+                      fmt(j["vs_people"]["agreement"]), fmt(j["ceiling"]))
+    out.print(table)
+    g = result.get("guarantee")
+    if g:
+        held = {True: "held", False: "NOT held", None: "untested (no item covered)"}[g["held"]]
+        out.print(Text(f"guarantee: disagreement {fmt(g['disagreement'])} on covered items, allowed "
+                       f"{g['allowed_disagreement']:.3f}: {held}"))
+    out.print("Agreement with the majority is never compared with person vs person (the ceiling).")
+    write_json(json_path, result)
+
+
+@exits_2_on_input_error
+def route_command(
+    policy_path: PolicyOption,
+    item: Annotated[Path, typer.Option("--item", help="The new item as one JSON object, with its judge calls under \"judgments\".")],
+    judgments: Annotated[Optional[Path], typer.Option("--judgments", help="The item's judge calls in a separate JSONL file.")] = None,
+    json_path: JsonOption = None,
+) -> None:
+    """Route one new item: judge (its verdict stands) or person, with the reason.
+
+    Item-level reasons come first: the answers' order changed the verdict, or a
+    judgment was refused, unparsed or missing; then the category (or, under --rule
+    guarantee, the judge's confidence).
+    """
+    from juge.data.adapters import read_recorded_judgments
+    from juge.study.policy import read_policy
+    from juge.study.route import read_route_item, route_item
+
+    policy = read_policy(policy_path)
+    case, calls = read_route_item(item)
+    if judgments is not None:
+        calls += [j for j in read_recorded_judgments(judgments) if j.item_id == case.id]
+    decision = route_item(policy, case.id, case.category, calls)
+    words = {"A": "answer 1 is better", "B": "answer 2 is better", "tie": "a tie", "inconsistent": "inconsistent"}
+    out.print(Text(decision.label, style="bold"))
+    out.print(Text(f"reason: {decision.detail}"))
+    verdict = decision.verdict
+    out.print(Text(f"verdict: {verdict} ({words.get(verdict, '')})" if verdict else "verdict: none")
+              + Text("" if decision.route == "judge" else " -- not to be used: a person decides"))
+    write_json(json_path, decision.to_dict())
+
+
+@exits_2_on_input_error
+def audit_command(
+    policy_path: PolicyOption,
+    run: Annotated[str, typer.Option("--run", help="Run id in the store whose judge decisions are sampled.")],
+    n: Annotated[int, typer.Option("-n", min=1, help="How many decisions to read.")] = 10,
+    seed: Annotated[Optional[int], typer.Option(help="Sample seed. Default: the ISO year and week (a new sample each week).")] = None,
+    db: DbOption = DEFAULT_DB,
+    json_path: JsonOption = None,
+) -> None:
+    """Draw N random decisions the judge made alone, with the item and the judge's raw text, for a person to read."""
+    from juge.study.policy import read_policy
+    from juge.study.route import audit_sample, weekly_seed
+
+    policy = read_policy(policy_path)
+    seed = weekly_seed() if seed is None else seed
+    with Store(db) as store:
+        run_row = store.get_run(run)
+        cases = store.run_cases(run_row["id"])
+        calls = store.judgments(run_row["id"])
+    sample = audit_sample(policy, cases, calls, n=n, seed=seed)
+    out.print(Text(f"{len(sample)} judge decisions from run {run_row['id']} (seed {seed}); read each and note "
+                   "whether you agree.", style="bold"))
+    for k, s in enumerate(sample, 1):
+        out.print(Text(f"\n[{k}] {s['item_id']} ({s['category']}): judge verdict {s['verdict']}", style="bold"))
+        out.print(Text("question: " + _clip(s["question"])))
+        out.print(Text("answer 1: " + _clip(s["answer_1"])))
+        out.print(Text("answer 2: " + _clip(s["answer_2"])))
+        for order, text in s["judge_texts"].items():
+            out.print(Text(f"judge, order {order}: " + _clip(text)))
+    write_json(json_path, {"run_id": run_row["id"], "seed": seed, "policy_hash": policy["policy_hash"],
+                           "sample": sample})
+
+
+policy_app = typer.Typer(help="Derive a judge policy on dev data and test it once on holdout data.",
+                         no_args_is_help=True)
+policy_app.command("derive")(derive_command)
+policy_app.command("test")(test_command)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("estimate")(estimate_command)
+    app.add_typer(policy_app, name="policy")
+    app.command("route")(route_command)
+    app.command("audit-sample")(audit_command)
     app.command("compare")(compare_command)
+    app.command("estimate")(estimate_command)

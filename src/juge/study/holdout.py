@@ -1,0 +1,130 @@
+"""Test a judge policy once on the holdout split, and record that the holdout was used.
+
+The holdout is identified by its data hash (its items and human labels). The store's
+``holdout_uses`` table records every test; a second test of the same holdout, with
+any policy, is refused unless forced, and a forced test is flagged in its result and
+in every later one (``previous_uses``).
+
+Figures on the holdout (all with a clustered bootstrap interval over items):
+the decisions and the share the judge decides alone; on the items the judge decides,
+agreement and kappa with the majority, judge vs each person, and person vs person on
+the same items; the same judge (the policy's template per category) on every holdout
+item with no policy; and all of it per category.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from juge.errors import InputError
+from juge.stats import ratio_estimate
+from juge.store import Store
+from juge.study.calibrate import Bootstrap, ceiling, vs_majority, vs_people
+from juge.study.guarantee import check_on_holdout, pair_confidence
+from juge.study.pairtable import PairItem
+from juge.study.policy import PairStudyData, split_hash
+from juge.study.route import JUDGE, RouteDecision, route_item
+
+POLICY_KEY = "policy"
+
+
+class HoldoutAlreadyUsed(InputError):
+    """The holdout was tested before; a second test needs --force."""
+
+
+def _figures(items: Sequence[PairItem], decided: set[str], boot: Bootstrap) -> dict[str, Any]:
+    judged = [it for it in items if it.item_id in decided]
+    return {
+        "n_items": len(items),
+        "judge_decides": ratio_estimate([it.item_id in decided for it in items], [1] * len(items),
+                                        **boot.kwargs).to_dict(),
+        "on_judged_items": {
+            "vs_majority": vs_majority(judged, POLICY_KEY, boot),
+            "vs_people": vs_people(judged, POLICY_KEY, boot),
+            "ceiling": ceiling(judged, boot)["agreement"],
+            "n_without_majority": sum(it.majority is None for it in judged),
+        },
+        "no_policy": {
+            "vs_majority": vs_majority(items, POLICY_KEY, boot),
+            "vs_people": vs_people(items, POLICY_KEY, boot),
+            "ceiling": ceiling(items, boot)["agreement"],
+        },
+    }
+
+
+def run_holdout_test(
+    policy: dict[str, Any], data: PairStudyData, store: Store, *, split: str = "holdout", force: bool = False,
+    boot: Bootstrap = Bootstrap(),
+) -> dict[str, Any]:
+    """Apply the policy to the holdout split, once; record the use in the store and return the result."""
+    table = data.table().split(split)
+    items = table.items
+    if not items:
+        raise InputError(f"no item with split {split!r} and human votes in the data")
+    ids = {it.item_id for it in items}
+    data_hash = split_hash([c for c in data.cases if c.id in ids], data.labels)
+    if data_hash == policy["dev"]["data_hash"]:
+        raise InputError(f"split {split!r} is the data the policy was derived on; test it on the holdout split")
+    overlap = sorted({it.group for it in items} & set(policy["dev"]["groups"]))
+    if overlap:
+        raise InputError(f"{len(overlap)} groups of split {split!r} are also in the dev split the policy was derived "
+                         f"on (e.g. {overlap[0]!r}): the holdout must not share groups with dev")
+    previous = store.holdout_uses(data_hash)
+    if previous and not force:
+        first = previous[0]
+        raise HoldoutAlreadyUsed(
+            f"this holdout (data hash {data_hash[:12]}) was already tested on {first['used_at']} with policy "
+            f"{first['policy_hash'][:12]} ({len(previous)} use(s) so far). A holdout is evaluated once; a second test "
+            "makes its figures optimistic. Pass --force to test again: the result will be flagged as forced.")
+
+    by_item: dict[str, list] = {}
+    for j in data.judgments:
+        if j.item_id in ids:
+            by_item.setdefault(j.item_id, []).append(j)
+    decisions: list[RouteDecision] = [route_item(policy, it.item_id, it.category, by_item.get(it.item_id, []))
+                                      for it in items]
+    for it, d in zip(items, decisions):
+        if d.template and d.template in it.judges:
+            it.judges[POLICY_KEY] = it.judges[d.template]
+    decided = {d.item_id for d in decisions if d.route == JUDGE}
+    counts = Counter(d.label for d in decisions)
+    categories = sorted({it.category for it in items})
+    result: dict[str, Any] = {
+        "kind": "juge-policy-test",
+        "policy_hash": policy["policy_hash"],
+        "rule": policy["rule"],
+        "split": split,
+        "data_hash": data_hash,
+        "forced": bool(previous),
+        "previous_uses": [{"used_at": u["used_at"], "policy_hash": u["policy_hash"], "forced": bool(u["forced"])}
+                          for u in previous],
+        "decisions": dict(sorted(counts.items())),
+        **_figures(items, decided, boot),
+        "per_category": {
+            c: {**_figures([it for it in items if it.category == c], decided, boot),
+                "decisions": dict(sorted(Counter(d.label for d in decisions if d.category == c).items()))}
+            for c in categories
+        },
+        "items": [d.to_dict() for d in decisions],
+        "guarantee": None,
+    }
+    if policy["rule"] == "guarantee":
+        conf, wrong = [], []
+        for it, d in zip(items, decisions):
+            on = it.judges.get(POLICY_KEY)
+            if on is None or on.label is None or it.majority is None:
+                continue
+            calls = [j for j in by_item.get(it.item_id, []) if f"{j.judge}/{j.template}" == d.template]
+            conf.append(pair_confidence(on.verdict, calls))
+            wrong.append(on.label != it.majority)
+        g = policy["guarantee"]
+        result["guarantee"] = check_on_holdout(g["threshold"], conf, wrong, target=g["target"], confidence=boot.level)
+    if result["forced"]:
+        result["warning"] = (f"FORCED: this holdout was already tested {len(previous)} time(s); these figures are "
+                             "not an untouched holdout estimate")
+    store.record_holdout_use(data_hash, policy["policy_hash"], bool(previous), {
+        "decisions": result["decisions"], "judge_decides": result["judge_decides"],
+        "vs_majority": result["on_judged_items"]["vs_majority"]["agreement"]})
+    return result
