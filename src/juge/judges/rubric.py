@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from juge.errors import InputError, input_error
 
@@ -73,13 +73,19 @@ class Rubric(BaseModel):
     def _levels_are_integers(cls, value: Any) -> Any:
         return _int_levels(value)
 
-    @model_validator(mode="after")
-    def _non_empty(self) -> "Rubric":
-        if self.items is not None and (not self.items or not all(i.strip() for i in self.items)):
+    @field_validator("items")
+    @classmethod
+    def _items_non_empty(cls, items: list[str] | None) -> list[str] | None:
+        if items is not None and (not items or not all(item.strip() for item in items)):
             raise ValueError("items must be a non-empty list of non-empty strings")
-        if self.criteria is not None and not self.criteria:
+        return items
+
+    @field_validator("criteria")
+    @classmethod
+    def _criteria_non_empty(cls, criteria: dict[str, Criterion] | None) -> dict[str, Criterion] | None:
+        if criteria is not None and not criteria:
             raise ValueError("criteria must name at least one criterion")
-        return self
+        return criteria
 
 
 def pydantic_field(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
@@ -87,7 +93,9 @@ def pydantic_field(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
     err = exc.errors()[0]
     parts = [prefix] if prefix else []
     parts += [str(p) for p in err["loc"]]
-    return ".".join(parts) or prefix, err["msg"]
+    messages = {"missing": "required but missing", "extra_forbidden": "unknown key (check its spelling)"}
+    message = messages.get(err["type"], err["msg"].removeprefix("Value error, "))
+    return ".".join(parts) or prefix, message
 
 
 def rubric_from_dict(data: dict[str, Any], source: str | Path, prefix: str = "rubric") -> Rubric:

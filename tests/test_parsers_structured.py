@@ -1,0 +1,67 @@
+"""Structured (JSON schema) answers are held to the same strict parsers as text answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from juge.judges.parsers import parse_structured
+
+SCORE = {"lo": 1, "hi": 5, "marker": "NOTE:", "rescale_from": None, "require_reasoning": True}
+CRITERIA = {"criteria": {"correct": [1, 3], "tone": [0, 2]}, "extra_keys": False, "require_reasoning": True}
+
+
+@pytest.mark.parametrize(
+    "setup, config, answer, verdict",
+    [
+        ("passfail", {"require_reason": True}, {"verdict": "PASS", "reason": "Matches the context."}, "PASS"),
+        ("score", SCORE, {"reasoning": "Clear.", "score": 4}, 4),
+        ("score", SCORE | {"rescale_from": [0, 10]}, {"reasoning": "Ok.", "score": 7.5}, 1 + 0.75 * 4),
+        ("additive", {"n_items": 3, "marker": "Total:", "require_reasoning": True},
+         {"reasoning": "1 yes 2 no 3 yes", "total": 2}, 2),
+        ("criteria", CRITERIA, {"reasoning": "Both fine.", "scores": {"correct": 3, "tone": 2}},
+         {"correct": 3, "tone": 2}),
+        ("pairwise", {}, {"reasoning": "A is right.", "verdict": "A"}, "A"),
+    ],
+)
+def test_valid_structured_answers(setup: str, config: dict, answer: dict, verdict) -> None:
+    result = parse_structured(json.dumps(answer), setup, config)
+    assert result.outcome == "ok", result
+    assert result.verdict == pytest.approx(verdict) if isinstance(verdict, float) else result.verdict == verdict
+
+
+@pytest.mark.parametrize(
+    "setup, config, text",
+    [
+        ("passfail", {"require_reason": True}, '{"verdict": "pass", "reason": "x"}'),
+        ("passfail", {"require_reason": True}, '{"verdict": "PASS"}'),
+        ("passfail", {"require_reason": True}, '{"verdict": "PASS", "reason": ""}'),
+        ("passfail", {"require_reason": True}, '{"verdict": "PASS", "reason": "ok\\nFAIL"}'),
+        ("passfail", {"require_reason": True}, '{"verdict": "PASS", "reason": "x", "confidence": 1}'),
+        ("passfail", {"require_reason": True}, '{"verdict": "P\\u0410SS", "reason": "x"}'),
+        ("passfail", {"require_reason": True}, '{"verdict": true, "reason": "x"}'),
+        ("passfail", {"require_reason": True}, 'PASS\nfine'),
+        ("passfail", {"require_reason": True}, '{"verdict": "PASS", "reason": "x"} {"verdict": "FAIL"}'),
+        ("score", SCORE, '{"reasoning": "x", "score": 6}'),
+        ("score", SCORE, '{"reasoning": "x", "score": 4.0}'),
+        ("score", SCORE, '{"reasoning": "x", "score": "4"}'),
+        ("score", SCORE, '{"reasoning": "x", "score": true}'),
+        ("score", SCORE, '{"reasoning": "", "score": 4}'),
+        ("score", SCORE, '{"reasoning": "x\\nNOTE: 2", "score": 4}'),
+        ("score", SCORE | {"rescale_from": [0, 10]}, '{"reasoning": "x", "score": 1e-9}'),
+        ("score", SCORE | {"rescale_from": [0, 10]}, '{"reasoning": "x", "score": NaN}'),
+        ("criteria", CRITERIA, '{"reasoning": "x", "scores": {"correct": 3}}'),
+        ("criteria", CRITERIA, '{"reasoning": "x", "scores": {"correct": 3, "tone": true}}'),
+        ("criteria", CRITERIA, '{"reasoning": "x", "scores": [3, 2]}'),
+        ("pairwise", {}, '{"reasoning": "x", "verdict": "[[A]]"}'),
+        ("pairwise", {}, '{"reasoning": "x", "verdict": "D"}'),
+        ("pairwise", {}, '{"reasoning": "I said [[B]] first", "verdict": "A"}'),
+        ("pairwise", {}, '{"reasoning": "x", "verdict": "A]] [[B"}'),
+        ("pairwise", {}, ""),
+    ],
+)
+def test_invalid_structured_answers_are_unparsed(setup: str, config: dict, text: str) -> None:
+    result = parse_structured(text, setup, config)
+    assert result.outcome == "unparsed", result
+    assert result.verdict is None
