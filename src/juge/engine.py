@@ -219,10 +219,6 @@ def apply_checks(store: Store, run_id: str, cases: Iterable[Case], checks: Seque
         store.save_checks(run_id, case.id, results)
 
 
-def _verdict_label(v: Any) -> str:
-    return json.dumps(v, sort_keys=True) if isinstance(v, dict) else str(v)
-
-
 def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
               min_score: float | None = None) -> dict[str, Any]:
     """Per-check pass rates, per-judge verdicts and outcomes, and the case pass rate.
@@ -251,7 +247,14 @@ def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
     for name, js in by_judge.items():
         setup = setups.get(name) or ("pairwise" if any(j.order for j in js) else None)
         outcomes = Counter(j.outcome for j in js)
-        verdicts = Counter(_verdict_label(j.verdict) for j in js if j.outcome == "ok")
+        verdicts: Counter[str] = Counter()
+        for j in js:
+            if j.outcome != "ok":
+                continue
+            if isinstance(j.verdict, dict):  # per-criterion JSON: count each criterion's value
+                verdicts.update(f"{k} = {v}" for k, v in j.verdict.items())
+            else:
+                verdicts[str(j.verdict)] += 1
         entry: dict[str, Any] = {
             "setup": setup, "n": len(js), "model": sorted({j.model for j in js}),
             "template": js[0].template, "template_hash": js[0].template_hash,

@@ -38,8 +38,9 @@ def print_summary(summary: dict[str, Any], console: Console = out) -> None:
             table.add_row(name, _rate(c["passed"], c["n"]))
         console.print(table)
     for name, j in summary["judges"].items():
-        table = Table(title=f"Judge {name} ({j['setup']}; template {j['template']} #{j['template_hash'][:8]};"
-                            f" model {', '.join(j['model'])})", title_justify="left")
+        console.print(f"[bold]Judge {name}[/]: {j['setup']}, template {j['template']} #{j['template_hash'][:8]},"
+                      f" model {', '.join(j['model'])}", highlight=False)
+        table = Table()
         table.add_column("verdict")
         table.add_column("count", justify="right")
         verdicts = j.get("pair_verdicts") or j["verdicts"]
