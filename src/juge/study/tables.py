@@ -62,16 +62,15 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
                         "(a tie for the top) and are left out of the 'vs majority' columns."))
 
     judges = result["judges"]
-    table = _table(
-        "Judges against people", "judge", "items", "vs people: agreement", "vs people: kappa",
-        "vs majority: agreement", "vs majority: kappa",
-        caption=f"Compare 'vs people' with the ceiling (agreement {fmt(ceiling['agreement'], with_n=False)}, "
-                f"kappa {fmt(ceiling['kappa'], with_n=False)}). 'vs majority' is not comparable with the ceiling.",
-    )
+    table = _table("Judges against people", "judge", "items", "vs people: agreement", "vs people: kappa",
+                   "vs majority: agreement", "vs majority: kappa")
     for key, j in judges.items():
         table.add_row(_cell(key), str(j["n_items"]), fmt(j["vs_people"]["agreement"]), fmt(j["vs_people"]["kappa"]),
                       fmt(j["vs_majority"]["agreement"]), fmt(j["vs_majority"]["kappa"]))
     console.print(table)
+    console.print(_cell(f"Compare 'vs people' with the ceiling (agreement {fmt(ceiling['agreement'], with_n=False)}, "
+                        f"kappa {fmt(ceiling['kappa'], with_n=False)}). 'vs majority' is not comparable with the "
+                        "ceiling: a majority label is less noisy than one person."))
 
     table = _table("Verdicts (both orders combined; inconsistent counts as tie, missing is excluded)",
                    "judge", *VERDICTS)
