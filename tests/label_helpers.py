@@ -123,10 +123,11 @@ def live_server(db_url: str) -> Iterator[str]:
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            out, _ = proc.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            out, _ = proc.communicate()
+        print("server log:\n" + out.decode(errors="replace")[-5000:])  # shown by pytest on failure
 
 
 def postgres_bin() -> Path | None:

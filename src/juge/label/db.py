@@ -295,6 +295,13 @@ class LabelStore:
             raise LabelError(f"rater {name!r} already exists in project {project.name!r}") from None
         return token
 
+    def rater(self, project: Project, name: str) -> Rater:
+        with self.engine.connect() as c:
+            row = c.execute(select(raters).where(raters.c.project_id == project.id, raters.c.name == name)).first()
+        if row is None:
+            raise LabelError(f"no rater {name!r} in project {project.name!r}")
+        return _rater(row)
+
     def rater_by_token(self, token: str | None) -> Rater | None:
         if not token:
             return None
@@ -320,30 +327,47 @@ class LabelStore:
         taken = select(func.count()).where(assignments.c.item_pk == items.c.id).scalar_subquery()
         mine = select(assignments.c.item_pk).where(assignments.c.rater_id == rater.id)
         return (
-            select(items.c.id, taken.label("taken"))
+            select(items.c.id, items.c.needed)
             .where(items.c.project_id == rater.project_id, items.c.id.not_in(mine), taken < items.c.needed)
         )
 
     def next_assignment(self, rater: Rater) -> Assignment | None:
-        """The item this rater should label now: an open one, else a newly assigned free slot."""
-        for _attempt in range(20):
+        """The item this rater should label now: an open one, else a newly assigned free slot.
+
+        On PostgreSQL the candidate item row is locked (FOR UPDATE SKIP LOCKED, the job-queue
+        pattern) so concurrent raters spread over different items instead of colliding; its
+        slot count is then re-read under the lock. SQLite serialises writers with BEGIN IMMEDIATE.
+        """
+        for _attempt in range(50):
             with self.engine.begin() as c:
                 row = self._open_assignment(c, rater)
                 if row is None:
-                    free = c.execute(self._free_items_query(rater).order_by(items.c.position).limit(1)).first()
+                    free = c.execute(
+                        self._free_items_query(rater).order_by(items.c.position).limit(1)
+                        .with_for_update(skip_locked=True, of=items)
+                    ).first()
                     if free is None:
+                        if self._free_items_exist(c, rater):
+                            continue  # all free items are being assigned to others right now
                         return None
+                    taken = c.execute(select(func.count()).select_from(assignments)
+                                      .where(assignments.c.item_pk == free.id)).scalar_one()
+                    if taken >= free.needed:
+                        continue  # filled between the query and the lock
                     try:
                         with c.begin_nested():
                             c.execute(insert(assignments).values(
-                                item_pk=free.id, rater_id=rater.id, slot=free.taken,
+                                item_pk=free.id, rater_id=rater.id, slot=taken,
                                 swapped=secrets.randbelow(2) == 1, assigned_at=time.time(), priority=0,
                             ))
                     except IntegrityError:
-                        continue  # another rater took that slot at the same moment; look again
+                        continue  # the slot went to another rater at the same moment; look again
                     row = self._open_assignment(c, rater)
             return Assignment(row.id, row.item_pk, Case.model_validate_json(row.record), bool(row.swapped))
-        raise LabelError("could not assign an item after 20 attempts; try again")
+        raise LabelError("could not assign an item after 50 attempts; try again")
+
+    def _free_items_exist(self, c: Any, rater: Rater) -> bool:
+        return c.execute(self._free_items_query(rater).limit(1)).first() is not None
 
     def assignment_swapped(self, rater: Rater, assignment_id: int) -> bool | None:
         """Whether the pair was shown swapped in this rater's assignment; None if it is not theirs."""
