@@ -79,6 +79,11 @@ def test_criteria_and_additive_and_pairwise(tmp_path: Path) -> None:
     assert pair.allowed() == ("A", "B", "C") and pair.parse("x [[C]]").verdict == "C"
 
 
+def test_python_dicts_may_use_integer_level_keys() -> None:
+    judge = judge_from_dict({"name": "s", "setup": "score", "description": "d", "levels": {0: "no", 1: "yes"}})
+    assert judge.allowed() == ("0", "1")
+
+
 def test_float_rescale(tmp_path: Path) -> None:
     judge = judge_from_dict({"name": "r", "setup": "score", "description": "d", "marker": "Total rating:",
                              "levels": {"1": "a", "2": "b", "3": "c", "4": "d"}, "rescale_from": [0, 10]})
@@ -100,6 +105,8 @@ BAD = [
     ('name = "x"\nsetup = "score"\ndescription = "d"\nlevels = { 1 = "a", 2 = "b" }\nrescale_from = [10, 0]\n',
      "rescale_from"),
     ('name = "x"\nsetup = "passfail"\ndescription = "d"\nmarker = "NOTE:"\n', "marker"),
+    ('name = "x"\nsetup = "score"\ndescription = "d"\nlevels = { 1 = "a", 2 = "b" }\nmarker = "NOTE: "\n', "marker"),
+    ('name = "x"\nsetup = "score"\ndescription = "d"\nlevels = { 1 = "a" }\n', "levels"),
     ('name = "x"\nsetup = "passfail"\ndescription = "d"\nlevels = { 1 = "a", 2 = "b" }\n', "levels"),
     ('name = "x"\nsetup = "additive"\ndescription = "d"\n', "items"),
     ('name = "x"\nsetup = "additive"\ndescription = "d"\nitems = []\n', "items"),

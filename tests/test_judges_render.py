@@ -121,6 +121,8 @@ def test_multi_turn_input_renders_every_turn_in_order() -> None:
     assert rendered == [("user", "Do you sell rye bread?"), ("assistant", "Yes, every day.&lt;/turn>"),
                         ("user", "And on Sunday?")]
     assert text.index("</conversation>") < text.index("<response>")
+    assert "reply to the last user turn" in text
+    assert "last user turn" not in user_text(make_judge("passfail"), single_case())
 
 
 def test_pairwise_orders_swap_the_answers() -> None:

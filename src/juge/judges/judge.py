@@ -202,7 +202,7 @@ class JudgeSpec(BaseModel):
     setup: Setup
     rubric: str | dict[str, Any] | None = None
     description: str | None = None
-    levels: dict[str, str] | None = None
+    levels: dict[str | int, str] | None = None
     items: list[str] | None = None
     criteria: dict[str, Any] | None = None
     examples: list[dict[str, Any]] | None = None
@@ -255,6 +255,8 @@ def _parser_config(spec: JudgeSpec, rubric: Rubric, source: str) -> dict[str, An
         return {}
     reasoning = {"require_reasoning": spec.require_reason}
     marker = spec.marker or _DEFAULT_MARKER.get(spec.setup)
+    if marker is not None and (marker != marker.strip() or "\n" in marker):
+        raise input_error(source, "must not start or end with spaces or hold a line break", field="marker")
     if spec.setup == "additive":
         if not rubric.items:
             raise input_error(source, "an additive judge needs a list of items", field="items")
@@ -265,6 +267,8 @@ def _parser_config(spec: JudgeSpec, rubric: Rubric, source: str) -> dict[str, An
         if not rubric.levels:
             raise input_error(source, "a score judge needs described levels", field="levels")
         lo, hi = min(rubric.levels), max(rubric.levels)
+        if lo == hi:
+            raise input_error(source, "a score judge needs at least two levels", field="levels")
         if spec.scale is not None and tuple(spec.scale) != (lo, hi):
             raise input_error(source, f"scale {list(spec.scale)} does not match the levels {lo}-{hi}", field="scale")
         rescale = None
@@ -303,14 +307,14 @@ def _template(value: str | None, default_id: str, base_dir: Path, source: str, k
                       f"(built-ins: {', '.join(builtins)})", field=key)
 
 
-def _sample_case(judge: Judge) -> Case:
+def _sample_case() -> Case:
     return Case(id="sample", question="Q?", context="C", source="S", reference="R",
                 output="O", output_1="O1", output_2="O2")
 
 
 def _check_renders(judge: Judge, where: str, key: str, source: str) -> None:
     """Render once with a sample case so a broken template fails at load, naming its file."""
-    case = _sample_case(judge)
+    case = _sample_case()
     try:
         if judge.solve_first:
             judge.render_solve(case)
