@@ -210,3 +210,31 @@ def test_calibrate_cli_rated_items(tmp_path: Path, monkeypatch, capsys) -> None:
     assert {"pearson", "spearman", "kappa", "weighted_kappa", "krippendorff_alpha"} <= set(
         result["judges"]["old_judge"])
     assert "Binary verdict at the threshold" in out
+
+
+def test_calibrate_cli_from_a_stored_run(tmp_path: Path, monkeypatch, capsys) -> None:
+    from juge.data.records import Case, Judgment
+    from juge.store import Store
+
+    db = tmp_path / "juge.db"
+    cases = [Case(id=f"i{k}", output_1="a", output_2="bbb", category="c") for k in range(3)]
+    with Store(db) as store:
+        run_id = store.create_run(dataset_hash="d" * 64, juge_version="test", cases=cases)
+        for k in range(3):
+            for order, letter in (("12", "B"), ("21", "A")):  # answer 2 better, in both orders
+                store.save_judgment(run_id, Judgment(item_id=f"i{k}", judge="j", model="m-2", template="t",
+                                                     template_hash="h1", order=order, verdict=letter, outcome="ok"))
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"item_id": f"i{k}", "rater_id": r, "label": lab}
+                                                     for k in range(3) for r, lab in (("p", "B"), ("q", "A"))])
+    out_json = tmp_path / "run.json"
+    code, out, err = run_cli(monkeypatch, capsys, "calibrate", "--run", run_id[:6], "--db", str(db), "--labels",
+                             str(labels), "--json", str(out_json), "--resamples", "30")
+    assert code == 0, err
+    result = json.loads(out_json.read_text())
+    judge = result["judges"]["j/t"]
+    assert judge["verdict_counts"]["B"] == 3
+    assert judge["vs_people"]["agreement"]["value"] == pytest.approx(0.5)
+    assert result["versions"]["judges"]["j/t"]["template_hashes"] == ["h1"]
+    assert result["versions"]["sources_sha256"][f"run {run_id} dataset"] == "d" * 64
+    code, _, err = run_cli(monkeypatch, capsys, "calibrate", "--run", "nosuchrun", "--db", str(db))
+    assert code == 2 and "nosuchrun" in err
