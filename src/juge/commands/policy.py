@@ -194,29 +194,24 @@ def compare_command(
 
 
 # ---- policy derive / test, route, audit-sample ------------------------------------------------
-ItemsOption = Annotated[Path, typer.Option("--items", help="Pairwise items (the shared sample's items.jsonl layout, votes inside).")]
-JudgmentsOption = Annotated[Optional[Path], typer.Option(
-    "--judgments", help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, text).")]
-RunOption = Annotated[Optional[str], typer.Option("--run", help="Take the judgments from this run in the store instead.")]
+ItemsOption = Annotated[Optional[Path], typer.Option(
+    "--items", help="Pairwise items (the shared sample's items.jsonl layout, votes inside). Default with --run: the run's cases.")]
+JudgmentsOption = Annotated[Optional[list[Path]], typer.Option(
+    "--judgments", help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, text); repeatable.")]
+RunOption = Annotated[Optional[str], typer.Option("--run", help="Take judgments (and, without --items, cases) from this stored run.")]
 LabelsOption = Annotated[Optional[Path], typer.Option(
     "--labels", help="Human votes in a separate file (item_id, rater_id, label A/B/tie), instead of the items' votes.")]
 PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
 
 
-def _study_data(items: Path, judgments: Path | None, run: str | None, labels: Path | None, db: Path):
-    from juge.data.adapters import read_recorded_judgments
-    from juge.data.readers import file_hash
-    from juge.study.policy import load_pair_study
+def _study_data(items: Path | None, judgments: list[Path] | None, run: str | None, labels: Path | None, db: Path):
+    from juge.study.inputs import load_inputs
+    from juge.study.policy import pair_study_data
 
-    if (judgments is None) == (run is None):
-        raise InputError("give the judgments either as --judgments FILE or as --run RUN_ID (one of the two)")
-    if judgments is not None:
-        return load_pair_study(items, read_recorded_judgments(judgments), labels,
-                               {"judgments": file_hash(judgments)})
-    with Store(db) as store:
-        run_row = store.get_run(run)
-        calls = store.judgments(run_row["id"])
-    return load_pair_study(items, calls, labels, {"run": run_row["id"]})
+    if not judgments and run is None:
+        raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
+    return pair_study_data(load_inputs(items=items, judgments=judgments or (), labels=labels, run=run, db=db,
+                                       kind="pairwise"))
 
 
 def _bootstrap(seed: int, resamples: int):
@@ -256,7 +251,7 @@ def _policy_tables(policy: dict[str, Any]) -> None:
 
 @exits_2_on_input_error
 def derive_command(
-    items: ItemsOption,
+    items: ItemsOption = None,
     judgments: JudgmentsOption = None,
     run: RunOption = None,
     labels: LabelsOption = None,
@@ -292,13 +287,13 @@ def derive_command(
     write_atomic(output, policy_markdown(policy))
     out.print(Text(f"wrote {output}"))
     write_json(json_path, policy)
-    out.print(Text(f"next: juge policy test --policy {json_path} --items {items} ... (once, on the holdout split)"))
+    out.print(Text(f"next: juge policy test --policy {json_path} with the same inputs (once: it uses up the holdout split)"))
 
 
 @exits_2_on_input_error
 def test_command(
     policy_path: PolicyOption,
-    items: ItemsOption,
+    items: ItemsOption = None,
     judgments: JudgmentsOption = None,
     run: RunOption = None,
     labels: LabelsOption = None,

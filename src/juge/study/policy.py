@@ -43,6 +43,7 @@ from juge.errors import InputError
 from juge.stats import paired_ratio_difference
 from juge.study.calibrate import Bootstrap, ceiling, rater_pairs, reference_templates, vs_majority, vs_people
 from juge.study.guarantee import fixed_sequence_threshold, pair_confidence
+from juge.study.inputs import StudyInputs
 from juge.study.pairtable import PairItem, PairTable, build_pair_table
 
 POLICY_FORMAT = 1
@@ -61,23 +62,20 @@ class PairStudyData:
     sources: dict[str, str]
 
     def table(self) -> PairTable:
-        return build_pair_table(self.cases, self.labels, self.judgments, baselines=self.baselines,
-                                sources=self.sources)
+        try:
+            return build_pair_table(self.cases, self.labels, self.judgments, baselines=self.baselines,
+                                    sources=self.sources)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
 
 
-def load_pair_study(items: Path, judgments: Iterable[Judgment], labels: Path | None = None,
-                    judgments_source: dict[str, str] | None = None) -> PairStudyData:
-    """Items in the shared sample's layout (votes inside, or in a separate labels file) and their judgments."""
-    from juge.data.adapters import read_label_rows, read_pairwise_items
-
-    data = read_pairwise_items(items)
-    if labels is not None:
-        from juge.data.readers import file_hash
-
-        data.labels = read_label_rows(labels, pairwise=True)
-        data.sources["labels"] = file_hash(labels)
-    return PairStudyData(data.cases, data.labels, list(judgments), data.baselines,
-                         {**data.sources, **(judgments_source or {})})
+def pair_study_data(inputs: StudyInputs) -> PairStudyData:
+    """The policy's view of what ``juge.study.inputs.load_inputs`` read; policies are for pairwise judges."""
+    if inputs.kind != "pairwise":
+        raise InputError(f"a judge policy is derived from pairwise items (two answers, votes A/B/tie); these items "
+                         f"are a {inputs.kind} study")
+    data = inputs.data
+    return PairStudyData(data.cases, data.labels, inputs.judgments, data.baselines, data.sources)
 
 
 def split_hash(cases: Iterable[Case], labels: Iterable[HumanLabel]) -> str:
