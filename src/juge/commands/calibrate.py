@@ -15,14 +15,14 @@ from juge.errors import InputError
 
 
 @contextmanager
-def study_progress(total: int, console: Console) -> Iterator[Callable[[str], None]]:
+def study_progress(console: Console) -> Iterator[Callable[[str, int, int], None]]:
     """A transient progress bar over judge keys (the bootstrap takes a second or more)."""
     with Progress(SpinnerColumn(), TextColumn("bootstrapping {task.description}"), BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("judges", total=total)
+        task = bar.add_task("", total=None)
 
-        def step(key: str) -> None:
-            bar.update(task, advance=1, description=key)
+        def step(key: str, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, description=key)
 
         yield step
 
@@ -102,8 +102,7 @@ def calibrate_command(
     if chosen == "holdout":
         err.print("warning: studying the holdout split; keep it for the one final test of a policy.",
                   style="yellow", highlight=False)
-    n_keys = len({f"{j.judge}/{j.template}" for j in inputs.judgments}) + len(inputs.data.baselines) + 1
-    with study_progress(n_keys, err) as step:
+    with study_progress(err) as step:
         result = run_study(inputs, split=chosen, boot=Bootstrap(n_resamples=resamples, seed=seed),
                            truth=truth, threshold=threshold, progress=step)  # type: ignore[arg-type]
     print_result(result, console)
@@ -132,7 +131,7 @@ def demo_command(
     if split not in ("dev", "holdout", "all"):
         raise InputError(f"--split must be dev, holdout or all, got {split!r}")
     console, err = Console(), Console(stderr=True)
-    with study_progress(7, err) as step:
+    with study_progress(err) as step:
         result = run_demo(out, split=split, boot=Bootstrap(n_resamples=resamples, seed=seed), progress=step)
     console.print("juge demo: MT-Bench calibration sample (human votes: LMSYS, Zheng et al. 2023, CC BY 4.0; "
                   "see juge/demo_data/DATA.md)", style="bold", highlight=False, markup=False)

@@ -296,7 +296,7 @@ def pairwise_study(
     *,
     split: str | None = "dev",
     boot: Bootstrap = Bootstrap(),
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The whole pairwise study on one split, as the JSON written by ``juge calibrate --json``.
 
@@ -305,7 +305,7 @@ def pairwise_study(
     n_items, verdict_counts, outcomes, vs_majority, vs_people, order_flip_rate,
     inconsistent_patterns, picks_longer, picks_longer_against_majority, self_consistency,
     per_category, disagreements), reference (paired comparisons), bootstrap, versions, notes.
-    ``progress(message)`` is called once per judge key.
+    ``progress(key, done, total)`` is called before each judge key.
     """
     sub = table.split(split)
     items = sub.items
@@ -315,9 +315,9 @@ def pairwise_study(
     result: dict[str, Any] = {"kind": "pairwise", "split": split or "all", **people_summary(items, boot)}
     result["per_category"] = people
     judges: dict[str, Any] = {}
-    for key, info in sub.judges.items():
+    for done, (key, info) in enumerate(sub.judges.items()):
         if progress:
-            progress(key)
+            progress(key, done, len(sub.judges))
         if not sub.judged_by(key):
             continue
         figures = judge_figures(items, key, info.both_orders, boot)

@@ -81,7 +81,7 @@ def run_demo(
     split: str = "dev",
     extra_judgments: Iterable[Judgment] = (),
     boot: Bootstrap = Bootstrap(),
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> DemoResult:
     """Run the study on the embedded sample and write ``out_dir/calibration.json``."""
     table = load_demo_table(extra_judgments)

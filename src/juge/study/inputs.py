@@ -149,7 +149,7 @@ def run_study(
     boot: Bootstrap = Bootstrap(),
     truth: Truth = "each",
     threshold: float | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Build the per-item table and compute the study's JSON."""
     data = inputs.data

@@ -319,7 +319,7 @@ def grade_study(
     truth: Truth = "each",
     threshold: float | None = None,
     boot: Bootstrap = Bootstrap(),
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The single-score or PASS/FAIL study on one split, as written by ``juge calibrate --json``."""
     if truth not in TRUTHS:
@@ -354,9 +354,9 @@ def grade_study(
         notes.append("No human FAIL in this set: failures caught cannot be measured (the set is probably too easy "
                      "to tell whether the judge catches failures).")
     judges: dict[str, Any] = {}
-    for key in sub.judges:
+    for done, key in enumerate(sub.judges):
         if progress:
-            progress(key)
+            progress(key, done, len(sub.judges))
         if not any(key in it.judges for it in items):
             continue
         figures = grade_judge_figures(items, key, kind, truth, labels, boot, threshold)
