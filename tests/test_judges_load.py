@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -185,6 +189,15 @@ def test_hash_is_stable_across_loads_and_files(tmp_path: Path) -> None:
     second = load_judge(write(tmp_path, "b/other-name.toml", SCORE_JUDGE)).template_hash
     assert first == second
     assert version() == version()
+
+
+def test_hash_is_the_same_in_another_process() -> None:
+    code = ("import json, sys; from juge.judges import judge_from_dict; "
+            "print(judge_from_dict(json.loads(sys.argv[1])).template_hash)")
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", code, json.dumps(BASE)], capture_output=True, text=True,
+                             check=True, env=os.environ | {"PYTHONHASHSEED": seed})
+        assert out.stdout.strip() == version()
 
 
 def test_hash_ignores_the_model_options() -> None:

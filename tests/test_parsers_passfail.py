@@ -16,6 +16,8 @@ from juge.judges.parsers import ParseResult, parse_passfail
         ("PASS\n\nA blank line before the sentence is fine.\n", "PASS"),
         ("PASS\nThe reply would FAIL only if it named a price, and it does not.", "PASS"),
         ("FAIL\nThe answer says 'pass the salt' instead of answering.", "FAIL"),
+        ("FAIL\nIt does not pass the check.", "FAIL"),
+        ("PASS\nPASS rates are not the point here; the hours are right.", "PASS"),
     ],
 )
 def test_valid_outputs(text: str, verdict: str) -> None:

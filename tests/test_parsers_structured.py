@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from juge.judges import judge_from_dict
 from juge.judges.parsers import parse_structured
 
 SCORE = {"lo": 1, "hi": 5, "marker": "NOTE:", "rescale_from": None, "require_reasoning": True}
@@ -65,3 +68,42 @@ def test_invalid_structured_answers_are_unparsed(setup: str, config: dict, text:
     result = parse_structured(text, setup, config)
     assert result.outcome == "unparsed", result
     assert result.verdict is None
+
+
+# --- the schema a judge sends and the parser that reads the answer agree ------------
+
+JUDGES = {
+    "score": judge_from_dict({"name": "s", "setup": "score", "description": "d", "structured": True,
+                              "levels": {"1": "a", "2": "b", "3": "c", "4": "d"}}),
+    "additive": judge_from_dict({"name": "a", "setup": "additive", "description": "d", "structured": True,
+                                 "items": ["x", "y", "z"]}),
+    "criteria": judge_from_dict({"name": "c", "setup": "criteria", "description": "d", "structured": True,
+                                 "criteria": {"correct": {"description": "c", "levels": {"1": "a", "2": "b"}},
+                                              "tone": {"description": "t", "levels": {"0": "a", "1": "b", "2": "c"}}}}),
+}
+
+
+def within(schema: dict, value) -> bool:
+    return type(value) is int and schema["minimum"] <= value <= schema["maximum"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["score", "additive"]), st.integers(-3, 8))
+def test_score_schema_and_parser_accept_the_same_numbers(setup: str, value: int) -> None:
+    judge = JUDGES[setup]
+    key = "score" if setup == "score" else "total"
+    schema = judge.json_schema()["properties"][key]
+    answer = json.dumps({"reasoning": "Because.", key: value})
+    assert (judge.parse(answer).outcome == "ok") == within(schema, value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["correct", "tone", "other"]),
+                       st.one_of(st.integers(-1, 3), st.booleans(), st.floats(0, 2)), max_size=3))
+def test_criteria_schema_and_parser_accept_the_same_objects(scores: dict) -> None:
+    judge = JUDGES["criteria"]
+    schema = judge.json_schema()["properties"]["scores"]
+    valid = set(scores) == set(schema["required"]) and all(within(schema["properties"][k], v)
+                                                           for k, v in scores.items())
+    answer = json.dumps({"reasoning": "Because.", "scores": scores})
+    assert (judge.parse(answer).outcome == "ok") == valid
