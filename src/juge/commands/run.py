@@ -16,7 +16,6 @@ from rich.table import Table
 from juge.errors import InputError
 from juge.store import DEFAULT_DB, RunNotFound, Store
 
-out = Console()
 err = Console(stderr=True)
 
 DbOption = Annotated[Path, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")]
@@ -26,8 +25,9 @@ def _rate(p: int, n: int) -> str:
     return f"{p / n:.1%} ({p}/{n})" if n else "n/a (0)"
 
 
-def print_summary(summary: dict[str, Any], console: Console = out) -> None:
+def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
     """Per-check pass rates, per-judge verdicts, and unparsed/refused/error counts on their own lines."""
+    console = console or Console()
     n = summary["n_cases"]
     console.print(f"[bold]run {summary['run_id']}[/]: {n} cases, {summary.get('calls', 0)} calls logged")
     if summary["checks"]:
@@ -126,6 +126,7 @@ def run_command(
 
 def runs_command(db: DbOption = DEFAULT_DB) -> None:
     """List stored runs with their versions and summary."""
+    out = Console()
     with _open(db) as store:
         runs = store.list_runs()
     if not runs:
@@ -133,10 +134,10 @@ def runs_command(db: DbOption = DEFAULT_DB) -> None:
         return
     table = Table(title=f"Runs in {db}")
     for col in ("run", "name", "started", "status", "cases", "pass rate", "judges (template#hash model)", "data", "juge"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col == "run")
     for r in runs:
         s = r["summary"] or {}
-        judges = "; ".join(f"{j['name']} {j['template']}#{j['template_hash'][:8]} {j['model']}"
+        judges = "\n".join(f"{j['name']} {j['template']}#{j['template_hash'][:8]} {j['model']}"
                            for j in r["config"].get("judges", []))
         rate = s.get("pass_rate")
         table.add_row(r["id"], r["name"] or "", r["started_at"][:19], r["status"], str(s.get("n_cases", "")),
@@ -179,6 +180,7 @@ def show_command(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Per-case results: checks, verdicts, and the raw judge text."""
+    out = Console()
     with _open(db) as store:
         try:
             run = store.get_run(run_id)

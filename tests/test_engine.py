@@ -1,0 +1,251 @@
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from juge.cli import app
+from juge.config import load_eval
+from juge.data.records import Case
+from juge.engine import Engine, EngineOptions, build_tasks
+from juge.judges import judge_from_dict
+from juge.providers import ProviderError, Request, make_provider
+from juge.runner import run_eval
+from juge.store import Store
+
+REPO = Path(__file__).resolve().parents[1]
+BAKERY = REPO / "examples" / "bakery" / "eval.toml"
+runner = CliRunner()
+
+
+def passfail_judge(**extra):
+    return judge_from_dict({"name": "pf", "setup": "passfail", "description": "Is it polite?", "model": "m1", **extra})
+
+
+def pair_judge():
+    return judge_from_dict({"name": "pair", "setup": "pairwise", "description": "Which answer is better?", "model": "m1"})
+
+
+def test_bakery_run_summary_and_cache(tmp_path):
+    db = tmp_path / "j.db"
+    with Store(db) as store:
+        first = run_eval(load_eval(BAKERY), store, progress=False)
+        s = first.summary
+        assert s["n_cases"] == 8
+        assert s["checks"]["no_competitors"] == {"passed": 7, "n": 8, "rate": 7 / 8}
+        faithful = s["judges"]["faithful"]
+        assert faithful["outcomes"] == {"ok": 7, "refused": 0, "unparsed": 1, "error": 0}
+        assert faithful["verdicts"] == {"FAIL": 2, "PASS": 5}
+        # price-2 fails a check and the judge, gf-1 the judge, gf-2 is unparsed (fails closed), cake-1 a check
+        assert s["cases_passed"] == 4
+        assert first.engine_stats["calls"] == 16
+        # A fresh run of the same eval: every answer from the cache, zero calls.
+        second = run_eval(load_eval(BAKERY), store, progress=False, resume=False)
+        assert second.engine_stats.get("calls", 0) == 0
+        assert second.engine_stats["cache_hits"] == 16
+        assert second.run_id != first.run_id
+
+
+def test_retries_on_429_and_500_are_bounded_and_logged(store):
+    judge = passfail_judge()
+    for status, times, retries, expect in [(429, 2, 4, "ok"), (500, 1, 4, "ok"), (503, 5, 2, "error")]:
+        case = Case(id="c1", question="q", output=f"thanks! {status}")  # a new prompt: no cache hit
+        provider = make_provider("scripted", default="PASS\nPolite.", fail={"status": status, "times": times})
+        engine = Engine(store, EngineOptions(retries=retries, backoff=0.001, progress=False, seed=1))
+        run_id = store.create_run(dataset_hash="d", juge_version="t", cases=[case])
+        stored = asyncio.run(engine.run_tasks(run_id, build_tasks([case], [judge]), {"pf": provider}))
+        assert stored == 1
+        [j] = store.judgments(run_id)
+        assert j.outcome == expect
+        assert store.count_calls(run_id) == (times + 1 if expect == "ok" else retries + 1)
+        if expect == "error":
+            assert j.verdict is None and f"HTTP {status}" in j.reason
+        else:
+            assert j.verdict == "PASS"
+
+
+def test_non_retryable_error_is_not_retried(store):
+    provider = make_provider("scripted", default="x", fail={"status": 400, "times": 9})
+    engine = Engine(store, EngineOptions(retries=5, backoff=0.001, progress=False))
+    case = Case(id="c1", question="q", output="o")
+    run_id = store.create_run(dataset_hash="d", juge_version="t", cases=[case])
+    asyncio.run(engine.run_tasks(run_id, build_tasks([case], [passfail_judge()]), {"pf": provider}))
+    assert store.count_calls(run_id) == 1
+    assert store.judgments(run_id)[0].outcome == "error"
+
+
+def test_timeout_is_retried_then_error(store):
+    provider = make_provider("scripted", default="PASS\nok", delay=0.5)
+    engine = Engine(store, EngineOptions(retries=1, timeout=0.05, backoff=0.001, progress=False))
+    case = Case(id="c1", question="q", output="o")
+    run_id = store.create_run(dataset_hash="d", juge_version="t", cases=[case])
+    asyncio.run(engine.run_tasks(run_id, build_tasks([case], [passfail_judge()]), {"pf": provider}))
+    [j] = store.judgments(run_id)
+    assert j.outcome == "error" and "no answer within" in j.reason
+    assert store.count_calls(run_id) == 2
+
+
+def test_refusal_and_unparsed_never_pass(store):
+    provider = make_provider("scripted", responses=[{"match": "bomb", "text": "I can't", "refused": True},
+                                                    {"match": "meh", "text": "PASS."}], default="PASS\nFine.")
+    cases = [Case(id=i, question="q", output=o) for i, o in [("a", "bomb"), ("b", "meh"), ("c", "ok")]]
+    engine = Engine(store, EngineOptions(progress=False))
+    run_id = store.create_run(dataset_hash="d", juge_version="t", cases=cases)
+    asyncio.run(engine.run_tasks(run_id, build_tasks(cases, [passfail_judge()]), {"pf": provider}))
+    got = {j.item_id: (j.outcome, j.verdict) for j in store.judgments(run_id)}
+    assert got == {"a": ("refused", None), "b": ("unparsed", None), "c": ("ok", "PASS")}
+
+
+def test_pairwise_both_orders_and_repeat(store):
+    def answer(request: Request) -> str:
+        text = request.messages[-1]["content"]
+        # Always prefer whichever answer is shown first: an order-biased judge.
+        return "Reasoning.\n[[A]]" if text else "[[C]]"
+
+    provider = make_provider("scripted", fn=answer)
+    case = Case(id="p1", question="q", output_1="short", output_2="long answer")
+    tasks = build_tasks([case], [pair_judge()], repeat=2)
+    assert sorted((t.order, t.repeat) for t in tasks) == [("12", 0), ("12", 1), ("21", 0), ("21", 1)]
+    engine = Engine(store, EngineOptions(progress=False))
+    run_id = store.create_run(dataset_hash="d", juge_version="t", cases=[case])
+    asyncio.run(engine.run_tasks(run_id, tasks, {"pair": provider}))
+    # Repeats are independent samples: not answered from each other's cache entry.
+    assert store.count_calls(run_id) == 4
+    from juge.engine import summarize
+
+    s = summarize(store, run_id, [pair_judge()])
+    assert s["judges"]["pair"]["pair_verdicts"]["inconsistent"] == 2
+
+
+def test_solve_first_makes_a_solution_call(store):
+    judge = passfail_judge(solve_first=True)
+    seen = []
+
+    def answer(request):
+        seen.append(request.meta["template"])
+        return "42" if request.meta["template"].endswith("/solve") else "PASS\nMatches my solution."
+
+    provider = make_provider("scripted", fn=answer)
+    case = Case(id="s1", question="6*7?", output="42")
+    engine = Engine(store, EngineOptions(progress=False))
+    run_id = store.create_run(dataset_hash="d", juge_version="t", cases=[case])
+    asyncio.run(engine.run_tasks(run_id, build_tasks([case], [judge]), {"pf": provider}))
+    assert seen == [judge.template_id + "/solve", judge.template_id]
+    assert store.judgments(run_id)[0].verdict == "PASS"
+
+
+def write_eval(tmp_path: Path, n_cases: int, delay: float, gate: float | None = None) -> Path:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"id": f"c{i}", "question": f"q{i}", "output": f"o{i}"}) + "\n"
+                             for i in range(n_cases)))
+    text = f'''
+cases = "cases.jsonl"
+[[judges]]
+name = "pf"
+setup = "passfail"
+description = "Is it fine?"
+model = "m1"
+provider = "scripted"
+provider_options = {{ default = "PASS\\nFine.", delay = {delay} }}
+[[judges]]
+name = "pf2"
+setup = "passfail"
+description = "Is it short?"
+model = "m1"
+provider = "scripted"
+provider_options = {{ responses = [{{ match = "o1\\\\b", text = "FAIL\\nToo long." }}], default = "PASS\\nShort.", delay = {delay} }}
+[engine]
+concurrency = 2
+'''
+    if gate is not None:
+        text += f"[gate]\nmin_pass_rate = {gate}\n"
+    path = tmp_path / "eval.toml"
+    path.write_text(text)
+    return path
+
+
+def test_resume_after_kill_9_stores_each_judgment_once(tmp_path):
+    eval_file = write_eval(tmp_path, n_cases=30, delay=0.05)
+    db = tmp_path / "j.db"
+    cmd = [sys.executable, "-m", "juge.cli", "run", str(eval_file), "--db", str(db), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    n = 0
+    while time.time() < deadline:
+        time.sleep(0.1)
+        if db.exists():
+            with Store(db) as s:
+                n = s.conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+            if n >= 10:
+                break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 10 <= n < 60, f"the run should be killed part-way, had {n} judgments"
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "resuming run" in done.stderr
+    with Store(db) as s:
+        runs = s.list_runs()
+        assert len(runs) == 1 and runs[0]["status"] == "done"
+        rows = s.conn.execute("SELECT item_id, judge, COUNT(*) FROM judgments GROUP BY item_id, judge").fetchall()
+        assert len(rows) == 60 and all(r[2] == 1 for r in rows)  # requests = 30 cases x 2 judges
+
+
+def test_cli_gate_exit_code_and_only(tmp_path):
+    eval_file = write_eval(tmp_path, n_cases=4, delay=0, gate=0.9)
+    db = tmp_path / "j.db"
+    res = runner.invoke(app, ["run", str(eval_file), "--db", str(db), "--no-progress"])
+    assert res.exit_code == 1, res.output  # c1 fails pf2: 3/4 = 75% < 90%
+    only = tmp_path / "only.txt"
+    only.write_text("c0\nc2\n")
+    res = runner.invoke(app, ["run", str(eval_file), "--db", str(db), "--no-progress", "--only", str(only)])
+    assert res.exit_code == 0, res.output
+    assert "2 cases" in res.output
+    only.write_text("c0\nnope\n")
+    res = runner.invoke(app, ["run", str(eval_file), "--db", str(db), "--only", str(only)])
+    assert res.exit_code != 0
+
+
+def test_cli_runs_show_export(tmp_path):
+    db = tmp_path / "j.db"
+    res = runner.invoke(app, ["run", str(BAKERY), "--db", str(db), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "unparsed" in res.output
+    with Store(db) as s:
+        run_id = s.list_runs()[0]["id"]
+    res = runner.invoke(app, ["runs", "--db", str(db)], env={"COLUMNS": "250"})
+    assert run_id in res.output and "passfail-v1" in res.output
+    res = runner.invoke(app, ["show", run_id[:6], "--db", str(db), "--case", "gf-2"])
+    assert "**PASS**" in res.output and "unparsed" in res.output
+    for suffix in ("jsonl", "csv", "parquet"):
+        out = tmp_path / f"out.{suffix}"
+        res = runner.invoke(app, ["export", run_id, "-o", str(out), "--db", str(db)])
+        assert res.exit_code == 0, res.output
+        assert out.exists()
+    rows = [json.loads(l) for l in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(rows) == 16
+    assert {r["outcome"] for r in rows} == {"ok", "unparsed"}
+    assert all(r["template_hash"] and r["model"] == "scripted-judge-1" and r["dataset_hash"] for r in rows)
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "out.parquet").num_rows == 16
+    res = runner.invoke(app, ["export", "nope", "-o", str(tmp_path / "x.jsonl"), "--db", str(db)])
+    assert res.exit_code != 0 and not (tmp_path / "x.jsonl").exists()
+
+
+def test_bad_eval_file_exit_2(tmp_path):
+    bad = tmp_path / "eval.toml"
+    bad.write_text('cases = "c.jsonl"\n[[checks]]\nkind = "nope"\n')
+    proc = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(bad), "--db", str(tmp_path / "j.db")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "eval.toml: field 'checks[0]': unknown check kind 'nope'" in proc.stderr
+    bad.write_text('cases = "c.jsonl"\nconcurency = 3\n')
+    proc = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(bad)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "field 'concurency'" in proc.stderr
