@@ -94,6 +94,7 @@ def run_holdout_test(
     result: dict[str, Any] = {
         "kind": "juge-policy-test",
         "policy_hash": policy["policy_hash"],
+        "judges": policy["judges"],
         "rule": policy["rule"],
         "split": split,
         "data_hash": data_hash,

@@ -411,6 +411,7 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         "distinct raters. (Agreement with the majority is a different figure and is never compared with the ceiling.)",
         "" if p["rule"] != "guarantee" else
         "Under rule `guarantee` this table is for information only: items route by confidence (rule 6).",
+        "",
         "| category | items | votes | prompt | judge vs person | person vs person | gap | difference (paired) | decision |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

@@ -110,8 +110,8 @@ def route_item(policy: dict[str, Any], item_id: str, category: str | None, judgm
                              verdict, key, conf)
     row = policy["categories"][category]
     if row["decision"] != JUDGE:
-        return RouteDecision(item_id, category, PERSON, REASON_CATEGORY, row["reason"], verdict, key)
-    return RouteDecision(item_id, category, JUDGE, "category", row["reason"], verdict, key)
+        return RouteDecision(item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row['reason']}", verdict, key)
+    return RouteDecision(item_id, category, JUDGE, "category", f"{category}: {row['reason']}", verdict, key)
 
 
 def route_cases(policy: dict[str, Any], cases: Sequence[Case], judgments: Iterable[Judgment]) -> list[RouteDecision]:
