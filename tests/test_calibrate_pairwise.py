@@ -214,3 +214,21 @@ def test_split_selects_items(table) -> None:
     t = build_pair_table(cases, votes("D", "A", "A") + votes("H", "B", "A", "A"))
     assert pairwise_study(t, split="holdout", boot=BOOT)["n_votes"] == 3
     assert pairwise_study(t, split=None, boot=BOOT)["n_items"] == 2
+
+
+def test_judges_with_the_same_template_are_compared_on_shared_items() -> None:
+    cases = [Case(id=f"i{k}", output_1="a", output_2="bb") for k in range(4)]
+    labels = [lab for k in range(4) for lab in votes(f"i{k}", "A")]
+    says_a, says_b = {"12": "A", "21": "B"}, {"12": "B", "21": "A"}
+    good = [call(f"i{k}", o, says_a[o], judge="good") for k in range(4) for o in ("12", "21")]
+    # "poor" is wrong on i0 and has no verdict on i3 (refused): only i0-i2 are shared.
+    poor = [call(f"i{k}", o, (says_b if k == 0 else says_a)[o], judge="poor") for k in range(3)
+            for o in ("12", "21")]
+    poor += [call("i3", "12", None, outcome="refused", judge="poor"), call("i3", "21", "B", judge="poor")]
+    study = pairwise_study(build_pair_table(cases, labels, good + poor), split=None, boot=BOOT)
+    (diff,) = study["differences"]
+    assert (diff["a"], diff["b"], diff["n_items"]) == ("good/t", "poor/t", 3)
+    assert diff["vs_people_a"]["value"] == 1.0
+    assert diff["vs_people_b"]["value"] == pytest.approx(2 / 3)
+    assert diff["difference"]["value"] == pytest.approx(1 / 3)
+    assert diff["difference"]["low"] <= 1 / 3 <= diff["difference"]["high"]

@@ -28,6 +28,7 @@ Definitions (issue 3; the tests pin them on hand-worked cases):
   (repeat > 0), the share whose letter changed.
 - Reference: a judge's template that uses a reference answer against the same judge
   without it, on the same items (both verdicts present), as a paired difference.
+  Two judges with the same template are compared the same way (``differences``).
 """
 
 from __future__ import annotations
@@ -259,24 +260,50 @@ def reference_templates(table: PairTable) -> list[tuple[str, str]]:
     return pairs
 
 
+def paired_vs_people(items: Sequence[PairItem], key_a: str, key_b: str, boot: Bootstrap = Bootstrap()
+                     ) -> tuple[int, Estimate, Estimate, Estimate]:
+    """Agreement with people of two keys on the items where both have a verdict, and ``A - B``.
+
+    Returns (number of items, A's agreement, B's agreement, paired difference): both
+    ratios are recomputed on the same resampled items.
+    """
+    def counts(key: str) -> np.ndarray:
+        rows = []
+        for it in items:
+            label_a, label_b, label = _label(it, key_a), _label(it, key_b), _label(it, key)
+            both = label_a is not None and label_b is not None
+            rows.append((sum(v == label for _, v in it.votes), len(it.votes)) if both else (0, 0))
+        return np.array(rows, dtype=float).reshape(-1, 2).T
+    num_a, den_a = counts(key_a)
+    num_b, den_b = counts(key_b)
+    return (int(np.count_nonzero(den_a)), ratio_estimate(num_a, den_a, **boot.kwargs),
+            ratio_estimate(num_b, den_b, **boot.kwargs),
+            paired_ratio_difference(num_a, den_a, num_b, den_b, **boot.kwargs))
+
+
 def reference_comparison(items: Sequence[PairItem], key_with: str, key_without: str,
                          boot: Bootstrap = Bootstrap()) -> dict[str, Any]:
     """Agreement with people with and without the reference answer, on the same items, paired."""
-    def counts(key: str, it: PairItem) -> tuple[int, int]:
-        both = _label(it, key_with) is not None and _label(it, key_without) is not None
-        if not both:
-            return 0, 0
-        label = _label(it, key)
-        return sum(v == label for _, v in it.votes), len(it.votes)
-    with_num, with_den = np.array([counts(key_with, it) for it in items], dtype=float).reshape(-1, 2).T
-    without_num, without_den = np.array([counts(key_without, it) for it in items], dtype=float).reshape(-1, 2).T
-    return {
-        "with_reference": key_with, "without_reference": key_without,
-        "n_items": int(np.count_nonzero(with_den)),
-        "vs_people_with": ratio_estimate(with_num, with_den, **boot.kwargs).to_dict(),
-        "vs_people_without": ratio_estimate(without_num, without_den, **boot.kwargs).to_dict(),
-        "difference": paired_ratio_difference(with_num, with_den, without_num, without_den, **boot.kwargs).to_dict(),
-    }
+    n, with_ref, without, difference = paired_vs_people(items, key_with, key_without, boot)
+    return {"with_reference": key_with, "without_reference": key_without, "n_items": n,
+            "vs_people_with": with_ref.to_dict(), "vs_people_without": without.to_dict(),
+            "difference": difference.to_dict()}
+
+
+def judge_differences(table: PairTable, items: Sequence[PairItem], boot: Bootstrap = Bootstrap()
+                      ) -> list[dict[str, Any]]:
+    """Paired differences in agreement with people between judges that used the same template."""
+    by_template: dict[str, list[str]] = {}
+    for key, info in table.judges.items():
+        if not info.baseline and info.template is not None:
+            by_template.setdefault(info.template, []).append(key)
+    out = []
+    for keys in by_template.values():
+        for key_a, key_b in combinations(sorted(keys), 2):
+            n, a, b, difference = paired_vs_people(items, key_a, key_b, boot)
+            out.append({"a": key_a, "b": key_b, "n_items": n, "vs_people_a": a.to_dict(),
+                        "vs_people_b": b.to_dict(), "difference": difference.to_dict()})
+    return out
 
 
 def people_summary(items: Sequence[PairItem], boot: Bootstrap = Bootstrap()) -> dict[str, Any]:
@@ -304,7 +331,8 @@ def pairwise_study(
     majority_picks_longer, per_category (people figures per category), judges (per key:
     n_items, verdict_counts, outcomes, vs_majority, vs_people, order_flip_rate,
     inconsistent_patterns, picks_longer, picks_longer_against_majority, self_consistency,
-    per_category, disagreements), reference (paired comparisons), bootstrap, versions, notes.
+    per_category, disagreements), reference (with vs without a reference answer, paired),
+    differences (judges with the same template, paired), bootstrap, versions, notes.
     ``progress(key, done, total)`` is called before each judge key.
     """
     sub = table.split(split)
@@ -333,6 +361,7 @@ def pairwise_study(
     result["judges"] = judges
     result["reference"] = [reference_comparison(items, a, b, boot) for a, b in reference_templates(sub)
                            if a in judges and b in judges]
+    result["differences"] = [d for d in judge_differences(sub, items, boot) if d["n_items"]]
     result["bootstrap"] = {"n_resamples": boot.n_resamples, "seed": boot.seed, "level": boot.level,
                            "unit": "item"}
     result["versions"] = {"juge": __version__, "sources_sha256": dict(table.sources),

@@ -114,6 +114,14 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
                           fmt(r["vs_people_with"]), fmt(r["vs_people_without"]), fmt(r["difference"]))
         console.print(table)
 
+    if result.get("differences"):
+        table = _table("Judges with the same template, same items (vs people agreement)", "judge A", "judge B",
+                       "items", "A", "B", "A - B (paired)")
+        for d in result["differences"]:
+            table.add_row(_cell(d["a"]), _cell(d["b"]), str(d["n_items"]), fmt(d["vs_people_a"]),
+                          fmt(d["vs_people_b"]), fmt(d["difference"]))
+        console.print(table)
+
 
 def print_per_category(result: dict[str, Any], console: Console) -> None:
     """Per category: the ceiling and each judge's agreement with people (value, interval, n)."""
