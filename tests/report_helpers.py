@@ -180,7 +180,7 @@ def md_tables(text: str) -> list[list[list[str]]]:
     return out
 
 
-RATE = re.compile(r"^(-?\d+\.\d) % \(?(-?\d+\.\d)–(-?\d+\.\d) %,? n=(\d+)\)?$")
+RATE = re.compile(r"^(-?\d+\.\d) % \(?(-?\d+\.\d)(?:–| to )(-?\d+\.\d) %,? n=(\d+)\)?$")
 COEF = re.compile(r"^(-?\d+\.\d\d) \(?(-?\d+\.\d\d) to (-?\d+\.\d\d),? n=(\d+)\)?$")
 
 

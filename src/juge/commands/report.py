@@ -23,6 +23,9 @@ def report_command(
     policy: Annotated[Optional[Path], typer.Option(
         "--policy", help="A policy JSON: its routes are listed and the categories sent to a person are marked "
         "in the per-category plot and table.")] = None,
+    policy_test: Annotated[Optional[Path], typer.Option(
+        "--policy-test", help="The held-out test of the policy (`juge policy test --json`): its figures get their "
+        "own section.")] = None,
     items: Annotated[Optional[Path], typer.Option(
         "--items", help="The study's items file (JSONL/CSV): adds the question, both answers and each rater's "
         "vote to the disagreement examples.")] = None,
@@ -42,12 +45,13 @@ def report_command(
         raise InputError("--top must be 0 or more")
     result = read_calibration(calibration)
     policy_obj = read_json_object(policy, "policy") if policy is not None else None
+    test_obj = read_json_object(policy_test, "policy test") if policy_test is not None else None
     if output is None:
         suffix = ".report.json" if fmt == "json" else SUFFIXES[fmt]
         output = calibration.with_name(calibration.stem + suffix)
     if output.resolve() == calibration.resolve():
         raise InputError(f"{output}: the report would overwrite the calibration file; choose another -o path")
-    path = write_report(result, output, fmt, policy=policy_obj, items=items, top=top, source=calibration.name)
+    path = write_report(result, output, fmt, policy=policy_obj, policy_test=test_obj, items=items, top=top, source=calibration.name)
     Console().print(f"wrote {path}", highlight=False, markup=False)
 
 

@@ -56,6 +56,7 @@ def write_report(
     fmt: str = "html",
     *,
     policy: dict[str, Any] | None = None,
+    policy_test: dict[str, Any] | None = None,
     items: str | Path | None = None,
     top: int = 3,
     source: str | None = None,
@@ -66,7 +67,8 @@ def write_report(
     vote to the disagreement examples; `top` is how many examples per judge.
     """
     cases = read_items(items) if items is not None else None
-    data = build_report_data(calibration, policy=policy, cases=cases, top=top, source=source)
+    data = build_report_data(calibration, policy=policy, policy_test=policy_test, cases=cases, top=top,
+                             source=source)
     return write_atomic(path, render_report(data, fmt))
 
 

@@ -37,6 +37,7 @@ SCORE_STATS = (
 INCONSISTENT_PATTERNS = ("n", "shown_first_won_both", "shown_second_won_both", "tie_in_one_order")
 PEOPLE_PICKS_LONGER_KEYS = ("people_picks_longer", "majority_picks_longer", "humans_picks_longer")
 PERSON_ROUTES = {"person", "human", "people", "to_person", "send_to_person"}
+POLICY_SETTINGS = ("judge", "rule", "margin", "policy_hash", "created_at", "juge_version")
 
 
 def number(value: Any) -> float | None:
@@ -200,48 +201,79 @@ def reliability_from_confusion(conf: dict[str, Any]) -> list[dict[str, float | i
     return points or None
 
 
-def _policy_routes(policy: Any) -> dict[str, str]:
-    """Category -> route ("person" or "judge") from a policy JSON, tolerant of a few shapes."""
-    policy = _mapping(policy)
-    routes: dict[str, str] = {}
-    for key in ("to_person", "send_to_person", "person_categories"):
-        if isinstance(policy.get(key), list):
-            routes.update({str(c): "person" for c in policy[key]})
-    cats = policy.get("categories") or policy.get("routes")
-    if isinstance(cats, dict):
-        for cat, rule in cats.items():
-            route = rule if isinstance(rule, str) else _mapping(rule).get("route") or _mapping(rule).get("decision")
-            if isinstance(route, str):
-                routes[str(cat)] = "person" if route.lower() in PERSON_ROUTES else route
-    elif isinstance(cats, list):
-        for rule in cats:
-            rule = _mapping(rule)
-            route = rule.get("route") or rule.get("decision")
-            if "category" in rule and isinstance(route, str):
-                routes[str(rule["category"])] = "person" if route.lower() in PERSON_ROUTES else route
-    return routes
+def _route(rule: Any) -> str | None:
+    """'person' or 'judge' (or another word the policy used) from a route string or a category rule."""
+    if isinstance(rule, dict):
+        rule = rule.get("decision") or rule.get("route")
+    if not isinstance(rule, str):
+        return None
+    return "person" if rule.lower() in PERSON_ROUTES else rule
 
 
 def _policy(policy: Any) -> dict[str, Any] | None:
+    """A policy written by `juge policy derive --json`: its settings and one row per category.
+
+    Also accepts the plain shapes ``{"to_person": [...]}`` and ``{"categories": {cat: "person"}}``.
+    """
     if not isinstance(policy, dict):
         return None
-    routes = _policy_routes(policy)
-    reasons = {}
-    cats = policy.get("categories")
-    if isinstance(cats, dict):
-        reasons = {str(c): str(_mapping(r).get("reason")) for c, r in cats.items() if _mapping(r).get("reason")}
-    scalars = {
-        str(k): v
-        for k, v in policy.items()
-        if isinstance(v, (str, int, float)) and not isinstance(v, bool)
-    }
-    test = _mapping(policy.get("test") or policy.get("holdout"))
+    categories = []
+    for cat, rule in _mapping(policy.get("categories")).items():
+        rule_map = _mapping(rule)
+        categories.append({
+            "name": str(cat),
+            "route": _route(rule),
+            "template": str(rule_map["template"]) if rule_map.get("template") else None,
+            "vs_people": estimate(rule_map.get("vs_people")),
+            "ceiling": estimate(rule_map.get("ceiling")),
+            "difference": estimate(rule_map.get("difference")),
+            "reason": str(rule_map["reason"]) if rule_map.get("reason") else None,
+        })
+    for key in ("to_person", "send_to_person", "person_categories"):
+        for cat in policy.get(key) if isinstance(policy.get(key), list) else []:
+            if str(cat) not in {c["name"] for c in categories}:
+                categories.append({"name": str(cat), "route": "person", "template": None, "vs_people": None,
+                                   "ceiling": None, "difference": None, "reason": None})
+    dev = _mapping(policy.get("dev"))
+    settings = {k: policy[k] for k in POLICY_SETTINGS if isinstance(policy.get(k), (str, int, float))}
+    settings.update({f"dev {k}": dev[k] for k in ("split", "n_items", "n_votes", "data_hash") if k in dev})
+    audit = _mapping(policy.get("audit"))
+    if "n" in audit:
+        settings["audit"] = f"{audit['n']} decisions every {audit.get('every', 'period')}"
     return {
-        "routes": routes,
-        "reasons": reasons,
-        "settings": scalars,
-        "versions": flatten_versions(policy.get("versions")),
-        "test": {k: estimate(v) for k, v in test.items() if estimate(v) is not None},
+        "routes": {c["name"]: c["route"] for c in categories if c["route"]},
+        "categories": categories,
+        "settings": {k: str(v) for k, v in settings.items()},
+    }
+
+
+def _policy_test(result: Any) -> dict[str, Any] | None:
+    """The one-shot holdout test of a policy (`juge policy test --json`)."""
+    if not isinstance(result, dict):
+        return None
+
+    def figures(obj: Any) -> dict[str, Any]:
+        obj = _mapping(obj)
+        judged, everything = _mapping(obj.get("on_judged_items")), _mapping(obj.get("no_policy"))
+        return {
+            "n_items": count(obj.get("n_items")),
+            "judge_decides": estimate(obj.get("judge_decides")),
+            "judged_vs_people": estimate(_mapping(judged.get("vs_people")).get("agreement")),
+            "judged_vs_majority": estimate(_mapping(judged.get("vs_majority")).get("agreement")),
+            "judged_ceiling": estimate(judged.get("ceiling")),
+            "all_vs_people": estimate(_mapping(everything.get("vs_people")).get("agreement")),
+            "all_ceiling": estimate(everything.get("ceiling")),
+            "decisions": _counts(obj.get("decisions"), ()) or {},
+        }
+
+    return {
+        "settings": {k: str(result[k]) for k in ("split", "rule", "policy_hash", "data_hash")
+                     if isinstance(result.get(k), (str, int, float))},
+        "forced": bool(result.get("forced")),
+        "warning": str(result["warning"]) if result.get("warning") else None,
+        "previous_uses": len(result["previous_uses"]) if isinstance(result.get("previous_uses"), list) else None,
+        "overall": figures({**result, "decisions": result.get("decisions")}),
+        "per_category": {str(c): figures(v) for c, v in _mapping(result.get("per_category")).items()},
     }
 
 
@@ -323,6 +355,7 @@ def build_report_data(
     calibration: dict[str, Any],
     *,
     policy: dict[str, Any] | None = None,
+    policy_test: dict[str, Any] | None = None,
     cases: dict[str, Case] | None = None,
     top: int = 3,
     source: str | None = None,
@@ -350,6 +383,10 @@ def build_report_data(
     for j in judges:
         j["reliability"] = reliability_from_confusion(j["confusion"]) if j["confusion"] else None
     bootstrap = _mapping(calibration.get("bootstrap"))
+    test_data = _policy_test(policy_test)
+    if test_data and policy_data:
+        expected, tested = policy_data["settings"].get("policy_hash"), test_data["settings"].get("policy_hash")
+        test_data["policy_mismatch"] = bool(expected and tested and expected != tested)
     return {
         "kind": str(calibration.get("kind") or "pairwise"),
         "source": source,
@@ -374,6 +411,7 @@ def build_report_data(
         "reference": _reference(calibration.get("reference")),
         "single_score": [j["key"] for j in single],
         "policy": policy_data,
+        "policy_test": test_data,
         "disagreements": disagreements,
         "disagreements_per_judge": top,
         "notes": [str(n) for n in calibration.get("notes") or [] if isinstance(n, str)],

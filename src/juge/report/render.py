@@ -33,7 +33,8 @@ def fmt_interval(est: dict[str, Any] | None, kind: str) -> str:
     if not est or est.get("low") is None:
         return "no interval"
     if kind == "rate":
-        return f"{100 * est['low']:.1f}–{100 * est['high']:.1f} %"
+        dash = "–" if est["low"] >= 0 else " to "  # "-3.2–-1.0" would read badly
+        return f"{100 * est['low']:.1f}{dash}{100 * est['high']:.1f} %"
     return f"{est['low']:.2f} to {est['high']:.2f}"
 
 
