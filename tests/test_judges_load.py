@@ -169,6 +169,13 @@ def test_broken_user_template_fails_at_load(tmp_path: Path, template: str, where
     assert where in message or where == "line 1" and "t.j2:1" in message
 
 
+def test_broken_solve_template_is_blamed_on_solve_template(tmp_path: Path) -> None:
+    write(tmp_path, "solve.j2", "{% block user %}{{ question }} {{ response }}{% endblock %}")
+    with pytest.raises(InputError, match=r"field 'solve_template'.*solve.j2.*'response' is undefined"):
+        judge_from_dict({"name": "x", "setup": "passfail", "description": "d", "solve_first": True,
+                         "solve_template": "solve.j2"}, tmp_path, source="j.toml")
+
+
 def test_eval_table_source_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"^eval.toml: judges\[2\]: field 'setup'"):
         judge_from_dict({"name": "x", "setup": "nope"}, tmp_path, source="eval.toml: judges[2]")

@@ -27,7 +27,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -238,7 +238,7 @@ def _rubric(spec: JudgeSpec, base_dir: Path, source: str) -> Rubric:
         data, where = dict(spec.rubric or {}), source
     for key in inline:
         if key in data:
-            raise input_error(source, f"given both in the rubric and at the top level", field=key)
+            raise input_error(source, "given both in the rubric and at the top level", field=key)
     data = {"name": spec.name} | data | inline
     return rubric_from_dict(data, where, prefix="rubric" if where == source and spec.rubric is not None else "")
 
@@ -312,13 +312,10 @@ def _sample_case() -> Case:
                 output="O", output_1="O1", output_2="O2")
 
 
-def _check_renders(judge: Judge, where: str, key: str, source: str) -> None:
+def _check_renders(render: Callable[[Case], Any], where: str, key: str, source: str) -> None:
     """Render once with a sample case so a broken template fails at load, naming its file."""
-    case = _sample_case()
     try:
-        if judge.solve_first:
-            judge.render_solve(case)
-        judge.render(case, order=judge.orders(case)[0], own_solution="S" if judge.solve_first else None)
+        render(_sample_case())
     except jinja2.TemplateSyntaxError as exc:
         raise input_error(where, f"template syntax error: {exc.message}", line=exc.lineno) from None
     except (jinja2.TemplateError, ValueError, TypeError) as exc:
@@ -351,9 +348,10 @@ def judge_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".", source:
     )
     if spec.constrained and judge.allowed() is None:
         raise input_error(source, f"a {spec.setup} judge has no fixed verdict strings to constrain", field="constrained")
-    _check_renders(judge, where, "template", source)
-    if spec.solve_first:
-        _check_renders(judge, solve_where, "solve_template", source)
+    own_solution = "S" if judge.solve_first else None
+    _check_renders(lambda case: judge.render(case, judge.orders(case)[0], own_solution), where, "template", source)
+    if judge.solve_first:
+        _check_renders(judge.render_solve, solve_where, "solve_template", source)
     for i, example in enumerate(rubric.examples):
         result = judge.parse(example.judgment)
         if result.outcome != "ok":
