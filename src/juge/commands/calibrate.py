@@ -128,8 +128,8 @@ def demo_command(
     from juge.study.demo import run_demo
     from juge.study.tables import print_result
 
-    if split not in ("dev", "holdout", "all"):
-        raise InputError(f"--split must be dev, holdout or all, got {split!r}")
+    if split not in ("dev", "all"):
+        raise InputError(f"--split must be dev or all (holdout is kept for the final test), got {split!r}")
     console, err = Console(), Console(stderr=True)
     with study_progress(err) as step:
         result = run_demo(out, split=split, boot=Bootstrap(n_resamples=resamples, seed=seed), progress=step)

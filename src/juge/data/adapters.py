@@ -259,7 +259,7 @@ def read_mtbench_human_judgments(directory: str | Path, *, turn: int = 1) -> Cal
     where model_a is the second model becomes B. Category follows the question id
     (81-90 writing, ..., 151-160 humanities). GPT-4's verdicts become the baseline
     `gpt4_2023` (its own both-orders rule: "tie (inconsistent)" is inconsistent).
-    No split is assigned: use `--split all`, or split by question yourself.
+    A rater with several votes on one item keeps the first. No split is assigned: use `--split all`, or split by question yourself.
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -303,7 +303,7 @@ def read_mtbench_human_judgments(directory: str | Path, *, turn: int = 1) -> Cal
         if label == "inconsistent":
             raise input_error(human_path, "a human vote cannot be 'tie (inconsistent)'", line=line, field="winner")
         if (item_id, rater) in voted:
-            continue  # the dataset repeats some votes verbatim; one vote per rater per item
+            continue  # one vote per rater per item, as in the shared sample: the first one counts
         voted[(item_id, rater)] = line
         labels.append(HumanLabel(item_id=item_id, rater_id=rater, label=label))
 
