@@ -52,7 +52,7 @@ def report_command(
     if output.resolve() == calibration.resolve():
         raise InputError(f"{output}: the report would overwrite the calibration file; choose another -o path")
     path = write_report(result, output, fmt, policy=policy_obj, policy_test=test_obj, items=items, top=top, source=calibration.name)
-    Console().print(f"wrote {path}", highlight=False, markup=False)
+    Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
