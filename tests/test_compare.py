@@ -109,3 +109,13 @@ def test_cli_compare_exit_codes_and_json(store, tmp_path):
     assert res.exit_code == 0 and "NOT COMPARABLE" in res.output
     res = runner.invoke(app, ["compare", "a", "nope", "--db", db])
     assert res.exit_code == 2 and "no run 'nope'" in res.output
+
+
+def test_runs_without_any_pass_fail_verdict_are_an_input_error(store):
+    for run_id in ("a", "b"):
+        store.create_run(dataset_hash="d", juge_version="t", run_id=run_id,
+                         cases=[Case(id="c0", question="q", output_1="x", output_2="y")])
+        store.save_judgment(run_id, Judgment(item_id="c0", judge="pair", model="m", template="t", order="12",
+                                             verdict="A", outcome="ok"))
+    with pytest.raises(InputError, match="pairwise judgments"):
+        compare_runs(store, "a", "b")

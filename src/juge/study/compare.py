@@ -106,6 +106,11 @@ def compare_runs(
     same_inputs = [i for i in shared if input_hash(a["cases"][i]) == input_hash(b["cases"][i])]
     paired = [i for i in same_inputs
               if a["outcomes"][i].verdict != "missing" and b["outcomes"][i].verdict != "missing"]
+    if not paired and same_inputs:
+        reason = (a["outcomes"][same_inputs[0]].reasons or b["outcomes"][same_inputs[0]].reasons or ["?"])[0]
+        raise InputError(f"no case has a pass/fail verdict in both runs (e.g. {same_inputs[0]!r}: {reason}); compare "
+                         "needs checks or PASS/FAIL/score judges (pairwise judgments say which answer is better, "
+                         "not whether one passes)")
     pass_a = np.array([a["outcomes"][i].verdict == "pass" for i in paired], dtype=float)
     pass_b = np.array([b["outcomes"][i].verdict == "pass" for i in paired], dtype=float)
     ones = np.ones_like(pass_a)
