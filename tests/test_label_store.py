@@ -72,6 +72,8 @@ def rater_session(base: str, token: str, name: str, seed: int) -> list[tuple[str
     return done
 
 
+@pytest.mark.parametrize("db_url", ["sqlite", pytest.param("postgres", marks=[pytest.mark.postgres, pytest.mark.slow])],
+                         indirect=True)
 def test_twenty_concurrent_raters_store_every_label_exactly_once(store: LabelStore, db_url: str,
                                                                  tmp_path: Path) -> None:
     project = make_project(store, tmp_path, 450, overlap=0.2)  # 360 + 90 x 2 = 540 slots for 500 labels
