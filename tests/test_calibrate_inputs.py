@@ -238,3 +238,11 @@ def test_calibrate_cli_from_a_stored_run(tmp_path: Path, monkeypatch, capsys) ->
     assert result["versions"]["sources_sha256"][f"run {run_id} dataset"] == "d" * 64
     code, _, err = run_cli(monkeypatch, capsys, "calibrate", "--run", "nosuchrun", "--db", str(db))
     assert code == 2 and "nosuchrun" in err
+
+
+def test_calibrate_cli_unknown_judge_or_template_is_an_error(tmp_path: Path, monkeypatch, capsys) -> None:
+    items = sample_items(tmp_path)
+    code, _, err = run_cli(monkeypatch, capsys, "calibrate", "--items", str(items), "--judge", "nobody")
+    assert code == 2 and "--judge nobody" in err and "gpt4_2023" in err
+    code, _, err = run_cli(monkeypatch, capsys, "calibrate", "--items", str(items), "--template", "pair-v9")
+    assert code == 2 and "--template pair-v9" in err

@@ -120,9 +120,19 @@ def load_inputs(
         raise InputError("no human labels: the items carry none; give --labels FILE (item_id, rater_id, label)"
                          + (" or --label-cols" if items is not None else ""))
     if judges:
+        present = sorted({j.judge for j in recorded} | set(data.baselines))
+        unknown = [name for name in judges if name not in present]
+        if unknown:
+            raise InputError(f"--judge {unknown[0]}: no judgment by that judge "
+                             f"(present: {', '.join(present) or 'none'})")
         recorded = [j for j in recorded if j.judge in judges]
         data.baselines = {k: v for k, v in data.baselines.items() if k in judges}
     if templates:
+        present = sorted({j.template for j in recorded})
+        unknown = [name for name in templates if name not in present]
+        if unknown:
+            raise InputError(f"--template {unknown[0]}: no judgment with that template "
+                             f"(present: {', '.join(present) or 'none'})")
         recorded = [j for j in recorded if j.template in templates]
     kind = kind or _guess_kind(data)
     if kind == "pairwise" and not all(c.is_pair for c in data.cases):

@@ -77,11 +77,12 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
     for key, j in judges.items():
         table.add_row(_cell(key), *(str(j["verdict_counts"][v]) for v in VERDICTS))
     console.print(table)
-    table = _table("Calls by outcome (every order and repeat)", "judge", *OUTCOMES)
-    for key, j in judges.items():
-        if j.get("outcomes"):
-            table.add_row(_cell(key), *(str(j["outcomes"][o]) for o in OUTCOMES))
-    console.print(table)
+    called = {key: j["outcomes"] for key, j in judges.items() if j.get("outcomes")}
+    if called:
+        table = _table("Calls by outcome (every order and repeat)", "judge", *OUTCOMES)
+        for key, outcomes in called.items():
+            table.add_row(_cell(key), *(str(outcomes[o]) for o in OUTCOMES))
+        console.print(table)
 
     table = _table(
         "Order and length bias", "judge", "order flip rate", "inconsistent: first / second shown won both",
