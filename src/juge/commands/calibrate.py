@@ -125,7 +125,8 @@ def demo_command(
     OUT/calibration.json.
     """
     from juge.study.calibrate import Bootstrap
-    from juge.study.demo import run_demo
+    from juge.report import write_report
+    from juge.study.demo import demo_file, run_demo
     from juge.study.tables import print_result
 
     if split not in ("dev", "all"):
@@ -137,6 +138,9 @@ def demo_command(
                   "see juge/demo_data/DATA.md)", style="bold", highlight=False, markup=False)
     print_result(result.study, console)
     console.print(f"\nwrote {result.json_path}", highlight=False, markup=False)
+    report_path = write_report(result.study, result.out_dir / "report.html", items=demo_file("items.jsonl"),
+                               source=result.json_path.name)
+    console.print(f"wrote {report_path}   # open it in a browser", highlight=False, markup=False, soft_wrap=True)
     console.print(
         "next:\n"
         "  juge calibrate --items items.jsonl --judgments judgments.jsonl --json calibration.json"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from importlib.resources import as_file
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +59,7 @@ def write_report(
     *,
     policy: dict[str, Any] | None = None,
     policy_test: dict[str, Any] | None = None,
-    items: str | Path | None = None,
+    items: str | Path | Traversable | None = None,
     top: int = 3,
     source: str | None = None,
 ) -> Path:
@@ -66,7 +68,11 @@ def write_report(
     `items` (the study's items file) adds the question, both answers and each rater's
     vote to the disagreement examples; `top` is how many examples per judge.
     """
-    cases = read_items(items) if items is not None else None
+    cases = None
+    if items is not None:
+        # A packaged file (importlib.resources Traversable, e.g. the demo's items) is read through a real path.
+        with as_file(Path(items) if isinstance(items, str) else items) as items_path:
+            cases = read_items(items_path)
     data = build_report_data(calibration, policy=policy, policy_test=policy_test, cases=cases, top=top,
                              source=source)
     return write_atomic(path, render_report(data, fmt))
