@@ -117,3 +117,17 @@ def test_extra_judgments_become_another_judge_key() -> None:
     table = load_demo_table(extra)
     assert "local/pair-v2" in table.judges
     assert [it.judges["local/pair-v2"].verdict for it in table.items if "local/pair-v2" in it.judges] == ["A"]
+
+
+def test_demo_data_is_package_data(tmp_path: Path) -> None:
+    """A plain (non-editable) build carries the demo files, so `juge demo` works after `pip install`."""
+    import juge
+
+    root = Path(juge.__file__).resolve().parents[2]
+    if not (root / "pyproject.toml").exists():
+        pytest.skip("not running from a source tree")
+    proc = subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py",
+                           "--build-lib", str(tmp_path)], cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("items.jsonl", "judgments.jsonl", "DATA.md", "SHA256SUMS"):
+        assert (tmp_path / "juge" / "demo_data" / name).read_bytes() == demo_file(name).read_bytes()
