@@ -249,3 +249,17 @@ def test_bad_eval_file_exit_2(tmp_path):
     bad.write_text('cases = "c.jsonl"\nconcurency = 3\n')
     proc = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2 and "field 'concurency'" in proc.stderr
+
+
+def test_case_missing_what_a_judge_needs_stops_before_any_call(tmp_path):
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "question": "q", "output": "o"}\n{"id": "b", "question": "q"}\n')
+    (tmp_path / "eval.toml").write_text(
+        'cases = "cases.jsonl"\n[[judges]]\nname = "pf"\nsetup = "passfail"\ndescription = "ok?"\n'
+        'provider = "scripted"\nprovider_options = { default = "PASS\\nok" }\n')
+    db = tmp_path / "j.db"
+    proc = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(tmp_path / "eval.toml"), "--db", str(db)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "cases.jsonl: case 'b': field 'output'" in proc.stderr
+    with Store(db) as s:
+        assert s.count_calls() == 0

@@ -129,6 +129,18 @@ async def _generate_outputs(config: EvalConfig, store: Store, run_id: str, cases
     return list(await asyncio.gather(*(one(c) for c in cases)))
 
 
+def check_renderable(tasks: Sequence[JudgeTask], cases_path: Path) -> None:
+    """Render every prompt once before the first call, so a case missing what a judge needs
+    (an output, a reference) stops the run at the start, not half-way."""
+    for t in tasks:
+        if t.repeat:
+            continue
+        try:
+            t.judge.render(t.case, order=t.order, own_solution="-" if t.judge.solve_first else None)
+        except InputError as exc:
+            raise InputError(f"{cases_path}: {exc}") from None
+
+
 def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[list[Case], str]:
     path = config.cases_path
     cases = read_cases(path, config.spec.mapping or None)
@@ -186,6 +198,7 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
             cases = await _generate_outputs(config, store, run_id, cases, providers, engine)
         apply_checks(store, run_id, cases, config.checks)
         tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
+        check_renderable(tasks, config.cases_path)
         return await engine.run_tasks(run_id, tasks, judge_providers)
 
     stored = asyncio.run(main())
