@@ -246,3 +246,17 @@ def test_calibrate_cli_unknown_judge_or_template_is_an_error(tmp_path: Path, mon
     assert code == 2 and "--judge nobody" in err and "gpt4_2023" in err
     code, _, err = run_cli(monkeypatch, capsys, "calibrate", "--items", str(items), "--template", "pair-v9")
     assert code == 2 and "--template pair-v9" in err
+
+
+def test_mtbench_export_as_parquet(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    rows = [hf_row(151, "llama-13b", "gpt-4", "model_b", "expert_9"),
+            hf_row(151, "llama-13b", "gpt-4", "tie", "expert_8")]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "human-00000-of-00001.parquet")
+    data = read_mtbench_human_judgments(tmp_path)
+    (case,) = data.cases
+    assert (case.id, case.category) == ("mtb-q151-gpt-4-vs-llama-13b", "humanities")
+    assert [lab.label for lab in data.labels] == ["A", "tie"]  # gpt-4 is answer 1 in the fixed order
+    assert data.baselines == {}
