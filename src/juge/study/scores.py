@@ -171,12 +171,14 @@ def truth_pairs(item: GradedItem, truth: Truth) -> list[tuple[float | str, float
     raise InputError(f"--truth must be one of {list(TRUTHS)}, got {truth!r}")
 
 
-def _scale(table: GradeTable) -> list:
+def _scale(table: GradeTable, truth: Truth) -> list:
+    """The ordered label set for kappa: every value a rater or judge gave (and rounded means for truth 'mean')."""
     if table.kind == "passfail":
         return list(PASSFAIL)
     values = {v for it in table.items for _, v in it.ratings}
     values |= {g.value for it in table.items for g in it.judges.values() if g.value is not None}
-    values |= {_round_half_up(float(np.mean([v for _, v in it.ratings]))) for it in table.items}
+    if truth == "mean":
+        values |= {_round_half_up(float(np.mean([v for _, v in it.ratings]))) for it in table.items}
     return sorted(values)
 
 
@@ -328,7 +330,7 @@ def grade_study(
         raise InputError("--truth mean needs numeric scores; for PASS/FAIL use 'each' or 'agree'")
     sub = table.split(split)
     items = sub.items
-    labels = _scale(sub)
+    labels = _scale(sub, truth)
     kind = table.kind
     categories = sorted({it.category for it in items})
     by_category = {c: [it for it in items if it.category == c] for c in categories}
