@@ -133,7 +133,12 @@ def print_per_category(result: dict[str, Any], console: Console) -> None:
         cells = [fmt(people["ceiling"]["agreement"]).replace(" n=", "\nn=")]
         for j in judges.values():
             cat = j["per_category"].get(category)
-            cells.append(fmt(cat["vs_people"]["agreement"]).replace(" n=", "\nn=") if cat else "-")
+            if cat is None:
+                cells.append("-")
+                continue
+            missing = cat["verdict_counts"]["missing"]
+            cells.append(fmt(cat["vs_people"]["agreement"]).replace(" n=", "\nn=")
+                         + (f"\n{missing} missing" if missing else ""))
         table.add_row(_cell(category), *cells)
     console.print(table)
 
