@@ -323,6 +323,25 @@ def _reference(obj: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def _differences(obj: Any) -> list[dict[str, Any]]:
+    """Paired differences in agreement with people between two judges on the same items (a − b)."""
+    rows = []
+    for r in obj if isinstance(obj, list) else []:
+        r = _mapping(r)
+        if r.get("a") and r.get("b"):
+            rows.append({"a": str(r["a"]), "b": str(r["b"]), "n_items": count(r.get("n_items")),
+                         "a_vs_people": estimate(r.get("vs_people_a")), "b_vs_people": estimate(r.get("vs_people_b")),
+                         "difference": estimate(r.get("difference"))})
+    return rows
+
+
+def _dataset(obj: Any) -> dict[str, str] | None:
+    """The data set's name and attribution (which must travel with the data)."""
+    obj = _mapping(obj)
+    out = {k: str(obj[k]) for k in ("name", "attribution", "license") if obj.get(k)}
+    return out or None
+
+
 def _versions(versions: Any) -> dict[str, Any]:
     """Split `versions` into data hashes, the juge that made the study, and everything else."""
     versions = dict(_mapping(versions))
@@ -409,6 +428,8 @@ def build_report_data(
         "judges": judges,
         "categories": _categories(judges, _mapping(calibration.get("per_category")), routes),
         "reference": _reference(calibration.get("reference")),
+        "differences": _differences(calibration.get("differences")),
+        "dataset": _dataset(calibration.get("dataset")),
         "single_score": [j["key"] for j in single],
         "policy": policy_data,
         "policy_test": test_data,
