@@ -255,3 +255,31 @@ def test_open_items_never_reach_the_review(store: LabelStore, tmp_path: Path) ->
     store.attach_judge_verdicts(project, "run1", {"item-0000": {"j": "A"}})
     label_current(alice, "tie")  # one of two labels: the item is still open
     assert store.disagreements(project) == []
+
+
+def test_real_mtbench_items_show_no_model_names_votes_or_ids(store: LabelStore, tmp_path: Path,
+                                                               sample_dir: Path) -> None:
+    from juge.data.readers import read_cases
+    from juge.judges.rubric import load_rubric
+    from label_helpers import write_rubric
+
+    mapping = {"id": "item_id", "output_1": "answer_1", "output_2": "answer_2", "group": "question_id"}
+    cases = read_cases(sample_dir / "items.jsonl", mapping=mapping)[:40]
+    project = store.create_project("mt", "pairwise", load_rubric(write_rubric(tmp_path / "r.toml")), cases)
+    client = client_for(store, store.add_rater(project, "alice"))
+    rater = store.rater(project, "alice")
+    checked = 0
+    for _ in range(15):
+        page = client.get("/item").text
+        case = store.next_assignment(rater).case  # the open assignment: the item on the page
+        visible_text = " ".join(filter(None, [case.question, case.output_1, case.output_2, case.reference,
+                                              case.source]))
+        for secret in (case.meta["model_1"], case.meta["model_2"], case.id):
+            if secret not in visible_text:
+                assert secret not in page
+                checked += 1
+        assert "expert_" not in page and "author_" not in page and "human_ratings" not in page
+        assert "gpt4_2023" not in page
+        client.post("/label", data={"csrf": hidden(page, "csrf"), "assignment": hidden(page, "assignment"),
+                                    "choice": "tie"})
+    assert checked >= 30

@@ -148,3 +148,15 @@ def test_judge_run_disagreements_become_a_named_list_of_ids(env: dict) -> None:
     again = Path(env["tmp"]) / "again.txt"
     assert juge(env, "disagreements", "q4", "--list", "rubric-v1", "-o", str(again)).exit_code == 0
     assert again.read_text() == ids.read_text()
+    # A final label recorded in the review is exported apart from the raters' labels.
+    store.adjudicate(_adjudicator(store, project), "c3", "A", "see step 2")
+    labels, finals = Path(env["tmp"]) / "l.jsonl", Path(env["tmp"]) / "final.jsonl"
+    assert juge(env, "export", "q4", "-o", str(labels), "--adjudications", str(finals)).exit_code == 0
+    assert [json.loads(line) for line in finals.read_text().splitlines()] == [
+        {"item_id": "c3", "label": "A", "reason": "see step 2", "adjudicator": "judy"}]
+    assert len(labels.read_text().splitlines()) == 8
+
+
+def _adjudicator(store: LabelStore, project):  # noqa: ANN001, ANN202
+    store.add_rater(project, "judy", adjudicator=True)
+    return store.rater(project, "judy")

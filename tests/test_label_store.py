@@ -162,3 +162,23 @@ def test_export_loads_with_read_labels_and_status_kappa_matches_sklearn(store: L
     assert s["agreement"] == pytest.approx(sum(x == y for x, y in zip(ann, ben)) / 30)
     assert s["kappa"] == pytest.approx(cohen_kappa_score(ann, ben))
     assert s["disagreements"] == sum(x != y for x, y in zip(ann, ben))
+
+
+def test_sessions_end_after_a_break_or_an_idle_gap(store: LabelStore, tmp_path: Path) -> None:
+    from juge.label.db import SESSION_IDLE_SECONDS, sessions
+    from sqlalchemy import select
+
+    project = make_project(store, tmp_path, 2)
+    store.add_rater(project, "alice")
+    alice = store.rater(project, "alice")
+    t0 = 1_000_000.0
+    first = store.current_session(alice, now=t0)
+    assert store.current_session(alice, now=t0 + 60) == first
+    second = store.current_session(alice, now=t0 + 60 + SESSION_IDLE_SECONDS + 1)
+    assert second != first
+    store.end_session(alice, "break")
+    third = store.current_session(alice)
+    with store.engine.connect() as c:
+        rows = {r.id: r for r in c.execute(select(sessions)).all()}
+    assert rows[first].end_reason == "idle" and rows[first].ended_at == t0 + 60
+    assert rows[second].end_reason == "break" and rows[third].ended_at is None

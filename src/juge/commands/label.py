@@ -54,6 +54,19 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _field_map(text: str | None) -> dict[str, str] | None:
+    """`ours=theirs,...` -> {ours: theirs}."""
+    if not text:
+        return None
+    mapping = {}
+    for part in text.split(","):
+        ours, sep, theirs = part.partition("=")
+        if not sep or not ours.strip() or not theirs.strip():
+            raise InputError(f"--map: expected juge_field=column pairs separated by commas, got {part!r}")
+        mapping[ours.strip()] = theirs.strip()
+    return mapping
+
+
 @label_app.command("init")
 def init_command(
     cases: Annotated[Path, typer.Option("--cases", help="Cases to label (JSONL or CSV).")],
@@ -64,16 +77,22 @@ def init_command(
     overlap_raters: Annotated[int, typer.Option(help="How many raters label an overlap item.")] = 2,
     break_after: Annotated[int, typer.Option(help="Suggest a break after this many items in a session (0: never).")] = 25,
     seed: Annotated[int, typer.Option(help="Seed for item order and the overlap sample.")] = 0,
+    field_map: Annotated[Optional[str], typer.Option(
+        "--map", help="Read other column names as juge fields, e.g. "
+        "id=item_id,output_1=answer_1,output_2=answer_2 (the MT-Bench sample layout).")] = None,
     db_url: DbUrl = None,
 ) -> None:
-    """Create a labelling project from cases and a rubric."""
+    """Create a labelling project from cases and a rubric.
+
+    Raters see the input, the answer(s) and the rubric only: never `meta`, item ids or model names.
+    """
     from juge.data.readers import read_cases
     from juge.errors import input_error
     from juge.label.db import LabelError
     from juge.label.rubric import read_rubric
 
     parsed_rubric = read_rubric(rubric, task)
-    records = read_cases(cases)
+    records = read_cases(cases, mapping=_field_map(field_map))
     if not records:
         raise input_error(cases, "no cases to label")
     for i, case in enumerate(records, start=1):
@@ -166,13 +185,27 @@ def status_command(name: Annotated[Optional[str], typer.Argument(help="Project n
 def export_command(
     name: Annotated[str, typer.Argument(help="Project name.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="JSONL file to write.")],
+    adjudications: Annotated[Optional[Path], typer.Option(
+        help="Also write the adjudicators' final labels (item_id, label, reason, adjudicator) to this JSONL.")
+    ] = None,
     db_url: DbUrl = None,
 ) -> None:
-    """Write one row per rater per item (item_id, rater_id, label, explanation) for `juge calibrate --labels`."""
+    """Write one row per rater per item (item_id, rater_id, label, explanation) for `juge calibrate --labels`.
+
+    Pairwise labels are A (answer 1 better), B (answer 2 better) or tie, in the fixed order of the cases,
+    whatever side each rater saw them on.
+    """
+    import json
+
     store = _store(db_url)
-    rows = store.export_labels(_project(store, name))
+    project = _project(store, name)
+    rows = store.export_labels(project)
     _write_atomic(output, "".join(r.model_dump_json() + "\n" for r in rows))
     console.print(f"Wrote {len(rows)} labels to {output}")
+    if adjudications is not None:
+        finals = store.adjudicated(project)
+        _write_atomic(adjudications, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in finals))
+        console.print(f"Wrote {len(finals)} final labels to {adjudications}")
 
 
 @label_app.command("attach-run")

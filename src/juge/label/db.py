@@ -574,6 +574,18 @@ class LabelStore:
             c.execute(insert(adjudications).values(item_pk=pk, rater_id=rater.id, label=label,
                                                    reason=reason.strip(), created_at=time.time()))
 
+    def adjudicated(self, project: Project) -> list[dict[str, Any]]:
+        """Final labels recorded by adjudicators: item_id, label (export form), reason, adjudicator."""
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(items.c.item_id, adjudications.c.label, adjudications.c.reason,
+                       raters.c.name.label("adjudicator"))
+                .join(items, items.c.id == adjudications.c.item_pk)
+                .join(raters, raters.c.id == adjudications.c.rater_id)
+                .where(items.c.project_id == project.id).order_by(items.c.position)
+            ).all()
+        return [{**r._asdict(), "label": export_value(project.task, r.label)} for r in rows]
+
     def save_list(self, project: Project, name: str, item_ids: Iterable[str]) -> int:
         """Keep a named list of item ids (replacing a list of the same name); returns its size."""
         ids = sorted(set(item_ids))
