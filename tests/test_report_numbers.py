@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from juge.report import build_report_data, render_report
-from juge.report.model import reliability_from_confusion, confusion
+from juge.report.model import confusion, reliability_from_confusion
 from report_helpers import CATEGORIES, assert_same_estimate, md_tables, parse_html, pairwise_calibration
 
 FIXED_TIME = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
@@ -158,17 +158,78 @@ def test_reliability_is_read_exactly_off_the_confusion_matrix():
     assert confusion({"labels": [1, 2], "matrix": [[1, 2]]}) is None  # malformed: not square to its labels
 
 
-def test_single_score_judge_gets_table_and_plots():
-    calibration = {"judges": {"scorer/v1": {
-        "pearson": {"value": 0.61, "low": 0.5, "high": 0.7, "n": 80},
-        "weighted_kappa": {"value": 0.55, "low": 0.42, "high": 0.66, "n": 80},
-        "confusion": {"labels": [1, 2, 3], "matrix": [[4, 1, 0], [2, 2, 1], [0, 1, 5]]},
-    }}}
-    html = render_report(build_report_data(calibration, generated_at=FIXED_TIME), "html")
+def _graded(kind: str) -> dict:
+    """A single-score or PASS/FAIL study in the shape `juge calibrate --kind score|passfail --json` writes."""
+    def e(v, n):
+        return {"value": v, "low": v - 0.05, "high": v + 0.04, "n": n}
+
+    people = {"agreement": e(0.508, 240), "kappa": e(0.346, 240), "n_pairs": 240}
+    judge = {"n_items": 120, "outcomes": {"ok": 117, "refused": 0, "unparsed": 3, "error": 0},
+             "agreement": e(0.549, 293), "kappa": e(0.401, 293),
+             "per_category": {"billing": {"agreement": e(0.56, 100), "kappa": e(0.39, 100),
+                                          "ceiling": {"agreement": e(0.475, 80), "kappa": e(0.3, 80)}}}}
+    if kind == "score":
+        people |= {"weighted_kappa": e(0.748, 240), "pearson": e(0.749, 240), "spearman": e(0.748, 240),
+                   "krippendorff_alpha": e(0.75, 300), "at_threshold": {"threshold": 3.0, "agreement": e(0.821, 240),
+                                                                         "kappa": e(0.64, 240)}}
+        judge |= {"verdict_counts": {"scored": 117, "missing": 3}, "weighted_kappa": e(0.762, 293),
+                  "pearson": e(0.761, 293), "spearman": e(0.759, 293), "krippendorff_alpha": e(0.75, 417),
+                  "at_threshold": {"threshold": 3.0, "agreement": e(0.809, 293), "kappa": e(0.62, 293)}}
+    else:
+        judge |= {"verdict_counts": {"PASS": 55, "FAIL": 62, "missing": 3},
+                  "failures_caught": {"k": 113, "n": 133, "rate": e(0.8496, 133)},
+                  "false_flags": {"k": 40, "n": 159, "rate": e(0.2516, 159)},
+                  "confusion": {"labels": ["PASS", "FAIL"], "rows": "people", "columns": "judge",
+                                "matrix": [[119, 40], [20, 113]]}}
+    return {"kind": kind, "split": "dev", "n_items": 120, "truth": {"mode": "each", "n_items": 120},
+            "scale": [1.0, 2.0, 3.0, 4.0] if kind == "score" else ["PASS", "FAIL"], "ceiling": people,
+            "judges": {"small/grade-v1": judge}}
+
+
+@pytest.mark.parametrize("kind", ["score", "passfail"])
+def test_graded_studies_show_their_own_statistics(kind):
+    calibration = _graded(kind)
+    data = build_report_data(calibration, generated_at=FIXED_TIME)
+    html = render_report(data, "html")
     tables = parse_html(html).tables
-    scores = next(rows for name, rows in tables.items() if rows and rows[0] == ["Statistic", "Estimate"])
-    by_stat = {r[0]: r[1] for r in scores[1:]}
-    assert_same_estimate(by_stat["pearson"], calibration["judges"]["scorer/v1"]["pearson"])
-    assert_same_estimate(by_stat["weighted kappa"], calibration["judges"]["scorer/v1"]["weighted_kappa"])
-    assert 'aria-label="Confusion matrix of scorer/v1 against people"' in html
-    assert 'aria-label="Reliability curve of scorer/v1"' in html
+    people = tables["table-people"]
+    stats = data["stats"]
+    assert len(people[0]) == len(stats) + 1
+    judge = calibration["judges"]["small/grade-v1"]
+    for i, stat in enumerate(stats, start=1):
+        if stat.startswith("threshold_"):
+            expected_judge = judge["at_threshold"][stat.removeprefix("threshold_")]
+            expected_people = calibration["ceiling"]["at_threshold"][stat.removeprefix("threshold_")]
+        elif stat in ("failures_caught", "false_flags"):
+            expected_judge, expected_people = judge[stat]["rate"], None
+        else:
+            expected_judge, expected_people = judge[stat], calibration["ceiling"][stat]
+        assert_same_estimate(people[2][i], expected_judge)
+        if expected_people is None:
+            assert people[1][i] == "does not apply"
+        else:
+            assert_same_estimate(people[1][i], expected_people)
+    verdicts = {r[0]: r[1] for r in tables["table-outcomes"][1:]}
+    for name, n in judge["verdict_counts"].items():
+        assert verdicts[f"verdict {name}"] == str(n)
+    assert "table-majority" not in tables and "table-order" not in tables  # pairwise-only sections
+    if kind == "passfail":
+        assert "Failures caught: 113 of 133 human FAIL labels" in " ".join(html.replace("<b>", "").replace(
+            "</b>", "").split())
+        assert 'aria-label="Confusion matrix of small/grade-v1 against people"' in html
+        md = render_report(data, "md")
+        confusion_md = next(t for t in md_tables(md) if t and t[0][0] == "PASS" and len(t) == 2)
+        assert confusion_md == [["PASS", "119", "40"], ["FAIL", "20", "113"]]
+    else:
+        assert "Confusion matrix and reliability curve: not available" in html
+
+
+def test_a_score_confusion_matrix_gives_a_reliability_curve():
+    calibration = _graded("score")
+    calibration["judges"]["small/grade-v1"]["confusion"] = {
+        "labels": [1, 2, 3], "rows": "people", "columns": "judge", "matrix": [[4, 1, 0], [2, 2, 1], [0, 1, 5]]}
+    data = build_report_data(calibration, generated_at=FIXED_TIME)
+    assert data["judges"][0]["reliability"][0] == {"judge_score": 1.0, "mean_human_score": 8 / 6, "n": 6}
+    html = render_report(data, "html")
+    assert 'aria-label="Reliability curve of small/grade-v1"' in html
+    assert 'aria-label="Confusion matrix of small/grade-v1 against people"' in html

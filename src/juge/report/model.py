@@ -22,18 +22,27 @@ from juge.report.disagreements import attach_items, select_disagreements
 VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
 OUTCOMES = ("ok", "refused", "unparsed", "error")
 PAIRWISE_STATS = ("agreement", "kappa")
-# Statistics of single-score and PASS/FAIL judges, in the order they are shown.
-SCORE_STATS = (
-    "agreement",
-    "kappa",
-    "weighted_kappa",
-    "pearson",
-    "spearman",
-    "krippendorff_alpha",
-    "binary_agreement",
-    "failures_caught",
-    "false_flags",
-)
+# The statistics each kind of study reports against people, in the order they are shown.
+STATS_BY_KIND = {
+    "pairwise": PAIRWISE_STATS,
+    "score": ("agreement", "kappa", "weighted_kappa", "pearson", "spearman", "krippendorff_alpha",
+              "threshold_agreement", "threshold_kappa"),
+    "passfail": ("agreement", "kappa", "failures_caught", "false_flags"),
+}
+STAT_LABELS = {
+    "agreement": "Agreement",
+    "kappa": "Cohen's κ",
+    "weighted_kappa": "Weighted κ (quadratic)",
+    "pearson": "Pearson r",
+    "spearman": "Spearman ρ",
+    "krippendorff_alpha": "Krippendorff's α (ordinal)",
+    "threshold_agreement": "Agreement at the threshold",
+    "threshold_kappa": "κ at the threshold",
+    "failures_caught": "Failures caught",
+    "false_flags": "False flags",
+}
+# Statistics that compare a judge with people and have no person-vs-person counterpart.
+JUDGE_ONLY_STATS = {"failures_caught", "false_flags"}
 INCONSISTENT_PATTERNS = ("n", "shown_first_won_both", "shown_second_won_both", "tie_in_one_order")
 PEOPLE_PICKS_LONGER_KEYS = ("people_picks_longer", "majority_picks_longer", "humans_picks_longer")
 PERSON_ROUTES = {"person", "human", "people", "to_person", "send_to_person"}
@@ -117,12 +126,32 @@ def flatten_versions(obj: Any, prefix: str = "") -> list[dict[str, str]]:
     return rows
 
 
-def _judge(key: str, entry: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+def figures(obj: Any, stats: tuple[str, ...]) -> dict[str, Any]:
+    """The statistics `stats` of one judge (or of the people) against people, each an estimate or None.
+
+    Pairwise studies nest them under ``vs_people``; single-score and PASS/FAIL studies put
+    them at the top of the entry, the threshold figures under ``at_threshold`` and
+    failures caught / false flags as ``{"k", "n", "rate"}`` (the estimate gets its k).
+    """
+    obj = _mapping(obj)
+    obj = _mapping(obj.get("vs_people")) if "vs_people" in obj else obj
+    out: dict[str, Any] = {}
+    for stat in stats:
+        if stat.startswith("threshold_"):
+            out[stat] = estimate(_mapping(obj.get("at_threshold")).get(stat.removeprefix("threshold_")))
+        elif stat in JUDGE_ONLY_STATS:
+            caught = _mapping(obj.get(stat))
+            out[stat] = estimate(caught.get("rate"))
+            if out[stat] is not None:
+                out[stat]["k"] = count(caught.get("k"))
+        else:
+            out[stat] = estimate(obj.get(stat))
+    return out
+
+
+def _judge(key: str, entry: dict[str, Any], info: dict[str, Any], stats: tuple[str, ...]) -> dict[str, Any]:
     per_category = {
-        str(cat): {
-            "vs_people": {s: estimate(_mapping(v.get("vs_people")).get(s)) for s in PAIRWISE_STATS},
-            "ceiling": {s: estimate(_mapping(v.get("ceiling")).get(s)) for s in PAIRWISE_STATS},
-        }
+        str(cat): {"vs_people": figures(v, stats), "ceiling": figures(v.get("ceiling"), stats)}
         for cat, v in _mapping(entry.get("per_category")).items()
         if isinstance(v, dict)
     }
@@ -134,9 +163,9 @@ def _judge(key: str, entry: dict[str, Any], info: dict[str, Any]) -> dict[str, A
         "template": info.get("template"),
         "template_hashes": [str(h) for h in info.get("template_hashes") or []],
         "n_items": count(entry.get("n_items")),
-        "verdict_counts": _counts(entry.get("verdict_counts"), VERDICTS),
+        "verdict_counts": _counts(entry.get("verdict_counts"), ()),
         "outcomes": _counts(entry.get("outcomes"), OUTCOMES),
-        "vs_people": {s: estimate(_mapping(entry.get("vs_people")).get(s)) for s in PAIRWISE_STATS},
+        "vs_people": figures(entry, stats),
         "vs_majority": {s: estimate(_mapping(entry.get("vs_majority")).get(s)) for s in PAIRWISE_STATS},
         "order_flip_rate": estimate(entry.get("order_flip_rate")),
         "picks_longer": estimate(entry.get("picks_longer")),
@@ -144,7 +173,7 @@ def _judge(key: str, entry: dict[str, Any], info: dict[str, Any]) -> dict[str, A
         "inconsistent_patterns": patterns if patterns and patterns.get("n") else None,
         "self_consistency": estimate(entry.get("self_consistency")),
         "per_category": per_category,
-        "scores": {s: estimate(entry.get(s)) for s in SCORE_STATS if estimate(entry.get(s)) is not None},
+        "threshold": number(_mapping(entry.get("at_threshold")).get("threshold")),
         "confusion": confusion(entry.get("confusion") or entry.get("confusion_matrix")),
     }
 
@@ -158,9 +187,10 @@ def confusion(obj: Any) -> dict[str, Any] | None:
     if not isinstance(obj, dict):
         return None
     if "matrix" in obj:
+        # "rows"/"columns" are either label lists or the names of the axes (e.g. "people", "judge").
         matrix = obj.get("matrix")
-        rows = obj.get("rows") or obj.get("labels")
-        cols = obj.get("columns") or obj.get("labels")
+        rows = obj["rows"] if isinstance(obj.get("rows"), list) else obj.get("labels")
+        cols = obj["columns"] if isinstance(obj.get("columns"), list) else obj.get("labels")
         if not (isinstance(matrix, list) and isinstance(rows, list) and isinstance(cols, list)):
             return None
         if len(matrix) != len(rows) or any(not isinstance(r, list) or len(r) != len(cols) for r in matrix):
@@ -176,8 +206,12 @@ def confusion(obj: Any) -> dict[str, Any] | None:
         "rows": [str(r) for r in rows],
         "columns": [str(c) for c in cols],
         "matrix": cells,
-        "axis": {"rows": str(obj.get("row_axis", "people")), "columns": str(obj.get("column_axis", "judge"))},
+        "axis": {"rows": _axis_name(obj, "rows", "people"), "columns": _axis_name(obj, "columns", "judge")},
     }
+
+
+def _axis_name(obj: dict[str, Any], key: str, default: str) -> str:
+    return obj[key] if isinstance(obj.get(key), str) else default
 
 
 def reliability_from_confusion(conf: dict[str, Any]) -> list[dict[str, float | int]] | None:
@@ -277,7 +311,8 @@ def _policy_test(result: Any) -> dict[str, Any] | None:
     }
 
 
-def _categories(judges: list[dict[str, Any]], people: dict[str, Any], routes: dict[str, str]) -> list[dict[str, Any]]:
+def _categories(judges: list[dict[str, Any]], people: dict[str, Any], routes: dict[str, str],
+                stats: tuple[str, ...]) -> list[dict[str, Any]]:
     """One row per category: the people's figures (top-level ``per_category``, else a judge's copy) and each judge's."""
     names: list[str] = [str(c) for c in people]
     for judge in judges:
@@ -285,7 +320,7 @@ def _categories(judges: list[dict[str, Any]], people: dict[str, Any], routes: di
     rows = []
     for name in names:
         own = _mapping(people.get(name))
-        ceiling = {s: estimate(_mapping(own.get("ceiling")).get(s)) for s in PAIRWISE_STATS}
+        ceiling = figures(own.get("ceiling"), stats)
         if ceiling["agreement"] is None:
             copies = [j["per_category"][name]["ceiling"] for j in judges if name in j["per_category"]]
             ceiling = next((c for c in copies if c["agreement"] is not None), ceiling)
@@ -370,6 +405,21 @@ def people_picks_longer(calibration: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _truth(obj: Any) -> dict[str, Any] | None:
+    """Which human truth single scores were compared with (each rater, their mean, items they agree on)."""
+    obj = _mapping(obj)
+    return {"mode": str(obj["mode"]), "n_items": count(obj.get("n_items"))} if obj.get("mode") else None
+
+
+def _verdict_rows(judges: list[dict[str, Any]]) -> list[str]:
+    """Verdict names in the order the judges give them (A, B, tie, inconsistent or PASS, FAIL...), missing last."""
+    rows = [v for v in VERDICTS if v != "missing"]
+    for judge in judges:
+        rows.extend(v for v in judge["verdict_counts"] or {} if v not in rows and v != "missing")
+    used = {v for j in judges for v in j["verdict_counts"] or {}}
+    return [v for v in rows if v in used] + ["missing"]
+
+
 def build_report_data(
     calibration: dict[str, Any],
     *,
@@ -385,9 +435,11 @@ def build_report_data(
     `cases` (items by id) adds the question, answers and rater votes to the disagreement
     examples; `top` is how many examples to show per judge.
     """
+    kind = calibration.get("kind") if calibration.get("kind") in STATS_BY_KIND else "pairwise"
+    stats = STATS_BY_KIND[kind]
     infos = _mapping(_mapping(calibration.get("versions")).get("judges"))
     judges = [
-        _judge(str(k), v, _mapping(infos.get(k)))
+        _judge(str(k), v, _mapping(infos.get(k)), stats)
         for k, v in _mapping(calibration.get("judges")).items()
         if isinstance(v, dict)
     ]
@@ -398,7 +450,6 @@ def build_report_data(
     if cases:
         attach_items(disagreements, cases)
     generated_at = generated_at or datetime.now(timezone.utc)
-    single = [j for j in judges if j["scores"] or j["confusion"]]
     for j in judges:
         j["reliability"] = reliability_from_confusion(j["confusion"]) if j["confusion"] else None
     bootstrap = _mapping(calibration.get("bootstrap"))
@@ -407,7 +458,12 @@ def build_report_data(
         expected, tested = policy_data["settings"].get("policy_hash"), test_data["settings"].get("policy_hash")
         test_data["policy_mismatch"] = bool(expected and tested and expected != tested)
     return {
-        "kind": str(calibration.get("kind") or "pairwise"),
+        "kind": kind,
+        "stats": list(stats),
+        "stat_labels": {s: STAT_LABELS[s] for s in stats},
+        "judge_only_stats": sorted(JUDGE_ONLY_STATS & set(stats)),
+        "truth": _truth(calibration.get("truth")),
+        "scale": [str(v) for v in calibration["scale"]] if isinstance(calibration.get("scale"), list) else None,
         "source": source,
         "juge_version": __version__,
         "generated_at": generated_at.isoformat(timespec="seconds"),
@@ -419,18 +475,19 @@ def build_report_data(
         "n_raters": count(calibration.get("n_raters")),
         "n_without_majority": count(calibration.get("n_without_majority")),
         "ceiling": {
-            "agreement": estimate(ceiling.get("agreement")),
-            "kappa": estimate(ceiling.get("kappa")),
+            **figures(ceiling, stats),
             "agreement_without_ties": estimate(ceiling.get("agreement_without_ties")),
             "n_pairs": count(ceiling.get("n_pairs")),
+            "threshold": number(_mapping(ceiling.get("at_threshold")).get("threshold")),
         },
         "people_picks_longer": people_picks_longer(calibration),
         "judges": judges,
-        "categories": _categories(judges, _mapping(calibration.get("per_category")), routes),
+        "verdict_rows": _verdict_rows(judges),
+        "categories": _categories(judges, _mapping(calibration.get("per_category")), routes, stats),
         "reference": _reference(calibration.get("reference")),
         "differences": _differences(calibration.get("differences")),
         "dataset": _dataset(calibration.get("dataset")),
-        "single_score": [j["key"] for j in single],
+        "single_score": [j["key"] for j in judges if kind != "pairwise" or j["confusion"]],
         "policy": policy_data,
         "policy_test": test_data,
         "disagreements": disagreements,

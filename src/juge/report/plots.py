@@ -90,21 +90,22 @@ def _judge_colours(judges: list[dict[str, Any]]) -> dict[str, str]:
 
 def agreement_plot(data: dict[str, Any]) -> str | None:
     """Agreement and kappa with each person, per judge and baseline, against the ceiling band."""
-    judges = [j for j in data["judges"] if j["vs_people"]["agreement"] or j["vs_people"]["kappa"]]
+    panels = ("agreement", "weighted_kappa" if data["kind"] == "score" else "kappa")
+    judges = [j for j in data["judges"] if any(j["vs_people"].get(stat) for stat in panels)]
     if not judges:
         return None
     colours = _judge_colours(data["judges"])
     ceiling = data["ceiling"]
     with _style("agreement"):
         fig, axes = plt.subplots(1, 2, figsize=(9.5, 0.45 * len(judges) + 1.3), sharey=True)
-        for ax, stat, title in zip(axes, ("agreement", "kappa"), ("Agreement with each person", "Cohen's κ with each person")):
-            band = ceiling[stat]
+        for ax, stat in zip(axes, panels):
+            band = ceiling.get(stat)
             if band:
                 if band["low"] is not None:
                     ax.axvspan(band["low"], band["high"], color=PEOPLE, alpha=0.22, lw=0, label="person vs person (95 % CI)")
                 ax.axvline(band["value"], color=PEOPLE, lw=1.5)
             for y, judge in enumerate(judges):
-                est = judge["vs_people"][stat]
+                est = judge["vs_people"].get(stat)
                 if est is None:
                     ax.text(0.01, y, "not available", va="center", fontsize=8, color="#555", transform=ax.get_yaxis_transform())
                     continue
@@ -112,16 +113,18 @@ def agreement_plot(data: dict[str, Any]) -> str | None:
                     est["value"], y, xerr=_errors([est]), fmt="s" if judge["baseline"] else "o",
                     color=colours[judge["key"]], capsize=3, ms=6,
                 )
-            ax.set_title(title)
-            ax.set_xlim(min(0.0, *(j["vs_people"][stat]["low"] or 0 for j in judges if j["vs_people"][stat])), 1.0)
+            ax.set_title(f"{data['stat_labels'][stat]} with each person")
+            lows = [j["vs_people"][stat]["low"] or 0.0 for j in judges if j["vs_people"].get(stat)]
+            ax.set_xlim(min([0.0, *lows]), 1.0)
             ax.grid(axis="x", color="#ddd", lw=0.6)
             ax.set_axisbelow(True)
         axes[0].set_yticks(range(len(judges)))
         axes[0].set_yticklabels([f"{j['key']}  ({_n(j['vs_people']['agreement'])})" for j in judges])
         axes[0].invert_yaxis()
-        if ceiling["agreement"]:
-            axes[0].legend(loc="lower left", bbox_to_anchor=(0, 1.06), frameon=False, fontsize=8)
         fig.tight_layout()
+        if ceiling.get("agreement"):
+            handles, labels = axes[0].get_legend_handles_labels()
+            fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False, fontsize=8)
         return to_svg(fig, "Agreement and kappa of each judge with each person, with the person-vs-person ceiling")
 
 

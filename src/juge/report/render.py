@@ -12,13 +12,13 @@ import html
 import json
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from juge.report import plots
 
 NOT_AVAILABLE = "not available"
-RATE_STATS = {"agreement", "order_flip_rate", "picks_longer", "binary_agreement", "failures_caught", "false_flags",
+RATE_STATS = {"agreement", "order_flip_rate", "picks_longer", "threshold_agreement", "failures_caught", "false_flags",
               "agreement_without_ties"}
 
 
@@ -68,7 +68,7 @@ def md_text(text: Any) -> str:
 def _environment(autoescape: bool) -> Environment:
     env = Environment(
         loader=PackageLoader("juge.report", "templates"),
-        autoescape=select_autoescape(["html", "j2"], default=autoescape) if autoescape else False,
+        autoescape=autoescape,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
