@@ -11,6 +11,15 @@ from rich.console import Console
 from juge.errors import InputError
 
 
+REPORT_HELP = (
+    "Turn a calibration result into a report people would rather read.\n\n"
+    "Every figure is shown with its 95 % interval and n; the model, template and data versions are in the "
+    "header; refused, unparsed and error calls have their own rows; a figure the calibration file does not "
+    "contain is shown as 'not available', never filled in. Dataset and model text is HTML-escaped.\n\n"
+    "Example: juge report juge-demo/calibration.json -o report.html --policy policy.json"
+)
+
+
 def report_command(
     calibration: Annotated[Path, typer.Argument(
         help="A calibration result written by `juge calibrate --json` (or `juge demo`).")],
@@ -31,12 +40,7 @@ def report_command(
         "vote to the disagreement examples.")] = None,
     top: Annotated[int, typer.Option(help="Disagreement examples per judge.")] = 3,
 ) -> None:
-    """Turn a calibration result into a report people would rather read.
-
-    Every figure is shown with its 95 % interval and n; the model, template and data versions are in the
-    header; refused, unparsed and error calls have their own rows; a figure the calibration file does not
-    contain is shown as 'not available', never filled in. Dataset and model text is HTML-escaped.
-    """
+    """`juge report`: its help text is REPORT_HELP."""
     from juge.report import FORMATS, SUFFIXES, read_calibration, read_json_object, write_report
 
     if fmt not in FORMATS:
@@ -56,4 +60,4 @@ def report_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("report")(report_command)
+    app.command("report", help=REPORT_HELP)(report_command)

@@ -44,7 +44,6 @@ STAT_LABELS = {
 # Statistics that compare a judge with people and have no person-vs-person counterpart.
 JUDGE_ONLY_STATS = {"failures_caught", "false_flags"}
 INCONSISTENT_PATTERNS = ("n", "shown_first_won_both", "shown_second_won_both", "tie_in_one_order")
-PEOPLE_PICKS_LONGER_KEYS = ("people_picks_longer", "majority_picks_longer", "humans_picks_longer")
 PERSON_ROUTES = {"person", "human", "people", "to_person", "send_to_person"}
 POLICY_SETTINGS = ("judge", "rule", "margin", "policy_hash", "created_at", "juge_version")
 
@@ -286,7 +285,7 @@ def _policy_test(result: Any) -> dict[str, Any] | None:
     if not isinstance(result, dict):
         return None
 
-    def figures(obj: Any) -> dict[str, Any]:
+    def test_figures(obj: Any) -> dict[str, Any]:
         obj = _mapping(obj)
         judged, everything = _mapping(obj.get("on_judged_items")), _mapping(obj.get("no_policy"))
         return {
@@ -306,8 +305,8 @@ def _policy_test(result: Any) -> dict[str, Any] | None:
         "forced": bool(result.get("forced")),
         "warning": str(result["warning"]) if result.get("warning") else None,
         "previous_uses": len(result["previous_uses"]) if isinstance(result.get("previous_uses"), list) else None,
-        "overall": figures({**result, "decisions": result.get("decisions")}),
-        "per_category": {str(c): figures(v) for c, v in _mapping(result.get("per_category")).items()},
+        "overall": test_figures(result),
+        "per_category": {str(c): test_figures(v) for c, v in _mapping(result.get("per_category")).items()},
     }
 
 
@@ -331,7 +330,6 @@ def _categories(judges: list[dict[str, Any]], people: dict[str, Any], routes: di
                 "n_items": count(own.get("n_items")),
                 "n_votes": count(own.get("n_votes")),
                 "ceiling": ceiling,
-                "people_picks_longer": estimate(own.get("majority_picks_longer")),
                 "judges": {
                     j["key"]: j["per_category"][name]["vs_people"] for j in judges if name in j["per_category"]
                 },
@@ -391,18 +389,6 @@ def _versions(versions: Any) -> dict[str, Any]:
     if judges is not None and not isinstance(judges, dict):
         other += flatten_versions({"judges": judges})
     return {"study_juge": str(study_juge) if study_juge else None, "data": data, "other": other}
-
-
-def people_picks_longer(calibration: dict[str, Any]) -> dict[str, Any] | None:
-    """The people's share of decisive votes (or majorities) that pick the longer answer, if given."""
-    for key in PEOPLE_PICKS_LONGER_KEYS:
-        if key in calibration:
-            return estimate(calibration[key])
-    length = _mapping(calibration.get("length_bias"))
-    for key in ("people", "majority", "humans"):
-        if key in length:
-            return estimate(length[key])
-    return None
 
 
 def _truth(obj: Any) -> dict[str, Any] | None:
@@ -480,7 +466,7 @@ def build_report_data(
             "n_pairs": count(ceiling.get("n_pairs")),
             "threshold": number(_mapping(ceiling.get("at_threshold")).get("threshold")),
         },
-        "people_picks_longer": people_picks_longer(calibration),
+        "people_picks_longer": estimate(calibration.get("majority_picks_longer")),
         "judges": judges,
         "verdict_rows": _verdict_rows(judges),
         "categories": _categories(judges, _mapping(calibration.get("per_category")), routes, stats),
