@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from juge.report import build_report_data, render_report
-from juge.report.disagreements import attach_items, read_items
+from juge.report.disagreements import read_items
 from report_helpers import HOSTILE, parse_html, pairwise_calibration
 
 TAGS_FROM_DATA = ("script", "img")
