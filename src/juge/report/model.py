@@ -421,7 +421,8 @@ def build_report_data(
     `cases` (items by id) adds the question, answers and rater votes to the disagreement
     examples; `top` is how many examples to show per judge.
     """
-    kind = calibration.get("kind") if calibration.get("kind") in STATS_BY_KIND else "pairwise"
+    kind = calibration.get("kind")
+    kind = kind if isinstance(kind, str) and kind in STATS_BY_KIND else "pairwise"
     stats = STATS_BY_KIND[kind]
     infos = _mapping(_mapping(calibration.get("versions")).get("judges"))
     judges = [
@@ -478,5 +479,5 @@ def build_report_data(
         "policy_test": test_data,
         "disagreements": disagreements,
         "disagreements_per_judge": top,
-        "notes": [str(n) for n in calibration.get("notes") or [] if isinstance(n, str)],
+        "notes": [n for n in calibration["notes"] if isinstance(n, str)] if isinstance(calibration.get("notes"), list) else [],
     }

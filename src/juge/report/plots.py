@@ -66,9 +66,13 @@ def to_svg(fig: Figure, label: str) -> str:
 
 
 def _errors(estimates: list[dict[str, Any]]) -> list[list[float]]:
-    """Asymmetric error-bar lengths; zero where the study gave no interval."""
-    lower = [e["value"] - e["low"] if e["low"] is not None else 0.0 for e in estimates]
-    upper = [e["high"] - e["value"] if e["high"] is not None else 0.0 for e in estimates]
+    """Asymmetric error-bar lengths; zero where the study gave no interval.
+
+    A percentile bootstrap interval can exclude its own point estimate (skewed statistics
+    such as kappa on few items); the bar then stops at the point rather than going negative.
+    """
+    lower = [max(0.0, e["value"] - e["low"]) if e["low"] is not None else 0.0 for e in estimates]
+    upper = [max(0.0, e["high"] - e["value"]) if e["high"] is not None else 0.0 for e in estimates]
     return [lower, upper]
 
 
