@@ -6,7 +6,7 @@ import krippendorff
 import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import InputError
@@ -70,6 +70,23 @@ def test_single_score_figures_match_reference_implementations(scored) -> None:
     assert set(j["per_category"]) == {"even", "odd"}
     for name in ("pearson", "kappa", "krippendorff_alpha"):
         assert j[name]["low"] <= j[name]["value"] <= j[name]["high"]
+
+
+def test_score_confusion_and_reliability(scored) -> None:
+    table = build_grade_table("score", scored["cases"], scored["labels"], scored["judgments"])
+    j = grade_study(table, split=None, boot=BOOT)["judges"]["j/t"]
+    judge, r1, r2 = scored["judge"][:39], scored["r1"][:39], scored["r2"][:39]
+    x, y = np.concatenate([judge, judge]), np.concatenate([r1, r2])
+    assert j["confusion"]["labels"] == [1, 2, 3, 4]
+    assert (j["confusion"]["rows"], j["confusion"]["columns"]) == ("people", "judge")
+    assert j["confusion"]["matrix"] == confusion_matrix(y, x, labels=[1, 2, 3, 4]).tolist()
+    points = j["reliability"]
+    assert [p["judge_score"] for p in points] == sorted(set(judge.tolist()))
+    for p in points:
+        est = p["mean_human_score"]
+        assert est["value"] == pytest.approx(y[x == p["judge_score"]].mean())
+        assert est["n"] == int((x == p["judge_score"]).sum())
+        assert est["low"] <= est["value"] <= est["high"]
 
 
 def test_truth_mean_and_agree() -> None:

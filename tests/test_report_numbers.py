@@ -229,7 +229,8 @@ def test_a_score_confusion_matrix_gives_a_reliability_curve():
     calibration["judges"]["small/grade-v1"]["confusion"] = {
         "labels": [1, 2, 3], "rows": "people", "columns": "judge", "matrix": [[4, 1, 0], [2, 2, 1], [0, 1, 5]]}
     data = build_report_data(calibration, generated_at=FIXED_TIME)
-    assert data["judges"][0]["reliability"][0] == {"judge_score": 1.0, "mean_human_score": 8 / 6, "n": 6}
+    assert data["judges"][0]["reliability"][0] == {"judge_score": 1.0, "mean_human_score": 8 / 6, "n": 6,
+                                                   "low": None, "high": None}  # no interval read off counts
     html = render_report(data, "html")
     assert 'aria-label="Reliability curve of small/grade-v1"' in html
     assert 'aria-label="Confusion matrix of small/grade-v1 against people"' in html

@@ -155,6 +155,7 @@ def _judge(key: str, entry: dict[str, Any], info: dict[str, Any], stats: tuple[s
         if isinstance(v, dict)
     }
     patterns = _counts(entry.get("inconsistent_patterns"), INCONSISTENT_PATTERNS)
+    conf = confusion(entry.get("confusion") or entry.get("confusion_matrix"))
     return {
         "key": key,
         "baseline": is_baseline(key, {**info, **entry}),
@@ -173,7 +174,8 @@ def _judge(key: str, entry: dict[str, Any], info: dict[str, Any], stats: tuple[s
         "self_consistency": estimate(entry.get("self_consistency")),
         "per_category": per_category,
         "threshold": number(_mapping(entry.get("at_threshold")).get("threshold")),
-        "confusion": confusion(entry.get("confusion") or entry.get("confusion_matrix")),
+        "confusion": conf,
+        "reliability": reliability(entry.get("reliability"), conf),
     }
 
 
@@ -202,11 +204,18 @@ def confusion(obj: Any) -> dict[str, Any] | None:
     if any(c is None for r in cells for c in r):
         return None
     return {
-        "rows": [str(r) for r in rows],
-        "columns": [str(c) for c in cols],
+        "rows": [_label(r) for r in rows],
+        "columns": [_label(c) for c in cols],
         "matrix": cells,
         "axis": {"rows": _axis_name(obj, "rows", "people"), "columns": _axis_name(obj, "columns", "judge")},
     }
+
+
+def _label(value: Any) -> str:
+    """A scale point as text: 3.0 -> '3' (the study writes scores as floats), anything else as is."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _axis_name(obj: dict[str, Any], key: str, default: str) -> str:
@@ -230,8 +239,23 @@ def reliability_from_confusion(conf: dict[str, Any]) -> list[dict[str, float | i
         n = sum(row[k] for row in conf["matrix"])
         if n:
             mean = sum(r * row[k] for r, row in zip(row_scores, conf["matrix"])) / n
-            points.append({"judge_score": judge_score, "mean_human_score": mean, "n": n})
+            points.append({"judge_score": judge_score, "mean_human_score": mean, "low": None, "high": None, "n": n})
     return points or None
+
+
+def reliability(obj: Any, conf: dict[str, Any] | None) -> list[dict[str, Any]] | None:
+    """The reliability curve: the study's points (``[{"judge_score", "mean_human_score": estimate}]``,
+    with bootstrap intervals) when it wrote them, else read exactly off the confusion matrix (no interval)."""
+    points = []
+    for point in obj if isinstance(obj, list) else []:
+        point = _mapping(point)
+        score, mean = number(point.get("judge_score")), estimate(point.get("mean_human_score"))
+        if score is not None and mean is not None:
+            points.append({"judge_score": score, "mean_human_score": mean["value"], "low": mean["low"],
+                           "high": mean["high"], "n": mean["n"]})
+    if points:
+        return sorted(points, key=lambda p: p["judge_score"])
+    return reliability_from_confusion(conf) if conf else None
 
 
 def _route(rule: Any) -> str | None:
@@ -437,8 +461,6 @@ def build_report_data(
     if cases:
         attach_items(disagreements, cases)
     generated_at = generated_at or datetime.now(timezone.utc)
-    for j in judges:
-        j["reliability"] = reliability_from_confusion(j["confusion"]) if j["confusion"] else None
     bootstrap = _mapping(calibration.get("bootstrap"))
     test_data = _policy_test(policy_test)
     if test_data and policy_data:

@@ -255,17 +255,20 @@ def confusion_plot(judge: dict[str, Any]) -> str | None:
 
 
 def reliability_plot(judge: dict[str, Any]) -> str | None:
-    """Mean human score for each judge score, against the diagonal of perfect calibration."""
+    """Mean human score for each judge score (95 % interval bars when the study gave them), against the
+    diagonal of perfect calibration."""
     points = judge.get("reliability")
     if not points:
         return None
     xs = [p["judge_score"] for p in points]
     ys = [p["mean_human_score"] for p in points]
-    lo, hi = min(xs + ys), max(xs + ys)
+    bounds = [b for p in points for b in (p.get("low"), p.get("high")) if b is not None]
+    lo, hi = min(xs + ys + bounds), max(xs + ys + bounds)
+    estimates = [{"value": p["mean_human_score"], "low": p.get("low"), "high": p.get("high")} for p in points]
     with _style(f"reliability-{judge['key']}"):
         fig, ax = plt.subplots(figsize=(3.8, 3.4))
         ax.plot([lo, hi], [lo, hi], color="#999", ls="--", lw=0.8, label="perfectly calibrated")
-        ax.plot(xs, ys, "o-", color=JUDGES[0], label=judge["key"])
+        ax.errorbar(xs, ys, yerr=_errors(estimates), fmt="o-", color=JUDGES[0], capsize=3, label=judge["key"])
         for x, y, p in zip(xs, ys, points):
             ax.annotate(f"n={p['n']}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=7, color="#555")
         ax.set_xlabel("judge score")

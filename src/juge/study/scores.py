@@ -12,7 +12,9 @@ Human truth (``truth``), named in the output:
 Scores: Pearson and Spearman correlation, exact agreement, Cohen's kappa (plain and
 quadratic-weighted, on the ordered scale points), Krippendorff's alpha (ordinal) of
 the human raters with the judge added as one more rater (the ceiling's alpha is the
-raters' alone), and, with a threshold, agreement and kappa on ``score >= threshold``.
+raters' alone), and, with a threshold, agreement and kappa on ``score >= threshold``;
+the confusion matrix (rows people, columns judge) and the reliability curve (mean
+human score per judge score, with interval and n).
 PASS/FAIL: agreement, kappa, failures caught (recall on the human FAIL class, "caught
 k of n"), false flags (judge FAIL where people said PASS) and the confusion matrix.
 A set with no human FAIL says so instead of dividing by zero.
@@ -286,6 +288,23 @@ def _caught(per_item: list[list[tuple[Any, Any]]], human: str, boot: Bootstrap) 
     return {"k": int(sum(num)), "n": int(sum(den)), "rate": ratio_estimate(num, den, **boot.kwargs).to_dict()}
 
 
+def _reliability(items: Sequence[GradedItem], pairs: Callable[[GradedItem], list[tuple[Any, Any]]],
+                 boot: Bootstrap) -> list[dict[str, Any]]:
+    """Mean human score for each judge score (a reliability diagram for ordinal scores).
+
+    Point s: ``sum(human over pairs with judge == s) / #pairs with judge == s``, the
+    human side being the correlation truth (each rater, or the unrounded mean); the
+    interval is the item bootstrap of that pooled ratio (DeGroot & Fienberg 1983).
+    """
+    per_item = [pairs(it) for it in items]
+    points = []
+    for score in sorted({j for p in per_item for j, _ in p}):
+        num = [sum(float(h) for j, h in p if j == score) for p in per_item]
+        den = [sum(j == score for j, _ in p) for p in per_item]
+        points.append({"judge_score": score, "mean_human_score": ratio_estimate(num, den, **boot.kwargs).to_dict()})
+    return points
+
+
 def grade_judge_figures(items: Sequence[GradedItem], key: str, kind: Kind, truth: Truth, labels: list,
                         boot: Bootstrap, threshold: float | None, *, detailed: bool = True) -> dict[str, Any]:
     """Figures of one judge key on one subset (``detailed=False``: the per-category subset)."""
@@ -298,6 +317,11 @@ def grade_judge_figures(items: Sequence[GradedItem], key: str, kind: Kind, truth
         corr = _correlations(items, _judge_pairs(key, truth, for_correlation=True), boot)
         out |= {k: v.to_dict() for k, v in corr.items()}
         out["krippendorff_alpha"] = _alpha(items, key, boot).to_dict()
+        flat = [p for it in items for p in pairs(it)]
+        out["confusion"] = {"labels": labels, "rows": "people", "columns": "judge",
+                            "matrix": [[sum(h == row and j == col for j, h in flat) for col in labels]
+                                       for row in labels]}
+        out["reliability"] = _reliability(items, _judge_pairs(key, truth, for_correlation=True), boot)
         if threshold is not None:
             binary = _pooled(items, lambda it: [(_at_threshold(a, threshold), _at_threshold(b, threshold))
                                                 for a, b in pairs(it)], ["below", "at or above"], boot,
