@@ -100,21 +100,20 @@ def test_juge_demo_live_adds_the_local_judge_to_the_calibration(tmp_path, monkey
     assert local["outcomes"]["ok"] == 10
 
 
-def test_juge_demo_live_without_the_local_extra_exits_2_with_the_fix(tmp_path, monkeypatch):
-    from typer.testing import CliRunner
+def test_juge_demo_live_without_the_local_extra_exits_2_with_the_fix(tmp_path, monkeypatch, capsys):
+    import sys
 
     import juge.providers.llamacpp as llamacpp
-    from juge.cli import app
+    from juge.cli import main
 
     class Missing:
-        def __init__(self):
-            pass
-
         def load(self):
             raise ProviderError("llama-cpp-python is not installed; install the local extra: pip install 'juge[local]'")
 
     monkeypatch.setattr(llamacpp, "LlamaCppProvider", Missing)
-    result = CliRunner().invoke(app, ["demo", "--live", "--out", str(tmp_path)])
-    assert result.exit_code == 2
-    assert "pip install 'juge[local]'" in result.output
+    monkeypatch.setattr(sys, "argv", ["juge", "demo", "--live", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    assert "pip install 'juge[local]'" in " ".join(capsys.readouterr().err.split())
     assert not (tmp_path / "calibration.json").exists()

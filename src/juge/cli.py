@@ -8,6 +8,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from juge.errors import InputError
 
@@ -52,7 +53,7 @@ def main() -> None:
     try:
         app()
     except InputError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
 
 
