@@ -218,3 +218,13 @@ def test_async_calls_never_overlap_on_one_model():
     responses = asyncio.run(many())
     assert len(responses) == 8 and llm.max_active == 1
     assert seen_threads and all(name.startswith("juge-llamacpp") for name in seen_threads)
+
+
+def test_sync_calls_from_several_threads_never_overlap_on_one_model():
+    provider, llm = fake_provider()
+    threads = [threading.Thread(target=provider.complete_sync, args=(ask(f"item {i}", ("A", "B")),)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert llm.max_active == 1 and llm.evaluated > 0

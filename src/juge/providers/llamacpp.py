@@ -185,8 +185,9 @@ class LlamaCppProvider:
     """Provider `llamacpp`: a GGUF model run in-process by llama.cpp.
 
     Options: `model_path` (default: the packaged Gemma 3 270M Q4_K_M GGUF),
-    `n_ctx` (context window, default 4096), `n_threads` (default: llama.cpp's),
-    `seed` (sampling seed for text answers, default 0), `reuse_prefix` (keep the
+    `n_ctx` (context window, default 4096), `n_threads` (default: llama-cpp-python's),
+    `seed` (sampling seed of every text answer, so a repeated call at temperature > 0
+    gives the same text; default 0), `reuse_prefix` (keep the
     KV cache of a shared prompt prefix, default on). `Request.model` is ignored:
     one provider serves one loaded model, named exactly in `Response.model`.
     """
@@ -209,6 +210,7 @@ class LlamaCppProvider:
         self.reuse_prefix = reuse_prefix
         self._loaded: _Loaded | None = None
         self._load_lock = threading.Lock()
+        self._call_lock = threading.Lock()  # one call at a time on the loaded model, sync callers included
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="juge-llamacpp")
 
     def load(self) -> _Loaded:
@@ -247,11 +249,11 @@ class LlamaCppProvider:
     def complete_sync(self, request: Request) -> Response:
         """Answer `request` in the calling thread (the async path runs this in the worker)."""
         loaded = self.load()
-        llm = loaded.llm
-        prompt = tokenize_prompt(llm, request.messages)
-        if request.allowed:
-            return self._constrained(loaded, prompt, request.allowed)
-        return self._generate(loaded, prompt, request)
+        with self._call_lock:
+            prompt = tokenize_prompt(loaded.llm, request.messages)
+            if request.allowed:
+                return self._constrained(loaded, prompt, request.allowed)
+            return self._generate(loaded, prompt, request)
 
     def _check_fits(self, llm: Any, n_tokens: int) -> None:
         if n_tokens >= llm.n_ctx():
