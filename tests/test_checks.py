@@ -85,3 +85,8 @@ def test_python_check_from_module(tmp_path):
 def test_bad_check_config(spec, message):
     with pytest.raises(CheckConfigError, match=message):
         make_check(spec)
+
+
+def test_misspelt_option_names_the_known_ones():
+    with pytest.raises(CheckConfigError, match=r"unknown option\(s\) 'max_char'; length takes: max_chars, min_chars, max_words"):
+        make_check({"kind": "length", "max_char": 5})

@@ -114,3 +114,9 @@ def test_records_hash_changes_with_content():
 def test_judgment_fails_closed():
     with pytest.raises(ValueError):
         Judgment(item_id="a", judge="j", model="m", template="t", outcome="unparsed", verdict="PASS")
+
+
+def test_csv_unclosed_quote_names_the_row(tmp_path):
+    p = write(tmp_path / "c.csv", 'id,question,output\na,"unterminated,x\nb,q,o\n')
+    with pytest.raises(InputError, match=r"c.csv:2: malformed CSV"):
+        read_cases(p)

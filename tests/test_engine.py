@@ -263,3 +263,51 @@ def test_case_missing_what_a_judge_needs_stops_before_any_call(tmp_path):
     assert "cases.jsonl: case 'b': field 'output'" in proc.stderr
     with Store(db) as s:
         assert s.count_calls() == 0
+
+
+def test_summary_counts_missing_separately_and_criteria_only_with_min_score(tmp_path):
+    with Store(tmp_path / "j.db") as store:
+        s = run_eval(load_eval(BAKERY), store, progress=False).summary
+        assert (s["cases_passed"], s["cases_failed"], s["cases_missing"]) == (4, 3, 1)
+        assert s["not_counted"] == ["quality"]
+        config = load_eval(BAKERY)
+        config.spec.gate.min_score = 2
+        s2 = run_eval(config, store, progress=False, resume=False).summary
+        # quality gives cake-1 helpful=1 and gf-1 correct=1; both already fail otherwise.
+        assert s2["not_counted"] == [] and s2["cases_failed"] == 3 and s2["cases_passed"] == 4
+        config.spec.gate.min_score = 3.5
+        s3 = run_eval(config, store, progress=False, resume=False).summary
+        assert s3["cases_passed"] == 0
+
+
+def test_markup_in_data_is_printed_verbatim(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "x[/]y", "question": "q", "output": "[bold]o[/]"}) + "\n")
+    (tmp_path / "eval.toml").write_text(
+        'cases = "cases.jsonl"\n[[judges]]\nname = "pf[/]"\nsetup = "passfail"\ndescription = "ok?"\n'
+        'provider = "scripted"\nprovider_options = { default = "PASS\\n[red]fine[/] [/]" }\n')
+    db = tmp_path / "j.db"
+    res = runner.invoke(app, ["run", str(tmp_path / "eval.toml"), "--db", str(db), "--no-progress"],
+                        env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "Judge pf[/]" in res.output
+    with Store(db) as s:
+        run_id = s.list_runs()[0]["id"]
+    res = runner.invoke(app, ["show", run_id, "--db", str(db)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "x[/]y" in res.output and "[red]fine[/] [/]" in res.output
+
+
+def test_cli_flag_conflicts_and_provider_override(tmp_path):
+    res = runner.invoke(app, ["run", str(BAKERY), "--cases", str(BAKERY.parent / "cases.jsonl")])
+    assert res.exit_code != 0 and "not both" in str(res.exception)
+    recorded = tmp_path / "rec.jsonl"
+    recorded.write_text("")  # an empty recording: every call is a miss, so every judgment is an error
+    db = tmp_path / "j.db"
+    res = runner.invoke(app, ["run", "--cases", str(BAKERY.parent / "cases.jsonl"), "--judge",
+                              str(BAKERY.parent / "judges" / "faithful.toml"), "--replay", str(recorded),
+                              "--db", str(db), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    with Store(db) as s:
+        js = s.judgments(s.list_runs()[0]["id"])
+    assert {j.outcome for j in js} == {"error"} and "no recorded answer" in js[0].reason

@@ -8,7 +8,7 @@ import pytest
 from juge.data.records import HumanLabel
 from juge.errors import InputError
 from juge.study.estimate import corrected_pass_rate, human_pass_shares, ppi_mean, rogan_gladen, rogan_gladen_estimate
-from juge.study.verdicts import CaseOutcome
+from juge.verdicts import CaseOutcome
 
 
 def simulate(rng, n_studies, n, big_n, *, rate=0.3, sens=0.85, spec=0.9):

@@ -27,6 +27,7 @@ Register a check in code with `@register_check("name")`; the eval file then uses
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import re
 import sys
@@ -269,8 +270,14 @@ def make_check(spec: Mapping[str, Any], base_dir: Path | None = None) -> Check:
         raise CheckConfigError(f"unknown check kind {kind!r}; known: {', '.join(sorted(_FACTORIES))}")
     if kind == "python" and base_dir is not None:
         options.setdefault("base_dir", str(base_dir))
+    factory = _FACTORIES[kind]
+    known = [p for p in inspect.signature(factory).parameters if p != "base_dir"]
+    unknown = [k for k in options if k not in known and k != "base_dir"]
+    if unknown and not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(factory).parameters.values()):
+        raise CheckConfigError(f"check {name!r} ({kind}): unknown option(s) {', '.join(map(repr, unknown))};"
+                               f" {kind} takes: {', '.join(known) or 'no options'}")
     try:
-        fn = _FACTORIES[kind](**options)
+        fn = factory(**options)
     except TypeError as exc:
         raise CheckConfigError(f"check {name!r} ({kind}): {exc}") from None
     except re.error as exc:

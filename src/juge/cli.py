@@ -30,8 +30,19 @@ COMMAND_MODULES = (
     "juge.commands.report",
 )
 
+def _print_version(value: bool) -> None:
+    if value:
+        from juge import __version__
+
+        typer.echo(f"juge {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print the juge version and exit."),
+) -> None:
     """juge: trustworthy LLM-as-a-judge evaluation."""
 
 

@@ -30,6 +30,7 @@ from juge.judges.pairwise import combine_orders
 from juge.providers.base import Provider, ProviderError, Request, Response
 from juge.providers.pricing import call_cost
 from juge.store import Store
+from juge.verdicts import case_outcomes
 
 
 @dataclass
@@ -219,14 +220,18 @@ def apply_checks(store: Store, run_id: str, cases: Iterable[Case], checks: Seque
         store.save_checks(run_id, case.id, results)
 
 
+SCORED_SETUPS = ("score", "criteria", "additive")
+
+
 def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
               min_score: float | None = None) -> dict[str, Any]:
-    """Per-check pass rates, per-judge verdicts and outcomes, and the case pass rate.
+    """Per-check pass rates, per-judge verdicts and outcomes, and pass/fail/missing per case.
 
-    A case passes when every check passes, every PASS/FAIL judge says PASS (in every
-    repeat) and every score judge reaches `min_score` when one is set; pairwise
-    verdicts are summarised but do not pass or fail a case. A judgment that is not
-    `ok` never passes a case: unparsed, refused and error fail closed.
+    A case's verdict follows :func:`juge.verdicts.case_outcomes` (fail closed: a refused,
+    unparsed or failed judgment makes the case `missing`, never a pass). Score, criteria
+    and additive judges count toward it only when `min_score` is set (the eval file's
+    `[gate] min_score`); otherwise they are summarised but named under `not_counted`.
+    Pairwise verdicts are summarised and never pass or fail a case.
     """
     cases = store.run_cases(run_id)
     checks = store.check_results(run_id)
@@ -243,9 +248,10 @@ def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
     by_judge: dict[str, list[Judgment]] = defaultdict(list)
     for j in judgments:
         by_judge[j.judge].append(j)
-    case_fail: dict[str, bool] = {c.id: any(not ok for ok, _ in checks.get(c.id, {}).values()) for c in cases}
+    not_counted = []
+    counted: list[Judgment] = []
     for name, js in by_judge.items():
-        setup = setups.get(name) or ("pairwise" if any(j.order for j in js) else None)
+        setup = setups.get(name) or _infer_setup(js)
         outcomes = Counter(j.outcome for j in js)
         verdicts: Counter[str] = Counter()
         for j in js:
@@ -269,24 +275,37 @@ def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
                 combine_orders(o.get("12"), o.get("21")) or "missing" for o in letters.values()
             )
             entry["pair_verdicts"] = {k: combined.get(k, 0) for k in ("A", "B", "tie", "inconsistent", "missing")}
-        for j in js:
-            if setup == "pairwise":
-                continue
-            passed = j.outcome == "ok" and (
-                j.verdict == "PASS" if setup == "passfail"
-                else (min_score is None or (isinstance(j.verdict, (int, float)) and j.verdict >= min_score))
-            )
-            if not passed:
-                case_fail[j.item_id] = True
+        elif setup in SCORED_SETUPS and min_score is None:
+            not_counted.append(name)
+        else:
+            counted.extend(js)
         per_judge[name] = entry
+    outcomes_by_case = case_outcomes([c.id for c in cases], counted, checks, threshold=min_score)
+    tally = Counter(o.verdict for o in outcomes_by_case.values())
     n_cases = len(cases)
-    n_pass = sum(1 for c in cases if not case_fail.get(c.id, False))
+    has_evidence = bool(checks) or bool(counted)
     return {
         "run_id": run_id,
         "n_cases": n_cases,
         "checks": {name: {"passed": p, "n": n, "rate": p / n if n else None} for name, (p, n) in sorted(check_counts.items())},
         "judges": per_judge,
-        "cases_passed": n_pass,
-        "pass_rate": n_pass / n_cases if n_cases else None,
+        "cases_passed": tally.get("pass", 0),
+        "cases_failed": tally.get("fail", 0),
+        "cases_missing": tally.get("missing", 0),
+        "pass_rate": tally.get("pass", 0) / n_cases if n_cases and has_evidence else None,
+        "min_score": min_score,
+        "not_counted": not_counted,
         "calls": store.count_calls(run_id),
     }
+
+
+def _infer_setup(js: Sequence[Judgment]) -> str | None:
+    """The setup of a judge known only from its stored judgments."""
+    if any(j.order for j in js):
+        return "pairwise"
+    values = [j.verdict for j in js if j.outcome == "ok"]
+    if any(isinstance(v, dict) for v in values):
+        return "criteria"
+    if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "score"
+    return "passfail" if values else None

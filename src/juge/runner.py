@@ -18,6 +18,7 @@ from typing import Any
 
 import jinja2
 from rich.console import Console
+from rich.markup import escape
 
 from juge import __version__
 from juge.config import EvalConfig, ProviderSpec
@@ -120,7 +121,7 @@ async def _generate_outputs(config: EvalConfig, store: Store, run_id: str, cases
                 response, _ = await engine.call(provider, request, run_id=run_id)
             except ProviderError as exc:
                 store.save_output(run_id, case.id, "output", None, system.model, "error")
-                engine.console.print(f"[yellow]system failed on {case.id}: {exc}[/]")
+                engine.console.print(f"[yellow]system failed on {escape(case.id)}: {escape(str(exc))}[/]")
                 return case
         outcome = "refused" if response.refused else "ok"
         store.save_output(run_id, case.id, "output", response.text, response.model, outcome)
@@ -168,7 +169,7 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
                             prices=price_table(config.spec.prices))
     engine = Engine(store, options, console)
     for warning in same_family_warnings(config.spec.system.model if config.spec.system else None, judges):
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
 
     # The identity of a run: eval file, judge versions, the case selection and repeat count.
     selection = ",".join(sorted(c.id for c in cases)) + f"|repeat={repeat}"
@@ -190,7 +191,8 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
         cases = store.run_cases(run_id)
 
     providers = Providers(provider_override or config.spec.provider, config.base_dir)
-    judge_providers = {j.name: providers.get(_judge_provider_spec(j)) for j in judges}
+    # A provider named on the command line applies to every judge, whatever its file says.
+    judge_providers = {j.name: providers.get(provider_override or _judge_provider_spec(j)) for j in judges}
 
     async def main() -> int:
         nonlocal cases

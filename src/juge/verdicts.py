@@ -1,9 +1,11 @@
-"""Pass or fail of each case of a stored run: the verdict `juge compare` and `juge estimate` count.
+"""Pass or fail of each case of a stored run: the one definition `juge run`, `juge compare`
+and `juge estimate` all count.
 
 Definition (fail closed):
 
 - A case FAILS when any deterministic check failed, or any single-answer judgment
-  says FAIL (a score judge: its score is below ``threshold``).
+  says FAIL (a score judge: its score is below ``threshold``; a per-criterion judge:
+  any criterion below ``threshold``).
 - Otherwise it is MISSING when any single-answer judgment is refused, unparsed, an
   error, or has a verdict that is neither PASS/FAIL nor a number; a missing case is
   never a pass and is counted on its own line.
@@ -39,10 +41,15 @@ class CaseOutcome:
 
 
 def _score_of(verdict: object) -> object:
+    """The value that passes or fails: a PASS/FAIL word, a score, or for a per-criterion
+    verdict ({criterion: score}) its lowest score, since every criterion must pass."""
     if isinstance(verdict, dict):
         for key in ("verdict", "label", "score"):
             if key in verdict:
                 return verdict[key]
+        scores = list(verdict.values())
+        if scores and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores):
+            return min(scores)
         return None
     return verdict
 

@@ -100,7 +100,7 @@ def estimate_command(
     """
     from juge.data.readers import read_labels
     from juge.study.estimate import corrected_pass_rate, human_pass_shares
-    from juge.study.verdicts import case_outcomes
+    from juge.verdicts import case_outcomes
 
     with Store(db) as store:
         run_row = store.get_run(run)

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from juge.errors import InputError
@@ -35,27 +36,33 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         table.add_column("check")
         table.add_column("pass rate", justify="right")
         for name, c in summary["checks"].items():
-            table.add_row(name, _rate(c["passed"], c["n"]))
+            table.add_row(escape(name), _rate(c["passed"], c["n"]))
         console.print(table)
     for name, j in summary["judges"].items():
-        console.print(f"[bold]Judge {name}[/]: {j['setup']}, template {j['template']} #{j['template_hash'][:8]},"
-                      f" model {', '.join(j['model'])}", highlight=False)
+        console.print(f"[bold]Judge {escape(name)}[/]: {j['setup']}, template {escape(j['template'])}"
+                      f" #{j['template_hash'][:8]}, model {escape(', '.join(j['model']))}", highlight=False)
         table = Table()
         table.add_column("verdict")
         table.add_column("count", justify="right")
         verdicts = j.get("pair_verdicts") or j["verdicts"]
         for v, count in verdicts.items():
-            table.add_row(str(v), str(count))
+            table.add_row(escape(str(v)), str(count))
         if j.get("pair_verdicts"):
             table.add_section()
             for v, count in j["verdicts"].items():
-                table.add_row(f"letter {v} (per call)", str(count))
+                table.add_row(f"letter {escape(str(v))} (per call)", str(count))
         table.add_section()
         for outcome in ("unparsed", "refused", "error"):
             table.add_row(outcome, str(j["outcomes"][outcome]))
         console.print(table)
     if summary.get("pass_rate") is not None:
-        console.print(f"cases passing every check and PASS/FAIL judge: {_rate(summary['cases_passed'], n)}")
+        console.print(f"cases passing every check and judge: {_rate(summary['cases_passed'], n)}", highlight=False)
+        console.print(f"cases failing: {summary['cases_failed']}", highlight=False)
+        console.print(f"cases missing a verdict (refused, unparsed or error; never a pass): {summary['cases_missing']}",
+                      highlight=False)
+    if summary.get("not_counted"):
+        console.print(f"not counted in the pass rate (score judges; set \\[gate] min_score): "
+                      f"{escape(', '.join(summary['not_counted']))}", highlight=False)
 
 
 def _read_only(path: Path | None) -> set[str] | None:
@@ -69,7 +76,10 @@ def _read_only(path: Path | None) -> set[str] | None:
     return ids
 
 
-def _open(db: Path) -> Store:
+def _open(db: Path, create: bool = False) -> Store:
+    """Open the store; commands that only read it refuse a path where none exists."""
+    if not create and not db.exists():
+        raise InputError(f"{db}: no juge database here (run `juge run` first, or pass --db)")
     return Store(db)
 
 
@@ -77,7 +87,7 @@ def run_command(
     eval_file: Annotated[Optional[Path], typer.Argument(help="Eval file (TOML) naming cases, system, checks and judges.")] = None,
     cases: Annotated[Optional[Path], typer.Option(help="Cases file (JSONL/CSV), instead of an eval file.")] = None,
     judge: Annotated[Optional[list[Path]], typer.Option(help="Judge file (TOML); repeatable. With --cases.")] = None,
-    provider: Annotated[Optional[str], typer.Option(help="Provider for the judges: openai, anthropic, replay, scripted, llamacpp.")] = None,
+    provider: Annotated[Optional[str], typer.Option(help="Provider for every judge, overriding the eval and judge files: openai, anthropic, replay, scripted, llamacpp.")] = None,
     replay: Annotated[Optional[Path], typer.Option(help="Recorded judgments (JSONL) for the replay provider.")] = None,
     only: Annotated[Optional[Path], typer.Option(help="File of case ids (one per line): run only these, e.g. a kept disagreement set.")] = None,
     repeat: Annotated[int, typer.Option(min=1, help="Ask each judge N times in the same order (self-consistency).")] = 1,
@@ -98,6 +108,9 @@ def run_command(
     if eval_file is None and cases is None:
         raise InputError("give an eval file, or --cases with one or more --judge files (see juge run --help)")
     if eval_file is not None:
+        if cases is not None or judge:
+            raise InputError("give either an eval file or --cases with --judge, not both "
+                             "(the eval file already names its cases and judges)")
         config = load_eval(eval_file)
     else:
         assert cases is not None
@@ -109,9 +122,13 @@ def run_command(
     if provider or replay:
         name = provider or "replay"
         override = ProviderSpec(name=name, options={"path": str(replay.resolve())} if replay else {})
-    with _open(db) as store:
-        result = run_eval(config, store, only=_read_only(only), repeat=repeat, concurrency=concurrency,
-                          progress=not no_progress, resume=not fresh, provider_override=override)
+    with _open(db, create=True) as store:
+        try:
+            result = run_eval(config, store, only=_read_only(only), repeat=repeat, concurrency=concurrency,
+                              progress=not no_progress, resume=not fresh, provider_override=override)
+        except KeyboardInterrupt:
+            err.print("interrupted: every finished judgment is stored; run the same command again to resume")
+            raise typer.Exit(130) from None
     stats = result.engine_stats
     err.print(f"stored {result.stored_now} judgments; {stats.get('calls', 0)} calls, "
               f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries")
@@ -130,7 +147,7 @@ def runs_command(db: DbOption = DEFAULT_DB) -> None:
     with _open(db) as store:
         runs = store.list_runs()
     if not runs:
-        out.print(f"no runs in {db}")
+        out.print(f"no runs in {db}", markup=False)
         return
     table = Table(title=f"Runs in {db}")
     for col in ("run", "name", "started", "status", "cases", "pass rate", "judges (template#hash model)", "data", "juge"):
@@ -140,8 +157,9 @@ def runs_command(db: DbOption = DEFAULT_DB) -> None:
         judges = "\n".join(f"{j['name']} {j['template']}#{j['template_hash'][:8]} {j['model']}"
                            for j in r["config"].get("judges", []))
         rate = s.get("pass_rate")
-        table.add_row(r["id"], r["name"] or "", r["started_at"][:19], r["status"], str(s.get("n_cases", "")),
-                      f"{rate:.1%}" if rate is not None else "", judges, r["dataset_hash"][:12], r["juge_version"])
+        table.add_row(r["id"], escape(r["name"] or ""), r["started_at"][:19], r["status"], str(s.get("n_cases", "")),
+                      f"{rate:.1%} ({s.get('cases_passed')}/{s.get('n_cases')})" if rate is not None else "",
+                      escape(judges), r["dataset_hash"][:12], r["juge_version"])
     out.print(table)
 
 
@@ -189,22 +207,24 @@ def show_command(
         cases = store.run_cases(run["id"])
         checks = store.check_results(run["id"])
         judgments = store.judgments(run["id"])
-    out.print(f"[bold]run {run['id']}[/] {run['name'] or ''} data {run['dataset_hash'][:12]} juge {run['juge_version']}")
+    out.print(f"[bold]run {run['id']}[/] {escape(run['name'] or '')} data {run['dataset_hash'][:12]}"
+              f" juge {run['juge_version']}")
     by_item: dict[str, list] = {}
     for j in judgments:
         by_item.setdefault(j.item_id, []).append(j)
     for c in cases:
         if case and c.id != case:
             continue
-        out.rule(f"{c.id}" + (f" [{c.category}]" if c.category else ""))
+        out.rule(escape(c.id + (f" [{c.category}]" if c.category else "")))
         for name, (ok, why) in sorted(checks.get(c.id, {}).items()):
-            mark = "[green]pass[/]" if ok else f"[red]FAIL[/] {why}"
-            out.print(f"  check {name}: {mark}", highlight=False)
+            mark = "[green]pass[/]" if ok else f"[red]FAIL[/] {escape(why or '')}"
+            out.print(f"  check {escape(name)}: {mark}", highlight=False)
         for j in by_item.get(c.id, []):
             order = f" order {j.order}" if j.order else ""
             rep = f" repeat {j.repeat}" if j.repeat else ""
-            verdict = j.verdict if j.outcome == "ok" else f"[red]{j.outcome}[/]" + (f" ({j.reason})" if j.reason else "")
-            out.print(f"  judge {j.judge}{order}{rep} ({j.model}): {verdict}", highlight=False)
+            verdict = (escape(str(j.verdict)) if j.outcome == "ok"
+                       else f"[red]{j.outcome}[/]" + (f" ({escape(j.reason)})" if j.reason else ""))
+            out.print(f"  judge {escape(j.judge)}{order}{rep} ({escape(j.model)}): {verdict}", highlight=False)
             text = j.text if full or len(j.text) <= 400 else j.text[:400] + " …"
             out.print("    " + text.replace("\n", "\n    "), markup=False, highlight=False)
 
@@ -256,7 +276,7 @@ def export_command(
             tmp = output.with_name(f".{output.name}.tmp")
             pq.write_table(table, tmp)
             os.replace(tmp, output)
-    err.print(f"wrote {len(rows)} rows to {output}")
+    err.print(f"wrote {len(rows)} rows to {output}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

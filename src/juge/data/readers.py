@@ -76,15 +76,22 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
             rows.append((lineno, obj))
         return rows
     if suffix in {".csv", ".tsv"}:
-        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",")
-        if not reader.fieldnames:
-            raise input_error(path, "no header row")
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",",
+                                strict=True)
         rows = []
-        for row in reader:
-            lineno = reader.line_num
-            if None in row:
-                raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})", line=lineno)
-            rows.append((lineno, {k: (v if v != "" else None) for k, v in row.items()}))
+        try:
+            if not reader.fieldnames:
+                raise input_error(path, "no header row")
+            for row in reader:
+                lineno = reader.line_num
+                if None in row:
+                    raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})",
+                                      line=lineno)
+                rows.append((lineno, {k: (v if v != "" else None) for k, v in row.items()}))
+        except csv.Error as exc:
+            # line_num is the last line read cleanly; the bad row starts on the next one.
+            raise input_error(path, f"malformed CSV in the row starting here: {exc} (an unclosed quote?)",
+                              line=reader.line_num + 1) from None
         if not rows:
             raise input_error(path, "header only, no rows")
         return rows

@@ -1,6 +1,6 @@
 """Compare two runs of the same cases (two versions of a system) and report only what changed.
 
-Each case's verdict is pass / fail / missing as defined in ``juge.study.verdicts``.
+Each case's verdict is pass / fail / missing as defined in ``juge.verdicts``.
 The runs are joined on case id; a case whose inputs (question, messages, context,
 source, reference) differ between the runs is left out and counted. On the cases
 with a verdict in both runs:
@@ -28,7 +28,7 @@ from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store
-from juge.study.verdicts import CaseOutcome, case_outcomes
+from juge.verdicts import CaseOutcome, case_outcomes
 
 INPUT_FIELDS = ("question", "messages", "context", "source", "reference")
 

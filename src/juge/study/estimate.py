@@ -2,7 +2,7 @@
 
 Notation: the run has cases; a random subset of ``n`` of them carries human labels
 ``Y_i`` (the share of raters who said PASS, so 0/1 with one rater), every case has
-the judge's prediction ``f`` (1 = the case passes, see ``juge.study.verdicts``; a
+the judge's prediction ``f`` (1 = the case passes, see ``juge.verdicts``; a
 missing verdict predicts 0, fail closed: any fixed rule keeps both estimators valid).
 The ``N`` cases without labels are the unlabelled sample.
 
@@ -44,7 +44,7 @@ import numpy as np
 from juge.data.records import HumanLabel
 from juge.errors import InputError
 from juge.stats import Estimate, percentile_interval, ratio_estimate, resample_weights
-from juge.study.verdicts import CaseOutcome
+from juge.verdicts import CaseOutcome
 
 RECOMMENDED = "ppi++"
 MIN_LABELLED = 30
