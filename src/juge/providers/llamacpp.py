@@ -27,6 +27,7 @@ loop stays responsive.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import hashlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -175,6 +176,32 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+_LOG_FILTER: Any = None
+_SWA_NOTICE = b"using full-size SWA cache"
+
+
+def _drop_swa_notice(llama_cpp: Any) -> None:
+    """Keep llama.cpp's log, minus the line announcing the full SWA cache we asked for.
+
+    llama.cpp logs that line at error level, so it would show on every load even
+    with ``verbose=False``. Installed once; other lines go to llama-cpp-python's logger.
+    """
+    global _LOG_FILTER
+    if _LOG_FILTER is not None:
+        return
+    from llama_cpp import _logger
+
+    forward = _logger.llama_log_callback
+
+    @llama_cpp.llama_log_callback
+    def log_filter(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        if _SWA_NOTICE not in text:
+            forward(level, text, user_data)
+
+    _LOG_FILTER = log_filter  # a reference must outlive every call from C
+    llama_cpp.llama_log_set(log_filter, ctypes.c_void_p(0))
+
+
 @dataclass
 class _Loaded:
     llm: Any
@@ -226,6 +253,7 @@ class LlamaCppProvider:
         except ImportError as exc:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from exc
         path = self.model_path or default_model_path()
+        _drop_swa_notice(llama_cpp)
         if not path.is_file():
             raise ProviderError(f"model file not found: {path}")
         try:
