@@ -79,6 +79,7 @@ class Judge:
             "parser": self.parser_config,
             "reference": self.reference,
             "structured": self.structured,
+            "constrained": self.constrained,
         }
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8"))
         object.__setattr__(self, "template_hash", digest.hexdigest()[:12])
@@ -102,6 +103,7 @@ class Judge:
             "rubric": self.rubric,
             "examples": [{"data": example_data(ex), "judgment": ex.judgment} for ex in self.rubric.examples],
             "structured": self.structured,
+            "constrained": self.constrained,
             "json_schema": schema_text(self.json_schema()) if self.structured else "",
             "lo": config.get("lo"),
             "hi": config.get("hi"),
@@ -148,7 +150,17 @@ class Judge:
         """The strict parser of this judge's setup (structured answers are validated by it too)."""
         if self.structured:
             return parse_structured(text, self.setup, self.parser_config)
+        if self.constrained:
+            return self._parse_constrained(text)
         return PARSERS[self.setup](text, **self.parser_config)
+
+    def _parse_constrained(self, text: str) -> ParseResult:
+        """A constrained answer is exactly one of `allowed()`: the provider scored those strings
+        (log-probabilities) or the model was asked for nothing else. Anything else is unparsed."""
+        allowed = self.allowed() or ()
+        if text not in allowed:
+            return ParseResult("unparsed", None, f"expected exactly one of {', '.join(allowed)}")
+        return ParseResult("ok", int(text) if self.setup in ("score", "additive") else text, None)
 
     def allowed(self) -> tuple[str, ...] | None:
         """Verdict strings for constrained (log-probability) verdicts, or None when not applicable."""
