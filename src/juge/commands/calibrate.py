@@ -17,7 +17,7 @@ from juge.errors import InputError
 @contextmanager
 def study_progress(console: Console) -> Iterator[Callable[[str, int, int], None]]:
     """A transient progress bar over judge keys (the bootstrap takes a second or more)."""
-    with Progress(SpinnerColumn(), TextColumn("bootstrapping {task.description}"), BarColumn(),
+    with Progress(SpinnerColumn(), TextColumn("bootstrapping {task.description}", markup=False), BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("", total=None)
 

@@ -10,7 +10,9 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from juge.errors import InputError
 
@@ -21,7 +23,7 @@ label_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="rich",
 )
-console = Console()
+console = Console(highlight=False)  # names, ids and labels are data: escaped or printed as Text
 
 DbUrl = Annotated[Optional[str], typer.Option(
     "--db-url", envvar="JUGE_LABEL_DB_URL",
@@ -110,7 +112,7 @@ def init_command(
     except LabelError as exc:
         raise InputError(str(exc)) from None
     shared = len([it for it in store.item_table(project) if it["needed"] > 1])
-    console.print(f"Created labelling project [b]{project.name}[/]: {len(records)} {task} items, "
+    console.print(f"Created labelling project [b]{escape(project.name)}[/]: {len(records)} {task} items, "
                   f"{shared} of them for {overlap_raters} raters. Next: juge label add-rater NAME")
 
 
@@ -131,7 +133,7 @@ def add_rater_command(
         token = store.add_rater(proj, name, adjudicator=adjudicator)
     except LabelError as exc:
         raise InputError(str(exc)) from None
-    console.print(f"Rater [b]{name}[/] added to {proj.name}{' as adjudicator' if adjudicator else ''}. "
+    console.print(f"Rater [b]{escape(name)}[/] added to {escape(proj.name)}{' as adjudicator' if adjudicator else ''}. "
                   "Send this link privately; it is shown only once:", highlight=False)
     typer.echo(f"{base_url.rstrip('/')}/login?token={token}")
 
@@ -152,8 +154,8 @@ def serve_command(
     except ValueError:
         loopback = host == "localhost"
     if not loopback:
-        console.print(f"[yellow]warning:[/] binding {host}: login tokens travel in cookies; use HTTPS in front.")
-    console.print(f"juge label: http://{host}:{port}/ (Ctrl-C to stop)")
+        console.print(f"[yellow]warning:[/] binding {escape(host)}: login tokens travel in cookies; use HTTPS in front.")
+    console.print(Text(f"juge label: http://{host}:{port}/ (Ctrl-C to stop)"))
     uvicorn.run(create_app(_store(db_url)), host=host, port=port, log_level="warning")
 
 
@@ -165,12 +167,12 @@ def status_command(name: Annotated[Optional[str], typer.Argument(help="Project n
 
     store = _store(db_url)
     s = status(store, _project(store, name))
-    console.print(f"[b]{s['project']}[/] ({s['task']}): {s['items']} items, {s['items_closed']} done, "
+    console.print(f"[b]{escape(s['project'])}[/] ({s['task']}): {s['items']} items, {s['items_closed']} done, "
                   f"{s['items_left']} left; {s['labels']} labels; {s['overlap_items']} overlap items")
     table = Table("rater", "labels", "sessions", "mean s/item", "role")
     for r in s["raters"]:
         mean = f"{r['seconds'] / r['labels']:.1f}" if r["labels"] and r["seconds"] else "-"
-        table.add_row(r["rater"], str(r["labels"]), str(r["sessions"]), mean,
+        table.add_row(Text(r["rater"]), str(r["labels"]), str(r["sessions"]), mean,
                       "adjudicator" if r["adjudicator"] else "rater")
     console.print(table)
     if s["pairs"]:
@@ -201,11 +203,11 @@ def export_command(
     project = _project(store, name)
     rows = store.export_labels(project)
     _write_atomic(output, "".join(r.model_dump_json() + "\n" for r in rows))
-    console.print(f"Wrote {len(rows)} labels to {output}")
+    console.print(Text(f"Wrote {len(rows)} labels to {output}"))
     if adjudications is not None:
         finals = store.adjudicated(project)
         _write_atomic(adjudications, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in finals))
-        console.print(f"Wrote {len(finals)} final labels to {adjudications}")
+        console.print(Text(f"Wrote {len(finals)} final labels to {adjudications}"))
 
 
 @label_app.command("attach-run")
@@ -229,7 +231,7 @@ def attach_run_command(
     except RunNotFound as exc:
         raise InputError(f"{store_path}: {exc}") from None
     n = store.attach_judge_verdicts(project, run_id, verdicts)
-    console.print(f"Attached {n} judge verdicts from run {run_id} to {project.name}")
+    console.print(Text(f"Attached {n} judge verdicts from run {run_id} to {project.name}"))
 
 
 @label_app.command("disagreements")
@@ -259,10 +261,10 @@ def disagreements_command(
             console.print(f"{r['item_id']}: {'; '.join(r['reasons'])}{final}", highlight=False, markup=False)
     if save:
         store.save_list(project, save, ids)
-        console.print(f"Saved {len(ids)} items as list {save!r}")
+        console.print(Text(f"Saved {len(ids)} items as list {save!r}"))
     if output:
         _write_atomic(output, "".join(i + "\n" for i in ids))
-        console.print(f"Wrote {len(ids)} item ids to {output}")
+        console.print(Text(f"Wrote {len(ids)} item ids to {output}"))
     if not output and not save:
         console.print(f"{len(ids)} items")
 

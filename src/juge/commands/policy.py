@@ -111,7 +111,7 @@ def estimate_command(
     result = corrected_pass_rate(outcomes, human, confidence=confidence, n_resamples=resamples, seed=seed)
     result["run_id"] = run_row["id"]
     result["dataset_hash"] = run_row["dataset_hash"]
-    table = Table(title=f"Pass rate of run {run_row['id']} ({result['n_cases']} cases, {result['n_labelled']} labelled)",
+    table = Table(title=Text(f"Pass rate of run {run_row['id']} ({result['n_cases']} cases, {result['n_labelled']} labelled)"),
                   title_justify="left")
     table.add_column("estimate")
     table.add_column(f"value [{confidence:.0%} interval] n", justify="right")
@@ -164,7 +164,7 @@ def compare_command(
         out.print(Text("WARNING: " + warning, style="bold red"))
     a, b = result["run_a"], result["run_b"]
     t = result["transitions"]
-    table = Table(title=f"{a['id']} (old) -> {b['id']} (new): {result['n_paired']} cases with a verdict in both",
+    table = Table(title=Text(f"{a['id']} (old) -> {b['id']} (new): {result['n_paired']} cases with a verdict in both"),
                   title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
@@ -236,12 +236,13 @@ def _policy_tables(policy: dict[str, Any]) -> None:
     for cat, r in policy["reference"].items():
         out.print(Text(f"Rule 2, {cat}: reference prompt {'used' if r['use_reference'] else 'not used'} "
                        f"(with - without: {fmt(r['difference'])})"))
-    table = Table(title=f"Rule 3: categories (margin {policy['margin']:g}, rule {policy['rule']})", title_justify="left")
+    table = Table(title=Text(f"Rule 3: categories (margin {policy['margin']:g}, rule {policy['rule']})"),
+                  title_justify="left")
     for col in ("category", "prompt", "judge vs person", "person vs person", "gap", "decision"):
         table.add_column(col)
     for cat, r in policy["categories"].items():
         table.add_row(Text(cat), Text(r["template"]), fmt(r["vs_people"]), fmt(r["ceiling"]),
-                      "n/a" if r["gap"] is None else f"{r['gap']:+.3f}", r["decision"])
+                      "n/a" if r["gap"] is None else f"{r['gap']:+.3f}", Text(r["decision"]))
     out.print(table)
     g = policy.get("guarantee")
     if g:
@@ -321,7 +322,7 @@ def test_command(
     if result.get("warning"):
         out.print(Text(result["warning"], style="bold red"))
         err.print(Text(result["warning"], style="bold red"))
-    table = Table(title=f"Policy {policy['policy_hash'][:12]} on split {split} ({result['n_items']} items)",
+    table = Table(title=Text(f"Policy {policy['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
                   title_justify="left")
     table.add_column("decision")
     table.add_column("items", justify="right")

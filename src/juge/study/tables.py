@@ -29,9 +29,11 @@ def fmt(est: dict[str, Any] | None, digits: int = 2, *, with_n: bool = True) -> 
 
 
 def _table(title: str, *columns: str, caption: str | None = None) -> Table:
-    table = Table(title=title, caption=caption, title_justify="left", caption_justify="left", show_lines=False)
+    """A table whose title, caption and headers are plain text (headers may be judge names or labels)."""
+    table = Table(title=Text(title), caption=None if caption is None else Text(caption), title_justify="left",
+                  caption_justify="left", show_lines=False)
     for k, col in enumerate(columns):
-        table.add_column(col, justify="left" if k == 0 else "right", overflow="fold")
+        table.add_column(Text(col), justify="left" if k == 0 else "right", overflow="fold")
     return table
 
 
