@@ -1,4 +1,5 @@
-"""`juge report`: a calibration result as a self-contained HTML page, Markdown, or normalised JSON."""
+"""`juge report`: a calibration result, a stored run or a comparison of two runs as a self-contained HTML page,
+Markdown, or normalised JSON."""
 
 from __future__ import annotations
 
@@ -9,23 +10,38 @@ import typer
 from rich.console import Console
 
 from juge.errors import InputError
+from juge.store import DEFAULT_DB
 
 
 REPORT_HELP = (
-    "Turn a calibration result into a report people would rather read.\n\n"
+    "Turn a calibration result, a stored run or a comparison of two runs into a report people would rather "
+    "read.\n\n"
     "Every figure is shown with its 95 % interval and n; the model, template and data versions are in the "
     "header; refused, unparsed and error calls have their own rows; a figure the calibration file does not "
     "contain is shown as 'not available', never filled in. Dataset and model text is HTML-escaped.\n\n"
-    "Example: juge report juge-demo/calibration.json -o report.html --policy policy.json"
+    "Also a stored run (--run RUN_ID: check pass rates, each judge's verdicts and unparsed/refused/error calls, "
+    "the failing cases with the raw judge text) or a comparison of two runs (--compare OLD NEW: transitions, "
+    "the paired difference of pass rates with its interval, the McNemar p, the changed cases with both raw "
+    "outputs).\n\n"
+    "Examples: juge report juge-demo/calibration.json -o report.html --policy policy.json; "
+    "juge report --run 3f2a -o run.html; juge report --compare 3f2a 9c1b -o compare.html"
 )
 
 
 def report_command(
-    calibration: Annotated[Path, typer.Argument(
-        help="A calibration result written by `juge calibrate --json` (or `juge demo`).")],
+    calibration: Annotated[Optional[Path], typer.Argument(
+        help="A calibration result written by `juge calibrate --json` (or `juge demo`). "
+        "Leave out with --run or --compare.", show_default=False)] = None,
+    run: Annotated[Optional[str], typer.Option(
+        "--run", metavar="RUN_ID", help="Report on this stored run (id or unambiguous prefix).")] = None,
+    compare: Annotated[Optional[tuple[str, str]], typer.Option(
+        "--compare", metavar="OLD NEW", help="Report what changed from run OLD to run NEW (same cases).")] = None,
+    db: Annotated[Path, typer.Option("--db", envvar="JUGE_DB", help="juge database for --run and --compare.")
+                  ] = DEFAULT_DB,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Where to write the report. Default: the calibration file's name with the "
-        "format's suffix (report.json gets '.report.json').")] = None,
+        "format's suffix (report.json gets '.report.json'); with --run, run-ID.html; with --compare, "
+        "compare-OLD-NEW.html.")] = None,
     fmt: Annotated[str, typer.Option(
         "--format", "-f", help="html (one self-contained page with plots, no network), md (the same numbers as "
         "Markdown tables) or json (the normalised data the HTML is made from).")] = "html",
@@ -39,6 +55,15 @@ def report_command(
         "--items", help="The study's items file (JSONL/CSV): adds the question, both answers and each rater's "
         "vote to the disagreement examples.")] = None,
     top: Annotated[int, typer.Option(help="Disagreement examples per judge.")] = 3,
+    threshold: Annotated[Optional[float], typer.Option(
+        help="--compare with score judges: a case passes when its score is >= this.")] = None,
+    allow_different_judges: Annotated[bool, typer.Option(
+        "--allow-different-judges", help="--compare even when the judge versions or rubrics differ (the report "
+        "is marked NOT COMPARABLE).")] = False,
+    max_cases: Annotated[int, typer.Option(help="--run: at most this many failing cases are shown in full.")
+                         ] = 200,
+    seed: Annotated[int, typer.Option(help="--compare: bootstrap seed.")] = 0,
+    resamples: Annotated[int, typer.Option(help="--compare: bootstrap resamples.")] = 2000,
 ) -> None:
     """`juge report`: its help text is REPORT_HELP."""
     from juge.report import FORMATS, SUFFIXES, read_calibration, read_json_object, write_report
@@ -47,6 +72,13 @@ def report_command(
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if top < 0:
         raise InputError("--top must be 0 or more")
+    if sum(x is not None for x in (calibration, run, compare)) != 1:
+        raise InputError("give exactly one of: a calibration file, --run RUN_ID, or --compare OLD NEW")
+    if calibration is None:
+        _store_report(run, compare, db, output, fmt, threshold=threshold,
+                      allow_different_judges=allow_different_judges, max_cases=max_cases, seed=seed,
+                      resamples=resamples)
+        return
     result = read_calibration(calibration)
     policy_obj = read_json_object(policy, "policy") if policy is not None else None
     test_obj = read_json_object(policy_test, "policy test") if policy_test is not None else None
@@ -56,6 +88,35 @@ def report_command(
     if output.resolve() == calibration.resolve():
         raise InputError(f"{output}: the report would overwrite the calibration file; choose another -o path")
     path = write_report(result, output, fmt, policy=policy_obj, policy_test=test_obj, items=items, top=top, source=calibration.name)
+    Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _store_report(run: str | None, compare: tuple[str, str] | None, db: Path, output: Path | None, fmt: str,
+                  *, threshold: float | None, allow_different_judges: bool, max_cases: int, seed: int,
+                  resamples: int) -> None:
+    """`--run` or `--compare`: read the store, build the data, then write (nothing is written on an error)."""
+    from juge.report import SUFFIXES, render_report, write_atomic
+    from juge.report.runs import build_compare_data, build_run_data
+    from juge.store import RunNotFound, Store
+
+    if max_cases < 0:
+        raise InputError("--max-cases must be 0 or more")
+    if not db.is_file():
+        raise InputError(f"{db}: no juge database here; give --db PATH (the one `juge run` wrote to)")
+    with Store(db) as store:
+        try:
+            if run is not None:
+                data = build_run_data(store, run, max_cases=max_cases)
+                default = f"run-{data['run']['id']}"
+            else:
+                assert compare is not None
+                data = build_compare_data(store, *compare, threshold=threshold,
+                                          allow_different_judges=allow_different_judges, n_resamples=resamples,
+                                          seed=seed)
+                default = f"compare-{data['compare']['run_a']['id']}-{data['compare']['run_b']['id']}"
+        except RunNotFound as exc:
+            raise InputError(f"{exc}; list the stored runs with `juge runs --db {db}`") from None
+    path = write_atomic(output or Path(default + SUFFIXES[fmt]), render_report(data, fmt))
     Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
 
 

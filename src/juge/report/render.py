@@ -1,5 +1,8 @@
 """Render normalised report data to HTML (self-contained, inline SVG) or Markdown.
 
+Calibration data (`juge.report.model`) uses report.*.j2; run and comparison data
+(`juge.report.runs`, marked by their "report" key) use run.*.j2 and compare.*.j2.
+
 HTML goes through a Jinja2 environment with autoescape on, so every dataset or model
 text is escaped; plots are trusted SVG made by `juge.report.plots` and are the only
 values marked safe. Markdown escapes the same texts (HTML entities, table pipes),
@@ -82,9 +85,21 @@ def _environment(autoescape: bool) -> Environment:
     return env
 
 
+# Report data with a "report" key other than calibration has its own templates (no plots).
+OTHER_REPORTS = ("run", "compare")
+
+
+def _other_report(data: dict[str, Any]) -> str | None:
+    report = data.get("report")
+    return report if report in OTHER_REPORTS else None
+
+
 def render_html(data: dict[str, Any]) -> str:
     """The self-contained HTML report: inline CSS and SVG, no script, no external resource."""
     env = _environment(autoescape=True)
+    if other := _other_report(data):
+        css = env.loader.get_source(env, "report.css")[0]  # type: ignore[union-attr]
+        return env.get_template(f"{other}.html.j2").render(d=data, css=Markup(css))
     svgs = plots.all_plots(data)
     safe = {k: Markup(v) if isinstance(v, str) else v for k, v in svgs.items() if k != "single_score"}
     safe["single_score"] = {
@@ -97,7 +112,8 @@ def render_html(data: dict[str, Any]) -> str:
 
 def render_markdown(data: dict[str, Any]) -> str:
     """The same numbers as Markdown tables."""
-    return _environment(autoescape=False).get_template("report.md.j2").render(d=data)
+    name = f"{other}.md.j2" if (other := _other_report(data)) else "report.md.j2"
+    return _environment(autoescape=False).get_template(name).render(d=data)
 
 
 def render_json(data: dict[str, Any]) -> str:

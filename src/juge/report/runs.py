@@ -1,0 +1,161 @@
+"""Report data for a stored run (`juge report --run`) and for a comparison of two runs (`--compare`).
+
+Nothing here recomputes a figure that `juge run` or `juge compare` already produce: a run's
+figures are `juge.engine.summarize`'s (the summary stored when the run finished, else a fresh
+`summarize`), a comparison is `juge.study.compare.compare_runs`'s result unchanged. The report
+adds only what a reader needs next to them: an exact binomial interval for each pass rate
+(the cases are the units, so Clopper & Pearson 1934 applies), the versions, and the failing
+cases with the raw judge text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from types import SimpleNamespace
+from typing import Any
+
+from juge import __version__
+from juge.data.records import Judgment
+from juge.engine import summarize
+from juge.stats import clopper_pearson
+from juge.store import Store
+from juge.study.compare import compare_runs, raw_outputs
+
+MAX_CASES = 200
+FAILURE_OUTCOMES = ("refused", "unparsed", "error")
+
+
+def binomial_estimate(k: int, n: int) -> dict[str, Any] | None:
+    """``{"value": k/n, "low", "high", "n"}`` with the exact Clopper-Pearson 95 % interval; None when n = 0."""
+    if not n:
+        return None
+    low, high = clopper_pearson(k, n)
+    return {"value": k / n, "low": low, "high": high, "n": n}
+
+
+def _judge_rows(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """One judge of the summary: versions, then verdict counts and the failure outcomes on their own rows."""
+    n = entry.get("n") or 0
+    verdicts = entry.get("pair_verdicts") if entry.get("setup") == "pairwise" else entry.get("verdicts")
+    outcomes = entry.get("outcomes") or {}
+    return {
+        "name": name,
+        "setup": entry.get("setup"),
+        "models": list(entry.get("model") or []),
+        "template": entry.get("template"),
+        "template_hash": entry.get("template_hash"),
+        "n": n,
+        "pairwise": entry.get("setup") == "pairwise",
+        "verdicts": [{"name": str(k), "count": v, "share": v / n if n else None} for k, v in (verdicts or {}).items()],
+        "outcomes": [{"name": k, "count": outcomes.get(k, 0), "share": outcomes.get(k, 0) / n if n else None}
+                     for k in ("ok", *FAILURE_OUTCOMES)],
+    }
+
+
+def _judgment_row(j: Judgment, failed: bool) -> dict[str, Any]:
+    return {"judge": j.judge, "model": j.model, "order": j.order, "repeat": j.repeat, "outcome": j.outcome,
+            "verdict": j.verdict, "reason": j.reason, "text": j.text, "failed": failed}
+
+
+def failing_cases(store: Store, run_id: str, setups: dict[str, str | None]) -> list[dict[str, Any]]:
+    """The cases `summarize` counts as not passed, with why, the system output and every raw judge text.
+
+    Same rule as `juge.engine.summarize`: a failed check, or a single-answer judgment that
+    is not ``ok`` (fail closed) or, for a PASS/FAIL judge, not PASS. The score gate
+    (``gate.min_score``) is not stored with a run, so a low score alone does not list a case.
+    """
+    cases = store.run_cases(run_id)
+    checks = store.check_results(run_id)
+    by_item: dict[str, list[Judgment]] = {}
+    for j in store.judgments(run_id):
+        by_item.setdefault(j.item_id, []).append(j)
+    pairwise = {j.judge for js in by_item.values() for j in js if j.order}
+    outputs = raw_outputs(store, run_id, cases)
+    rows = []
+    for case in cases:
+        reasons = [f"check {name} failed" + (f": {why}" if why else "")
+                   for name, (ok, why) in sorted(checks.get(case.id, {}).items()) if not ok]
+        judgments = []
+        for j in by_item.get(case.id, []):
+            setup = setups.get(j.judge) or ("pairwise" if j.judge in pairwise else None)
+            failed = setup != "pairwise" and (j.outcome != "ok" or (setup == "passfail" and j.verdict != "PASS"))
+            if failed:
+                tag = f"judge {j.judge}" + (f" (repeat {j.repeat})" if j.repeat else "")
+                reasons.append(f"{tag}: {j.outcome}" if j.outcome != "ok" else f"{tag} said {j.verdict}")
+            judgments.append(_judgment_row(j, failed))
+        if reasons:
+            rows.append({"item_id": case.id, "category": case.category, "question": case.question,
+                         "outputs": outputs.get(case.id, {}), "reasons": reasons, "judgments": judgments})
+    return rows
+
+
+def _now(generated_at: datetime | None) -> str:
+    return (generated_at or datetime.now(timezone.utc)).isoformat(timespec="seconds")
+
+
+def build_run_data(store: Store, run_id: str, *, max_cases: int = MAX_CASES,
+                   generated_at: datetime | None = None) -> dict[str, Any]:
+    """Report data for one run: its summary, intervals on its pass rates, versions and failing cases.
+
+    Raises `juge.store.RunNotFound` for an unknown run id.
+    """
+    run = store.get_run(run_id)
+    config = run["config"] or {}
+    judge_configs = [j for j in config.get("judges") or [] if isinstance(j, dict)]
+    setups = {j.get("name"): j.get("setup") for j in judge_configs}
+    stored = run["status"] == "done" and isinstance(run["summary"], dict)
+    summary = run["summary"] if stored else summarize(
+        store, run["id"], [SimpleNamespace(name=n, setup=s) for n, s in setups.items()])
+    failing = failing_cases(store, run["id"], setups)
+    n_cases, n_passed = summary.get("n_cases") or 0, summary.get("cases_passed") or 0
+    notes = []
+    if not stored:
+        notes.append(f"The run is {run['status']!r}, not finished: its figures were summarised now from what is "
+                     "stored, and may change when it is resumed.")
+    if len(failing) != n_cases - n_passed:
+        notes.append(f"The summary counts {n_cases - n_passed} cases not passed; {len(failing)} are listed here. "
+                     "The difference is the score gate (gate.min_score), which is not stored with the run.")
+    return {
+        "report": "run",
+        "juge_version": __version__,
+        "generated_at": _now(generated_at),
+        "run": {
+            "id": run["id"], "name": run["name"], "status": run["status"], "started_at": run["started_at"],
+            "ended_at": run["ended_at"], "juge_version": run["juge_version"], "dataset_hash": run["dataset_hash"],
+            "eval_file": config.get("eval_file"), "repeat": config.get("repeat"),
+            "summary_source": "stored when the run finished" if stored else "summarised now (run not finished)",
+        },
+        "summary": summary,
+        "checks": [{"name": name, "passed": c["passed"], "n": c["n"], "rate": binomial_estimate(c["passed"], c["n"])}
+                   for name, c in summary.get("checks", {}).items()],
+        "pass_rate": binomial_estimate(n_passed, n_cases),
+        "cases_passed": n_passed,
+        "n_cases": n_cases,
+        "calls": summary.get("calls"),
+        "judges": [_judge_rows(name, entry) for name, entry in summary.get("judges", {}).items()],
+        "n_failing": len(failing),
+        "failing": failing[:max_cases],
+        "notes": notes,
+    }
+
+
+def build_compare_data(store: Store, run_a: str, run_b: str, *, threshold: float | None = None,
+                       allow_different_judges: bool = False, n_resamples: int = 2000, seed: int = 0,
+                       generated_at: datetime | None = None) -> dict[str, Any]:
+    """Report data for run B (new) against run A (old): `compare_runs`'s result, plus each run's juge version.
+
+    Raises `juge.store.RunNotFound` for an unknown run id and `InputError` when the runs
+    cannot be compared (see `compare_runs`).
+    """
+    result = compare_runs(store, run_a, run_b, threshold=threshold, allow_different_judges=allow_different_judges,
+                          n_resamples=n_resamples, seed=seed)
+    juge_versions = {side: store.get_run(result[f"run_{side}"]["id"])["juge_version"] for side in ("a", "b")}
+    return {
+        "report": "compare",
+        "juge_version": __version__,
+        "generated_at": _now(generated_at),
+        "settings": {"threshold": threshold, "allow_different_judges": allow_different_judges,
+                     "n_resamples": n_resamples, "seed": seed},
+        "run_juge_versions": juge_versions,
+        "compare": result,
+    }
