@@ -3,14 +3,22 @@
 `pairwise_calibration()` is a hand-made calibration result with the keys `juge calibrate
 --json` writes (issue 3's Output section plus the study's extras). The parsers read the
 numbers back out of the rendered HTML and Markdown so tests can compare them with it.
+`judged_run()` stores a small run judged by the scripted provider, for the run and comparison reports.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import re
 from html.parser import HTMLParser
 from typing import Any
+
+from juge.data.records import Case
+from juge.engine import Engine, EngineOptions, build_tasks
+from juge.judges import judge_from_dict
+from juge.providers import make_provider
+from juge.store import Store
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 CATEGORIES = {"writing": 0.5512, "math": 0.7134, "coding": 0.6203}
@@ -207,3 +215,19 @@ def assert_same_estimate(cell: str, expected: dict[str, Any] | None) -> None:
     for key in ("value", "low", "high"):
         assert abs(got[key] - expected[key]) <= half_step + 1e-9, (key, cell, expected)
     assert got["n"] == expected["n"], (cell, expected)
+
+
+def judged_run(store: Store, outputs: list[str], script: list[dict[str, str]], *, model: str = "m1",
+               run_id: str, failed_check: frozenset[str] = frozenset()) -> str:
+    """A run of one PASS/FAIL judge (scripted answers) over cases c0..; `failed_check` ids fail a check."""
+    cases = [Case(id=f"c{i}", question=f"Question {i}: {HOSTILE}", output=o, category="cat")
+             for i, o in enumerate(outputs)]
+    judge = judge_from_dict({"name": "pf", "setup": "passfail", "description": "Is it polite?", "model": model})
+    provider = make_provider("scripted", default="PASS\nPolite enough.", responses=script, model=model)
+    store.create_run(dataset_hash="d" * 64, juge_version="test", cases=cases, run_id=run_id,
+                     config={"judges": [{"name": "pf", "setup": "passfail"}]})
+    for case in cases:
+        store.save_checks(run_id, case.id, {"not_empty": (case.id not in failed_check, "empty <b>x</b>")})
+    engine = Engine(store, EngineOptions(progress=False, backoff=0.001))
+    asyncio.run(engine.run_tasks(run_id, build_tasks(cases, [judge]), {"pf": provider}))
+    return run_id

@@ -3,7 +3,6 @@ hostile text is escaped, and bad input exits 2 without writing anything."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -13,16 +12,12 @@ from scipy.stats import binomtest
 
 from juge.cli import main
 from juge.config import load_eval
-from juge.data.records import Case
-from juge.engine import Engine, EngineOptions, build_tasks
-from juge.judges import judge_from_dict
-from juge.providers import make_provider
 from juge.report import render_report
 from juge.report.runs import build_compare_data, build_run_data
 from juge.runner import run_eval
 from juge.store import Store
 from juge.study.compare import compare_runs
-from report_helpers import HOSTILE, assert_same_estimate, md_tables, parse_html
+from report_helpers import HOSTILE, assert_same_estimate, judged_run, md_tables, parse_html
 
 BAKERY = Path(__file__).resolve().parents[1] / "examples" / "bakery" / "eval.toml"
 
@@ -41,22 +36,6 @@ def bakery(tmp_path_factory):
     with Store(db) as store:
         result = run_eval(load_eval(BAKERY), store, progress=False)
     return db, result
-
-
-def judged_run(store: Store, outputs: list[str], script: list[dict[str, str]], *, model: str = "m1",
-               run_id: str, failed_check: frozenset[str] = frozenset()) -> str:
-    """A run of one PASS/FAIL judge (scripted answers) over cases c0..; `failed_check` ids fail a check."""
-    cases = [Case(id=f"c{i}", question=f"Question {i}: {HOSTILE}", output=o, category="cat")
-             for i, o in enumerate(outputs)]
-    judge = judge_from_dict({"name": "pf", "setup": "passfail", "description": "Is it polite?", "model": model})
-    provider = make_provider("scripted", default="PASS\nPolite enough.", responses=script, model=model)
-    store.create_run(dataset_hash="d" * 64, juge_version="test", cases=cases, run_id=run_id,
-                     config={"judges": [{"name": "pf", "setup": "passfail"}]})
-    for case in cases:
-        store.save_checks(run_id, case.id, {"not_empty": (case.id not in failed_check, "empty <b>x</b>")})
-    engine = Engine(store, EngineOptions(progress=False, backoff=0.001))
-    asyncio.run(engine.run_tasks(run_id, build_tasks(cases, [judge]), {"pf": provider}))
-    return run_id
 
 
 def test_run_report_numbers_equal_the_summary(bakery):
