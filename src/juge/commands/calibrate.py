@@ -41,7 +41,8 @@ def calibrate_command(
         "--judgments", help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, "
         "text). Repeatable.")] = None,
     labels: Annotated[Optional[Path], typer.Option(
-        "--labels", help="Human labels, one row per rater per item (item_id, rater_id, label).")] = None,
+        "--labels", help="Human labels, one row per rater per item (item_id, rater_id, label). They replace the "
+        "votes the items carry (human_ratings, --label-cols, or the run's stored labels).")] = None,
     from_hf: Annotated[Optional[Path], typer.Option(
         "--from-hf", help="Directory with the exported MT-Bench human-judgments dataset (human + gpt4_pair files, "
         "JSON/JSONL/Parquet).")] = None,

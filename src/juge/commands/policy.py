@@ -200,7 +200,8 @@ JudgmentsOption = Annotated[Optional[list[Path]], typer.Option(
     "--judgments", help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, text); repeatable.")]
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Take judgments (and, without --items, cases) from this stored run.")]
 LabelsOption = Annotated[Optional[Path], typer.Option(
-    "--labels", help="Human votes in a separate file (item_id, rater_id, label A/B/tie), instead of the items' votes.")]
+    "--labels", help="Human votes in a separate file (item_id, rater_id, label A/B/tie); they replace the votes "
+    "the items carry.")]
 PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
 
 
@@ -210,8 +211,10 @@ def _study_data(items: Path | None, judgments: list[Path] | None, run: str | Non
 
     if not judgments and run is None:
         raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
-    return pair_study_data(load_inputs(items=items, judgments=judgments or (), labels=labels, run=run, db=db,
-                                       kind="pairwise"))
+    inputs = load_inputs(items=items, judgments=judgments or (), labels=labels, run=run, db=db, kind="pairwise")
+    for notice in inputs.notices:
+        err.print(Text("note: " + notice, style="yellow"), soft_wrap=True)
+    return pair_study_data(inputs)
 
 
 def _bootstrap(seed: int, resamples: int):

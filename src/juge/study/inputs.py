@@ -24,7 +24,7 @@ from juge.data.adapters import (
     read_recorded_judgments,
 )
 from juge.data.readers import file_hash, read_cases, read_rows
-from juge.data.records import Judgment
+from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import InputError
 from juge.study.calibrate import Bootstrap, pairwise_study
 from juge.study.pairtable import build_pair_table
@@ -41,6 +41,7 @@ class StudyInputs:
     data: CalibrationData
     judgments: list[Judgment] = field(default_factory=list)
     has_splits: bool = False
+    notices: list[str] = field(default_factory=list)
 
 
 def _is_sample_layout(path: Path) -> bool:
@@ -109,9 +110,15 @@ def load_inputs(
             if not data.labels and labels is None:
                 ids = {c.id for c in data.cases}
                 data.labels = [lab for lab in store.labels() if lab.item_id in ids]
+    notices: list[str] = []
     if labels is not None:
         pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
-        data.labels += read_label_rows(labels, pairwise=pairwise)
+        rows = read_label_rows(labels, pairwise=pairwise)
+        if data.labels:
+            notices.append(f"--labels {labels}: its {len(rows)} labels replace the {len(data.labels)} human votes "
+                           "carried by the items")
+        data.labels = rows
+        notices += _check_label_ids(labels, rows, data.cases)
         data.sources["labels"] = file_hash(labels)
     for k, path in enumerate(judgments):
         recorded += read_recorded_judgments(path)
@@ -138,7 +145,23 @@ def load_inputs(
     if kind == "pairwise" and not all(c.is_pair for c in data.cases):
         bad = next(c.id for c in data.cases if not c.is_pair)
         raise InputError(f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2")
-    return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases))
+    return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases), notices=notices)
+
+
+def _check_label_ids(path: Path, labels: Sequence[HumanLabel], cases: Sequence[Case]) -> list[str]:
+    """A notice for labels on ids that match no item; an error when none of them matches an item."""
+    ids = {c.id for c in cases}
+    unmatched = sorted({lab.item_id for lab in labels} - ids)
+    if not unmatched or not labels:
+        return []
+    n_rows = sum(lab.item_id not in ids for lab in labels)
+    examples = ", ".join(repr(i) for i in unmatched[:3]) + (", ..." if len(unmatched) > 3 else "")
+    if n_rows == len(labels):
+        sample = ", ".join(repr(c.id) for c in list(cases)[:3]) or "none"
+        raise InputError(f"{path}: no label's item_id matches an item (labels name {examples}; "
+                         f"items are {sample}{', ...' if len(cases) > 3 else ''})")
+    return [f"--labels {path}: {n_rows} labels on {len(unmatched)} item ids that match no item are left out "
+            f"({examples})"]
 
 
 def default_split(inputs: StudyInputs, split: str | None) -> str:
@@ -161,7 +184,10 @@ def run_study(
     threshold: float | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Build the per-item table and compute the study's JSON."""
+    """Build the per-item table and compute the study's JSON (the inputs' notices lead its notes).
+
+    Refuses (InputError) a study with no item: no item of the split carries a human label.
+    """
     data = inputs.data
     if inputs.kind == "pairwise":
         if truth != "each" or threshold is not None:
@@ -171,10 +197,23 @@ def run_study(
                                      sources=data.sources)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        return pairwise_study(table, split=split, boot=boot, progress=progress)
-    grades = build_grade_table(inputs.kind, data.cases, data.labels, inputs.judgments, baselines=data.baselines,
-                               sources=data.sources)
-    return grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
+        _refuse_empty(len(table.split(split).items), split, inputs)
+        result = pairwise_study(table, split=split, boot=boot, progress=progress)
+    else:
+        grades = build_grade_table(inputs.kind, data.cases, data.labels, inputs.judgments, baselines=data.baselines,
+                                   sources=data.sources)
+        _refuse_empty(len(grades.split(split).items), split, inputs)
+        result = grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
+    result["notes"] = [*inputs.notices, *result.get("notes", [])]
+    return result
+
+
+def _refuse_empty(n_items: int, split: str, inputs: StudyInputs) -> None:
+    if n_items:
+        return
+    where = "" if split in (None, "all") else f" in split {split!r}"
+    raise InputError(f"nothing to study: no item{where} has a human label ({len(inputs.data.cases)} items, "
+                     f"{len(inputs.data.labels)} labels read); check the labels' item_id and the items' split")
 
 
 def write_json(path: Path, data: Any) -> Path:
