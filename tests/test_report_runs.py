@@ -59,9 +59,10 @@ def test_run_report_numbers_equal_the_summary(bakery):
         assert {k.removeprefix("verdict "): v for k, v in rows.items() if k.startswith("verdict ")} == entry["verdicts"]
         assert {k.removeprefix("outcome "): v for k, v in rows.items() if k.startswith("outcome ")} == entry["outcomes"]
     assert entry_versions_in_header(html, summary)
-    failing = [r[0] for r in tables["table-failing"][1:]]
-    assert sorted(failing) == ["cake-1", "gf-1", "gf-2", "price-2"]
-    assert len(failing) == summary["n_cases"] - summary["cases_passed"]
+    failing = {r[0]: r[2] for r in tables["table-failing"][1:]}
+    assert failing == {"price-2": "fail", "gf-1": "fail", "gf-2": "missing", "cake-1": "fail"}
+    assert list(failing.values()).count("fail") == summary["cases_failed"]
+    assert list(failing.values()).count("missing") == summary["cases_missing"]
     assert "The facts list only brownies and almond cake as gluten-free, not sourdough." in html  # raw judge text
     md = render_report(data, "md")
     md_checks = next(t for t in md_tables(md) if t and t[0][0] in summary["checks"])
@@ -69,6 +70,20 @@ def test_run_report_numbers_equal_the_summary(bakery):
         c = summary["checks"][row[0]]
         assert (int(row[1]), int(row[2])) == (c["passed"], c["n"])
     assert json.loads(render_report(data, "json"))["summary"]["cases_passed"] == summary["cases_passed"]
+
+
+def test_run_with_a_score_gate_lists_the_cases_its_summary_counts(tmp_path):
+    config = load_eval(BAKERY)
+    config.spec.gate.min_score = 2  # the 3-criterion judge now passes or fails cases too
+    with Store(tmp_path / "juge.db") as store:
+        summary = run_eval(config, store, progress=False).summary
+        data = build_run_data(store, summary["run_id"])
+    assert data["summary"]["min_score"] == 2 and data["notes"] == []
+    verdicts = [c["verdict"] for c in data["failing"]]
+    assert (verdicts.count("fail"), verdicts.count("missing")) == (summary["cases_failed"], summary["cases_missing"])
+    cake = next(c for c in data["failing"] if c["item_id"] == "cake-1")
+    assert any("judge quality said FAIL" in r for r in cake["reasons"])
+    assert all(j["counted"] for j in cake["judgments"])
 
 
 def entry_versions_in_header(html: str, summary: dict) -> bool:
@@ -85,6 +100,7 @@ def test_unfinished_run_is_summarised_now_and_failing_cases_escape_hostile_text(
         data = build_run_data(store, "r1")
     assert data["run"]["summary_source"].startswith("summarised now")
     assert data["n_failing"] == 3 and data["cases_passed"] == 0
+    assert [c["verdict"] for c in data["failing"]] == ["fail", "fail", "missing"]  # check, FAIL, unparsed
     assert [o["count"] for o in data["judges"][0]["outcomes"]] == [2, 0, 1, 0]
     for fmt in ("html", "md"):
         text = render_report(data, fmt)

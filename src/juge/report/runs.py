@@ -4,8 +4,9 @@ Nothing here recomputes a figure that `juge run` or `juge compare` already produ
 figures are `juge.engine.summarize`'s (the summary stored when the run finished, else a fresh
 `summarize`), a comparison is `juge.study.compare.compare_runs`'s result unchanged. The report
 adds only what a reader needs next to them: an exact binomial interval for each pass rate
-(the cases are the units, so Clopper & Pearson 1934 applies), the versions, and the failing
-cases with the raw judge text.
+(the cases are the units, so Clopper & Pearson 1934 applies), the versions, and the failed
+and missing cases with the raw judge text (their verdicts are `juge.verdicts.case_outcomes`
+on the judges and threshold the summary counted, so the list matches its counts).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from juge.engine import summarize
 from juge.stats import clopper_pearson
 from juge.store import Store
 from juge.study.compare import compare_runs, raw_outputs
+from juge.verdicts import case_outcomes
 
 MAX_CASES = 200
 FAILURE_OUTCOMES = ("refused", "unparsed", "error")
@@ -52,41 +54,41 @@ def _judge_rows(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _judgment_row(j: Judgment, failed: bool) -> dict[str, Any]:
+def _judgment_row(j: Judgment, counted: bool) -> dict[str, Any]:
     return {"judge": j.judge, "model": j.model, "order": j.order, "repeat": j.repeat, "outcome": j.outcome,
-            "verdict": j.verdict, "reason": j.reason, "text": j.text, "failed": failed}
+            "verdict": j.verdict, "reason": j.reason, "text": j.text, "counted": counted}
 
 
-def failing_cases(store: Store, run_id: str, setups: dict[str, str | None]) -> list[dict[str, Any]]:
-    """The cases `summarize` counts as not passed, with why, the system output and every raw judge text.
+def counted_judges(summary: dict[str, Any]) -> set[str]:
+    """The judges whose verdicts pass or fail a case in `summary`: not pairwise, not listed as not counted."""
+    not_counted = set(summary.get("not_counted") or [])
+    return {name for name, e in summary.get("judges", {}).items()
+            if e.get("setup") != "pairwise" and name not in not_counted}
 
-    Same rule as `juge.engine.summarize`: a failed check, or a single-answer judgment that
-    is not ``ok`` (fail closed) or, for a PASS/FAIL judge, not PASS. The score gate
-    (``gate.min_score``) is not stored with a run, so a low score alone does not list a case.
+
+def failing_cases(store: Store, run_id: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cases `summary` counts as failed or missing, with why, the system output and every raw judge text.
+
+    The verdict is `juge.verdicts.case_outcomes` on the judgments and threshold the summary
+    counted (its judges minus pairwise and ``not_counted``, its ``min_score``): the one
+    definition `summarize` uses, so the list matches its counts.
     """
     cases = store.run_cases(run_id)
     checks = store.check_results(run_id)
+    judgments = store.judgments(run_id)
+    counted = counted_judges(summary)
+    outcomes = case_outcomes([c.id for c in cases], [j for j in judgments if j.judge in counted], checks,
+                             threshold=summary.get("min_score"))
     by_item: dict[str, list[Judgment]] = {}
-    for j in store.judgments(run_id):
+    for j in judgments:
         by_item.setdefault(j.item_id, []).append(j)
-    pairwise = {j.judge for js in by_item.values() for j in js if j.order}
     outputs = raw_outputs(store, run_id, cases)
-    rows = []
-    for case in cases:
-        reasons = [f"check {name} failed" + (f": {why}" if why else "")
-                   for name, (ok, why) in sorted(checks.get(case.id, {}).items()) if not ok]
-        judgments = []
-        for j in by_item.get(case.id, []):
-            setup = setups.get(j.judge) or ("pairwise" if j.judge in pairwise else None)
-            failed = setup != "pairwise" and (j.outcome != "ok" or (setup == "passfail" and j.verdict != "PASS"))
-            if failed:
-                tag = f"judge {j.judge}" + (f" (repeat {j.repeat})" if j.repeat else "")
-                reasons.append(f"{tag}: {j.outcome}" if j.outcome != "ok" else f"{tag} said {j.verdict}")
-            judgments.append(_judgment_row(j, failed))
-        if reasons:
-            rows.append({"item_id": case.id, "category": case.category, "question": case.question,
-                         "outputs": outputs.get(case.id, {}), "reasons": reasons, "judgments": judgments})
-    return rows
+    return [
+        {"item_id": case.id, "category": case.category, "question": case.question, "verdict": outcome.verdict,
+         "outputs": outputs.get(case.id, {}), "reasons": outcome.reasons,
+         "judgments": [_judgment_row(j, j.judge in counted) for j in by_item.get(case.id, [])]}
+        for case in cases if (outcome := outcomes[case.id]).verdict != "pass"
+    ]
 
 
 def _now(generated_at: datetime | None) -> str:
@@ -103,18 +105,19 @@ def build_run_data(store: Store, run_id: str, *, max_cases: int = MAX_CASES,
     config = run["config"] or {}
     judge_configs = [j for j in config.get("judges") or [] if isinstance(j, dict)]
     setups = {j.get("name"): j.get("setup") for j in judge_configs}
-    stored = run["status"] == "done" and isinstance(run["summary"], dict)
+    # A summary stored by a juge before cases had pass/fail/missing (no "cases_missing") is summarised again.
+    stored = run["status"] == "done" and isinstance(run["summary"], dict) and "cases_missing" in run["summary"]
     summary = run["summary"] if stored else summarize(
         store, run["id"], [SimpleNamespace(name=n, setup=s) for n, s in setups.items()])
-    failing = failing_cases(store, run["id"], setups)
+    failing = failing_cases(store, run["id"], summary)
     n_cases, n_passed = summary.get("n_cases") or 0, summary.get("cases_passed") or 0
     notes = []
     if not stored:
-        notes.append(f"The run is {run['status']!r}, not finished: its figures were summarised now from what is "
-                     "stored, and may change when it is resumed.")
-    if len(failing) != n_cases - n_passed:
-        notes.append(f"The summary counts {n_cases - n_passed} cases not passed; {len(failing)} are listed here. "
-                     "The difference is the score gate (gate.min_score), which is not stored with the run.")
+        notes.append(f"The run is {run['status']!r}: its figures were summarised now from what is stored"
+                     + (", and may change when it is resumed." if run["status"] != "done" else "."))
+    if summary.get("not_counted"):
+        notes.append(f"Judges {', '.join(summary['not_counted'])} give scores and no score gate ([gate] min_score) "
+                     "was applied: they are summarised below but do not pass or fail a case.")
     return {
         "report": "run",
         "juge_version": __version__,
@@ -123,13 +126,16 @@ def build_run_data(store: Store, run_id: str, *, max_cases: int = MAX_CASES,
             "id": run["id"], "name": run["name"], "status": run["status"], "started_at": run["started_at"],
             "ended_at": run["ended_at"], "juge_version": run["juge_version"], "dataset_hash": run["dataset_hash"],
             "eval_file": config.get("eval_file"), "repeat": config.get("repeat"),
-            "summary_source": "stored when the run finished" if stored else "summarised now (run not finished)",
+            "summary_source": "stored when the run finished" if stored else "summarised now from the stored calls",
         },
         "summary": summary,
         "checks": [{"name": name, "passed": c["passed"], "n": c["n"], "rate": binomial_estimate(c["passed"], c["n"])}
                    for name, c in summary.get("checks", {}).items()],
-        "pass_rate": binomial_estimate(n_passed, n_cases),
+        "pass_rate": binomial_estimate(n_passed, n_cases) if summary.get("pass_rate") is not None else None,
         "cases_passed": n_passed,
+        "cases_failed": summary.get("cases_failed"),
+        "cases_missing": summary.get("cases_missing"),
+        "min_score": summary.get("min_score"),
         "n_cases": n_cases,
         "calls": summary.get("calls"),
         "judges": [_judge_rows(name, entry) for name, entry in summary.get("judges", {}).items()],
