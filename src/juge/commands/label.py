@@ -214,24 +214,39 @@ def export_command(
 def attach_run_command(
     name: Annotated[str, typer.Argument(help="Project name.")],
     run_id: Annotated[str, typer.Argument(help="A `juge run` id (or unambiguous prefix) over the same cases.")],
-    store_path: Annotated[Path, typer.Option("--store", help="The juge store holding the run.")] = Path(".juge/juge.db"),
+    store_path: Annotated[Path, typer.Option(
+        "--db", help="The juge store holding the run (as for juge run/calibrate --db).", envvar="JUGE_DB")
+    ] = Path(".juge/juge.db"),
+    old_store_path: Annotated[Optional[Path], typer.Option("--store", hidden=True)] = None,
     db_url: DbUrl = None,
 ) -> None:
     """Copy a run's judge verdicts into the review, so judge-vs-people disagreements are listed.
 
     Verdicts are shown to adjudicators only, and only for items whose labelling is closed.
+    Refused (exit 2) when no case of the run is an item of the project.
     """
     from juge.label.review import judge_verdicts
     from juge.store import RunNotFound
 
+    store_path = old_store_path or store_path  # --store: the option's earlier name
     store = _store(db_url)
     project = _project(store, name)
     try:
         verdicts = judge_verdicts(store_path, run_id, project.task)
     except RunNotFound as exc:
         raise InputError(f"{store_path}: {exc}") from None
+    item_ids = [it["item_id"] for it in store.item_table(project)]
+    if not set(verdicts) & set(item_ids):
+        found = (f"its verdicts are on {_examples(sorted(verdicts))}" if verdicts
+                 else f"it has no usable {project.task} verdict")
+        raise InputError(f"run {run_id} ({store_path}): no case id matches an item of project {project.name} "
+                         f"({_examples(item_ids)}); {found}. Attach a run over the project's cases.")
     n = store.attach_judge_verdicts(project, run_id, verdicts)
     console.print(Text(f"Attached {n} judge verdicts from run {run_id} to {project.name}"))
+
+
+def _examples(ids: list[str], k: int = 3) -> str:
+    return ", ".join(repr(i) for i in ids[:k]) + (", ..." if len(ids) > k else "") if ids else "none"
 
 
 @label_app.command("disagreements")

@@ -388,6 +388,16 @@ def route_command(
     write_json(json_path, decision.to_dict())
 
 
+def _require_policy_judges(policy: dict[str, Any], run_id: str, calls: list) -> None:
+    """Refuse a run in which no call comes from a judge and template the policy uses."""
+    wanted = sorted(set(policy["templates_by_category"].values()))
+    present = sorted({f"{j.judge}/{j.template}" for j in calls})
+    if not set(wanted) & set(present):
+        raise InputError(f"run {run_id} has no judgment from the policy's judge {policy['judge']} "
+                         f"(templates {', '.join(wanted)}); the run's judges are {', '.join(present) or 'none'}. "
+                         "Audit a run of the policy's judge.")
+
+
 @exits_2_on_input_error
 def audit_command(
     policy_path: PolicyOption,
@@ -407,6 +417,7 @@ def audit_command(
         run_row = store.get_run(run)
         cases = store.run_cases(run_row["id"])
         calls = store.judgments(run_row["id"])
+    _require_policy_judges(policy, run_row["id"], calls)
     sample = audit_sample(policy, cases, calls, n=n, seed=seed)
     out.print(Text(f"{len(sample)} judge decisions from run {run_row['id']} (seed {seed}); read each and note "
                    "whether you agree.", style="bold"))

@@ -86,7 +86,11 @@ def route_item(policy: dict[str, Any], item_id: str, category: str | None, judgm
     if key is None:
         return RouteDecision(item_id, category, PERSON, REASON_UNCALIBRATED,
                              f"the policy has no dev figures for category {category!r}", None, None)
-    calls = [j for j in judgments if f"{j.judge}/{j.template}" == key and j.item_id == item_id]
+    judgments = [j for j in judgments if j.item_id == item_id]
+    calls = [j for j in judgments if f"{j.judge}/{j.template}" == key]
+    if not calls:
+        return RouteDecision(item_id, category, PERSON, REASON_MISSING, _no_policy_judgment(policy, key, judgments),
+                             None, key)
     check_versions(policy, key, calls)
     first = {o: min((j for j in calls if j.order == o), key=lambda j: j.repeat, default=None) for o in ORDERS}
     problems = [f"order {o}: {'no judgment' if j is None else j.outcome}" for o, j in first.items()
@@ -112,6 +116,15 @@ def route_item(policy: dict[str, Any], item_id: str, category: str | None, judgm
     if row["decision"] != JUDGE:
         return RouteDecision(item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row['reason']}", verdict, key)
     return RouteDecision(item_id, category, JUDGE, "category", f"{category}: {row['reason']}", verdict, key)
+
+
+def _no_policy_judgment(policy: dict[str, Any], key: str, judgments: Sequence[Judgment]) -> str:
+    """Why an item without a call of the policy's judge and template cannot be judged: name both."""
+    info = policy["judges"].get(key, {})
+    wanted = f"judge {info.get('judge', key)!r} with template {info.get('template', '?')!r}"
+    present = sorted({f"{j.judge!r} with template {j.template!r}" for j in judgments})
+    found = (f"it was judged only by {', '.join(present)}" if present else "it carries no judgment at all")
+    return f"no judgment from the policy's {wanted}: {found}; run that judge on it, or a person decides"
 
 
 def route_cases(policy: dict[str, Any], cases: Sequence[Case], judgments: Iterable[Judgment]) -> list[RouteDecision]:
