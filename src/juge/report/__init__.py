@@ -2,6 +2,8 @@
 
 `write_report(calibration, path, fmt="html")` is the one call other commands need
 (`juge demo` uses it); `juge report` adds reading files, a policy and disagreements.
+Reports on a stored run or a comparison of two runs are built by `juge.report.runs`
+and rendered by the same `render_report`.
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ def _axis_name(obj: dict[str, Any], key: str, default: str) -> str:
     return obj[key] if isinstance(obj.get(key), str) else default
 
 
-def reliability_from_confusion(conf: dict[str, Any]) -> list[dict[str, float | int]] | None:
+def reliability_from_confusion(conf: dict[str, Any]) -> list[dict[str, Any]] | None:
     """Mean human score for each judge score, read exactly off a confusion matrix of counts.
 
     Only defined when both axes are numeric scores. Point k: x = judge score s_k,
