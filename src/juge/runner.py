@@ -184,6 +184,7 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
                     "judges": [{"name": j.name, "setup": j.setup, "template": j.template_id,
                                 "template_hash": j.template_hash, "model": j.model} for j in judges],
                     "system": config.spec.system.model_dump() if config.spec.system else None,
+                    "min_score": config.spec.gate.min_score,
                     "only": sorted(only) if only else None},
         )
     else:

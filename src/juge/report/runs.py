@@ -108,7 +108,7 @@ def build_run_data(store: Store, run_id: str, *, max_cases: int = MAX_CASES,
     # A summary stored by a juge before cases had pass/fail/missing (no "cases_missing") is summarised again.
     stored = run["status"] == "done" and isinstance(run["summary"], dict) and "cases_missing" in run["summary"]
     summary = run["summary"] if stored else summarize(
-        store, run["id"], [SimpleNamespace(name=n, setup=s) for n, s in setups.items()])
+        store, run["id"], [SimpleNamespace(name=n, setup=s) for n, s in setups.items()], config.get("min_score"))
     failing = failing_cases(store, run["id"], summary)
     n_cases, n_passed = summary.get("n_cases") or 0, summary.get("cases_passed") or 0
     notes = []
