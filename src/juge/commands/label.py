@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Annotated, Optional
@@ -34,9 +36,24 @@ ProjectOpt = Annotated[Optional[str], typer.Option(
 
 
 def _store(db_url: str | None):  # noqa: ANN202 - keeps SQLAlchemy out of `juge --help`
+    """The label store at `db_url`; a URL that does not parse or a database that cannot be reached is exit 2."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, DBAPIError
+
     from juge.label.db import LabelStore
 
-    return LabelStore(db_url)
+    try:
+        return LabelStore(db_url)
+    except ArgumentError as exc:
+        raise InputError(f"--db-url {db_url!r} is not a database URL ({exc}); expected e.g. "
+                         "sqlite:///labels.db or postgresql+psycopg://user@host/db") from None
+    except ImportError as exc:
+        raise InputError(f"--db-url: the database driver is not installed ({exc}); juge ships sqlite and "
+                         "postgresql+psycopg") from None
+    except DBAPIError as exc:
+        shown = make_url(db_url).render_as_string(hide_password=True) if db_url else "the default store"
+        reason = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc).strip() else type(exc).__name__
+        raise InputError(f"--db-url {shown}: cannot open the label database: {reason}") from None
 
 
 def _project(store, name: str | None):  # noqa: ANN001, ANN202
@@ -141,7 +158,7 @@ def add_rater_command(
 @label_app.command("serve")
 def serve_command(
     host: Annotated[str, typer.Option(help="Interface to bind. Keep 127.0.0.1 unless behind a TLS proxy.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port.")] = 8765,
+    port: Annotated[int, typer.Option(help="Port (0: any free port, printed).", min=0, max=65535)] = 8765,
     db_url: DbUrl = None,
 ) -> None:
     """Serve the labelling app (all projects; each rater sees their own)."""
@@ -153,10 +170,33 @@ def serve_command(
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = host == "localhost"
+    app = create_app(_store(db_url))
+    sock = _listening_socket(host, port)  # bound before the banner: a port in use is an error, not a banner
     if not loopback:
         console.print(f"[yellow]warning:[/] binding {escape(host)}: login tokens travel in cookies; use HTTPS in front.")
-    console.print(Text(f"juge label: http://{host}:{port}/ (Ctrl-C to stop)"))
-    uvicorn.run(create_app(_store(db_url)), host=host, port=port, log_level="warning")
+    shown = f"[{host}]" if ":" in host else host
+    console.print(Text(f"juge label: http://{shown}:{sock.getsockname()[1]}/ (Ctrl-C to stop)"))
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=sock.getsockname()[1], log_level="warning"))
+    server.run(sockets=[sock])
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port (as uvicorn binds it: SO_REUSEADDR); in use or unusable is exit 2."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host!r}: cannot resolve it ({exc.strerror})") from None
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} on {host} is in use; stop the other server or pick --port") from None
+        raise InputError(f"cannot listen on {host} port {port}: {exc.strerror}") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 @label_app.command("status")

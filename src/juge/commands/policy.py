@@ -284,6 +284,9 @@ def derive_command(
     """
     from juge.study.policy import derive_policy, policy_markdown
 
+    for name, value in (("--target", target), ("--confidence", confidence)):
+        if not 0 < value < 1:
+            raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
     data = _study_data(items, judgments, run, labels, db)
     policy = derive_policy(data, split=split, margin=margin, rule=rule, target=target, confidence=confidence,
                            judges=judge, audit_n=audit_n, boot=_bootstrap(seed, resamples))
