@@ -260,7 +260,11 @@ def derive_command(
     run: RunOption = None,
     labels: LabelsOption = None,
     db: DbOption = DEFAULT_DB,
-    split: Annotated[str, typer.Option(help="The split the policy is derived on.")] = "dev",
+    split: Annotated[str, typer.Option(
+        help="The split the policy is derived on. Not holdout: it is kept for the one `policy test`.")] = "dev",
+    force_split: Annotated[bool, typer.Option(
+        "--force-split", help="Derive on --split holdout anyway; the policy must then be tested on another split.")
+    ] = False,
     margin: Annotated[float, typer.Option(help="How far judge-vs-person agreement may fall below person-vs-person.")] = 0.05,
     rule: Annotated[str, typer.Option(help="margin (default), lower-bound (stricter), or guarantee (route by confidence).")] = "margin",
     target: Annotated[float, typer.Option(help="--rule guarantee: required agreement with the majority on judged items.")] = 0.9,
@@ -284,6 +288,9 @@ def derive_command(
     """
     from juge.study.policy import derive_policy, policy_markdown
 
+    if split == "holdout" and not force_split:
+        raise InputError("--split holdout: the holdout split is kept for the one final `juge policy test`; derive "
+                         "on dev (the default), or pass --force-split to derive on holdout and test on another split")
     for name, value in (("--target", target), ("--confidence", confidence)):
         if not 0 < value < 1:
             raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
@@ -294,7 +301,12 @@ def derive_command(
     write_atomic(output, policy_markdown(policy))
     out.print(Text(f"wrote {output}"))
     write_json(json_path, policy)
-    out.print(Text(f"next: juge policy test --policy {json_path} with the same inputs (once: it uses up the holdout split)"))
+    if split == "holdout":
+        out.print(Text(f"next: juge policy test --policy {json_path} --split NAME with a split other than holdout "
+                       "(this policy was derived on the holdout)", style="yellow"))
+    else:
+        out.print(Text(f"next: juge policy test --policy {json_path} with the same inputs (once: it uses up the "
+                       "holdout split)"))
 
 
 @exits_2_on_input_error

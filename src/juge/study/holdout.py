@@ -65,12 +65,14 @@ def run_holdout_test(
         raise InputError(f"no item with split {split!r} and human votes in the data")
     ids = {it.item_id for it in items}
     data_hash = split_hash([c for c in data.cases if c.id in ids], data.labels)
+    derived_on = policy["dev"].get("split", "dev")
     if data_hash == policy["dev"]["data_hash"]:
-        raise InputError(f"split {split!r} is the data the policy was derived on; test it on the holdout split")
+        raise InputError(f"the policy was derived on these very items (split {derived_on!r}); testing it on them "
+                         "measures nothing. Test it on items it has not seen: --split NAME of another split")
     overlap = sorted({it.group for it in items} & set(policy["dev"]["groups"]))
     if overlap:
-        raise InputError(f"{len(overlap)} groups of split {split!r} are also in the dev split the policy was derived "
-                         f"on (e.g. {overlap[0]!r}): the holdout must not share groups with dev")
+        raise InputError(f"{len(overlap)} groups of split {split!r} are also in split {derived_on!r} the policy was "
+                         f"derived on (e.g. {overlap[0]!r}): the test items must not share groups with them")
     previous = store.holdout_uses(data_hash)
     if previous and not force:
         first = previous[0]

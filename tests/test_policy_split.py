@@ -1,0 +1,45 @@
+"""Deriving a policy on the holdout split is refused unless --force-split; testing on the derivation items is refused
+with a message that says why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from juge.cli import app
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_derive_on_holdout_needs_force_split_and_test_messages_agree(tmp_path: Path) -> None:
+    items = write_jsonl(tmp_path / "items.jsonl", [
+        {"item_id": f"i{k}", "question_id": k, "category": "writing", "split": "dev" if k < 10 else "holdout",
+         "question": "q", "answer_1": "a", "answer_2": "bb", "reference": None,
+         "human_ratings": [{"rater_id": "r1", "label": "A"}, {"rater_id": "r2", "label": "A"}]} for k in range(20)])
+    calls = write_jsonl(tmp_path / "judgments.jsonl", [
+        {"item_id": f"i{k}", "judge": "j", "model": "m", "prompt": "p", "order": o, "letter": letter, "outcome": "ok",
+         "text": "x"} for k in range(20) for o, letter in (("12", "A"), ("21", "B"))])
+    common = ["--items", str(items), "--judgments", str(calls), "--db", str(tmp_path / "j.db"), "--resamples", "100"]
+    runner = CliRunner()
+    derive = ["policy", "derive", *common, "--split", "holdout", "-o", str(tmp_path / "P.md"),
+              "--json", str(tmp_path / "p.json")]
+    result = runner.invoke(app, derive, env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert "--split holdout: the holdout split is kept for the one final `juge policy test`" in result.output
+    assert not (tmp_path / "p.json").exists()
+    result = runner.invoke(app, [*derive, "--force-split"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert "with a split other than holdout" in result.output
+    result = runner.invoke(app, ["policy", "test", "--policy", str(tmp_path / "p.json"), *common],
+                           env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "derived on these very items (split 'holdout')" in text and "test it on the holdout split" not in text
+    result = runner.invoke(app, ["policy", "test", "--policy", str(tmp_path / "p.json"), *common, "--split", "dev"],
+                           env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
