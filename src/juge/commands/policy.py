@@ -239,18 +239,40 @@ def _policy_tables(policy: dict[str, Any]) -> None:
     for cat, r in policy["reference"].items():
         out.print(Text(f"Rule 2, {cat}: reference prompt {'used' if r['use_reference'] else 'not used'} "
                        f"(with - without: {fmt(r['difference'])})"))
+    g = policy.get("guarantee")
+    overridden = policy["rule"] == "guarantee"
+    caption = None
+    if overridden:
+        caption = ("Under --rule guarantee these category decisions are not used: rule 6 routes each item by the "
+                   "judge's confidence" + ("; no threshold reached the target, so every item goes to a person."
+                                           if g and g["threshold"] is None else "."))
     table = Table(title=Text(f"Rule 3: categories (margin {policy['margin']:g}, rule {policy['rule']})"),
-                  title_justify="left")
-    for col in ("category", "prompt", "judge vs person", "person vs person", "gap", "decision"):
+                  title_justify="left", caption=None if caption is None else Text(caption), caption_justify="left")
+    for col in ("category", "prompt", "judge vs person", "person vs person", "gap",
+                "decision (not used)" if overridden else "decision"):
         table.add_column(col)
     for cat, r in policy["categories"].items():
         table.add_row(Text(cat), Text(r["template"]), fmt(r["vs_people"]), fmt(r["ceiling"]),
                       "n/a" if r["gap"] is None else f"{r['gap']:+.3f}", Text(r["decision"]))
     out.print(table)
-    g = policy.get("guarantee")
     if g:
-        out.print(Text(f"Rule 6: threshold {g['threshold'] if g['threshold'] is not None else 'none'}, "
-                       f"coverage {g['coverage']:.1%} of {g['n_items']} dev items"))
+        _print_guarantee(g)
+
+
+def _print_guarantee(g: dict[str, Any]) -> None:
+    """Rule 6 in one line, and a warning when no confidence threshold reached the target."""
+    if g["threshold"] is not None:
+        out.print(Text(f"Rule 6: the judge decides alone items with confidence >= {g['threshold']:.3f}: "
+                       f"{g['n_covered']} of {g['n_items']} dev items ({g['coverage']:.1%}); the rest go to a person"))
+        return
+    best = min(g["steps"], key=lambda s: s["upper_bound"], default=None)
+    detail = (f" (best: threshold {best['threshold']:.3f} on {best['n']} items, {best['disagreements']} disagreements, "
+              f"upper bound {best['upper_bound']:.3f} > allowed {1 - g['target']:.3f})" if best else "")
+    message = (f"warning: no confidence threshold reached the target agreement {g['target']:g} at confidence "
+               f"{g['confidence']:g} on the {g['n_items']} dev items{detail}: every item goes to a person. Lower "
+               "--target or --confidence, or use --rule margin.")
+    out.print(Text("Rule 6: no threshold; every item goes to a person", style="bold yellow"))
+    err.print(Text(message, style="yellow"), soft_wrap=True)
 
 
 @exits_2_on_input_error

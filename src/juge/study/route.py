@@ -7,7 +7,8 @@ item's category also goes to a person):
 2. a judgment of the policy's template is refused, unparsed, an error, or an order is
    missing -> person: refused/unparsed/missing;
 3. the two orders disagree -> person: order changed the verdict;
-4. ``rule == "guarantee"``: confidence below the threshold -> person: low confidence;
+4. ``rule == "guarantee"``: confidence below the threshold -> person: low confidence (no threshold
+   reached the target on dev -> person: no confidence threshold);
    otherwise: the category goes to a person -> person: category;
 5. else the judge decides, and its verdict stands.
 
@@ -40,6 +41,7 @@ REASON_MISSING = "refused/unparsed/missing"
 REASON_ORDER = "order changed the verdict"
 REASON_CATEGORY = "category"
 REASON_CONFIDENCE = "low confidence"
+REASON_NO_THRESHOLD = "no confidence threshold"
 
 
 @dataclass
@@ -105,11 +107,13 @@ def route_item(policy: dict[str, Any], item_id: str, category: str | None, judgm
     if policy["rule"] == "guarantee":
         threshold = policy["guarantee"]["threshold"]
         conf = pair_confidence(verdict, calls)
-        if threshold is None or conf < threshold:
+        if threshold is None:
+            return RouteDecision(item_id, category, PERSON, REASON_NO_THRESHOLD,
+                                 f"no confidence threshold reached the target on dev: every item goes to a person "
+                                 f"(this item's confidence {conf:.3f})", verdict, key, conf)
+        if conf < threshold:
             return RouteDecision(item_id, category, PERSON, REASON_CONFIDENCE,
-                                 f"confidence {conf:.3f} below threshold "
-                                 f"{'none reached the target on dev' if threshold is None else f'{threshold:.3f}'}",
-                                 verdict, key, conf)
+                                 f"confidence {conf:.3f} below threshold {threshold:.3f}", verdict, key, conf)
         return RouteDecision(item_id, category, JUDGE, "confidence", f"confidence {conf:.3f} >= {threshold:.3f}",
                              verdict, key, conf)
     row = policy["categories"][category]
