@@ -29,6 +29,7 @@ from juge.errors import InputError
 from juge.study.calibrate import Bootstrap, pairwise_study
 from juge.study.pairtable import build_pair_table
 from juge.study.scores import Truth, build_grade_table, grade_study
+from juge.study.scores import _read_value as grade_value
 
 StudyKind = Literal["pairwise", "score", "passfail"]
 
@@ -142,10 +143,33 @@ def load_inputs(
                              f"(present: {', '.join(present) or 'none'})")
         recorded = [j for j in recorded if j.template in templates]
     kind = kind or _guess_kind(data)
+    if kind in ("score", "passfail"):
+        recorded, dropped = _keep_judges_of_kind(kind, recorded)
+        notices += dropped
     if kind == "pairwise" and not all(c.is_pair for c in data.cases):
         bad = next(c.id for c in data.cases if not c.is_pair)
         raise InputError(f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2")
     return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases), notices=notices)
+
+
+def _keep_judges_of_kind(kind: StudyKind, recorded: list[Judgment]) -> tuple[list[Judgment], list[str]]:
+    """Leave out judges none of whose answered calls is a grade of this study (e.g. per-criterion scores in a
+    PASS/FAIL study): they would show as all 'missing'. One notice per judge left out, naming it."""
+    graded: dict[tuple[str, str], bool] = {}
+    example: dict[tuple[str, str], Any] = {}
+    for j in recorded:
+        key = (j.judge, j.template)
+        if j.outcome != "ok" or j.order is not None:
+            graded.setdefault(key, False)
+            continue
+        is_grade = grade_value(kind, j.verdict) is not None
+        graded[key] = graded.get(key, False) or is_grade
+        example.setdefault(key, j.verdict)
+    foreign = {key for key, ok in graded.items() if not ok and key in example}
+    what = "PASS/FAIL" if kind == "passfail" else "a number"
+    notices = [f"judge {judge}/{template} is left out of this {kind} study: its verdicts are not {what} "
+               f"(e.g. {str(example[(judge, template)])[:80]})" for judge, template in sorted(foreign)]
+    return [j for j in recorded if (j.judge, j.template) not in foreign], notices
 
 
 def _check_label_ids(path: Path, labels: Sequence[HumanLabel], cases: Sequence[Case]) -> list[str]:

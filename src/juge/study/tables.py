@@ -160,8 +160,13 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
         at = result["ceiling"]["at_threshold"]
         table.add_row(f"agreement at >= {at['threshold']:g}", fmt(at["agreement"]))
     console.print(table)
+    if not result["judges"]:
+        console.print(_cell("No judgments given: only the person-vs-person figures above. Add --judgments FILE or "
+                            "--run RUN_ID to measure a judge against them."))
+        return
     table = _table("Judges against people", "judge", *(s.replace("_", " ") for s in stats),
-                   caption="Krippendorff's alpha: the raters with the judge added as one more rater.")
+                   caption="Krippendorff's alpha: the raters with the judge added as one more rater." if score
+                   else None)
     for key, j in result["judges"].items():
         table.add_row(_cell(key), *(fmt(j.get(s)) for s in stats))
     console.print(table)
