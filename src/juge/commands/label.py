@@ -73,6 +73,20 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _read_label_cases(path: Path, field_map: str | None) -> list:
+    """Cases to label; the MT-Bench sample layout through its adapter (model names and provenance go to meta)."""
+    from juge.data.adapters import read_pairwise_items
+    from juge.data.readers import read_cases, read_rows
+
+    rows = read_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else []
+    if rows and "human_ratings" in rows[0][1]:
+        if field_map:
+            console.print(Text(f"note: {path} is in the MT-Bench sample layout, read as such; --map is not used",
+                               style="yellow"))
+        return read_pairwise_items(path, baseline_fields=()).cases
+    return read_cases(path, mapping=_field_map(field_map))
+
+
 def _field_map(text: str | None) -> dict[str, str] | None:
     """`ours=theirs,...` -> {ours: theirs}."""
     if not text:
@@ -97,21 +111,25 @@ def init_command(
     break_after: Annotated[int, typer.Option(help="Suggest a break after this many items in a session (0: never).")] = 25,
     seed: Annotated[int, typer.Option(help="Seed for item order and the overlap sample.")] = 0,
     field_map: Annotated[Optional[str], typer.Option(
-        "--map", help="Read other column names as juge fields, e.g. "
-        "id=item_id,output_1=answer_1,output_2=answer_2 (the MT-Bench sample layout).")] = None,
+        "--map", help="Read other column names as juge fields, e.g. id=item_id,output=answer. Not needed for the "
+        "MT-Bench sample layout (rows with human_ratings), which is recognised.")] = None,
     db_url: DbUrl = None,
 ) -> None:
     """Create a labelling project from cases and a rubric.
 
-    Raters see the input, the answer(s) and the rubric only: never `meta`, item ids or model names.
+    Raters see the input (the question or conversation, and the case's `context` and `source` when it has them:
+    the document a faithfulness judge checks against), the reference answer if any, the answer(s) and the rubric;
+    never `meta`, item ids or model names. In the MT-Bench sample layout `source` is provenance (dataset and
+    licence), so it is kept in `meta`, hidden from raters.
     """
-    from juge.data.readers import read_cases
     from juge.errors import input_error
     from juge.label.db import LabelError
-    from juge.label.rubric import read_rubric
+    from juge.label.rubric import TASKS, read_rubric
 
+    if task not in TASKS:
+        raise InputError(f"--task: unknown task {task!r} ({', '.join(TASKS)})")
     parsed_rubric = read_rubric(rubric, task)
-    records = read_cases(cases, mapping=_field_map(field_map))
+    records = _read_label_cases(cases, field_map)
     if not records:
         raise input_error(cases, "no cases to label")
     for i, case in enumerate(records, start=1):

@@ -159,8 +159,7 @@ def compare_command(
     with Store(db) as store:
         result = compare_runs(store, run_a, run_b, threshold=threshold,
                               allow_different_judges=allow_different_judges, n_resamples=resamples, seed=seed)
-    for warning in result["warnings"]:
-        err.print(Text("WARNING: " + warning, style="bold red"))
+    for warning in result["warnings"]:  # once, with the figures it qualifies (and in --json)
         out.print(Text("WARNING: " + warning, style="bold red"))
     a, b = result["run_a"], result["run_b"]
     t = result["transitions"]
@@ -359,9 +358,8 @@ def test_command(
     data = _study_data(items, judgments, run, labels, db)
     with Store(db) as store:
         result = run_holdout_test(policy, data, store, split=split, force=force, boot=_bootstrap(seed, resamples))
-    if result.get("warning"):
+    if result.get("warning"):  # once, with the figures it qualifies (and in --json)
         out.print(Text(result["warning"], style="bold red"))
-        err.print(Text(result["warning"], style="bold red"))
     table = Table(title=Text(f"Policy {policy['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
                   title_justify="left")
     table.add_column("decision")
