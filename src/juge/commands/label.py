@@ -191,7 +191,8 @@ def serve_command(
     app = create_app(_store(db_url))
     sock = _listening_socket(host, port)  # bound before the banner: a port in use is an error, not a banner
     if not loopback:
-        console.print(f"[yellow]warning:[/] binding {escape(host)}: login tokens travel in cookies; use HTTPS in front.")
+        console.print(f"[yellow]warning:[/] binding {escape(host)}: login tokens travel in cookies; "
+                      "use HTTPS in front.")
     shown = f"[{host}]" if ":" in host else host
     console.print(Text(f"juge label: http://{shown}:{sock.getsockname()[1]}/ (Ctrl-C to stop)"))
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=sock.getsockname()[1], log_level="warning"))
