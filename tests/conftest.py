@@ -24,3 +24,17 @@ def store(tmp_path: Path) -> Store:
     s = Store(tmp_path / "juge.db")
     yield s
     s.close()
+
+
+@pytest.fixture
+def browser():
+    """Headless Debian Chromium driven by Playwright (see tests/browser_helpers.py)."""
+    from browser_helpers import CHROMIUM, CHROMIUM_ARGS
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -14,27 +14,10 @@ from typer.testing import CliRunner
 
 from juge.cli import app
 from juge.label.db import LabelStore
+from browser_helpers import ARTIFACTS, BROWSER_MARKS
 from label_helpers import expected_fixed, live_server, make_project, read_jsonl
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Chromium at /usr/bin/chromium"),
-]
-
-
-@pytest.fixture
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield b
-        b.close()
+pytestmark = BROWSER_MARKS
 
 
 def shown(page) -> tuple[str, bool]:  # noqa: ANN001

@@ -8,18 +8,10 @@ from pathlib import Path
 import pytest
 
 from juge.report import write_report
+from browser_helpers import ARTIFACTS, BROWSER_MARKS, offline_page
 from report_helpers import HOSTILE, pairwise_calibration
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Chromium at /usr/bin/chromium"),
-]
+pytestmark = BROWSER_MARKS
 
 
 def _report(tmp_path: Path) -> Path:
@@ -38,37 +30,23 @@ def _report(tmp_path: Path) -> Path:
     return write_report(calibration, tmp_path / "report.html", policy=policy, items=items)
 
 
-def test_report_opens_offline_without_errors_and_is_screenshotted(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_report_opens_offline_without_errors_and_is_screenshotted(browser, tmp_path):
     path = _report(tmp_path)
     ARTIFACTS.mkdir(exist_ok=True)
-    console_errors: list[str] = []
-    page_errors: list[str] = []
-    requests: list[str] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 900})
-            page.on("console", lambda m: console_errors.append(m.text) if m.type in ("error", "warning") else None)
-            page.on("pageerror", lambda e: page_errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://")
-                       else route.abort())
-            page.goto(path.as_uri(), wait_until="load")
-            # The page is what it claims: the header, every plot drawn, the hostile text shown as text.
-            assert page.locator("header.versions").inner_text().count("gpt-6-luna-2026-09-22") == 1
-            assert page.locator("figure svg").count() >= 4
-            box = page.locator("figure svg").first.bounding_box()
-            assert box and box["width"] > 400 and box["height"] > 100
-            assert page.locator("script, img").count() == 0
-            assert HOSTILE in page.locator("article.case").first.inner_text()
-            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # no sideways scroll
-            page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
-            page.emulate_media(media="print")
-            page.pdf(path=str(tmp_path / "report.pdf"))  # printable: Chromium lays it out for paper
-        finally:
-            browser.close()
-    assert console_errors == [] and page_errors == []
-    assert requests == [path.as_uri()], f"the report made network requests: {requests}"
+    page, log = offline_page(browser, viewport={"width": 1366, "height": 900})
+    page.goto(path.as_uri(), wait_until="load")
+    # The page is what it claims: the header, every plot drawn, the hostile text shown as text.
+    assert page.locator("header.versions").inner_text().count("gpt-6-luna-2026-09-22") == 1
+    assert page.locator("figure svg").count() >= 4
+    box = page.locator("figure svg").first.bounding_box()
+    assert box and box["width"] > 400 and box["height"] > 100
+    assert page.locator("script, img").count() == 0
+    assert HOSTILE in page.locator("article.case").first.inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # no sideways scroll
+    page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+    page.emulate_media(media="print")
+    page.pdf(path=str(tmp_path / "report.pdf"))  # printable: Chromium lays it out for paper
+    assert log.errors == []
+    assert log.requests == [path.as_uri()], f"the report made network requests: {log.requests}"
     assert (ARTIFACTS / "report.png").stat().st_size > 50_000
     assert (tmp_path / "report.pdf").stat().st_size > 10_000

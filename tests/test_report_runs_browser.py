@@ -9,21 +9,15 @@ import pytest
 from juge.report import render_report, write_atomic
 from juge.report.runs import build_compare_data, build_run_data
 from juge.store import Store
+from browser_helpers import ARTIFACTS, BROWSER_MARKS, offline_page
 from report_helpers import HOSTILE, judged_run
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Chromium at /usr/bin/chromium"),
-]
+pytestmark = BROWSER_MARKS
 
 
-def _reports(tmp_path: Path) -> dict[str, Path]:
+@pytest.fixture
+def reports(tmp_path: Path) -> dict[str, Path]:
+    """Built before the browser starts: Playwright's sync API holds an event loop the engine cannot share."""
     outputs = [f"answer {i}" for i in range(8)]
     new = [*outputs[:5], f"new answer 5 {HOSTILE}", *outputs[6:]]
     with Store(tmp_path / "juge.db") as store:
@@ -35,29 +29,16 @@ def _reports(tmp_path: Path) -> dict[str, Path]:
             for name, data in (("run", run), ("compare", compare))}
 
 
-def test_run_and_compare_reports_open_offline_without_errors(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    paths = _reports(tmp_path)
+def test_run_and_compare_reports_open_offline_without_errors(reports, browser):
+    paths = reports
     ARTIFACTS.mkdir(exist_ok=True)
-    errors: list[str] = []
-    requests: list[str] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 900})
-            page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://")
-                       else route.abort())
-            for name, path in paths.items():
-                page.goto(path.as_uri(), wait_until="load")
-                assert page.locator("script, img").count() == 0
-                assert HOSTILE in page.locator("article.case").first.inner_text()
-                assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-                page.screenshot(path=str(ARTIFACTS / f"report-{name}.png"), full_page=True)
-            assert "NOT COMPARABLE" in page.locator("header.versions").inner_text()
-        finally:
-            browser.close()
-    assert errors == []
-    assert requests == [p.as_uri() for p in paths.values()], f"the reports made network requests: {requests}"
+    page, log = offline_page(browser, viewport={"width": 1366, "height": 900})
+    for name, path in paths.items():
+        page.goto(path.as_uri(), wait_until="load")
+        assert page.locator("script, img").count() == 0
+        assert HOSTILE in page.locator("article.case").first.inner_text()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.screenshot(path=str(ARTIFACTS / f"report-{name}.png"), full_page=True)
+    assert "NOT COMPARABLE" in page.locator("header.versions").inner_text()
+    assert log.errors == []
+    assert log.requests == [p.as_uri() for p in paths.values()], f"the reports made network requests: {log.requests}"
