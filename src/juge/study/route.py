@@ -4,8 +4,8 @@ Order of the checks (item-level reasons first, so they are recorded even when th
 item's category also goes to a person):
 
 1. the item's category is not in the policy -> person: category not calibrated;
-2. a judgment of the policy's template is refused, unparsed, an error, or an order is
-   missing -> person: refused/unparsed/missing;
+2. a judgment of the policy's template is refused, unparsed, an error, has no letter
+   A/B/C, or an order is missing -> person: refused/unparsed/missing;
 3. the two orders disagree -> person: order changed the verdict;
 4. ``rule == "guarantee"``: confidence below the threshold -> person: low confidence (no threshold
    reached the target on dev -> person: no confidence threshold);
@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from juge.data.records import Case, Judgment
+from juge.data.records import OUTCOMES, Case, Judgment
 from juge.errors import InputError, input_error
 from juge.judges.pairwise import combine_orders
 from juge.study.guarantee import pair_confidence
@@ -42,6 +42,7 @@ REASON_ORDER = "order changed the verdict"
 REASON_CATEGORY = "category"
 REASON_CONFIDENCE = "low confidence"
 REASON_NO_THRESHOLD = "no confidence threshold"
+LETTERS = ("A", "B", "C")
 
 
 @dataclass
@@ -95,8 +96,7 @@ def route_item(policy: dict[str, Any], item_id: str, category: str | None, judgm
                              None, key)
     check_versions(policy, key, calls)
     first = {o: min((j for j in calls if j.order == o), key=lambda j: j.repeat, default=None) for o in ORDERS}
-    problems = [f"order {o}: {'no judgment' if j is None else j.outcome}" for o, j in first.items()
-                if j is None or j.outcome != "ok"]
+    problems = [f"order {o}: {_call_problem(j)}" for o, j in first.items() if _call_problem(j)]
     if problems:
         return RouteDecision(item_id, category, PERSON, REASON_MISSING, "; ".join(problems), None, key)
     verdict = combine_orders(first["12"].verdict, first["21"].verdict)  # type: ignore[union-attr, arg-type]
@@ -120,6 +120,17 @@ def route_item(policy: dict[str, Any], item_id: str, category: str | None, judgm
     if row["decision"] != JUDGE:
         return RouteDecision(item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row['reason']}", verdict, key)
     return RouteDecision(item_id, category, JUDGE, "category", f"{category}: {row['reason']}", verdict, key)
+
+
+def _call_problem(j: Judgment | None) -> str | None:
+    """Why one order's call gives no letter (no call, not ok, or no letter A/B/C), or None when it does."""
+    if j is None:
+        return "no judgment"
+    if j.outcome != "ok":
+        return j.outcome
+    if j.verdict not in LETTERS:
+        return "outcome ok but no letter" if j.verdict is None else f"letter {j.verdict!r} is not A, B or C"
+    return None
 
 
 def _no_policy_judgment(policy: dict[str, Any], key: str, judgments: Sequence[Judgment]) -> str:
@@ -198,6 +209,7 @@ def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
         where = f"judgments[{k}]"
         if not isinstance(call, dict):
             raise input_error(path, "must be an object", field=where)
+        _check_call(path, where, call)
         try:
             judgments.append(Judgment(
                 item_id=case.id, judge=call.get("judge"), model=call.get("model") or "unknown",
@@ -209,3 +221,21 @@ def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
             first = exc.errors()[0]
             raise input_error(path, first["msg"], field=f"{where}.{'.'.join(map(str, first['loc']))}") from None
     return case, judgments
+
+
+def _check_call(path: Path, where: str, call: dict[str, Any]) -> None:
+    """The checks of ``juge.data.adapters.read_recorded_judgments`` on one call of an item file."""
+    outcome, order = call.get("outcome"), call.get("order")
+    letter_field = "letter" if "letter" in call else "verdict"
+    letter = call.get(letter_field)
+    if outcome not in OUTCOMES:
+        raise input_error(path, f"outcome {outcome!r} is not one of {list(OUTCOMES)}", field=f"{where}.outcome")
+    if order is not None and str(order) not in ORDERS:
+        raise input_error(path, f"order {order!r} is not '12' or '21'", field=f"{where}.order")
+    if order is not None and letter is not None and letter not in LETTERS:
+        raise input_error(path, f"letter {letter!r} is not A, B or C", field=f"{where}.{letter_field}")
+    if outcome != "ok" and letter is not None:
+        raise input_error(path, f"a call with outcome {outcome!r} cannot carry a verdict",
+                          field=f"{where}.{letter_field}")
+    if outcome == "ok" and letter is None:
+        raise input_error(path, "outcome is 'ok' but there is no letter/verdict", field=f"{where}.{letter_field}")
