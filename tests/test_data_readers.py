@@ -120,3 +120,8 @@ def test_csv_unclosed_quote_names_the_row(tmp_path):
     p = write(tmp_path / "c.csv", 'id,question,output\na,"unterminated,x\nb,q,o\n')
     with pytest.raises(InputError, match=r"c.csv:2: malformed CSV"):
         read_cases(p)
+
+
+def test_ok_judgment_needs_a_verdict():
+    with pytest.raises(ValueError, match="must carry the verdict"):
+        Judgment(item_id="a", judge="j", model="m", template="t", outcome="ok")

@@ -28,9 +28,6 @@ from juge.errors import InputError
 
 CaseVerdict = Literal["pass", "fail", "missing"]
 
-_PASS_WORDS = {"pass", "passed", "yes", "true", "1", "ok"}
-_FAIL_WORDS = {"fail", "failed", "no", "false", "0"}
-
 
 @dataclass
 class CaseOutcome:
@@ -41,12 +38,10 @@ class CaseOutcome:
 
 
 def _score_of(verdict: object) -> object:
-    """The value that passes or fails: a PASS/FAIL word, a score, or for a per-criterion
-    verdict ({criterion: score}) its lowest score, since every criterion must pass."""
+    """The value that passes or fails: "PASS"/"FAIL", a score, or for a per-criterion verdict
+    ({criterion: score}) its lowest score, since every criterion must pass. These are the only
+    shapes juge's strict parsers produce; anything else has no readable verdict (None)."""
     if isinstance(verdict, dict):
-        for key in ("verdict", "label", "score"):
-            if key in verdict:
-                return verdict[key]
         scores = list(verdict.values())
         if scores and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores):
             return min(scores)
@@ -57,25 +52,19 @@ def _score_of(verdict: object) -> object:
 def judgment_passes(j: Judgment, threshold: float | None) -> bool | None:
     """True/False for a single-answer judgment, None when it has no readable verdict.
 
-    PASS/FAIL words map directly; a number passes when ``>= threshold`` (an error
-    if no threshold was given, since a score alone does not say what passes).
+    Exactly "PASS" or "FAIL" map directly; a number (a score, or a per-criterion verdict's
+    lowest score) passes when ``>= threshold`` (an error if no threshold was given, since a
+    score alone does not say what passes). Anything else, including a number written as
+    text, is unreadable: fail closed.
     """
     if j.outcome != "ok":
         return None
     value = _score_of(j.verdict)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _PASS_WORDS:
-            return True
-        if word in _FAIL_WORDS:
-            return False
-        try:
-            value = float(word)
-        except ValueError:
-            return None
-    if isinstance(value, (int, float)):
+    if value == "PASS":
+        return True
+    if value == "FAIL":
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         if threshold is None:
             raise InputError(
                 f"judge {j.judge!r} returns scores (e.g. {value!r} on item {j.item_id!r}); "

@@ -129,4 +129,6 @@ class Judgment(BaseModel):
     def _fail_closed(self) -> "Judgment":
         if self.outcome != "ok" and self.verdict is not None:
             raise ValueError(f"a judgment with outcome {self.outcome!r} cannot carry a verdict")
+        if self.outcome == "ok" and self.verdict is None:
+            raise ValueError("a judgment with outcome 'ok' must carry the verdict its parser read")
         return self
