@@ -311,3 +311,21 @@ def test_cli_flag_conflicts_and_provider_override(tmp_path):
     with Store(db) as s:
         js = s.judgments(s.list_runs()[0]["id"])
     assert {j.outcome for j in js} == {"error"} and "no recorded answer" in js[0].reason
+
+
+def test_write_atomic_leaves_the_old_file_on_error(tmp_path):
+    from juge.files import write_atomic, write_with
+
+    target = tmp_path / "out.txt"
+    write_atomic(target, "old\n")
+
+    def broken(tmp):
+        tmp.write_text("half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        write_with(target, broken)
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]  # no temporary file left behind
+    write_atomic(target, b"new")
+    assert target.read_bytes() == b"new"

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-import os
 import socket
-import tempfile
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -17,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.errors import InputError
+from juge.files import write_atomic
 
 label_app = typer.Typer(
     help="Blind human labelling: a small web app for raters, agreement between them, adjudication.\n\n"
@@ -63,14 +62,6 @@ def _project(store, name: str | None):  # noqa: ANN001, ANN202
         return store.project(name)
     except LabelError as exc:
         raise InputError(str(exc)) from None
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def _read_label_cases(path: Path, field_map: str | None) -> list:
@@ -261,11 +252,11 @@ def export_command(
     store = _store(db_url)
     project = _project(store, name)
     rows = store.export_labels(project)
-    _write_atomic(output, "".join(r.model_dump_json() + "\n" for r in rows))
+    write_atomic(output, "".join(r.model_dump_json() + "\n" for r in rows))
     console.print(Text(f"Wrote {len(rows)} labels to {output}"))
     if adjudications is not None:
         finals = store.adjudicated(project)
-        _write_atomic(adjudications, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in finals))
+        write_atomic(adjudications, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in finals))
         console.print(Text(f"Wrote {len(finals)} final labels to {adjudications}"))
 
 
@@ -337,7 +328,7 @@ def disagreements_command(
         store.save_list(project, save, ids)
         console.print(Text(f"Saved {len(ids)} items as list {save!r}"))
     if output:
-        _write_atomic(output, "".join(i + "\n" for i in ids))
+        write_atomic(output, "".join(i + "\n" for i in ids))
         console.print(Text(f"Wrote {len(ids)} item ids to {output}"))
     if not output and not save:
         console.print(f"{len(ids)} items")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -15,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from juge.errors import InputError
+from juge.files import write_atomic, write_with
 from juge.store import DEFAULT_DB, RunNotFound, Store
 
 err = Console(stderr=True)
@@ -134,7 +133,7 @@ def run_command(
               f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries")
     print_summary(result.summary)
     if json_out:
-        _write_atomic(json_out, json.dumps(result.summary, indent=2, ensure_ascii=False, default=str) + "\n")
+        write_atomic(json_out, json.dumps(result.summary, indent=2, ensure_ascii=False, default=str) + "\n")
     gate = config.spec.gate.min_pass_rate
     if gate is not None and (result.summary["pass_rate"] or 0.0) < gate:
         err.print(f"[red]gate failed:[/] pass rate {result.summary['pass_rate']:.1%} < {gate:.1%}")
@@ -229,14 +228,6 @@ def show_command(
             out.print("    " + text.replace("\n", "\n    "), markup=False, highlight=False)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def export_command(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .jsonl, .csv or .parquet.")],
@@ -252,7 +243,7 @@ def export_command(
         except RunNotFound as exc:
             raise InputError(str(exc)) from None
     if suffix == ".jsonl":
-        _write_atomic(output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
+        write_atomic(output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
     else:
         flat = [{k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v for k, v in r.items()}
                 for r in rows]
@@ -264,7 +255,7 @@ def export_command(
             writer = csv.DictWriter(buf, fieldnames=columns)
             writer.writeheader()
             writer.writerows(flat)
-            _write_atomic(output, buf.getvalue())
+            write_atomic(output, buf.getvalue())
         else:
             try:
                 import pyarrow as pa
@@ -273,9 +264,7 @@ def export_command(
                 raise InputError("parquet export needs pyarrow: pip install 'juge[parquet]'") from None
             table = pa.Table.from_pylist([{c: (None if r.get(c) is None else str(r.get(c))) for c in columns}
                                           for r in flat])
-            tmp = output.with_name(f".{output.name}.tmp")
-            pq.write_table(table, tmp)
-            os.replace(tmp, output)
+            write_with(output, lambda tmp: pq.write_table(table, tmp))
     err.print(f"wrote {len(rows)} rows to {output}", markup=False)
 
 

@@ -9,8 +9,6 @@ and rendered by the same `render_report`.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from importlib.resources import as_file
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 
 from juge.errors import input_error
 from juge.report.disagreements import read_items
+from juge.files import write_atomic
 from juge.report.model import build_report_data
 from juge.report.render import render_html, render_json, render_markdown
 
@@ -30,28 +29,6 @@ def render_report(data: dict[str, Any], fmt: str = "html") -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; use one of {sorted(FORMATS)}")
     return FORMATS[fmt](data)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_atomic(path: str | Path, text: str) -> Path:
-    """Write text to a temporary file beside `path`, then rename: never a half-written report."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def write_report(

@@ -7,8 +7,6 @@ kind of study (pairwise, single score, PASS/FAIL) and writes the JSON atomically
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +24,7 @@ from juge.data.adapters import (
 from juge.data.readers import file_hash, read_cases, read_rows
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import InputError
+from juge.files import write_atomic
 from juge.study.calibrate import Bootstrap, pairwise_study
 from juge.study.pairtable import build_pair_table
 from juge.study.scores import Truth, build_grade_table, grade_study
@@ -242,18 +241,4 @@ def _refuse_empty(n_items: int, split: str, inputs: StudyInputs) -> None:
 
 def write_json(path: Path, data: Any) -> Path:
     """Write JSON atomically: a temporary file in the same directory, then a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False, indent=1)
-            f.write("\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomic(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
