@@ -122,6 +122,11 @@ CREATE TABLE IF NOT EXISTS holdout_uses (
     used_at TEXT NOT NULL,
     result TEXT
 );
+CREATE TABLE IF NOT EXISTS holdout_use_items (
+    use_id INTEGER NOT NULL REFERENCES holdout_uses(id),
+    item_id TEXT NOT NULL,
+    grp TEXT NOT NULL
+);
 """
 
 
@@ -363,8 +368,29 @@ class Store:
         ).fetchall()
         return [dict(r) for r in rows]
 
-    def record_holdout_use(self, data_hash: str, policy_hash: str, forced: bool, result: dict[str, Any] | None) -> None:
-        self.conn.execute(
+    def holdout_uses_sharing(self, item_ids: Iterable[str], groups: Iterable[str]) -> list[dict[str, Any]]:
+        """Earlier holdout uses that tested any of these item ids or groups, oldest first, each with the
+        ``shared_items`` and ``shared_groups`` (sorted)."""
+        ids, grps = set(item_ids), set(groups)
+        shared: dict[int, tuple[set[str], set[str]]] = {}
+        for r in self.conn.execute("SELECT use_id, item_id, grp FROM holdout_use_items"):
+            if r["item_id"] in ids or r["grp"] in grps:
+                items, groups_ = shared.setdefault(r["use_id"], (set(), set()))
+                if r["item_id"] in ids:
+                    items.add(r["item_id"])
+                if r["grp"] in grps:
+                    groups_.add(r["grp"])
+        rows = self.conn.execute("SELECT * FROM holdout_uses ORDER BY id").fetchall()
+        return [{**dict(r), "shared_items": sorted(shared[r["id"]][0]), "shared_groups": sorted(shared[r["id"]][1])}
+                for r in rows if r["id"] in shared]
+
+    def record_holdout_use(self, data_hash: str, policy_hash: str, forced: bool, result: dict[str, Any] | None,
+                           items: Iterable[tuple[str, str]] = ()) -> None:
+        """Record one holdout test and its (item id, group) pairs. Call it inside ``transaction()`` with the
+        check of earlier uses, so two concurrent tests cannot both pass the check."""
+        cur = self.conn.execute(
             "INSERT INTO holdout_uses (data_hash, policy_hash, forced, used_at, result) VALUES (?, ?, ?, ?, ?)",
             (data_hash, policy_hash, int(forced), now_iso(), _dumps(result)),
         )
+        self.conn.executemany("INSERT INTO holdout_use_items (use_id, item_id, grp) VALUES (?, ?, ?)",
+                              [(cur.lastrowid, item_id, group) for item_id, group in items])

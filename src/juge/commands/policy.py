@@ -6,7 +6,8 @@ import functools
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -52,6 +53,38 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def staged_json(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None] | None]:
+    """A temporary file next to ``path``, made now (so an unwritable path fails first); yields a function that
+    writes the JSON into it, and renames it to ``path`` when the block ends without error (else removes it)."""
+    if path is None:
+        yield None
+        return
+    if path.is_dir():
+        raise InputError(f"--json {path}: is a folder; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise InputError(f"--json {path}: cannot write there ({exc.strerror})") from None
+    os.close(fd)
+
+    def write(data: dict[str, Any]) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    try:
+        yield write
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the result from colleagues
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def write_json(path: Path | None, data: dict[str, Any]) -> None:
@@ -348,16 +381,20 @@ def test_command(
 
     Reports the decisions, the share the judge decides alone, and on those items:
     agreement and kappa with the majority, judge vs each person and person vs person;
-    the judge on every holdout item with no policy; per category. A second test of the
-    same holdout (same data hash) is refused (exit 2) unless --force, which is flagged.
+    the judge on every holdout item with no policy; per category. A test that shares
+    any item or group with an earlier test (a subset, relabelled or renamed copy
+    included), with any policy, is refused (exit 2) unless --force, which is flagged.
     """
     from juge.study.holdout import run_holdout_test
     from juge.study.policy import read_policy
 
     policy = read_policy(policy_path)
     data = _study_data(items, judgments, run, labels, db)
-    with Store(db) as store:
-        result = run_holdout_test(policy, data, store, split=split, force=force, boot=_bootstrap(seed, resamples))
+    with staged_json(json_path) as stage, Store(db) as store:
+        # The JSON goes to a temporary file inside the transaction that records the use: an unwritable
+        # --json fails before the holdout is used up.
+        result = run_holdout_test(policy, data, store, split=split, force=force, boot=_bootstrap(seed, resamples),
+                                  before_recording=stage)
     if result.get("warning"):  # once, with the figures it qualifies (and in --json)
         out.print(Text(result["warning"], style="bold red"))
     table = Table(title=Text(f"Policy {policy['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
@@ -389,7 +426,8 @@ def test_command(
         out.print(Text(f"guarantee: disagreement {fmt(g['disagreement'])} on covered items, allowed "
                        f"{g['allowed_disagreement']:.3f}: {held}"))
     out.print("Agreement with the majority is never compared with person vs person (the ceiling).")
-    write_json(json_path, result)
+    if json_path is not None:
+        out.print(Text(f"wrote {json_path}"))
 
 
 @exits_2_on_input_error

@@ -1,9 +1,11 @@
 """Test a judge policy once on the holdout split, and record that the holdout was used.
 
-The holdout is identified by its data hash (its items and human labels). The store's
-``holdout_uses`` table records every test; a second test of the same holdout, with
-any policy, is refused unless forced, and a forced test is flagged in its result and
-in every later one (``previous_uses``).
+The store's ``holdout_uses`` table records every test with its data hash (items and
+human labels) and, in ``holdout_use_items``, its item ids and groups. A test whose
+data hash, or any item id or group, was in an earlier test (with any policy) is
+refused unless forced: a subset, a relabelled copy or a renamed split is the same
+holdout. A forced test is flagged in its result and in every later one
+(``previous_uses``).
 
 Figures on the holdout (all with a clustered bootstrap interval over items):
 the decisions and the share the judge decides alone; on the items the judge decides,
@@ -15,7 +17,7 @@ item with no policy; and all of it per category.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from juge.errors import InputError
@@ -56,9 +58,13 @@ def _figures(items: Sequence[PairItem], decided: set[str], boot: Bootstrap) -> d
 
 def run_holdout_test(
     policy: dict[str, Any], data: PairStudyData, store: Store, *, split: str = "holdout", force: bool = False,
-    boot: Bootstrap = Bootstrap(),
+    boot: Bootstrap = Bootstrap(), before_recording: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Apply the policy to the holdout split, once; record the use in the store and return the result."""
+    """Apply the policy to the holdout split, once; record the use in the store and return the result.
+
+    ``before_recording(result)`` runs inside the transaction that records the use (e.g. writing the output
+    to a temporary file): if it raises, nothing is recorded and the holdout is not used up.
+    """
     table = data.table().split(split)
     items = table.items
     if not items:
@@ -73,13 +79,7 @@ def run_holdout_test(
     if overlap:
         raise InputError(f"{len(overlap)} groups of split {split!r} are also in split {derived_on!r} the policy was "
                          f"derived on (e.g. {overlap[0]!r}): the test items must not share groups with them")
-    previous = store.holdout_uses(data_hash)
-    if previous and not force:
-        first = previous[0]
-        raise HoldoutAlreadyUsed(
-            f"this holdout (data hash {data_hash[:12]}) was already tested on {first['used_at']} with policy "
-            f"{first['policy_hash'][:12]} ({len(previous)} use(s) so far). A holdout is evaluated once; a second test "
-            "makes its figures optimistic. Pass --force to test again: the result will be flagged as forced.")
+    _previous_uses(store, data_hash, items, force)  # refuse early, before the figures
 
     by_item: dict[str, list] = {}
     for j in data.judgments:
@@ -93,16 +93,7 @@ def run_holdout_test(
     decided = {d.item_id for d in decisions if d.route == JUDGE}
     counts = Counter(d.label for d in decisions)
     categories = sorted({it.category for it in items})
-    result: dict[str, Any] = {
-        "kind": "juge-policy-test",
-        "policy_hash": policy["policy_hash"],
-        "judges": policy["judges"],
-        "rule": policy["rule"],
-        "split": split,
-        "data_hash": data_hash,
-        "forced": bool(previous),
-        "previous_uses": [{"used_at": u["used_at"], "policy_hash": u["policy_hash"], "forced": bool(u["forced"])}
-                          for u in previous],
+    figures = {
         "decisions": dict(sorted(counts.items())),
         **_figures(items, decided, boot),
         "per_category": {
@@ -123,11 +114,61 @@ def run_holdout_test(
             conf.append(pair_confidence(on.verdict, calls))
             wrong.append(on.label != it.majority)
         g = policy["guarantee"]
-        result["guarantee"] = check_on_holdout(g["threshold"], conf, wrong, target=g["target"], confidence=boot.level)
-    if result["forced"]:
-        result["warning"] = (f"FORCED: this holdout was already tested {len(previous)} time(s); these figures are "
-                             "not an untouched holdout estimate")
-    store.record_holdout_use(data_hash, policy["policy_hash"], bool(previous), {
-        "decisions": result["decisions"], "judge_decides": result["judge_decides"],
-        "vs_majority": result["on_judged_items"]["vs_majority"]["agreement"]})
+        figures["guarantee"] = check_on_holdout(g["threshold"], conf, wrong, target=g["target"],
+                                                confidence=boot.level)
+    with store.transaction():  # the check and the record are one: two concurrent tests cannot both pass
+        previous = _previous_uses(store, data_hash, items, force)
+        result: dict[str, Any] = {
+            "kind": "juge-policy-test",
+            "policy_hash": policy["policy_hash"],
+            "judges": policy["judges"],
+            "rule": policy["rule"],
+            "split": split,
+            "data_hash": data_hash,
+            "forced": bool(previous),
+            "previous_uses": [{"used_at": u["used_at"], "policy_hash": u["policy_hash"], "forced": bool(u["forced"]),
+                               "shared_items": len(u["shared_items"]), "shared_groups": len(u["shared_groups"])}
+                              for u in previous],
+            **figures,
+        }
+        if result["forced"]:
+            result["warning"] = (f"FORCED: {_used_before(previous)}; these figures are not an untouched holdout "
+                                 "estimate")
+        if before_recording is not None:
+            before_recording(result)
+        store.record_holdout_use(data_hash, policy["policy_hash"], bool(previous), {
+            "decisions": result["decisions"], "judge_decides": result["judge_decides"],
+            "vs_majority": result["on_judged_items"]["vs_majority"]["agreement"]},
+            items=[(it.item_id, it.group) for it in items])
     return result
+
+
+def _previous_uses(store: Store, data_hash: str, items: Sequence[PairItem], force: bool) -> list[dict[str, Any]]:
+    """Earlier tests of this holdout: the same data hash, or any shared item id or group (with any policy).
+
+    Refuses (HoldoutAlreadyUsed) unless ``force``: dropping an item, editing a label or renaming the split
+    changes the data hash but not the items a person already saw figures for.
+    """
+    by_id = {u["id"]: {**u, "shared_items": [], "shared_groups": []} for u in store.holdout_uses(data_hash)}
+    by_id |= {u["id"]: u for u in store.holdout_uses_sharing([it.item_id for it in items],
+                                                                [it.group for it in items])}
+    previous = [by_id[k] for k in sorted(by_id)]
+    if previous and not force:
+        raise HoldoutAlreadyUsed(
+            f"{_used_before(previous)}. A holdout is evaluated once; a second test, even on a subset, relabelled or "
+            "renamed copy, makes its figures optimistic. Test on items no earlier test used, or pass --force to test "
+            "again: the result will be flagged as forced.")
+    return previous
+
+
+def _used_before(previous: Sequence[dict[str, Any]]) -> str:
+    """Which earlier tests used these items, in words: the first one, and how many there were."""
+    first = previous[0]
+    if first["shared_items"] or first["shared_groups"]:
+        shared = first["shared_items"] or first["shared_groups"]
+        what = (f"{len(first['shared_items'])} of these items and {len(first['shared_groups'])} of their groups "
+                f"(e.g. {shared[0]!r}) were")
+    else:
+        what = f"this holdout (data hash {first['data_hash'][:12]}) was"
+    return (f"{what} already tested on {first['used_at']} with policy {first['policy_hash'][:12]} "
+            f"({len(previous)} earlier test(s) of these items)")
