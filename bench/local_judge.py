@@ -1,6 +1,7 @@
 """Benchmark: the local judge (llama.cpp) through juge vs llama-cpp-python called directly.
 
-Workload: the live demo judge's prompts (instructions first, the pair last) for
+Workload: the live demo judge's prompts (`juge.study.live.live_judge`: the
+built-in pairwise template, constrained; instructions first, the pair last) for
 `--pairs` seeded pairs of the demo's dev split, in both orders, on the packaged
 Gemma 3 270M Q4_K_M. Both sides use the same loaded model and thread count;
 each prompt runs `--repeats` times per side, alternating sides, and the fastest
@@ -31,14 +32,20 @@ import numpy as np
 from juge.data.adapters import read_pairwise_items
 from juge.providers.base import Request
 from juge.providers.llamacpp import LlamaCppProvider, tokenize_prompt
-from juge.study.live import choose_pairs, pair_messages, pair_request
+from juge.study.live import choose_pairs, live_judge
 
 
-def demo_requests(n_pairs: int) -> list[Request]:
+def demo_requests(n_pairs: int, model: str) -> list[Request]:
+    """The live demo judge's constrained requests, as the engine builds them."""
     items = resources.files("juge") / "demo_data" / "items.jsonl"
     with resources.as_file(items) as path:
         cases = [c for c in read_pairwise_items(path).cases if c.split == "dev"]
-    return [pair_request(case, order) for case in choose_pairs(cases, n_pairs, seed=0) for order in ("12", "21")]
+    judge = live_judge(model)
+    return [
+        Request(messages=tuple(judge.render(case, order)), model=judge.model, temperature=judge.temperature,
+                max_tokens=judge.max_tokens, allowed=judge.allowed())
+        for case in choose_pairs(cases, n_pairs, seed=0) for order in judge.orders(case)
+    ]
 
 
 def timed(call) -> tuple[float, object]:
@@ -142,7 +149,7 @@ def main() -> None:
 
     provider = LlamaCppProvider(n_threads=args.threads)
     version = provider.load().version
-    requests = demo_requests(args.pairs)
+    requests = demo_requests(args.pairs, version)
     print(f"model: {version}; {len(requests)} prompts ({args.pairs} pairs x 2 orders), {args.threads} thread(s), "
           f"fastest of {args.repeats} alternating runs per prompt")
     provider.complete_sync(requests[0])  # warm up

