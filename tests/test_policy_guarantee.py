@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import beta
 
 from juge.data.records import Judgment
 from juge.study.guarantee import check_on_holdout, fixed_sequence_threshold, pair_confidence
@@ -49,12 +50,15 @@ def test_guarantee_holds_on_synthetic_data():
 
 
 def test_check_on_holdout():
-    held = check_on_holdout(0.5, [0.9, 0.6, 0.4, 0.7], [False, False, True, True], target=0.6)
-    assert held["n_covered"] == 3 and held["disagreement"]["value"] == pytest.approx(1 / 3)
-    assert held["held"] is True
-    broken = check_on_holdout(0.5, [0.9, 0.6, 0.4, 0.7], [False, False, True, True], target=0.9)
-    assert broken["held"] is False
-    nobody = check_on_holdout(None, [0.9], [False], target=0.9)
+    # Five items; the judge decided the first four, one of which has no majority: 1 disagreement in 3.
+    decided, wrong = [True, True, True, True, False], [False, False, True, None, True]
+    held = check_on_holdout(0.5, decided, wrong, target=0.6)
+    assert held["n_covered"] == 4 and held["n_items"] == 5 and held["coverage"] == pytest.approx(4 / 5)
+    assert held["disagreement"]["value"] == pytest.approx(1 / 3) and held["disagreement"]["n"] == 3
+    assert held["n_covered_without_majority"] == 1 and held["held"] is True
+    assert held["disagreement"]["high"] == pytest.approx(beta.ppf(0.975, 2, 2))  # Clopper-Pearson, k=1, n=3
+    assert check_on_holdout(0.5, decided, wrong, target=0.9)["held"] is False
+    nobody = check_on_holdout(None, [False], [False], target=0.9)
     assert nobody["n_covered"] == 0 and nobody["held"] is None
 
 

@@ -295,13 +295,15 @@ def _print_guarantee(g: dict[str, Any]) -> None:
     """Rule 6 in one line, and a warning when no confidence threshold reached the target."""
     if g["threshold"] is not None:
         out.print(Text(f"Rule 6: the judge decides alone items with confidence >= {g['threshold']:.3f}: "
-                       f"{g['n_covered']} of {g['n_items']} dev items ({g['coverage']:.1%}); the rest go to a person"))
+                       f"{g['n_covered']} of all {g['n_items']} dev items ({g['coverage']:.1%}); the rest go to a "
+                       "person"))
         return
     best = min(g["steps"], key=lambda s: s["upper_bound"], default=None)
     detail = (f" (best: threshold {best['threshold']:.3f} on {best['n']} items, {best['disagreements']} disagreements, "
               f"upper bound {best['upper_bound']:.3f} > allowed {1 - g['target']:.3f})" if best else "")
     message = (f"warning: no confidence threshold reached the target agreement {g['target']:g} at confidence "
-               f"{g['confidence']:g} on the {g['n_items']} dev items{detail}: every item goes to a person. Lower "
+               f"{g['confidence']:g} on the {g['n_calibration']} dev items with a consistent verdict and a majority"
+               f"{detail}: every item goes to a person. Lower "
                "--target or --confidence, or use --rule margin.")
     out.print(Text("Rule 6: no threshold; every item goes to a person", style="bold yellow"))
     err.print(Text(message, style="yellow"), soft_wrap=True)
@@ -422,8 +424,9 @@ def test_command(
     out.print(table)
     g = result.get("guarantee")
     if g:
-        held = {True: "held", False: "NOT held", None: "untested (no item covered)"}[g["held"]]
-        out.print(Text(f"guarantee: disagreement {fmt(g['disagreement'])} on covered items, allowed "
+        held = {True: "held", False: "NOT held", None: "untested (the judge decided no item with a majority)"}[g["held"]]
+        out.print(Text(f"guarantee: disagreement {fmt(g['disagreement'])} on the {g['n_covered']} items the judge "
+                       f"decided alone ({g['coverage']:.1%} of all {g['n_items']} holdout items), allowed "
                        f"{g['allowed_disagreement']:.3f}: {held}"))
     out.print("Agreement with the majority is never compared with person vs person (the ceiling).")
     if json_path is not None:

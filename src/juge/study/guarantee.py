@@ -16,11 +16,15 @@ Clopper-Pearson upper bound ``U(k, n)`` at the confidence level. While
 if the highest already fails, no item may be judged alone. ``U <= alpha`` is the same
 as the exact binomial test ``P(Bin(n, alpha) <= k) <= 1 - confidence`` rejecting
 "risk > alpha", and testing in a fixed order needs no multiplicity correction.
+
+Only items the judge could decide alone are calibration items: one whose two orders disagree,
+or with no verdict, always goes to a person, so it is left out of the walk (the caller's job).
+On the holdout the guarantee is checked on the items the policy actually routed to the judge.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -95,22 +99,29 @@ def fixed_sequence_threshold(
 
 
 def check_on_holdout(
-    threshold: float | None, confidences: Iterable[float], disagrees: Iterable[bool], *,
+    threshold: float | None, decided: Iterable[bool], disagrees: Iterable[bool | None], *,
     target: float, confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """Did the guarantee hold on new items: the disagreement rate among items at/above the threshold.
+    """Did the guarantee hold on new items: the disagreement rate on the items the judge decided alone.
 
-    Reports the rate with a two-sided Clopper-Pearson interval and ``held`` = rate <= 1 - target.
+    ``decided[i]``: the policy routed item ``i`` to the judge (consistent verdict, confidence at or above
+    the threshold); ``disagrees[i]``: its verdict differs from the human majority (None: no majority, left
+    out of the rate). Reports the rate with a two-sided Clopper-Pearson interval, ``held`` = rate <= 1 - target,
+    and the coverage over all items (``n_covered / n_items``).
     """
-    c = np.asarray(list(confidences), float)
-    d = np.asarray(list(disagrees), bool)
-    covered = c >= threshold if threshold is not None else np.zeros(c.size, bool)
-    n, k = int(covered.sum()), int(d[covered].sum())
+    decided_ = np.asarray(list(decided), bool)
+    wrong = list(disagrees)
+    if len(wrong) != decided_.size:
+        raise ValueError("one disagreement flag (or None) per item")
+    rated = [w for w, dec in zip(wrong, decided_) if dec and w is not None]
+    n, k = len(rated), int(sum(rated))
     low, high = clopper_pearson(k, n, confidence=confidence) if n else (None, None)
     rate = k / n if n else None
+    n_covered = int(decided_.sum())
     return {
-        "threshold": threshold, "n_items": int(c.size), "n_covered": n,
-        "coverage": n / c.size if c.size else 0.0,
+        "threshold": threshold, "n_items": int(decided_.size), "n_covered": n_covered,
+        "coverage": n_covered / decided_.size if decided_.size else 0.0,
+        "n_covered_without_majority": n_covered - n,
         "disagreement": {"value": rate, "low": low, "high": high, "n": n},
         "allowed_disagreement": round(1 - target, 10),
         "held": None if rate is None else rate <= 1 - target,
@@ -139,13 +150,3 @@ def pair_confidence(verdict: str | None, calls: Iterable[Judgment]) -> float:
         else:
             scores.append(1.0 if j.outcome == "ok" and j.verdict == wanted else 0.0)
     return float(np.mean(scores)) if scores else 0.0
-
-
-def pair_confidences(
-    verdicts: Mapping[str, str | None], judgments: Iterable[Judgment]
-) -> dict[str, float]:
-    """``pair_confidence`` for every item in ``verdicts`` (item id -> combined verdict), one judge's calls."""
-    by_item: dict[str, list[Judgment]] = {}
-    for j in judgments:
-        by_item.setdefault(j.item_id, []).append(j)
-    return {item: pair_confidence(v, by_item.get(item, [])) for item, v in verdicts.items()}

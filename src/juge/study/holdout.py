@@ -24,7 +24,7 @@ from juge.errors import InputError
 from juge.stats import ratio_estimate
 from juge.store import Store
 from juge.study.calibrate import Bootstrap, ceiling, vs_majority, vs_people
-from juge.study.guarantee import check_on_holdout, pair_confidence
+from juge.study.guarantee import check_on_holdout
 from juge.study.pairtable import PairItem
 from juge.study.policy import PairStudyData, split_hash
 from juge.study.route import JUDGE, RouteDecision, route_item
@@ -104,18 +104,12 @@ def run_holdout_test(
         "items": [d.to_dict() for d in decisions],
         "guarantee": None,
     }
-    if policy["rule"] == "guarantee":
-        conf, wrong = [], []
-        for it, d in zip(items, decisions):
-            on = it.judges.get(POLICY_KEY)
-            if on is None or on.label is None or it.majority is None:
-                continue
-            calls = [j for j in by_item.get(it.item_id, []) if f"{j.judge}/{j.template}" == d.template]
-            conf.append(pair_confidence(on.verdict, calls))
-            wrong.append(on.label != it.majority)
+    if policy["rule"] == "guarantee":  # checked on the items the policy let the judge decide alone
+        wrong = [None if it.majority is None or it.item_id not in decided else
+                 it.judges[POLICY_KEY].label != it.majority for it in items]
         g = policy["guarantee"]
-        figures["guarantee"] = check_on_holdout(g["threshold"], conf, wrong, target=g["target"],
-                                                confidence=boot.level)
+        figures["guarantee"] = check_on_holdout(g["threshold"], [it.item_id in decided for it in items], wrong,
+                                                target=g["target"], confidence=boot.level)
     with store.transaction():  # the check and the record are one: two concurrent tests cannot both pass
         previous = _previous_uses(store, data_hash, items, force)
         result: dict[str, Any] = {

@@ -220,22 +220,40 @@ def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: st
 
 def guarantee_rule(items: Sequence[PairItem], key_by_category: dict[str, str], judgments: Sequence[Judgment],
                    *, target: float, confidence: float) -> dict[str, Any]:
-    """Rule 6 on dev: item confidences of the policy's judge, then the fixed-sequence threshold."""
+    """Rule 6 on dev: item confidences of the policy's judge, then the fixed-sequence threshold.
+
+    Only items the judge could decide alone enter the threshold walk: a consistent verdict (both orders
+    agree; an inconsistent or missing one always goes to a person, rule 4) and a human majority to check
+    it against. Coverage is over all dev items: ``n_covered`` (consistent verdict, confidence >= threshold,
+    with or without a majority) / ``n_items``.
+    """
     calls: dict[tuple[str, str], list[Judgment]] = {}
     for j in judgments:
         calls.setdefault((f"{j.judge}/{j.template}", j.item_id), []).append(j)
-    conf, wrong = [], []
+    decidable: list[float] = []  # confidence of every item with a consistent verdict
+    conf, wrong = [], []  # the walk: those that also have a majority
     for it in items:
         key = key_by_category.get(it.category)
         on = it.judges.get(key) if key else None
-        if on is None or on.label is None or it.majority is None:
+        if on is None or on.verdict not in ("A", "B", "tie"):
             continue
-        conf.append(pair_confidence(on.verdict, calls.get((key, it.item_id), [])))
-        wrong.append(on.label != it.majority)
-    result = fixed_sequence_threshold(conf, wrong, target=target, confidence=confidence)
-    return {**result.to_dict(), "confidence_source": (
-        "mean over the judge's calls (both orders, all repeats) of the probability it gave the verdict's letter: "
-        "the provider's log-probabilities where recorded, else 1 if the call wrote that letter and 0 if not")}
+        c = pair_confidence(on.verdict, calls.get((key, it.item_id), []))
+        decidable.append(c)
+        if it.majority is not None:
+            conf.append(c)
+            wrong.append(on.label != it.majority)
+    walk = fixed_sequence_threshold(conf, wrong, target=target, confidence=confidence).to_dict()
+    threshold = walk["threshold"]
+    n_covered = 0 if threshold is None else sum(c >= threshold for c in decidable)
+    return {
+        **walk,
+        "n_calibration": walk["n_items"], "n_calibration_covered": walk["n_covered"],
+        "n_items": len(items), "n_covered": n_covered, "coverage": n_covered / len(items) if items else 0.0,
+        "coverage_denominator": "all dev items (missing, inconsistent and no-majority ones included)",
+        "confidence_source": (
+            "mean over the judge's calls (both orders, all repeats) of the probability it gave the verdict's letter: "
+            "the provider's log-probabilities where recorded, else 1 if the call wrote that letter and 0 if not"),
+    }
 
 
 def derive_policy(
@@ -360,7 +378,7 @@ def policy_markdown(policy: dict[str, Any]) -> str:
                          "to a person**.")
         else:
             lines.append(f"- Rule `guarantee`: the judge decides alone items with confidence >= {g['threshold']:.3f} "
-                         f"({g['coverage']:.0%} of dev items); the rest go to a person.")
+                         f"({g['coverage']:.0%} of all dev items); the rest go to a person.")
     else:
         lines.append(f"- The judge decides alone in: {_cell(', '.join(to_judge)) or 'no category'}.")
         lines.append(f"- A person decides in: {_cell(', '.join(to_person)) or 'no category'}.")
@@ -436,15 +454,18 @@ def policy_markdown(policy: dict[str, Any]) -> str:
             f"Target: the judge disagrees with the human majority on at most {1 - g['target']:.0%} of the items it "
             f"decides, with {g['confidence']:.0%} confidence (fixed-sequence test, exact binomial bound; Jung et al. "
             "2024, \"Trust or Escalate\"). Confidence: " + g["confidence_source"] + ".",
-            "", "| threshold | dev items at or above | disagreements | upper bound | accepted |", "|---|---|---|---|---|",
+            f"The threshold is walked on the {g['n_calibration']} dev items with a consistent verdict and a human "
+            "majority: items whose verdict changes with the order, or that have no verdict, always go to a person "
+            "(rule 4) and are left out.",
+            "", "| threshold | items at or above | disagreements | upper bound | accepted |", "|---|---|---|---|---|",
         ]
         for s in g["steps"]:
             lines.append(f"| {s['threshold']:.3f} | {s['n']} | {s['disagreements']} | {s['upper_bound']:.3f} | "
                          f"{'yes' if s['accepted'] else 'no (stop)'} |")
         lines.append("")
         lines.append("Chosen threshold: " + ("none; every item goes to a person." if g["threshold"] is None else
-                     f"{g['threshold']:.3f}, covering {g['n_covered']} of {g['n_items']} dev items "
-                     f"({g['coverage']:.0%})."))
+                     f"{g['threshold']:.3f}, covering {g['n_covered']} of all {g['n_items']} dev items "
+                     f"({g['coverage']:.0%}; missing, inconsistent and no-majority items count in the total)."))
     lines += [
         "", "## What this policy must not be used for", "",
         f"- Another judge model or prompt version. It holds for model {_cell(', '.join(info['models']))} and the "
