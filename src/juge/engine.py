@@ -58,6 +58,10 @@ class JudgeTask:
         return (self.case.id, self.judge.name, self.order or "", self.repeat)
 
 
+def _add(a: Any, b: Any) -> Any:
+    return None if a is None or b is None else a + b
+
+
 def cache_key(provider: str, request: Request, repeat: int = 0) -> str:
     payload = [provider, request.model, list(request.messages), request.cache_params(), repeat]
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
@@ -132,14 +136,18 @@ class Engine:
                 "repeat": task.repeat}
         base = dict(item_id=case.id, judge=judge.name, template=judge.template_id, template_hash=judge.template_hash,
                     order=task.order, repeat=task.repeat, run_id=run_id)
+        solve_usage: tuple[int | None, int | None, float | None, float] = (0, 0, 0.0, 0.0)
         try:
             own_solution = None
             if getattr(judge, "solve_first", False):
                 solve = Request(messages=tuple(judge.render_solve(case)), model=judge.model,
                                 temperature=judge.temperature, max_tokens=judge.max_tokens,
                                 meta={**meta, "template": judge.template_id + "/solve", "order": None})
-                solved, _ = await self.call(provider, solve, run_id=run_id)
+                solved, solve_latency = await self.call(provider, solve, run_id=run_id)
                 own_solution = solved.text
+                solve_usage = (solved.tokens_in, solved.tokens_out,
+                               call_cost(solved.model, solved.tokens_in, solved.tokens_out, self.options.prices),
+                               solve_latency)
             request = Request(
                 messages=tuple(judge.render(case, order=task.order, own_solution=own_solution)),
                 model=judge.model, temperature=judge.temperature, max_tokens=judge.max_tokens,
@@ -151,8 +159,11 @@ class Engine:
         except ProviderError as exc:
             return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc))
         cost = call_cost(response.model, response.tokens_in, response.tokens_out, self.options.prices)
-        common = dict(base, model=response.model, text=response.text, tokens_in=response.tokens_in,
-                      tokens_out=response.tokens_out, cost=cost, latency=latency, distribution=response.distribution)
+        # A solve-first judgment costs both calls; an unknown part makes the total unknown.
+        tokens_in, tokens_out, cost = (_add(response.tokens_in, solve_usage[0]), _add(response.tokens_out, solve_usage[1]),
+                                       _add(cost, solve_usage[2]))
+        common = dict(base, model=response.model, text=response.text, tokens_in=tokens_in, tokens_out=tokens_out,
+                      cost=cost, latency=latency + solve_usage[3], distribution=response.distribution)
         if response.refused:
             return Judgment(**common, outcome="refused", reason=response.refusal_reason)
         parsed = judge.parse(response.text)
@@ -280,6 +291,9 @@ def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
         else:
             counted.extend(js)
         per_judge[name] = entry
+    outputs = store.outputs(run_id)
+    cost = _cost_summary([j.cost for j in judgments], [o["cost"] for o in outputs.values() if o["outcome"] != "error"])
+    system_errors = sum(1 for o in outputs.values() if o["outcome"] == "error")
     outcomes_by_case = case_outcomes([c.id for c in cases], counted, checks, threshold=min_score)
     tally = Counter(o.verdict for o in outcomes_by_case.values())
     n_cases = len(cases)
@@ -295,7 +309,20 @@ def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
         "pass_rate": tally.get("pass", 0) / n_cases if n_cases and has_evidence else None,
         "min_score": min_score,
         "not_counted": not_counted,
+        "system_errors": system_errors,
+        "cost": cost,
         "calls": store.count_calls(run_id),
+    }
+
+
+def _cost_summary(judge_costs: Sequence[float | None], system_costs: Sequence[float | None]) -> dict[str, Any]:
+    """Known cost in US$ of judges and of the system under test, and how many calls had no price."""
+    known = [c for c in [*judge_costs, *system_costs] if c is not None]
+    return {
+        "judges": sum(c for c in judge_costs if c is not None),
+        "system": sum(c for c in system_costs if c is not None),
+        "total": sum(known),
+        "unpriced": sum(1 for c in [*judge_costs, *system_costs] if c is None),
     }
 
 

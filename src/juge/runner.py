@@ -8,10 +8,12 @@ A run of the same eval file on the same data resumes the unfinished run.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, build_ta
 from juge.errors import InputError, input_error
 from juge.providers import ProviderError, Request, make_provider
 from juge.providers.base import Provider
-from juge.providers.pricing import price_table
+from juge.providers.pricing import call_cost, price_table
 from juge.store import Store
 
 
@@ -71,14 +73,18 @@ class Providers:
 
     def get(self, spec: ProviderSpec | dict[str, Any] | None) -> Provider:
         spec = self.default if spec is None else (spec if isinstance(spec, ProviderSpec) else ProviderSpec(**spec))
-        options = dict(spec.options)
+        # A judge or system naming the eval's provider without options of its own uses the eval's
+        # options (its base_url above all): never silently fall back to a provider's default endpoint.
+        options = dict(spec.options or (self.default.options if spec.name == self.default.name else {}))
         if spec.name == "replay" and "path" in options:
             options["path"] = str((self.base_dir / options["path"]).resolve())
         key = json.dumps([spec.name, options], sort_keys=True, default=str)
         if key not in self._made:
             try:
                 self._made[key] = make_provider(spec.name, **options)
-            except (ProviderError, ValueError, TypeError) as exc:
+            except TypeError as exc:
+                raise InputError(f"provider {spec.name!r}: {exc} (check the option names)") from None
+            except (ProviderError, ValueError) as exc:
                 raise InputError(f"provider {spec.name!r}: {exc}") from None
         return self._made[key]
 
@@ -92,39 +98,83 @@ def _judge_provider_spec(judge: Any) -> ProviderSpec | None:
     return ProviderSpec(**p) if isinstance(p, dict) else p
 
 
-async def _generate_outputs(config: EvalConfig, store: Store, run_id: str, cases: list[Case],
-                            providers: Providers, engine: Engine) -> list[Case]:
-    """Fill `output` from the system under test; stored per case so a resumed run does not regenerate."""
+@dataclass(frozen=True)
+class SystemPrompt:
+    """The system under test's prompt template: its text is part of the run's identity."""
+
+    name: str
+    template: jinja2.Template
+    hash: str
+
+    def messages(self, case: Case) -> list[dict[str, str]]:
+        """The conversation before the answer under test, its last user turn rendered by the template.
+
+        Template variables: `case` (the whole Case) and `input` (the last user turn of a
+        multi-turn case, else the question).
+        """
+        turns = case.conversation()
+        last = turns[-1].content if turns and turns[-1].role == "user" else (case.question or "")
+        history = [m.model_dump() for m in turns[:-1]] if case.messages else []
+        return history + [{"role": "user", "content": self.template.render(case=case, input=last)}]
+
+
+def load_system_prompt(config: EvalConfig) -> SystemPrompt | None:
+    system = config.spec.system
+    if system is None:
+        return None
+    path = config.path(system.template)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise input_error(config.source, f"system template {path} not found", field="system.template") from None
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    try:
+        template = env.from_string(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise input_error(path, f"template syntax error: {exc.message}", line=exc.lineno) from None
+    return SystemPrompt(path.name, template, hashlib.sha256(source.encode()).hexdigest()[:12])
+
+
+async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Store, run_id: str,
+                            cases: list[Case], providers: Providers, engine: Engine) -> list[Case]:
+    """Fill `output` from the system under test; stored per case so a resumed run does not regenerate.
+
+    A case whose system call failed (or was blocked with no text) keeps no output: it gets no
+    checks and no judge calls, counts as missing, and is tried again when the run resumes.
+    A refusal with text is the output under test and is judged like any other.
+    """
     system = config.spec.system
     assert system is not None
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
-    template_path = config.path(system.template)
-    try:
-        template = env.from_string(template_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise input_error(config.source, f"system template {template_path} not found", field="system.template") from None
     provider = providers.get(system.provider)
     existing = store.outputs(run_id)
     semaphore = asyncio.Semaphore(engine.options.concurrency)
 
     async def one(case: Case) -> Case:
         stored = existing.get((case.id, "output"))
-        if stored is not None and stored["outcome"] == "ok":
+        if stored is not None and stored["outcome"] in ("ok", "refused") and stored["text"]:
             return case.model_copy(update={"output": stored["text"]})
-        messages = [m.model_dump() for m in case.conversation()[:-1]] if case.messages else []
-        messages.append({"role": "user", "content": template.render(case=case)})
+        try:
+            messages = prompt.messages(case)
+        except jinja2.TemplateError as exc:
+            raise input_error(config.source, f"system template {prompt.name} does not render for case "
+                              f"{case.id!r}: {exc}", field="system.template") from None
         request = Request(messages=tuple(messages), model=system.model, temperature=system.temperature,
                           max_tokens=system.max_tokens,
-                          meta={"item_id": case.id, "judge": "system", "template": template_path.name})
+                          meta={"item_id": case.id, "judge": "system", "template": prompt.name})
         async with semaphore:
             try:
-                response, _ = await engine.call(provider, request, run_id=run_id)
+                response, latency = await engine.call(provider, request, run_id=run_id)
             except ProviderError as exc:
-                store.save_output(run_id, case.id, "output", None, system.model, "error")
+                store.save_output(run_id, case.id, "output", None, system.model, "error", reason=str(exc))
                 engine.console.print(f"[yellow]system failed on {escape(case.id)}: {escape(str(exc))}[/]")
                 return case
+        cost = call_cost(response.model, response.tokens_in, response.tokens_out, engine.options.prices)
         outcome = "refused" if response.refused else "ok"
-        store.save_output(run_id, case.id, "output", response.text, response.model, outcome)
+        store.save_output(run_id, case.id, "output", response.text, response.model, outcome,
+                          reason=response.refusal_reason, tokens_in=response.tokens_in,
+                          tokens_out=response.tokens_out, cost=cost, latency=latency)
+        if not response.text:
+            return case
         return case.model_copy(update={"output": response.text})
 
     return list(await asyncio.gather(*(one(c) for c in cases)))
@@ -163,6 +213,18 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
     if not cases:
         raise InputError(f"{config.cases_path}: no cases to run")
     judges = config.judges
+    system_prompt = load_system_prompt(config)
+    # Check every judge prompt renders before anything is created or paid for; outputs the
+    # system will write are stood in for.
+    if system_prompt is not None:
+        preview = [c if c.output or c.is_pair else c.model_copy(update={"output": "(system output)"}) for c in cases]
+    else:
+        preview = cases
+    check_renderable(build_tasks(preview, judges, 1), config.cases_path)
+    providers = Providers(provider_override or config.spec.provider, config.base_dir)
+    # A provider named on the command line applies to every judge, whatever its file says.
+    judge_providers = {j.name: providers.get(provider_override or _judge_provider_spec(j)) for j in judges}
+
     eng = config.spec.engine
     options = EngineOptions(concurrency=concurrency or eng.concurrency, retries=eng.retries, timeout=eng.timeout,
                             backoff=eng.backoff, max_backoff=eng.max_backoff, repeat=repeat, progress=progress,
@@ -170,43 +232,67 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
     engine = Engine(store, options, console)
     for warning in same_family_warnings(config.spec.system.model if config.spec.system else None, judges):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
+    if config.spec.gate.min_score is not None and config.spec.gate.min_pass_rate is None:
+        console.print("[yellow]note:[/] [gate] min_score says which score passes a case; add min_pass_rate "
+                      "to fail the run (exit 1) below a pass rate", markup=True, highlight=False)
 
-    # The identity of a run: eval file, judge versions, the case selection and repeat count.
+    # The identity of a run: eval file, judge versions, the system prompt, the case selection
+    # and the repeat count. Only a run with the same identity is resumed.
     selection = ",".join(sorted(c.id for c in cases)) + f"|repeat={repeat}"
+    if system_prompt is not None:
+        selection += f"|system={system_prompt.hash}"
     eval_hash = config.hash_with(judges) + ":" + hashlib.sha256(selection.encode()).hexdigest()[:16]
-    run_id = store.find_resumable_run(eval_hash, dataset_hash) if resume else None
-    resumed = run_id is not None
-    if run_id is None:
-        run_id = store.create_run(
-            dataset_hash=dataset_hash, juge_version=__version__, cases=cases, eval_hash=eval_hash,
-            name=config.spec.name,
-            config={"eval_file": config.source, "repeat": repeat,
-                    "judges": [{"name": j.name, "setup": j.setup, "template": j.template_id,
-                                "template_hash": j.template_hash, "model": j.model} for j in judges],
-                    "system": config.spec.system.model_dump() if config.spec.system else None,
-                    "min_score": config.spec.gate.min_score,
-                    "only": sorted(only) if only else None},
-        )
-    else:
-        console.print(f"resuming run [bold]{run_id}[/] (same eval file, judges and data)")
-        cases = store.run_cases(run_id)
+    with run_lock(store.path, eval_hash) if resume else nullcontext():
+        run_id = store.find_resumable_run(eval_hash, dataset_hash) if resume else None
+        resumed = run_id is not None
+        if run_id is None:
+            run_id = store.create_run(
+                dataset_hash=dataset_hash, juge_version=__version__, cases=cases, eval_hash=eval_hash,
+                name=config.spec.name,
+                config={"eval_file": config.source, "repeat": repeat,
+                        "judges": [{"name": j.name, "setup": j.setup, "template": j.template_id,
+                                    "template_hash": j.template_hash, "model": j.model} for j in judges],
+                        "system": (config.spec.system.model_dump() | {"template_hash": system_prompt.hash})
+                        if config.spec.system and system_prompt else None,
+                        "min_score": config.spec.gate.min_score,
+                        "only": sorted(only) if only else None},
+            )
+        else:
+            console.print(f"resuming run [bold]{run_id}[/] (same eval file, judges, system prompt and data)")
+            cases = store.run_cases(run_id)
 
-    providers = Providers(provider_override or config.spec.provider, config.base_dir)
-    # A provider named on the command line applies to every judge, whatever its file says.
-    judge_providers = {j.name: providers.get(provider_override or _judge_provider_spec(j)) for j in judges}
+        async def main() -> int:
+            nonlocal cases
+            if system_prompt is not None:
+                cases = await _generate_outputs(config, system_prompt, store, run_id, cases, providers, engine)
+                cases = [c for c in cases if c.output is not None or c.is_pair]
+            apply_checks(store, run_id, cases, config.checks)
+            tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
+            check_renderable(tasks, config.cases_path)
+            return await engine.run_tasks(run_id, tasks, judge_providers)
 
-    async def main() -> int:
-        nonlocal cases
-        if config.spec.system is not None:
-            cases = await _generate_outputs(config, store, run_id, cases, providers, engine)
-        apply_checks(store, run_id, cases, config.checks)
-        tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
-        check_renderable(tasks, config.cases_path)
-        return await engine.run_tasks(run_id, tasks, judge_providers)
-
-    stored = asyncio.run(main())
-    summary = summarize(store, run_id, judges, config.spec.gate.min_score)
-    summary["engine"] = dict(engine.stats)
-    store.finish_run(run_id, summary)
+        stored = asyncio.run(main())
+        summary = summarize(store, run_id, judges, config.spec.gate.min_score)
+        summary["engine"] = dict(engine.stats)
+        store.finish_run(run_id, summary)
     return RunResult(run_id=run_id, summary=summary, resumed=resumed, stored_now=stored,
                      engine_stats=dict(engine.stats))
+
+
+@contextmanager
+def run_lock(db_path: Path, eval_hash: str) -> Iterator[None]:
+    """One process at a time on one eval's run: a second `juge run` would pay for the same calls.
+
+    An OS file lock, so a killed process (even SIGKILL) releases it and the run can resume.
+    """
+    lock_path = db_path.parent / f".run-{hashlib.sha256(eval_hash.encode()).hexdigest()[:16]}.lock"
+    with open(lock_path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(f"another juge run is working on this eval right now (lock {lock_path}); "
+                             "wait for it, or pass --fresh to start a separate run") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -49,6 +49,11 @@ CREATE TABLE IF NOT EXISTS outputs (
     text TEXT,
     model TEXT,
     outcome TEXT NOT NULL,
+    reason TEXT,
+    tokens_in INTEGER,
+    tokens_out INTEGER,
+    cost REAL,
+    latency REAL,
     PRIMARY KEY (run_id, item_id, slot)
 );
 CREATE TABLE IF NOT EXISTS calls (
@@ -248,10 +253,14 @@ class Store:
         return [Case.model_validate_json(r["record"]) for r in rows]
 
     # ---- system outputs -----------------------------------------------------------------
-    def save_output(self, run_id: str, item_id: str, slot: str, text: str | None, model: str, outcome: str) -> None:
+    def save_output(self, run_id: str, item_id: str, slot: str, text: str | None, model: str, outcome: str, *,
+                    reason: str | None = None, tokens_in: int | None = None, tokens_out: int | None = None,
+                    cost: float | None = None, latency: float | None = None) -> None:
+        """The system under test's output for one case (the latest attempt replaces an earlier failure)."""
         self.conn.execute(
-            "INSERT OR REPLACE INTO outputs (run_id, item_id, slot, text, model, outcome) VALUES (?, ?, ?, ?, ?, ?)",
-            (run_id, item_id, slot, text, model, outcome),
+            "INSERT OR REPLACE INTO outputs (run_id, item_id, slot, text, model, outcome, reason, tokens_in,"
+            " tokens_out, cost, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, item_id, slot, text, model, outcome, reason, tokens_in, tokens_out, cost, latency),
         )
 
     def outputs(self, run_id: str) -> dict[tuple[str, str], dict[str, Any]]:

@@ -59,6 +59,14 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         console.print(f"cases failing: {summary['cases_failed']}", highlight=False)
         console.print(f"cases missing a verdict (refused, unparsed or error; never a pass): {summary['cases_missing']}",
                       highlight=False)
+    if summary.get("system_errors"):
+        console.print(f"cases the system under test failed on (no output, not judged; retried on resume): "
+                      f"{summary['system_errors']}", highlight=False)
+    cost = summary.get("cost")
+    if cost:
+        unpriced = f"; {cost['unpriced']} judgments or outputs without a price" if cost["unpriced"] else ""
+        console.print(f"cost: ${cost['total']:.4f} (judges ${cost['judges']:.4f}, system ${cost['system']:.4f})"
+                      f"{unpriced}", highlight=False)
     if summary.get("not_counted"):
         console.print(f"not counted in the pass rate (score judges; set \\[gate] min_score): "
                       f"{escape(', '.join(summary['not_counted']))}", highlight=False)

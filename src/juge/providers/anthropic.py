@@ -20,7 +20,6 @@ class AnthropicProvider:
         base_url: str | None = None,
         timeout: float = 120.0,
         http_client: Any = None,
-        **_: Any,
     ):
         try:
             import anthropic
@@ -30,6 +29,7 @@ class AnthropicProvider:
         key = api_key or os.environ.get(api_key_env)
         if key is None:
             raise ProviderError(f"no API key: set {api_key_env}")
+        self.name = f"anthropic@{base_url}" if base_url else "anthropic"
         self.client = anthropic.AsyncAnthropic(
             api_key=key, base_url=base_url, max_retries=0, timeout=timeout, http_client=http_client
         )

@@ -38,11 +38,12 @@ class OpenAICompatProvider:
         api_key: str | None = None,
         timeout: float = 120.0,
         http_client: httpx.AsyncClient | None = None,
-        **_: Any,
     ):
         key = api_key or os.environ.get(api_key_env) or ("not-needed" if base_url else None)
         if key is None:
             raise ProviderError(f"no API key: set {api_key_env} (or give base_url for a local server)")
+        # The endpoint is part of the provider's identity: it goes into the cache key and the call log.
+        self.name = f"openai@{base_url}" if base_url else "openai"
         self.client = openai.AsyncOpenAI(
             base_url=base_url, api_key=key, max_retries=0, timeout=timeout, http_client=http_client
         )

@@ -25,7 +25,7 @@ def _key(item_id: Any, judge: Any, template: Any, order: Any, repeat: Any) -> Ke
 class ReplayProvider:
     name = "replay"
 
-    def __init__(self, *, path: str | Path, **_: Any):
+    def __init__(self, *, path: str | Path):
         self.path = Path(path)
         self.records: dict[Key, dict[str, Any]] = {}
         if not self.path.exists():

@@ -1,0 +1,149 @@
+"""The system under test inside `juge run`: failures, refusals, prompt identity, multi-turn input, cost, locks."""
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from juge.config import ProviderSpec, load_eval
+from juge.errors import InputError
+from juge.providers import ProviderError, Request, Response, register_provider
+from juge.runner import Providers, run_eval, run_lock
+from juge.store import Store
+
+
+class SystemUnderTest:
+    """A scripted system: fails on 'boom', refuses on 'blocked' (no text) and 'decline' (with text)."""
+
+    name = "sut"
+    seen: list[tuple[dict, ...]] = []
+
+    def __init__(self, **_):
+        pass
+
+    async def complete(self, request: Request) -> Response:
+        SystemUnderTest.seen.append(request.messages)
+        prompt = request.messages[-1]["content"]
+        if "boom" in prompt:
+            raise ProviderError("HTTP 500: down", retryable=False, status=500)
+        if "blocked" in prompt:
+            return Response(text="", model="sut-v1", refused=True, refusal_reason="content filter")
+        if "decline" in prompt:
+            return Response(text="I can't help with that.", model="sut-v1", refused=True, refusal_reason="refusal",
+                            tokens_in=10, tokens_out=5)
+        return Response(text=f"answer to {prompt}", model="sut-v1", tokens_in=10, tokens_out=5)
+
+
+register_provider("sut-test", SystemUnderTest)
+
+
+def write_eval(tmp_path: Path, cases: list[dict], template: str = "Customer: {{ input }}", extra: str = "") -> Path:
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (tmp_path / "system.j2").write_text(template)
+    path = tmp_path / "eval.toml"
+    path.write_text(f'''
+cases = "cases.jsonl"
+[system]
+model = "sut-v1"
+template = "system.j2"
+provider = {{ name = "sut-test" }}
+[[judges]]
+name = "pf"
+setup = "passfail"
+description = "Is it helpful?"
+model = "judge-1"
+provider = "scripted"
+provider_options = {{ default = "PASS\\nHelpful.", model = "judge-1" }}
+[prices]
+"sut-v1" = {{ input = 1000000, output = 1000000 }}
+"judge-1" = {{ input = 0, output = 0 }}
+{extra}
+''')
+    return path
+
+
+def test_system_failure_is_missing_not_fatal_and_refusal_text_is_judged(tmp_path):
+    path = write_eval(tmp_path, [{"id": "ok", "question": "hours?"}, {"id": "e1", "question": "boom"},
+                                 {"id": "r1", "question": "blocked"}, {"id": "r2", "question": "decline"}])
+    with Store(tmp_path / "j.db") as store:
+        result = run_eval(load_eval(path), store, progress=False)
+        s = result.summary
+        judged = {j.item_id for j in store.judgments(result.run_id)}
+        outputs = store.outputs(result.run_id)
+    assert judged == {"ok", "r2"}  # the refusal with text is the output under test
+    assert outputs[("e1", "output")]["outcome"] == "error" and "HTTP 500" in outputs[("e1", "output")]["reason"]
+    assert (s["cases_passed"], s["cases_missing"]) == (2, 2)
+    assert s["system_errors"] == 1
+    # 10 + 5 tokens at $1 per token for each of the two system answers that have a price; judges are free.
+    assert s["cost"]["system"] == pytest.approx(30.0) and s["cost"]["judges"] == 0
+
+
+def test_changed_system_prompt_is_a_new_run_not_a_resume(tmp_path):
+    path = write_eval(tmp_path, [{"id": "a", "question": "q"}])
+    with Store(tmp_path / "j.db") as store:
+        first = run_eval(load_eval(path), store, progress=False)
+        store.conn.execute("UPDATE runs SET status = 'running'")  # as if it had been interrupted
+        (tmp_path / "system.j2").write_text("Version two: {{ input }}")
+        second = run_eval(load_eval(path), store, progress=False)
+        assert not second.resumed and second.run_id != first.run_id
+        prompts = {r["template_hash"] for r in (s["config"]["system"] for s in store.list_runs())}
+        assert len(prompts) == 2
+
+
+def test_multi_turn_case_keeps_history_and_renders_the_last_user_turn(tmp_path):
+    SystemUnderTest.seen.clear()
+    case = {"id": "m", "messages": [{"role": "user", "content": "Hi, I want cake"},
+                                    {"role": "assistant", "content": "What kind?"},
+                                    {"role": "user", "content": "Chocolate please"}]}
+    path = write_eval(tmp_path, [case])
+    with Store(tmp_path / "j.db") as store:
+        run_eval(load_eval(path), store, progress=False)
+    [messages] = SystemUnderTest.seen
+    assert [m["content"] for m in messages] == ["Hi, I want cake", "What kind?", "Customer: Chocolate please"]
+
+
+def test_config_error_stops_before_any_system_call(tmp_path):
+    SystemUnderTest.seen.clear()
+    path = write_eval(tmp_path, [{"id": "a", "question": "q"}])
+    text = path.read_text().replace('description = "Is it helpful?"', 'description = "Right?"\nreference = true')
+    path.write_text(text)
+    with Store(tmp_path / "j.db") as store:
+        with pytest.raises(InputError, match="field 'reference'"):
+            run_eval(load_eval(path), store, progress=False)
+        assert store.list_runs() == [] and SystemUnderTest.seen == []
+
+
+def test_judge_naming_the_eval_provider_inherits_its_options_and_typos_are_errors(tmp_path):
+    providers = Providers(ProviderSpec(name="openai", options={"base_url": "http://127.0.0.1:9/v1"}), tmp_path)
+    judge_side = providers.get(ProviderSpec(name="openai"))
+    assert judge_side.name == "openai@http://127.0.0.1:9/v1"
+    with pytest.raises(InputError, match="base_ulr"):
+        Providers(ProviderSpec(name="openai", options={"base_ulr": "http://x"}), tmp_path).get(None)
+
+
+def test_a_second_process_on_the_same_eval_is_refused_while_the_first_holds_the_lock(tmp_path):
+    db = tmp_path / "j.db"
+    db.touch()
+    held = threading.Event()
+    release = threading.Event()
+
+    def holder():
+        with run_lock(db, "eval-1"):
+            held.set()
+            release.wait(10)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(10)
+    try:
+        with pytest.raises(InputError, match="another juge run"):
+            with run_lock(db, "eval-1"):
+                pass
+        with run_lock(db, "eval-2"):  # another eval is not blocked
+            pass
+    finally:
+        release.set()
+        t.join()
+    with run_lock(db, "eval-1"):  # released when the holder is done
+        pass
