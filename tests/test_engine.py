@@ -63,6 +63,7 @@ def test_retries_on_429_and_500_are_bounded_and_logged(store):
         assert stored == 1
         [j] = store.judgments(run_id)
         assert j.outcome == expect
+        assert j.attempts == (times + 1 if expect == "ok" else retries + 1)
         assert store.count_calls(run_id) == (times + 1 if expect == "ok" else retries + 1)
         if expect == "error":
             assert j.verdict is None and f"HTTP {status}" in j.reason
@@ -232,9 +233,16 @@ def test_cli_runs_show_export(tmp_path):
     assert len(rows) == 16
     assert {r["outcome"] for r in rows} == {"ok", "unparsed"}
     assert all(r["template_hash"] and r["model"] == "scripted-judge-1" and r["dataset_hash"] for r in rows)
+    assert all(r["attempts"] == 1 for r in rows)
+    assert {r["item_id"]: r["output"] for r in rows}["hours-2"].startswith("Sorry, we're closed on Mondays")
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    assert pq.read_table(tmp_path / "out.parquet").num_rows == 16
+    table = pq.read_table(tmp_path / "out.parquet")
+    assert table.num_rows == 16
+    assert table.schema.field("repeat").type == pa.int64() and table.schema.field("attempts").type == pa.int64()
+    assert json.loads(table.column("verdict")[0].as_py()) in ("PASS", "FAIL") or isinstance(
+        json.loads(table.column("verdict")[0].as_py()), dict)
     res = runner.invoke(app, ["export", "nope", "-o", str(tmp_path / "x.jsonl"), "--db", str(db)])
     assert res.exit_code != 0 and not (tmp_path / "x.jsonl").exists()
 

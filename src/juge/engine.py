@@ -19,7 +19,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -58,6 +58,12 @@ class JudgeTask:
         return (self.case.id, self.judge.name, self.order or "", self.repeat)
 
 
+class Answer(NamedTuple):
+    response: Response
+    latency: float
+    attempts: int  # provider calls it took; 0 when it came from the cache
+
+
 def _add(a: Any, b: Any) -> Any:
     return None if a is None or b is None else a + b
 
@@ -88,17 +94,17 @@ class Engine:
         self.rng = random.Random(self.options.seed)
         self.stats: Counter[str] = Counter()
 
-    async def call(self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0) -> tuple[Response, float]:
+    async def call(self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0) -> Answer:
         """One answer for `request`: from the cache, or from the provider with bounded retries.
 
-        Returns (response, latency in seconds). Raises ProviderError when every attempt failed
-        or the error is not retryable.
+        Returns the response, its latency in seconds and the number of attempts it took (0 for
+        a cache hit). Raises ProviderError when every attempt failed or the error is not retryable.
         """
         key = cache_key(provider.name, request, repeat)
         cached = self.store.cache_get(key)
         if cached is not None:
             self.stats["cache_hits"] += 1
-            return _response_from_dict(cached), 0.0
+            return Answer(_response_from_dict(cached), 0.0, 0)
         opts = self.options
         request_log = {"messages": list(request.messages), "model": request.model, **request.cache_params(),
                        "meta": request.meta}
@@ -115,6 +121,7 @@ class Engine:
                                     attempt=attempt, request=request_log, response=None, error=str(err),
                                     status=err.status, latency=latency)
                 if not err.retryable or attempt == opts.retries:
+                    err.attempts = attempt + 1
                     raise err
                 delay = min(opts.max_backoff, opts.backoff * 2**attempt) * (0.5 + self.rng.random())
                 self.stats["retries"] += 1
@@ -127,7 +134,7 @@ class Engine:
                                 attempt=attempt, request=request_log, response=as_dict, error=None, status=None,
                                 latency=latency)
             self.store.cache_put(key, provider.name, request.model, as_dict)
-            return response, latency
+            return Answer(response, latency, attempt + 1)
         raise AssertionError("unreachable")
 
     async def judge_one(self, run_id: str, task: JudgeTask, provider: Provider) -> Judgment:
@@ -143,7 +150,7 @@ class Engine:
                 solve = Request(messages=tuple(judge.render_solve(case)), model=judge.model,
                                 temperature=judge.temperature, max_tokens=judge.max_tokens,
                                 meta={**meta, "template": judge.template_id + "/solve", "order": None})
-                solved, solve_latency = await self.call(provider, solve, run_id=run_id)
+                solved, solve_latency, _ = await self.call(provider, solve, run_id=run_id)
                 own_solution = solved.text
                 solve_usage = (solved.tokens_in, solved.tokens_out,
                                call_cost(solved.model, solved.tokens_in, solved.tokens_out, self.options.prices),
@@ -155,15 +162,17 @@ class Engine:
                 allowed=judge.allowed() if getattr(judge, "constrained", False) else None,
                 meta=meta,
             )
-            response, latency = await self.call(provider, request, run_id=run_id, repeat=task.repeat)
+            response, latency, attempts = await self.call(provider, request, run_id=run_id, repeat=task.repeat)
         except ProviderError as exc:
-            return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc))
+            return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc),
+                            attempts=getattr(exc, "attempts", None))
         cost = call_cost(response.model, response.tokens_in, response.tokens_out, self.options.prices)
         # A solve-first judgment costs both calls; an unknown part makes the total unknown.
         tokens_in, tokens_out, cost = (_add(response.tokens_in, solve_usage[0]), _add(response.tokens_out, solve_usage[1]),
                                        _add(cost, solve_usage[2]))
         common = dict(base, model=response.model, text=response.text, tokens_in=tokens_in, tokens_out=tokens_out,
-                      cost=cost, latency=latency + solve_usage[3], distribution=response.distribution)
+                      cost=cost, latency=latency + solve_usage[3], distribution=response.distribution,
+                      attempts=attempts)
         if response.refused:
             return Judgment(**common, outcome="refused", reason=response.refusal_reason)
         parsed = judge.parse(response.text)

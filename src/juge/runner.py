@@ -163,7 +163,7 @@ async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Sto
                           meta={"item_id": case.id, "judge": "system", "template": prompt.name})
         async with semaphore:
             try:
-                response, latency = await engine.call(provider, request, run_id=run_id)
+                response, latency, _ = await engine.call(provider, request, run_id=run_id)
             except ProviderError as exc:
                 store.save_output(run_id, case.id, "output", None, system.model, "error", reason=str(exc))
                 engine.console.print(f"[yellow]system failed on {escape(case.id)}: {escape(str(exc))}[/]")

@@ -97,6 +97,7 @@ CREATE TABLE IF NOT EXISTS judgments (
     tokens_out INTEGER,
     cost REAL,
     latency REAL,
+    attempts INTEGER,
     timestamp TEXT NOT NULL,
     UNIQUE (run_id, item_id, judge, ord, repeat)
 );
@@ -309,11 +310,11 @@ class Store:
         """Store one judgment; returns False if that (item, judge, order, repeat) is already stored."""
         cur = self.conn.execute(
             "INSERT OR IGNORE INTO judgments (run_id, item_id, judge, model, template, template_hash, ord, repeat,"
-            " text, verdict, outcome, reason, distribution, tokens_in, tokens_out, cost, latency, timestamp)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " text, verdict, outcome, reason, distribution, tokens_in, tokens_out, cost, latency, attempts, timestamp)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_id, j.item_id, j.judge, j.model, j.template, j.template_hash, j.order or "", j.repeat, j.text,
              _dumps(j.verdict), j.outcome, j.reason, _dumps(j.distribution), j.tokens_in, j.tokens_out, j.cost,
-             j.latency, j.timestamp.isoformat()),
+             j.latency, j.attempts, j.timestamp.isoformat()),
         )
         return cur.rowcount == 1
 
@@ -331,7 +332,7 @@ class Store:
                 template=r["template"], template_hash=r["template_hash"], order=r["ord"] or None,
                 repeat=r["repeat"], text=r["text"], verdict=_loads(r["verdict"]), outcome=r["outcome"],
                 reason=r["reason"], distribution=_loads(r["distribution"]), tokens_in=r["tokens_in"],
-                tokens_out=r["tokens_out"], cost=r["cost"], latency=r["latency"],
+                tokens_out=r["tokens_out"], cost=r["cost"], latency=r["latency"], attempts=r["attempts"],
                 timestamp=datetime.fromisoformat(r["timestamp"]),
             )
             for r in rows

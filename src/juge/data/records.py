@@ -122,6 +122,7 @@ class Judgment(BaseModel):
     tokens_out: int | None = None
     cost: float | None = None
     latency: float | None = None
+    attempts: int | None = None  # provider calls it took, retries included; 0 = from the cache
     timestamp: datetime = Field(default_factory=utcnow)
     run_id: str | None = None
 

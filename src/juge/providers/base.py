@@ -63,6 +63,7 @@ class ProviderError(Exception):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.attempts: int | None = None  # set by the engine: how many calls were made before giving up
 
 
 @runtime_checkable
