@@ -257,17 +257,22 @@ def _bootstrap(seed: int, resamples: int):
 
 def _policy_tables(policy: dict[str, Any]) -> None:
     sel = policy["selection"]
-    table = Table(title="Rule 1: candidates on dev (agreement with the human majority)", title_justify="left")
-    for col in ("candidate", "vs majority", "kappa", "vs each person"):
+    table = Table(title=f"Rule 1: candidates on dev, compared on the {sel['n_shared_items']} shared items (a "
+                        "majority and a verdict from every candidate)", title_justify="left")
+    for col in ("candidate", "coverage", "vs majority", "kappa", "vs each person"):
         table.add_column(col)
     for row in sel["candidates"]:
         mark = " (chosen)" if row["key"] == sel["chosen"] else ""
-        table.add_row(Text(row["key"] + mark), fmt(row["vs_majority"]["agreement"]), fmt(row["vs_majority"]["kappa"]),
+        cov = row["coverage"]
+        table.add_row(Text(row["key"] + mark), f"{cov['value']:.1%} ({cov['n_with_verdict']}/{cov['n_items']})",
+                      fmt(row["vs_majority"]["agreement"]), fmt(row["vs_majority"]["kappa"]),
                       fmt(row["vs_people"]["agreement"]))
     out.print(table)
+    out.print(Text("coverage: dev items with a verdict / dev items"))
     if sel["difference"]:
         d = sel["difference"]
-        out.print(Text(f"chosen - runner-up ({d['b']}), paired on {d['n_items']} items: {fmt(d['difference'])}"))
+        out.print(Text(f"chosen - runner-up ({d['b']}), paired on the {d['n_items']} shared items: "
+                       f"{fmt(d['difference'])}"))
     for cat, r in policy["reference"].items():
         out.print(Text(f"Rule 2, {cat}: reference prompt {'used' if r['use_reference'] else 'not used'} "
                        f"(with - without: {fmt(r['difference'])})"))
@@ -280,11 +285,12 @@ def _policy_tables(policy: dict[str, Any]) -> None:
                                            if g and g["threshold"] is None else "."))
     table = Table(title=Text(f"Rule 3: categories (margin {policy['margin']:g}, rule {policy['rule']})"),
                   title_justify="left", caption=None if caption is None else Text(caption), caption_justify="left")
-    for col in ("category", "prompt", "judge vs person", "person vs person", "gap",
+    for col in ("category", "prompt", "judged", "judge vs person", "person vs person", "gap",
                 "decision (not used)" if overridden else "decision"):
         table.add_column(col)
     for cat, r in policy["categories"].items():
-        table.add_row(Text(cat), Text(r["template"]), fmt(r["vs_people"]), fmt(r["ceiling"]),
+        table.add_row(Text(cat), Text(r["template"]), f"{r['n_with_verdict']}/{r['n_items']}", fmt(r["vs_people"]),
+                      fmt(r["ceiling"]),
                       "n/a" if r["gap"] is None else f"{r['gap']:+.3f}", Text(r["decision"]))
     out.print(table)
     if g:

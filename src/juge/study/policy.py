@@ -3,16 +3,18 @@
 Rules (every one carries the dev numbers behind it in the policy file):
 
 1. The judge is the candidate with the highest agreement with the human majority on
-   dev. Candidates are the judges in the judgments, with the template that covers
+   dev, compared on the shared items: those with a majority where every candidate has
+   a verdict (each candidate's coverage, items with a verdict / dev items, is reported
+   next to it). Candidates are the judges in the judgments, with the template that covers
    every item (not a reference-only template, and no baseline such as ``gpt4_2023``
    or "longer answer" unless named). The runner-up is reported with the paired
-   difference (same items: both verdicts present and a majority) and its interval.
+   difference on the shared items and its interval.
 2. In a category with reference answers, the judge's reference template is used if
    it agrees with the majority at least as often as the plain one on that
    category's dev items (paired bootstrap of the difference reported).
 3. A category goes to a person when judge-vs-person agreement is lower than
    person-vs-person agreement by more than the margin, both on that category's dev
-   items, compared as printed (rounded to 3 decimals): ``round(jp, 3) - round(pp, 3)
+   items where the judge has a verdict (the same items for both), compared as printed (rounded to 3 decimals): ``round(jp, 3) - round(pp, 3)
    < -margin``. With ``rule="lower-bound"``: a person unless the lower bound of the
    paired interval of ``jp - pp`` is above ``-margin``.
 4. An item whose verdict changes with the order, or whose judgment is refused,
@@ -138,21 +140,35 @@ def candidate_keys(table: PairTable, names: Sequence[str] | None) -> list[str]:
     return keys
 
 
+def _has_verdict(item: PairItem, key: str) -> bool:
+    return key in item.judges and item.judges[key].label is not None
+
+
 def choose_judge(items: Sequence[PairItem], candidates: Sequence[str], boot: Bootstrap) -> dict[str, Any]:
-    """Rule 1: the candidate with the highest agreement with the majority (as printed), with the runner-up."""
+    """Rule 1: the candidate with the highest agreement with the majority (as printed), with the runner-up.
+
+    Candidates are compared on the shared items: those with a majority where every candidate has a
+    verdict, so a judge that fails to answer the hard items gains nothing. Each candidate's coverage
+    (dev items with a verdict / dev items) is reported next to it.
+    """
+    shared = [it for it in items if it.majority is not None and all(_has_verdict(it, k) for k in candidates)]
+    if not shared:
+        raise InputError("no dev item with a majority on which every candidate judge has a verdict; name the "
+                         "candidates to compare with --judge")
     rows = []
     for key in candidates:
-        maj, ppl = vs_majority(items, key, boot), vs_people(items, key, boot)
-        rows.append({"key": key, "vs_majority": maj, "vs_people": ppl})
+        n_verdicts = sum(_has_verdict(it, key) for it in items)
+        rows.append({"key": key, "coverage": {"value": n_verdicts / len(items), "n_with_verdict": n_verdicts,
+                                              "n_items": len(items)},
+                     "vs_majority": vs_majority(shared, key, boot), "vs_people": vs_people(shared, key, boot)})
     rows.sort(key=lambda r: (-(r3(r["vs_majority"]["agreement"]["value"]) or -1.0),
                              -(r3(r["vs_people"]["agreement"]["value"]) or -1.0), r["key"]))
     chosen = rows[0]
-    if chosen["vs_majority"]["agreement"]["value"] is None:
-        raise InputError("no candidate judge has a verdict on any dev item with a majority")
-    out = {"candidates": rows, "chosen": chosen["key"], "runner_up": None, "difference": None}
+    out = {"candidates": rows, "n_shared_items": len(shared), "chosen": chosen["key"], "runner_up": None,
+           "difference": None}
     if len(rows) > 1:
         out["runner_up"] = rows[1]["key"]
-        out["difference"] = paired_majority_difference(items, chosen["key"], rows[1]["key"], boot)
+        out["difference"] = paired_majority_difference(shared, chosen["key"], rows[1]["key"], boot)
     return out
 
 
@@ -181,26 +197,31 @@ def _person_vs_person_counts(items: Sequence[PairItem]) -> tuple[np.ndarray, np.
 
 
 def _judge_vs_person_counts(items: Sequence[PairItem], key: str) -> tuple[np.ndarray, np.ndarray]:
-    num, den = [], []
-    for it in items:
-        label = it.judges[key].label if key in it.judges else None
-        num.append(0 if label is None else sum(v == label for _, v in it.votes))
-        den.append(0 if label is None else len(it.votes))
-    return np.array(num, dtype=float), np.array(den, dtype=float)
+    """Per item: votes equal to the judge's label, and votes (items where the judge has a verdict)."""
+    labels = [it.judges[key].label for it in items]
+    return (np.array([sum(v == label for _, v in it.votes) for it, label in zip(items, labels)], dtype=float),
+            np.array([len(it.votes) for it in items], dtype=float))
 
 
 def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: str, boot: Bootstrap
                  ) -> dict[str, Any]:
-    """Rule 3 on one category: the figures, the decision and the reason in plain words."""
-    jp = vs_people(items, key, boot)["agreement"]
-    pp = ceiling(items, boot)["agreement"]
-    jp_num, jp_den = _judge_vs_person_counts(items, key)
-    pp_num, pp_den = _person_vs_person_counts(items)
+    """Rule 3 on one category: the figures, the decision and the reason in plain words.
+
+    Judge vs person and person vs person are both measured on the category's items where the judge has
+    a verdict (``n_with_verdict`` of ``n_items``): the same items, so a judge's missing verdicts on hard
+    items cannot make it look closer to the people than it is.
+    """
+    judged = [it for it in items if _has_verdict(it, key)]
+    jp = vs_people(judged, key, boot)["agreement"]
+    pp = ceiling(judged, boot)["agreement"]
+    jp_num, jp_den = _judge_vs_person_counts(judged, key)
+    pp_num, pp_den = _person_vs_person_counts(judged)
     diff = paired_ratio_difference(jp_num, jp_den, pp_num, pp_den, **boot.kwargs).to_dict()
     jp_r, pp_r = r3(jp["value"]), r3(pp["value"])
     gap = None if jp_r is None or pp_r is None else round(jp_r - pp_r, DIGITS)
-    row = {"template": key, "n_items": len(items), "n_votes": sum(len(it.votes) for it in items),
-           "vs_people": jp, "ceiling": pp, "gap": gap, "difference": diff}
+    row = {"template": key, "n_items": len(items), "n_with_verdict": len(judged),
+           "n_votes": sum(len(it.votes) for it in judged), "vs_people": jp, "ceiling": pp, "gap": gap,
+           "difference": diff}
     if gap is None:
         row["decision"], row["reason"] = "person", (
             "no judge-vs-person or person-vs-person figure on dev (no verdicts or fewer than two raters per item)")
@@ -389,20 +410,26 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         "",
         "## Rule 1: which judge",
         "",
-        "The judge is the candidate that agrees most often with the human majority on dev.",
+        "The judge is the candidate that agrees most often with the human majority on dev. The candidates are "
+        f"compared on the same {p['selection']['n_shared_items']} shared items: dev items with a majority on which "
+        "every candidate has a verdict, so a judge that fails to answer hard items gains nothing by it. Coverage is "
+        "the share of all dev items on which the candidate has a verdict (refused, unparsed, error or missing "
+        "calls leave it without one).",
         "",
-        "| candidate | agreement with majority | kappa | agreement with each person |",
-        "|---|---|---|---|",
+        "| candidate | coverage | agreement with majority (shared items) | kappa | agreement with each person |",
+        "|---|---|---|---|---|",
     ]
     for row in p["selection"]["candidates"]:
-        lines.append(f"| {_cell(row['key'])} | {_est(row['vs_majority']['agreement'])} | "
-                     f"{_est(row['vs_majority']['kappa'])} | {_est(row['vs_people']['agreement'])} |")
+        cov = row["coverage"]
+        lines.append(f"| {_cell(row['key'])} | {cov['value']:.1%} ({cov['n_with_verdict']} of {cov['n_items']}) | "
+                     f"{_est(row['vs_majority']['agreement'])} | {_est(row['vs_majority']['kappa'])} | "
+                     f"{_est(row['vs_people']['agreement'])} |")
     diff = p["selection"]["difference"]
     if diff:
         d = diff["difference"]
         noise = d["low"] is not None and d["low"] <= 0 <= d["high"]
-        lines += ["", f"Runner-up: **{_cell(diff['b'])}**. On the {diff['n_items']} items both judged that have a "
-                  f"majority, the chosen judge agrees {_est(d)} more often (paired difference, {level} interval). " +
+        lines += ["", f"Runner-up: **{_cell(diff['b'])}**. On the {diff['n_items']} shared items, "
+                  f"the chosen judge agrees {_est(d)} more often (paired difference, {level} interval). " +
                   ("The interval includes 0: the runner-up is within noise, so a cheaper runner-up is a defensible "
                    "choice." if noise else "The interval excludes 0: the chosen judge is measurably better.")]
     lines += ["", "## Rule 2: reference answers", ""]
@@ -425,17 +452,21 @@ def policy_markdown(policy: dict[str, Any]) -> str:
          f"A category goes to a person when the judge agrees with each person less often than people agree with each "
          f"other, by more than {p['margin']:g}. The figures are compared as printed (3 decimals), so every decision "
          "can be checked by eye."),
-        "Both agreements are pooled over pairs on that category's dev items: judge vs every vote, and every pair of "
-        "distinct raters. (Agreement with the majority is a different figure and is never compared with the ceiling.)",
+        "Both agreements are pooled over pairs on the same items: that category's dev items where the judge has a "
+        "verdict (column 'judged'; items without one go to a person by rule 4), judge vs every vote, and every pair "
+        "of distinct raters. (Agreement with the majority is a different figure and is never compared with the "
+        "ceiling.)",
         "" if p["rule"] != "guarantee" else
         "Under rule `guarantee` this table is for information only: items route by confidence (rule 6).",
         "",
-        "| category | items | votes | prompt | judge vs person | person vs person | gap | difference (paired) | decision |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| category | items | judged | votes | prompt | judge vs person | person vs person | gap | difference (paired) "
+        "| decision |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c, r in cats.items():
         gap = "n/a" if r["gap"] is None else f"{r['gap']:+.3f}"
-        lines.append(f"| {_cell(c)} | {r['n_items']} | {r['n_votes']} | {_cell(r['template'])} | {_est(r['vs_people'])} | "
+        lines.append(f"| {_cell(c)} | {r['n_items']} | {r['n_with_verdict']} | {r['n_votes']} | {_cell(r['template'])} | "
+                     f"{_est(r['vs_people'])} | "
                      f"{_est(r['ceiling'])} | {gap} | {_est(r['difference'])} | **{r['decision']}** |")
     lines += [
         "", "## Rule 4: items that always go to a person", "",
