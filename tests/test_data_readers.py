@@ -125,3 +125,20 @@ def test_csv_unclosed_quote_names_the_row(tmp_path):
 def test_ok_judgment_needs_a_verdict():
     with pytest.raises(ValueError, match="must carry the verdict"):
         Judgment(item_id="a", judge="j", model="m", template="t", outcome="ok")
+
+
+def test_mapping_typos_are_errors(tmp_path):
+    p = write(tmp_path / "c.csv", "ticket,prompt\nT1,Where?\n")
+    with pytest.raises(InputError, match="'bogus', which is not a juge field"):
+        read_cases(p, {"id": "ticket", "bogus": "prompt"})
+    with pytest.raises(InputError, match="from column 'nope', which no row of the file has"):
+        read_cases(p, {"id": "ticket", "context": "nope"})
+
+
+def test_parse_mapping():
+    from juge.data.readers import parse_mapping
+
+    assert parse_mapping("id=ticket, output = reply") == {"id": "ticket", "output": "reply"}
+    assert parse_mapping(None) is None
+    with pytest.raises(InputError, match="--map: expected"):
+        parse_mapping("id:ticket")

@@ -337,3 +337,14 @@ def test_write_atomic_leaves_the_old_file_on_error(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]  # no temporary file left behind
     write_atomic(target, b"new")
     assert target.read_bytes() == b"new"
+
+
+def test_cli_cases_with_a_column_map(tmp_path):
+    (tmp_path / "t.csv").write_text("ticket,prompt,reply\nT1,Open Sunday?,Yes 8-13\n")
+    db = tmp_path / "j.db"
+    res = runner.invoke(app, ["run", "--cases", str(tmp_path / "t.csv"), "--map", "id=ticket,question=prompt,output=reply",
+                              "--judge", str(BAKERY.parent / "judges" / "faithful.toml"), "--db", str(db), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    with Store(db) as s:
+        [case] = s.run_cases(s.list_runs()[0]["id"])
+    assert (case.id, case.output) == ("T1", "Yes 8-13")

@@ -67,7 +67,7 @@ def _project(store, name: str | None):  # noqa: ANN001, ANN202
 def _read_label_cases(path: Path, field_map: str | None) -> list:
     """Cases to label; the MT-Bench sample layout through its adapter (model names and provenance go to meta)."""
     from juge.data.adapters import read_pairwise_items
-    from juge.data.readers import read_cases, read_rows
+    from juge.data.readers import parse_mapping, read_cases, read_rows
 
     rows = read_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else []
     if rows and "human_ratings" in rows[0][1]:
@@ -75,20 +75,7 @@ def _read_label_cases(path: Path, field_map: str | None) -> list:
             console.print(Text(f"note: {path} is in the MT-Bench sample layout, read as such; --map is not used",
                                style="yellow"))
         return read_pairwise_items(path, baseline_fields=()).cases
-    return read_cases(path, mapping=_field_map(field_map))
-
-
-def _field_map(text: str | None) -> dict[str, str] | None:
-    """`ours=theirs,...` -> {ours: theirs}."""
-    if not text:
-        return None
-    mapping = {}
-    for part in text.split(","):
-        ours, sep, theirs = part.partition("=")
-        if not sep or not ours.strip() or not theirs.strip():
-            raise InputError(f"--map: expected juge_field=column pairs separated by commas, got {part!r}")
-        mapping[ours.strip()] = theirs.strip()
-    return mapping
+    return read_cases(path, mapping=parse_mapping(field_map))
 
 
 @label_app.command("init")

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from juge.data.readers import parse_mapping
 from juge.errors import InputError
 from juge.files import write_atomic, write_with
 from juge.store import DEFAULT_DB, RunNotFound, Store
@@ -94,6 +95,8 @@ def run_command(
     eval_file: Annotated[Optional[Path], typer.Argument(help="Eval file (TOML) naming cases, system, checks and judges.")] = None,
     cases: Annotated[Optional[Path], typer.Option(help="Cases file (JSONL/CSV), instead of an eval file.")] = None,
     judge: Annotated[Optional[list[Path]], typer.Option(help="Judge file (TOML); repeatable. With --cases.")] = None,
+    field_map: Annotated[Optional[str], typer.Option(
+        "--map", help="With --cases: read other column names as juge fields, e.g. id=ticket,output=reply.")] = None,
     provider: Annotated[Optional[str], typer.Option(help="Provider for every judge, overriding the eval and judge files: openai, anthropic, replay, scripted, llamacpp.")] = None,
     replay: Annotated[Optional[Path], typer.Option(help="Recorded judgments (JSONL) for the replay provider.")] = None,
     only: Annotated[Optional[Path], typer.Option(help="File of case ids (one per line): run only these, e.g. a kept disagreement set.")] = None,
@@ -115,7 +118,7 @@ def run_command(
     if eval_file is None and cases is None:
         raise InputError("give an eval file, or --cases with one or more --judge files (see juge run --help)")
     if eval_file is not None:
-        if cases is not None or judge:
+        if cases is not None or judge or field_map:
             raise InputError("give either an eval file or --cases with --judge, not both "
                              "(the eval file already names its cases and judges)")
         config = load_eval(eval_file)
@@ -123,7 +126,8 @@ def run_command(
         assert cases is not None
         if not judge:
             raise InputError("--cases needs at least one --judge file")
-        spec = EvalSpec(cases=str(cases.resolve()), judges=[{"file": str(p.resolve())} for p in judge])
+        spec = EvalSpec(cases=str(cases.resolve()), judges=[{"file": str(p.resolve())} for p in judge],
+                        mapping=parse_mapping(field_map) or {})
         config = EvalConfig(spec, Path.cwd(), "command line", json.dumps(spec.model_dump(), sort_keys=True).encode())
     override = None
     if provider or replay:

@@ -98,6 +98,34 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     raise InputError(f"{path}: unknown format {suffix!r}; use .jsonl or .csv")
 
 
+def parse_mapping(text: str | None, option: str = "--map") -> dict[str, str] | None:
+    """`ours=theirs,...` (a command-line column mapping) -> {ours: theirs}."""
+    if not text:
+        return None
+    mapping = {}
+    for part in text.split(","):
+        ours, sep, theirs = part.partition("=")
+        if not sep or not ours.strip() or not theirs.strip():
+            raise InputError(f"{option}: expected juge_field=column pairs separated by commas, got {part!r}")
+        mapping[ours.strip()] = theirs.strip()
+    return mapping
+
+
+def check_mapping(path: Path, rows: Sequence[tuple[int, dict[str, Any]]], mapping: Mapping[str, str] | None,
+                  fields: Iterable[str]) -> None:
+    """A mapping may only name juge's fields, and only columns the file has: a typo is an error, not a no-op."""
+    if not mapping:
+        return
+    known = set(fields)
+    for ours, theirs in mapping.items():
+        if ours not in known:
+            raise InputError(f"{path}: column mapping names {ours!r}, which is not a juge field "
+                             f"(fields: {', '.join(sorted(known))})")
+        if not any(theirs in row for _, row in rows):
+            raise InputError(f"{path}: column mapping reads {ours!r} from column {theirs!r}, "
+                             "which no row of the file has")
+
+
 def _apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> dict[str, Any]:
     if not mapping:
         return dict(row)
@@ -137,7 +165,9 @@ def read_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> li
     path = Path(path)
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for lineno, row in read_rows(path):
+    rows = read_rows(path)
+    check_mapping(path, rows, mapping, CASE_FIELDS)
+    for lineno, row in rows:
         row = _apply_mapping(row, mapping)
         _parse_json_fields(row, ("messages", "meta"))
         if row.get("id") in (None, ""):
@@ -166,7 +196,9 @@ def read_labels(
     allowed_set = {str(a) for a in allowed} if allowed is not None else None
     labels: list[HumanLabel] = []
     seen: dict[tuple[str, str], int] = {}
-    for lineno, row in read_rows(path):
+    rows = read_rows(path)
+    check_mapping(path, rows, mapping, HumanLabel.model_fields)
+    for lineno, row in rows:
         row = _apply_mapping(row, mapping)
         try:
             label = HumanLabel.model_validate(row)
