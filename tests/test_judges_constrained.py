@@ -71,3 +71,11 @@ def test_engine_sends_allowed_and_stores_distribution(store):
     js = store.judgments(run_id)
     assert {j.verdict for j in js} == {"B"}
     assert js[0].distribution == {"A": 0.2, "B": 0.7, "C": 0.1}
+
+
+def test_rescaled_score_prompt_explains_the_mapping():
+    judge = make("score", False, rescale_from=[0, 10])
+    text = "\n".join(m["content"] for m in judge.render(Case(id="c", question="q", output="o")))
+    assert "0.0 means level 1, 10.0 means level 3" in text
+    plain = "\n".join(m["content"] for m in make("score", False).render(Case(id="c", question="q", output="o")))
+    assert "means level" not in plain
