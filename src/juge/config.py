@@ -13,7 +13,8 @@ options = { default = "PASS\nFine." }
 
 [system]                          # optional: generate outputs instead of reading `output`
 model = "bakery-bot-v2"
-template = "system.j2"            # Jinja2, renders the prompt from `case`
+template = "system.j2"            # Jinja2: `input` (the question, or a multi-turn case's last
+                                  # user turn; earlier turns are sent as history) and `case`
 provider = { name = "scripted", options = { ... } }
 
 [[checks]]
@@ -30,6 +31,7 @@ timeout = 60
 
 [gate]
 min_pass_rate = 0.9               # exit code 1 below this
+min_score = 3                     # a score/criteria/additive judge passes a case at this score
 
 [prices]
 "my-model" = { input = 0.5, output = 1.5 }
