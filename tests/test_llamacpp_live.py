@@ -53,7 +53,6 @@ def test_both_orders_of_each_sampled_pair_are_stored_with_the_judge_version_and_
     provider = PrefersAnswer("second")
     with Store(tmp_path / "juge.db") as store:
         live = judge(cases, store, provider, limit=4, seed=3)
-        assert live.judgments == store.judgments(live.run_id)
         assert store.count_calls(live.run_id) == 8
         logged = store.conn.execute("SELECT request, response, model FROM calls").fetchall()
         run = store.get_run(live.run_id)

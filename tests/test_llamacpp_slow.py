@@ -1,4 +1,4 @@
-"""The llama.cpp provider on the real packaged model (Gemma 3 270M, Q4_K_M). Marked slow."""
+"""The llama.cpp provider and the demo's live judge on the real packaged model (Gemma 3 270M, Q4_K_M). Marked slow."""
 
 from __future__ import annotations
 
@@ -107,3 +107,39 @@ def test_generated_text_is_deterministic_at_temperature_zero_and_stops_at_the_tu
     assert 0 < first.tokens_out <= 12
     assert first.distribution is None
     assert second.raw["prefix_reused"] > 0
+
+
+class CountingProvider:
+    """The real provider, counting the calls that reach it."""
+
+    def __init__(self, inner: LlamaCppProvider):
+        self.inner, self.name, self.requests = inner, inner.name, []
+
+    async def complete(self, request: Request):
+        self.requests.append(request)
+        return await self.inner.complete(request)
+
+
+def test_the_demo_s_live_judge_logs_every_call_and_a_second_run_is_answered_by_the_cache(tmp_path):
+    from juge.store import Store
+    from juge.study.demo import load_demo_data
+    from juge.study.live import JUDGE_NAME, live_judge, local_provider, run_live_judge
+
+    provider, version = local_provider()
+    data, _ = load_demo_data()
+    cases = [c for c in data.cases if c.split == "dev"]
+    first, second = CountingProvider(provider), CountingProvider(provider)
+    with Store(tmp_path / "juge.db") as store:
+        live = run_live_judge(cases, store, first, version, limit=2, progress=False)
+        again = run_live_judge(cases, store, second, version, limit=2, progress=False)
+        logged = store.conn.execute("SELECT model, request, response, error FROM calls").fetchall()
+    assert len(first.requests) == 4 and second.requests == []
+    assert len(logged) == 4 and all(model == version and error is None for model, _, _, error in logged)
+    template_hash = live_judge(version).template_hash
+    for j in live.judgments:
+        assert (j.judge, j.template, j.template_hash, j.model) == (JUDGE_NAME, "pairwise-v1", template_hash, version)
+        assert j.outcome == "ok" and j.verdict in ("A", "B", "C") and j.text == j.verdict
+        assert max(j.distribution, key=j.distribution.get) == j.verdict
+        assert j.tokens_in > 100
+    assert [(j.item_id, j.order, j.distribution) for j in again.judgments] == [
+        (j.item_id, j.order, j.distribution) for j in live.judgments]
