@@ -179,6 +179,18 @@ def test_juge_demo_live_stores_the_local_judge_and_adds_it_to_the_calibration(tm
     assert json.loads((tmp_path / "calibration.json").read_text())["judges"][f"{JUDGE_NAME}/pairwise-v1"] == local
 
 
+def test_juge_demo_db_without_live_is_an_error(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from juge.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["juge", "demo", "--db", str(tmp_path / "x.db"), "--out", str(tmp_path)])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2 and "--db is used only with --live" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_juge_demo_live_without_the_local_extra_exits_2_with_the_fix(tmp_path, monkeypatch, capsys):
     import sys
 

@@ -130,7 +130,8 @@ def demo_command(
 
     320 MT-Bench pairs with 834 human votes (LMSYS, CC BY 4.0) and 1,760 recorded calls of two judges,
     both orders, with and without a reference answer. Prints the tables for the dev split and writes
-    OUT/calibration.json.
+    OUT/calibration.json. With --live, the local judge runs like `juge run`: its calls and judgments
+    (model version, template hash) go to OUT/juge.db, so a repeat is answered from the cache.
     """
     from juge.study.calibrate import Bootstrap
     from juge.report import write_report
@@ -139,6 +140,8 @@ def demo_command(
 
     if split not in ("dev", "all"):
         raise InputError(f"--split must be dev or all (holdout is kept for the final test), got {split!r}")
+    if db is not None and not live:
+        raise InputError("--db is used only with --live (it stores the local judge's calls)")
     console, err = Console(), Console(stderr=True)
     extra = _live_judgments(err, db or out / "juge.db", split, limit, seed) if live else []
     with study_progress(err) as step:
