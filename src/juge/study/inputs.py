@@ -42,6 +42,7 @@ class StudyInputs:
     judgments: list[Judgment] = field(default_factory=list)
     has_splits: bool = False
     notices: list[str] = field(default_factory=list)
+    declared_scale: tuple[float, float] | None = None
 
 
 def _is_sample_layout(path: Path) -> bool:
@@ -148,7 +149,9 @@ def load_inputs(
     if kind == "pairwise" and not all(c.is_pair for c in data.cases):
         bad = next(c.id for c in data.cases if not c.is_pair)
         raise InputError(f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2")
-    return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases), notices=notices)
+    declared = (min(scale.values()), max(scale.values())) if scale else None
+    return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases), notices=notices,
+                       declared_scale=declared)
 
 
 def _keep_judges_of_kind(kind: StudyKind, recorded: list[Judgment]) -> tuple[list[Judgment], list[str]]:
@@ -224,7 +227,7 @@ def run_study(
         result = pairwise_study(table, split=split, boot=boot, progress=progress)
     else:
         grades = build_grade_table(inputs.kind, data.cases, data.labels, inputs.judgments, baselines=data.baselines,
-                                   sources=data.sources)
+                                   sources=data.sources, declared_scale=inputs.declared_scale)
         _refuse_empty(len(grades.split(split).items), split, inputs)
         result = grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
     result["notes"] = [*inputs.notices, *result.get("notes", [])]

@@ -6,8 +6,8 @@ Human truth (``truth``), named in the output:
   judge's, pooled over items (an item with three raters gives three pairs);
 - ``mean``: the mean of the raters' scores (scores only); agreement and kappa use the
   mean rounded half up to the nearest scale point, correlations use the mean itself;
-- ``agree``: only items where two or more raters gave the same label; that label is
-  the truth (the output says how many items remain).
+- ``agree``: only the items where raters agree: two or more raters, all of whom gave
+  the same label; that label is the truth (the output says how many items remain).
 
 Scores: Pearson and Spearman correlation, exact agreement, Cohen's kappa (plain and
 quadratic-weighted, on the ordered scale points), Krippendorff's alpha (ordinal) of
@@ -52,6 +52,7 @@ Kind = Literal["score", "passfail"]
 Truth = Literal["each", "mean", "agree"]
 TRUTHS = ("each", "mean", "agree")
 PASSFAIL = ("PASS", "FAIL")
+MAX_FILLED_POINTS = 100
 
 
 @dataclass
@@ -79,6 +80,7 @@ class GradeTable:
     items: list[GradedItem]
     judges: dict[str, dict[str, Any]]
     sources: dict[str, str] = field(default_factory=dict)
+    declared_scale: tuple[float, float] | None = None  # lowest and highest scale point (e.g. from --scale)
 
     def split(self, name: str | None) -> "GradeTable":
         if name in (None, "all"):
@@ -110,11 +112,13 @@ def build_grade_table(
     *,
     baselines: Mapping[str, Mapping[str, Any]] | None = None,
     sources: Mapping[str, str] | None = None,
+    declared_scale: tuple[float, float] | None = None,
 ) -> GradeTable:
     """Per-item table of human ratings and judge grades (first call, repeat 0, is the grade).
 
     A call that is ok but whose verdict is not a number (scores) or PASS/FAIL is missing,
-    never a grade. Items without any human rating are dropped.
+    never a grade. Items without any human rating are dropped. ``declared_scale`` is the
+    scale's lowest and highest point (scores), when known (e.g. ``--scale Bad=1,...,Excellent=4``).
     """
     ratings: dict[str, list[tuple[str, float | str]]] = {}
     for lab in labels:
@@ -151,7 +155,7 @@ def build_grade_table(
         for item in items:
             if item.item_id in values:
                 item.judges[name] = GradeOnItem(_read_value(kind, values[item.item_id]))
-    return GradeTable(kind, items, judges, dict(sources or {}))
+    return GradeTable(kind, items, judges, dict(sources or {}), declared_scale)
 
 
 # ---- truth -------------------------------------------------------------------------------
@@ -174,13 +178,23 @@ def truth_pairs(item: GradedItem, truth: Truth) -> list[tuple[float | str, float
 
 
 def _scale(table: GradeTable, truth: Truth) -> list:
-    """The ordered label set for kappa: every value a rater or judge gave (and rounded means for truth 'mean')."""
+    """The ordered scale points for kappa and the confusion matrix.
+
+    Every whole number from the declared lowest to highest point (``table.declared_scale``; else the
+    lowest and highest value given), so a point nobody used keeps its place: quadratic weights are
+    ``(i - j)^2`` over positions on this list, and leaving out 3 on a 1-5 scale would make 2 and 4
+    neighbours. Any other value a rater or judge gave (and rounded means for truth 'mean') is added.
+    A range wider than ``MAX_FILLED_POINTS`` (a stray value, not a rating scale) is not filled in.
+    """
     if table.kind == "passfail":
         return list(PASSFAIL)
     values = {v for it in table.items for _, v in it.ratings}
     values |= {g.value for it in table.items for g in it.judges.values() if g.value is not None}
     if truth == "mean":
         values |= {_round_half_up(float(np.mean([v for _, v in it.ratings]))) for it in table.items}
+    ends = table.declared_scale or ((min(values), max(values)) if values else None)
+    if ends is not None and all(float(e).is_integer() for e in ends) and ends[1] - ends[0] <= MAX_FILLED_POINTS:
+        values |= {float(p) for p in range(int(ends[0]), int(ends[1]) + 1)}
     return sorted(values)
 
 
