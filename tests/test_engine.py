@@ -348,3 +348,27 @@ def test_cli_cases_with_a_column_map(tmp_path):
     with Store(db) as s:
         [case] = s.run_cases(s.list_runs()[0]["id"])
     assert (case.id, case.output) == ("T1", "Yes 8-13")
+
+
+def test_a_database_from_an_earlier_schema_gains_the_new_columns(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "CREATE TABLE judgments (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, item_id TEXT NOT NULL,"
+        " judge TEXT NOT NULL, model TEXT NOT NULL, template TEXT NOT NULL, template_hash TEXT NOT NULL,"
+        " ord TEXT NOT NULL DEFAULT '', repeat INTEGER NOT NULL DEFAULT 0, text TEXT NOT NULL, verdict TEXT,"
+        " outcome TEXT NOT NULL, reason TEXT, distribution TEXT, tokens_in INTEGER, tokens_out INTEGER, cost REAL,"
+        " latency REAL, timestamp TEXT NOT NULL, UNIQUE (run_id, item_id, judge, ord, repeat));"
+        "CREATE TABLE outputs (run_id TEXT NOT NULL, item_id TEXT NOT NULL, slot TEXT NOT NULL DEFAULT 'output',"
+        " text TEXT, model TEXT, outcome TEXT NOT NULL, PRIMARY KEY (run_id, item_id, slot));")
+    conn.close()
+    with Store(db) as store:
+        run_id = store.create_run(dataset_hash="d", juge_version="t", cases=[Case(id="a", question="q", output="o")])
+        from juge.data.records import Judgment
+
+        store.save_judgment(run_id, Judgment(item_id="a", judge="j", model="m", template="t", outcome="ok",
+                                             verdict="PASS", attempts=2))
+        store.save_output(run_id, "a", "output", "o", "m", "ok", cost=0.5)
+        assert store.judgments(run_id)[0].attempts == 2

@@ -136,6 +136,17 @@ CREATE TABLE IF NOT EXISTS holdout_use_items (
 """
 
 
+# Columns added after a table was first released: (table, column, SQL type), in order.
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("outputs", "reason", "TEXT"),
+    ("outputs", "tokens_in", "INTEGER"),
+    ("outputs", "tokens_out", "INTEGER"),
+    ("outputs", "cost", "REAL"),
+    ("outputs", "latency", "REAL"),
+    ("judgments", "attempts", "INTEGER"),
+)
+
+
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -164,6 +175,17 @@ class Store:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA busy_timeout=30000")
         self.conn.executescript(SCHEMA)
+        self._add_new_columns()
+
+    def _add_new_columns(self) -> None:
+        """Bring a database made by an earlier juge up to the schema: add columns it lacks.
+
+        Only additive changes are made (new nullable columns), so an older juge can still read it.
+        """
+        for table, column, kind in ADDED_COLUMNS:
+            have = {r["name"] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def close(self) -> None:
         self.conn.close()
