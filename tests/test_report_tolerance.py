@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from juge.report import build_report_data, render_report
+from juge.report.render import fmt_estimate, kind_of, md_text
 from report_helpers import parse_html, pairwise_calibration
 
 json_values = st.recursive(
@@ -32,8 +33,30 @@ PATHS = list(_paths(pairwise_calibration()))
 @given(st.lists(st.tuples(st.sampled_from(PATHS), json_values), min_size=1, max_size=4))
 def test_any_value_at_any_key_renders_markdown_and_json(replacements):
     data = build_report_data(_replace(pairwise_calibration(), replacements))
-    assert "not available" in render_report(data, "md") or data["judges"]
+    md = render_report(data, "md")
+    # Each figure of the people table is the study's own estimate, or 'not available' where it has none.
+    rows = _people_table(md)
+    ceiling = ["does not apply" if s in data["judge_only_stats"] else fmt_estimate(data["ceiling"].get(s), kind_of(s))
+               for s in data["stats"]]
+    assert rows.pop("person vs person (ceiling)") == ceiling
+    for j in data["judges"]:
+        who = md_text(j["key"]) + (" (baseline)" if j["baseline"] else "")
+        assert rows.pop(who) == [fmt_estimate(j["vs_people"][s], kind_of(s)) for s in data["stats"]]
+    assert not rows  # no row for a judge the data does not have
     json.loads(render_report(data, "json"))
+
+
+def _people_table(md: str) -> dict[str, list[str]]:
+    """The first table under 'Judges against each person' in the Markdown report: who -> cells."""
+    lines = md.split("## Judges against each person", 1)[1].splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("| Who |")) + 2  # header, separator
+    rows: dict[str, list[str]] = {}
+    for line in lines[start:]:
+        if not line.startswith("| "):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        rows[cells[0]] = cells[1:]
+    return rows
 
 
 def test_odd_values_render_html_without_made_up_numbers():
