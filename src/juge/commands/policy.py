@@ -430,7 +430,8 @@ def test_command(
     out.print(table)
     g = result.get("guarantee")
     if g:
-        held = {True: "held", False: "NOT held", None: "untested (the judge decided no item with a majority)"}[g["held"]]
+        held = {True: "held", False: "NOT held",
+                None: "untested (the judge decided no item with a majority)"}[g["held"]]
         out.print(Text(f"guarantee: disagreement {fmt(g['disagreement'])} on the {g['n_covered']} items the judge "
                        f"decided alone ({g['coverage']:.1%} of all {g['n_items']} holdout items), allowed "
                        f"{g['allowed_disagreement']:.3f}: {held}"))

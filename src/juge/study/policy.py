@@ -14,9 +14,10 @@ Rules (every one carries the dev numbers behind it in the policy file):
    category's dev items (paired bootstrap of the difference reported).
 3. A category goes to a person when judge-vs-person agreement is lower than
    person-vs-person agreement by more than the margin, both on that category's dev
-   items where the judge has a verdict (the same items for both), compared as printed (rounded to 3 decimals): ``round(jp, 3) - round(pp, 3)
-   < -margin``. With ``rule="lower-bound"``: a person unless the lower bound of the
-   paired interval of ``jp - pp`` is above ``-margin``.
+   items where the judge has a verdict (the same items for both), compared as printed
+   (rounded to 3 decimals): ``round(jp, 3) - round(pp, 3) < -margin``. With
+   ``rule="lower-bound"``: a person unless the lower bound of the paired interval of
+   ``jp - pp`` is above ``-margin``.
 4. An item whose verdict changes with the order, or whose judgment is refused,
    unparsed or missing, goes to a person (applied when routing, before rule 3).
 5. A weekly audit: a person reads N random judge decisions (``juge audit-sample``).
@@ -465,8 +466,8 @@ def policy_markdown(policy: dict[str, Any]) -> str:
     ]
     for c, r in cats.items():
         gap = "n/a" if r["gap"] is None else f"{r['gap']:+.3f}"
-        lines.append(f"| {_cell(c)} | {r['n_items']} | {r['n_with_verdict']} | {r['n_votes']} | {_cell(r['template'])} | "
-                     f"{_est(r['vs_people'])} | "
+        lines.append(f"| {_cell(c)} | {r['n_items']} | {r['n_with_verdict']} | {r['n_votes']} | "
+                     f"{_cell(r['template'])} | {_est(r['vs_people'])} | "
                      f"{_est(r['ceiling'])} | {gap} | {_est(r['difference'])} | **{r['decision']}** |")
     lines += [
         "", "## Rule 4: items that always go to a person", "",
