@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -14,11 +15,12 @@ def _umask() -> int:
     return mask
 
 
-def write_with(path: str | Path, write: Callable[[Path], None]) -> Path:
-    """Call `write(tmp)` on a temporary path beside `path`, then rename it into place.
+@contextmanager
+def staged(path: str | Path) -> Iterator[Path]:
+    """A temporary file beside `path`, made now (so an unwritable place fails before any work);
+    renamed onto `path` when the block ends without error, removed otherwise.
 
-    On any error the temporary file is removed and `path` is left as it was. The file gets
-    the usual permissions (mkstemp's 0600 would hide a shared report from colleagues).
+    The file gets the usual permissions (mkstemp's 0600 would hide a shared report from colleagues).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -26,13 +28,21 @@ def write_with(path: str | Path, write: Callable[[Path], None]) -> Path:
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        write(tmp)
+        yield tmp
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except BaseException:
+    finally:
         tmp.unlink(missing_ok=True)
-        raise
-    return path
+
+
+def write_with(path: str | Path, write: Callable[[Path], None]) -> Path:
+    """Call `write(tmp)` on a temporary path beside `path`, then rename it into place.
+
+    On any error the temporary file is removed and `path` is left as it was.
+    """
+    with staged(path) as tmp:
+        write(tmp)
+    return Path(path)
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> Path:

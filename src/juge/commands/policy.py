@@ -5,9 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -17,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.errors import InputError
+from juge.files import staged, write_atomic
 from juge.store import DEFAULT_DB, RunNotFound, Store
 
 out = Console(highlight=False)
@@ -42,19 +42,6 @@ def exits_2_on_input_error(fn: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename: never a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 @contextmanager
 def staged_json(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None] | None]:
     """A temporary file next to ``path``, made now (so an unwritable path fails first); yields a function that
@@ -64,27 +51,19 @@ def staged_json(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None] 
         return
     if path.is_dir():
         raise InputError(f"--json {path}: is a folder; give a file name")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise InputError(f"--json {path}: cannot write there ({exc.strerror})") from None
-    os.close(fd)
+    with ExitStack() as stack:
+        try:
+            tmp = stack.enter_context(staged(path))
+        except OSError as exc:
+            raise InputError(f"--json {path}: cannot write there ({exc.strerror})") from None
 
-    def write(data: dict[str, Any]) -> None:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        def write(data: dict[str, Any]) -> None:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
 
-    try:
         yield write
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the result from colleagues
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 def write_json(path: Path | None, data: dict[str, Any]) -> None:
