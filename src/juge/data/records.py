@@ -6,6 +6,8 @@ types and nothing converts one into the other.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -67,6 +69,11 @@ class Case(BaseModel):
     def is_pair(self) -> bool:
         return self.output_1 is not None and self.output_2 is not None
 
+    def output_hash(self) -> str:
+        """A short hash of the answer(s) under test, so a label can be tied to what was labelled."""
+        payload = [self.output_1, self.output_2] if self.is_pair else [self.output]
+        return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:16]
+
     def conversation(self) -> list[Message]:
         """The input as a list of messages (a single question becomes one user turn)."""
         if self.messages:
@@ -84,6 +91,9 @@ class HumanLabel(BaseModel):
     rater_id: str = Field(min_length=1)
     label: str | int | float
     explanation: str | None = None
+    # Which answer(s) the person saw: `Case.output_hash()` at labelling time. A label whose
+    # hash differs from a run's output for the same item was about another answer.
+    output_hash: str | None = None
 
     @field_validator("item_id", "rater_id", mode="before")
     @classmethod
