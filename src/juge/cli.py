@@ -24,6 +24,7 @@ app = typer.Typer(
 # Each module defines `register(app: typer.Typer) -> None`.
 COMMAND_MODULES = (
     "juge.commands.run",
+    "juge.commands.data",
     "juge.commands.calibrate",
     "juge.commands.policy",
     "juge.commands.label",

@@ -232,16 +232,20 @@ def _group_bucket(group: str, seed: int) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def split_by_group(cases: Sequence[Case], *, holdout: float = 0.5, seed: int = 0) -> dict[str, list[Case]]:
-    """Split into dev and holdout so that no group is on both sides.
+def split_of(group: str, *, holdout: float = 0.5, seed: int = 0) -> str:
+    """'holdout' when a hash of (seed, group) falls below `holdout`, else 'dev'.
 
-    Each group goes to holdout when a hash of (seed, group) falls below `holdout`,
-    so the split is stable: adding cases never moves an existing group.
+    A function of the group alone, so the split is stable: adding items never moves an
+    existing group, and every item of a group lands on the same side.
     """
     if not 0.0 < holdout < 1.0:
         raise ValueError("holdout share must be between 0 and 1")
+    return "holdout" if _group_bucket(group, seed) < holdout else "dev"
+
+
+def split_by_group(cases: Sequence[Case], *, holdout: float = 0.5, seed: int = 0) -> dict[str, list[Case]]:
+    """Split into dev and holdout so that no group is on both sides (see `split_of`)."""
     out: dict[str, list[Case]] = {"dev": [], "holdout": []}
     for case in cases:
-        side = "holdout" if _group_bucket(case.group, seed) < holdout else "dev"
-        out[side].append(case)
+        out[split_of(case.group, holdout=holdout, seed=seed)].append(case)
     return out
