@@ -372,3 +372,18 @@ def test_a_database_from_an_earlier_schema_gains_the_new_columns(tmp_path):
                                              verdict="PASS", attempts=2))
         store.save_output(run_id, "a", "output", "o", "m", "ok", cost=0.5)
         assert store.judgments(run_id)[0].attempts == 2
+
+
+def test_show_gives_the_pairwise_verdict_in_the_fixed_order(tmp_path):
+    cases = tmp_path / "pairs.jsonl"
+    cases.write_text(json.dumps({"id": "p1", "question": "q", "output_1": "one", "output_2": "two"}) + "\n")
+    (tmp_path / "eval.toml").write_text(
+        'cases = "pairs.jsonl"\n[[judges]]\nname = "pair"\nsetup = "pairwise"\ndescription = "Better?"\n'
+        'provider = "scripted"\nprovider_options = { default = "Reasons.\\n[[A]]" }\n')
+    db = tmp_path / "j.db"
+    assert runner.invoke(app, ["run", str(tmp_path / "eval.toml"), "--db", str(db), "--no-progress"]).exit_code == 0
+    with Store(db) as s:
+        run_id = s.list_runs()[0]["id"]
+    res = runner.invoke(app, ["show", run_id, "--db", str(db)], env={"COLUMNS": "200"})
+    assert "order 21 (answer 2 shown as A) (scripted-1): A" in res.output
+    assert "verdict, both orders in the fixed order: inconsistent" in res.output

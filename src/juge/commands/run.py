@@ -14,6 +14,7 @@ from rich.table import Table
 
 from juge.data.readers import parse_mapping
 from juge.errors import InputError
+from juge.judges.pairwise import combine_orders
 from juge.files import write_atomic, write_with
 from juge.store import DEFAULT_DB, RunNotFound, Store
 
@@ -237,14 +238,31 @@ def show_command(
         for name, (ok, why) in sorted(checks.get(c.id, {}).items()):
             mark = "[green]pass[/]" if ok else f"[red]FAIL[/] {escape(why or '')}"
             out.print(f"  check {escape(name)}: {mark}", highlight=False)
+        pairs: dict[tuple[str, int], dict[str, Any]] = {}
         for j in by_item.get(c.id, []):
-            order = f" order {j.order}" if j.order else ""
+            order = f" order {j.order} ({_SHOWN[j.order]})" if j.order else ""
             rep = f" repeat {j.repeat}" if j.repeat else ""
             verdict = (escape(str(j.verdict)) if j.outcome == "ok"
                        else f"[red]{j.outcome}[/]" + (f" ({escape(j.reason)})" if j.reason else ""))
             out.print(f"  judge {escape(j.judge)}{order}{rep} ({escape(j.model)}): {verdict}", highlight=False)
             text = j.text if full or len(j.text) <= 400 else j.text[:400] + " …"
             out.print("    " + text.replace("\n", "\n    "), markup=False, highlight=False)
+            if j.order:
+                pairs.setdefault((j.judge, j.repeat), {})[j.order] = j.verdict if j.outcome == "ok" else None
+        for (judge_name, rep_i), letters in pairs.items():
+            combined = combine_orders(letters.get("12"), letters.get("21"))
+            meaning = _PAIR_MEANING.get(combined or "missing", "")
+            rep = f" repeat {rep_i}" if rep_i else ""
+            out.print(f"  [bold]judge {escape(judge_name)}{rep} verdict, both orders in the fixed order:[/]"
+                      f" {combined or 'missing'} ({meaning})", highlight=False)
+
+
+_SHOWN = {"12": "answer 1 shown as A", "21": "answer 2 shown as A"}
+_PAIR_MEANING = {
+    "A": "answer 1 is better", "B": "answer 2 is better", "tie": "a tie",
+    "inconsistent": "the verdict changed with the order: counts as a tie, goes to a person",
+    "missing": "an order was refused, unparsed or failed",
+}
 
 
 def export_command(
