@@ -161,18 +161,22 @@ def runs_command(db: DbOption = DEFAULT_DB) -> None:
     if not runs:
         out.print(f"no runs in {db}", markup=False)
         return
-    table = Table(title=f"Runs in {db}")
-    for col in ("run", "name", "started", "status", "cases", "pass rate", "judges (template#hash model)", "data", "juge"):
-        table.add_column(col, no_wrap=col == "run")
+    out.print(f"[bold]{len(runs)} runs in {escape(str(db))}[/], newest first", highlight=False)
     for r in runs:
         s = r["summary"] or {}
-        judges = "\n".join(f"{j['name']} {j['template']}#{j['template_hash'][:8]} {j['model']}"
-                           for j in r["config"].get("judges", []))
         rate = s.get("pass_rate")
-        table.add_row(r["id"], escape(r["name"] or ""), r["started_at"][:19], r["status"], str(s.get("n_cases", "")),
-                      f"{rate:.1%} ({s.get('cases_passed')}/{s.get('n_cases')})" if rate is not None else "",
-                      escape(judges), r["dataset_hash"][:12], r["juge_version"])
-    out.print(table)
+        result = (f"pass {rate:.1%} ({s.get('cases_passed')}/{s.get('n_cases')})" if rate is not None
+                  else f"{s.get('n_cases', '?')} cases")
+        status = r["status"] if r["status"] == "done" else f"[yellow]{r['status']}[/]"
+        out.print(f"[bold]{r['id']}[/]  {escape(r['name'] or '-')}  {r['started_at'][:16].replace('T', ' ')}  "
+                  f"{status}  {result}", highlight=False)
+        for j in r["config"].get("judges", []):
+            out.print(f"    judge {escape(j['name'])}: {escape(j['template'])}#{j['template_hash'][:8]} "
+                      f"{escape(j['model'] or '')}", highlight=False)
+        system = r["config"].get("system")
+        if system:
+            out.print(f"    system {escape(system['model'])} prompt #{system.get('template_hash', '?')}", highlight=False)
+        out.print(f"    data {r['dataset_hash'][:12]}  juge {r['juge_version']}", style="dim", highlight=False)
 
 
 def _run_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
