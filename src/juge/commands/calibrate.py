@@ -99,6 +99,8 @@ def calibrate_command(
         scale=_scale_option(scale), id_col=id_col, output_col=output_col, baseline_cols=baseline_col or [],
         judges=judge or [], templates=template or [],
     )
+    for warning in inputs.warnings:
+        err.print("warning: " + warning, style="yellow", highlight=False, markup=False, soft_wrap=True)
     chosen = default_split(inputs, split)
     if chosen == "holdout":
         err.print("warning: studying the holdout split; keep it for the one final test of a policy.",

@@ -112,6 +112,7 @@ def estimate_command(
     """
     from juge.data.readers import read_labels
     from juge.study.estimate import corrected_pass_rate, human_pass_shares
+    from juge.study.inputs import labels_on_these_outputs, with_run_outputs
     from juge.verdicts import case_outcomes
 
     with Store(db) as store:
@@ -119,10 +120,17 @@ def estimate_command(
         cases = store.run_cases(run_row["id"])
         outcomes = case_outcomes([c.id for c in cases], store.judgments(run_row["id"]),
                                  store.check_results(run_row["id"]), threshold=threshold)
-    human = human_pass_shares(read_labels(labels), threshold=label_threshold)
+        judged = with_run_outputs(cases, store.outputs(run_row["id"]))
+    kept, warnings, unhashed = labels_on_these_outputs(read_labels(labels), judged, source=f"--labels {labels}")
+    warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in warnings]
+    for warning in warnings:
+        err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
+    human = human_pass_shares(kept, threshold=label_threshold)
     result = corrected_pass_rate(outcomes, human, confidence=confidence, n_resamples=resamples, seed=seed)
     result["run_id"] = run_row["id"]
     result["dataset_hash"] = run_row["dataset_hash"]
+    result["warnings"] = warnings
+    result["notes"] = [*unhashed, *result["notes"]]
     table = Table(title=Text(f"Pass rate of run {run_row['id']} ({result['n_cases']} cases, {result['n_labelled']} labelled)"),
                   title_justify="left")
     table.add_column("estimate")
@@ -223,6 +231,8 @@ def _study_data(items: Path | None, judgments: list[Path] | None, run: str | Non
     if not judgments and run is None:
         raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
     inputs = load_inputs(items=items, judgments=judgments or (), labels=labels, run=run, db=db, kind="pairwise")
+    for warning in inputs.warnings:
+        err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
     for notice in inputs.notices:
         err.print(Text("note: " + notice, style="yellow"), soft_wrap=True)
     return pair_study_data(inputs)

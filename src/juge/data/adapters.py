@@ -186,7 +186,7 @@ def read_label_rows(path: str | Path, *, pairwise: bool) -> list[HumanLabel]:
     rows = read_rows(path)
     return [
         HumanLabel(item_id=lab.item_id, rater_id=lab.rater_id,
-                   label=_pair_label(lab.label, path, line, "label", PAIR_LABELS))
+                   label=_pair_label(lab.label, path, line, "label", PAIR_LABELS), output_hash=lab.output_hash)
         for lab, (line, _) in zip(labels, rows)
     ]
 

@@ -43,6 +43,7 @@ class StudyInputs:
     has_splits: bool = False
     notices: list[str] = field(default_factory=list)
     declared_scale: tuple[float, float] | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 def _is_sample_layout(path: Path) -> bool:
@@ -83,6 +84,7 @@ def load_inputs(
     if from_hf is None and items is None and run is None:
         raise InputError("nothing to calibrate: give --items FILE, --from-hf DIR or --run RUN_ID (see --help)")
     recorded: list[Judgment] = []
+    run_outputs: dict[tuple[str, str], dict[str, Any]] = {}
     if from_hf is not None:
         data = read_mtbench_human_judgments(from_hf, turn=turn)
     elif items is not None and label_cols:
@@ -108,10 +110,12 @@ def load_inputs(
                 data.cases = store.run_cases(info["id"])
             data.sources[f"run {info['id']} dataset"] = info["dataset_hash"]
             recorded += store.judgments(info["id"])
+            run_outputs = store.outputs(info["id"])
             if not data.labels and labels is None:
                 ids = {c.id for c in data.cases}
                 data.labels = [lab for lab in store.labels() if lab.item_id in ids]
     notices: list[str] = []
+    warnings: list[str] = []
     if labels is not None:
         pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
         rows = read_label_rows(labels, pairwise=pairwise)
@@ -127,6 +131,11 @@ def load_inputs(
     if not data.labels:
         raise InputError("no human labels: the items carry none; give --labels FILE (item_id, rater_id, label)"
                          + (" or --label-cols" if items is not None else ""))
+    data.labels, mismatch, unhashed = labels_on_these_outputs(
+        data.labels, with_run_outputs(data.cases, run_outputs), source=f"--labels {labels}" if labels else "labels")
+    warnings += mismatch
+    if run is not None:
+        notices += unhashed
     if judges:
         present = sorted({j.judge for j in recorded} | set(data.baselines))
         unknown = [name for name in judges if name not in present]
@@ -151,7 +160,50 @@ def load_inputs(
         raise InputError(f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2")
     declared = (min(scale.values()), max(scale.values())) if scale else None
     return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases), notices=notices,
-                       declared_scale=declared)
+                       declared_scale=declared, warnings=warnings)
+
+
+def with_run_outputs(cases: Sequence[Case], run_outputs: dict[tuple[str, str], dict[str, Any]]) -> list[Case]:
+    """The cases as the run judged them: a run with a [system] generated each case's `output`, stored in
+    ``Store.outputs(run_id)[(item_id, "output")]["text"]``; that text replaces the case record's output."""
+    filled = []
+    for case in cases:
+        row = run_outputs.get((case.id, "output"))
+        text = row.get("text") if row else None
+        filled.append(case.model_copy(update={"output": text}) if text else case)
+    return filled
+
+
+def labels_on_these_outputs(
+    labels: Sequence[HumanLabel], cases: Sequence[Case], *, source: str = "labels",
+) -> tuple[list[HumanLabel], list[str], list[str]]:
+    """Keep the labels made on the answers these cases hold; return ``(kept, warnings, notes)``.
+
+    A label carrying ``output_hash`` (``Case.output_hash()`` of what the person saw) is kept only when
+    it equals the hash of the case with the same id: a label on an older answer says nothing about
+    a new one. The left-out labels are counted, with a few ids, in one warning. Labels without a hash
+    are kept, with one note that they cannot be checked. Labels on ids that are no case pass through
+    (the caller reports them). Raises InputError when every label is left out.
+    """
+    hashes = {c.id: c.output_hash() for c in cases}
+
+    def stale(lab: HumanLabel) -> bool:
+        return lab.output_hash is not None and lab.item_id in hashes and lab.output_hash != hashes[lab.item_id]
+
+    kept = [lab for lab in labels if not stale(lab)]
+    warnings: list[str] = []
+    if len(kept) < len(labels):
+        ids = sorted({lab.item_id for lab in labels if stale(lab)})
+        examples = ", ".join(repr(i) for i in ids[:3]) + (", ..." if len(ids) > 3 else "")
+        what = (f"{source}: {len(labels) - len(kept)} labels on {len(ids)} items were made on other answers than "
+                f"these cases' outputs (their output_hash differs: {examples})")
+        if not kept:
+            raise InputError(f"{what}; no label is left: label the outputs under study")
+        warnings.append(f"{what}; they are left out")
+    unhashed = sum(lab.output_hash is None for lab in kept)
+    notes = [f"{source}: {unhashed} of {len(kept)} labels carry no output_hash, so juge cannot check they were "
+             "made on these outputs"] if unhashed else []
+    return kept, warnings, notes
 
 
 def _keep_judges_of_kind(kind: StudyKind, recorded: list[Judgment]) -> tuple[list[Judgment], list[str]]:
@@ -230,7 +282,7 @@ def run_study(
                                    sources=data.sources, declared_scale=inputs.declared_scale)
         _refuse_empty(len(grades.split(split).items), split, inputs)
         result = grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
-    result["notes"] = [*inputs.notices, *result.get("notes", [])]
+    result["notes"] = [*inputs.warnings, *inputs.notices, *result.get("notes", [])]
     return result
 
 
