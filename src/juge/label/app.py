@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from juge.data.records import Case
 from juge.label.db import LabelError, LabelStore, Project, Rater
-from juge.label.rubric import choices, to_fixed_order
+from juge.label.rubric import canonical_label, choices, to_fixed_order
 
 HERE = Path(__file__).parent
 COOKIE = "juge_label"
@@ -142,6 +142,8 @@ def create_app(store: LabelStore) -> FastAPI:
     ) -> Response:
         project = store.project_by_id(rater.project_id)
         allowed = {c.value for c in choices(project.task, project.rubric)}
+        if project.task == "passfail":
+            choice = canonical_label(project.task, choice)  # a page opened before the PASS/FAIL spelling
         if choice not in allowed:
             raise HTTPException(422, f"Unknown label {choice!r}.")
         session_id = store.current_session(rater)
@@ -185,6 +187,8 @@ def create_app(store: LabelStore) -> FastAPI:
     ) -> Response:
         require_adjudicator(rater)
         project = store.project_by_id(rater.project_id)
+        if project.task == "passfail":
+            label = canonical_label(project.task, label)
         if label not in fixed_choices(project.task, project):
             raise HTTPException(422, f"Unknown label {label!r}.")
         try:

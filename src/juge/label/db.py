@@ -35,7 +35,7 @@ from sqlalchemy.exc import IntegrityError
 
 from juge.data.records import Case, HumanLabel
 from juge.judges.rubric import Rubric
-from juge.label.rubric import export_value
+from juge.label.rubric import canonical_label, export_value
 from juge.store import DEFAULT_DB
 
 SESSION_IDLE_SECONDS = 30 * 60  # a gap this long starts a new labelling session
@@ -464,7 +464,7 @@ class LabelStore:
         return last.item_id
 
     def label_rows(self, project: Project) -> list[dict[str, Any]]:
-        """Every label with its item and rater, in item order then rater name."""
+        """Every label with its item and rater, in item order then rater name; labels in canonical form."""
         with self.engine.connect() as c:
             rows = c.execute(
                 select(items.c.item_id, items.c.position, raters.c.name.label("rater"), labels.c.label,
@@ -475,7 +475,7 @@ class LabelStore:
                 .where(items.c.project_id == project.id)
                 .order_by(items.c.position, raters.c.name)
             ).all()
-        return [r._asdict() for r in rows]
+        return [r._asdict() | {"label": canonical_label(project.task, r.label)} for r in rows]
 
     def export_labels(self, project: Project) -> list[HumanLabel]:
         """One HumanLabel per rater per item; pairs as A/B/tie in the fixed order of the case."""
@@ -541,7 +541,7 @@ class LabelStore:
         with self.engine.connect() as c:
             judged: dict[int, dict[str, str]] = defaultdict(dict)
             for r in c.execute(select(judge_verdicts).where(judge_verdicts.c.item_pk.in_(pks))).all():
-                judged[r.item_pk][r.judge] = r.verdict
+                judged[r.item_pk][r.judge] = canonical_label(project.task, r.verdict)
             final = {r.item_pk: r for r in c.execute(
                 select(adjudications.c.item_pk, adjudications.c.label, adjudications.c.reason,
                        raters.c.name.label("adjudicator"))
@@ -557,7 +557,8 @@ class LabelStore:
                 adj = final.get(it["pk"])
                 out.append({**it, "reasons": reasons, "judges": dict(judged[it["pk"]]),
                             "final": None if adj is None else
-                            {"label": adj.label, "reason": adj.reason, "adjudicator": adj.adjudicator}})
+                            {"label": canonical_label(project.task, adj.label), "reason": adj.reason,
+                             "adjudicator": adj.adjudicator}})
         return out
 
     def adjudicate(self, rater: Rater, item_id: str, label: str, reason: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from juge.judges.pairwise import as_agreement_label, combine_orders
 from juge.label.db import LabelStore, Project, rater_pairs
+from juge.label.rubric import canonical_label
 from juge.store import Store
 
 
@@ -35,10 +36,7 @@ def judge_verdicts(store_path: str | Path, run_id: str, task: str) -> dict[str, 
         return dict(out)
     for j in judgments:
         if j.outcome == "ok" and j.verdict is not None and not isinstance(j.verdict, dict):
-            value = j.verdict
-            if isinstance(value, bool):
-                value = "pass" if value else "fail"
-            out[j.item_id][j.judge] = str(value)
+            out[j.item_id][j.judge] = canonical_label(task, j.verdict)
     return dict(out)
 
 

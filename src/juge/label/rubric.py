@@ -17,7 +17,8 @@ examples, which show a judge's answer format). The labels depend on the task:
 - ``pairwise``: stored as ``A`` (answer 1 better), ``B`` (answer 2 better) or ``tie``,
   always in the fixed order of the case. The page shows the answers as Left/Right in
   a position randomised per rater and item; keys 1 (left), 2 (right), 3 (tie).
-- ``passfail``: ``pass`` or ``fail``; keys p and f.
+- ``passfail``: ``PASS`` or ``FAIL`` (as PASS/FAIL judges and `juge calibrate` write them;
+  labels stored as ``pass``/``fail`` by earlier versions read as the same); keys p and f.
 - ``score``: the rubric's ``levels`` (2 to 10 consecutive integers). Single-digit
   levels are their own keys; otherwise levels get keys 1..9, 0 in order (so 1..10
   is typed 1..9, 0).
@@ -30,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from juge.data.adapters import normalise_passfail
 from juge.errors import input_error
 from juge.judges.rubric import Rubric, load_rubric
 
@@ -63,7 +65,7 @@ def choices(task: str, rubric: Rubric) -> list[Choice]:
         return [Choice("left", "1", "Left is better"), Choice("right", "2", "Right is better"),
                 Choice("tie", "3", "Tie")]
     if task == "passfail":
-        return [Choice("pass", "p", "Pass"), Choice("fail", "f", "Fail")]
+        return [Choice("PASS", "p", "Pass"), Choice("FAIL", "f", "Fail")]
     levels = rubric.levels or {}
     own_keys = all(0 <= level <= 9 for level in levels)
     return [Choice(str(level), str(level) if own_keys else POSITIONAL_KEYS[i], f"{level} · {text}")
@@ -83,6 +85,19 @@ def to_fixed_order(choice: str, swapped: bool) -> str:
     return "A" if (choice == "left") == left_is_a else "B"
 
 
+def canonical_label(task: str, label: object) -> str:
+    """One spelling per label, so people, adjudicators and judges compare equal.
+
+    passfail: ``PASS``/``FAIL`` from any usual spelling (pass, fail, true, ...; `normalise_passfail`);
+    score: an integral number as its integer text (a judge's 4.0 is the level "4"); other labels as text.
+    """
+    if task == "passfail":
+        return normalise_passfail(label) or str(label)
+    if task == "score" and isinstance(label, float) and label.is_integer():
+        return str(int(label))
+    return str(label)
+
+
 def export_value(task: str, label: str) -> str | int:
-    """A stored label as written to the export: score levels are integers, other labels text."""
-    return int(label) if task == "score" else label
+    """A stored label as written to the export: score levels are integers, PASS/FAIL upper case, others text."""
+    return int(label) if task == "score" else canonical_label(task, label)
