@@ -140,8 +140,10 @@ def estimate_command(
     table.add_row("human only", fmt(result["human_only"]), "the labelled cases alone")
     table.add_row("PPI++ (recommended)", fmt(result["ppi"]), f"labels + judge, lambda = {result['ppi']['lambda']:.2f}")
     rg = result["rogan_gladen"]
-    sens_spec = ("sens/spec undefined" if rg["sensitivity"] is None or rg["specificity"] is None
-                 else f"sens {rg['sensitivity']:.3f}, spec {rg['specificity']:.3f}")
+    sens_spec = ", ".join(f"{name} {rg[key]:.3f}" for name, key in (("sens", "sensitivity"), ("spec", "specificity"))
+                          if rg[key] is not None)
+    if rg["why_not"]:
+        sens_spec += ("; " if sens_spec else "") + rg["why_not"]
     table.add_row("sens/spec plug-in", fmt(rg), sens_spec)
     table.add_section()
     table.add_row("missing verdict", str(result["n_missing_verdict"]), "unparsed/refused/error: never a pass")

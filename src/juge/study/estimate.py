@@ -25,7 +25,8 @@ Three figures:
 
       theta = (p + spec - 1) / (sens + spec - 1),  clipped to [0, 1]
 
-  with ``p`` the judge's rate on the unlabelled cases, ``sens`` = judge PASS among human
+  with ``p`` the judge's rate on the unlabelled cases (on all cases when every case is
+  labelled: then, with one rater per case, theta is the human-only rate), ``sens`` = judge PASS among human
   PASS and ``spec`` = judge FAIL among human FAIL on the labelled cases; percentile
   bootstrap resampling labelled and unlabelled cases independently.
 
@@ -97,20 +98,21 @@ def rogan_gladen(y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray
 
 def rogan_gladen_estimate(
     y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray, *,
-    confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
+    confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, same_cases: bool = False,
 ) -> tuple[Estimate, float, float]:
-    """Rogan-Gladen estimate with a percentile bootstrap (labelled and unlabelled resampled apart)."""
+    """Rogan-Gladen estimate with a percentile bootstrap (labelled and unlabelled resampled apart, or
+    together when ``same_cases``: ``f_unlabelled`` is then ``f_labelled``, every case being labelled)."""
     y, fl, fu = (np.asarray(a, float) for a in (y, f_labelled, f_unlabelled))
     theta, sens, spec = rogan_gladen(y, fl, fu)
     w_lab = resample_weights(len(y), n_resamples=n_resamples, seed=seed)
-    w_unl = resample_weights(len(fu), n_resamples=n_resamples, seed=seed + 1)
+    w_unl = w_lab if same_cases else resample_weights(len(fu), n_resamples=n_resamples, seed=seed + 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         sens_b = (w_lab @ (y * fl)) / (w_lab @ y)
         spec_b = (w_lab @ ((1 - y) * (1 - fl))) / (w_lab @ (1 - y))
         p_b = (w_unl @ fu) / w_unl.sum(1)
         youden_b = sens_b + spec_b - 1
         boot = np.where(youden_b > 0, np.clip((p_b + spec_b - 1) / youden_b, 0, 1), np.nan)
-    n = len(y) + len(fu)
+    n = len(y) if same_cases else len(y) + len(fu)
     if np.isnan(theta) or np.isfinite(boot).mean() < 0.9:
         # The judge is no better than chance on too many resamples: no honest interval.
         return Estimate(float(theta), None, None, n), float(sens), float(spec)
@@ -188,15 +190,16 @@ def corrected_pass_rate(
     notes: list[str] = []
     if big_n < 2:
         ppi = human_only
-        rg, sens, spec = Estimate(None, None, None, n), float("nan"), float("nan")
         lam = 0.0
         notes.append("every case of the run is labelled: the human-only rate is the estimate")
     else:
         theta, low, high, lam_arr = ppi_mean(study.y, study.f_labelled, study.f_unlabelled, confidence=confidence)
         ppi = Estimate(float(theta), float(max(low, 0.0)), float(min(high, 1.0)), n + big_n)
         lam = float(lam_arr)
-        rg, sens, spec = rogan_gladen_estimate(study.y, study.f_labelled, study.f_unlabelled,
-                                               confidence=confidence, n_resamples=n_resamples, seed=seed)
+    # p is the judge's rate on the unlabelled cases; when every case is labelled, on all of them.
+    judged_rest = study.f_unlabelled if big_n else study.f_labelled
+    rg, sens, spec = rogan_gladen_estimate(study.y, study.f_labelled, judged_rest, same_cases=not big_n,
+                                           confidence=confidence, n_resamples=n_resamples, seed=seed)
     reasons = [
         "PPI++ needs no model of the judge's errors, only that the labelled cases are a random sample;",
         "its power-tuned weight (lambda) falls back to the human-only rate when the judge is uninformative,",
@@ -217,12 +220,28 @@ def corrected_pass_rate(
         "judge_only": judge_only.to_dict(),
         "human_only": human_only.to_dict(),
         "ppi": {**ppi.to_dict(), "lambda": lam},
-        "rogan_gladen": {**rg.to_dict(), "sensitivity": _finite(sens), "specificity": _finite(spec)},
+        "rogan_gladen": {**rg.to_dict(), "sensitivity": _finite(sens), "specificity": _finite(spec),
+                         "why_not": plug_in_gap(study.y, sens, spec, rg)},
         "confidence": confidence,
         "recommended": RECOMMENDED,
         "why": " ".join(reasons),
         "notes": notes,
     }
+
+
+def plug_in_gap(y: np.ndarray, sens: float, spec: float, rg: Estimate) -> str | None:
+    """Why the plug-in has no value or no interval (None when it has both)."""
+    if not y.sum():
+        return "no labelled case is a human PASS, so sensitivity is undefined"
+    if not (1 - y).sum():
+        return "no labelled case is a human FAIL, so specificity is undefined"
+    if sens + spec - 1 <= 0:
+        return (f"sens + spec - 1 = {sens + spec - 1:.3f} <= 0: the judge does no better than chance, and the "
+                "plug-in divides by it")
+    if rg.low is None:
+        return ("the judge is no better than chance on more than 10% of the bootstrap resamples: no honest "
+                "interval")
+    return None
 
 
 def _finite(x: float) -> float | None:
