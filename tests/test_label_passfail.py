@@ -82,3 +82,27 @@ def test_passfail_labels_compare_with_the_judge_and_export_for_calibrate(tmp_pat
     assert '"passfail"' in text
     assert '"matrix": [[1, 1], [0, 2]]' in text  # people PASS: judge PASS 1, FAIL 1; people FAIL: judge FAIL 2
     store.close()
+
+
+def test_review_page_shows_the_context_and_source_but_not_meta(tmp_path: Path) -> None:
+    """An adjudicator deciding faithfulness needs the facts the raters saw; model names stay hidden."""
+    from juge.judges.rubric import Rubric
+
+    store = LabelStore(f"sqlite:///{tmp_path / 'labels.db'}")
+    case = score_case(0).model_copy(update={
+        "context": "FACTS: the Pro plan costs $9 <b>per month</b>.", "source": "pricing page v3",
+        "meta": {"model": "secret-model-alpha"}})
+    project = store.create_project("pf", "passfail", Rubric(name="f", description="d"), [case],
+                                   overlap=1, overlap_raters=2)
+    tokens = [store.add_rater(project, name, adjudicator=name == "carol") for name in ("alice", "bob", "carol")]
+    for token, label in zip(tokens[:2], ("PASS", "FAIL")):
+        rater = store.rater_by_token(token)
+        store.save_label(rater, store.next_assignment(rater).id, label)
+    client = TestClient(create_app(store))
+    client.get("/login", params={"token": tokens[2]})
+    page = client.get("/adjudicate").text
+    assert "raters disagree" in page
+    assert "FACTS: the Pro plan costs $9 &lt;b&gt;per month&lt;/b&gt;." in page
+    assert "pricing page v3" in page
+    assert "secret-model-alpha" not in page
+    store.close()
