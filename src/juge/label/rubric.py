@@ -33,10 +33,12 @@ from pathlib import Path
 
 from juge.data.adapters import normalise_passfail
 from juge.errors import input_error
-from juge.judges.rubric import Rubric, load_rubric
+from juge.judges.judge import JudgeSpec, load_judge
+from juge.judges.rubric import Rubric, load_rubric, read_toml
 
 TASKS = ("pairwise", "score", "passfail")
 POSITIONAL_KEYS = "1234567890"
+JUDGE_ONLY_KEYS = set(JudgeSpec.model_fields) - set(Rubric.model_fields)  # setup, model, provider, template, ...
 
 
 @dataclass(frozen=True)
@@ -49,10 +51,25 @@ class Choice:
 
 
 def read_rubric(path: str | Path, task: str) -> Rubric:
-    """Read the judge rubric at `path` and check it can drive `task`; errors name the file and field."""
+    """Read the rubric at `path` and check it can drive `task`; errors name the file and field.
+
+    `path` is a rubric TOML or a judge file: a file with judge keys (setup, model, provider, ...)
+    is loaded as the judge (`load_judge`), so people read exactly the rubric the judge reads, and
+    its setup must be the task (passfail, pairwise or score).
+    """
     if task not in TASKS:
         raise input_error(path, f"unknown task {task!r}; use one of {', '.join(TASKS)}")
-    rubric = load_rubric(path)
+    if set(read_toml(Path(path))) & JUDGE_ONLY_KEYS:
+        judge = load_judge(path)
+        if judge.setup != task:
+            raise input_error(path, f"this is a {judge.setup} judge; it cannot be the rubric of a {task} "
+                              f"labelling task (use --task {judge.setup} or a {task} judge)"
+                              if judge.setup in TASKS else
+                              f"this is a {judge.setup} judge; people label with a passfail, pairwise or "
+                              "score rubric", field="setup")
+        rubric = judge.rubric
+    else:
+        rubric = load_rubric(path)
     if task == "score" and not (rubric.levels and 2 <= len(rubric.levels) <= 10):
         raise input_error(path, "a score task needs 2 to 10 described levels, e.g. levels = { 1 = \"...\", "
                           "5 = \"...\" }", field="levels")
