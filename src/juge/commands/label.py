@@ -82,7 +82,9 @@ def _read_label_cases(path: Path, field_map: str | None) -> list:
 def init_command(
     cases: Annotated[Path, typer.Option("--cases", help="Cases to label (JSONL or CSV).")],
     task: Annotated[str, typer.Option("--task", help="pairwise (A/B/tie), score (rubric levels) or passfail.")],
-    rubric: Annotated[Path, typer.Option("--rubric", help="Rubric TOML shown beside every item.")],
+    rubric: Annotated[Path, typer.Option("--rubric", help=(
+        "Rubric TOML shown beside every item, or a judge file: its rubric is used (the words the judge reads) "
+        "and its setup must be the --task."))],
     name: Annotated[str, typer.Option("--name", help="Project name, used by every other label command.")],
     overlap: Annotated[float, typer.Option(help="Share of items labelled by several raters (for agreement).")] = 0.2,
     overlap_raters: Annotated[int, typer.Option(help="How many raters label an overlap item.")] = 2,
