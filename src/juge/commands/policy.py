@@ -498,6 +498,8 @@ def audit_command(
     for k, s in enumerate(sample, 1):
         out.print(Text(f"\n[{k}] {s['item_id']} ({s['category']}): judge verdict {s['verdict']}", style="bold"))
         out.print(Text("question: " + _clip(s["question"])))
+        if s["context"] is not None:
+            out.print(Text("context: " + _clip(s["context"])))
         out.print(Text("answer 1: " + _clip(s["answer_1"])))
         out.print(Text("answer 2: " + _clip(s["answer_2"])))
         for order, text in s["judge_texts"].items():

@@ -2,8 +2,8 @@
 
 The calibration JSON lists, per judge key, the items whose verdict differs from the
 human majority, with the vote counts and the judge's raw text in each order. This
-module ranks them and, when the items file is given, adds the question, both
-answers and each rater's vote (the calibration JSON does not repeat dataset text).
+module ranks them and, when the items file is given, adds the question, the context
+(the facts a faithfulness verdict rests on), both answers and each rater's vote (the calibration JSON does not repeat dataset text).
 
 Disagreement of an item = share of its human votes that differ from the judge's
 label (an inconsistent verdict counts as a tie, as in every agreement figure).
@@ -83,6 +83,7 @@ def select_disagreements(calibration: dict[str, Any], *, top: int = 3) -> list[d
                 "vote_counts": counts,
                 "votes": [],
                 "question": None,
+                "context": None,
                 "answer_1": None,
                 "answer_2": None,
                 "judge_texts": texts,
@@ -93,12 +94,13 @@ def select_disagreements(calibration: dict[str, Any], *, top: int = 3) -> list[d
 
 
 def attach_items(cards: list[dict[str, Any]], cases: dict[str, Case]) -> list[dict[str, Any]]:
-    """Fill each card's question, answers and per-rater votes from the items (unknown ids stay as they are)."""
+    """Fill each card's question, context, answers and per-rater votes from the items (unknown ids stay as they are)."""
     for card in cards:
         case = cases.get(card["item_id"])
         if case is None:
             continue
         card["question"] = case.question
+        card["context"] = case.context
         card["answer_1"] = case.output_1
         card["answer_2"] = case.output_2
         ratings = case.meta.get("human_ratings")

@@ -158,7 +158,8 @@ def weekly_seed(today: date | None = None) -> int:
 
 def audit_sample(policy: dict[str, Any], cases: Sequence[Case], judgments: Sequence[Judgment], *, n: int,
                  seed: int) -> list[dict[str, Any]]:
-    """``n`` random decisions the judge made alone (seeded), with the item and the judge's raw texts."""
+    """``n`` random decisions the judge made alone (seeded), with the item (its context too) and the judge's raw
+    texts."""
     decisions = route_cases(policy, cases, judgments)
     by_id = {c.id: c for c in cases}
     judged = [d for d in decisions if d.route == JUDGE]
@@ -169,7 +170,7 @@ def audit_sample(policy: dict[str, Any], cases: Sequence[Case], judgments: Seque
         texts = {j.order: j.text for j in judgments
                  if j.item_id == d.item_id and f"{j.judge}/{j.template}" == d.template and j.repeat == 0}
         out.append({
-            **d.to_dict(), "question": case.question, "answer_1": case.output_1, "answer_2": case.output_2,
+            **d.to_dict(), "question": case.question, "context": case.context, "answer_1": case.output_1, "answer_2": case.output_2,
             "reference": case.reference, "judge_texts": {o: texts.get(o) for o in ORDERS},
         })
     return out
