@@ -227,12 +227,16 @@ PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON writte
 
 
 def _study_data(items: Path | None, judgments: list[Path] | None, run: str | None, labels: Path | None, db: Path):
-    from juge.study.inputs import load_inputs
+    from juge.study.inputs import NotPairs, load_inputs
     from juge.study.policy import pair_study_data
 
     if not judgments and run is None:
         raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
-    inputs = load_inputs(items=items, judgments=judgments or (), labels=labels, run=run, db=db, kind="pairwise")
+    try:
+        inputs = load_inputs(items=items, judgments=judgments or (), labels=labels, run=run, db=db, kind="pairwise")
+    except NotPairs as exc:
+        raise InputError(f"juge policy supports pairwise judges for now (two answers per item, votes A/B/tie): "
+                         f"{exc}") from None
     for warning in inputs.warnings:
         err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
     for notice in inputs.notices:
@@ -279,11 +283,19 @@ def _policy_tables(policy: dict[str, Any]) -> None:
     for col in ("category", "prompt", "judged", "judge vs person", "person vs person", "gap",
                 "decision (not used)" if overridden else "decision"):
         table.add_column(col)
+    from juge.study.policy import TOO_FEW
+
     for cat, r in policy["categories"].items():
+        decision = Text(r["decision"])
+        if r.get("too_few"):
+            decision.append(" (too few items to decide)", style="yellow")
         table.add_row(Text(cat), Text(r["template"]), f"{r['n_with_verdict']}/{r['n_items']}", fmt(r["vs_people"]),
                       fmt(r["ceiling"]),
-                      "n/a" if r["gap"] is None else f"{r['gap']:+.3f}", Text(r["decision"]))
+                      "n/a" if r["gap"] is None else f"{r['gap']:+.3f}", decision)
     out.print(table)
+    for cat, r in policy["categories"].items():
+        if r.get("too_few"):
+            err.print(Text(f"warning: category {cat}: {TOO_FEW} ({r['too_few']})", style="yellow"), soft_wrap=True)
     if g:
         _print_guarantee(g)
 

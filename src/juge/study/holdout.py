@@ -26,7 +26,7 @@ from juge.store import Store
 from juge.study.calibrate import Bootstrap, ceiling, vs_majority, vs_people
 from juge.study.guarantee import check_on_holdout
 from juge.study.pairtable import PairItem
-from juge.study.policy import PairStudyData, split_hash
+from juge.study.policy import PairStudyData, no_split_error, split_hash
 from juge.study.route import JUDGE, RouteDecision, route_item
 
 POLICY_KEY = "policy"
@@ -68,7 +68,7 @@ def run_holdout_test(
     table = data.table().split(split)
     items = table.items
     if not items:
-        raise InputError(f"no item with split {split!r} and human votes in the data")
+        raise no_split_error(split, data.cases)
     ids = {it.item_id for it in items}
     data_hash = split_hash([c for c in data.cases if c.id in ids], data.labels)
     derived_on = policy["dev"].get("split", "dev")

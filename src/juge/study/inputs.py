@@ -33,6 +33,10 @@ from juge.study.scores import _read_value as grade_value
 StudyKind = Literal["pairwise", "score", "passfail"]
 
 
+class NotPairs(InputError):
+    """A pairwise study was asked for items that do not hold two answers each."""
+
+
 @dataclass
 class StudyInputs:
     """Everything a study reads: items and human labels, in-item baselines, and judgments."""
@@ -116,6 +120,9 @@ def load_inputs(
                 data.labels = [lab for lab in store.labels() if lab.item_id in ids]
     notices: list[str] = []
     warnings: list[str] = []
+    if kind == "pairwise" and not all(c.is_pair for c in data.cases):
+        bad = next(c.id for c in data.cases if not c.is_pair)
+        raise NotPairs(f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2")
     if labels is not None:
         pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
         rows = read_label_rows(labels, pairwise=pairwise)
@@ -155,9 +162,6 @@ def load_inputs(
     if kind in ("score", "passfail"):
         recorded, dropped = _keep_judges_of_kind(kind, recorded)
         notices += dropped
-    if kind == "pairwise" and not all(c.is_pair for c in data.cases):
-        bad = next(c.id for c in data.cases if not c.is_pair)
-        raise InputError(f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2")
     declared = (min(scale.values()), max(scale.values())) if scale else None
     return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases), notices=notices,
                        declared_scale=declared, warnings=warnings)

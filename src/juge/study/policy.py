@@ -24,6 +24,12 @@ Rules (every one carries the dev numbers behind it in the policy file):
 6. ``rule="guarantee"``: items route by the judge's confidence instead of by
    category; the threshold is the fixed-sequence choice of ``juge.study.guarantee``.
 
+A rule 3 decision resting on few data is flagged, not changed: a category whose judge-vs-person
+or person-vs-person figure rests on fewer than ``MIN_PAIRS`` (30) pairs, or on fewer than
+``MIN_ITEMS`` (10) judged items, carries ``too_few`` (the reason) and the advice ``TOO_FEW``. With
+30 pairs a 95 % interval of an agreement near 0.8 is still about +-0.15 wide, three times a
+0.05 margin; below it one rater pair more or less can flip the decision.
+
 Decisions read dev only. Ties in rule 1 are broken by judge-vs-person agreement,
 then by key name.
 """
@@ -52,6 +58,9 @@ from juge.study.pairtable import PairItem, PairTable, build_pair_table
 POLICY_FORMAT = 1
 RULES = ("margin", "lower-bound", "guarantee")
 DIGITS = 3
+MIN_PAIRS = 30
+MIN_ITEMS = 10
+TOO_FEW = "too few items to decide: treat as person until more labels"
 
 
 @dataclass
@@ -75,8 +84,8 @@ class PairStudyData:
 def pair_study_data(inputs: StudyInputs) -> PairStudyData:
     """The policy's view of what ``juge.study.inputs.load_inputs`` read; policies are for pairwise judges."""
     if inputs.kind != "pairwise":
-        raise InputError(f"a judge policy is derived from pairwise items (two answers, votes A/B/tie); these items "
-                         f"are a {inputs.kind} study")
+        raise InputError(f"juge policy supports pairwise judges for now (two answers per item, votes A/B/tie); "
+                         f"these items are a {inputs.kind} study")
     data = inputs.data
     return PairStudyData(data.cases, data.labels, inputs.judgments, data.baselines, data.sources)
 
@@ -91,6 +100,17 @@ def split_hash(cases: Iterable[Case], labels: Iterable[HumanLabel]) -> str:
     for lab in sorted((l for l in labels if l.item_id in ids), key=lambda l: (l.item_id, l.rater_id)):
         h.update(lab.model_dump_json().encode() + b"\n")
     return h.hexdigest()
+
+
+def no_split_error(split: str, cases: Iterable[Case]) -> InputError:
+    """No item with human votes in ``split``; when no item has a split at all, say how to make one."""
+    splits = sorted({c.split for c in cases if c.split})
+    if not splits:
+        return InputError(
+            f"no item has a `split` field, so there is no {split!r} split: make one with `juge split --items FILE "
+            "--by group --holdout 0.3 --seed 0 -o FILE_WITH_SPLIT` (the same rows with split dev/holdout, by group) "
+            "and give that file as --items (with --run too: the run's judgments join the items by id)")
+    return InputError(f"no item with split {split!r} and human votes; splits in the data: {', '.join(splits)}")
 
 
 def policy_hash(policy: dict[str, Any]) -> str:
@@ -222,7 +242,7 @@ def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: st
     gap = None if jp_r is None or pp_r is None else round(jp_r - pp_r, DIGITS)
     row = {"template": key, "n_items": len(items), "n_with_verdict": len(judged),
            "n_votes": sum(len(it.votes) for it in judged), "vs_people": jp, "ceiling": pp, "gap": gap,
-           "difference": diff}
+           "difference": diff, "too_few": too_few(len(judged), jp, pp)}
     if gap is None:
         row["decision"], row["reason"] = "person", (
             "no judge-vs-person or person-vs-person figure on dev (no verdicts or fewer than two raters per item)")
@@ -238,6 +258,15 @@ def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: st
         row["reason"] = (f"judge vs person {jp_r:.3f} vs person vs person {pp_r:.3f}: gap {gap:+.3f}, "
                          f"{'within' if ok else 'more than'} the {margin:g} margin")
     return row
+
+
+def too_few(n_judged: int, jp: dict[str, Any], pp: dict[str, Any]) -> str | None:
+    """Why a category's figures are too thin to decide on (None when they are not): fewer than MIN_ITEMS
+    judged items, or a judge-vs-person or person-vs-person agreement on fewer than MIN_PAIRS pairs."""
+    thin = [f"{n_judged} judged items (< {MIN_ITEMS})"] if n_judged < MIN_ITEMS else []
+    thin += [f"{what} on {e.get('n') or 0} pairs (< {MIN_PAIRS})"
+             for what, e in (("judge vs person", jp), ("person vs person", pp)) if (e.get("n") or 0) < MIN_PAIRS]
+    return "; ".join(thin) or None
 
 
 def guarantee_rule(items: Sequence[PairItem], key_by_category: dict[str, str], judgments: Sequence[Judgment],
@@ -291,8 +320,7 @@ def derive_policy(
     table = data.table()
     sub = table.split(split)
     if not sub.items:
-        splits = sorted({str(it.split) for it in table.items})
-        raise InputError(f"no item with split {split!r} and human votes; splits in the data: {', '.join(splits)}")
+        raise no_split_error(split, data.cases)
     items = sub.items
     selection = choose_judge(items, candidate_keys(sub, judges), boot)
     key = selection["chosen"]
@@ -404,6 +432,10 @@ def policy_markdown(policy: dict[str, Any]) -> str:
     else:
         lines.append(f"- The judge decides alone in: {_cell(', '.join(to_judge)) or 'no category'}.")
         lines.append(f"- A person decides in: {_cell(', '.join(to_person)) or 'no category'}.")
+        thin = [c for c, r in cats.items() if r.get("too_few")]
+        if thin:
+            lines.append(f"- Too few items to decide in: {_cell(', '.join(thin))}; treat as person until more "
+                         "labels (see rule 3).")
     lines += [
         "- Any item whose verdict changes when the answers swap places, or whose judgment was refused, unparsed or "
         "missing, goes to a person.",
@@ -466,9 +498,15 @@ def policy_markdown(policy: dict[str, Any]) -> str:
     ]
     for c, r in cats.items():
         gap = "n/a" if r["gap"] is None else f"{r['gap']:+.3f}"
+        flag = f" ({TOO_FEW}: {r['too_few']})" if r.get("too_few") else ""
         lines.append(f"| {_cell(c)} | {r['n_items']} | {r['n_with_verdict']} | {r['n_votes']} | "
                      f"{_cell(r['template'])} | {_est(r['vs_people'])} | "
-                     f"{_est(r['ceiling'])} | {gap} | {_est(r['difference'])} | **{r['decision']}** |")
+                     f"{_est(r['ceiling'])} | {gap} | {_est(r['difference'])} | **{r['decision']}**{flag} |")
+    thin = [c for c, r in cats.items() if r.get("too_few")]
+    if thin:
+        lines += ["", f"**Too few items to decide** in {_cell(', '.join(thin))}: a figure rests on fewer than "
+                  f"{MIN_PAIRS} pairs or {MIN_ITEMS} judged items, so one vote more or less can flip the decision. "
+                  "Treat these categories as person until more labels are in, then derive again."]
     lines += [
         "", "## Rule 4: items that always go to a person", "",
         "Each pair is judged in both orders. An item goes to a person when the two orders give different verdicts "
