@@ -257,14 +257,20 @@ def attach_run_command(
         "--db", help="The juge store holding the run (as for juge run/calibrate --db).", envvar="JUGE_DB")
     ] = Path(".juge/juge.db"),
     old_store_path: Annotated[Optional[Path], typer.Option("--store", hidden=True)] = None,
+    allow_changed_outputs: Annotated[bool, typer.Option(
+        "--allow-changed-outputs",
+        help="Attach even if the run judged other answers than people labelled for some items; those items "
+             "are left out of the judge comparison.")] = False,
     db_url: DbUrl = None,
 ) -> None:
     """Copy a run's judge verdicts into the review, so judge-vs-people disagreements are listed.
 
     Verdicts are shown to adjudicators only, and only for items whose labelling is closed.
-    Refused (exit 2) when no case of the run is an item of the project.
+    Refused (exit 2) when no case of the run is an item of the project, and when the run judged other
+    answers (its case outputs, or the outputs its system generated) than the ones people labelled for some
+    items (their output hashes differ), unless --allow-changed-outputs.
     """
-    from juge.label.review import judge_verdicts
+    from juge.label.review import changed_outputs, judge_verdicts, run_output_hashes
     from juge.store import RunNotFound
 
     store_path = old_store_path or store_path  # --store: the option's earlier name
@@ -272,16 +278,28 @@ def attach_run_command(
     project = _project(store, name)
     try:
         verdicts = judge_verdicts(store_path, run_id, project.task)
+        judged = run_output_hashes(store_path, run_id)
     except RunNotFound as exc:
         raise InputError(f"{store_path}: {exc}") from None
-    item_ids = [it["item_id"] for it in store.item_table(project)]
+    table = store.item_table(project)
+    item_ids = [it["item_id"] for it in table]
     if not set(verdicts) & set(item_ids):
         found = (f"its verdicts are on {_examples(sorted(verdicts))}" if verdicts
                  else f"it has no usable {project.task} verdict")
         raise InputError(f"run {run_id} ({store_path}): no case id matches an item of project {project.name} "
                          f"({_examples(item_ids)}); {found}. Attach a run over the project's cases.")
-    n = store.attach_judge_verdicts(project, run_id, verdicts)
+    changed = changed_outputs({it["item_id"]: it["output_hash"] for it in table}, judged)
+    shared = len(set(judged) & set(item_ids))
+    if changed and not allow_changed_outputs:
+        raise InputError(f"run {run_id} ({store_path}) judged other answers than people labelled on {len(changed)} "
+                         f"of the {shared} items it shares with project {project.name} ({_examples(changed)}): "
+                         "its verdicts there are not about what people saw. Attach a run over the labelled "
+                         "outputs, or pass --allow-changed-outputs to leave those items out of the comparison.")
+    n = store.attach_judge_verdicts(project, run_id, verdicts, leave_out=changed)
     console.print(Text(f"Attached {n} judge verdicts from run {run_id} to {project.name}"))
+    if changed:
+        console.print(Text(f"Left out {len(changed)} items whose answers changed since labelling "
+                           f"({_examples(changed)}): no judge comparison on them", style="yellow"))
 
 
 def _examples(ids: list[str], k: int = 3) -> str:

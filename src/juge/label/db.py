@@ -62,6 +62,7 @@ items = Table(
     Column("position", Integer, nullable=False),  # seeded shuffle: the order items are handed out
     Column("needed", Integer, nullable=False),  # how many raters label it (1, or overlap_raters)
     Column("record", Text, nullable=False),  # the Case as JSON
+    Column("output_hash", String(64)),  # Case.output_hash() of the answer(s) raters see, fixed at init
     UniqueConstraint("project_id", "item_id"),
 )
 raters = Table(
@@ -178,7 +179,25 @@ def make_engine(url: str | None = None) -> Engine:
     else:
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
     metadata.create_all(engine)
+    _add_output_hashes(engine)
     return engine
+
+
+def _add_output_hashes(engine: Engine) -> None:
+    """Upgrade a store made before items kept `output_hash`: add the column, fill it from each item's case.
+
+    The stored case is what raters were shown, so its hash is the hash of what they saw.
+    """
+    from sqlalchemy import inspect
+
+    if "output_hash" not in {col["name"] for col in inspect(engine).get_columns("label_items")}:
+        with engine.begin() as c:
+            c.exec_driver_sql("ALTER TABLE label_items ADD COLUMN output_hash VARCHAR(64)")
+    with engine.begin() as c:
+        missing = c.execute(select(items.c.id, items.c.record).where(items.c.output_hash.is_(None))).all()
+        for row in missing:
+            c.execute(update(items).where(items.c.id == row.id)
+                      .values(output_hash=Case.model_validate_json(row.record).output_hash()))
 
 
 class LabelError(ValueError):
@@ -259,7 +278,8 @@ class LabelStore:
             )).inserted_primary_key[0]
             c.execute(insert(items), [
                 {"project_id": pid, "item_id": case.id, "position": order[i],
-                 "needed": overlap_raters if i in shared else 1, "record": case.model_dump_json()}
+                 "needed": overlap_raters if i in shared else 1, "record": case.model_dump_json(),
+                 "output_hash": case.output_hash()}
                 for i, case in enumerate(cases)
             ])
         return self.project(name)
@@ -467,7 +487,8 @@ class LabelStore:
         """Every label with its item and rater, in item order then rater name; labels in canonical form."""
         with self.engine.connect() as c:
             rows = c.execute(
-                select(items.c.item_id, items.c.position, raters.c.name.label("rater"), labels.c.label,
+                select(items.c.item_id, items.c.position, items.c.output_hash, raters.c.name.label("rater"),
+                       labels.c.label,
                        labels.c.explanation, labels.c.shown_order, labels.c.seconds, labels.c.session_id,
                        labels.c.created_at)
                 .join(items, items.c.id == labels.c.item_pk)
@@ -478,23 +499,27 @@ class LabelStore:
         return [r._asdict() | {"label": canonical_label(project.task, r.label)} for r in rows]
 
     def export_labels(self, project: Project) -> list[HumanLabel]:
-        """One HumanLabel per rater per item; pairs as A/B/tie in the fixed order of the case."""
+        """One HumanLabel per rater per item; pairs as A/B/tie in the fixed order of the case.
+
+        `output_hash` is the hash of the answer(s) the rater saw, so `juge calibrate` can tell a
+        label on this answer from a label on an answer the system has since changed.
+        """
         return [
             HumanLabel(item_id=r["item_id"], rater_id=r["rater"], label=export_value(project.task, r["label"]),
-                       explanation=r["explanation"])
+                       explanation=r["explanation"], output_hash=r["output_hash"])
             for r in self.label_rows(project)
         ]
 
     # ---- status and review ------------------------------------------------------------------
     def item_table(self, project: Project) -> list[dict[str, Any]]:
-        """Per item: id, needed raters, labels by rater name, closed (all needed labels in)."""
+        """Per item: id, needed raters, output hash, labels by rater name, closed (all needed labels in)."""
         with self.engine.connect() as c:
-            rows = c.execute(select(items.c.id, items.c.item_id, items.c.needed, items.c.record)
+            rows = c.execute(select(items.c.id, items.c.item_id, items.c.needed, items.c.record, items.c.output_hash)
                              .where(items.c.project_id == project.id).order_by(items.c.position)).all()
         by_item: dict[str, dict[str, Any]] = {}
         for r in rows:
             by_item[r.item_id] = {"pk": r.id, "item_id": r.item_id, "needed": r.needed, "record": r.record,
-                                  "labels": {}, "explanations": {}}
+                                  "output_hash": r.output_hash, "labels": {}, "explanations": {}}
         for lab in self.label_rows(project):
             by_item[lab["item_id"]]["labels"][lab["rater"]] = lab["label"]
             by_item[lab["item_id"]]["explanations"][lab["rater"]] = lab["explanation"]
@@ -517,12 +542,24 @@ class LabelStore:
         return [{"rater": r.name, "adjudicator": bool(r.adjudicator), "labels": r.labels,
                  "seconds": r.seconds, "sessions": n_sessions.get(r.name, 0)} for r in rows]
 
-    def attach_judge_verdicts(self, project: Project, run_id: str, verdicts: dict[str, dict[str, str]]) -> int:
-        """Store judge verdicts {item_id: {judge: verdict}} (fixed order for pairs) for the review view."""
+    def attach_judge_verdicts(self, project: Project, run_id: str, verdicts: dict[str, dict[str, str]],
+                              leave_out: Iterable[str] = ()) -> int:
+        """Store judge verdicts {item_id: {judge: verdict}} (fixed order for pairs) for the review view.
+
+        Items in `leave_out` (judged on other answers than people labelled) get no verdict from
+        these judges: one stored earlier by the same judge is removed too.
+        """
+        leave_out = set(leave_out)
         with self.engine.begin() as c:
             pks = dict(c.execute(select(items.c.item_id, items.c.id).where(items.c.project_id == project.id)).all())
             rows = [{"item_pk": pks[item], "judge": judge, "run_id": run_id, "verdict": str(v)}
-                    for item, by_judge in verdicts.items() if item in pks for judge, v in by_judge.items()]
+                    for item, by_judge in verdicts.items() if item in pks and item not in leave_out
+                    for judge, v in by_judge.items()]
+            judges = {judge for by_judge in verdicts.values() for judge in by_judge}
+            if leave_out and judges:
+                c.execute(delete(judge_verdicts).where(
+                    judge_verdicts.c.item_pk.in_([pks[i] for i in leave_out if i in pks]),
+                    judge_verdicts.c.judge.in_(judges)))
             if rows:
                 c.execute(delete(judge_verdicts).where(
                     judge_verdicts.c.item_pk.in_([r["item_pk"] for r in rows]),

@@ -40,6 +40,22 @@ def judge_verdicts(store_path: str | Path, run_id: str, task: str) -> dict[str, 
     return dict(out)
 
 
+def run_output_hashes(store_path: str | Path, run_id: str) -> dict[str, str]:
+    """{item_id: Case.output_hash()} of the answers a run judged: each case's output, or the output
+    the run's system generated for it (`Store.outputs`), or output_1/output_2 for pairs."""
+    from juge.study.inputs import with_run_outputs
+
+    with Store(store_path) as store:
+        run = store.get_run(run_id)
+        cases = with_run_outputs(store.run_cases(run["id"]), store.outputs(run["id"]))
+    return {case.id: case.output_hash() for case in cases}
+
+
+def changed_outputs(labelled: dict[str, str | None], judged: dict[str, str]) -> list[str]:
+    """Items in both whose judged answer is not the one people labelled (their output hashes differ)."""
+    return sorted(i for i, h in labelled.items() if i in judged and judged[i] != h)
+
+
 def status(store: LabelStore, project: Project) -> dict[str, Any]:
     """Counts per rater, items done and left, and person-vs-person agreement on overlap items.
 
