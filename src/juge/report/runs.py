@@ -7,6 +7,11 @@ adds only what a reader needs next to them: an exact binomial interval for each 
 (the cases are the units, so Clopper & Pearson 1934 applies), the versions, and the failed
 and missing cases with the raw judge text (their verdicts are `juge.verdicts.case_outcomes`
 on the judges and threshold the summary counted, so the list matches its counts).
+
+A run whose judges are all pairwise (and that has no check) passes or fails no case: its report
+shows each judge's combined pair verdicts (summarize's ``pair_verdicts``: both orders agree ->
+A/B/tie, differ -> inconsistent, an order without a verdict -> missing) instead, and lists the
+inconsistent and missing pairs with both orders' raw texts.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 from juge import __version__
 from juge.data.records import Judgment
 from juge.engine import summarize
+from juge.judges.pairwise import combine_orders
 from juge.stats import clopper_pearson
 from juge.store import Store
 from juge.study.compare import compare_runs, raw_outputs
@@ -38,7 +44,9 @@ def binomial_estimate(k: int, n: int) -> dict[str, Any] | None:
 def _judge_rows(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     """One judge of the summary: versions, then verdict counts and the failure outcomes on their own rows."""
     n = entry.get("n") or 0
-    verdicts = entry.get("pair_verdicts") if entry.get("setup") == "pairwise" else entry.get("verdicts")
+    pairwise = entry.get("setup") == "pairwise"
+    verdicts = (entry.get("pair_verdicts") if pairwise else entry.get("verdicts")) or {}
+    per = sum(verdicts.values()) if pairwise else n  # pair verdicts are shares of pairs, not of calls
     outcomes = entry.get("outcomes") or {}
     return {
         "name": name,
@@ -47,8 +55,9 @@ def _judge_rows(name: str, entry: dict[str, Any]) -> dict[str, Any]:
         "template": entry.get("template"),
         "template_hash": entry.get("template_hash"),
         "n": n,
-        "pairwise": entry.get("setup") == "pairwise",
-        "verdicts": [{"name": str(k), "count": v, "share": v / n if n else None} for k, v in (verdicts or {}).items()],
+        "n_pairs": per if pairwise else None,
+        "pairwise": pairwise,
+        "verdicts": [{"name": str(k), "count": v, "share": v / per if per else None} for k, v in verdicts.items()],
         "outcomes": [{"name": k, "count": outcomes.get(k, 0), "share": outcomes.get(k, 0) / n if n else None}
                      for k in ("ok", *FAILURE_OUTCOMES)],
     }
@@ -91,6 +100,39 @@ def failing_cases(store: Store, run_id: str, summary: dict[str, Any]) -> list[di
     ]
 
 
+def is_pairwise_only(summary: dict[str, Any]) -> bool:
+    """True when the run has judges, all pairwise, and no check: nothing in it passes or fails a case."""
+    judges = summary.get("judges") or {}
+    return bool(judges) and all(e.get("setup") == "pairwise" for e in judges.values()) and not summary.get("checks")
+
+
+def pair_problems(store: Store, run_id: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per pairwise judge, the pairs (item and repeat) whose combined verdict is inconsistent or missing, with the
+    question, both answers and both orders' raw judge texts; the verdict is the rule `summarize` counts with."""
+    pairwise = {name for name, e in (summary.get("judges") or {}).items() if e.get("setup") == "pairwise"}
+    cases = store.run_cases(run_id)
+    by_id = {c.id: c for c in cases}
+    calls: dict[tuple[str, str, int], list[Judgment]] = {}
+    for j in store.judgments(run_id):
+        if j.judge in pairwise:
+            calls.setdefault((j.judge, j.item_id, j.repeat), []).append(j)
+    outputs = raw_outputs(store, run_id, cases)
+    order = {c.id: k for k, c in enumerate(cases)}
+    rows = []
+    for (judge, item_id, repeat), js in sorted(calls.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], -1),
+                                                                              kv[0][2])):
+        letters = {j.order or "": j.verdict if j.outcome == "ok" else None for j in js}
+        verdict = combine_orders(letters.get("12"), letters.get("21")) or "missing"
+        if verdict not in ("inconsistent", "missing"):
+            continue
+        case = by_id.get(item_id)
+        rows.append({"item_id": item_id, "judge": judge, "repeat": repeat, "verdict": verdict,
+                     "category": case.category if case else None, "question": case.question if case else None,
+                     "outputs": outputs.get(item_id, {}),
+                     "judgments": [_judgment_row(j, True) for j in sorted(js, key=lambda j: j.order or "")]})
+    return rows
+
+
 def _now(generated_at: datetime | None) -> str:
     return (generated_at or datetime.now(timezone.utc)).isoformat(timespec="seconds")
 
@@ -109,7 +151,9 @@ def build_run_data(store: Store, run_id: str, *, max_cases: int = MAX_CASES,
     stored = run["status"] == "done" and isinstance(run["summary"], dict) and "cases_missing" in run["summary"]
     summary = run["summary"] if stored else summarize(
         store, run["id"], [SimpleNamespace(name=n, setup=s) for n, s in setups.items()], config.get("min_score"))
-    failing = failing_cases(store, run["id"], summary)
+    pairwise_only = is_pairwise_only(summary)
+    failing = [] if pairwise_only else failing_cases(store, run["id"], summary)
+    problems = pair_problems(store, run["id"], summary) if pairwise_only else []
     n_cases, n_passed = summary.get("n_cases") or 0, summary.get("cases_passed") or 0
     notes = []
     if not stored:
@@ -141,6 +185,11 @@ def build_run_data(store: Store, run_id: str, *, max_cases: int = MAX_CASES,
         "judges": [_judge_rows(name, entry) for name, entry in summary.get("judges", {}).items()],
         "n_failing": len(failing),
         "failing": failing[:max_cases],
+        "pairwise_only": pairwise_only,
+        "pair_verdicts": [{"judge": name, "n_pairs": sum(e["pair_verdicts"].values()), **e["pair_verdicts"]}
+                          for name, e in summary.get("judges", {}).items() if e.get("pair_verdicts")],
+        "n_pair_problems": len(problems),
+        "pair_problems": problems[:max_cases],
         "notes": notes,
     }
 
