@@ -65,3 +65,15 @@ def test_cli_prints_sens_and_spec_not_undefined_with_every_case_labelled(tmp_pat
     assert res.exit_code == 0, res.output
     assert "undefined" not in res.output
     assert "sens 0.750, spec 0.750" in res.output
+
+
+def test_notes_say_whether_every_case_or_all_but_one_is_labelled():
+    from juge.study.estimate import corrected_pass_rate
+    from juge.verdicts import CaseOutcome
+
+    outcomes = {f"c{i}": CaseOutcome("pass" if i % 3 else "fail") for i in range(12)}
+    every = corrected_pass_rate(outcomes, {f"c{i}": float(i % 2) for i in range(12)}, n_resamples=50)
+    all_but_one = corrected_pass_rate(outcomes, {f"c{i}": float(i % 2) for i in range(11)}, n_resamples=50)
+    assert any("every case of the run is labelled" in n for n in every["notes"])
+    assert not any("every case" in n for n in all_but_one["notes"])
+    assert any("only one case of the run is unlabelled" in n for n in all_but_one["notes"])

@@ -191,7 +191,9 @@ def corrected_pass_rate(
     if big_n < 2:
         ppi = human_only
         lam = 0.0
-        notes.append("every case of the run is labelled: the human-only rate is the estimate")
+        notes.append("every case of the run is labelled: the human-only rate is the estimate" if big_n == 0 else
+                     "only one case of the run is unlabelled, too few to correct with: the human-only rate is "
+                     "the estimate")
     else:
         theta, low, high, lam_arr = ppi_mean(study.y, study.f_labelled, study.f_unlabelled, confidence=confidence)
         ppi = Estimate(float(theta), float(max(low, 0.0)), float(min(high, 1.0)), n + big_n)
