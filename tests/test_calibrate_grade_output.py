@@ -4,26 +4,9 @@ where there is an alpha column, and a study without judgments says so and shows 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-import pytest
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    from juge import cli
-
-    monkeypatch.setattr(sys, "argv", ["juge", *args])
-    monkeypatch.setenv("COLUMNS", "300")
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
+from cli_helpers import run_cli, write_jsonl
 
 
 def test_passfail_study_leaves_out_a_criteria_judge_with_a_note(tmp_path: Path, monkeypatch, capsys) -> None:

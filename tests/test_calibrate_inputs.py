@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,11 +14,7 @@ from juge.data.adapters import (
     read_recorded_judgments,
 )
 from juge.errors import InputError
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+from cli_helpers import run_cli, write_jsonl
 
 
 def conversation(question: str, answer: str, second: tuple[str, str] | None = None) -> list[dict]:
@@ -126,18 +121,6 @@ def test_rated_items_with_scale(tmp_path: Path) -> None:
         read_rated_items(path, label_cols=["rating_1"], scale=scale)
     with pytest.raises(InputError, match="no column 'rating_9'"):
         read_rated_items(path, label_cols=["rating_9"])
-
-
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """Run `juge ...` in process through the real entry point (errors -> exit 2)."""
-    from juge import cli
-
-    monkeypatch.setattr(sys, "argv", ["juge", *args])
-    monkeypatch.setenv("COLUMNS", "200")
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 def sample_items(tmp_path: Path) -> Path:

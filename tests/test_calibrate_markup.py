@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
-import pytest
+from cli_helpers import run_cli, write_jsonl
 
 MARKUP = "judge[/]x[bold]"
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    from juge import cli
-
-    monkeypatch.setattr(sys, "argv", ["juge", *args])
-    monkeypatch.setenv("COLUMNS", "250")
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 def test_pairwise_tables_print_a_judge_name_with_markup_literally(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -15,7 +15,7 @@ from juge.config import load_eval
 from juge.data.records import Case
 from juge.engine import Engine, EngineOptions, build_tasks
 from juge.judges import judge_from_dict
-from juge.providers import ProviderError, Request, make_provider
+from juge.providers import Request, make_provider
 from juge.runner import run_eval
 from juge.store import Store
 

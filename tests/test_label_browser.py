@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from juge.cli import app

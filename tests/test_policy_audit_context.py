@@ -10,11 +10,7 @@ from typer.testing import CliRunner
 from juge.cli import app
 from juge.data.records import Case, Judgment
 from juge.store import Store
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+from cli_helpers import write_jsonl
 
 
 def juge(*args) -> object:

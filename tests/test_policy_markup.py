@@ -8,14 +8,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from juge.cli import app
+from cli_helpers import write_jsonl
 
 JUDGE = "judge[/]x[bold]"
 CATEGORY = "[red]cat[/]"
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def test_policy_commands_print_markup_in_names_literally(tmp_path: Path) -> None:

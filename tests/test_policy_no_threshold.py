@@ -9,11 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from juge.cli import app
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+from cli_helpers import write_jsonl
 
 
 def test_guarantee_without_threshold_is_said_plainly(tmp_path: Path) -> None:

@@ -3,17 +3,12 @@ with a message that says why."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from juge.cli import app
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+from cli_helpers import write_jsonl
 
 
 def test_derive_on_holdout_needs_force_split_and_test_messages_agree(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from juge.report import write_report
 from browser_helpers import ARTIFACTS, BROWSER_MARKS, offline_page
