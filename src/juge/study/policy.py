@@ -424,7 +424,7 @@ def policy_markdown(policy: dict[str, Any]) -> str:
     if p["rule"] == "guarantee":
         g = p["guarantee"]
         if g["threshold"] is None:
-            lines.append(f"- Rule `guarantee`: no confidence threshold meets the target on dev, so **every item goes "
+            lines.append("- Rule `guarantee`: no confidence threshold meets the target on dev, so **every item goes "
                          "to a person**.")
         else:
             lines.append(f"- Rule `guarantee`: the judge decides alone items with confidence >= {g['threshold']:.3f} "
