@@ -46,11 +46,18 @@ def test_init_and_add_rater_print_a_working_login_link(env: dict) -> None:
     assert "20 pairwise items, 5 of them for 2 raters" in result.output
     result = juge(env, "add-rater", "alice", "--base-url", "http://127.0.0.1:9000")
     assert result.exit_code == 0, result.output
-    link = result.output.strip().splitlines()[-1]
+    link = next(line for line in result.output.splitlines() if line.startswith("http"))
     assert link.startswith("http://127.0.0.1:9000/login?token=")
     store = LabelStore(str(env["db"]))
     assert store.rater_by_token(link.split("token=", 1)[1]).name == "alice"
+    assert "--base-url" in result.output and link.removeprefix("http://127.0.0.1:9000") in result.output.replace(
+        link, "")  # the path is printed on its own too, to put behind the address serve prints
     assert isinstance(juge(env, "add-rater", "alice").exception, InputError)  # names are unique
+    result = juge(env, "add-rater", "bob")
+    note = " ".join(result.output.split())
+    assert "http://127.0.0.1:8765/login?token=" in result.output
+    assert "defaults of `juge label serve` (--host 127.0.0.1 --port 8765)" in note
+    assert "the address `juge label serve` prints at start" in note
 
 
 @pytest.mark.parametrize("rubric_text, message", [

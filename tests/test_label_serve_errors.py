@@ -47,6 +47,7 @@ def test_serve_on_port_0_prints_the_port_it_listens_on(tmp_path: Path) -> None:
         banner = proc.stdout.readline()
         port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", banner).group(1))
         assert port != 0
+        assert f"raters log in at http://127.0.0.1:{port}/login?token=<their token>" in proc.stdout.readline()
         deadline = time.monotonic() + 20
         while True:  # the printed port is the one that answers
             try:

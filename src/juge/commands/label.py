@@ -30,6 +30,7 @@ DbUrl = Annotated[Optional[str], typer.Option(
     "--db-url", envvar="JUGE_LABEL_DB_URL",
     help="SQLAlchemy URL of the label store, e.g. postgresql+psycopg://user@host/db. "
          "Default: the juge SQLite file .juge/juge.db.")]
+DEFAULT_BASE_URL = "http://127.0.0.1:8765"  # `juge label serve` on its default --host and --port
 ProjectOpt = Annotated[Optional[str], typer.Option(
     "--project", "-p", help="Labelling project (default: the only one).")]
 
@@ -136,10 +137,17 @@ def add_rater_command(
     name: Annotated[str, typer.Argument(help="Rater name (exported as rater_id).")],
     project: ProjectOpt = None,
     adjudicator: Annotated[bool, typer.Option(help="May review disagreements and record final labels.")] = False,
-    base_url: Annotated[str, typer.Option(help="Address the app is served at.")] = "http://127.0.0.1:8765",
+    base_url: Annotated[str, typer.Option(help=(
+        "Address raters reach `juge label serve` at, only used to print the full link. Default: serve's "
+        "own defaults (--host 127.0.0.1 --port 8765); serve prints its real address when it starts."))
+    ] = DEFAULT_BASE_URL,
     db_url: DbUrl = None,
 ) -> None:
-    """Add a rater and print their personal login link (the token is stored only as a hash)."""
+    """Add a rater and print their personal login link (the token is stored only as a hash).
+
+    The token is not tied to a host: the link is the login path on whatever address `juge label serve`
+    runs at. The full link printed uses --base-url (serve's defaults unless given).
+    """
     from juge.label.db import LabelError
 
     store = _store(db_url)
@@ -148,9 +156,14 @@ def add_rater_command(
         token = store.add_rater(proj, name, adjudicator=adjudicator)
     except LabelError as exc:
         raise InputError(str(exc)) from None
+    path = f"/login?token={token}"
     console.print(f"Rater [b]{escape(name)}[/] added to {escape(proj.name)}{' as adjudicator' if adjudicator else ''}. "
-                  "Send this link privately; it is shown only once:", highlight=False)
-    typer.echo(f"{base_url.rstrip('/')}/login?token={token}")
+                  "Send their login link privately; it is shown only once:", highlight=False)
+    typer.echo(f"{base_url.rstrip('/')}{path}")
+    where = ("the defaults of `juge label serve` (--host 127.0.0.1 --port 8765)" if base_url == DEFAULT_BASE_URL
+             else "--base-url")
+    console.print(Text(f"The host and port above are {where}. If the app runs elsewhere, the link is the address "
+                       f"`juge label serve` prints at start followed by {path}", style="dim"))
 
 
 @label_app.command("serve")
@@ -174,7 +187,9 @@ def serve_command(
         console.print(f"[yellow]warning:[/] binding {escape(host)}: login tokens travel in cookies; "
                       "use HTTPS in front.")
     shown = f"[{host}]" if ":" in host else host
-    console.print(Text(f"juge label: http://{shown}:{sock.getsockname()[1]}/ (Ctrl-C to stop)"))
+    base = f"http://{shown}:{sock.getsockname()[1]}"
+    console.print(Text(f"juge label: {base}/ (Ctrl-C to stop)"))
+    console.print(Text(f"raters log in at {base}/login?token=<their token> (the token from `juge label add-rater`)"))
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=sock.getsockname()[1], log_level="warning"))
     server.run(sockets=[sock])
 
