@@ -25,7 +25,7 @@ def client_for(store: LabelStore, token: str | None = None) -> TestClient:
     client = TestClient(create_app(store), follow_redirects=False)
     if token is not None:
         r = client.get("/login", params={"token": token})
-        assert r.status_code == 303 and r.headers["location"] == "/"
+        assert r.status_code == 303 and r.headers["location"].startswith("/?p=")
     return client
 
 
@@ -143,7 +143,7 @@ def test_undo_removes_the_last_label_and_shows_that_item_again(store: LabelStore
     second, _ = label_current(client, "right")
     page = client.get("/item").text
     r = client.post("/undo", data={"csrf": hidden(page, "csrf")})
-    assert r.status_code == 303 and r.headers["location"] == "/item?msg=undone"
+    assert r.status_code == 303 and r.headers["location"].endswith("&msg=undone")
     assert [l.item_id for l in store.export_labels(project)] == [f"item-{first:04d}"]
     again = client.get("/item?msg=undone").text
     assert shown_item(again)[0] == second and "last label was removed" in again
@@ -283,3 +283,23 @@ def test_real_mtbench_items_show_no_model_names_votes_or_ids(store: LabelStore, 
         client.post("/label", data={"csrf": hidden(page, "csrf"), "assignment": hidden(page, "assignment"),
                                     "choice": "tie"})
     assert checked >= 30
+
+
+def test_one_browser_labels_in_two_projects(store: LabelStore, tmp_path: Path) -> None:
+    """Each project has its own login cookie, so signing in to a second project keeps the first."""
+    first = make_project(store, tmp_path, 2, name="first")
+    second = make_project(store, tmp_path, 2, task="score", name="second")
+    browser = client_for(store, store.add_rater(first, "alice"))
+    client_for_second = browser.get("/login", params={"token": store.add_rater(second, "alice")})
+    assert client_for_second.status_code == 303
+    assert {c.name for c in browser.cookies.jar} == {f"{COOKIE}_{first.id}", f"{COOKIE}_{second.id}"}
+    chooser = browser.get("/item")  # no project named: the page asks which
+    assert chooser.status_code == 200 and f"/item?p={first.id}" in chooser.text and "second" in chooser.text
+    for project, choice in ((first, "left"), (second, "2"), (first, "tie")):
+        page = browser.get(f"/item?p={project.id}").text
+        assert f'action="/label?p={project.id}"' in page
+        r = browser.post(f"/label?p={project.id}", data={
+            "csrf": hidden(page, "csrf"), "assignment": hidden(page, "assignment"), "choice": choice})
+        assert r.status_code == 303 and r.headers["location"] == f"/item?p={project.id}", r.text
+    assert len(store.label_rows(first)) == 2 and [r["label"] for r in store.label_rows(second)] == ["2"]
+    assert browser.get("/item?p=999").status_code == 401  # not signed in to that project

@@ -47,7 +47,7 @@ def test_rater_labels_with_the_keyboard_undoes_and_export_matches(browser, tmp_p
         assert response.status == 401 and "login link" in page.content()
 
         page.goto(f"{base}/login?token={token}")
-        assert page.url == base + "/item"
+        assert page.url == base + f"/item?p={project.id}"
 
         # The XSS payloads are text: no element was created from them, no dialog opened.
         assert page.locator(".answer script, .answer img").count() == 0

@@ -1,7 +1,8 @@
 """The labelling web app: FastAPI routes over `LabelStore`, Jinja2 templates with autoescape.
 
 Security model: a rater opens `/login?token=...` once; the token goes into an HttpOnly,
-SameSite=Strict cookie and is checked (by its sha256) on every request. Every form
+SameSite=Strict cookie, one per project (`juge_label_<project id>`; pages carry ?p=<project id>),
+and is checked (by its sha256) on every request. Every form
 carries the rater's CSRF token. All case text is rendered escaped, and a strict
 Content-Security-Policy (scripts only from /static) stops any script that slipped through.
 
@@ -46,15 +47,39 @@ def fixed_choices(task: str, project: Project) -> list[str]:
     return [c.value for c in choices(task, project.rubric)]
 
 
+def cookie_name(project_id: int) -> str:
+    """The login cookie of one project: a browser can be signed in to several projects at once."""
+    return f"{COOKIE}_{project_id}"
+
+
+class ChooseProject(Exception):
+    """The browser is signed in to several projects and the request does not say which (?p=)."""
+
+    def __init__(self, raters: list[Rater]):
+        self.raters = raters
+
+
 def current_rater(request: Request) -> Rater:
-    """The rater whose token is in the cookie; 401 without a valid one."""
-    token = request.cookies.get(COOKIE)
-    if not token:
+    """The rater signed in to the request's project (?p=ID, or the only project this browser is in).
+
+    Each project has its own cookie (`cookie_name`); a cookie named plain `juge_label`, set by
+    earlier versions, still counts. 401 without a valid login; several logins and no ?p= asks which.
+    """
+    tokens = [v for k, v in request.cookies.items() if k == COOKIE or k.startswith(COOKIE + "_")]
+    if not tokens:
         raise HTTPException(401, "Open your personal login link to start labelling.")
-    rater = request.app.state.store.rater_by_token(token)
-    if rater is None:
+    store = request.app.state.store
+    signed_in = [r for r in map(store.rater_by_token, tokens) if r is not None]
+    wanted = request.query_params.get("p")
+    if wanted is not None:
+        signed_in = [r for r in signed_in if str(r.project_id) == wanted]
+        if not signed_in:
+            raise HTTPException(401, "You are not signed in to this project. Open your login link for it.")
+    if not signed_in:
         raise HTTPException(401, "This login is not valid. Ask for a new login link.")
-    return rater
+    if len(signed_in) > 1:
+        raise ChooseProject(signed_in)
+    return signed_in[0]
 
 
 def checked_rater(rater: Annotated[Rater, Depends(current_rater)], csrf: Annotated[str, Form()] = "") -> Rater:
@@ -96,6 +121,11 @@ def create_app(store: LabelStore) -> FastAPI:
             response.headers.setdefault(key, value)
         return response
 
+    @app.exception_handler(ChooseProject)
+    async def choose_project(request: Request, exc: ChooseProject) -> HTMLResponse:
+        projects = [store.project_by_id(r.project_id) for r in exc.raters]
+        return render("choose.html", projects=sorted(projects, key=lambda p: p.name))
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
         return render("error.html", status=exc.status_code, status_code=exc.status_code, message=exc.detail)
@@ -104,13 +134,15 @@ def create_app(store: LabelStore) -> FastAPI:
     def login(token: str = "") -> Response:
         if store.rater_by_token(token) is None:
             raise HTTPException(401, "This login link is not valid. Ask for a new one.")
-        response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", max_age=30 * 24 * 3600)
+        rater = store.rater_by_token(token)
+        response = RedirectResponse(f"/?p={rater.project_id}", status_code=303)
+        response.set_cookie(cookie_name(rater.project_id), token, httponly=True, samesite="strict",
+                            max_age=30 * 24 * 3600)
         return response
 
     @app.get("/")
     def home(rater: RaterDep) -> Response:
-        return RedirectResponse("/item", status_code=303)
+        return RedirectResponse(f"/item?p={rater.project_id}", status_code=303)
 
     @app.get("/item", response_class=HTMLResponse)
     def item_page(rater: RaterDep, msg: str = "") -> HTMLResponse:
@@ -159,12 +191,13 @@ def create_app(store: LabelStore) -> FastAPI:
                              explanation=explanation.strip() or None, session_id=session_id)
         except LabelError as exc:
             raise HTTPException(403, str(exc)) from None
-        return RedirectResponse("/item", status_code=303)
+        return RedirectResponse(f"/item?p={rater.project_id}", status_code=303)
 
     @app.post("/undo")
     def post_undo(rater: CheckedDep) -> Response:
         undone = store.undo_last(rater)
-        return RedirectResponse("/item?msg=" + ("undone" if undone else "nothing"), status_code=303)
+        return RedirectResponse(f"/item?p={rater.project_id}&msg=" + ("undone" if undone else "nothing"),
+                                status_code=303)
 
     @app.post("/break", response_class=HTMLResponse)
     def post_break(rater: CheckedDep) -> HTMLResponse:
@@ -195,13 +228,13 @@ def create_app(store: LabelStore) -> FastAPI:
             store.adjudicate(rater, item_id, label, reason)
         except LabelError as exc:
             raise HTTPException(422, str(exc)) from None
-        return RedirectResponse("/adjudicate?msg=saved", status_code=303)
+        return RedirectResponse(f"/adjudicate?p={rater.project_id}&msg=saved", status_code=303)
 
     @app.post("/lists")
     def post_list(rater: CheckedDep, name: Annotated[str, Form(min_length=1, max_length=200)]) -> Response:
         require_adjudicator(rater)
         project = store.project_by_id(rater.project_id)
         store.save_list(project, name.strip(), [row["item_id"] for row in store.disagreements(project)])
-        return RedirectResponse("/adjudicate?msg=list", status_code=303)
+        return RedirectResponse(f"/adjudicate?p={rater.project_id}&msg=list", status_code=303)
 
     return app
