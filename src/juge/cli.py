@@ -16,7 +16,7 @@ app = typer.Typer(
     name="juge",
     help="Run LLM judges over real cases, measure them against people, and decide what they may judge alone.",
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
     add_completion=False,
 )

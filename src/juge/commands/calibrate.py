@@ -163,7 +163,7 @@ def demo_command(
         "  juge calibrate --from-hf mt_bench_human_judgments/ --split all"
         "   # the official MT-Bench human judgments\n"
         "  juge --help   # run judges, write a policy, label items, make a report",
-        highlight=False, markup=False,
+        highlight=False, markup=False, soft_wrap=True,
     )
 
 
