@@ -73,6 +73,11 @@ def hidden(page: str, name: str) -> str:
     return html.unescape(match.group(1))
 
 
+def sign_in(client: httpx.Client, token: str) -> httpx.Response:
+    """Open the login link as a rater's browser does (works for TestClient and httpx.Client)."""
+    return client.get("/login", params={"token": token})
+
+
 def shown_item(page: str) -> tuple[int, bool | None]:
     """(item number, swapped?) read from the rendered page; swapped None for single answers."""
     number = int(re.search(r"Question number (\d+)\?", page).group(1))

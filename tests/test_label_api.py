@@ -142,7 +142,7 @@ def test_undo_removes_the_last_label_and_shows_that_item_again(store: LabelStore
     first, _ = label_current(client, "left")
     second, _ = label_current(client, "right")
     page = client.get("/item").text
-    r = client.post("/undo", data={"csrf": hidden(page, "csrf")})
+    r = client.post("/undo", data={"csrf": hidden(page, "csrf"), "label_id": hidden(page, "label_id")})
     assert r.status_code == 303 and r.headers["location"].endswith("&msg=undone")
     assert [l.item_id for l in store.export_labels(project)] == [f"item-{first:04d}"]
     again = client.get("/item?msg=undone").text
@@ -150,6 +150,58 @@ def test_undo_removes_the_last_label_and_shows_that_item_again(store: LabelStore
     number, swapped = label_current(client, "tie")
     assert number == second
     assert {l.item_id: l.label for l in store.export_labels(project)}[f"item-{second:04d}"] == "tie"
+
+
+def test_the_same_undo_posted_twice_removes_one_label(store: LabelStore, tmp_path: Path) -> None:
+    """A double click on Undo sends the same form twice: the second is a no-op, not a second undo."""
+    project = make_project(store, tmp_path, 6, overlap=0.0)
+    client = client_for(store, store.add_rater(project, "alice"))
+    for choice in ("left", "right", "tie", "left"):
+        label_current(client, choice)
+    page = client.get("/item").text
+    form = {"csrf": hidden(page, "csrf"), "label_id": hidden(page, "label_id")}
+    assert client.post("/undo", data=form).headers["location"].endswith("&msg=undone")
+    again = client.post("/undo", data=form)
+    assert again.status_code == 303 and again.headers["location"].endswith("&msg=stale")
+    assert len(store.export_labels(project)) == 3
+    assert "already undone" in client.get(again.headers["location"]).text
+    # A fresh page offers the new last label, so undoing step by step still works.
+    page = client.get("/item").text
+    assert client.post("/undo", data={"csrf": hidden(page, "csrf"), "label_id": hidden(page, "label_id")}
+                       ).headers["location"].endswith("&msg=undone")
+    assert len(store.export_labels(project)) == 2
+
+
+def test_undo_of_an_older_label_or_without_an_id_changes_nothing(store: LabelStore, tmp_path: Path) -> None:
+    project = make_project(store, tmp_path, 4, overlap=0.0)
+    client = client_for(store, store.add_rater(project, "alice"))
+    page = client.get("/item").text
+    assert 'name="label_id"' not in page  # nothing labelled yet: nothing offered to undo
+    label_current(client, "left")
+    old_page = client.get("/item").text
+    label_current(client, "right")
+    r = client.post("/undo", data={"csrf": hidden(old_page, "csrf"), "label_id": hidden(old_page, "label_id")})
+    assert r.headers["location"].endswith("&msg=stale") and len(store.export_labels(project)) == 2
+    r = client.post("/undo", data={"csrf": hidden(old_page, "csrf")})
+    assert r.headers["location"].endswith("&msg=nothing") and len(store.export_labels(project)) == 2
+
+
+def test_undo_of_another_raters_label_is_refused(store: LabelStore, tmp_path: Path) -> None:
+    project = make_project(store, tmp_path, 4, overlap=0.0)
+    other = make_project(store, tmp_path, 2, name="other")
+    alice = client_for(store, store.add_rater(project, "alice"))
+    bob = client_for(store, store.add_rater(project, "bob"))
+    carol = client_for(store, store.add_rater(other, "carol"))
+    label_current(alice, "left")
+    label_current(bob, "right")
+    label_current(carol, "tie")
+    alice_label = hidden(alice.get("/item").text, "label_id")
+    for thief in (bob, carol):  # same project, and another project
+        page = thief.get("/item").text
+        r = thief.post("/undo", data={"csrf": hidden(page, "csrf"), "label_id": alice_label})
+        assert r.status_code == 403 and "not yours" in r.text
+    assert sorted(l.rater_id for l in store.export_labels(project)) == ["alice", "bob"]
+    assert len(store.export_labels(other)) == 1
 
 
 def test_double_submit_stores_the_label_once(store: LabelStore, tmp_path: Path) -> None:

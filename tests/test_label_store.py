@@ -22,6 +22,7 @@ from juge.label.db import LabelStore
 from juge.label.review import status
 from label_helpers import (
     create_database, expected_fixed, hidden, live_server, make_project, postgres_bin, postgres_server, shown_item,
+    sign_in,
 )
 
 N_RATERS = 20
@@ -129,9 +130,37 @@ def test_undo_and_unique_labels_in_the_store(store: LabelStore, tmp_path: Path) 
     assert not store.save_label(alice, first.id, "B")  # one label per rater per item
     second = store.next_assignment(alice)
     assert second.item_pk != first.item_pk and store.save_label(alice, second.id, "B")
-    assert store.undo_last(alice) == second.case.id
+    last = store.last_label_id(alice)
+    assert store.undo_label(alice, last) == second.case.id
+    assert store.undo_label(alice, last) is None  # the same undo again changes nothing
     assert store.next_assignment(alice).id == second.id  # the undone item comes back first
     assert [(l.item_id, l.label) for l in store.export_labels(project)] == [(first.case.id, "A")]
+
+
+def test_concurrent_undos_of_one_label_remove_exactly_one(store: LabelStore, tmp_path: Path) -> None:
+    """The reviewer's race: two undo requests in flight at once once removed two labels (4 -> 2)."""
+    project = make_project(store, tmp_path, 6, overlap=0.0)
+    token = store.add_rater(project, "alice")
+    with live_server(store.url) as base, httpx.Client(base_url=base, follow_redirects=False, timeout=60) as client:
+        assert sign_in(client, token).status_code == 303
+        for _ in range(4):
+            page = client.get("/item").text
+            client.post("/label", data={"csrf": hidden(page, "csrf"), "assignment": hidden(page, "assignment"),
+                                        "choice": "left"})
+        page = client.get("/item").text
+        form = {"csrf": hidden(page, "csrf"), "label_id": hidden(page, "label_id")}
+        barrier = threading.Barrier(4)
+
+        def undo(_: int) -> str:
+            barrier.wait()
+            r = client.post("/undo", data=form)
+            assert r.status_code == 303, r.text
+            return r.headers["location"].rsplit("=", 1)[1]
+
+        with ThreadPoolExecutor(4) as pool:
+            outcomes = sorted(pool.map(undo, range(4)))
+    assert outcomes == ["stale", "stale", "stale", "undone"]
+    assert len(store.export_labels(project)) == 3
 
 
 def test_export_loads_with_read_labels_and_status_kappa_matches_sklearn(store: LabelStore, tmp_path: Path) -> None:

@@ -151,6 +151,7 @@ def create_app(store: LabelStore) -> FastAPI:
         assignment = store.next_assignment(rater)
         done, left = store.progress(rater)
         common = {"project": project, "rater": rater, "done": done, "left": left,
+                  "last_label": store.last_label_id(rater),
                   "pct": round(100 * done / (done + left)) if done + left else 100}
         if assignment is None:
             return render("done.html", **common)
@@ -194,10 +195,20 @@ def create_app(store: LabelStore) -> FastAPI:
         return RedirectResponse(f"/item?p={rater.project_id}", status_code=303)
 
     @app.post("/undo")
-    def post_undo(rater: CheckedDep) -> Response:
-        undone = store.undo_last(rater)
-        return RedirectResponse(f"/item?p={rater.project_id}&msg=" + ("undone" if undone else "nothing"),
-                                status_code=303)
+    def post_undo(rater: CheckedDep, label_id: Annotated[int | None, Form()] = None) -> Response:
+        """Undo the label the page offered to undo (its id is in the form), once.
+
+        A repeat of the same form (double click, two requests in flight) changes nothing and
+        redirects as usual; a form without an id came from a page shown before any label.
+        """
+        if label_id is None:
+            msg = "nothing"
+        else:
+            try:
+                msg = "undone" if store.undo_label(rater, label_id) else "stale"
+            except LabelError as exc:
+                raise HTTPException(403, str(exc)) from None
+        return RedirectResponse(f"/item?p={rater.project_id}&msg={msg}", status_code=303)
 
     @app.post("/break", response_class=HTMLResponse)
     def post_break(rater: CheckedDep) -> HTMLResponse:

@@ -465,23 +465,41 @@ class LabelStore:
                 return False
         return True
 
-    def undo_last(self, rater: Rater) -> str | None:
-        """Delete the rater's most recent label and bring its item back first; returns its item id."""
+    def last_label_id(self, rater: Rater) -> int | None:
+        """The id of the rater's most recent label (what the Undo button on their page undoes)."""
+        with self.engine.connect() as c:
+            return c.execute(select(func.max(labels.c.id)).where(labels.c.rater_id == rater.id)).scalar_one()
+
+    def undo_label(self, rater: Rater, label_id: int) -> str | None:
+        """Delete label `label_id` if it is still the rater's most recent one; bring its item back first.
+
+        Returns the item id, or None when nothing changed: the label is already gone (a double
+        click, two tabs) or the rater has labelled since. So repeating the same undo is harmless;
+        only a fresh page (showing the new last label) undoes one more. A label of another rater
+        raises LabelError. The delete re-checks owner and "still last" in its WHERE clause and
+        counts deleted rows, so two racing undos delete at most one label on either database.
+        """
         with self.engine.begin() as c:
-            last = c.execute(
-                select(labels.c.id, labels.c.item_pk, items.c.item_id)
-                .join(items, items.c.id == labels.c.item_pk)
-                .where(labels.c.rater_id == rater.id).order_by(labels.c.id.desc()).limit(1)
+            row = c.execute(
+                select(labels.c.rater_id, labels.c.item_pk, items.c.item_id, items.c.project_id)
+                .join(items, items.c.id == labels.c.item_pk).where(labels.c.id == label_id)
             ).first()
-            if last is None:
+            if row is None:
                 return None
-            c.execute(delete(labels).where(labels.c.id == last.id))
+            if row.rater_id != rater.id or row.project_id != rater.project_id:
+                raise LabelError("this label is not yours")
+            later = labels.alias("later")  # an alias, so the subquery is not correlated to the deleted row
+            newer = select(later.c.id).where(later.c.rater_id == rater.id, later.c.id > label_id).exists()
+            deleted = c.execute(delete(labels).where(labels.c.id == label_id, labels.c.rater_id == rater.id,
+                                                     ~newer)).rowcount
+            if deleted != 1:
+                return None
             top = c.execute(select(func.max(assignments.c.priority))
                             .where(assignments.c.rater_id == rater.id)).scalar_one() or 0
             c.execute(update(assignments)
-                      .where(assignments.c.item_pk == last.item_pk, assignments.c.rater_id == rater.id)
+                      .where(assignments.c.item_pk == row.item_pk, assignments.c.rater_id == rater.id)
                       .values(priority=top + 1, shown_at=None, shown_session=None))
-        return last.item_id
+        return row.item_id
 
     def label_rows(self, project: Project) -> list[dict[str, Any]]:
         """Every label with its item and rater, in item order then rater name; labels in canonical form."""

@@ -23,6 +23,30 @@
     }
   }
 
+  // Each form is sent once: a double click (on Undo above all, where a second request would
+  // undo the label before) is dropped here. The buttons are disabled a tick later, not in this
+  // handler, because a disabled submitter would leave its choice out of the request.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.getAttribute("data-sent")) { event.preventDefault(); return; }
+    form.setAttribute("data-sent", "1");
+    setTimeout(function () {
+      var buttons = form.querySelectorAll("button");
+      for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
+    }, 0);
+  });
+  // A page restored from the back/forward cache is a fresh page: let its forms be sent again.
+  window.addEventListener("pageshow", function (event) {
+    if (!event.persisted) return;
+    busy = false;
+    var forms = document.querySelectorAll("form[data-sent]");
+    for (var i = 0; i < forms.length; i++) {
+      forms[i].removeAttribute("data-sent");
+      var buttons = forms[i].querySelectorAll("button");
+      for (var j = 0; j < buttons.length; j++) buttons[j].disabled = false;
+    }
+  });
+
   document.addEventListener("keydown", function (event) {
     var target = event.target;
     var typing = target && (target.tagName === "TEXTAREA" || target.tagName === "INPUT" || target.tagName === "SELECT");
