@@ -142,3 +142,14 @@ def test_parse_mapping():
     assert parse_mapping(None) is None
     with pytest.raises(InputError, match="--map: expected"):
         parse_mapping("id:ticket")
+
+
+@pytest.mark.parametrize("name, content", [("c.csv", "id,meta\na,plain text\n"), ("c.jsonl", '{"id": "a", "meta": "[1, 2]"}\n')])
+def test_meta_must_be_an_object(tmp_path, name, content):
+    with pytest.raises(InputError, match=r":2: field 'meta'|:1: field 'meta'"):
+        read_cases(write(tmp_path / name, content))
+
+
+def test_a_folder_is_not_a_cases_file(tmp_path):
+    with pytest.raises(InputError, match="is a folder"):
+        read_cases(tmp_path)

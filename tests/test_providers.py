@@ -159,3 +159,10 @@ def test_self_preference_warnings():
     w = same_family_warnings("gpt-4o", [J("a", "gpt-4o"), J("b", "gpt-4o-mini"), J("c", "claude-3-5-haiku")])
     assert len(w) == 2 and "same model" in w[0] and "same family" in w[1]
     assert same_family_warnings(None, [J("a", "gpt-4o")]) == []
+
+
+def test_openai_compat_no_choices_is_a_provider_error():
+    body = completion("x")
+    body["choices"] = []
+    with pytest.raises(ProviderError, match="no choices"):
+        run(openai_with(lambda request: httpx.Response(200, json=body)).complete(req()))

@@ -147,3 +147,101 @@ def test_a_second_process_on_the_same_eval_is_refused_while_the_first_holds_the_
         t.join()
     with run_lock(db, "eval-1"):  # released when the holder is done
         pass
+
+
+def test_system_failure_never_judges_the_case_files_own_output(tmp_path):
+    path = write_eval(tmp_path, [{"id": "e1", "question": "boom", "output": "an old answer from the file"},
+                                 {"id": "ok", "question": "fine", "output": "another old answer"}])
+    with Store(tmp_path / "j.db") as store:
+        result = run_eval(load_eval(path), store, progress=False)
+        judged = {j.item_id for j in store.judgments(result.run_id)}
+    assert judged == {"ok"}
+    assert result.summary["cases_missing"] == 1
+
+
+def test_unjudged_cases_of_an_interrupted_run_are_missing_not_passed(tmp_path):
+    from juge.engine import summarize
+
+    path = write_eval(tmp_path, [{"id": f"c{i}", "question": f"q{i}"} for i in range(4)],
+                      extra='[[checks]]\nkind = "length"\nmax_chars = 1000\n')
+    config = load_eval(path)
+    with Store(tmp_path / "j.db") as store:
+        result = run_eval(config, store, progress=False)
+        store.conn.execute("DELETE FROM judgments WHERE item_id IN ('c2', 'c3')")  # as if killed part-way
+        s = summarize(store, result.run_id, config.judges)
+    assert (s["cases_passed"], s["cases_missing"]) == (2, 2)
+
+
+def test_cache_tells_provider_configurations_apart(tmp_path):
+    path = write_eval(tmp_path, [{"id": "a", "question": "q"}])
+    with Store(tmp_path / "j.db") as store:
+        first = run_eval(load_eval(path), store, progress=False)
+        path.write_text(path.read_text().replace('default = "PASS\\nHelpful."', 'default = "FAIL\\nNot helpful."'))
+        second = run_eval(load_eval(path), store, progress=False)
+        verdicts = [store.judgments(r.run_id)[0].verdict for r in (first, second)]
+    assert verdicts == ["PASS", "FAIL"]  # the edited rule is asked, not answered from the old cache
+    assert second.engine_stats.get("calls", 0) >= 1
+
+
+def test_cached_answers_cost_nothing_in_a_new_run(tmp_path):
+    path = write_eval(tmp_path, [{"id": "a", "question": "q"}])
+    with Store(tmp_path / "j.db") as store:
+        first = run_eval(load_eval(path), store, progress=False)
+        again = run_eval(load_eval(path), store, progress=False, resume=False)
+    assert first.summary["cost"]["system"] == pytest.approx(15.0)
+    assert again.engine_stats.get("calls", 0) == 0 and again.summary["cost"]["total"] == 0
+
+
+def test_replay_is_never_served_from_the_cache(tmp_path):
+    from juge.config import EvalSpec, EvalConfig
+
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "question": "q", "output": "o"}\n')
+    (tmp_path / "judge.toml").write_text('name = "pf"\nsetup = "passfail"\ndescription = "ok?"\n')
+    rec_a = tmp_path / "a.jsonl"
+    rec_a.write_text('{"item_id": "a", "judge": "pf", "template": "passfail-v1", "text": "PASS\\nFine.", '
+                     '"model": "m"}\n')
+    rec_b = tmp_path / "b.jsonl"
+    rec_b.write_text('{"item_id": "zzz", "judge": "pf", "template": "passfail-v1", "text": "PASS\\nFine.", '
+                     '"model": "m"}\n')
+    spec = EvalSpec(cases=str(tmp_path / "cases.jsonl"), judges=[{"file": str(tmp_path / "judge.toml")}])
+    config = EvalConfig(spec, tmp_path, "cli", b"x")
+    with Store(tmp_path / "j.db") as store:
+        ok = run_eval(config, store, progress=False, provider_override=ProviderSpec(name="replay", options={"path": str(rec_a)}))
+        miss = run_eval(config, store, progress=False, provider_override=ProviderSpec(name="replay", options={"path": str(rec_b)}))
+        assert store.judgments(ok.run_id)[0].outcome == "ok"
+        assert store.judgments(miss.run_id)[0].outcome == "error"  # a miss, not the other recording's answer
+        assert miss.run_id != ok.run_id  # another provider is another run, not a resume
+
+
+def test_gate_without_a_pass_rate_is_a_configuration_error(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "question": "q", "output": "o"}\n')
+    (tmp_path / "eval.toml").write_text(
+        'cases = "cases.jsonl"\n[[judges]]\nname = "s"\nsetup = "score"\ndescription = "good?"\n'
+        'levels = { 1 = "bad", 2 = "ok", 3 = "good" }\nprovider = "scripted"\n'
+        'provider_options = { default = "Fine.\\nNOTE: 3" }\n[gate]\nmin_pass_rate = 0.5\n')
+    proc = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(tmp_path / "eval.toml"), "--db",
+                           str(tmp_path / "j.db"), "--no-progress"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "gate.min_pass_rate" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_provider_bug_fails_the_call_not_the_run(tmp_path, store):
+    import asyncio
+
+    from juge.data.records import Case
+    from juge.engine import Engine, EngineOptions, build_tasks
+    from juge.judges import judge_from_dict
+    from juge.providers import make_provider
+
+    def broken(request):
+        raise IndexError("list index out of range")
+
+    judge = judge_from_dict({"name": "pf", "setup": "passfail", "description": "ok?"})
+    case = Case(id="a", question="q", output="o")
+    run_id = store.create_run(dataset_hash="d", juge_version="t", cases=[case])
+    engine = Engine(store, EngineOptions(progress=False))
+    asyncio.run(engine.run_tasks(run_id, build_tasks([case], [judge]), {"pf": make_provider("scripted", fn=broken)}))
+    [j] = store.judgments(run_id)
+    assert j.outcome == "error" and "IndexError" in j.reason

@@ -30,7 +30,7 @@ from juge.judges.pairwise import combine_orders
 from juge.providers.base import Provider, ProviderError, Request, Response
 from juge.providers.pricing import call_cost
 from juge.store import Store
-from juge.verdicts import case_outcomes
+from juge.verdicts import SCORED_SETUPS, case_outcomes, expected_judges
 
 
 @dataclass
@@ -100,8 +100,9 @@ class Engine:
         Returns the response, its latency in seconds and the number of attempts it took (0 for
         a cache hit). Raises ProviderError when every attempt failed or the error is not retryable.
         """
-        key = cache_key(provider.name, request, repeat)
-        cached = self.store.cache_get(key)
+        key = cache_key(getattr(provider, "cache_identity", provider.name), request, repeat)
+        cacheable = getattr(provider, "cacheable", True)  # replay: a recording is its own cache, a miss an error
+        cached = self.store.cache_get(key) if cacheable else None
         if cached is not None:
             self.stats["cache_hits"] += 1
             return Answer(_response_from_dict(cached), 0.0, 0)
@@ -112,10 +113,14 @@ class Engine:
             started = time.perf_counter()
             try:
                 response = await asyncio.wait_for(provider.complete(request), timeout=opts.timeout)
-            except (ProviderError, asyncio.TimeoutError) as exc:
+            except Exception as exc:  # a provider's bug or a malformed reply fails this call, not the run
                 latency = time.perf_counter() - started
-                err = exc if isinstance(exc, ProviderError) else ProviderError(
-                    f"no answer within {opts.timeout:g} s", retryable=True)
+                if isinstance(exc, ProviderError):
+                    err = exc
+                elif isinstance(exc, asyncio.TimeoutError):
+                    err = ProviderError(f"no answer within {opts.timeout:g} s", retryable=True)
+                else:
+                    err = ProviderError(f"provider {provider.name} failed: {type(exc).__name__}: {exc}")
                 self.stats["failed_attempts"] += 1
                 self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
                                     attempt=attempt, request=request_log, response=None, error=str(err),
@@ -133,7 +138,8 @@ class Engine:
             self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
                                 attempt=attempt, request=request_log, response=as_dict, error=None, status=None,
                                 latency=latency)
-            self.store.cache_put(key, provider.name, request.model, as_dict)
+            if cacheable:
+                self.store.cache_put(key, provider.name, request.model, as_dict)
             return Answer(response, latency, attempt + 1)
         raise AssertionError("unreachable")
 
@@ -150,11 +156,10 @@ class Engine:
                 solve = Request(messages=tuple(judge.render_solve(case)), model=judge.model,
                                 temperature=judge.temperature, max_tokens=judge.max_tokens,
                                 meta={**meta, "template": judge.template_id + "/solve", "order": None})
-                solved, solve_latency, _ = await self.call(provider, solve, run_id=run_id)
+                solved, solve_latency, solve_attempts = await self.call(provider, solve, run_id=run_id)
                 own_solution = solved.text
                 solve_usage = (solved.tokens_in, solved.tokens_out,
-                               call_cost(solved.model, solved.tokens_in, solved.tokens_out, self.options.prices),
-                               solve_latency)
+                               self.cost_of(solved, solve_attempts), solve_latency)
             request = Request(
                 messages=tuple(judge.render(case, order=task.order, own_solution=own_solution)),
                 model=judge.model, temperature=judge.temperature, max_tokens=judge.max_tokens,
@@ -166,7 +171,7 @@ class Engine:
         except ProviderError as exc:
             return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc),
                             attempts=getattr(exc, "attempts", None))
-        cost = call_cost(response.model, response.tokens_in, response.tokens_out, self.options.prices)
+        cost = self.cost_of(response, attempts)
         # A solve-first judgment costs both calls; an unknown part makes the total unknown.
         tokens_in, tokens_out, cost = (_add(response.tokens_in, solve_usage[0]), _add(response.tokens_out, solve_usage[1]),
                                        _add(cost, solve_usage[2]))
@@ -177,6 +182,12 @@ class Engine:
             return Judgment(**common, outcome="refused", reason=response.refusal_reason)
         parsed = judge.parse(response.text)
         return Judgment(**common, outcome=parsed.outcome, verdict=parsed.verdict, reason=parsed.reason)
+
+    def cost_of(self, response: Response, attempts: int) -> float | None:
+        """What producing `response` cost this run: nothing when it came from the cache."""
+        if attempts == 0:
+            return 0.0
+        return call_cost(response.model, response.tokens_in, response.tokens_out, self.options.prices)
 
     def _progress(self) -> Progress:
         return Progress(
@@ -240,9 +251,6 @@ def apply_checks(store: Store, run_id: str, cases: Iterable[Case], checks: Seque
         store.save_checks(run_id, case.id, results)
 
 
-SCORED_SETUPS = ("score", "criteria", "additive")
-
-
 def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
               min_score: float | None = None) -> dict[str, Any]:
     """Per-check pass rates, per-judge verdicts and outcomes, and pass/fail/missing per case.
@@ -300,10 +308,23 @@ def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
         else:
             counted.extend(js)
         per_judge[name] = entry
+    for judge in judges or []:  # a judge that has not judged anything yet (an interrupted run) is listed too
+        if judge.name not in per_judge:
+            per_judge[judge.name] = {"setup": judge.setup, "n": 0, "model": [], "template": "", "template_hash": "",
+                                     "outcomes": dict.fromkeys(("ok", "refused", "unparsed", "error"), 0),
+                                     "verdicts": {}}
+            if judge.setup in SCORED_SETUPS and min_score is None:
+                not_counted.append(judge.name)
     outputs = store.outputs(run_id)
-    cost = _cost_summary([j.cost for j in judgments], [o["cost"] for o in outputs.values() if o["outcome"] != "error"])
+    # Money spent by this run: cached answers cost nothing now, and a failed call has no price.
+    cost = _cost_summary([j.cost for j in judgments if j.outcome != "error"],
+                         [o["cost"] for o in outputs.values() if o["outcome"] != "error"])
     system_errors = sum(1 for o in outputs.values() if o["outcome"] == "error")
-    outcomes_by_case = case_outcomes([c.id for c in cases], counted, checks, threshold=min_score)
+    # The judges a case needs: from the eval's judges when known (a case a judge has not reached
+    # yet is missing), else from the judgments stored.
+    known = [(j.name, j.setup) for j in judges] if judges else [(n, e["setup"]) for n, e in per_judge.items()]
+    expected = expected_judges(cases, known, count_scores=min_score is not None)
+    outcomes_by_case = case_outcomes([c.id for c in cases], counted, checks, threshold=min_score, expected=expected)
     tally = Counter(o.verdict for o in outcomes_by_case.values())
     n_cases = len(cases)
     has_evidence = bool(checks) or bool(counted)

@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, build_ta
 from juge.errors import InputError, input_error
 from juge.providers import ProviderError, Request, make_provider
 from juge.providers.base import Provider
-from juge.providers.pricing import call_cost, price_table
+from juge.providers.pricing import price_table
 from juge.store import Store
 
 
@@ -81,7 +81,11 @@ class Providers:
         key = json.dumps([spec.name, options], sort_keys=True, default=str)
         if key not in self._made:
             try:
-                self._made[key] = make_provider(spec.name, **options)
+                provider = make_provider(spec.name, **options)
+                # The cache must tell apart two configurations of one provider (another scripted
+                # rule, another endpoint): its key carries a hash of the options.
+                provider.cache_identity = f"{provider.name}#{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+                self._made[key] = provider
             except TypeError as exc:
                 raise InputError(f"provider {spec.name!r}: {exc} (check the option names)") from None
             except (ProviderError, ValueError) as exc:
@@ -163,19 +167,17 @@ async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Sto
                           meta={"item_id": case.id, "judge": "system", "template": prompt.name})
         async with semaphore:
             try:
-                response, latency, _ = await engine.call(provider, request, run_id=run_id)
+                response, latency, attempts = await engine.call(provider, request, run_id=run_id)
             except ProviderError as exc:
                 store.save_output(run_id, case.id, "output", None, system.model, "error", reason=str(exc))
                 engine.console.print(f"[yellow]system failed on {escape(case.id)}: {escape(str(exc))}[/]")
-                return case
-        cost = call_cost(response.model, response.tokens_in, response.tokens_out, engine.options.prices)
+                return case.model_copy(update={"output": None})  # never judge an answer the system did not give
+        cost = engine.cost_of(response, attempts)
         outcome = "refused" if response.refused else "ok"
         store.save_output(run_id, case.id, "output", response.text, response.model, outcome,
                           reason=response.refusal_reason, tokens_in=response.tokens_in,
                           tokens_out=response.tokens_out, cost=cost, latency=latency)
-        if not response.text:
-            return case
-        return case.model_copy(update={"output": response.text})
+        return case.model_copy(update={"output": response.text or None})
 
     return list(await asyncio.gather(*(one(c) for c in cases)))
 
@@ -241,8 +243,12 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
     selection = ",".join(sorted(c.id for c in cases)) + f"|repeat={repeat}"
     if system_prompt is not None:
         selection += f"|system={system_prompt.hash}"
+    # Who answers: the command-line provider and each judge's model and call settings.
+    selection += "|" + json.dumps([provider_override.model_dump() if provider_override else None,
+                                   [[j.name, j.model, j.provider, j.provider_options, j.temperature, j.max_tokens]
+                                    for j in judges]], sort_keys=True, default=str)
     eval_hash = config.hash_with(judges) + ":" + hashlib.sha256(selection.encode()).hexdigest()[:16]
-    with run_lock(store.path, eval_hash) if resume else nullcontext():
+    with run_lock(store.path, eval_hash):
         run_id = store.find_resumable_run(eval_hash, dataset_hash) if resume else None
         resumed = run_id is not None
         if run_id is None:
@@ -291,7 +297,7 @@ def run_lock(db_path: Path, eval_hash: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise InputError(f"another juge run is working on this eval right now (lock {lock_path}); "
-                             "wait for it, or pass --fresh to start a separate run") from None
+                             "wait for it to finish, then run again to resume or reuse its answers") from None
         try:
             yield
         finally:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from juge.data.records import Judgment
+from juge.data.records import Case, Judgment
 from juge.errors import InputError
 
 CaseVerdict = Literal["pass", "fail", "missing"]
@@ -74,14 +74,39 @@ def judgment_passes(j: Judgment, threshold: float | None) -> bool | None:
     return None
 
 
+SCORED_SETUPS = ("score", "criteria", "additive")
+
+
+def expected_judges(cases: Iterable[Case], judges: Iterable[tuple[str, str | None]], *,
+                    count_scores: bool) -> dict[str, set[str]]:
+    """Per case, the judges whose verdict its pass/fail needs: every single-answer judge on a
+    single-answer case (score-like judges only when `count_scores`); none on a pair."""
+    names = {name for name, setup in judges
+             if setup != "pairwise" and (count_scores or setup not in SCORED_SETUPS)}
+    return {c.id: set() if c.is_pair else set(names) for c in cases}
+
+
+def run_expected(cases: Iterable[Case], run_config: Mapping[str, object] | None, *,
+                 count_scores: bool) -> dict[str, set[str]]:
+    """`expected_judges` from a stored run's config (its `judges`: name and setup)."""
+    judges = (run_config or {}).get("judges") or []
+    pairs = [(j.get("name"), j.get("setup")) for j in judges if isinstance(j, dict)]  # type: ignore[union-attr]
+    return expected_judges(cases, pairs, count_scores=count_scores)
+
+
 def case_outcomes(
     item_ids: Iterable[str],
     judgments: Iterable[Judgment],
     checks: Mapping[str, Mapping[str, tuple[bool, str | None]]],
     *,
     threshold: float | None = None,
+    expected: Mapping[str, set[str]] | None = None,
 ) -> dict[str, CaseOutcome]:
-    """The verdict of every case in ``item_ids`` from its judgments and check results."""
+    """The verdict of every case in ``item_ids`` from its judgments and check results.
+
+    `expected` names, per case, the judges that must have judged it (see `expected_judges`):
+    a case one of them has not judged yet (an interrupted run) is missing, never a pass.
+    """
     by_item: dict[str, list[Judgment]] = {}
     for j in judgments:
         if j.order is None:
@@ -93,6 +118,9 @@ def case_outcomes(
             evidence += 1
             if not passed:
                 failed.append(f"check {name} failed" + (f": {reason}" if reason else ""))
+        judged = {j.judge for j in by_item.get(item_id, [])}
+        for name in sorted((expected or {}).get(item_id, set()) - judged):
+            missing.append(f"judge {name}: no judgment")
         for j in by_item.get(item_id, []):
             evidence += 1
             passed = judgment_passes(j, threshold)

@@ -25,6 +25,9 @@ def split_rows(rows: list[tuple[int, dict[str, Any]]], path: Path, *, by: str, h
         group = row.get(by)
         if group is None or group == "":
             raise input_error(path, f"no value to split by (--by {by})", line=lineno, field=by)
+        if isinstance(group, (dict, list)):
+            raise input_error(path, f"must be a single value to split by, not a {type(group).__name__}",
+                              line=lineno, field=by)
         out.append({**row, "split": split_of(str(group), holdout=holdout, seed=seed)})
     return out
 

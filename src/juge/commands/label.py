@@ -19,10 +19,10 @@ from juge.files import write_atomic
 
 label_app = typer.Typer(
     help="Blind human labelling: a small web app for raters, agreement between them, adjudication.\n\n"
-         "Typical use: [b]init[/] a project from cases and a rubric, [b]add-rater[/] for each person (prints a "
-         "login link), [b]serve[/], watch [b]status[/], then [b]export[/] labels for `juge calibrate`.",
+         "Typical use: **init** a project from cases and a rubric, **add-rater** for each person (prints a "
+         "login link), **serve**, watch **status**, then **export** labels for `juge calibrate`.",
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
 )
 console = Console(highlight=False)  # names, ids and labels are data: escaped or printed as Text
 

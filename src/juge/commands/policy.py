@@ -113,13 +113,14 @@ def estimate_command(
     from juge.data.readers import read_labels
     from juge.study.estimate import corrected_pass_rate, human_pass_shares
     from juge.study.inputs import labels_on_these_outputs, with_run_outputs
-    from juge.verdicts import case_outcomes
+    from juge.verdicts import case_outcomes, run_expected
 
     with Store(db) as store:
         run_row = store.get_run(run)
         cases = store.run_cases(run_row["id"])
         outcomes = case_outcomes([c.id for c in cases], store.judgments(run_row["id"]),
-                                 store.check_results(run_row["id"]), threshold=threshold)
+                                 store.check_results(run_row["id"]), threshold=threshold,
+                                 expected=run_expected(cases, run_row["config"], count_scores=threshold is not None))
         judged = with_run_outputs(cases, store.outputs(run_row["id"]))
     kept, warnings, unhashed = labels_on_these_outputs(read_labels(labels), judged, source=f"--labels {labels}")
     warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in warnings]

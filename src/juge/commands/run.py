@@ -79,7 +79,12 @@ def _read_only(path: Path | None) -> set[str] | None:
         return None
     if not path.exists():
         raise InputError(f"{path}: --only file not found")
-    ids = {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    try:
+        ids = {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: --only file is not UTF-8 text") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: --only needs a file of case ids, not a folder") from None
     if not ids:
         raise InputError(f"{path}: --only file lists no case ids")
     return ids
@@ -148,7 +153,10 @@ def run_command(
     if json_out:
         write_atomic(json_out, json.dumps(result.summary, indent=2, ensure_ascii=False, default=str) + "\n")
     gate = config.spec.gate.min_pass_rate
-    if gate is not None and (result.summary["pass_rate"] or 0.0) < gate:
+    if gate is not None and result.summary["pass_rate"] is None:
+        raise InputError(f"{config.source}: field 'gate.min_pass_rate': no check or counted judge gives a pass rate "
+                         "(score judges count only with [gate] min_score)")
+    if gate is not None and result.summary["pass_rate"] < gate:
         err.print(f"[red]gate failed:[/] pass rate {result.summary['pass_rate']:.1%} < {gate:.1%}")
         raise typer.Exit(1)
 

@@ -46,6 +46,8 @@ def records_hash(records: Iterable[BaseModel]) -> str:
 def _read_text(path: Path) -> str:
     if not path.exists():
         raise InputError(f"{path}: file not found")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give a JSONL or CSV file")
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8-sig")
@@ -172,7 +174,10 @@ def read_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> li
         _parse_json_fields(row, ("messages", "meta"))
         if row.get("id") in (None, ""):
             raise input_error(path, "required field is missing", line=lineno, field="id")
-        meta = dict(row.pop("meta", None) or {})
+        meta = row.pop("meta", None) or {}
+        if not isinstance(meta, dict):
+            raise input_error(path, "must be a JSON object", line=lineno, field="meta")
+        meta = dict(meta)
         known = {k: v for k, v in row.items() if k in CASE_FIELDS}
         meta.update({k: v for k, v in row.items() if k not in CASE_FIELDS})
         try:

@@ -64,6 +64,8 @@ class OpenAICompatProvider:
             completion = await self.client.chat.completions.create(**params)
         except openai.OpenAIError as exc:
             raise _error(exc) from exc
+        if not completion.choices:
+            raise ProviderError(f"the server returned no choices (model {completion.model or request.model})")
         choice = completion.choices[0]
         message = choice.message
         refusal = getattr(message, "refusal", None)

@@ -24,6 +24,7 @@ def _key(item_id: Any, judge: Any, template: Any, order: Any, repeat: Any) -> Ke
 
 class ReplayProvider:
     name = "replay"
+    cacheable = False  # the recording is the cache; a request it lacks must stay an error
 
     def __init__(self, *, path: str | Path):
         self.path = Path(path)

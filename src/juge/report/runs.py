@@ -27,7 +27,7 @@ from juge.judges.pairwise import combine_orders
 from juge.stats import clopper_pearson
 from juge.store import Store
 from juge.study.compare import compare_runs, raw_outputs
-from juge.verdicts import case_outcomes
+from juge.verdicts import case_outcomes, expected_judges
 
 MAX_CASES = 200
 FAILURE_OUTCOMES = ("refused", "unparsed", "error")
@@ -86,8 +86,10 @@ def failing_cases(store: Store, run_id: str, summary: dict[str, Any]) -> list[di
     checks = store.check_results(run_id)
     judgments = store.judgments(run_id)
     counted = counted_judges(summary)
+    setups = {name: entry.get("setup") for name, entry in (summary.get("judges") or {}).items()}
     outcomes = case_outcomes([c.id for c in cases], [j for j in judgments if j.judge in counted], checks,
-                             threshold=summary.get("min_score"))
+                             threshold=summary.get("min_score"),
+                             expected=expected_judges(cases, [(n, setups.get(n)) for n in counted], count_scores=True))
     by_item: dict[str, list[Judgment]] = {}
     for j in judgments:
         by_item.setdefault(j.item_id, []).append(j)

@@ -28,7 +28,7 @@ from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store
-from juge.verdicts import CaseOutcome, case_outcomes
+from juge.verdicts import CaseOutcome, case_outcomes, run_expected
 
 INPUT_FIELDS = ("question", "messages", "context", "source", "reference")
 
@@ -67,7 +67,8 @@ def _run_side(store: Store, run_id: str, threshold: float | None) -> dict[str, A
         "cases": {c.id: c for c in cases},
         "judgments": judgments,
         "check_names": sorted({name for per in checks.values() for name in per}),
-        "outcomes": case_outcomes([c.id for c in cases], judgments, checks, threshold=threshold),
+        "outcomes": case_outcomes([c.id for c in cases], judgments, checks, threshold=threshold,
+                                  expected=run_expected(cases, run["config"], count_scores=threshold is not None)),
         "outputs": raw_outputs(store, run["id"], cases),
     }
 
