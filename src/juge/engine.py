@@ -40,7 +40,6 @@ class EngineOptions:
     timeout: float = 120.0
     backoff: float = 1.0
     max_backoff: float = 60.0
-    repeat: int = 1
     progress: bool = True
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     seed: int | None = None  # jitter seed, for reproducible tests

@@ -229,7 +229,7 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
 
     eng = config.spec.engine
     options = EngineOptions(concurrency=concurrency or eng.concurrency, retries=eng.retries, timeout=eng.timeout,
-                            backoff=eng.backoff, max_backoff=eng.max_backoff, repeat=repeat, progress=progress,
+                            backoff=eng.backoff, max_backoff=eng.max_backoff, progress=progress,
                             prices=price_table(config.spec.prices))
     engine = Engine(store, options, console)
     for warning in same_family_warnings(config.spec.system.model if config.spec.system else None, judges):
