@@ -74,8 +74,14 @@ def hidden(page: str, name: str) -> str:
 
 
 def sign_in(client: httpx.Client, token: str) -> httpx.Response:
-    """Open the login link as a rater's browser does (works for TestClient and httpx.Client)."""
-    return client.get("/login", params={"token": token})
+    """Open the login link and press "Sign in", as a rater does (TestClient or httpx.Client, no redirects).
+
+    Returns the response to the sign-in POST (303 to the project on success).
+    """
+    page = client.get("/login", params={"token": token})
+    if page.status_code != 200:
+        return page
+    return client.post("/login", data={"token": hidden(page.text, "token"), "nonce": hidden(page.text, "nonce")})
 
 
 def shown_item(page: str) -> tuple[int, bool | None]:

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from juge.label.app import COOKIE, create_app
 from juge.label.db import LabelStore, hash_token, raters
-from label_helpers import XSS_IMG, XSS_SCRIPT, expected_fixed, hidden, make_project, shown_item
+from label_helpers import XSS_IMG, XSS_SCRIPT, expected_fixed, hidden, make_project, shown_item, sign_in
 from sqlalchemy import select
 
 
@@ -24,7 +24,7 @@ def store(tmp_path: Path) -> LabelStore:
 def client_for(store: LabelStore, token: str | None = None) -> TestClient:
     client = TestClient(create_app(store), follow_redirects=False)
     if token is not None:
-        r = client.get("/login", params={"token": token})
+        r = sign_in(client, token)
         assert r.status_code == 303 and r.headers["location"].startswith("/?p=")
     return client
 
@@ -56,12 +56,33 @@ def test_every_page_needs_a_valid_token(store: LabelStore, tmp_path: Path) -> No
 def test_login_sets_httponly_cookie_and_token_is_stored_hashed(store: LabelStore, tmp_path: Path) -> None:
     project = make_project(store, tmp_path, 3)
     token = store.add_rater(project, "alice")
-    r = TestClient(create_app(store), follow_redirects=False).get("/login", params={"token": token})
-    cookie = r.headers["set-cookie"].lower()
+    r = sign_in(TestClient(create_app(store), follow_redirects=False), token)
+    [cookie] = [c.lower() for c in r.headers.get_list("set-cookie") if c.startswith(f"{COOKIE}_")]
     assert "httponly" in cookie and "samesite=strict" in cookie
     with store.engine.connect() as c:
         stored = c.execute(select(raters.c.token_hash)).scalars().all()
     assert stored == [hash_token(token)] and token not in stored[0]
+
+
+def test_a_login_link_signs_in_only_after_the_rater_confirms_on_this_site(store: LabelStore, tmp_path: Path) -> None:
+    """Login CSRF: opening a link (say from another site) shows who it signs in as and sets no login;
+    a sign-in POST without this browser's nonce cookie (what a cross-site form sends) is refused."""
+    project = make_project(store, tmp_path, 3)
+    token = store.add_rater(project, "mallory")
+    victim = client_for(store)
+    page = victim.get("/login", params={"token": token})
+    assert page.status_code == 200 and "as <b>mallory</b>" in page.text and "proj" in page.text
+    assert not [c for c in victim.cookies.jar if c.name.startswith(COOKIE)]
+    assert victim.get("/item").status_code == 401
+    forged = client_for(store)  # the attacker's page posts the form, but the victim's browser has no nonce
+    for nonce in ("", hidden(page.text, "nonce")):
+        r = forged.post("/login", data={"token": token, "nonce": nonce})
+        assert r.status_code == 403 and "set-cookie" not in r.headers
+    r = victim.post("/login", data={"token": token, "nonce": "guessed"})
+    assert r.status_code == 403 and victim.get("/item").status_code == 401
+    r = victim.post("/login", data={"token": token, "nonce": hidden(page.text, "nonce")})
+    assert r.status_code == 303 and victim.get("/item").status_code == 200
+    assert victim.get("/login", params={"token": token}).status_code == 303  # signed in already: straight on
 
 
 def test_forms_without_the_right_csrf_token_are_refused(store: LabelStore, tmp_path: Path) -> None:
@@ -342,7 +363,7 @@ def test_one_browser_labels_in_two_projects(store: LabelStore, tmp_path: Path) -
     first = make_project(store, tmp_path, 2, name="first")
     second = make_project(store, tmp_path, 2, task="score", name="second")
     browser = client_for(store, store.add_rater(first, "alice"))
-    client_for_second = browser.get("/login", params={"token": store.add_rater(second, "alice")})
+    client_for_second = sign_in(browser, store.add_rater(second, "alice"))
     assert client_for_second.status_code == 303
     assert {c.name for c in browser.cookies.jar} == {f"{COOKIE}_{first.id}", f"{COOKIE}_{second.id}"}
     chooser = browser.get("/item")  # no project named: the page asks which

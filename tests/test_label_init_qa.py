@@ -13,7 +13,7 @@ from juge.cli import app
 from juge.errors import InputError
 from juge.label.app import create_app
 from juge.label.db import LabelStore
-from label_helpers import write_rubric
+from label_helpers import sign_in, write_rubric
 
 PROVENANCE = "lmsys/mt_bench_human_judgments@f7d2896d (CC BY 4.0)"
 
@@ -45,7 +45,7 @@ def test_mtbench_sample_provenance_is_not_shown_to_raters(tmp_path: Path) -> Non
     assert record["source"] is None and record["meta"]["source"] == PROVENANCE
     token = store.add_rater(project, "ann")
     client = TestClient(create_app(store), follow_redirects=False)
-    assert client.get("/login", params={"token": token}).status_code in (302, 303)
+    assert sign_in(client, token).status_code == 303
     page = client.get("/item").text
     assert "Question" in page and ("first " in page and "second " in page)
     assert PROVENANCE not in page and "secret-model" not in page and "<summary>Source</summary>" not in page

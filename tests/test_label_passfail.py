@@ -15,7 +15,7 @@ from juge.label.app import create_app
 from juge.label.db import LabelStore
 from juge.label.review import status
 from juge.store import Store
-from label_helpers import hidden, read_jsonl, score_case, shown_item, write_cases
+from label_helpers import hidden, read_jsonl, score_case, shown_item, sign_in, write_cases
 
 PEOPLE = {0: "PASS", 1: "PASS", 2: "FAIL", 3: "FAIL"}  # what the rater gives item i
 JUDGE = {0: "PASS", 1: "FAIL", 2: "FAIL", 3: "FAIL"}   # the judge disagrees on item 1 only
@@ -50,7 +50,7 @@ def test_passfail_labels_compare_with_the_judge_and_export_for_calibrate(tmp_pat
     project = store.project("pf")
     alice = store.add_rater(project, "alice")
     client = TestClient(create_app(store), follow_redirects=True)
-    client.get("/login", params={"token": alice})
+    sign_in(client, alice)
     for _ in range(3):  # three items through the page; the buttons carry PASS/FAIL
         page = client.get("/item").text
         number, _ = shown_item(page)
@@ -99,7 +99,7 @@ def test_review_page_shows_the_context_and_source_but_not_meta(tmp_path: Path) -
         rater = store.rater_by_token(token)
         store.save_label(rater, store.next_assignment(rater).id, label)
     client = TestClient(create_app(store))
-    client.get("/login", params={"token": tokens[2]})
+    sign_in(client, tokens[2])
     page = client.get("/adjudicate").text
     assert "raters disagree" in page
     assert "FACTS: the Pro plan costs $9 &lt;b&gt;per month&lt;/b&gt;." in page

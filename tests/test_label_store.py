@@ -57,7 +57,7 @@ def rater_session(base: str, token: str, name: str, seed: int) -> list[tuple[str
     rng = random.Random(seed)
     done = []
     with httpx.Client(base_url=base, follow_redirects=False, timeout=120) as client:
-        assert client.get("/login", params={"token": token}).status_code == 303
+        assert sign_in(client, token).status_code == 303
         for k in range(LABELS_EACH):
             page = client.get("/item")
             assert page.status_code == 200, page.text

@@ -1,6 +1,8 @@
 """The labelling web app: FastAPI routes over `LabelStore`, Jinja2 templates with autoescape.
 
-Security model: a rater opens `/login?token=...` once; the token goes into an HttpOnly,
+Security model: a rater opens `/login?token=...` once and confirms "sign in as NAME" (a POST
+whose nonce must match a SameSite=Strict cookie set by that page, so a link on another site
+cannot sign a browser in as someone else); the token goes into an HttpOnly,
 SameSite=Strict cookie, one per project (`juge_label_<project id>`; pages carry ?p=<project id>),
 and is checked (by its sha256) on every request. Every form
 carries the rater's CSRF token. All case text is rendered escaped, and a strict
@@ -14,6 +16,7 @@ randomised per rater and item; the choice is mapped back to the fixed order on s
 from __future__ import annotations
 
 import hmac
+import secrets
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +32,7 @@ from juge.label.rubric import canonical_label, choices, to_fixed_order
 
 HERE = Path(__file__).parent
 COOKIE = "juge_label"
+LOGIN_COOKIE = "juge_login_nonce"  # the sign-in form's nonce, set by the login page
 MAX_EXPLANATION = 5000
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
@@ -130,14 +134,36 @@ def create_app(store: LabelStore) -> FastAPI:
     async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
         return render("error.html", status=exc.status_code, status_code=exc.status_code, message=exc.detail)
 
-    @app.get("/login")
-    def login(token: str = "") -> Response:
-        if store.rater_by_token(token) is None:
-            raise HTTPException(401, "This login link is not valid. Ask for a new one.")
+    @app.get("/login", response_class=HTMLResponse)
+    def login_page(request: Request, token: str = "") -> Response:
+        """The login link asks before it signs in (login CSRF: a link from another site must not sign
+        a browser in as someone else). The form is tied to this browser by a short-lived cookie."""
         rater = store.rater_by_token(token)
+        if rater is None:
+            raise HTTPException(401, "This login link is not valid. Ask for a new one.")
+        if request.cookies.get(cookie_name(rater.project_id)) == token:
+            return RedirectResponse(f"/?p={rater.project_id}", status_code=303)  # already signed in as this
+        nonce = secrets.token_urlsafe(24)
+        response = render("login.html", project=store.project_by_id(rater.project_id), rater_name=rater.name,
+                          token=token, nonce=nonce)
+        response.set_cookie(LOGIN_COOKIE, nonce, httponly=True, samesite="strict", path="/login", max_age=3600)
+        return response
+
+    @app.post("/login")
+    def login(request: Request, token: Annotated[str, Form()] = "", nonce: Annotated[str, Form()] = "") -> Response:
+        """Sign in: the form's nonce must match this browser's login cookie, which a SameSite=Strict
+        cookie never carries on a request another site starts."""
+        expected = request.cookies.get(LOGIN_COOKIE, "")
+        if not expected or not hmac.compare_digest(nonce.encode(), expected.encode()):
+            raise HTTPException(403, "This sign-in form has expired or did not come from this site. "
+                                     "Open your login link again.")
+        rater = store.rater_by_token(token)
+        if rater is None:
+            raise HTTPException(401, "This login link is not valid. Ask for a new one.")
         response = RedirectResponse(f"/?p={rater.project_id}", status_code=303)
         response.set_cookie(cookie_name(rater.project_id), token, httponly=True, samesite="strict",
                             max_age=30 * 24 * 3600)
+        response.delete_cookie(LOGIN_COOKIE, path="/login", httponly=True, samesite="strict")
         return response
 
     @app.get("/")
