@@ -46,7 +46,10 @@ def test_rater_labels_with_the_keyboard_undoes_and_export_matches(browser, tmp_p
         response = page.goto(base + "/item")
         assert response.status == 401 and "login link" in page.content()
 
+        # The login link asks first (login CSRF); Enter presses the focused "Sign in" button.
         page.goto(f"{base}/login?token={token}")
+        assert "Sign in to the labelling project" in page.content() and "alice" in page.content()
+        press_and_wait(page, "Enter")
         assert page.url == base + f"/item?p={project.id}"
 
         # The XSS payloads are text: no element was created from them, no dialog opened.
@@ -78,6 +81,18 @@ def test_rater_labels_with_the_keyboard_undoes_and_export_matches(browser, tmp_p
         expected[item] = (expected_fixed("left", swapped), None)
         progress = page.locator(".count").inner_text()
         assert "3 labelled" in progress and "3 left" in progress
+
+        # A double click on Undo undoes one label: the second click, on the same page or on the
+        # next one if it loaded in between, sends nothing.
+        page.wait_for_timeout(600)  # a page is clickable once it has been on screen a moment
+        with page.expect_navigation():
+            page.locator("form.undo button").dblclick()
+        page.locator("form.undo button").click()  # lands on the page that just loaded
+        page.wait_for_timeout(800)
+        assert "last label was removed" in page.content() and "2 labelled" in page.locator(".count").inner_text()
+        assert shown(page)[0] == item
+        press_and_wait(page, "1")
+        assert "3 labelled" in page.locator(".count").inner_text()
         assert dialogs == []
         context.close()
 

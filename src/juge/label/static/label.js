@@ -35,10 +35,21 @@
       for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
     }, 0);
   });
+  // The second click of a double click can land on the next page when it loads fast, and undo
+  // (or label) once more there: mouse clicks on a button in the first moments of a page are
+  // dropped. Keyboard presses (detail 0) are not: they are guarded by `busy` and event.repeat.
+  var SETTLE_MS = 500;
+  var shownAt = Date.now();
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button[type=submit]");
+    if (button && event.detail > 0 && Date.now() - shownAt < SETTLE_MS) event.preventDefault();
+  }, true);
+
   // A page restored from the back/forward cache is a fresh page: let its forms be sent again.
   window.addEventListener("pageshow", function (event) {
     if (!event.persisted) return;
     busy = false;
+    shownAt = Date.now();
     var forms = document.querySelectorAll("form[data-sent]");
     for (var i = 0; i < forms.length; i++) {
       forms[i].removeAttribute("data-sent");
@@ -55,6 +66,7 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.repeat) return;  // a held key labels one item, not the next ones as the pages load
     var key = event.key.toLowerCase();
     if (key === "e" && note) { event.preventDefault(); openNote(); return; }
     var buttons = document.querySelectorAll("button[data-key]");
