@@ -8,18 +8,11 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from juge.cli import app
-from cli_helpers import write_jsonl
+from cli_helpers import tiny_pairwise_study
 
 
 def test_derive_on_holdout_needs_force_split_and_test_messages_agree(tmp_path: Path) -> None:
-    items = write_jsonl(tmp_path / "items.jsonl", [
-        {"item_id": f"i{k}", "question_id": k, "category": "writing", "split": "dev" if k < 10 else "holdout",
-         "question": "q", "answer_1": "a", "answer_2": "bb", "reference": None,
-         "human_ratings": [{"rater_id": "r1", "label": "A"}, {"rater_id": "r2", "label": "A"}]} for k in range(20)])
-    calls = write_jsonl(tmp_path / "judgments.jsonl", [
-        {"item_id": f"i{k}", "judge": "j", "model": "m", "prompt": "p", "order": o, "letter": letter, "outcome": "ok",
-         "text": "x"} for k in range(20) for o, letter in (("12", "A"), ("21", "B"))])
-    common = ["--items", str(items), "--judgments", str(calls), "--db", str(tmp_path / "j.db"), "--resamples", "100"]
+    common = tiny_pairwise_study(tmp_path)
     runner = CliRunner()
     derive = ["policy", "derive", *common, "--split", "holdout", "-o", str(tmp_path / "P.md"),
               "--json", str(tmp_path / "p.json")]

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
 import juge.report as report
-from juge.cli import main
 from juge.report.disagreements import disagreement_share, select_disagreements
 from report_helpers import parse_html, pairwise_calibration
-
-
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["juge", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out = capsys.readouterr()
-    return exit_info.value.code or 0, out.out, out.err
+from cli_helpers import run_cli
 
 
 @pytest.fixture

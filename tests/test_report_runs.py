@@ -4,13 +4,11 @@ hostile text is escaped, and bad input exits 2 without writing anything."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
 
-from juge.cli import main
 from juge.config import load_eval
 from juge.report import render_report
 from juge.report.runs import build_compare_data, build_run_data
@@ -18,16 +16,9 @@ from juge.runner import run_eval
 from juge.store import Store
 from juge.study.compare import compare_runs
 from report_helpers import HOSTILE, assert_same_estimate, judged_run, md_tables, parse_html
+from cli_helpers import run_cli
 
 BAKERY = Path(__file__).resolve().parents[1] / "examples" / "bakery" / "eval.toml"
-
-
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["juge", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out = capsys.readouterr()
-    return exit_info.value.code or 0, out.out, out.err
 
 
 @pytest.fixture(scope="module")
