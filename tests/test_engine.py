@@ -387,3 +387,20 @@ def test_show_gives_the_pairwise_verdict_in_the_fixed_order(tmp_path):
     res = runner.invoke(app, ["show", run_id, "--db", str(db)], env={"COLUMNS": "200"})
     assert "order 21 (answer 2 shown as A) (scripted-1): A" in res.output
     assert "verdict, both orders in the fixed order: inconsistent" in res.output
+
+
+def test_solve_first_judgment_carries_both_calls_tokens_and_cost(store):
+    judge = passfail_judge(solve_first=True)
+
+    def answer(request):
+        return "forty two" if request.meta["template"].endswith("/solve") else "PASS\nMatches."
+
+    engine = Engine(store, EngineOptions(progress=False, prices={"scripted-1": (1e6, 1e6)}))  # $1 per token
+    case = Case(id="s2", question="6*7?", output="42")
+    run_id = store.create_run(dataset_hash="d", juge_version="t", cases=[case])
+    asyncio.run(engine.run_tasks(run_id, build_tasks([case], [judge]), {"pf": make_provider("scripted", fn=answer)}))
+    [j] = store.judgments(run_id)
+    calls = [json.loads(r["response"]) for r in store.conn.execute("SELECT response FROM calls WHERE run_id = ?", (run_id,))]
+    assert len(calls) == 2
+    assert j.tokens_in == sum(c["tokens_in"] for c in calls) and j.tokens_out == sum(c["tokens_out"] for c in calls)
+    assert j.cost == pytest.approx(j.tokens_in + j.tokens_out)

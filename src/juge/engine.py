@@ -63,8 +63,10 @@ class Answer(NamedTuple):
     attempts: int  # provider calls it took; 0 when it came from the cache
 
 
-def _add(a: Any, b: Any) -> Any:
-    return None if a is None or b is None else a + b
+def _total(values: Iterable[float | None]) -> float | None:
+    """The sum, or None when any part is unknown."""
+    values = list(values)
+    return None if any(v is None for v in values) else sum(values)  # type: ignore[arg-type]
 
 
 def cache_key(provider: str, request: Request, repeat: int = 0) -> str:
@@ -148,35 +150,33 @@ class Engine:
                 "repeat": task.repeat}
         base = dict(item_id=case.id, judge=judge.name, template=judge.template_id, template_hash=judge.template_hash,
                     order=task.order, repeat=task.repeat, run_id=run_id)
-        solve_usage: tuple[int | None, int | None, float | None, float] = (0, 0, 0.0, 0.0)
+        answers: list[Answer] = []  # the solve-first call, if any, then the verdict call
         try:
             own_solution = None
-            if getattr(judge, "solve_first", False):
+            if judge.solve_first:
                 solve = Request(messages=tuple(judge.render_solve(case)), model=judge.model,
                                 temperature=judge.temperature, max_tokens=judge.max_tokens,
                                 meta={**meta, "template": judge.template_id + "/solve", "order": None})
-                solved, solve_latency, solve_attempts = await self.call(provider, solve, run_id=run_id)
-                own_solution = solved.text
-                solve_usage = (solved.tokens_in, solved.tokens_out,
-                               self.cost_of(solved, solve_attempts), solve_latency)
+                answers.append(await self.call(provider, solve, run_id=run_id))
+                own_solution = answers[-1].response.text
             request = Request(
                 messages=tuple(judge.render(case, order=task.order, own_solution=own_solution)),
                 model=judge.model, temperature=judge.temperature, max_tokens=judge.max_tokens,
-                json_schema=judge.json_schema() if getattr(judge, "structured", False) else None,
-                allowed=judge.allowed() if getattr(judge, "constrained", False) else None,
+                json_schema=judge.json_schema() if judge.structured else None,
+                allowed=judge.allowed() if judge.constrained else None,
                 meta=meta,
             )
-            response, latency, attempts = await self.call(provider, request, run_id=run_id, repeat=task.repeat)
+            answers.append(await self.call(provider, request, run_id=run_id, repeat=task.repeat))
         except ProviderError as exc:
             return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc),
                             attempts=getattr(exc, "attempts", None))
-        cost = self.cost_of(response, attempts)
+        response, _, attempts = answers[-1]
         # A solve-first judgment costs both calls; an unknown part makes the total unknown.
-        tokens_in, tokens_out, cost = (_add(response.tokens_in, solve_usage[0]), _add(response.tokens_out, solve_usage[1]),
-                                       _add(cost, solve_usage[2]))
-        common = dict(base, model=response.model, text=response.text, tokens_in=tokens_in, tokens_out=tokens_out,
-                      cost=cost, latency=latency + solve_usage[3], distribution=response.distribution,
-                      attempts=attempts)
+        common = dict(base, model=response.model, text=response.text,
+                      tokens_in=_total(a.response.tokens_in for a in answers),
+                      tokens_out=_total(a.response.tokens_out for a in answers),
+                      cost=_total(self.cost_of(a.response, a.attempts) for a in answers),
+                      latency=sum(a.latency for a in answers), distribution=response.distribution, attempts=attempts)
         if response.refused:
             return Judgment(**common, outcome="refused", reason=response.refusal_reason)
         parsed = judge.parse(response.text)
