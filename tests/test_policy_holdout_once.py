@@ -161,3 +161,11 @@ def test_an_unwritable_json_path_does_not_use_up_the_holdout(tmp_path):
     result = json.loads((tmp_path / "t.json").read_text())
     assert not result["forced"] and result["n_items"] == 10
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_the_refusal_names_an_item_as_an_item_and_a_group_as_a_group():
+    from juge.study.holdout import _used_before
+
+    text = _used_before([{"shared_items": ["mtb-q100-a-vs-b"], "shared_groups": ["100"], "data_hash": "d" * 64,
+                          "used_at": "2026-11-29T14:00", "policy_hash": "p" * 64}])
+    assert "e.g. item 'mtb-q100-a-vs-b' and group '100'" in text

@@ -159,9 +159,13 @@ def _used_before(previous: Sequence[dict[str, Any]]) -> str:
     """Which earlier tests used these items, in words: the first one, and how many there were."""
     first = previous[0]
     if first["shared_items"] or first["shared_groups"]:
-        shared = first["shared_items"] or first["shared_groups"]
+        examples = []
+        if first["shared_items"]:
+            examples.append(f"item {first['shared_items'][0]!r}")
+        if first["shared_groups"]:
+            examples.append(f"group {first['shared_groups'][0]!r}")
         what = (f"{len(first['shared_items'])} of these items and {len(first['shared_groups'])} of their groups "
-                f"(e.g. {shared[0]!r}) were")
+                f"(e.g. {' and '.join(examples)}) were")
     else:
         what = f"this holdout (data hash {first['data_hash'][:12]}) was"
     return (f"{what} already tested on {first['used_at']} with policy {first['policy_hash'][:12]} "
