@@ -27,7 +27,7 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from juge.data.records import Case
-from juge.label.db import LabelError, LabelStore, Project, Rater
+from juge.label.db import LabelError, LabelStore, Project, Rater, ReleasedError
 from juge.label.rubric import canonical_label, choices, to_fixed_order
 
 HERE = Path(__file__).parent
@@ -180,7 +180,7 @@ def create_app(store: LabelStore) -> FastAPI:
                   "last_label": store.last_label_id(rater),
                   "pct": round(100 * done / (done + left)) if done + left else 100}
         if assignment is None:
-            return render("done.html", **common)
+            return render("done.html", **common, msg=msg)
         store.mark_shown(assignment.id, session_id)
         case = assignment.case
         in_session = store.labels_in_session(session_id)
@@ -216,6 +216,8 @@ def create_app(store: LabelStore) -> FastAPI:
         try:
             store.save_label(rater, assignment, label, shown_order=shown_order,
                              explanation=explanation.strip() or None, session_id=session_id)
+        except ReleasedError:  # the page was open while `juge label release` gave the item to someone else
+            return RedirectResponse(f"/item?p={rater.project_id}&msg=released", status_code=303)
         except LabelError as exc:
             raise HTTPException(403, str(exc)) from None
         return RedirectResponse(f"/item?p={rater.project_id}", status_code=303)

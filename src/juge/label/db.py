@@ -12,6 +12,10 @@ and under any number of concurrent raters:
 - an item goes to exactly ``needed`` raters (``label_assignments``: UNIQUE(item, slot),
   slot < needed, and UNIQUE(item, rater)).
 
+`release_assignments` gives back unlabelled assignments of raters who stopped coming: the row
+stays (so the rater never gets that item again) with ``released_at`` set and its slot moved to
+``-id``, which frees the slot for another rater without breaking UNIQUE(item, slot).
+
 Raters are identified by the sha256 of a random token; the raw token is never stored.
 """
 
@@ -96,6 +100,7 @@ assignments = Table(
     Column("shown_at", Float),
     Column("shown_session", Integer),
     Column("priority", Integer, nullable=False, default=0),  # raised by undo so the item comes back first
+    Column("released_at", Float),  # set by release: the slot went back to the pool, slot = -id
     UniqueConstraint("item_pk", "slot"),
     UniqueConstraint("item_pk", "rater_id"),
 )
@@ -180,7 +185,17 @@ def make_engine(url: str | None = None) -> Engine:
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
     metadata.create_all(engine)
     _add_output_hashes(engine)
+    _add_released_at(engine)
     return engine
+
+
+def _add_released_at(engine: Engine) -> None:
+    """Upgrade a store made before assignments could be released: add the (empty) column."""
+    from sqlalchemy import inspect
+
+    if "released_at" not in {col["name"] for col in inspect(engine).get_columns("label_assignments")}:
+        with engine.begin() as c:
+            c.exec_driver_sql("ALTER TABLE label_assignments ADD COLUMN released_at FLOAT")
 
 
 def _add_output_hashes(engine: Engine) -> None:
@@ -202,6 +217,10 @@ def _add_output_hashes(engine: Engine) -> None:
 
 class LabelError(ValueError):
     """A request the store refuses (unknown project, foreign assignment, bad label)."""
+
+
+class ReleasedError(LabelError):
+    """A label for an assignment that was released and whose item no longer needs this rater."""
 
 
 @dataclass(frozen=True)
@@ -337,14 +356,15 @@ class LabelStore:
         return c.execute(
             select(assignments.c.id, assignments.c.item_pk, assignments.c.swapped, items.c.record)
             .join(items, items.c.id == assignments.c.item_pk)
-            .where(assignments.c.rater_id == rater.id, ~labelled)
+            .where(assignments.c.rater_id == rater.id, assignments.c.released_at.is_(None), ~labelled)
             .order_by(assignments.c.priority.desc(), assignments.c.id)
             .limit(1)
         ).first()
 
     @staticmethod
     def _free_items_query(rater: Rater) -> Any:
-        taken = select(func.count()).where(assignments.c.item_pk == items.c.id).scalar_subquery()
+        taken = select(func.count()).where(assignments.c.item_pk == items.c.id,
+                                           assignments.c.released_at.is_(None)).scalar_subquery()
         mine = select(assignments.c.item_pk).where(assignments.c.rater_id == rater.id)
         return (
             select(items.c.id, items.c.needed)
@@ -370,14 +390,13 @@ class LabelStore:
                         if self._free_items_exist(c, rater):
                             continue  # all free items are being assigned to others right now
                         return None
-                    taken = c.execute(select(func.count()).select_from(assignments)
-                                      .where(assignments.c.item_pk == free.id)).scalar_one()
-                    if taken >= free.needed:
+                    slot = _free_slot(c, free.id, free.needed)
+                    if slot is None:
                         continue  # filled between the query and the lock
                     try:
                         with c.begin_nested():
                             c.execute(insert(assignments).values(
-                                item_pk=free.id, rater_id=rater.id, slot=taken,
+                                item_pk=free.id, rater_id=rater.id, slot=slot,
                                 swapped=secrets.randbelow(2) == 1, assigned_at=time.time(), priority=0,
                             ))
                     except IntegrityError:
@@ -412,7 +431,7 @@ class LabelStore:
             done = c.execute(select(func.count()).select_from(labels).where(labels.c.rater_id == rater.id)).scalar_one()
             free = c.execute(select(func.count()).select_from(self._free_items_query(rater).subquery())).scalar_one()
             opened = c.execute(select(func.count()).select_from(assignments).where(
-                assignments.c.rater_id == rater.id)).scalar_one()
+                assignments.c.rater_id == rater.id, assignments.c.released_at.is_(None))).scalar_one()
         return done, free + (opened - done)
 
     # ---- sessions ---------------------------------------------------------------------------
@@ -448,12 +467,22 @@ class LabelStore:
         self, rater: Rater, assignment_id: int, label: str, *, shown_order: str = "",
         explanation: str | None = None, session_id: int | None = None,
     ) -> bool:
-        """Store the rater's label for an assigned item; False if it was already stored (a double submit)."""
+        """Store the rater's label for an assigned item; False if it was already stored (a double submit).
+
+        A released assignment (the rater left a page open past `release_assignments`) takes its
+        label only if the item still has a free slot: the assignment is then reclaimed into the
+        lowest free slot. Otherwise ReleasedError, and nothing is stored, so an item never gets
+        more than `needed` labels. The assignment row is locked (FOR UPDATE on PostgreSQL) so a
+        release running at the same moment either sees this label or is seen by it.
+        """
         now = time.time()
         with self.engine.begin() as c:
-            a = c.execute(select(assignments).where(assignments.c.id == assignment_id)).first()
+            a = c.execute(select(assignments).where(assignments.c.id == assignment_id).with_for_update()).first()
             if a is None or a.rater_id != rater.id:
                 raise LabelError("this item is not assigned to you")
+            if a.released_at is not None and not self._reclaim(c, a):
+                raise ReleasedError("this item was handed to another rater while you were away and needs no "
+                                    "label from you any more; your label for it was not stored")
             seconds = now - a.shown_at if a.shown_at is not None and a.shown_session == session_id else None
             try:
                 with c.begin_nested():
@@ -464,6 +493,63 @@ class LabelStore:
             except IntegrityError:
                 return False
         return True
+
+    @staticmethod
+    def _reclaim(c: Any, a: Any) -> bool:
+        """Give a released assignment back to its rater if its item still has a free slot."""
+        needed = c.execute(select(items.c.needed).where(items.c.id == a.item_pk).with_for_update()).scalar_one()
+        slot = _free_slot(c, a.item_pk, needed)
+        if slot is None:
+            return False
+        try:
+            with c.begin_nested():
+                c.execute(update(assignments).where(assignments.c.id == a.id)
+                          .values(slot=slot, released_at=None))
+        except IntegrityError:
+            return False  # another rater took that slot at the same moment
+        return True
+
+    def release_assignments(
+        self, project: Project, *, rater: Rater | None = None, older_than: float | None = None,
+        now: float | None = None, dry_run: bool = False,
+    ) -> dict[str, int]:
+        """Give back open (unlabelled, unreleased) assignments so other raters get their items.
+
+        Chooses the assignments of `rater` (all of them), those handed out more than
+        `older_than` seconds before `now`, or both conditions together. A labelled assignment
+        is never chosen. Returns {rater name: items freed} (what would be freed, if dry_run).
+        The chosen rows are locked first, then released by a second statement that re-checks
+        "no label", so a label saved meanwhile keeps its assignment (on both databases).
+        """
+        now = time.time() if now is None else now
+        labelled = select(labels.c.id).where(
+            labels.c.item_pk == assignments.c.item_pk, labels.c.rater_id == assignments.c.rater_id
+        ).exists()
+        conditions = [items.c.project_id == project.id, assignments.c.released_at.is_(None), ~labelled]
+        if rater is not None:
+            conditions.append(assignments.c.rater_id == rater.id)
+        if older_than is not None:
+            conditions.append(assignments.c.assigned_at < now - older_than)
+        with self.engine.begin() as c:
+            chosen = c.execute(
+                select(assignments.c.id, raters.c.name)
+                .join(items, items.c.id == assignments.c.item_pk)
+                .join(raters, raters.c.id == assignments.c.rater_id)
+                .where(*conditions).order_by(assignments.c.id).with_for_update(of=assignments)
+            ).all()
+            freed: dict[str, int] = defaultdict(int)
+            if dry_run:
+                for row in chosen:
+                    freed[row.name] += 1
+                return dict(sorted(freed.items()))
+            names = {row.id: row.name for row in chosen}
+            for row in chosen:
+                done = c.execute(update(assignments)
+                                 .where(assignments.c.id == row.id, assignments.c.released_at.is_(None), ~labelled)
+                                 .values(released_at=now, slot=-row.id, shown_at=None, shown_session=None)).rowcount
+                if done == 1:
+                    freed[names[row.id]] += 1
+        return dict(sorted(freed.items()))
 
     def last_label_id(self, rater: Rater) -> int | None:
         """The id of the rater's most recent label (what the Undo button on their page undoes)."""
@@ -669,6 +755,13 @@ class LabelStore:
                 raise LabelError(f"no list {name!r} in project {project.name!r}")
             return list(c.execute(select(list_items.c.item_id).where(list_items.c.list_id == lid)
                                   .order_by(list_items.c.item_id)).scalars())
+
+
+def _free_slot(c: Any, item_pk: int, needed: int) -> int | None:
+    """The lowest slot of the item (0 .. needed-1) that no active assignment holds, or None."""
+    used = set(c.execute(select(assignments.c.slot).where(assignments.c.item_pk == item_pk,
+                                                           assignments.c.released_at.is_(None))).scalars())
+    return next((s for s in range(needed) if s not in used), None)
 
 
 def rater_pairs(table: Iterable[dict[str, Any]]) -> tuple[list[str], list[str]]:
