@@ -1,4 +1,4 @@
-"""`juge label`: blind human labelling in the browser (init, add-rater, serve, status, export, review)."""
+"""`juge label`: blind human labelling in the browser (init, add-rater, serve, status, release, export, review)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from juge.files import write_atomic
 label_app = typer.Typer(
     help="Blind human labelling: a small web app for raters, agreement between them, adjudication.\n\n"
          "Typical use: **init** a project from cases and a rubric, **add-rater** for each person (prints a "
-         "login link), **serve**, watch **status**, then **export** labels for `juge calibrate`.",
+         "login link), **serve**, watch **status**, **release** items a rater left unlabelled, then **export** labels for `juge calibrate`.",
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
@@ -235,6 +235,47 @@ def status_command(name: Annotated[Optional[str], typer.Argument(help="Project n
     else:
         console.print("rater vs rater: no item has two labels yet (n = 0)")
     console.print(f"disagreements to review: {s['disagreements']}")
+
+
+def _items(n: int) -> str:
+    return f"{n} item" if n == 1 else f"{n} items"
+
+
+@label_app.command("release")
+def release_command(
+    name: Annotated[str, typer.Argument(help="Project name.")],
+    rater: Annotated[Optional[str], typer.Option(
+        "--rater", help="Free all open items of this rater (with --idle-hours: only the older ones).")] = None,
+    idle_hours: Annotated[Optional[float], typer.Option(
+        "--idle-hours", min=0, help="Free open items handed out more than this many hours ago "
+                                    "(default 24 when --rater is not given).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only print what would be freed.")] = False,
+    db_url: DbUrl = None,
+) -> None:
+    """Give items back to the pool that a rater was handed but never labelled (a rater who stopped coming).
+
+    Only assignments without a label are freed; a freed item goes to another rater (never twice to the
+    same one, never to more raters than it needs). If the first rater still submits it from an open
+    page, the label is kept only while the item still has a free place; otherwise they are told and
+    nothing is stored.
+    """
+    from juge.label.db import LabelError
+
+    store = _store(db_url)
+    project = _project(store, name)
+    try:
+        who = None if rater is None else store.rater(project, rater)
+    except LabelError as exc:
+        raise InputError(f"--rater: {exc}") from None
+    if who is None and idle_hours is None:
+        idle_hours = 24.0
+    older_than = None if idle_hours is None else idle_hours * 3600
+    freed = store.release_assignments(project, rater=who, older_than=older_than, dry_run=dry_run)
+    verb = "would free" if dry_run else "freed"
+    for person, n in freed.items():
+        console.print(Text(f"{person}: {verb} {_items(n)}"))
+    console.print(f"{verb} {_items(sum(freed.values()))} in total"
+                  + (" (dry run: nothing changed)" if dry_run else ""))
 
 
 @label_app.command("export")
