@@ -38,3 +38,25 @@ def browser():
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """One PostgreSQL server on 127.0.0.1 for the whole test session (skipped if none can run)."""
+    from label_helpers import postgres_bin, postgres_server
+
+    if postgres_bin() is None:
+        pytest.skip("no PostgreSQL server binary (/usr/lib/postgresql/*/bin/postgres); install 'postgresql'")
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    """A fresh label database: SQLite, and a new database on the session's PostgreSQL server."""
+    from label_helpers import create_database
+
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'juge.db'}"
+    return create_database(request.getfixturevalue("postgres_url"),
+                           f"juge_{tmp_path.name[-40:].lower().replace('-', '_')}")

@@ -14,11 +14,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from label_helpers import (
-    create_database,
     hidden,
     make_project,
-    postgres_bin,
-    postgres_server,
     sign_in,
 )
 from sqlalchemy import select, update
@@ -32,22 +29,9 @@ from juge.label.db import LabelStore, Project, ReleasedError, assignments
 HOUR = 3600.0
 
 
-@pytest.fixture(scope="module")
-def postgres_url() -> str:
-    if postgres_bin() is None:
-        pytest.skip("no PostgreSQL server binary (/usr/lib/postgresql/*/bin/postgres); install 'postgresql'")
-    with postgres_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> LabelStore:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'juge.db'}"
-    else:
-        url = create_database(request.getfixturevalue("postgres_url"),
-                              f"rel_{tmp_path.name[-40:].lower().replace('-', '_')}")
-    s = LabelStore(url)
+@pytest.fixture
+def store(db_url: str) -> LabelStore:
+    s = LabelStore(db_url)
     yield s
     s.close()
 

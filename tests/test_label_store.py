@@ -21,7 +21,7 @@ from juge.data.readers import read_labels
 from juge.label.db import LabelStore
 from juge.label.review import status
 from label_helpers import (
-    create_database, expected_fixed, hidden, live_server, make_project, postgres_bin, postgres_server, shown_item,
+    expected_fixed, hidden, live_server, make_project, shown_item,
     sign_in,
 )
 
@@ -29,20 +29,6 @@ N_RATERS = 20
 LABELS_EACH = 25  # 20 x 25 = 500 labels
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> str:
-    if postgres_bin() is None:
-        pytest.skip("no PostgreSQL server binary (/usr/lib/postgresql/*/bin/postgres); install 'postgresql'")
-    with postgres_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'juge.db'}"
-    server = request.getfixturevalue("postgres_url")
-    return create_database(server, f"juge_{tmp_path.name[-40:].lower().replace('-', '_')}")
 
 
 @pytest.fixture
