@@ -85,9 +85,14 @@ def _agreement_and_kappa(items: Sequence[PairItem], pairs: Callable[[PairItem], 
             "kappa": kappa_estimate(tables, **boot.kwargs)}
 
 
+def label_pairs(votes: Sequence[tuple[str, Any]]) -> list[tuple[Any, Any]]:
+    """Every pair of distinct raters' labels from (rater, label) votes, in the order they are listed."""
+    return [(a, b) for (_, a), (_, b) in combinations(votes, 2)]
+
+
 def rater_pairs(item: PairItem) -> list[tuple[str, str]]:
-    """Every pair of distinct raters' labels on one item, in the order the votes are listed."""
-    return [(a, b) for (_, a), (_, b) in combinations(item.votes, 2)]
+    """Every pair of distinct raters' labels on one pairwise item."""
+    return label_pairs(item.votes)
 
 
 def ceiling(items: Sequence[PairItem], boot: Bootstrap = Bootstrap()) -> dict[str, Any]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import combinations
 from typing import Any, Literal
 
 import numpy as np
@@ -45,7 +44,7 @@ from juge.stats import (
     spearman,
     statistic_estimate,
 )
-from juge.study.calibrate import Bootstrap
+from juge.study.calibrate import Bootstrap, label_pairs
 from juge.study.pairtable import judge_key
 
 Kind = Literal["score", "passfail"]
@@ -240,7 +239,7 @@ def _alpha(items: Sequence[GradedItem], key: str | None, boot: Bootstrap) -> Est
 
 
 def _rater_pairs(item: GradedItem) -> list[tuple[Any, Any]]:
-    return [(a, b) for (_, a), (_, b) in combinations(item.ratings, 2)]
+    return label_pairs(item.ratings)
 
 
 def _at_threshold(value: Any, threshold: float) -> str:
