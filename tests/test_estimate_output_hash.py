@@ -117,6 +117,7 @@ def test_calibrate_run_leaves_out_labels_on_old_outputs(tmp_path: Path) -> None:
     agreement = result["judges"]["g/t"]["agreement"]
     assert agreement["n"] == 30 and agreement["value"] == pytest.approx(1.0)
     assert any("output_hash differs" in note for note in result["notes"])
+    assert res.output.count("output_hash differs") == 1  # said once, as a warning, not again as a note
 
 
 def test_pairwise_labels_keep_their_hash_through_the_policy_inputs(tmp_path: Path) -> None:

@@ -99,8 +99,6 @@ def calibrate_command(
         scale=_scale_option(scale), id_col=id_col, output_col=output_col, baseline_cols=baseline_col or [],
         judges=judge or [], templates=template or [],
     )
-    for warning in inputs.warnings:
-        err.print("warning: " + warning, style="yellow", highlight=False, markup=False, soft_wrap=True)
     chosen = default_split(inputs, split)
     if chosen == "holdout":
         err.print("warning: studying the holdout split; keep it for the one final test of a policy.",
@@ -108,7 +106,7 @@ def calibrate_command(
     with study_progress(err) as step:
         result = run_study(inputs, split=chosen, boot=Bootstrap(n_resamples=resamples, seed=seed),
                            truth=truth, threshold=threshold, progress=step)  # type: ignore[arg-type]
-    print_result(result, console)
+    print_result(result, console, warnings=inputs.warnings)  # the warnings are in the result's notes too
     if json_path is not None:
         write_json(json_path, result)
         console.print(f"wrote {json_path}", highlight=False, markup=False)

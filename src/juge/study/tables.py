@@ -6,6 +6,7 @@ Dataset and model text is printed with markup disabled (it is untrusted).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -199,11 +200,14 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
     console.print(table)
 
 
-def print_result(result: dict[str, Any], console: Console) -> None:
-    """Every table of a study, then its notes."""
+def print_result(result: dict[str, Any], console: Console, warnings: Sequence[str] = ()) -> None:
+    """Every table of a study, then its notes; the notes that are `warnings` stand out as such."""
     if result["kind"] == "pairwise":
         print_pairwise(result, console)
     else:
         print_grades(result, console)
     for note in result.get("notes", []):
-        console.print(_cell(f"note: {note}"), style="dim")
+        if note in warnings:
+            console.print(_cell(f"warning: {note}"), style="yellow")
+        else:
+            console.print(_cell(f"note: {note}"), style="dim")
