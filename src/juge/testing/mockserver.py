@@ -1,0 +1,509 @@
+"""A mock OpenAI-compatible model server for tests and benchmarks, with fault injection.
+
+It speaks just enough of the chat completions API (``POST /v1/chat/completions``
+with ``usage``) for the ``openai`` SDK and juge's OpenAI-compatible provider,
+and misbehaves on purpose, at configured rates:
+
+================  ==========================================================
+fault kind        what the client sees
+================  ==========================================================
+``rate_limit``    HTTP 429 with ``retry-after`` and ``retry-after-ms``
+``server_error``  HTTP 500 with an error body
+``unavailable``   HTTP 503 with an error body
+``reset``         the connection is reset (TCP RST) before any answer
+``timeout``       no answer: the request is held for ``hang`` seconds, then closed
+``truncated``     a 200 whose body stops half-way and the connection closes
+``malformed``     a 200 whose body is not JSON
+``empty``         a 200 whose message content is the empty string
+``refusal``       a 200 with ``finish_reason = content_filter`` and a refusal
+================  ==========================================================
+
+Answers are deterministic per request: the text is ``answers[h % len(answers)]``
+where ``h`` is a hash of the request's model and messages (see
+:func:`expected_answer`), so a test can check every stored verdict. Whether an
+attempt is faulted is deterministic too: it depends on the seed, the request and
+how many times this server has seen that request before, so a retried request
+gets a fresh draw and a re-run of the same test sees the same faults.
+
+Latency is ``fixed``, ``uniform`` (``latency`` +- ``spread``), ``exponential``
+(mean ``latency``) or ``lognormal`` (median ``latency``, sigma ``spread``).
+``max_concurrency`` caps the requests in service: the others ``queue`` (the
+default) or are ``reject``-ed with 429.
+
+In a test::
+
+    with serve_in_thread(MockConfig(latency=0.01, faults={"server_error": 0.2})) as server:
+        provider = OpenAICompatProvider(base_url=server.url)
+        ...
+        server.stats()["faults"]
+
+For a benchmark, ``serve_in_subprocess`` runs it in its own process (its own
+core and GIL); ``python -m juge.testing.mockserver --help`` runs it by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import math
+import random
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import httptools
+
+FAULT_KINDS = ("rate_limit", "server_error", "unavailable", "reset", "timeout", "truncated", "malformed", "empty",
+               "refusal")
+LATENCY_DISTRIBUTIONS = ("fixed", "uniform", "exponential", "lognormal")
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests",
+            500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+@dataclass(frozen=True)
+class MockConfig:
+    """How the mock server behaves. Rates in `faults` are per attempt and must sum to at most 1."""
+
+    latency: float = 0.0
+    latency_dist: str = "fixed"
+    spread: float = 0.0
+    max_concurrency: int | None = None
+    over_capacity: str = "queue"
+    faults: dict[str, float] = field(default_factory=dict)
+    answers: tuple[str, ...] = ("PASS\nThe answer does what was asked.", "FAIL\nThe answer misses the point.")
+    model: str = "mock-judge-2026-01"
+    retry_after: float = 0.05
+    hang: float = 30.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        unknown = set(self.faults) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; known: {', '.join(FAULT_KINDS)}")
+        if any(r < 0 for r in self.faults.values()) or sum(self.faults.values()) > 1 + 1e-9:
+            raise ValueError(f"fault rates must be >= 0 and sum to at most 1, got {self.faults}")
+        if self.latency_dist not in LATENCY_DISTRIBUTIONS:
+            raise ValueError(f"latency_dist must be one of {LATENCY_DISTRIBUTIONS}, got {self.latency_dist!r}")
+        if self.over_capacity not in ("queue", "reject"):
+            raise ValueError(f"over_capacity must be 'queue' or 'reject', got {self.over_capacity!r}")
+        if not self.answers:
+            raise ValueError("answers must not be empty")
+        object.__setattr__(self, "answers", tuple(self.answers))
+
+
+def request_digest(model: str, messages: list[dict[str, Any]]) -> bytes:
+    """The identity of a request: its model and messages (what the answer depends on)."""
+    return hashlib.sha256(json.dumps([model, messages], sort_keys=True, ensure_ascii=False).encode()).digest()
+
+
+def expected_answer(config: MockConfig, model: str, messages: list[dict[str, Any]]) -> str:
+    """The text the server answers to this request when it does not inject a fault."""
+    h = int.from_bytes(request_digest(model, messages)[:8], "big")
+    return config.answers[h % len(config.answers)]
+
+
+def _unit(*parts: Any) -> float:
+    """A deterministic number in [0, 1) from `parts`."""
+    digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+class MockModelServer:
+    """The server's state: configuration, counters and the asyncio server. Use it from one event loop."""
+
+    def __init__(self, config: MockConfig):
+        self.config = config
+        self.rng = random.Random(config.seed)
+        self.seen: Counter[bytes] = Counter()
+        self.counts: Counter[str] = Counter()
+        self.inflight = 0
+        self.max_inflight = 0
+        self.server: asyncio.base_events.Server | None = None
+        self.slots = asyncio.Semaphore(config.max_concurrency) if config.max_concurrency else None
+        self.port: int | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        loop = asyncio.get_running_loop()
+        self.server = await loop.create_server(lambda: _Connection(self), host, port, backlog=2048)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            self.server.close_clients() if hasattr(self.server, "close_clients") else None
+            await self.server.wait_closed()
+
+    def stats(self) -> dict[str, Any]:
+        """Requests seen, answers given, faults injected by kind, and the most requests in service at once."""
+        return {
+            "requests": self.counts["requests"],
+            "answered": self.counts["answered"],
+            "over_capacity": self.counts["over_capacity"],
+            "faults": {k: self.counts[f"fault:{k}"] for k in FAULT_KINDS},
+            "max_inflight": self.max_inflight,
+            "distinct_requests": len(self.seen),
+            "max_attempts_per_request": max(self.seen.values(), default=0),
+        }
+
+    def reset_stats(self) -> None:
+        self.seen.clear()
+        self.counts.clear()
+        self.max_inflight = self.inflight
+
+    def _fault_for(self, digest: bytes) -> str | None:
+        attempt = self.seen[digest]
+        self.seen[digest] += 1
+        u = _unit(self.config.seed, digest, attempt)
+        cumulative = 0.0
+        for kind in FAULT_KINDS:
+            cumulative += self.config.faults.get(kind, 0.0)
+            if u < cumulative:
+                return kind
+        return None
+
+    def _latency(self) -> float:
+        c = self.config
+        if c.latency <= 0:
+            return 0.0
+        if c.latency_dist == "uniform":
+            return max(0.0, self.rng.uniform(c.latency - c.spread, c.latency + c.spread))
+        if c.latency_dist == "exponential":
+            return self.rng.expovariate(1 / c.latency)
+        if c.latency_dist == "lognormal":
+            return self.rng.lognormvariate(math.log(c.latency), c.spread)
+        return c.latency
+
+    async def respond(self, conn: "_Connection", method: bytes, url: bytes, body: bytes, keep_alive: bool) -> None:
+        path = url.split(b"?", 1)[0].rstrip(b"/")
+        if path in (b"/stats", b"/v1/stats"):
+            if method == b"POST":
+                self.reset_stats()
+            return conn.send(200, self.stats(), keep_alive)
+        if path in (b"/v1/models", b"/models"):
+            return conn.send(200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]},
+                             keep_alive)
+        if path not in (b"/v1/chat/completions", b"/chat/completions"):
+            return conn.send(404, _error_body(f"no route {path.decode(errors='replace')}", "not_found"), keep_alive)
+        if method != b"POST":
+            return conn.send(405, _error_body("use POST", "method_not_allowed"), keep_alive)
+        try:
+            payload = json.loads(body)
+            model, messages = payload["model"], payload["messages"]
+        except (ValueError, KeyError, TypeError) as exc:
+            return conn.send(400, _error_body(f"bad request body: {exc}", "invalid_request_error"), keep_alive)
+        self.counts["requests"] += 1
+        if self.slots is not None and self.config.over_capacity == "reject" and self.slots.locked():
+            self.counts["over_capacity"] += 1
+            return conn.send(429, _error_body("server at capacity", "rate_limit_exceeded"), keep_alive,
+                             self._retry_headers())
+        if self.slots is not None:
+            async with self.slots:
+                await self._serve(conn, model, messages, keep_alive)
+        else:
+            await self._serve(conn, model, messages, keep_alive)
+
+    async def _serve(self, conn: "_Connection", model: str, messages: list[dict[str, Any]], keep_alive: bool) -> None:
+        self.inflight += 1
+        self.max_inflight = max(self.max_inflight, self.inflight)
+        try:
+            digest = request_digest(model, messages)
+            fault = self._fault_for(digest)
+            if fault is not None:
+                self.counts[f"fault:{fault}"] += 1
+            if fault == "timeout":
+                await asyncio.sleep(self.config.hang)
+                return conn.close()
+            delay = self._latency()
+            if delay:
+                await asyncio.sleep(delay)
+            if fault == "reset":
+                return conn.reset()
+            if fault == "rate_limit":
+                return conn.send(429, _error_body("rate limit reached, retry later", "rate_limit_exceeded"),
+                                 keep_alive, self._retry_headers())
+            if fault == "server_error":
+                return conn.send(500, _error_body("the server had an error", "server_error"), keep_alive)
+            if fault == "unavailable":
+                return conn.send(503, _error_body("the engine is overloaded", "service_unavailable"), keep_alive)
+            if fault == "malformed":
+                return conn.send_raw(200, b'{"id": "chatcmpl-mock", "choices": [{"index": 0, "message": {"con',
+                                     keep_alive)
+            text = "" if fault == "empty" else expected_answer(self.config, model, messages)
+            completion = _completion(digest, self.config.model if model is None else model, messages, text,
+                                     refused=fault == "refusal")
+            if fault == "truncated":
+                return conn.send_truncated(200, completion)
+            self.counts["answered"] += 1
+            conn.send(200, completion, keep_alive)
+        finally:
+            self.inflight -= 1
+
+    def _retry_headers(self) -> dict[str, str]:
+        seconds = self.config.retry_after
+        return {"retry-after": str(max(1, math.ceil(seconds))), "retry-after-ms": str(int(seconds * 1000))}
+
+
+def _error_body(message: str, code: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": code, "code": code, "param": None}}
+
+
+def _completion(digest: bytes, model: str, messages: list[dict[str, Any]], text: str, *, refused: bool
+                ) -> dict[str, Any]:
+    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
+    message: dict[str, Any] = {"role": "assistant", "content": None if refused else text}
+    if refused:
+        message["refusal"] = "I can't help with that request."
+    return {
+        "id": "chatcmpl-" + digest[:12].hex(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": None,
+                     "finish_reason": "content_filter" if refused else "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
+                  "total_tokens": prompt_tokens + len(text.split())},
+    }
+
+
+class _Connection(asyncio.Protocol):
+    """One client connection: parse requests with httptools, answer them in order."""
+
+    def __init__(self, server: MockModelServer):
+        self.server = server
+        self.parser = httptools.HttpRequestParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.url = b""
+        self.body: list[bytes] = []
+        self.tail: asyncio.Task[None] | None = None  # the last request's task: answers go out in request order
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            self.send(400, _error_body("malformed HTTP request", "invalid_request_error"), False)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
+    # httptools callbacks
+    def on_message_begin(self) -> None:
+        self.url, self.body = b"", []
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        method = self.parser.get_method()
+        keep_alive = self.parser.should_keep_alive()
+        previous = self.tail
+        self.tail = asyncio.get_running_loop().create_task(
+            self._answer(previous, method, self.url, b"".join(self.body), keep_alive))
+
+    async def _answer(self, previous: asyncio.Task[None] | None, method: bytes, url: bytes, body: bytes,
+                      keep_alive: bool) -> None:
+        if previous is not None:
+            await asyncio.shield(previous)
+        if self.transport is None:
+            return
+        await self.server.respond(self, method, url, body, keep_alive)
+
+    # writing
+    def _head(self, status: int, length: int, keep_alive: bool, extra: dict[str, str] | None = None) -> bytes:
+        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "content-type: application/json",
+                 f"content-length: {length}", "connection: " + ("keep-alive" if keep_alive else "close")]
+        lines += [f"{k}: {v}" for k, v in (extra or {}).items()]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+    def send(self, status: int, payload: Any, keep_alive: bool, headers: dict[str, str] | None = None) -> None:
+        self.send_raw(status, json.dumps(payload).encode(), keep_alive, headers)
+
+    def send_raw(self, status: int, body: bytes, keep_alive: bool, headers: dict[str, str] | None = None) -> None:
+        if self.transport is None:
+            return
+        self.transport.write(self._head(status, len(body), keep_alive, headers) + body)
+        if not keep_alive:
+            self.close()
+
+    def send_truncated(self, status: int, payload: Any) -> None:
+        body = json.dumps(payload).encode()
+        if self.transport is None:
+            return
+        self.transport.write(self._head(status, len(body), False) + body[: len(body) // 2])
+        self.close()
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+            self.transport = None
+
+    def reset(self) -> None:
+        """Close with a TCP RST (SO_LINGER 0) instead of an orderly FIN."""
+        if self.transport is None:
+            return
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.transport.abort()
+        self.transport = None
+
+
+class ServerHandle:
+    """A running mock server: its base URL (``.../v1``, what an OpenAI client takes) and its counters."""
+
+    def __init__(self, url: str, stats: Any):
+        self.url = url
+        self._stats = stats
+
+    def stats(self) -> dict[str, Any]:
+        return self._stats()
+
+
+@contextmanager
+def serve_in_thread(config: MockConfig | None = None) -> Iterator[ServerHandle]:
+    """Run the server on 127.0.0.1 (a free port) in a background thread with its own event loop."""
+    config = config or MockConfig()
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    holder: dict[str, Any] = {}
+
+    def main() -> None:
+        asyncio.set_event_loop(loop)
+        server = MockModelServer(config)
+        try:
+            loop.run_until_complete(server.start())
+        except BaseException as exc:  # report a failed start to the caller instead of hanging it
+            holder["error"] = exc
+            ready.set()
+            return
+        holder["server"] = server
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(server.close())
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.run_until_complete(asyncio.sleep(0))
+        loop.close()
+
+    thread = threading.Thread(target=main, name="juge-mock-model-server", daemon=True)
+    thread.start()
+    ready.wait(10)
+    if "server" not in holder:
+        raise RuntimeError(f"the mock server did not start: {holder.get('error', 'timed out')}")
+    server: MockModelServer = holder["server"]
+
+    def stats() -> dict[str, Any]:
+        return asyncio.run_coroutine_threadsafe(_async(server.stats), loop).result(10)
+
+    try:
+        yield ServerHandle(server.url, stats)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+
+async def _async(fn: Any) -> Any:
+    return fn()
+
+
+@contextmanager
+def serve_in_subprocess(config: MockConfig | None = None) -> Iterator[ServerHandle]:
+    """Run the server in its own Python process (its own core), stopped on exit."""
+    import httpx
+
+    config = config or MockConfig()
+    proc = subprocess.Popen([sys.executable, "-m", "juge.testing.mockserver", "--config-json",
+                             json.dumps(asdict(config))], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        if not line.startswith("listening "):
+            raise RuntimeError(f"the mock server did not start (exit code {proc.poll()}): {line!r}")
+        url = line.split(" ", 1)[1].strip()
+
+        def stats() -> dict[str, Any]:
+            return httpx.get(url.removesuffix("/v1") + "/stats", timeout=10).json()
+
+        yield ServerHandle(url, stats)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _parse_args(argv: list[str] | None) -> tuple[MockConfig, str, int]:
+    ap = argparse.ArgumentParser(prog="python -m juge.testing.mockserver",
+                                 description="A mock OpenAI-compatible chat completions server with fault injection.")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
+    ap.add_argument("--latency", type=float, default=0.0, help="seconds per answer (see --latency-dist)")
+    ap.add_argument("--latency-dist", choices=LATENCY_DISTRIBUTIONS, default="fixed")
+    ap.add_argument("--spread", type=float, default=0.0, help="uniform: +- seconds; lognormal: sigma")
+    ap.add_argument("--max-concurrency", type=int, default=None)
+    ap.add_argument("--over-capacity", choices=("queue", "reject"), default="queue")
+    ap.add_argument("--fault", action="append", default=[], metavar="KIND=RATE",
+                    help=f"inject a fault at a rate per attempt; kinds: {', '.join(FAULT_KINDS)}")
+    ap.add_argument("--answer", action="append", default=None, help="an answer text (repeat for several)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--config-json", default=None, help="the whole MockConfig as JSON (overrides the other options)")
+    args = ap.parse_args(argv)
+    if args.config_json:
+        raw = json.loads(args.config_json)
+        raw["answers"] = tuple(raw.get("answers", MockConfig.answers))
+        return MockConfig(**raw), args.host, args.port
+    faults = {}
+    for item in args.fault:
+        kind, _, rate = item.partition("=")
+        try:
+            faults[kind] = float(rate)
+        except ValueError:
+            ap.error(f"--fault takes KIND=RATE, got {item!r}")
+    extra = {"answers": tuple(args.answer)} if args.answer else {}
+    try:
+        config = MockConfig(latency=args.latency, latency_dist=args.latency_dist, spread=args.spread,
+                            max_concurrency=args.max_concurrency, over_capacity=args.over_capacity, faults=faults,
+                            seed=args.seed, **extra)
+    except ValueError as exc:
+        ap.error(str(exc))
+    return config, args.host, args.port
+
+
+def main(argv: list[str] | None = None) -> None:
+    config, host, port = _parse_args(argv)
+
+    async def serve() -> None:
+        server = MockModelServer(config)
+        await server.start(host, port)
+        print(f"listening http://{host}:{server.port}/v1", flush=True)
+        await asyncio.Event().wait()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
