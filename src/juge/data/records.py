@@ -8,14 +8,47 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import datetime, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 Outcome = Literal["ok", "refused", "unparsed", "error"]
 OUTCOMES: tuple[str, ...] = ("ok", "refused", "unparsed", "error")
 Order = Literal["12", "21"]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate_at(value: Any, where: str = "") -> str | None:
+    """The place (``""``, ``"[2]"``, ``".note"``) of the first string in `value` holding a lone surrogate.
+
+    JSON allows ``"\\ud800"`` escapes that decode to half of a UTF-16 pair: not a character, and
+    not writable as UTF-8, so no store or output file could keep such text. None when there is none.
+    """
+    if isinstance(value, str):
+        return where if _LONE_SURROGATE.search(value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = lone_surrogate_at(key, where) if isinstance(key, str) else None
+        if found is None:
+            found = lone_surrogate_at(item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
+        if found is not None:
+            return found
+    return None
+
+
+def refuse_lone_surrogates(value: Any) -> Any:
+    """A field validator: a value holding a lone surrogate is an input error naming where it is."""
+    at = lone_surrogate_at(value)
+    if at is not None:
+        raise PydanticCustomError(
+            "lone_surrogate", "holds a lone surrogate escape (\\ud800-\\udfff without its pair){place}: not text, "
+            "cannot be stored as UTF-8; remove it or replace it with the character meant",
+            {"place": f" at {at.lstrip('.')}" if at else ""})
+    return value
 
 
 class Message(BaseModel):
@@ -48,6 +81,8 @@ class Case(BaseModel):
     output_2: str | None = None
     split: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    _no_lone_surrogates = field_validator("*", mode="before")(refuse_lone_surrogates)
 
     @field_validator("id", "group", mode="before")
     @classmethod
@@ -94,6 +129,8 @@ class HumanLabel(BaseModel):
     # Which answer(s) the person saw: `Case.output_hash()` at labelling time. A label whose
     # hash differs from a run's output for the same item was about another answer.
     output_hash: str | None = None
+
+    _no_lone_surrogates = field_validator("*", mode="before")(refuse_lone_surrogates)
 
     @field_validator("item_id", "rater_id", mode="before")
     @classmethod

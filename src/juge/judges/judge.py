@@ -42,7 +42,7 @@ from juge.judges.rubric import Rubric, pydantic_field, read_toml, rubric_from_di
 
 Setup = Literal["passfail", "score", "criteria", "additive", "pairwise"]
 SETUPS: tuple[str, ...] = ("passfail", "score", "criteria", "additive", "pairwise")
-RENDER_VERSION = 1  # bump when the wrapping of data (render.py) changes what a template produces
+RENDER_VERSION = 2  # bump when the wrapping of data (render.py) changes what a template produces
 _DEFAULT_MARKER = {"score": "NOTE:", "additive": "Total:"}
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -27,11 +28,34 @@ TAGS = (
     "question", "conversation", "turn", "context", "source", "response_a", "response_b", "response",
     "reference", "own_solution", "example",
 )
-_TAG_OPENING = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(TAGS) + r")(?![A-Za-z0-9_-]))", re.IGNORECASE)
+# Characters a reader (or a tokenizer) may skip inside a tag: invisible format characters
+# (Unicode category Cf: zero-width space and joiners, bidi controls, soft hyphen, BOM); around
+# the slash, white space too.
+_INVISIBLE = "[" + "".join(re.escape(chr(c)) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf") + "]*"
+_BLANK = _INVISIBLE[:-2] + "\\s]*"
+
+
+def _spelled_with_invisible(tag: str) -> str:
+    """A tag name as a pattern that also matches it with invisible characters between its letters."""
+    return _INVISIBLE.join(re.escape(ch) for ch in tag)
+
+
+# `<`, or its fullwidth or small form, that opens or closes one of our tags, even when the
+# tag is spelled with invisible characters (`<\u200b/response>`) or a fullwidth slash.
+_TAG_OPENING = re.compile(
+    "[<\uff1c\ufe64](?=" + _BLANK + "[/\uff0f]?" + _BLANK
+    + "(?:" + "|".join(_spelled_with_invisible(t) for t in TAGS) + ")"
+    + "(?!" + _INVISIBLE + "[A-Za-z0-9_-]))",
+    re.IGNORECASE,
+)
 
 
 def neutralise(text: str) -> str:
-    """Defuse any opening or closing delimiter tag inside untrusted text (``<`` -> ``&lt;``)."""
+    """Defuse any opening or closing delimiter tag inside untrusted text (``<`` -> ``&lt;``).
+
+    Also a tag disguised with invisible characters inside it (white space around the slash), or
+    written with a fullwidth ``＜`` or ``／``: a model may read those as the tag.
+    """
     return _TAG_OPENING.sub("&lt;", text)
 
 

@@ -8,8 +8,19 @@ strict parser.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """`text` with each lone surrogate (not a character; not UTF-8) written as its escape ``\\udXXX``."""
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,13 @@ class Response:
     refusal_reason: str | None = None
     distribution: dict[str, float] | None = None
     raw: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # A model can send "\\ud800" escapes (half a UTF-16 pair) in its JSON; such text cannot be
+        # stored or written as UTF-8. Each lone surrogate is kept visibly as its escape, "\\ud800".
+        self.text = escape_lone_surrogates(self.text)
+        if self.refusal_reason is not None:
+            self.refusal_reason = escape_lone_surrogates(self.refusal_reason)
 
 
 class ProviderError(Exception):
