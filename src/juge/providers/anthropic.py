@@ -6,7 +6,7 @@ import inspect
 import os
 from typing import Any
 
-from juge.providers.base import ProviderError, Request, Response
+from juge.providers.base import ProviderError, Request, Response, retry_after_seconds
 
 
 class AnthropicProvider:
@@ -41,7 +41,8 @@ class AnthropicProvider:
         if isinstance(exc, sdk.APIStatusError):
             status = exc.status_code
             return ProviderError(
-                f"HTTP {status}: {exc.message}", retryable=status in (429, 529) or status >= 500, status=status
+                f"HTTP {status}: {exc.message}", retryable=status in (429, 529) or status >= 500, status=status,
+                retry_after=retry_after_seconds(exc.response.headers),
             )
         return ProviderError(f"{type(exc).__name__}: {exc}")
 
@@ -75,3 +76,7 @@ class AnthropicProvider:
             refusal_reason="refusal" if refused else None,
             raw=message.model_dump(mode="json"),
         )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections; call it before the event loop that used them ends."""
+        await self.client.close()

@@ -9,7 +9,11 @@ strict parser.
 from __future__ import annotations
 
 import re
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -74,14 +78,47 @@ class ProviderError(Exception):
     """A call that did not return an answer.
 
     `retryable` is true for rate limits (429), server errors (5xx) and time-outs;
-    the engine retries those with backoff and records each attempt.
+    the engine retries those with backoff and records each attempt. `retry_after` is
+    how many seconds the server asked the client to wait (its Retry-After), if it said.
     """
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None,
+                 retry_after: float | None = None):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.retry_after = retry_after
         self.attempts: int | None = None  # set by the engine: how many calls were made before giving up
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """The wait a response asks for: ``retry-after-ms`` (milliseconds), else ``retry-after``
+    (seconds, or an HTTP date: the seconds from now until then, at least 0). None if neither
+    is there or readable. `headers` must look names up case-insensitively (httpx.Headers does).
+    """
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / scale
+        except ValueError:
+            seconds = _seconds_until(value) if scale == 1.0 else None
+        if seconds is not None and math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    return None
+
+
+def _seconds_until(http_date: str) -> float | None:
+    try:
+        when = parsedate_to_datetime(http_date)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
 @runtime_checkable

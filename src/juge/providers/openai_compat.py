@@ -7,24 +7,38 @@ the engine retries with backoff and records every attempt.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 import httpx
 import openai
 
-from juge.providers.base import ProviderError, Request, Response
+from juge.providers.base import ProviderError, Request, Response, retry_after_seconds
 
 
 def _error(exc: Exception) -> ProviderError:
     if isinstance(exc, openai.APITimeoutError):
         return ProviderError(f"timeout: {exc}", retryable=True)
     if isinstance(exc, openai.APIConnectionError):
-        return ProviderError(f"connection failed: {exc}", retryable=True)
+        return ProviderError(f"connection failed: {_root_cause(exc)}", retryable=True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        return ProviderError(f"HTTP {status}: {exc.message}", retryable=status == 429 or status >= 500, status=status)
+        return ProviderError(f"HTTP {status}: {exc.message}", retryable=status == 429 or status >= 500, status=status,
+                             retry_after=retry_after_seconds(exc.response.headers))
     return ProviderError(f"{type(exc).__name__}: {exc}")
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The innermost cause that says something ("Connection reset by peer", "peer closed connection
+    without sending complete message body"), not the SDK's generic "Connection error."."""
+    text, seen = str(exc), {id(exc)}
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        text = str(cause) or text
+        cause = cause.__cause__ or cause.__context__
+    return text
 
 
 class OpenAICompatProvider:
@@ -64,6 +78,8 @@ class OpenAICompatProvider:
             completion = await self.client.chat.completions.create(**params)
         except openai.OpenAIError as exc:
             raise _error(exc) from exc
+        except json.JSONDecodeError as exc:  # a 200 whose body is cut or garbled: worth another try
+            raise ProviderError(f"the server's answer was not valid JSON: {exc}", retryable=True) from exc
         if not completion.choices:
             raise ProviderError(f"the server returned no choices (model {completion.model or request.model})")
         choice = completion.choices[0]
@@ -80,3 +96,7 @@ class OpenAICompatProvider:
             refusal_reason=refusal or ("content filter" if choice.finish_reason == "content_filter" else None),
             raw=completion.model_dump(mode="json"),
         )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections; call it before the event loop that used them ends."""
+        await self.client.close()

@@ -118,6 +118,26 @@ def _unit(*parts: Any) -> float:
     return int.from_bytes(digest, "big") / 2**64
 
 
+def fault_for_attempt(config: MockConfig, digest: bytes, attempt: int) -> str | None:
+    """The fault injected on the `attempt`-th (from 0) sight of a request, or None for a plain answer.
+
+    With u = _unit(seed, digest, attempt) uniform on [0, 1), the kind is the first in
+    FAULT_KINDS whose cumulative rate exceeds u: each kind has probability equal to its rate.
+    """
+    u = _unit(config.seed, digest, attempt)
+    cumulative = 0.0
+    for kind in FAULT_KINDS:
+        cumulative += config.faults.get(kind, 0.0)
+        if u < cumulative:
+            return kind
+    return None
+
+
+def injected_fault(config: MockConfig, model: str, messages: list[dict[str, Any]], attempt: int) -> str | None:
+    """What a server with `config` does to the `attempt`-th sight of this request (None: answers it)."""
+    return fault_for_attempt(config, request_digest(model, messages), attempt)
+
+
 class MockModelServer:
     """The server's state: configuration, counters and the asyncio server. Use it from one event loop."""
 
@@ -131,6 +151,7 @@ class MockModelServer:
         self.server: asyncio.base_events.Server | None = None
         self.slots = asyncio.Semaphore(config.max_concurrency) if config.max_concurrency else None
         self.port: int | None = None
+        self.connections: set[_Connection] = set()
 
     @property
     def url(self) -> str:
@@ -142,13 +163,25 @@ class MockModelServer:
         self.port = self.server.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
+        """Stop listening, drop every open connection and cancel the answers still being prepared."""
         if self.server is not None:
             self.server.close()
-            self.server.close_clients() if hasattr(self.server, "close_clients") else None
+            for conn in list(self.connections):
+                conn.close()
             await self.server.wait_closed()
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def stats(self) -> dict[str, Any]:
-        """Requests seen, answers given, faults injected by kind, and the most requests in service at once."""
+        """Counters since the start (or the last ``POST /stats``).
+
+        `requests`: chat completion requests received; `answered`: whole completions delivered
+        (the `empty` and `refusal` faults included); `faults`: injections by kind; `over_capacity`:
+        requests rejected by the concurrency cap; `max_inflight`: the most requests in service at
+        once; `max_attempts_per_request`: the most times one request (model and messages) was seen.
+        """
         return {
             "requests": self.counts["requests"],
             "answered": self.counts["answered"],
@@ -167,13 +200,7 @@ class MockModelServer:
     def _fault_for(self, digest: bytes) -> str | None:
         attempt = self.seen[digest]
         self.seen[digest] += 1
-        u = _unit(self.config.seed, digest, attempt)
-        cumulative = 0.0
-        for kind in FAULT_KINDS:
-            cumulative += self.config.faults.get(kind, 0.0)
-            if u < cumulative:
-                return kind
-        return None
+        return fault_for_attempt(self.config, digest, attempt)
 
     def _latency(self) -> float:
         c = self.config
@@ -247,8 +274,8 @@ class MockModelServer:
                                      refused=fault == "refusal")
             if fault == "truncated":
                 return conn.send_truncated(200, completion)
-            self.counts["answered"] += 1
-            conn.send(200, completion, keep_alive)
+            if conn.send(200, completion, keep_alive):
+                self.counts["answered"] += 1
         finally:
             self.inflight -= 1
 
@@ -293,6 +320,7 @@ class _Connection(asyncio.Protocol):
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self.server.connections.add(self)
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -302,6 +330,7 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
+        self.server.connections.discard(self)
 
     # httptools callbacks
     def on_message_begin(self) -> None:
@@ -335,15 +364,17 @@ class _Connection(asyncio.Protocol):
         lines += [f"{k}: {v}" for k, v in (extra or {}).items()]
         return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
-    def send(self, status: int, payload: Any, keep_alive: bool, headers: dict[str, str] | None = None) -> None:
-        self.send_raw(status, json.dumps(payload).encode(), keep_alive, headers)
+    def send(self, status: int, payload: Any, keep_alive: bool, headers: dict[str, str] | None = None) -> bool:
+        return self.send_raw(status, json.dumps(payload).encode(), keep_alive, headers)
 
-    def send_raw(self, status: int, body: bytes, keep_alive: bool, headers: dict[str, str] | None = None) -> None:
+    def send_raw(self, status: int, body: bytes, keep_alive: bool, headers: dict[str, str] | None = None) -> bool:
+        """Write a whole response; False when the client has already gone."""
         if self.transport is None:
-            return
+            return False
         self.transport.write(self._head(status, len(body), keep_alive, headers) + body)
         if not keep_alive:
             self.close()
+        return True
 
     def send_truncated(self, status: int, payload: Any) -> None:
         body = json.dumps(payload).encode()
@@ -400,9 +431,6 @@ def serve_in_thread(config: MockConfig | None = None) -> Iterator[ServerHandle]:
         ready.set()
         loop.run_forever()
         loop.run_until_complete(server.close())
-        for task in asyncio.all_tasks(loop):
-            task.cancel()
-        loop.run_until_complete(asyncio.sleep(0))
         loop.close()
 
     thread = threading.Thread(target=main, name="juge-mock-model-server", daemon=True)
