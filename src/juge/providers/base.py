@@ -8,8 +8,8 @@ strict parser.
 
 from __future__ import annotations
 
-import re
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
