@@ -130,6 +130,8 @@ class Engine:
                     err.attempts = attempt + 1
                     raise err
                 delay = min(opts.max_backoff, opts.backoff * 2**attempt) * (0.5 + self.rng.random())
+                if err.retry_after is not None:  # the server said how long to wait (Retry-After), up to max_backoff
+                    delay = max(delay, min(err.retry_after, opts.max_backoff))
                 self.stats["retries"] += 1
                 await asyncio.sleep(delay)
                 continue
