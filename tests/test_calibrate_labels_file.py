@@ -45,7 +45,7 @@ def test_labels_matching_no_item_exit_2_naming_the_file(files, monkeypatch, caps
     code, out, err = run_cli(monkeypatch, capsys, "calibrate", "--items", str(files["items"]), "--judgments",
                              str(files["judgments"]), "--labels", str(path), "--resamples", "20")
     assert code == 2
-    assert "stray.jsonl: no label's item_id matches an item" in " ".join(err.split())
+    assert "stray.jsonl: field 'item_id': no label's item_id matches an item" in " ".join(err.split())
 
 
 def test_a_study_with_no_labelled_item_in_the_split_exits_2(files, monkeypatch, capsys) -> None:

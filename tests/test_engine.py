@@ -253,7 +253,7 @@ def test_bad_eval_file_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(bad), "--db", str(tmp_path / "j.db")],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert "eval.toml: field 'checks[0]': unknown check kind 'nope'" in proc.stderr
+    assert "eval.toml:2: field 'checks[0]': unknown check kind 'nope'" in proc.stderr
     bad.write_text('cases = "c.jsonl"\nconcurency = 3\n')
     proc = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2 and "field 'concurency'" in proc.stderr
@@ -268,7 +268,7 @@ def test_case_missing_what_a_judge_needs_stops_before_any_call(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(tmp_path / "eval.toml"), "--db", str(db)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert "cases.jsonl: case 'b': field 'output'" in proc.stderr
+    assert "cases.jsonl:2: field 'output': case 'b'" in proc.stderr
     with Store(db) as s:
         assert s.count_calls() == 0
 

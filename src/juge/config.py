@@ -48,7 +48,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from juge.checks import Check, CheckConfigError, make_check
-from juge.errors import InputError, input_error
+from juge.errors import InputError, input_error, toml_key_line, toml_syntax_error, with_toml_line
 
 
 class ProviderSpec(BaseModel):
@@ -105,16 +105,21 @@ class EvalConfig:
         self.base_dir = base_dir
         self.source = source
         self.hash = hashlib.sha256(raw).hexdigest()
+        self.text = raw.decode("utf-8", errors="replace")
         self.checks: list[Check] = []
         for i, table in enumerate(spec.checks):
             try:
                 self.checks.append(make_check(table, base_dir))
             except CheckConfigError as exc:
-                raise input_error(source, str(exc), field=f"checks[{i}]") from None
+                raise self.error(str(exc), f"checks[{i}]") from None
         self.judges = [self._judge(i, table) for i, table in enumerate(spec.judges)]
         names = [j.name for j in self.judges]
         if len(set(names)) != len(names):
-            raise input_error(source, f"two judges share a name: {names}", field="judges")
+            raise self.error(f"two judges share a name: {names}", "judges")
+
+    def error(self, message: str, field: str) -> InputError:
+        """An error about one field of this eval file, naming the line that sets it when it can."""
+        return input_error(self.source, message, line=toml_key_line(self.text, field), field=field)
 
     def _judge(self, i: int, table: dict[str, Any]) -> Any:
         from juge.judges import judge_from_dict, load_judge
@@ -124,10 +129,12 @@ class EvalConfig:
             judge = load_judge(path)
             extra = {k: v for k, v in table.items() if k != "file"}
             if extra:
-                raise input_error(self.source, f"a judge given by file takes no other keys: {sorted(extra)}",
-                                  field=f"judges[{i}]")
+                raise self.error(f"a judge given by file takes no other keys: {sorted(extra)}", f"judges[{i}]")
             return judge
-        return judge_from_dict(table, base_dir=self.base_dir, source=f"{self.source}: judges[{i}]")
+        try:
+            return judge_from_dict(table, base_dir=self.base_dir, source=self.source)
+        except InputError as exc:
+            raise with_toml_line(exc, self.source, self.text, prefix=f"judges[{i}]") from None
 
     def path(self, relative: str) -> Path:
         return (self.base_dir / relative).resolve()
@@ -150,16 +157,19 @@ def load_eval(path: str | Path) -> EvalConfig:
         raise InputError(f"{path}: eval file not found")
     raw = path.read_bytes()
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise input_error(path, "not UTF-8") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise input_error(path, "not UTF-8", line=raw[:exc.start].count(b"\n") + 1) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise input_error(path, f"invalid TOML: {exc}") from None
+        raise toml_syntax_error(path, exc, text) from None
     try:
         spec = EvalSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
-        raise input_error(path, "required field is missing" if err["type"] == "missing" else err["msg"],
-                          field=field) from None
+        message = {"missing": "required field is missing",
+                   "extra_forbidden": "unknown key (check its spelling)"}.get(err["type"], err["msg"])
+        raise input_error(path, message, line=toml_key_line(text, field), field=field) from None
     return EvalConfig(spec, path.parent.resolve(), str(path), raw)

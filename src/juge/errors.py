@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 
 
 class InputError(Exception):
     """Bad input or configuration: says what was wrong, where, and what to do.
 
-    Build it with `where()` so every message names the file, line and field.
+    Build it with `input_error()` so every message names the file, line and field; the
+    parts stay on the error (`path`, `line`, `field`, `detail`) so a caller that knows
+    more (the line of a TOML key) can say it again with that added.
     """
+
+    path: str | None = None
+    line: int | None = None
+    field: str | None = None
+    detail: str | None = None
 
 
 def where(path: str | Path, line: int | None = None, field: str | None = None) -> str:
@@ -22,4 +31,85 @@ def where(path: str | Path, line: int | None = None, field: str | None = None) -
 
 
 def input_error(path: str | Path, message: str, *, line: int | None = None, field: str | None = None) -> InputError:
-    return InputError(f"{where(path, line, field)}: {message}")
+    exc = InputError(f"{where(path, line, field)}: {message}")
+    exc.path, exc.line, exc.field, exc.detail = str(path), line, field, message
+    return exc
+
+
+# --- TOML files: where a key is ---------------------------------------------------------
+
+_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)$")
+
+
+def toml_syntax_error(path: str | Path, exc: tomllib.TOMLDecodeError, text: str) -> InputError:
+    """`path:line: invalid TOML: ...` from tomllib's message, which ends '(at line L, column C)' or
+    '(at end of document)' (then the last line)."""
+    message = str(exc)
+    found = _TOML_POSITION.search(message)
+    if found:
+        return input_error(path, f"invalid TOML: {message[:found.start()]}", line=int(found.group(1)))
+    if message.endswith("(at end of document)"):
+        return input_error(path, f"invalid TOML: {message.removesuffix(' (at end of document)')} at the end of "
+                           "the file", line=max(1, len(text.splitlines())))
+    return input_error(path, f"invalid TOML: {message}")
+
+
+def _key_lines(lines: list[str], key: str) -> list[int]:
+    """1-based numbers of the lines that set `key` (`key = ...`, also inside an inline table)."""
+    pattern = re.compile(rf"(^|[{{,]\s*)[\"']?{re.escape(key)}[\"']?\s*=")
+    return [n for n, line in enumerate(lines, start=1) if pattern.search(line.strip())]
+
+
+def _headers(lines: list[str], name: str, array: bool) -> list[int]:
+    """Lines of the `[[name]]` headers (array) or the `[name]` / `[parent.name]` header."""
+    pattern = rf"^\[\[\s*{re.escape(name)}\s*\]\]" if array else rf"^\[\s*(?:[\w.-]+\.)?{re.escape(name)}\s*\]"
+    header = re.compile(pattern)
+    return [n for n, line in enumerate(lines, start=1) if header.match(line.strip())]
+
+
+def _section(lines: list[str], name: str, index: str) -> tuple[int, int] | None:
+    """The lines (first, end) of table `name` (its `index`-th entry for an array of tables)."""
+    starts = _headers(lines, name, array=bool(index))
+    k = int(index) if index else 0
+    if k >= len(starts):
+        return None
+    following = [n for n, line in enumerate(lines, start=1) if n > starts[k] and line.strip().startswith("[")]
+    return starts[k], (following[0] if following else len(lines) + 1)
+
+
+def toml_key_line(text: str, field: str) -> int | None:
+    """The line of a dotted field (`engine.concurrency`, `judges[1].setup`, `checks[0]`) in a TOML
+    file's text, or None when it cannot be told for sure.
+
+    A field ending in an index is the header of that `[[table]]`. Otherwise the key's line when
+    only one line sets that key; else the one line inside the table the field belongs to (its
+    `[table]` section, or the line that gives it inline as `table = { key = ... }`).
+    """
+    lines = text.splitlines()
+    parts = re.findall(r"([^.\[\]]+)(?:\[(\d+)\])?", field)
+    if not parts:
+        return None
+    key, index = parts[-1]
+    if index:
+        section = _section(lines, key, index)
+        return section[0] if section else None
+    found = _key_lines(lines, key)
+    if len(found) <= 1 or len(parts) == 1:
+        return found[0] if len(found) == 1 else None
+    table, table_index = parts[-2]
+    section = _section(lines, table, table_index)
+    if section:
+        inside = [n for n in found if section[0] < n < section[1]]
+    else:
+        inside = [n for n in found if n in _key_lines(lines, table)]
+    return inside[0] if len(inside) == 1 else None
+
+
+def with_toml_line(exc: InputError, path: str | Path, text: str, prefix: str = "") -> InputError:
+    """The same error with the line of its field in the TOML file `path`, when it is about this file
+    (`exc.path` is `path`) and has no line yet; `prefix` (e.g. `judges[0]`) goes before the field."""
+    if exc.detail is None or exc.path != str(path):
+        return exc
+    field = ".".join(part for part in (prefix, exc.field) if part) or None
+    line = exc.line if exc.line is not None or field is None else toml_key_line(text, field)
+    return input_error(path, exc.detail, line=line, field=field)

@@ -24,10 +24,11 @@ from rich.markup import escape
 
 from juge import __version__
 from juge.config import EvalConfig, ProviderSpec
-from juge.data.readers import file_hash, read_cases, sample
+from juge.data.readers import case_line, file_hash, read_cases, sample
 from juge.data.records import Case
 from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, build_tasks, summarize
 from juge.errors import InputError, input_error
+from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
 from juge.providers.base import Provider
 from juge.providers.pricing import price_table
@@ -93,6 +94,20 @@ class Providers:
         return self._made[key]
 
 
+def _provider(providers: Providers, config: EvalConfig, override: ProviderSpec | None,
+              own: ProviderSpec | None, field: str) -> Provider:
+    """The provider that answers: the command line's, else the judge's (or system's) own, else the eval's.
+
+    A bad one is an error naming the eval file's field that chose it (the command line's names itself).
+    """
+    if override is not None:
+        return providers.get(override)
+    try:
+        return providers.get(own)
+    except InputError as exc:
+        raise config.error(str(exc), field if own is not None else "provider.name") from None
+
+
 def _judge_provider_spec(judge: Any) -> ProviderSpec | None:
     p = getattr(judge, "provider", None)
     if p is None:
@@ -109,6 +124,15 @@ class SystemPrompt:
     name: str
     template: jinja2.Template
     hash: str
+
+    def check_renders(self, config: EvalConfig, cases: Sequence[Case]) -> None:
+        """Render the prompt for every case before anything is created or paid for."""
+        for case in cases:
+            try:
+                self.messages(case)
+            except jinja2.TemplateError as exc:
+                raise config.error(f"system template {self.name} does not render for case {case.id!r}: {exc}",
+                                   "system.template") from None
 
     def messages(self, case: Case) -> list[dict[str, str]]:
         """The conversation before the answer under test, its last user turn rendered by the template.
@@ -140,7 +164,7 @@ def load_system_prompt(config: EvalConfig) -> SystemPrompt | None:
 
 
 async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Store, run_id: str,
-                            cases: list[Case], providers: Providers, engine: Engine) -> list[Case]:
+                            cases: list[Case], provider: Provider, engine: Engine) -> list[Case]:
     """Fill `output` from the system under test; stored per case so a resumed run does not regenerate.
 
     A case whose system call failed (or was blocked with no text) keeps no output: it gets no
@@ -149,7 +173,6 @@ async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Sto
     """
     system = config.spec.system
     assert system is not None
-    provider = providers.get(system.provider)
     existing = store.outputs(run_id)
     semaphore = asyncio.Semaphore(engine.options.concurrency)
 
@@ -157,12 +180,7 @@ async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Sto
         stored = existing.get((case.id, "output"))
         if stored is not None and stored["outcome"] in ("ok", "refused") and stored["text"]:
             return case.model_copy(update={"output": stored["text"]})
-        try:
-            messages = prompt.messages(case)
-        except jinja2.TemplateError as exc:
-            raise input_error(config.source, f"system template {prompt.name} does not render for case "
-                              f"{case.id!r}: {exc}", field="system.template") from None
-        request = Request(messages=tuple(messages), model=system.model, temperature=system.temperature,
+        request = Request(messages=tuple(prompt.messages(case)), model=system.model, temperature=system.temperature,
                           max_tokens=system.max_tokens,
                           meta={"item_id": case.id, "judge": "system", "template": prompt.name})
         async with semaphore:
@@ -182,20 +200,26 @@ async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Sto
     return list(await asyncio.gather(*(one(c) for c in cases)))
 
 
-def check_renderable(tasks: Sequence[JudgeTask], cases_path: Path) -> None:
+def check_renderable(tasks: Sequence[JudgeTask], config: EvalConfig) -> None:
     """Render every prompt once before the first call, so a case missing what a judge needs
-    (an output, a reference) stops the run at the start, not half-way."""
+    (an output, a reference) stops the run at the start, not half-way, naming the case's line."""
+    cases_path = config.cases_path
     for t in tasks:
         if t.repeat:
             continue
         try:
             t.judge.render(t.case, order=t.order, own_solution="-" if t.judge.solve_first else None)
+        except CaseLacksField as exc:
+            line = case_line(cases_path, exc.case_id, config.spec.mapping or None)
+            raise input_error(cases_path, exc.detail or str(exc), line=line, field=exc.field) from None
         except InputError as exc:
             raise InputError(f"{cases_path}: {exc}") from None
 
 
 def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[list[Case], str]:
     path = config.cases_path
+    if not path.exists():
+        raise config.error(f"cases file {path} not found", "cases")
     cases = read_cases(path, config.spec.mapping or None)
     if only is not None:
         unknown = only - {c.id for c in cases}
@@ -219,13 +243,17 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
     # Check every judge prompt renders before anything is created or paid for; outputs the
     # system will write are stood in for.
     if system_prompt is not None:
+        system_prompt.check_renders(config, cases)
         preview = [c if c.output or c.is_pair else c.model_copy(update={"output": "(system output)"}) for c in cases]
     else:
         preview = cases
-    check_renderable(build_tasks(preview, judges, 1), config.cases_path)
+    check_renderable(build_tasks(preview, judges, 1), config)
     providers = Providers(provider_override or config.spec.provider, config.base_dir)
     # A provider named on the command line applies to every judge, whatever its file says.
-    judge_providers = {j.name: providers.get(provider_override or _judge_provider_spec(j)) for j in judges}
+    judge_providers = {j.name: _provider(providers, config, provider_override, _judge_provider_spec(j),
+                                         f"judges[{i}].provider") for i, j in enumerate(judges)}
+    system_provider = (_provider(providers, config, None, config.spec.system.provider, "system.provider")
+                       if system_prompt is not None and config.spec.system else None)
 
     eng = config.spec.engine
     options = EngineOptions(concurrency=concurrency or eng.concurrency, retries=eng.retries, timeout=eng.timeout,
@@ -270,11 +298,12 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
         async def main() -> int:
             nonlocal cases
             if system_prompt is not None:
-                cases = await _generate_outputs(config, system_prompt, store, run_id, cases, providers, engine)
+                assert system_provider is not None
+                cases = await _generate_outputs(config, system_prompt, store, run_id, cases, system_provider, engine)
                 cases = [c for c in cases if c.output is not None or c.is_pair]
             apply_checks(store, run_id, cases, config.checks)
             tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
-            check_renderable(tasks, config.cases_path)
+            check_renderable(tasks, config)
             return await engine.run_tasks(run_id, tasks, judge_providers)
 
         stored = asyncio.run(main())

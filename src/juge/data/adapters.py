@@ -15,7 +15,7 @@ from human labels. Errors name the file, line and field (exit code 2 in the CLI)
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -117,13 +117,14 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
     return CalibrationData(cases, labels, {k: v for k, v in baselines.items() if v}, {"items": file_hash(path)})
 
 
-def read_recorded_judgments(path: str | Path) -> list[Judgment]:
+def read_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ()) -> list[Judgment]:
     """Read recorded judge calls: one JSON object per line.
 
     Fields: item_id, judge, model, prompt (or template), order (`12`/`21`, absent for
     single grading), letter (or verdict), outcome (ok/refused/unparsed/error), text,
     optional repeat, tokens_in, tokens_out, at (ISO timestamp). A call whose outcome is
-    not `ok` must not carry a letter (fail closed).
+    not `ok` must not carry a letter (fail closed). A call on an item in `pair_ids` (a pair of
+    answers) must say its order.
     """
     path = Path(path)
     out: list[Judgment] = []
@@ -141,6 +142,9 @@ def read_recorded_judgments(path: str | Path) -> list[Judgment]:
         verdict = row.get("letter", row.get("verdict"))
         order = row.get("order")
         order = str(order) if order is not None else None
+        if order is None and str(row["item_id"]) in pair_ids:
+            raise input_error(path, f"item {row['item_id']!r} is a pair: its call must say which answer came "
+                              "first ('12' or '21')", line=line, field="order")
         if order is not None and order not in ("12", "21"):
             raise input_error(path, f"order {order!r} is not '12' or '21'", line=line, field="order")
         if order is not None and verdict is not None and verdict not in ("A", "B", "C"):

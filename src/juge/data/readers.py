@@ -21,6 +21,7 @@ from juge.data.records import Case, HumanLabel
 from juge.errors import InputError, input_error
 
 T = TypeVar("T", bound=BaseModel)
+_NO_VALUE = object()  # what csv.DictReader puts in the columns a short row lacks
 
 CASE_FIELDS = set(Case.model_fields)
 
@@ -79,7 +80,7 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
         return rows
     if suffix in {".csv", ".tsv"}:
         reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",",
-                                strict=True)
+                                strict=True, restval=_NO_VALUE)
         rows = []
         try:
             if not reader.fieldnames:
@@ -89,6 +90,9 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
                 if None in row:
                     raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})",
                                       line=lineno)
+                if _NO_VALUE in row.values():
+                    raise input_error(path, f"fewer values than header columns ({len(reader.fieldnames)}); "
+                                      "an empty cell still needs its comma", line=lineno)
                 rows.append((lineno, {k: (v if v != "" else None) for k, v in row.items()}))
         except csv.Error as exc:
             # line_num is the last line read cleanly; the bad row starts on the next one.
@@ -121,11 +125,11 @@ def check_mapping(path: Path, rows: Sequence[tuple[int, dict[str, Any]]], mappin
     known = set(fields)
     for ours, theirs in mapping.items():
         if ours not in known:
-            raise InputError(f"{path}: column mapping names {ours!r}, which is not a juge field "
-                             f"(fields: {', '.join(sorted(known))})")
+            raise input_error(path, f"column mapping names {ours!r}, which is not a juge field "
+                              f"(fields: {', '.join(sorted(known))})", field=ours)
         if not any(theirs in row for _, row in rows):
-            raise InputError(f"{path}: column mapping reads {ours!r} from column {theirs!r}, "
-                             "which no row of the file has")
+            raise input_error(path, f"column mapping reads {ours!r} from column {theirs!r}, "
+                              "which no row of the file has", field=ours)
 
 
 def _apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> dict[str, Any]:
@@ -136,6 +140,14 @@ def _apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> di
         if theirs in out:
             out[ours] = out.pop(theirs)
     return out
+
+
+def case_line(path: str | Path, case_id: str, mapping: Mapping[str, str] | None = None) -> int | None:
+    """The line of case `case_id` in its cases file, for a message about that case (None if absent)."""
+    for lineno, row in read_rows(path):
+        if str(_apply_mapping(row, mapping).get("id")) == case_id:
+            return lineno
+    return None
 
 
 def _validation_error(path: Path, line: int, exc: ValidationError) -> InputError:

@@ -33,7 +33,7 @@ import jinja2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from juge.data.records import Case
-from juge.errors import InputError, input_error
+from juge.errors import InputError, input_error, with_toml_line
 from juge.judges.parsers import PARSERS, ParseResult, parse_structured
 from juge.judges.render import (
     builtin_templates, case_blocks, example_data, render_blocks, schema_text, wrap,
@@ -198,10 +198,19 @@ class Judge:
         return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
+class CaseLacksField(InputError):
+    """A case lacks a field a judge needs; whoever read the cases file names it and the case's line."""
+
+    def __init__(self, case_id: str, field: str, judge: str):
+        super().__init__(f"case {case_id!r}: field '{field}': judge {judge!r} needs it but the case has none")
+        self.case_id, self.field = case_id, field
+        self.detail = f"case {case_id!r}: judge {judge!r} needs it but the case has none"
+
+
 def _require(case: Case, judge: str, *fields: str) -> None:
     for name in fields:
         if getattr(case, name) is None:
-            raise InputError(f"case {case.id!r}: field '{name}': judge {judge!r} needs it but the case has none")
+            raise CaseLacksField(case.id, name, judge)
 
 
 # --- loading -------------------------------------------------------------------------
@@ -375,4 +384,8 @@ def judge_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".", source:
 def load_judge(path: str | Path) -> Judge:
     """Load a judge file (TOML); relative rubric and template paths are read from its folder."""
     path = Path(path)
-    return judge_from_dict(read_toml(path), base_dir=path.parent, source=str(path))
+    data = read_toml(path)
+    try:
+        return judge_from_dict(data, base_dir=path.parent, source=str(path))
+    except InputError as exc:
+        raise with_toml_line(exc, path, path.read_text(encoding="utf-8")) from None

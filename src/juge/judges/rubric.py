@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from juge.errors import InputError, input_error
+from juge.errors import InputError, input_error, toml_syntax_error
 
 
 def _int_levels(levels: Any) -> Any:
@@ -111,11 +111,13 @@ def read_toml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise InputError(f"{path}: file not found")
     try:
-        return tomllib.loads(path.read_bytes().decode("utf-8"))
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise input_error(path, "not UTF-8 text") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise input_error(path, f"invalid TOML: {exc}") from None
+        raise toml_syntax_error(path, exc, text) from None
 
 
 def load_rubric(path: str | Path) -> Rubric:

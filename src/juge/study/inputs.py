@@ -23,7 +23,7 @@ from juge.data.adapters import (
 )
 from juge.data.readers import file_hash, read_cases, read_rows
 from juge.data.records import Case, HumanLabel, Judgment
-from juge.errors import InputError
+from juge.errors import InputError, input_error
 from juge.files import write_atomic
 from juge.study.calibrate import Bootstrap, pairwise_study
 from juge.study.pairtable import build_pair_table
@@ -132,8 +132,9 @@ def load_inputs(
         data.labels = rows
         notices += _check_label_ids(labels, rows, data.cases)
         data.sources["labels"] = file_hash(labels)
+    pair_ids = {c.id for c in data.cases if c.is_pair}
     for k, path in enumerate(judgments):
-        recorded += read_recorded_judgments(path)
+        recorded += read_recorded_judgments(path, pair_ids=pair_ids)
         data.sources["judgments" if k == 0 else f"judgments_{k + 1}"] = file_hash(path)
     if not data.labels:
         raise InputError("no human labels: the items carry none; give --labels FILE (item_id, rater_id, label)"
@@ -240,8 +241,8 @@ def _check_label_ids(path: Path, labels: Sequence[HumanLabel], cases: Sequence[C
     examples = ", ".join(repr(i) for i in unmatched[:3]) + (", ..." if len(unmatched) > 3 else "")
     if n_rows == len(labels):
         sample = ", ".join(repr(c.id) for c in list(cases)[:3]) or "none"
-        raise InputError(f"{path}: no label's item_id matches an item (labels name {examples}; "
-                         f"items are {sample}{', ...' if len(cases) > 3 else ''})")
+        raise input_error(path, f"no label's item_id matches an item (labels name {examples}; "
+                          f"items are {sample}{', ...' if len(cases) > 3 else ''})", field="item_id")
     return [f"--labels {path}: {n_rows} labels on {len(unmatched)} item ids that match no item are left out "
             f"({examples})"]
 
