@@ -1,27 +1,41 @@
-"""Clustered percentile bootstrap over items, vectorised.
+"""Clustered percentile bootstrap over items, vectorised and compressed.
 
 Every interval in juge resamples ITEMS with replacement and carries all of an
 item's pairs or votes with it (a cluster bootstrap; Davison & Hinkley 1997,
-"Bootstrap Methods and their Application", section 3.8). A resample is a row of
-multinomial counts ``W[b, i]`` = how often item ``i`` was drawn, so any
-statistic built from per-item sums is a matrix product ``W @ per_item`` -- one
-product for all resamples, no Python loop over resamples or items.
+"Bootstrap Methods and their Application", section 3.8). A resample draws
+``n`` of the ``n`` items uniformly with replacement; item ``i`` is drawn
+``W[b, i]`` times, so each row of ``W`` is Multinomial(n, 1/n).
+
+Every fast statistic here (pooled ratio, pooled kappa table) is a function of
+the resampled TOTALS ``sum_i W[b, i] x_i`` of a per-item vector ``x_i``.
+Items with identical vectors are interchangeable, so only how often each
+distinct vector (a *pattern*) is drawn matters. With ``G`` patterns holding
+``c_1..c_G`` items, the pattern counts of a resample are exactly
+Multinomial(n, c_g / n) -- the same distribution as drawing item indices and
+counting them by pattern -- and cost ``O(G)`` per resample instead of
+``O(n)``. With categorical labels ``G`` is small (a few hundred for 2-7 votes
+on 3 labels) whatever ``n`` is. When ``G`` is not much smaller than ``n``
+(e.g. continuous per-item values), item indices are drawn instead, a block of
+resamples at a time, so no ``n_resamples x n`` array is ever held.
 
 The interval is the percentile interval (Efron & Tibshirani 1993, ch. 13):
 the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the resampled
 statistic. Resamples where the statistic is undefined (e.g. a resample that
 drew only items without pairs) are left out of the quantiles.
 
-The same ``seed`` and number of items give the same resamples in every
-function here, so estimates made by separate calls on the same items (listed
-in the same order) are paired. The counts are cached per
-``(n_items, n_resamples, seed)``, so many figures on one item set cost one draw.
+Pairing: within one call, every statistic is recomputed on the same resampled
+items. Functions that compare two figures (:func:`paired_ratio_difference`)
+compress the JOINT per-item vector of both, so the pairing is exact. Separate
+calls with the same seed are reproducible but are not paired with each other
+(their resamples depend on their data's patterns); compare two figures with a
+paired function, never by combining two intervals. The item-level draws
+(:func:`resample_weights`, :func:`statistic_estimate`) are one seeded stream
+for a given ``(n_items, seed)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import lru_cache
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,6 +45,29 @@ from juge.stats.estimate import Estimate
 
 N_RESAMPLES = 2000
 LEVEL = 0.95
+# Most entries held at once by a block of item-level draws (int64: 8 MiB).
+BLOCK_ENTRIES = 1 << 20
+# One category of a multinomial draw costs about as much as drawing, counting and
+# summing 6-10 item indices (numpy 2.4, measured at 1k-100k items), so patterns are
+# drawn directly when there are at least 8 items per pattern.
+ITEMS_PER_PATTERN_FOR_MULTINOMIAL = 8
+
+
+def _item_count_blocks(n_items: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Item counts for consecutive blocks of resamples, each block at most ``BLOCK_ENTRIES`` draws.
+
+    The blocks stacked are :func:`resample_weights`: numpy's generator draws
+    the same stream whatever the block size.
+    """
+    if n_items < 0 or n_resamples < 1:
+        raise ValueError(f"need n_items >= 0 and n_resamples >= 1, got {n_items} and {n_resamples}")
+    rng = np.random.default_rng(seed)
+    block = max(1, BLOCK_ENTRIES // max(n_items, 1))
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        draws = rng.integers(0, max(n_items, 1), size=(rows, n_items))
+        flat = draws + np.arange(rows)[:, None] * n_items
+        yield np.bincount(flat.ravel(), minlength=rows * n_items).reshape(rows, n_items)
 
 
 def resample_weights(n_items: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0) -> np.ndarray:
@@ -39,25 +76,69 @@ def resample_weights(n_items: int, *, n_resamples: int = N_RESAMPLES, seed: int 
     Row ``b`` is bootstrap resample ``b``: ``n_items`` items drawn uniformly with
     replacement, item ``i`` drawn ``W[b, i]`` times (so each row is
     Multinomial(n_items, 1/n_items)). Deterministic for a given
-    ``(n_items, n_resamples, seed)``.
+    ``(n_items, n_resamples, seed)``. This holds the whole matrix: for many
+    items use :func:`resampled_totals`, which never does.
     """
-    if n_items < 0 or n_resamples < 1:
-        raise ValueError(f"need n_items >= 0 and n_resamples >= 1, got {n_items} and {n_resamples}")
-    draws = np.random.default_rng(seed).integers(0, max(n_items, 1), size=(n_resamples, n_items))
-    flat = draws + np.arange(n_resamples)[:, None] * n_items
-    return np.bincount(flat.ravel(), minlength=n_resamples * n_items).reshape(n_resamples, n_items)
+    return np.concatenate(list(_item_count_blocks(n_items, n_resamples, seed)))
 
 
-@lru_cache(maxsize=8)
-def _float_weights(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
-    """:func:`resample_weights` as floats for BLAS products, cached read-only.
+def _patterns(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows (patterns) and how many items hold each.
 
-    A study computes many estimates on the same items; drawing the counts once
-    per ``(n_items, n_resamples, seed)`` keeps them identical and cheap.
+    Each column is coded by the rank of its value among the column's distinct
+    values, and a row by the mixed-radix number of its column codes, so
+    sorting one integer per item finds the distinct rows (a plain sort, several
+    times faster than ``np.unique(axis=0)``, which is kept for when the codes
+    would not fit in int64). The patterns are decoded back from their codes.
     """
-    w = resample_weights(n_items, n_resamples=n_resamples, seed=seed).astype(float)
-    w.flags.writeable = False
-    return w
+    columns = [np.unique(column) for column in rows.T]
+    radices = [values.size for values in columns]
+    if int(np.prod(radices, dtype=object)) >= 2**62:
+        return np.unique(rows, axis=0, return_counts=True)
+    codes = np.zeros(rows.shape[0], dtype=np.int64)
+    for column, values in zip(rows.T, columns):
+        codes = codes * values.size + np.searchsorted(values, column)
+    distinct, sizes = np.unique(codes, return_counts=True)
+    patterns = np.empty((distinct.size, rows.shape[1]))
+    for j in reversed(range(rows.shape[1])):
+        distinct, digit = np.divmod(distinct, radices[j])
+        patterns[:, j] = columns[j][digit]
+    return patterns, sizes
+
+
+def _pattern_count_blocks(sizes: np.ndarray, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Pattern counts for consecutive blocks of resamples: rows ~ Multinomial(n, sizes / n)."""
+    rng = np.random.default_rng(seed)
+    n_items = int(sizes.sum())
+    block = max(1, BLOCK_ENTRIES // sizes.size)
+    for start in range(0, n_resamples, block):
+        yield rng.multinomial(n_items, sizes / n_items, size=min(block, n_resamples - start))
+
+
+def resampled_totals(per_item: ArrayLike, *, n_resamples: int = N_RESAMPLES, seed: int = 0) -> np.ndarray:
+    """Totals of a per-item vector over each bootstrap resample of the items, shape ``(n_resamples, d)``.
+
+    ``per_item`` has one row ``x_i`` per item (shape ``(n_items,)`` or
+    ``(n_items, d)``); row ``b`` of the result is ``sum_i W[b, i] x_i`` for
+    item counts ``W[b]`` ~ Multinomial(n, 1/n). Computed exactly in
+    distribution as ``M[b] @ patterns`` with pattern counts
+    ``M[b]`` ~ Multinomial(n, c_g / n) when there are at least
+    ``ITEMS_PER_PATTERN_FOR_MULTINOMIAL`` items per pattern, else as
+    ``W[b] @ x`` from item draws (then ``W`` is :func:`resample_weights`).
+    Either way resamples are drawn in blocks of at most ``BLOCK_ENTRIES``
+    counts. Deterministic for given data, ``n_resamples`` and ``seed``.
+    """
+    if n_resamples < 1:
+        raise ValueError(f"need n_resamples >= 1, got {n_resamples}")
+    x = np.asarray(per_item, dtype=float)
+    rows = x.reshape(x.shape[0], int(np.prod(x.shape[1:])))
+    n_items = rows.shape[0]
+    patterns, sizes = _patterns(rows)
+    if n_items and sizes.size * ITEMS_PER_PATTERN_FOR_MULTINOMIAL <= n_items:
+        blocks = (m @ patterns for m in _pattern_count_blocks(sizes, n_resamples, seed))
+    else:
+        blocks = (w @ rows for w in _item_count_blocks(n_items, n_resamples, seed))
+    return np.concatenate(list(blocks))
 
 
 def percentile_interval(resampled: ArrayLike, *, level: float = LEVEL) -> tuple[float | None, float | None]:
@@ -99,15 +180,15 @@ def ratio_estimate(
     ``num[i]`` and ``den[i]`` are item ``i``'s numerator and denominator, e.g.
     equal pairs and pairs on that item, so the value is the pooled agreement.
     Items with ``den == 0`` are allowed (they are resampled but add nothing).
-    Resample ``b`` gives ``(W @ num)[b] / (W @ den)[b]``.
+    Resample ``b`` gives ``(W @ num)[b] / (W @ den)[b]`` (see :func:`resampled_totals`).
 
     ``n`` is the pooled number of units, ``sum(den)`` (pairs, votes);
     ``n_items`` is the number of items. The value is None when ``sum(den) == 0``.
     """
     n_arr, d_arr = _per_item(num, den)
     value = _ratio(n_arr.sum(), d_arr.sum())
-    w = _float_weights(n_arr.size, n_resamples, seed)
-    low, high = percentile_interval(_ratio(w @ n_arr, w @ d_arr), level=level)
+    totals = resampled_totals(np.column_stack([n_arr, d_arr]), n_resamples=n_resamples, seed=seed)
+    low, high = percentile_interval(_ratio(totals[:, 0], totals[:, 1]), level=level)
     return Estimate(float(value), low, high, n=int(round(d_arr.sum())), n_items=n_arr.size)
 
 
@@ -125,7 +206,8 @@ def paired_ratio_difference(
 
     Both ratios are recomputed on the SAME resampled items in each resample
     (``W @ num_a / W @ den_a - W @ num_b / W @ den_b``), so item difficulty that
-    affects both cancels out. All four arrays are per item, aligned.
+    affects both cancels out: the four per-item values are resampled as one
+    vector (one pattern per distinct 4-tuple). All four arrays are per item, aligned.
     ``n`` is the smaller of the two pooled unit counts ``min(sum(den_a), sum(den_b))``;
     the value is None when either ratio is undefined.
     """
@@ -134,8 +216,8 @@ def paired_ratio_difference(
     if na.shape != nb.shape:
         raise ValueError(f"A and B must cover the same items, got {na.size} and {nb.size}")
     value = _ratio(na.sum(), da.sum()) - _ratio(nb.sum(), db.sum())
-    w = _float_weights(na.size, n_resamples, seed)
-    resampled = _ratio(w @ na, w @ da) - _ratio(w @ nb, w @ db)
+    totals = resampled_totals(np.column_stack([na, da, nb, db]), n_resamples=n_resamples, seed=seed)
+    resampled = _ratio(totals[:, 0], totals[:, 1]) - _ratio(totals[:, 2], totals[:, 3])
     low, high = percentile_interval(resampled, level=level)
     n = int(round(min(da.sum(), db.sum())))
     return Estimate(float(value), low, high, n=n, n_items=na.size)
@@ -154,7 +236,8 @@ def kappa_estimate(
     ``per_item_tables`` has shape ``(n_items, K, K)`` (see
     :func:`juge.stats.agreement.pair_tables`). The value is the kappa of the
     pooled table ``sum_i T_i``; resample ``b`` uses the pooled table
-    ``sum_i W[b, i] T_i`` (one tensor product for all resamples).
+    ``sum_i W[b, i] T_i`` (the flattened tables are the per-item vectors of
+    :func:`resampled_totals`).
     ``n`` is the number of pooled pairs; None value when there are none.
     """
     tables = np.asarray(per_item_tables, dtype=float)
@@ -163,8 +246,8 @@ def kappa_estimate(
     pooled = tables.sum(axis=0)
     value = kappa_from_tables(pooled, weights=weights)
     n_items, k = tables.shape[0], tables.shape[1]
-    w = _float_weights(n_items, n_resamples, seed)
-    pooled_resamples = (w @ tables.reshape(n_items, k * k)).reshape(-1, k, k)
+    totals = resampled_totals(tables.reshape(n_items, k * k), n_resamples=n_resamples, seed=seed)
+    pooled_resamples = totals.reshape(-1, k, k)
     resampled = kappa_from_tables(pooled_resamples, weights=weights)
     low, high = percentile_interval(resampled, level=level)
     return Estimate(float(value), low, high, n=int(round(pooled.sum())), n_items=tables.shape[0])
@@ -196,6 +279,11 @@ def cluster_resample_indices(clusters: ArrayLike, counts: np.ndarray) -> np.ndar
     return _rows_for_counts(_cluster_layout(np.asarray(clusters), counts.size), counts)
 
 
+def _statistic_or_nan(fn: Callable[..., float | None], data: list[np.ndarray], rows: np.ndarray) -> float:
+    result = fn(*(a[rows] for a in data))
+    return np.nan if result is None else result
+
+
 def statistic_estimate(
     fn: Callable[..., float | None],
     *arrays: ArrayLike,
@@ -215,9 +303,9 @@ def statistic_estimate(
     return None when undefined. For Krippendorff's alpha pass items x raters
     data and ``fn=lambda d: krippendorff_alpha(d.T)``.
 
-    Resamples use :func:`resample_weights` on the clusters, ordered by sorted
-    cluster id, so with the same seed they match the fast ratio/kappa estimates
-    on per-item arrays listed in that order.
+    Resamples are the rows of :func:`resample_weights` on the clusters,
+    ordered by sorted cluster id, drawn a block at a time (memory stays
+    bounded for many clusters).
     ``n`` defaults to the number of rows.
     """
     data = [np.asarray(a) for a in arrays]
@@ -235,13 +323,9 @@ def statistic_estimate(
         _, codes = np.unique(ids, return_inverse=True)
     n_clusters = int(codes.max()) + 1 if n_rows else 0
     value = fn(*data) if n_rows else None
-    w = resample_weights(n_clusters, n_resamples=n_resamples, seed=seed)
-    resampled = np.full(n_resamples, np.nan)
     layout = _cluster_layout(codes, n_clusters)
-    for b in range(n_resamples if n_rows else 0):
-        rows = _rows_for_counts(layout, w[b])
-        result = fn(*(a[rows] for a in data))
-        if result is not None:
-            resampled[b] = result
+    resampled = [_statistic_or_nan(fn, data, _rows_for_counts(layout, counts))
+                 for block in _item_count_blocks(n_clusters, n_resamples, seed) if n_rows
+                 for counts in block]
     low, high = percentile_interval(resampled, level=level)
     return Estimate(value, low, high, n=n_rows if n is None else n, n_items=n_clusters)
