@@ -304,6 +304,15 @@ def _policy(policy: Any) -> dict[str, Any] | None:
     }
 
 
+def _forced_warning(result: dict[str, Any]) -> str | None:
+    """The test's own warning; a forced test without one still says FORCED (the flag is what counts)."""
+    if result.get("warning"):
+        return str(result["warning"])
+    if result.get("forced"):
+        return "FORCED: this holdout was tested before; these figures are not an untouched holdout estimate"
+    return None
+
+
 def _policy_test(result: Any) -> dict[str, Any] | None:
     """The one-shot holdout test of a policy (`juge policy test --json`)."""
     if not isinstance(result, dict):
@@ -327,7 +336,7 @@ def _policy_test(result: Any) -> dict[str, Any] | None:
         "settings": {k: str(result[k]) for k in ("split", "rule", "policy_hash", "data_hash")
                      if isinstance(result.get(k), (str, int, float))},
         "forced": bool(result.get("forced")),
-        "warning": str(result["warning"]) if result.get("warning") else None,
+        "warning": _forced_warning(result),
         "previous_uses": len(result["previous_uses"]) if isinstance(result.get("previous_uses"), list) else None,
         "overall": test_figures(result),
         "per_category": {str(c): test_figures(v) for c, v in _mapping(result.get("per_category")).items()},
