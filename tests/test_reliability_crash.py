@@ -32,6 +32,9 @@ from pathlib import Path
 
 import pytest
 
+from juge.config import load_eval
+from juge.runner import run_eval
+from juge.store import Store
 from juge.testing.mockserver import MockConfig, serve_in_thread
 
 CONCURRENCY = 16
@@ -313,3 +316,46 @@ def test_sigkill_at_three_points_then_resume_equals_a_clean_run(tmp_path):
 @pytest.mark.slow
 def test_sigkill_at_ten_random_points_then_resume_equals_a_clean_run(tmp_path):
     crash_and_resume(tmp_path, n_kills=10, n_single=160, n_pairs=120, seed=10)
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL at one exact point: nothing after it runs."""
+
+
+def test_an_answer_cached_just_before_a_kill_still_costs_what_the_run_paid(tmp_path, monkeypatch):
+    """A kill between caching an answer and storing its judgment: the resumed run takes the answer
+    from the cache, and the run's cost (and the judgment's) is still what the clean run reports."""
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "question": f"q{i}",
+                                                              "output": f"a{i}"}) + "\n" for i in range(3)))
+    (tmp_path / "eval.toml").write_text('''
+cases = "cases.jsonl"
+[[judges]]
+name = "pf"
+setup = "passfail"
+description = "Is it right?"
+model = "judge-1"
+provider = "scripted"
+provider_options = { default = "PASS\\nRight.", model = "judge-1" }
+[engine]
+concurrency = 1
+[prices]
+"judge-1" = { input = 1000, output = 2000 }
+''')
+    config = load_eval(tmp_path / "eval.toml")
+    with Store(tmp_path / "clean.db") as store:
+        clean = run_eval(config, store, progress=False)
+        clean_costs = {j.item_id: j.cost for j in store.judgments(clean.run_id)}
+
+    def killed(*_):
+        raise Killed
+
+    with Store(tmp_path / "crashed.db") as store:
+        with monkeypatch.context() as patch:
+            patch.setattr(Store, "save_judgment", killed)
+            with pytest.raises(Killed):
+                run_eval(config, store, progress=False)
+        assert store.count_calls() >= 1 and store.done_keys(store.list_runs()[0]["id"]) == set()
+        resumed = run_eval(config, store, progress=False)
+        assert resumed.resumed and resumed.engine_stats["cache_hits"] >= 1
+        assert {j.item_id: j.cost for j in store.judgments(resumed.run_id)} == clean_costs
+    assert resumed.summary["cost"] == clean.summary["cost"] and clean.summary["cost"]["total"] > 0

@@ -94,6 +94,7 @@ class Engine:
         self.console = console or Console(stderr=True)
         self.rng = random.Random(self.options.seed)
         self.stats: Counter[str] = Counter()
+        self._paid_before: dict[str | None, dict[str, tuple[int, float | None]]] = {}
 
     async def call(self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0) -> Answer:
         """One answer for `request`: from the cache, or from the provider with bounded retries.
@@ -103,10 +104,14 @@ class Engine:
         """
         key = cache_key(getattr(provider, "cache_identity", provider.name), request, repeat)
         cacheable = getattr(provider, "cacheable", True)  # replay: a recording is its own cache, a miss an error
+        paid_before = self._paid_by_earlier_processes(run_id)
         cached = self.store.cache_get(key) if cacheable else None
         if cached is not None:
             self.stats["cache_hits"] += 1
-            return Answer(_response_from_dict(cached), 0.0, 0)
+            # A resumed run whose killed process bought this answer, but died before storing what it
+            # was for, still paid for it: that call's attempts and latency, not a free cache hit.
+            attempts, latency = paid_before.pop(key, (0, 0.0))
+            return Answer(_response_from_dict(cached), latency or 0.0, attempts)
         opts = self.options
         request_log = {"messages": list(request.messages), "model": request.model, **request.cache_params(),
                        "meta": request.meta}
@@ -145,6 +150,15 @@ class Engine:
                 self.store.cache_put(key, provider.name, request.model, as_dict)
             return Answer(response, latency, attempt + 1)
         raise AssertionError("unreachable")
+
+    def _paid_by_earlier_processes(self, run_id: str | None) -> dict[str, tuple[int, float | None]]:
+        """This run's answered calls made before this engine's first call for it (by a process that
+        was killed), read once so the calls this engine makes are never among them."""
+        if run_id is None:
+            return {}
+        if run_id not in self._paid_before:
+            self._paid_before[run_id] = self.store.answered_calls(run_id)
+        return self._paid_before[run_id]
 
     async def judge_one(self, run_id: str, task: JudgeTask, provider: Provider) -> Judgment:
         judge, case = task.judge, task.case

@@ -322,6 +322,14 @@ class Store:
             (key, provider, model, _dumps(response), now_iso()),
         )
 
+    def answered_calls(self, run_id: str) -> dict[str, tuple[int, float | None]]:
+        """Each cache key this run got an answer for: (attempts it took, latency of the answer)."""
+        rows = self.conn.execute(
+            "SELECT cache_key, attempt, latency FROM calls WHERE run_id = ? AND response IS NOT NULL ORDER BY id",
+            (run_id,),
+        ).fetchall()
+        return {r["cache_key"]: (r["attempt"] + 1, r["latency"]) for r in rows}
+
     def count_calls(self, run_id: str | None = None) -> int:
         if run_id is None:
             return self.conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
