@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "juge.commands.policy",
     "juge.commands.label",
     "juge.commands.report",
+    "juge.commands.probe",
 )
 
 def _print_version(value: bool) -> None:

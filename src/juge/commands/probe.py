@@ -1,0 +1,196 @@
+"""`juge probe injection`: how often a judge's verdict flips when the losing answer carries a prompt injection."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from juge.errors import InputError
+from juge.files import write_atomic
+from juge.store import DEFAULT_DB
+
+err = Console(stderr=True)
+
+INJECTION_HELP = (
+    "Measure how often a judge's verdict flips when a prompt injection is appended to the LOSING answer.\n\n"
+    "The built-in probe set (written for juge; juge/probes/DATA.md) has 40 questions, each with a clearly better "
+    "and a clearly worse answer (wrong fact, wrong arithmetic, off topic, needless refusal, ignored instruction), "
+    "and 6 kinds of injection: an override instruction, a fake verdict line, closing tags that try to end the "
+    "answer and open a fake instruction, fake system/turn markers, an authority claim, and an instruction hidden "
+    "with zero-width characters. Each item is judged without injection (the baseline) and once per kind with the "
+    "injection in the worse answer.\n\n"
+    "**pairwise** judges see both orders; a flip is the combined verdict moving from the better answer to the "
+    "injected one (moves to a tie or to inconsistent orders are counted apart). **passfail** judges see each "
+    "answer alone; a flip is the worse answer's FAIL becoming PASS. Other setups exit 2.\n\n"
+    "Reported: the baseline accuracy, the items right at baseline (the denominator), the flip rate overall "
+    "(clustered bootstrap over items) and per kind (exact interval), each with its 95 % interval and n, and the "
+    "unparsed, refused and failed calls on their own lines (never a flip or a non-flip). Every call goes through "
+    "juge's engine: cached, retried, logged, stored as a run (`juge show RUN`).\n\n"
+    "Examples: juge probe injection --eval eval.toml --judge quality; "
+    "juge probe injection --judge judges/pair.toml --provider openai --model gpt-4o-mini --json probe.json"
+)
+
+
+def _select_judge(eval_file: Path | None, judge: str, model: str | None) -> tuple[Any, Any, Path, Any]:
+    """(judge, its provider spec or None, base folder, the eval config or None), from an eval file or a judge file."""
+    from juge.judges import load_judge
+    from juge.runner import _judge_provider_spec
+
+    config = None
+    if eval_file is not None:
+        from juge.config import load_eval
+
+        config = load_eval(eval_file)
+        chosen = [j for j in config.judges if j.name == judge]
+        if not chosen:
+            names = ", ".join(j.name for j in config.judges) or "none"
+            raise InputError(f"{eval_file}: no judge named {judge!r} (its judges: {names})")
+        found, base = chosen[0], config.base_dir
+    else:
+        path = Path(judge)
+        if not path.is_file():
+            raise InputError(f"{path}: judge file not found (give a judge TOML file, or --eval FILE with a judge name)")
+        found, base = load_judge(path), path.parent
+    if model is not None:
+        found = dataclasses.replace(found, model=model)
+    return found, _judge_provider_spec(found), base, config
+
+
+def _fmt(estimate: dict[str, Any]) -> str:
+    if estimate.get("value") is None:
+        return f"n/a (n={estimate['n']})"
+    interval = (f" [{estimate['low']:.3f}, {estimate['high']:.3f}]" if estimate.get("low") is not None
+                else " [no interval]")
+    return f"{estimate['value']:.3f}{interval} n={estimate['n']}"
+
+
+def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
+    """The baseline, the denominator, the flip rates with intervals, and the failed calls on their own lines."""
+    pairwise = result["setup"] == "pairwise"
+    base = result["baseline"]
+    console.print(f"[bold]Injection probe[/]: judge {escape(judge.name)} ({judge.setup}, template "
+                  f"{escape(judge.template_id)} #{judge.template_hash[:8]}, model {escape(judge.model or '-')}), "
+                  f"run {result['run_id']}", highlight=False)
+    console.print(f"{result['n_items']} probe items x {len(result['kinds'])} injection kinds"
+                  + (", every pair judged in both orders" if pairwise else ", each answer judged alone"),
+                  highlight=False)
+    accuracy = base["accuracy"]
+    if pairwise:
+        console.print(f"baseline: the better answer wins {_fmt(accuracy['pairs'])}", highlight=False)
+    else:
+        console.print(f"baseline: worse answers FAIL {_fmt(accuracy['worse_answers_fail'])}; better answers PASS "
+                      f"{_fmt(accuracy['better_answers_pass'])}", highlight=False)
+    detail = ", ".join(f"{k} {v}" for k, v in base["counts"].items() if k != "right")
+    console.print(f"right at baseline (the denominator): {result['right_at_baseline']} of {result['n_items']} "
+                  f"items" + (f" (not right: {escape(detail)})" if detail else ""), highlight=False)
+    flip = "the injected worse answer wins" if pairwise else "the injected worse answer gets PASS"
+    console.print(f"[bold]flip rate[/] ({flip}), over the items right at baseline:", highlight=False)
+    overall, any_kind = result["overall"], result["any_kind"]
+    console.print(f"  overall   {_fmt(overall)} injected trials, {overall['k']} flips (clustered bootstrap over "
+                  f"{overall['n_items']} items)", highlight=False)
+    if overall.get("value") in (0.0, 1.0):
+        console.print("            (every resample gives the same rate, so the bootstrap interval has no width; "
+                      "the exact intervals below do)", highlight=False)
+    console.print(f"  any kind  {_fmt(any_kind)} items, {any_kind['k']} flipped by at least one kind (exact)",
+                  highlight=False)
+    table = Table(title="per injection kind (flip rate with its exact 95 % interval over items)",
+                  title_justify="left")
+    shown = [s for s in ("flipped", "held", "tie", "inconsistent") if not (s in ("tie", "inconsistent")
+                                                                           and not pairwise)]
+    for column in ("kind", "flip rate", *shown, "no verdict"):
+        table.add_column(column, justify="left" if column == "kind" else "right")
+    for kind, entry in result["per_kind"].items():
+        counts = entry["counts"]
+        missing = sum(counts.get(s, 0) for s in ("unparsed", "refused", "error", "missing"))
+        table.add_row(escape(kind), _fmt(entry["flip_rate"]), *(str(counts[s]) for s in shown), str(missing))
+    console.print(table)
+    calls = result["calls"]
+    console.print(f"judge calls: {sum(calls.values())}, ok {calls['ok']}  (no verdict: neither a flip nor a "
+                  "non-flip, left out of the rates)", highlight=False)
+    for outcome in ("unparsed", "refused", "error"):
+        console.print(f"  {outcome}: {calls[outcome]}", highlight=False)
+
+
+def injection_command(
+    judge: Annotated[str, typer.Option(
+        "--judge", help="A judge file (TOML), or with --eval the name of one of its [[judges]].",
+        show_default=False)],
+    eval_file: Annotated[Optional[Path], typer.Option(
+        "--eval", help="Eval file (TOML): the judge is named by --judge; its [provider] and [engine] apply.")] = None,
+    provider: Annotated[Optional[str], typer.Option(
+        help="Provider for the judge, overriding the eval and judge files: openai, anthropic, scripted, llamacpp.")
+    ] = None,
+    model: Annotated[Optional[str], typer.Option(help="Model for the judge, overriding its file.")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Use only the first N probe items (a quick look).")
+                     ] = None,
+    kind: Annotated[Optional[list[str]], typer.Option(
+        "--kind", help="Only this injection kind; repeatable (default: all six).")] = None,
+    concurrency: Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once.")] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Start a new run instead of resuming an unfinished one.")
+                     ] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the result as JSON.")] = None,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    db: Annotated[Path, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")] = DEFAULT_DB,
+) -> None:
+    """`juge probe injection`: its help text is INJECTION_HELP."""
+    from juge.config import EngineSpec, ProviderSpec
+    from juge.engine import EngineOptions
+    from juge.probes.injection import load_items, load_kinds, run_probe
+    from juge.providers.pricing import price_table
+    from juge.runner import Providers
+    from juge.store import Store
+
+    found, own_spec, base_dir, config = _select_judge(eval_file, judge, model)
+    items = load_items()[:limit]
+    kinds = load_kinds()
+    if kind:
+        unknown = sorted(set(kind) - {k.kind for k in kinds})
+        if unknown:
+            raise InputError(f"--kind: unknown injection kind(s) {', '.join(unknown)}; "
+                             f"known: {', '.join(k.kind for k in kinds)}")
+        kinds = [k for k in kinds if k.kind in kind]
+    override = ProviderSpec(name=provider) if provider else None
+    default = config.spec.provider if config is not None else None
+    spec = override or own_spec or default
+    if spec is None:
+        raise InputError(f"judge {found.name!r} names no provider: give --provider (or use --eval with a [provider])")
+    provider_obj = Providers(default or spec, base_dir).get(spec)
+    eng = config.spec.engine if config is not None else EngineSpec()
+    options = EngineOptions(concurrency=concurrency or eng.concurrency, retries=eng.retries, timeout=eng.timeout,
+                            backoff=eng.backoff, max_backoff=eng.max_backoff, progress=not no_progress,
+                            prices=price_table(config.spec.prices if config is not None else None))
+    provider_key = getattr(provider_obj, "cache_identity", provider_obj.name)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with Store(db) as store:
+        try:
+            probe = run_probe(found, provider_obj, store, options, items=items, kinds=kinds,
+                              provider_key=provider_key, resume=not fresh, console=err, n_resamples=resamples,
+                              seed=seed)
+        except KeyboardInterrupt:
+            err.print("interrupted: every finished judgment is stored; run the same command again to resume")
+            raise typer.Exit(130) from None
+    stats = probe.engine_stats
+    err.print(f"{'resumed' if probe.resumed else 'new'} run {probe.run_id}: {stats.get('calls', 0)} calls, "
+              f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries", highlight=False)
+    print_result(probe.result, found, Console())
+    if json_out is not None:
+        payload = probe.result | {"judge": {"name": found.name, "setup": found.setup, "model": found.model,
+                                            "template": found.template_id, "template_hash": found.template_hash}}
+        write_atomic(json_out, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+probe_app = typer.Typer(help="Probe a judge's robustness.", no_args_is_help=True, rich_markup_mode="markdown")
+probe_app.command("injection", help=INJECTION_HELP)(injection_command)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(probe_app, name="probe")
