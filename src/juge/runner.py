@@ -93,6 +93,13 @@ class Providers:
                 raise InputError(f"provider {spec.name!r}: {exc}") from None
         return self._made[key]
 
+    async def aclose(self) -> None:
+        """Close the providers that hold connections: they belong to the event loop that used them."""
+        for provider in self._made.values():
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+
 
 def _provider(providers: Providers, config: EvalConfig, override: ProviderSpec | None,
               own: ProviderSpec | None, field: str) -> Provider:
@@ -297,14 +304,18 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
 
         async def main() -> int:
             nonlocal cases
-            if system_prompt is not None:
-                assert system_provider is not None
-                cases = await _generate_outputs(config, system_prompt, store, run_id, cases, system_provider, engine)
-                cases = [c for c in cases if c.output is not None or c.is_pair]
-            apply_checks(store, run_id, cases, config.checks)
-            tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
-            check_renderable(tasks, config)
-            return await engine.run_tasks(run_id, tasks, judge_providers)
+            try:
+                if system_prompt is not None:
+                    assert system_provider is not None
+                    cases = await _generate_outputs(config, system_prompt, store, run_id, cases, system_provider,
+                                                    engine)
+                    cases = [c for c in cases if c.output is not None or c.is_pair]
+                apply_checks(store, run_id, cases, config.checks)
+                tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
+                check_renderable(tasks, config)
+                return await engine.run_tasks(run_id, tasks, judge_providers)
+            finally:
+                await providers.aclose()
 
         stored = asyncio.run(main())
         summary = summarize(store, run_id, judges, config.spec.gate.min_score)
