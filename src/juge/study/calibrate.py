@@ -16,8 +16,8 @@ Definitions (issue 3; the tests pin them on hand-worked cases):
   human vote against the judge's verdict on that item, pooled. The majority figure
   is never compared with the ceiling (the ceiling is person vs person).
 - Intervals: percentile bootstrap over items (all votes/pairs of an item move
-  together), seeded, 2,000 resamples, 95 %. Every figure of one subset uses the same
-  item list, so the resamples are shared and differences are paired.
+  together), seeded, 2,000 resamples, 95 %. A difference is one paired bootstrap
+  (``paired_ratio_difference``): both figures are recomputed on the same resampled items.
 - Order flip rate: inconsistent verdicts / items with a verdict. Among inconsistent
   items, how often the answer shown first (A in both orders) or second (B in both
   orders) won both times.
