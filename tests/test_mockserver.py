@@ -260,3 +260,11 @@ def test_provider_closes_its_http_client():
 
         provider = asyncio.run(main())
     assert provider.client.is_closed()
+
+
+def test_stopping_drops_requests_still_held():
+    with serve_in_thread(MockConfig(faults={"timeout": 1.0}, hang=60)) as server:
+        [result] = call_all(server.url, [request()], timeout=0.2)
+        stopping = time.perf_counter()
+    assert isinstance(result, ProviderError) and "timeout" in str(result)
+    assert time.perf_counter() - stopping < 5  # the held answer is cancelled, not waited for

@@ -152,6 +152,7 @@ class MockModelServer:
         self.slots = asyncio.Semaphore(config.max_concurrency) if config.max_concurrency else None
         self.port: int | None = None
         self.connections: set[_Connection] = set()
+        self.tasks: set[asyncio.Task[None]] = set()  # answers being prepared
 
     @property
     def url(self) -> str:
@@ -169,7 +170,7 @@ class MockModelServer:
             for conn in list(self.connections):
                 conn.close()
             await self.server.wait_closed()
-        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        pending = list(self.tasks)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -348,6 +349,8 @@ class _Connection(asyncio.Protocol):
         previous = self.tail
         self.tail = asyncio.get_running_loop().create_task(
             self._answer(previous, method, self.url, b"".join(self.body), keep_alive))
+        self.server.tasks.add(self.tail)
+        self.tail.add_done_callback(self.server.tasks.discard)
 
     async def _answer(self, previous: asyncio.Task[None] | None, method: bytes, url: bytes, body: bytes,
                       keep_alive: bool) -> None:
