@@ -26,6 +26,8 @@ of ours (tracemalloc), and whether 100k items take under 2 s (the target).
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -181,6 +183,8 @@ def main() -> None:
                         help="largest size at which the naive loop runs all resamples")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f} at start; numpy {np.__version__}")
     times = {n: bench_size(n, args) for n in args.sizes}
     if 100_000 in times:
         t = times[100_000]

@@ -48,8 +48,8 @@ LEVEL = 0.95
 # Most entries held at once by a block of item-level draws (int64: 8 MiB).
 BLOCK_ENTRIES = 1 << 20
 # One category of a multinomial draw costs about as much as drawing, counting and
-# summing 6-10 item indices (numpy 2.4, measured at 1k-100k items), so patterns are
-# drawn directly when there are at least 8 items per pattern.
+# summing 3 (at 1k items) to 12 (at 100k) item indices (numpy 2.4, this machine), so
+# patterns are drawn directly when there are at least 8 items per pattern.
 ITEMS_PER_PATTERN_FOR_MULTINOMIAL = 8
 
 
@@ -324,8 +324,7 @@ def statistic_estimate(
     n_clusters = int(codes.max()) + 1 if n_rows else 0
     value = fn(*data) if n_rows else None
     layout = _cluster_layout(codes, n_clusters)
-    resampled = [_statistic_or_nan(fn, data, _rows_for_counts(layout, counts))
-                 for block in _item_count_blocks(n_clusters, n_resamples, seed) if n_rows
-                 for counts in block]
+    blocks = _item_count_blocks(n_clusters, n_resamples, seed) if n_rows else ()
+    resampled = [_statistic_or_nan(fn, data, _rows_for_counts(layout, counts)) for block in blocks for counts in block]
     low, high = percentile_interval(resampled, level=level)
     return Estimate(value, low, high, n=n_rows if n is None else n, n_items=n_clusters)
