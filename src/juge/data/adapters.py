@@ -15,7 +15,8 @@ from human labels. Errors name the file, line and field (exit code 2 in the CLI)
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+import sys
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from juge.data.readers import file_hash, read_rows
+from juge.data.readers import file_hash, iter_rows, read_rows
 from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment
 from juge.errors import InputError, input_error
 
@@ -59,6 +60,11 @@ def _pair_label(value: Any, path: Path, line: int, fieldname: str, allowed: Sequ
     return label
 
 
+def _shared(value: Any) -> Any:
+    """One copy of a string that many rows repeat (a model name, a category), so a large file is held once."""
+    return sys.intern(value) if type(value) is str else value
+
+
 def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("gpt4_2023",)) -> CalibrationData:
     """Read the shared sample's `items.jsonl`: one pair per line with its human votes.
 
@@ -72,7 +78,7 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
     labels: list[HumanLabel] = []
     baselines: dict[str, dict[str, Any]] = {name: {} for name in baseline_fields}
     seen: dict[str, int] = {}
-    for line, row in read_rows(path):
+    for line, row in iter_rows(path):
         item_id = row.get("item_id", row.get("id"))
         if item_id in (None, ""):
             raise input_error(path, "required field is missing", line=line, field="item_id")
@@ -84,12 +90,12 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
         for name in ("answer_1", "answer_2"):
             if not isinstance(row.get(name), str):
                 raise input_error(path, "required text field is missing", line=line, field=name)
-        meta = {k: row[k] for k in ("model_1", "model_2", "source", "question_id") if row.get(k) is not None}
+        meta = {k: _shared(row[k]) for k in ("model_1", "model_2", "source", "question_id") if row.get(k) is not None}
         try:
             cases.append(Case(
-                id=item_id, group=str(row.get("question_id") or row.get("group") or item_id),
-                category=row.get("category"), question=row.get("question"), reference=row.get("reference"),
-                output_1=row["answer_1"], output_2=row["answer_2"], split=row.get("split"), meta=meta,
+                id=item_id, group=_shared(str(row.get("question_id") or row.get("group") or item_id)),
+                category=_shared(row.get("category")), question=row.get("question"), reference=row.get("reference"),
+                output_1=row["answer_1"], output_2=row["answer_2"], split=_shared(row.get("split")), meta=meta,
             ))
         except ValidationError as exc:
             err = exc.errors()[0]
@@ -118,7 +124,12 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
 
 
 def read_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ()) -> list[Judgment]:
-    """Read recorded judge calls: one JSON object per line.
+    """Read recorded judge calls: one JSON object per line (see :func:`iter_recorded_judgments`)."""
+    return list(iter_recorded_judgments(path, pair_ids=pair_ids))
+
+
+def iter_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ()) -> Iterator[Judgment]:
+    """Recorded judge calls, one JSON object per line, checked and yielded one at a time.
 
     Fields: item_id, judge, model, prompt (or template), order (`12`/`21`, absent for
     single grading), letter (or verdict), outcome (ok/refused/unparsed/error), text,
@@ -127,9 +138,11 @@ def read_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ())
     answers) must say its order.
     """
     path = Path(path)
-    out: list[Judgment] = []
-    seen: dict[tuple[str, str, str, str, int], int] = {}
-    for line, row in read_rows(path):
+    # First line of each call, as seen[item_id][(judge, template, order, repeat)]: one small dict per item
+    # and shared key tuples, so a million calls cost little more than their item ids.
+    seen: dict[str, dict[tuple[str, str, str, int], int]] = {}
+    call_keys: dict[tuple[str, str, str, int], tuple[str, str, str, int]] = {}
+    for line, row in iter_rows(path):
         for name in ("item_id", "judge", "outcome"):
             if row.get(name) in (None, ""):
                 raise input_error(path, "required field is missing", line=line, field=name)
@@ -155,11 +168,14 @@ def read_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ())
         if row["outcome"] == "ok" and verdict is None:
             raise input_error(path, "outcome is 'ok' but there is no letter/verdict", line=line, field="letter")
         repeat = row.get("repeat") or 0
-        key = (str(row["item_id"]), str(row["judge"]), str(template), order or "", int(repeat))
-        if key in seen:
-            raise input_error(path, f"duplicate call for item {key[0]!r}, judge {key[1]!r}, template {key[2]!r}, "
-                              f"order {order!r} (first on line {seen[key]})", line=line)
-        seen[key] = line
+        item_id = sys.intern(str(row["item_id"]))
+        call = (sys.intern(str(row["judge"])), sys.intern(str(template)), order or "", int(repeat))
+        call = call_keys.setdefault(call, call)
+        on_item = seen.setdefault(item_id, {})
+        if call in on_item:
+            raise input_error(path, f"duplicate call for item {item_id!r}, judge {call[0]!r}, template {call[1]!r}, "
+                              f"order {order!r} (first on line {on_item[call]})", line=line)
+        on_item[call] = line
         extra: dict[str, Any] = {}
         if row.get("at"):
             try:
@@ -167,16 +183,16 @@ def read_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ())
             except ValueError:
                 raise input_error(path, f"not an ISO timestamp: {row['at']!r}", line=line, field="at") from None
         try:
-            out.append(Judgment(
-                item_id=key[0], judge=key[1], model=str(row.get("model") or "unknown"), template=key[2],
-                template_hash=str(row.get("template_hash") or ""), order=order, repeat=int(repeat),
-                text=str(row.get("text") or ""), verdict=verdict, outcome=row["outcome"],
+            judgment = Judgment(
+                item_id=item_id, judge=call[0], model=sys.intern(str(row.get("model") or "unknown")),
+                template=call[1], template_hash=sys.intern(str(row.get("template_hash") or "")), order=order,
+                repeat=call[3], text=str(row.get("text") or ""), verdict=verdict, outcome=row["outcome"],
                 tokens_in=row.get("tokens_in"), tokens_out=row.get("tokens_out"), **extra,
-            ))
+            )
         except ValidationError as exc:
             err = exc.errors()[0]
             raise input_error(path, err["msg"], line=line, field=".".join(map(str, err["loc"])) or None) from None
-    return out
+        yield judgment
 
 
 def read_label_rows(path: str | Path, *, pairwise: bool) -> list[HumanLabel]:

@@ -6,12 +6,13 @@ reads the file's `item_id` column as the case id). Unknown fields go to `meta` f
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
 import json
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -44,11 +45,15 @@ def records_hash(records: Iterable[BaseModel]) -> str:
     return h.hexdigest()
 
 
-def _read_text(path: Path) -> str:
+def _check_file(path: Path) -> None:
     if not path.exists():
         raise InputError(f"{path}: file not found")
     if path.is_dir():
         raise InputError(f"{path}: is a folder; give a JSONL or CSV file")
+
+
+def _read_text(path: Path) -> str:
+    _check_file(path)
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8-sig")
@@ -60,24 +65,62 @@ def _read_text(path: Path) -> str:
     return text
 
 
+def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Non-blank lines of a UTF-8 text file as (line number, text), read one at a time.
+
+    Lines end at ``\n`` (a ``\r`` before it is whitespace to JSON); a UTF-8 BOM is dropped. A byte
+    that is not UTF-8 is reported with its offset after the BOM, as by a whole-file decode; a file
+    with no non-blank line is empty.
+    """
+    _check_file(path)
+    offset, any_text = 0, False
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]  # offsets count from after it, as in a whole-file decode
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                where = offset + exc.start
+                raise input_error(path, f"not UTF-8 (byte {where}); re-save the file as UTF-8", line=lineno) from None
+            offset += len(raw)
+            if line.strip():
+                any_text = True
+                yield lineno, line
+    if not any_text:
+        raise input_error(path, "file is empty")
+
+
+def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a JSONL or CSV file as (line number, dict), one at a time: a JSONL file is never held whole.
+
+    The same rows and errors as :func:`read_rows`; a later row's error is raised when that row is reached.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in {".jsonl", ".ndjson", ".json"}:
+        yield from read_rows(path)
+        return
+    for lineno, line in _jsonl_lines(path):
+        yield lineno, _json_object(path, lineno, line)
+
+
+def _json_object(path: Path, lineno: int, line: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
+    if not isinstance(obj, dict):
+        raise input_error(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
+    return obj
+
+
 def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """Rows of a JSONL or CSV file as (line number, dict). The format follows the suffix."""
     path = Path(path)
-    text = _read_text(path)
     suffix = path.suffix.lower()
     if suffix in {".jsonl", ".ndjson", ".json"}:
-        rows = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
-            if not isinstance(obj, dict):
-                raise input_error(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
-            rows.append((lineno, obj))
-        return rows
+        return list(iter_rows(path))
+    text = _read_text(path)
     if suffix in {".csv", ".tsv"}:
         reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",",
                                 strict=True, restval=_NO_VALUE)

@@ -7,7 +7,7 @@ kind of study (pairwise, single score, PASS/FAIL) and writes the JSON atomically
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -19,9 +19,9 @@ from juge.data.adapters import (
     read_mtbench_human_judgments,
     read_pairwise_items,
     read_rated_items,
-    read_recorded_judgments,
+    iter_recorded_judgments,
 )
-from juge.data.readers import file_hash, read_cases, read_rows
+from juge.data.readers import file_hash, iter_rows, read_cases
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import InputError, input_error
 from juge.files import write_atomic
@@ -51,8 +51,13 @@ class StudyInputs:
 
 
 def _is_sample_layout(path: Path) -> bool:
-    rows = read_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else []
-    return bool(rows) and "human_ratings" in rows[0][1]
+    if path.suffix.lower() not in (".jsonl", ".json", ".ndjson"):
+        return False
+    rows = iter_rows(path)
+    try:
+        return "human_ratings" in next(rows)[1]
+    finally:
+        rows.close()
 
 
 def _guess_kind(data: CalibrationData) -> StudyKind:
@@ -133,8 +138,11 @@ def load_inputs(
         notices += _check_label_ids(labels, rows, data.cases)
         data.sources["labels"] = file_hash(labels)
     pair_ids = {c.id for c in data.cases if c.is_pair}
+    pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
+    keep = calls_a_pair_study_uses(data.labels) if pairwise else None
     for k, path in enumerate(judgments):
-        recorded += read_recorded_judgments(path, pair_ids=pair_ids)
+        calls = iter_recorded_judgments(path, pair_ids=pair_ids)
+        recorded += calls if keep is None else filter(keep, calls)
         data.sources["judgments" if k == 0 else f"judgments_{k + 1}"] = file_hash(path)
     if not data.labels:
         raise InputError("no human labels: the items carry none; give --labels FILE (item_id, rater_id, label)"
@@ -166,6 +174,29 @@ def load_inputs(
     declared = (min(scale.values()), max(scale.values())) if scale else None
     return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases), notices=notices,
                        declared_scale=declared, warnings=warnings)
+
+
+def calls_a_pair_study_uses(labels: Iterable[HumanLabel]) -> Callable[[Judgment], bool]:
+    """Which recorded calls a pairwise study keeps in memory, as a filter over the calls in file order.
+
+    The study's table holds only items with a human label, so of the calls on other items it needs none
+    but the first of each (judge, template, model, template hash) -- these keep the judge list, its order,
+    the versions it reports and the --judge/--template checks as they are with every call -- and any call
+    without an order (the table refuses it). Every call is still read and checked.
+    """
+    labelled = {lab.item_id for lab in labels}
+    versions: set[tuple[str, str, str, str]] = set()
+
+    def keep(call: Judgment) -> bool:
+        if call.item_id in labelled or call.order is None:
+            return True
+        version = (call.judge, call.template, call.model, call.template_hash)
+        if version in versions:
+            return False
+        versions.add(version)
+        return True
+
+    return keep
 
 
 def with_run_outputs(cases: Sequence[Case], run_outputs: dict[tuple[str, str], dict[str, Any]]) -> list[Case]:

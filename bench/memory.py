@@ -1,0 +1,176 @@
+"""Benchmark: peak memory (RSS) and wall time of `juge calibrate` on a large synthetic study.
+
+Workload: a pairwise calibration set in the shared sample's layout (DATA.md of the MT-Bench
+sample): `items.jsonl` (question, two answers, votes inside each item under `human_ratings`)
+and `judgments.jsonl` (one recorded call per line: judge, model, prompt, order, letter,
+outcome, raw text). Every item is judged by 2 judges in both orders, so N judgments are
+N / 4 items. Only a share of the items carries human votes (default 10 %, 2-5 votes each),
+as in practice: people label a sample, judges run on everything. Text lengths follow the
+sample's medians (answers ~500 characters, question ~190, judge text ~400). The study
+runs on every split (`--split all`, the largest study the files allow).
+
+Each `juge calibrate` runs in its own subprocess; its peak RSS comes from `os.wait4`
+(ru_maxrss of that child alone). Baselines measured in the same run: the peak RSS of a
+Python process that only imports juge's calibrate path, and the size of the input files.
+
+    python bench/memory.py [--judgments 100000 1000000] [--labelled 0.1] [--resamples 2000]
+
+Prints, per size: peak RSS, wall time, RSS / 1 GiB target, RSS / input size, and the
+RSS above the import-only baseline per judgment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_BYTES = 1 << 30
+JUDGES = (("chat-small", "gpt-6-luna-2026-09-22", 0.70), ("chat-strong", "gpt-6-sol-2026-08-30", 0.80))
+CATEGORIES = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
+MODELS = ("alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b-v1.2")
+WORDS = ("the answer gives a clear account of the request and follows the user's instructions closely while "
+         "assistant misses part of the question adds an unnecessary disclaimer and is less helpful overall "
+         "both responses are accurate but one is more detailed relevant and better organised for the reader").split()
+FLIP = {"A": "B", "B": "A", "C": "C"}
+
+
+def text_of(rng: random.Random, chars: int) -> str:
+    """Words drawn at random until about `chars` characters (lengths vary by +-50 %)."""
+    target = max(1, int(chars * rng.uniform(0.5, 1.5)))
+    words, size = [], 0
+    while size < target:
+        word = rng.choice(WORDS)
+        words.append(word)
+        size += len(word) + 1
+    return " ".join(words)
+
+
+def item_row(rng: random.Random, index: int, labelled: float, answer_chars: int) -> dict:
+    """One pair in the sample layout; votes (2-5 raters) on a `labelled` share of items."""
+    question_id = index // 4
+    model_1, model_2 = sorted(rng.sample(MODELS, 2))
+    truth = rng.choice(("A", "A", "A", "B", "B", "B", "tie"))
+    votes = []
+    if rng.random() < labelled:
+        raters = rng.sample(range(200), rng.randint(2, 5))
+        votes = [{"rater_id": f"expert_{r}", "label": truth if rng.random() < 0.7 else rng.choice(("A", "B", "tie"))}
+                 for r in raters]
+    return {
+        "item_id": f"syn-q{question_id}-{index}", "question_id": question_id,
+        "category": CATEGORIES[question_id % len(CATEGORIES)],
+        "split": "dev" if question_id % 2 == 0 else "holdout",
+        "question": text_of(rng, 190), "answer_1": text_of(rng, answer_chars), "answer_2": text_of(rng, answer_chars),
+        "model_1": model_1, "model_2": model_2, "reference": None, "human_ratings": votes,
+        "source": "synthetic (bench/memory.py)",
+    }
+
+
+def judgment_rows(rng: random.Random, item: dict, text_chars: int) -> list[dict]:
+    """Both orders of both judges on one item; ~1 % of calls unparsed or refused."""
+    truth = {"A": "A", "B": "B", "tie": "C"}.get(item["human_ratings"][0]["label"] if item["human_ratings"] else "A", "C")
+    rows = []
+    for judge, model, accuracy in JUDGES:
+        for order in ("12", "21"):
+            fixed = truth if rng.random() < accuracy else rng.choice("ABC")
+            letter = fixed if order == "12" else FLIP[fixed]
+            outcome = "ok" if rng.random() > 0.01 else rng.choice(("unparsed", "refused"))
+            rows.append({
+                "item_id": item["item_id"], "judge": judge, "model": model, "prompt": "pair-v2", "order": order,
+                "letter": letter if outcome == "ok" else None, "outcome": outcome,
+                "text": text_of(rng, text_chars) + (f" [[{letter}]]" if outcome == "ok" else ""),
+                "tokens_in": rng.randint(300, 900), "tokens_out": rng.randint(40, 200),
+                "at": "2026-10-09T19:56:20-04:00",
+            })
+    return rows
+
+
+def write_study(folder: Path, n_judgments: int, *, labelled: float, answer_chars: int, text_chars: int,
+                seed: int) -> tuple[Path, Path, int]:
+    """Write items.jsonl and judgments.jsonl for `n_judgments` calls; returns the paths and labelled items.
+
+    A folder that already holds the files written with the same parameters (params.json) is reused.
+    """
+    items_path, judgments_path, params_path = folder / "items.jsonl", folder / "judgments.jsonl", folder / "params.json"
+    params = {"judgments": n_judgments, "labelled": labelled, "answer_chars": answer_chars, "text_chars": text_chars,
+              "seed": seed}
+    if params_path.exists() and json.loads(params_path.read_text())["params"] == params:
+        return items_path, judgments_path, json.loads(params_path.read_text())["n_labelled"]
+    params_path.unlink(missing_ok=True)
+    rng = random.Random(seed)
+    n_labelled = 0
+    with items_path.open("w", encoding="utf-8") as items_file, judgments_path.open("w", encoding="utf-8") as calls:
+        for index in range(n_judgments // (2 * len(JUDGES))):
+            item = item_row(rng, index, labelled, answer_chars)
+            n_labelled += bool(item["human_ratings"])
+            items_file.write(json.dumps(item) + "\n")
+            calls.writelines(json.dumps(row) + "\n" for row in judgment_rows(rng, item, text_chars))
+    params_path.write_text(json.dumps({"params": params, "n_labelled": n_labelled}))
+    return items_path, judgments_path, n_labelled
+
+
+def measure(command: list[str], log: Path) -> tuple[int, float, int]:
+    """(peak RSS in bytes, wall seconds, exit code) of one child process, from its own rusage."""
+    start = time.perf_counter()
+    with log.open("wb") as out:
+        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_maxrss * 1024, time.perf_counter() - start, child.returncode
+
+
+def mib(n: float) -> str:
+    return f"{n / (1 << 20):,.0f} MiB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--judgments", type=int, nargs="+", default=[100_000, 1_000_000],
+                        help="sizes to run (recorded judgments; items = judgments / 4)")
+    parser.add_argument("--labelled", type=float, default=0.10, help="share of items with human votes")
+    parser.add_argument("--answer-chars", type=int, default=500, help="mean characters per answer")
+    parser.add_argument("--text-chars", type=int, default=400, help="mean characters of a judge's raw text")
+    parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (juge's default)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", type=Path, help="write the data here and keep it (default: a temp dir)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="juge-bench-memory-") as tmp:
+        root = args.keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        base_rss, base_wall, _ = measure(
+            [sys.executable, "-c", "import juge.cli, juge.study.inputs, juge.study.calibrate, juge.study.tables"],
+            root / "import.log")
+        print(f"baseline: python importing juge's calibrate path: peak RSS {mib(base_rss)}, {base_wall:.1f} s")
+        print(f"target: peak RSS <= {mib(TARGET_BYTES)}; labelled share {args.labelled:.0%}, 2-5 votes each; "
+              f"{args.resamples} resamples; --split all\n")
+        print(f"{'judgments':>10} {'items':>8} {'labelled':>8} {'input':>10} {'peak RSS':>10} {'wall':>8} "
+              f"{'RSS/target':>10} {'RSS/input':>9} {'(RSS-base)/judgment':>20}")
+        for size in args.judgments:
+            folder = root / f"n{size}"
+            folder.mkdir(exist_ok=True)
+            items, judgments, n_labelled = write_study(folder, size, labelled=args.labelled,
+                                                       answer_chars=args.answer_chars, text_chars=args.text_chars,
+                                                       seed=args.seed)
+            input_bytes = items.stat().st_size + judgments.stat().st_size
+            log = folder / "calibrate.log"
+            rss, wall, code = measure(
+                [sys.executable, "-m", "juge.cli", "calibrate", "--items", str(items), "--judgments", str(judgments),
+                 "--split", "all", "--resamples", str(args.resamples), "--json", str(folder / "calibration.json")],
+                log)
+            if code != 0:
+                sys.exit(f"juge calibrate failed on {size} judgments (exit {code}):\n{log.read_text()[-3000:]}")
+            per_judgment = (rss - base_rss) / size
+            print(f"{size:>10,} {size // 4:>8,} {n_labelled:>8,} {mib(input_bytes):>10} {mib(rss):>10} "
+                  f"{wall:>7.1f}s {rss / TARGET_BYTES:>10.2f} {rss / input_bytes:>9.2f} "
+                  f"{per_judgment:>16,.0f} B", flush=True)
+
+
+if __name__ == "__main__":
+    main()
