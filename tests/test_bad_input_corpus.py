@@ -80,6 +80,11 @@ CASES = [
     BadInput("eval-toml-syntax", (*RUN, "eval_syntax.toml"), "eval_syntax.toml", 3, None, "invalid TOML"),
     BadInput("eval-unknown-key", (*RUN, "eval_unknown_key.toml"), "eval_unknown_key.toml", 5, "engine.concurency",
              "unknown key"),
+    BadInput("eval-not-utf8", (*RUN, "eval_latin1.toml"), "eval_latin1.toml", 1, None, "not UTF-8"),
+    BadInput("eval-gate-out-of-range", (*RUN, "eval_gate.toml"), "eval_gate.toml", 5, "gate.min_pass_rate",
+             "less than or equal to 1"),
+    BadInput("eval-gate-without-pass-rate", (*RUN, "eval_gate_no_pass_rate.toml"), "eval_gate_no_pass_rate.toml", 5,
+             "gate.min_pass_rate", "no check or counted judge gives a pass rate"),
     BadInput("eval-judge-unknown-setup", (*RUN, "eval_unknown_setup.toml"), "eval_unknown_setup.toml", 6,
              "judges[0].setup", "Input should be 'passfail'"),
     BadInput("eval-check-unknown-option", (*RUN, "eval_check_option.toml"), "eval_check_option.toml", 4,
@@ -112,6 +117,21 @@ CASES = [
              "judgments_bad_letter.jsonl", 7, "letter", "'tie' is not A, B or C"),
     BadInput("replay-missing-judge", (*RUN, "--replay", "replay_missing_judge.jsonl", "good/eval.toml"),
              "replay_missing_judge.jsonl", 2, "judge", "required field is missing"),
+    # labelling projects: `juge label init` reads the cases to label
+    BadInput("label-init-missing-id", ("label", "init", "--cases", "cases_missing_id.jsonl", "--task", "passfail",
+                                       "--rubric", "good/judge.toml", "--name", "p", "--db-url", "sqlite:///{db}"),
+             "cases_missing_id.jsonl", 2, "id", "required field is missing"),
+    BadInput("label-init-grade-without-output", ("label", "init", "--cases", "cases_no_output.csv", "--task",
+                                                 "passfail", "--rubric", "good/judge.toml", "--name", "p",
+                                                 "--db-url", "sqlite:///{db}"),
+             "cases_no_output.csv", 3, "output", "case 'c2' has no output to grade"),
+    # output files: checked before the run or the study
+    BadInput("run-json-under-a-file", ("run", "--db", "{db}", "--no-progress", "--json",
+                                       "good/cases.jsonl/summary.json", "good/eval.toml"), "summary.json", None, None,
+             "good/cases.jsonl is a file, not a folder"),
+    BadInput("calibrate-json-is-a-folder", ("calibrate", "--items", "good/items.jsonl", "--judgments",
+                                            "good/judgments.jsonl", "--resamples", "20", "--json", "good"),
+             "good", None, None, "is a folder; give a file name"),
     # splitting items
     BadInput("split-missing-group", ("split", "--items", "good/cases.jsonl", "--by", "category", "-o", "{outdir}/split.jsonl"),
              "cases.jsonl", 1, "category", "no value to split by"),
@@ -122,11 +142,13 @@ def _files(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*")}
 
 
-def _runs_in(db: Path) -> int:
+def _rows_in(db: Path) -> int:
+    """Rows in every table of the store (runs, calls, cache, labels, projects ...): 0 when nothing was kept."""
     if not db.exists():
         return 0
     with sqlite3.connect(db) as con:
-        return con.execute("SELECT count(*) FROM runs").fetchone()[0]
+        tables = [name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return sum(con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in tables)
 
 
 @pytest.fixture
@@ -166,7 +188,7 @@ def test_bad_input_exits_2_naming_file_line_field(case: BadInput, corpus: Path, 
     if case.field is not None:
         assert f"field '{case.field}'" in message
     assert case.says in message
-    assert _runs_in(tmp_path / "store" / "juge.db") == 0, "a run was created before the input was checked"
+    assert _rows_in(tmp_path / "store" / "juge.db") == 0, "the store kept something of a refused input"
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
     assert _files(corpus) == before, "something was written beside the inputs"
 
@@ -188,4 +210,35 @@ def test_good_inputs_pass(argv: tuple[str, ...], corpus: Path, tmp_path: Path, m
     assert code == 0, f"stdout:\n{out}\nstderr:\n{err}"
     assert any((tmp_path / "out").iterdir())
     if argv[0] == "run":
-        assert _runs_in(tmp_path / "store" / "juge.db") == 1
+        with sqlite3.connect(tmp_path / "store" / "juge.db") as con:
+            assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+
+
+TOML = """name = "bakery"
+cases = "cases.jsonl"
+provider = { name = "scripted", options = { default = "PASS" } }
+
+[engine]
+retries = 2
+
+[[judges]]
+name = "a"
+setup = "passfail"
+
+[[judges]]
+name = "b"
+setup = "score"
+"""
+
+
+@pytest.mark.parametrize("field, line", [
+    ("cases", 2), ("engine.retries", 6), ("provider.name", 3), ("provider.options.default", 3),
+    ("judges[0]", 8), ("judges[1]", 12), ("judges[0].setup", 10), ("judges[1].setup", 14),
+    ("judges[2]", None), ("judges[2].setup", None),  # no third judge
+    ("name", None),  # four lines set a `name`: not told apart without a table, so no line rather than a wrong one
+    ("seed", None),  # a missing key has no line
+])
+def test_toml_key_line_names_the_line_or_none(field: str, line: int | None) -> None:
+    from juge.errors import toml_key_line
+
+    assert toml_key_line(TOML, field) == line

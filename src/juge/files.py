@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+
+from juge.errors import InputError
 
 
 def _umask() -> int:
@@ -33,6 +35,27 @@ def staged(path: str | Path) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def staged_output(path: Path | None, option: str) -> Iterator[Path | None]:
+    """`staged(path)` for a command's output option, entered before the command's work: a folder or a
+    place that cannot be written is an InputError naming the option, before anything is run or stored.
+    Yields None when the option was not given."""
+    if path is None:
+        yield None
+        return
+    if path.is_dir():
+        raise InputError(f"{option} {path}: is a folder; give a file name")
+    blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise InputError(f"{option} {path}: {blocked} is a file, not a folder")
+    with ExitStack() as stack:
+        try:
+            tmp = stack.enter_context(staged(path))
+        except OSError as exc:
+            raise InputError(f"{option} {path}: cannot write there ({exc.strerror})") from None
+        yield tmp
 
 
 def write_with(path: str | Path, write: Callable[[Path], None]) -> Path:

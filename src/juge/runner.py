@@ -33,6 +33,7 @@ from juge.providers import ProviderError, Request, make_provider
 from juge.providers.base import Provider
 from juge.providers.pricing import price_table
 from juge.store import Store
+from juge.verdicts import SCORED_SETUPS
 
 
 @dataclass
@@ -223,6 +224,19 @@ def check_renderable(tasks: Sequence[JudgeTask], config: EvalConfig) -> None:
             raise InputError(f"{cases_path}: {exc}") from None
 
 
+def check_gate(config: EvalConfig) -> None:
+    """A pass-rate gate needs something that passes or fails a case: a check, or a judge whose verdict
+    counts (PASS/FAIL; a score judge only with [gate] min_score; a pairwise verdict never)."""
+    gate = config.spec.gate
+    if gate.min_pass_rate is None or config.checks:
+        return
+    if any(j.setup != "pairwise" and (j.setup not in SCORED_SETUPS or gate.min_score is not None)
+           for j in config.judges):
+        return
+    raise config.error("no check or counted judge gives a pass rate (score judges count only with [gate] "
+                       "min_score; pairwise verdicts never pass or fail a case)", "gate.min_pass_rate")
+
+
 def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[list[Case], str]:
     path = config.cases_path
     if not path.exists():
@@ -242,6 +256,7 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
              concurrency: int | None = None, progress: bool = True, resume: bool = True,
              console: Console | None = None, provider_override: ProviderSpec | None = None) -> RunResult:
     console = console or Console(stderr=True)
+    check_gate(config)
     cases, dataset_hash = load_run_cases(config, only)
     if not cases:
         raise InputError(f"{config.cases_path}: no cases to run")

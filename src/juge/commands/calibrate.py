@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from juge.errors import InputError
+from juge.files import staged_output
 
 
 @contextmanager
@@ -92,23 +93,25 @@ def calibrate_command(
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
     console, err = Console(), Console(stderr=True)
-    inputs = load_inputs(
-        items=items, judgments=judgments or [], labels=labels, from_hf=from_hf, turn=turn, run=run, db=db,
-        kind=kind,  # type: ignore[arg-type]
-        label_cols=[c.strip() for c in label_cols.split(",") if c.strip()] if label_cols else [],
-        scale=_scale_option(scale), id_col=id_col, output_col=output_col, baseline_cols=baseline_col or [],
-        judges=judge or [], templates=template or [],
-    )
-    chosen = default_split(inputs, split)
-    if chosen == "holdout":
-        err.print("warning: studying the holdout split; keep it for the one final test of a policy.",
-                  style="yellow", highlight=False)
-    with study_progress(err) as step:
-        result = run_study(inputs, split=chosen, boot=Bootstrap(n_resamples=resamples, seed=seed),
-                           truth=truth, threshold=threshold, progress=step)  # type: ignore[arg-type]
+    with staged_output(json_path, "--json") as json_tmp:  # an unwritable --json fails before the study
+        inputs = load_inputs(
+            items=items, judgments=judgments or [], labels=labels, from_hf=from_hf, turn=turn, run=run, db=db,
+            kind=kind,  # type: ignore[arg-type]
+            label_cols=[c.strip() for c in label_cols.split(",") if c.strip()] if label_cols else [],
+            scale=_scale_option(scale), id_col=id_col, output_col=output_col, baseline_cols=baseline_col or [],
+            judges=judge or [], templates=template or [],
+        )
+        chosen = default_split(inputs, split)
+        if chosen == "holdout":
+            err.print("warning: studying the holdout split; keep it for the one final test of a policy.",
+                      style="yellow", highlight=False)
+        with study_progress(err) as step:
+            result = run_study(inputs, split=chosen, boot=Bootstrap(n_resamples=resamples, seed=seed),
+                               truth=truth, threshold=threshold, progress=step)  # type: ignore[arg-type]
+        if json_tmp is not None:
+            write_json(json_tmp, result)
     print_result(result, console, warnings=inputs.warnings)  # the warnings are in the result's notes too
     if json_path is not None:
-        write_json(json_path, result)
         console.print(f"wrote {json_path}", highlight=False, markup=False)
 
 

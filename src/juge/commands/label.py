@@ -103,6 +103,7 @@ def init_command(
     never `meta`, item ids or model names. In the MT-Bench sample layout `source` is provenance (dataset and
     licence), so it is kept in `meta`, hidden from raters.
     """
+    from juge.data.readers import case_line, parse_mapping
     from juge.errors import input_error
     from juge.label.db import LabelError
     from juge.label.rubric import TASKS, read_rubric
@@ -114,11 +115,13 @@ def init_command(
     if not records:
         raise input_error(cases, "no cases to label")
     for i, case in enumerate(records, start=1):
-        if task == "pairwise" and not case.is_pair:
-            raise input_error(cases, f"case {case.id!r} (row {i}) has no output_1/output_2 pair for a pairwise task",
-                              field="output_1")
-        if task != "pairwise" and case.output is None:
-            raise input_error(cases, f"case {case.id!r} (row {i}) has no output to grade", field="output")
+        lacks = "output_1" if task == "pairwise" and not case.is_pair else None
+        lacks = "output" if task != "pairwise" and case.output is None else lacks
+        if lacks is not None:
+            line = case_line(cases, case.id, parse_mapping(field_map))
+            what = "output_1/output_2 pair for a pairwise task" if lacks == "output_1" else "output to grade"
+            raise input_error(cases, f"case {case.id!r}{'' if line else f' (row {i})'} has no {what}",
+                              line=line, field=lacks)
     if not 0 <= overlap <= 1:
         raise InputError(f"--overlap must be a share between 0 and 1, got {overlap}")
     store = _store(db_url)

@@ -15,7 +15,7 @@ from rich.table import Table
 from juge.data.readers import parse_mapping
 from juge.errors import InputError
 from juge.judges.pairwise import combine_orders
-from juge.files import write_atomic, write_with
+from juge.files import staged_output, write_atomic, write_with
 from juge.store import DEFAULT_DB, RunNotFound, Store
 
 err = Console(stderr=True)
@@ -139,19 +139,20 @@ def run_command(
     if provider or replay:
         name = provider or "replay"
         override = ProviderSpec(name=name, options={"path": str(replay.resolve())} if replay else {})
-    with _open(db, create=True) as store:
+    with staged_output(json_out, "--json") as json_tmp, _open(db, create=True) as store:
         try:
             result = run_eval(config, store, only=_read_only(only), repeat=repeat, concurrency=concurrency,
                               progress=not no_progress, resume=not fresh, provider_override=override)
         except KeyboardInterrupt:
             err.print("interrupted: every finished judgment is stored; run the same command again to resume")
             raise typer.Exit(130) from None
+        if json_tmp is not None:
+            json_tmp.write_text(json.dumps(result.summary, indent=2, ensure_ascii=False, default=str) + "\n",
+                                encoding="utf-8")
     stats = result.engine_stats
     err.print(f"stored {result.stored_now} judgments; {stats.get('calls', 0)} calls, "
               f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries")
     print_summary(result.summary)
-    if json_out:
-        write_atomic(json_out, json.dumps(result.summary, indent=2, ensure_ascii=False, default=str) + "\n")
     gate = config.spec.gate.min_pass_rate
     if gate is not None and result.summary["pass_rate"] is None:
         raise InputError(f"{config.source}: field 'gate.min_pass_rate': no check or counted judge gives a pass rate "
