@@ -20,8 +20,15 @@ import pytest
 
 from juge.providers.base import ProviderError, Request, Response, retry_after_seconds
 from juge.providers.openai_compat import OpenAICompatProvider
-from juge.testing.mockserver import (FAULT_KINDS, MockConfig, MockModelServer, expected_answer, injected_fault,
-                                     serve_in_subprocess, serve_in_thread)
+from juge.testing.mockserver import (
+    FAULT_KINDS,
+    MockConfig,
+    MockModelServer,
+    expected_answer,
+    injected_fault,
+    serve_in_subprocess,
+    serve_in_thread,
+)
 
 MODEL = "mock-judge"
 

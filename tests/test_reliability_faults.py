@@ -23,8 +23,14 @@ from juge.engine import Engine, EngineOptions
 from juge.providers.base import ProviderError, Request, Response
 from juge.providers.openai_compat import OpenAICompatProvider
 from juge.store import Store
-from juge.testing.mockserver import (FAULT_KINDS, MockConfig, expected_answer, injected_fault, serve_in_subprocess,
-                                     serve_in_thread)
+from juge.testing.mockserver import (
+    FAULT_KINDS,
+    MockConfig,
+    expected_answer,
+    injected_fault,
+    serve_in_subprocess,
+    serve_in_thread,
+)
 
 REQUEST = Request(messages=({"role": "user", "content": "Is this answer right?"},), model="mock-judge")
 
@@ -91,7 +97,7 @@ def test_engine_honours_the_mock_servers_retry_after_end_to_end(store, sleeps):
 
 
 def test_anthropic_reads_retry_after_too():
-    anthropic = pytest.importorskip("anthropic")
+    pytest.importorskip("anthropic")
     from juge.providers.anthropic import AnthropicProvider
 
     try:  # recent anthropic SDKs run on httpx2; older ones on httpx
@@ -111,7 +117,6 @@ def test_anthropic_reads_retry_after_too():
     with pytest.raises(ProviderError) as exc:
         asyncio.run(main())
     assert exc.value.status == 429 and exc.value.retryable and exc.value.retry_after == 3.0
-    assert anthropic is not None
 
 
 # --- 2,000 judge calls against a server that faults 20 % of attempts, every kind ----------------
@@ -219,8 +224,8 @@ def run_faulty_eval(tmp_path: Path, monkeypatch, capsys, singles: int, pairs: in
     pairwise = MockConfig(faults=FAULTS, answers=PAIRWISE_ANSWERS, hang=HANG, seed=12)
     with serve_in_subprocess(passfail) as pf_server, serve_in_subprocess(pairwise) as pw_server:
         eval_path = write_eval(tmp_path, singles, pairs, retries, pf_server.url, pw_server.url)
-        code, out, err = run_cli(monkeypatch, capsys, "run", str(eval_path), "--db", str(tmp_path / "juge.db"),
-                                 "--no-progress", "--json", str(tmp_path / "summary.json"))
+        code, _, err = run_cli(monkeypatch, capsys, "run", str(eval_path), "--db", str(tmp_path / "juge.db"),
+                               "--no-progress", "--json", str(tmp_path / "summary.json"))
         server_stats = {"correct": pf_server.stats(), "better": pw_server.stats()}
     assert code == 0, err
     summary = json.loads((tmp_path / "summary.json").read_text())

@@ -215,7 +215,7 @@ class MockModelServer:
             return self.rng.lognormvariate(math.log(c.latency), c.spread)
         return c.latency
 
-    async def respond(self, conn: "_Connection", method: bytes, url: bytes, body: bytes, keep_alive: bool) -> None:
+    async def respond(self, conn: _Connection, method: bytes, url: bytes, body: bytes, keep_alive: bool) -> None:
         path = url.split(b"?", 1)[0].rstrip(b"/")
         if path in (b"/stats", b"/v1/stats"):
             if method == b"POST":
@@ -244,7 +244,7 @@ class MockModelServer:
         else:
             await self._serve(conn, model, messages, keep_alive)
 
-    async def _serve(self, conn: "_Connection", model: str, messages: list[dict[str, Any]], keep_alive: bool) -> None:
+    async def _serve(self, conn: _Connection, model: str, messages: list[dict[str, Any]], keep_alive: bool) -> None:
         self.inflight += 1
         self.max_inflight = max(self.max_inflight, self.inflight)
         try:
