@@ -125,6 +125,13 @@ CASES = [
                                                  "passfail", "--rubric", "good/judge.toml", "--name", "p",
                                                  "--db-url", "sqlite:///{db}"),
              "cases_no_output.csv", 3, "output", "case 'c2' has no output to grade"),
+    # JSON that juge wrote and a person kept (or cut short): a policy, a calibration result
+    BadInput("policy-test-truncated-policy", ("policy", "test", "--policy", "policy_truncated.json", "--items",
+                                              "good/items.jsonl", "--judgments", "good/judgments.jsonl", "--db",
+                                              "{db}", "--json", "{out}"),
+             "policy_truncated.json", 4, None, "not valid JSON"),
+    BadInput("report-truncated-calibration", ("report", "policy_truncated.json", "-o", "{out}"),
+             "policy_truncated.json", 4, None, "malformed JSON"),
     # output files: checked before the run or the study
     BadInput("run-json-under-a-file", ("run", "--db", "{db}", "--no-progress", "--json",
                                        "good/cases.jsonl/summary.json", "good/eval.toml"), "summary.json", None, None,
