@@ -23,7 +23,8 @@ where ``h`` is a hash of the request's model and messages (see
 :func:`expected_answer`), so a test can check every stored verdict. Whether an
 attempt is faulted is deterministic too: it depends on the seed, the request and
 how many times this server has seen that request before, so a retried request
-gets a fresh draw and a re-run of the same test sees the same faults.
+gets a fresh draw and a re-run of the same test sees the same faults;
+:func:`injected_fault` tells a test what was injected on each attempt.
 
 Latency is ``fixed``, ``uniform`` (``latency`` +- ``spread``), ``exponential``
 (mean ``latency``) or ``lognormal`` (median ``latency``, sigma ``spread``).
