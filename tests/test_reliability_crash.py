@@ -46,7 +46,10 @@ ANSWERS = (
     "Pass, mostly. [[A]] or [[B]], hard to say.",  # unparsed for both judges
 )
 MOCK = MockConfig(latency=0.02, latency_dist="lognormal", spread=0.5, answers=ANSWERS, seed=8)
-JUDGMENT_COLUMNS = "item_id, judge, ord, repeat, verdict, outcome, text, model, template_hash"
+# everything a judgment says but its latency and timestamp (a resumed judgment whose answer a killed
+# process bought costs what it cost: see the last test)
+JUDGMENT_COLUMNS = ("item_id, judge, ord, repeat, verdict, outcome, reason, text, model, template, template_hash,"
+                    " tokens_in, tokens_out, cost, attempts")
 
 
 def write_eval(folder: Path, base_url: str, n_single: int, n_pairs: int) -> Path:
@@ -170,10 +173,10 @@ def kill_at(phase: str, rng: random.Random, proc: subprocess.Popen, db: Path, se
         reached = proc.poll() is None
     elif phase == "run-row":
         reached = wait_until(lambda: bool(query(db, "SELECT 1 FROM runs")), proc)
-    elif phase == "mid":  # a random number of further judgments stored, then a random few ms
+    elif phase == "mid":  # a random number of further requests at the server, then a random few ms
         stored = count_judgments(db)
-        target = stored + rng.randint(1, max(1, (tasks - stored) // 4))
-        reached = wait_until(lambda: count_judgments(db) >= target, proc)
+        target = server.stats()["requests"] + rng.randint(CONCURRENCY, max(CONCURRENCY, (tasks - stored) // 4))
+        reached = wait_until(lambda: server.stats()["requests"] >= target, proc)
         time.sleep(rng.uniform(0.0, 0.02))
     else:  # every judgment stored: the process is summarising
         reached = wait_until(lambda: count_judgments(db) >= tasks, proc)
@@ -185,10 +188,20 @@ def kill_at(phase: str, rng: random.Random, proc: subprocess.Popen, db: Path, se
 
 
 def lost_so_far(server, db: Path) -> int:
-    """Requests the server saw minus answers cached: the calls a kill threw away (and will repeat)."""
-    time.sleep(0.05)  # let requests written just before the kill reach the server's counter
-    cached = query(db, "SELECT COUNT(*) FROM cache")
-    return server.stats()["requests"] - (cached[0][0] if cached else 0)
+    """Requests the server saw minus answers cached: the calls the kills threw away (and will repeat)."""
+    return settled_requests(server) - (query(db, "SELECT COUNT(*) FROM cache") or [(0,)])[0][0]
+
+
+def settled_requests(server) -> int:
+    """The server's request count once requests written just before a kill have reached it."""
+    seen = server.stats()["requests"]
+    for _ in range(40):
+        time.sleep(0.05)
+        now = server.stats()["requests"]
+        if now == seen:
+            return now
+        seen = now
+    raise AssertionError("the server kept receiving requests after the kill")
 
 
 HEADLINE = re.compile(r"^run (\w+): (\d+) cases, (\d+) calls logged$", re.MULTILINE)
@@ -241,10 +254,10 @@ def kill_and_resume(eval_path: Path, db: Path, server, n_tasks: int, n_kills: in
 def assert_kills_landed(kills: list[Kill], n_kills: int, n_tasks: int) -> None:
     print("kills:", *kills, sep="\n  ")
     assert len(kills) >= n_kills - 1, f"only {len(kills)} kills landed: {kills}"
+    assert all(k.lost_calls <= CONCURRENCY for k in kills), kills
     assert all(k.status is None for k in kills if k.phase == "startup"), "a start-up kill came after the run row"
     assert all(k.status == "running" for k in kills[:-1] if k.phase != "startup"), kills
     assert any(k.phase == "mid" and 0 < k.judgments < n_tasks for k in kills), kills
-    assert all(k.lost_calls <= CONCURRENCY for k in kills), kills
 
 
 def assert_same_judgments(db: Path, clean_db: Path, tasks: set[tuple[str, str, str, int]]) -> None:
