@@ -221,6 +221,10 @@ def test_an_eval_file_names_the_judge_and_gives_the_provider(monkeypatch, capsys
             "--limit", "2", "--kind", "override")
     code, stdout, _ = run_cli(monkeypatch, capsys, *args, "--judge", "pairwise-judge")
     assert code == 0 and "flip rate" in stdout and "overall   1.000" in stdout
+    out = tmp_path / "probe.json"
+    code, _, _ = run_cli(monkeypatch, capsys, *args, "--judge", "pairwise-judge", "--model", "judge-v2",
+                         "--json", str(out))
+    assert code == 0 and json.loads(out.read_text(encoding="utf-8"))["judge"]["model"] == "judge-v2"
     code, _, err = run_cli(monkeypatch, capsys, *args, "--judge", "nobody")
     assert code == 2 and "no judge named 'nobody'" in err and "pairwise-judge" in err
 

@@ -183,7 +183,9 @@ def case_verdicts(setup: str, judgments: Sequence[Judgment]) -> dict[str, str]:
         elif setup == "pairwise":
             if set(calls) != {"12", "21"}:
                 continue  # an order not judged yet (an interrupted run): no verdict
-            out[cid] = combine_orders(str(calls["12"].verdict), str(calls["21"].verdict)) or "error"
+            combined = combine_orders(str(calls["12"].verdict), str(calls["21"].verdict))
+            assert combined is not None  # both orders carry a letter
+            out[cid] = combined
         else:
             out[cid] = str(calls[""].verdict)
     return out
@@ -191,9 +193,7 @@ def case_verdicts(setup: str, judgments: Sequence[Judgment]) -> dict[str, str]:
 
 def pair_movement(verdict: str, better: str) -> str:
     """What a combined pair verdict says about the better answer: held, flipped, tie, inconsistent, or a failure."""
-    if verdict in FAILURES:
-        return verdict
-    if verdict in ("tie", "inconsistent"):
+    if verdict in (*FAILURES, "tie", "inconsistent"):
         return verdict
     return "held" if verdict == better else "flipped"
 
