@@ -117,6 +117,8 @@ CASES = [
              "judgments_bad_letter.jsonl", 7, "letter", "'tie' is not A, B or C"),
     BadInput("replay-missing-judge", (*RUN, "--replay", "replay_missing_judge.jsonl", "good/eval.toml"),
              "replay_missing_judge.jsonl", 2, "judge", "required field is missing"),
+    BadInput("replay-is-a-folder", (*RUN, "--replay", "good", "good/eval.toml"), "good", None, None,
+             "--replay good: is a folder"),
     # labelling projects: `juge label init` reads the cases to label
     BadInput("label-init-missing-id", ("label", "init", "--cases", "cases_missing_id.jsonl", "--task", "passfail",
                                        "--rubric", "good/judge.toml", "--name", "p", "--db-url", "sqlite:///{db}"),

@@ -135,6 +135,9 @@ def run_command(
         spec = EvalSpec(cases=str(cases.resolve()), judges=[{"file": str(p.resolve())} for p in judge],
                         mapping=parse_mapping(field_map) or {})
         config = EvalConfig(spec, Path.cwd(), "command line", json.dumps(spec.model_dump(), sort_keys=True).encode())
+    if replay is not None and not replay.is_file():
+        raise InputError(f"--replay {replay}: {'is a folder' if replay.is_dir() else 'file not found'}; give the "
+                         "recorded judgments (JSONL)")
     override = None
     if provider or replay:
         name = provider or "replay"
