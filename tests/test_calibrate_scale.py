@@ -16,7 +16,7 @@ from juge.data.adapters import iter_recorded_judgments, read_pairwise_items, rea
 from juge.data.readers import iter_rows, read_rows
 from juge.errors import InputError
 from juge.study.calibrate import Bootstrap, pairwise_study
-from juge.study.inputs import calls_a_pair_study_uses, load_inputs, run_study
+from juge.study.inputs import calls_a_pair_study_uses, default_split, load_inputs, run_study
 from juge.study.pairtable import build_pair_table
 
 JUDGES = (("small", "model-s1"), ("strong", "model-x1"))
@@ -50,9 +50,9 @@ def write_study(folder: Path, n_items: int, *, labelled_every: int, text_chars: 
 
 
 def test_reading_recorded_calls_streams_the_file(tmp_path: Path) -> None:
-    # 20,000 calls of ~1.5 kB: a reader that holds the file (bytes + text + every row) peaks at several
-    # times its size; a streaming one at the per-item duplicate check plus one row.
-    write_study(tmp_path, 5_000, labelled_every=10**9, text_chars=1_500)
+    # 10,000 calls of ~1.5 kB, none on a labelled item: a reader that holds every row (or every Judgment)
+    # peaks above the file's size; a streaming one at its per-item duplicate check plus one row (~1/16).
+    write_study(tmp_path, 2_500, labelled_every=10**9, text_chars=1_500)
     path = tmp_path / "judgments.jsonl"
     size = path.stat().st_size
     keep = calls_a_pair_study_uses([])
@@ -83,6 +83,27 @@ def test_the_filtered_study_equals_the_study_on_every_call(tmp_path: Path) -> No
                                                          "notes": run_study(inputs, split="all", boot=boot)["notes"]}
     assert list(table.judges) == ["small/pair-v2", "strong/pair-v2", "late/late-v1", "longer answer"]
     assert table.judges["small/pair-v2"].models == ["model-s1", "model-s2"]
+
+
+def test_a_study_keeps_unlabelled_items_only_as_ids_and_splits(tmp_path: Path) -> None:
+    write_study(tmp_path, 300, labelled_every=7, text_chars=20)
+    paths = {"items": tmp_path / "items.jsonl", "judgments": [tmp_path / "judgments.jsonl"]}
+    full, lean = load_inputs(**paths), load_inputs(**paths, keep_unlabelled=False)
+    assert len(full.data.cases) == 300 and full.data.left_out.ids == set()
+    assert len(lean.data.cases) == 43 and len(lean.data.left_out.ids) == 257
+    assert {c.id for c in lean.data.cases} | lean.data.left_out.ids == {c.id for c in full.data.cases}
+    boot = Bootstrap(n_resamples=50, seed=1)
+    assert run_study(lean, split="dev", boot=boot) == run_study(full, split="dev", boot=boot)
+    assert default_split(lean, None) == "dev"
+    # a split only unlabelled items are in still exists, and the items read are still counted
+    only_dev = tmp_path / "only_dev.jsonl"
+    rows = [json.loads(line) for line in paths["items"].read_text().splitlines()]
+    only_dev.write_text("".join(json.dumps({**r, "human_ratings": r["human_ratings"] if r["split"] == "dev" else []})
+                                + "\n" for r in rows))
+    lean = load_inputs(items=only_dev, judgments=paths["judgments"], keep_unlabelled=False)
+    assert {c.split for c in lean.data.cases} == {"dev"} and default_split(lean, "holdout") == "holdout"
+    with pytest.raises(InputError, match=r"no item in split 'holdout' has a human label \(300 items, "):
+        run_study(lean, split="holdout", boot=boot)
 
 
 def test_a_judge_only_on_unlabelled_items_can_still_be_named(tmp_path: Path) -> None:

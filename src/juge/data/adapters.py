@@ -36,18 +36,29 @@ MTBENCH_CATEGORIES = ("writing", "roleplay", "reasoning", "math", "coding", "ext
 
 
 @dataclass
+class LeftOut:
+    """Pairs that were read and checked but not kept as cases (they carry no human vote, and the reader
+    was asked to drop those): their ids and splits, so that item counts, split lists and id checks see them."""
+
+    ids: set[str] = field(default_factory=set)
+    splits: set[str] = field(default_factory=set)
+
+
+@dataclass
 class CalibrationData:
     """Items, human labels and in-item baseline verdicts for one study.
 
     ``baselines[name][item_id]`` is a verdict recorded with the item (pairwise:
     A/B/tie/inconsistent in the fixed order; scores: a number or PASS/FAIL).
     ``sources`` maps a role ("items", "judgments", ...) to the sha256 of the file read.
+    ``left_out`` lists the items read but not kept in ``cases`` (see ``read_pairwise_items``).
     """
 
     cases: list[Case]
     labels: list[HumanLabel]
     baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    left_out: LeftOut = field(default_factory=LeftOut)
 
 
 def _pair_label(value: Any, path: Path, line: int, fieldname: str, allowed: Sequence[str]) -> str:
@@ -65,16 +76,22 @@ def _shared(value: Any) -> Any:
     return sys.intern(value) if type(value) is str else value
 
 
-def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("gpt4_2023",)) -> CalibrationData:
+def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("gpt4_2023",),
+                        drop_unlabelled: bool = False) -> CalibrationData:
     """Read the shared sample's `items.jsonl`: one pair per line with its human votes.
 
     Fields: item_id, question_id (the group), category, split, question, answer_1,
     answer_2, reference, model_1, model_2, human_ratings (list of {rater_id, label}),
     and optional baseline verdict fields (a label, or an object with a `label`).
     A label is A (answer 1 better), B (answer 2 better) or tie.
+
+    With `drop_unlabelled`, an item without votes is checked like any other but kept only in
+    ``left_out`` (id and split), not as a case with its texts: a study measures nothing on it,
+    and on a large file most items are unlabelled.
     """
     path = Path(path)
     cases: list[Case] = []
+    left_out = LeftOut()
     labels: list[HumanLabel] = []
     baselines: dict[str, dict[str, Any]] = {name: {} for name in baseline_fields}
     seen: dict[str, int] = {}
@@ -92,17 +109,23 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
                 raise input_error(path, "required text field is missing", line=line, field=name)
         meta = {k: _shared(row[k]) for k in ("model_1", "model_2", "source", "question_id") if row.get(k) is not None}
         try:
-            cases.append(Case(
+            case = Case(
                 id=item_id, group=_shared(str(row.get("question_id") or row.get("group") or item_id)),
                 category=_shared(row.get("category")), question=row.get("question"), reference=row.get("reference"),
                 output_1=row["answer_1"], output_2=row["answer_2"], split=_shared(row.get("split")), meta=meta,
-            ))
+            )
         except ValidationError as exc:
             err = exc.errors()[0]
             raise input_error(path, err["msg"], line=line, field=".".join(map(str, err["loc"]))) from None
         ratings = row.get("human_ratings") or []
         if not isinstance(ratings, list):
             raise input_error(path, "must be a list of {rater_id, label}", line=line, field="human_ratings")
+        if ratings or not drop_unlabelled:
+            cases.append(case)
+        else:
+            left_out.ids.add(item_id)
+            if case.split:
+                left_out.splits.add(case.split)
         raters: set[str] = set()
         for k, vote in enumerate(ratings):
             where = f"human_ratings[{k}]"
@@ -120,7 +143,8 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
                 value = value.get("label")
             if value is not None:
                 baselines[name][item_id] = _pair_label(value, path, line, name, BASELINE_PAIR_LABELS)
-    return CalibrationData(cases, labels, {k: v for k, v in baselines.items() if v}, {"items": file_hash(path)})
+    return CalibrationData(cases, labels, {k: v for k, v in baselines.items() if v}, {"items": file_hash(path)},
+                           left_out)
 
 
 def read_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ()) -> list[Judgment]:

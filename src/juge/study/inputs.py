@@ -86,8 +86,14 @@ def load_inputs(
     baseline_cols: Sequence[str] = (),
     judges: Sequence[str] = (),
     templates: Sequence[str] = (),
+    keep_unlabelled: bool = True,
 ) -> StudyInputs:
-    """Read items, labels and judgments from the given sources; keep only the chosen judges/templates."""
+    """Read items, labels and judgments from the given sources; keep only the chosen judges/templates.
+
+    ``keep_unlabelled=False`` (a study, which measures nothing on an item without a human label):
+    items of the sample layout that carry no vote are checked but kept only as ids and splits
+    (``data.left_out``) when the votes can only come from the items (no --labels, no --run).
+    """
     if from_hf is not None and (items is not None or run is not None):
         raise InputError("--from-hf reads items and votes from the dataset; do not combine it with --items or --run")
     if from_hf is None and items is None and run is None:
@@ -102,7 +108,8 @@ def load_inputs(
                                 output_col=output_col, baseline_cols=baseline_cols)
         kind = guessed
     elif items is not None and _is_sample_layout(items):
-        data = read_pairwise_items(items, **({"baseline_fields": baseline_cols} if baseline_cols else {}))
+        data = read_pairwise_items(items, **({"baseline_fields": baseline_cols} if baseline_cols else {}),
+                                   drop_unlabelled=not keep_unlabelled and labels is None and run is None)
     elif items is not None:
         data = CalibrationData(read_cases(items), [], {}, {"items": file_hash(items)})
     else:
@@ -137,7 +144,7 @@ def load_inputs(
         data.labels = rows
         notices += _check_label_ids(labels, rows, data.cases)
         data.sources["labels"] = file_hash(labels)
-    pair_ids = {c.id for c in data.cases if c.is_pair}
+    pair_ids = {c.id for c in data.cases if c.is_pair} | data.left_out.ids
     pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
     keep = calls_a_pair_study_uses(data.labels) if pairwise else None
     for k, path in enumerate(judgments):
@@ -172,7 +179,7 @@ def load_inputs(
         recorded, dropped = _keep_judges_of_kind(kind, recorded)
         notices += dropped
     declared = (min(scale.values()), max(scale.values())) if scale else None
-    return StudyInputs(kind, data, recorded, has_splits=any(c.split for c in data.cases), notices=notices,
+    return StudyInputs(kind, data, recorded, has_splits=bool(_splits(data)), notices=notices,
                        declared_scale=declared, warnings=warnings)
 
 
@@ -278,11 +285,17 @@ def _check_label_ids(path: Path, labels: Sequence[HumanLabel], cases: Sequence[C
             f"({examples})"]
 
 
+def _splits(data: CalibrationData) -> set[str]:
+    """The splits the items are in, those left out included."""
+    return {c.split for c in data.cases if c.split} | data.left_out.splits
+
+
 def default_split(inputs: StudyInputs, split: str | None) -> str:
     """The split to study: as given, else `dev` when the items carry splits, else all items."""
     if split is not None:
-        if split != "all" and not any(c.split == split for c in inputs.data.cases):
-            present = sorted({c.split for c in inputs.data.cases if c.split}) or ["none"]
+        splits = _splits(inputs.data)
+        if split != "all" and split not in splits:
+            present = sorted(splits) or ["none"]
             raise InputError(f"--split {split}: no item is in that split (splits present: {', '.join(present)}); "
                              "use --split all to study every item")
         return split
@@ -326,7 +339,8 @@ def _refuse_empty(n_items: int, split: str, inputs: StudyInputs) -> None:
     if n_items:
         return
     where = "" if split in (None, "all") else f" in split {split!r}"
-    raise InputError(f"nothing to study: no item{where} has a human label ({len(inputs.data.cases)} items, "
+    n_read = len(inputs.data.cases) + len(inputs.data.left_out.ids)
+    raise InputError(f"nothing to study: no item{where} has a human label ({n_read} items, "
                      f"{len(inputs.data.labels)} labels read); check the labels' item_id and the items' split")
 
 
