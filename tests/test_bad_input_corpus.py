@@ -106,6 +106,9 @@ CASES = [
              "judge_syntax.toml", 3, None, "invalid TOML"),
     BadInput("judge-missing-name", (*RUN, "--judge", "judge_missing_name.toml", "--cases", "good/cases.jsonl"),
              "judge_missing_name.toml", None, "name", "missing"),
+    BadInput("judge-unknown-provider", (*RUN, "--judge", "judge_unknown_provider.toml", "--cases",
+                                        "good/cases.jsonl"), "judge_unknown_provider.toml", 4, "provider",
+             "unknown provider 'antropic'"),
     # recorded judgments: `juge calibrate --judgments` and the replay provider
     BadInput("judgments-invalid-json", (*CALIBRATE, "--judgments", "judgments_bad_json.jsonl"),
              "judgments_bad_json.jsonl", 4, None, "malformed JSON"),

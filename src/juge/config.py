@@ -113,6 +113,8 @@ class EvalConfig:
             except CheckConfigError as exc:
                 raise self.error(str(exc), f"checks[{i}]") from None
         self.judges = [self._judge(i, table) for i, table in enumerate(spec.judges)]
+        # The judge file each judge came from (None: the judge's table is in this eval file).
+        self.judge_files = [self.base_dir / table["file"] if "file" in table else None for table in spec.judges]
         names = [j.name for j in self.judges]
         if len(set(names)) != len(names):
             raise self.error(f"two judges share a name: {names}", "judges")
@@ -120,6 +122,14 @@ class EvalConfig:
     def error(self, message: str, field: str) -> InputError:
         """An error about one field of this eval file, naming the line that sets it when it can."""
         return input_error(self.source, message, line=toml_key_line(self.text, field), field=field)
+
+    def judge_error(self, i: int, message: str, field: str) -> InputError:
+        """An error about one field of judge `i`: in its judge file, or in this eval file's judges[i]."""
+        path = self.judge_files[i]
+        if path is None:
+            return self.error(message, f"judges[{i}].{field}")
+        line = toml_key_line(path.read_text(encoding="utf-8"), field) if path.is_file() else None
+        return input_error(path, message, line=line, field=field)
 
     def _judge(self, i: int, table: dict[str, Any]) -> Any:
         from juge.judges import judge_from_dict, load_judge

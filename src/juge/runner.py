@@ -103,17 +103,22 @@ class Providers:
 
 
 def _provider(providers: Providers, config: EvalConfig, override: ProviderSpec | None,
-              own: ProviderSpec | None, field: str) -> Provider:
-    """The provider that answers: the command line's, else the judge's (or system's) own, else the eval's.
+              own: ProviderSpec | None, judge: int | None) -> Provider:
+    """The provider that answers: the command line's, else judge `judge`'s (None: the system's) own,
+    else the eval's.
 
-    A bad one is an error naming the eval file's field that chose it (the command line's names itself).
+    A bad one is an error naming the file and field that chose it (the command line's names itself).
     """
     if override is not None:
         return providers.get(override)
     try:
         return providers.get(own)
     except InputError as exc:
-        raise config.error(str(exc), field if own is not None else "provider.name") from None
+        if own is None:
+            raise config.error(str(exc), "provider.name") from None
+        if judge is None:
+            raise config.error(str(exc), "system.provider") from None
+        raise config.judge_error(judge, str(exc), "provider") from None
 
 
 def _judge_provider_spec(judge: Any) -> ProviderSpec | None:
@@ -272,9 +277,9 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
     check_renderable(build_tasks(preview, judges, 1), config)
     providers = Providers(provider_override or config.spec.provider, config.base_dir)
     # A provider named on the command line applies to every judge, whatever its file says.
-    judge_providers = {j.name: _provider(providers, config, provider_override, _judge_provider_spec(j),
-                                         f"judges[{i}].provider") for i, j in enumerate(judges)}
-    system_provider = (_provider(providers, config, None, config.spec.system.provider, "system.provider")
+    judge_providers = {j.name: _provider(providers, config, provider_override, _judge_provider_spec(j), i)
+                       for i, j in enumerate(judges)}
+    system_provider = (_provider(providers, config, None, config.spec.system.provider, None)
                        if system_prompt is not None and config.spec.system else None)
 
     eng = config.spec.engine
