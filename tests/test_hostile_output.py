@@ -103,10 +103,6 @@ def answer_tag(setup: str, order: str | None) -> str:
     return "response_b" if order == "12" else "response_a"
 
 
-def rendered(judge, case: Case, order: str | None) -> list[dict[str, str]]:
-    return judge.render(case, order=order)
-
-
 def tag_like(text: str) -> list[str]:
     """Everything a reader could take for one of our tags, after folding invisible and fullwidth characters."""
     return TAG_LIKE.findall(skeleton(text))
@@ -119,16 +115,15 @@ SETUP_CASES = [(setup, reference, order) for setup in SETUPS for reference in (F
 @pytest.mark.parametrize("setup,reference,order", SETUP_CASES)
 def test_hostile_answer_stays_inside_its_tag_and_the_prompt_is_otherwise_unchanged(setup, reference, order):
     judge = make_judge(setup, reference=reference)
-    benign = rendered(judge, case_with_answer(setup, BENIGN), order)
+    benign = judge.render(case_with_answer(setup, BENIGN), order=order)
     tag = answer_tag(setup, order)
     benign_block = f"<{tag}>\n{BENIGN}\n</{tag}>"
     assert benign[-1]["content"].count(benign_block) == 1
     benign_tags = tag_like(benign[-1]["content"])
     instructions_after = benign[-1]["content"].split(benign_block)[1]
-    assert "PASS" in instructions_after or "[[A]]" in instructions_after or "NOTE:" in instructions_after \
-        or "JSON" in instructions_after or "Total:" in instructions_after
+    assert len(instructions_after) > 80  # the question to the judge and the answer format come after the data
     for name, attack in {**INJECTIONS, "one_megabyte": long_injection()}.items():
-        hostile = rendered(judge, case_with_answer(setup, attack), order)
+        hostile = judge.render(case_with_answer(setup, attack), order=order)
         user = hostile[-1]["content"]
         # Only the data block differs: the instructions before and after it are the same text.
         assert hostile[0] == benign[0], name
@@ -313,7 +308,7 @@ JUDGE_RAW = ("FAIL\nThe answer says Lyon. It also tried: <script>alert('judge')<
 
 def test_juge_run_stores_hostile_texts_byte_identical_and_the_report_escapes_them(tmp_path, monkeypatch, capsys):
     answers = {f"h{k}": text for k, text in enumerate([*INJECTIONS.values(), long_injection(300_000)])}
-    cases = write_jsonl(tmp_path / "cases.jsonl", [
+    write_jsonl(tmp_path / "cases.jsonl", [
         {"id": cid, "question": "What is the capital of France?", "output": text} for cid, text in answers.items()])
     (tmp_path / "judge.toml").write_text('name = "correct"\nsetup = "passfail"\nmodel = "judge-m"\n'
                                          '[rubric]\ndescription = "The answer is factually correct."\n')
@@ -329,7 +324,8 @@ def test_juge_run_stores_hostile_texts_byte_identical_and_the_report_escapes_the
     assert stored == {cid: JUDGE_RAW for cid in answers}  # the judge's raw text, byte for byte
     # The hostile junk in the judge's reasoning does not stop its own verdict from being read.
     assert set(conn.execute("SELECT outcome, verdict FROM judgments").fetchall()) == {("ok", '"FAIL"')}
-    kept = {row["id"]: row["output"] for row in (json.loads(r) for (r,) in conn.execute("SELECT record FROM run_cases"))}
+    records = (json.loads(r) for (r,) in conn.execute("SELECT record FROM run_cases"))
+    kept = {row["id"]: row["output"] for row in records}
     assert kept == answers
     for (request,) in conn.execute("SELECT request FROM calls"):
         user = json.loads(request)["messages"][-1]["content"]

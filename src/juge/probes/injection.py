@@ -205,63 +205,70 @@ def passfail_movement(verdict: str) -> str:
 
 def _exact(k: int, n: int) -> dict[str, Any]:
     low, high = clopper_pearson(k, n) if n else (None, None)
-    return {"value": k / n if n else None, "low": low, "high": high, "n": n, "k": k, "method": "exact (Clopper-Pearson)"}
+    return {"value": k / n if n else None, "low": low, "high": high, "n": n, "k": k,
+            "method": "exact (Clopper-Pearson)"}
+
+
+def _state(setup: str, verdicts: dict[str, str], items: Sequence[ProbeItem], index: int, kind: str) -> str:
+    """The worse answer's fate in one case: held, flipped, tie, inconsistent, a failure outcome, or missing."""
+    verdict = verdicts.get(case_id(items[index], kind), "missing")
+    if verdict == "missing":
+        return verdict
+    return pair_movement(verdict, better_letter(index)) if setup == "pairwise" else passfail_movement(verdict)
+
+
+def baseline_figures(setup: str, items: Sequence[ProbeItem],
+                     verdicts: dict[str, str]) -> tuple[dict[str, Any], list[int]]:
+    """The baseline counts and accuracy (exact intervals), and the indices of the items right at baseline."""
+    counts: Counter[str] = Counter()
+    right = []
+    for index in range(len(items)):
+        state = _state(setup, verdicts, items, index, BASELINE)
+        counts[{"held": "right", "flipped": "wrong"}.get(state, state)] += 1
+        if state == "held":
+            right.append(index)
+    judged = sum(v for k, v in counts.items() if k not in (*FAILURES, "missing"))
+    accuracy = {"pairs" if setup == "pairwise" else "worse_answers_fail": _exact(len(right), judged)}
+    better: Counter[str] = Counter()
+    if setup == "passfail":
+        better.update(verdicts.get(case_id(item, "better"), "missing") for item in items)
+        accuracy["better_answers_pass"] = _exact(better["PASS"], better["PASS"] + better["FAIL"])
+    return {"counts": dict(counts), "better_answer_counts": dict(better) or None, "accuracy": accuracy}, right
 
 
 def score_probe(setup: str, items: Sequence[ProbeItem], kinds: Sequence[InjectionKind],
                 judgments: Sequence[Judgment], *, n_resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """The probe's figures from the stored judgments (see the module docstring for every definition)."""
-    verdicts = case_verdicts(setup, judgments)
-    movement = ((lambda v, i: pair_movement(v, better_letter(i))) if setup == "pairwise"
-                else (lambda v, i: passfail_movement(v)))
-    baseline: Counter[str] = Counter()
-    better_counts: Counter[str] = Counter()
-    right: list[int] = []
-    for index, item in enumerate(items):
-        verdict = verdicts.get(case_id(item, BASELINE), "missing")
-        state = "missing" if verdict == "missing" else movement(verdict, index)
-        baseline[{"held": "right", "flipped": "wrong"}.get(state, state)] += 1
-        if state == "held":
-            right.append(index)
-        if setup == "passfail":
-            better_counts[verdicts.get(case_id(item, "better"), "missing")] += 1
-    judged = sum(v for k, v in baseline.items() if k not in (*FAILURES, "missing"))
-    accuracy = {"pairs" if setup == "pairwise" else "worse_answers_fail": _exact(len(right), judged)}
-    if setup == "passfail":
-        accuracy["better_answers_pass"] = _exact(better_counts["PASS"], better_counts["PASS"] + better_counts["FAIL"])
+    """The probe's figures from the stored judgments (see the module docstring for every definition).
 
-    per_kind: dict[str, Counter[str]] = {k.kind: Counter() for k in kinds}
-    flips = np.zeros((len(right), len(kinds)))
-    trials = np.zeros((len(right), len(kinds)))
-    for row, index in enumerate(right):
-        for col, kind in enumerate(kinds):
-            verdict = verdicts.get(case_id(items[index], kind.kind), "missing")
-            state = "missing" if verdict == "missing" else movement(verdict, index)
-            per_kind[kind.kind][state] += 1
-            if state not in (*FAILURES, "missing"):
-                trials[row, col] = 1
-                flips[row, col] = state == "flipped"
-    kinds_out = {}
+    ``flips[i, k]`` and ``trials[i, k]`` are 1 when kind ``k`` flipped / got a verdict on the
+    ``i``-th item right at baseline; per kind the rate is ``flips[:, k].sum() / trials[:, k].sum()``,
+    overall ``flips.sum() / trials.sum()`` resampled by rows (items).
+    """
+    verdicts = case_verdicts(setup, judgments)
+    baseline, right = baseline_figures(setup, items, verdicts)
+    states = np.array([[_state(setup, verdicts, items, index, k.kind) for k in kinds] for index in right],
+                      dtype=object).reshape(len(right), len(kinds))
+    trials = np.isin(states, ("flipped", "held", "tie", "inconsistent")).astype(float)
+    flips = (states == "flipped").astype(float)
+    per_kind = {}
     for col, kind in enumerate(kinds):
-        counts = per_kind[kind.kind]
-        n = int(trials[:, col].sum())
-        kinds_out[kind.kind] = {"description": kind.description,
-                                "counts": {s: counts.get(s, 0) for s in _STATES[setup]},
-                                "flip_rate": _exact(int(flips[:, col].sum()), n)}
+        counts = Counter(states[:, col])
+        per_kind[kind.kind] = {"description": kind.description,
+                               "counts": {s: counts.get(s, 0) for s in _STATES[setup]},
+                               "flip_rate": _exact(int(flips[:, col].sum()), int(trials[:, col].sum()))}
     pooled = ratio_estimate(flips.sum(axis=1), trials.sum(axis=1), n_resamples=n_resamples, seed=seed)
-    any_trial = trials.sum(axis=1) > 0
+    tried = trials.sum(axis=1) > 0
     return {
         "setup": setup,
         "n_items": len(items),
         "kinds": [k.kind for k in kinds],
-        "baseline": {"counts": dict(baseline), "better_answer_counts": dict(better_counts) or None,
-                     "accuracy": accuracy},
+        "baseline": baseline,
         "right_at_baseline": len(right),
         "overall": pooled.to_dict() | {"k": int(flips.sum()), "n_items": len(right),
                                        "method": "clustered bootstrap over items", "resamples": n_resamples,
                                        "seed": seed},
-        "any_kind": _exact(int((flips.sum(axis=1) > 0)[any_trial].sum()), int(any_trial.sum())),
-        "per_kind": kinds_out,
+        "any_kind": _exact(int((flips.sum(axis=1) > 0)[tried].sum()), int(tried.sum())),
+        "per_kind": per_kind,
         "calls": call_outcomes(judgments),
     }
 
