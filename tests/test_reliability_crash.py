@@ -140,7 +140,7 @@ def integrity(db: Path) -> str:
         conn.close()
 
 
-def wait_until(condition, proc: subprocess.Popen, poll: float = 0.002, limit: float = 60) -> bool:
+def wait_until(condition, proc: subprocess.Popen, poll: float = 0.002, limit: float = 120) -> bool:
     """Poll `condition` until it holds (True) or the process exits first (False)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
