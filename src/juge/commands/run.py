@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -226,6 +227,16 @@ def _run_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     return rows
 
 
+# Control characters (C0 but tab and newline, DEL, C1) and bidi overrides and isolates: model text
+# holding them could clear the terminal, set its title or reorder what the reader sees.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every terminal control character shown as its escape (ESC as ``\\x1b``)."""
+    return _TERMINAL_CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def show_command(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     case: Annotated[Optional[str], typer.Option(help="Show only this case id.")] = None,
@@ -262,7 +273,7 @@ def show_command(
                        else f"[red]{j.outcome}[/]" + (f" ({escape(j.reason)})" if j.reason else ""))
             out.print(f"  judge {escape(j.judge)}{order}{rep} ({escape(j.model)}): {verdict}", highlight=False)
             text = j.text if full or len(j.text) <= 400 else j.text[:400] + " …"
-            out.print("    " + text.replace("\n", "\n    "), markup=False, highlight=False)
+            out.print("    " + terminal_safe(text).replace("\n", "\n    "), markup=False, highlight=False)
             if j.order:
                 pairs.setdefault((j.judge, j.repeat), {})[j.order] = j.verdict if j.outcome == "ok" else None
         for (judge_name, rep_i), letters in pairs.items():
