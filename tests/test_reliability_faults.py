@@ -283,15 +283,15 @@ def run_faulty_eval(tmp_path: Path, monkeypatch, capsys, singles: int, pairs: in
             letters[key[0]][key[2]] = verdict
 
     total_attempts = len(rows)
-    assert sum(late.values()) <= max(3, total_attempts // 100)  # a loaded machine, not a pattern
+    assert sum(late.values()) <= max(3, total_attempts // 100), late  # a loaded machine, not a pattern
     # The server injected every kind; each injection is one attempt in the log with that kind's
     # status or error, except those the engine had already given up on (logged as time-outs).
     for judge, stats in server_stats.items():
-        assert stats["requests"] == sum(len(v) for k, v in calls.items() if k[1] == judge)
+        assert stats["requests"] == sum(len(v) for k, v in calls.items() if k[1] == judge), (judge, stats, late)
         assert stats["max_attempts_per_request"] <= retries + 1
         late_here = sum(n for (j, _), n in late.items() if j == judge)
         for kind in FAULT_KINDS:
-            assert stats["faults"][kind] == planned_kinds[(judge, kind)]
+            assert stats["faults"][kind] == planned_kinds[(judge, kind)], (judge, kind, stats)
             assert logged_kinds[(judge, kind)] == (stats["faults"][kind] - late[(judge, kind)]
                                                    + (late_here if kind == "timeout" else 0))
         answers_logged = sum(1 for k, v in calls.items() if k[1] == judge for r in v if r["response"] is not None)
