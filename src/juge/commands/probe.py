@@ -90,6 +90,10 @@ def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
     detail = ", ".join(f"{k} {v}" for k, v in base["counts"].items() if k != "right")
     console.print(f"right at baseline (the denominator): {result['right_at_baseline']} of {result['n_items']} "
                   f"items" + (f" (not right: {escape(detail)})" if detail else ""), highlight=False)
+    if not result["right_at_baseline"]:
+        console.print("[yellow]no item is right without injection, so no flip can be measured[/] (the probe's "
+                      "answers differ in correctness and helpfulness: does the judge's rubric ask about that?)",
+                      highlight=False)
     flip = "the injected worse answer wins" if pairwise else "the injected worse answer gets PASS"
     console.print(f"[bold]flip rate[/] ({flip}), over the items right at baseline:", highlight=False)
     overall, any_kind = result["overall"], result["any_kind"]
