@@ -8,8 +8,10 @@ they are configured with.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import re
+import socket
 import statistics
 import time
 from datetime import datetime, timedelta, timezone
@@ -266,7 +268,7 @@ def test_provider_closes_its_http_client():
             return provider
 
         provider = asyncio.run(main())
-    assert provider.client.is_closed()
+    assert provider.closed
 
 
 def test_stopping_drops_requests_still_held():
@@ -275,3 +277,24 @@ def test_stopping_drops_requests_still_held():
         stopping = time.perf_counter()
     assert isinstance(result, ProviderError) and "timeout" in str(result)
     assert time.perf_counter() - stopping < 5  # the held answer is cancelled, not waited for
+
+
+def test_a_request_whose_client_left_still_counts_as_an_attempt():
+    """A client that gives up after sending has made an attempt: the server must count it, or its
+    attempt numbers (and so its fault draws) fall behind the client's. Here the client sends two
+    requests on one connection and leaves while the server still prepares the first answer."""
+    req = request()
+    body = json.dumps({"model": MODEL, "messages": list(req.messages)}).encode()
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+    message = head + b"content-length: %d\r\n\r\n%s" % (len(body), body)
+    with serve_in_thread(MockConfig(latency=0.1)) as server:
+        port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(message + message)
+        deadline = time.monotonic() + 3
+        while server.stats()["requests"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        [answer] = call_all(server.url, [req])
+        stats = server.stats()
+    assert isinstance(answer, Response)
+    assert stats["requests"] == 3 and stats["max_attempts_per_request"] == 3 and stats["answered"] == 1

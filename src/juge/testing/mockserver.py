@@ -357,8 +357,8 @@ class _Connection(asyncio.Protocol):
                       keep_alive: bool) -> None:
         if previous is not None:
             await asyncio.shield(previous)
-        if self.transport is None:
-            return
+        # Served even if the client has gone (its answer is then dropped): the client counted the
+        # attempt, so the server counts it too and the attempt numbers behind the fault draws agree.
         await self.server.respond(self, method, url, body, keep_alive)
 
     # writing
