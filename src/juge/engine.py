@@ -1,7 +1,9 @@
 """The async runner: bounded concurrency, retries with backoff, a response cache, resume.
 
 Every attempt is logged to the store's `calls` table; every judgment is committed
-as soon as it exists, so a run killed at any point (even SIGKILL) resumes where it
+as soon as it exists (with the others of the same event-loop turn: group commit, see
+`juge.store`), and a judge call holds its concurrency slot until then, so a run killed
+at any point (even SIGKILL) loses at most the calls in flight, resumes where it
 stopped, and the store's unique key keeps each judgment exactly once.
 
 The cache key is (provider, model, rendered messages, parameters), plus the repeat
@@ -95,6 +97,7 @@ class Engine:
         self.rng = random.Random(self.options.seed)
         self.stats: Counter[str] = Counter()
         self._paid_before: dict[str | None, dict[str, tuple[int, float | None]]] = {}
+        self._next_commit: asyncio.Future[None] | None = None
 
     async def call(self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0) -> Answer:
         """One answer for `request`: from the cache, or from the provider with bounded retries.
@@ -118,7 +121,8 @@ class Engine:
         for attempt in range(opts.retries + 1):
             started = time.perf_counter()
             try:
-                response = await asyncio.wait_for(provider.complete(request), timeout=opts.timeout)
+                async with asyncio.timeout(opts.timeout):
+                    response = await provider.complete(request)
             except Exception as exc:  # a provider's bug or a malformed reply fails this call, not the run
                 latency = time.perf_counter() - started
                 if isinstance(exc, ProviderError):
@@ -131,6 +135,7 @@ class Engine:
                 self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
                                     attempt=attempt, request=request_log, response=None, error=str(err),
                                     status=err.status, latency=latency)
+                self.commit_soon()
                 if not err.retryable or attempt == opts.retries:
                     err.attempts = attempt + 1
                     raise err
@@ -148,8 +153,29 @@ class Engine:
                                 latency=latency)
             if cacheable:
                 self.store.cache_put(key, provider.name, request.model, as_dict)
+            self.commit_soon()
             return Answer(response, latency, attempt + 1)
         raise AssertionError("unreachable")
+
+    def commit_soon(self) -> asyncio.Future[None]:
+        """A future done once every write made so far is committed: one commit per event-loop turn
+        for all the calls and judgments that finished in it. A no-op commit outside `store.grouped()`."""
+        if self._next_commit is None:
+            loop = asyncio.get_running_loop()
+            self._next_commit = loop.create_future()
+            loop.call_soon(self._commit)
+        return self._next_commit
+
+    def _commit(self) -> None:
+        done, self._next_commit = self._next_commit, None
+        assert done is not None
+        try:
+            self.store.commit()
+        except BaseException as exc:  # every task waiting on this commit fails with its error
+            done.set_exception(exc)
+            done.exception()  # nobody may be waiting (a call's own commit): do not warn "never retrieved"
+        else:
+            done.set_result(None)
 
     def _paid_by_earlier_processes(self, run_id: str | None) -> dict[str, tuple[int, float | None]]:
         """This run's answered calls made before this engine's first call for it (by a process that
@@ -224,14 +250,16 @@ class Engine:
 
             async def one(task: JudgeTask) -> None:
                 nonlocal stored
-                async with semaphore:
+                async with semaphore:  # held until the judgment is committed: a kill loses <= concurrency calls
                     judgment = await self.judge_one(run_id, task, providers[task.judge.name])
-                if self.store.save_judgment(run_id, judgment):
-                    stored += 1
+                    saved = self.store.save_judgment(run_id, judgment)
+                    await self.commit_soon()
+                stored += saved
                 rate = stored / max(time.perf_counter() - started, 1e-9)
                 progress.update(bar, advance=1, rate=f"{rate:.1f}/s")
 
-            await asyncio.gather(*(one(t) for t in todo))
+            with self.store.grouped():
+                await asyncio.gather(*(one(t) for t in todo))
         return stored
 
 

@@ -2,9 +2,16 @@
 
 This is the one module that writes run data. Every judgment row carries the
 model version, the template id and hash, and its run carries the dataset hash.
-Writes are committed one judgment at a time, so a run killed at any point
-(even SIGKILL) loses at most the call in flight, and `UNIQUE` keys make a
-resumed run store every judgment exactly once.
+Outside a group, every write is committed at once. Inside `grouped()` (the engine
+judging a run), writes go into one open transaction that `commit()` ends: the engine
+commits once per turn of its event loop, so a few ms of calls, cache entries and
+judgments share one commit (group commit; a commit each was most of the store's cost
+per call). The guarantee is unchanged: rows are committed in the order they were
+written on this one connection, so a judgment is never durable before the calls and
+cache entry it came from, and a judge call keeps its concurrency slot until its rows
+are committed. A run killed at any point (even SIGKILL) thus loses at most the calls
+in flight (at most the engine's concurrency), and `UNIQUE` keys make a resumed run
+store every judgment exactly once.
 """
 
 from __future__ import annotations
@@ -176,6 +183,7 @@ class Store:
         self.conn.execute("PRAGMA busy_timeout=30000")
         self.conn.executescript(SCHEMA)
         self._add_new_columns()
+        self._grouped = False
 
     def _add_new_columns(self) -> None:
         """Bring a database made by an earlier juge up to the schema: add columns it lacks.
@@ -188,6 +196,7 @@ class Store:
                 self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def close(self) -> None:
+        self.commit()
         self.conn.close()
 
     def __enter__(self) -> "Store":
@@ -197,7 +206,29 @@ class Store:
         self.close()
 
     @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """Within: writes join one open transaction, made durable by `commit()` (and on leaving)."""
+        self._grouped = True
+        try:
+            yield
+        finally:
+            self._grouped = False
+            self.commit()
+
+    def commit(self) -> None:
+        """Commit the open group's writes, if any."""
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        """Execute one write: committed at once, or in a group's open transaction."""
+        if self._grouped and not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn.execute(sql, params)
+
+    @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.commit()  # a group's pending writes first: SQLite does not nest transactions
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
@@ -305,7 +336,7 @@ class Store:
         status: int | None,
         latency: float | None,
     ) -> None:
-        self.conn.execute(
+        self._write(
             "INSERT INTO calls (run_id, cache_key, provider, model, attempt, request, response, error, status,"
             " latency, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_id, cache_key, provider, model, attempt, _dumps(request), _dumps(response), error, status,
@@ -317,7 +348,7 @@ class Store:
         return _loads(row["response"]) if row else None
 
     def cache_put(self, key: str, provider: str, model: str, response: dict[str, Any]) -> None:
-        self.conn.execute(
+        self._write(
             "INSERT OR REPLACE INTO cache (key, provider, model, response, created_at) VALUES (?, ?, ?, ?, ?)",
             (key, provider, model, _dumps(response), now_iso()),
         )
@@ -338,7 +369,7 @@ class Store:
     # ---- judgments ----------------------------------------------------------------------
     def save_judgment(self, run_id: str, j: Judgment) -> bool:
         """Store one judgment; returns False if that (item, judge, order, repeat) is already stored."""
-        cur = self.conn.execute(
+        cur = self._write(
             "INSERT OR IGNORE INTO judgments (run_id, item_id, judge, model, template, template_hash, ord, repeat,"
             " text, verdict, outcome, reason, distribution, tokens_in, tokens_out, cost, latency, attempts, timestamp)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
