@@ -1,72 +1,195 @@
-"""Engine throughput: juge's engine vs a bare asyncio loop calling the same provider.
+"""Throughput of juge's engine against the mock model server, vs the limit and two baselines.
 
-Both run N judge calls against a scripted provider that sleeps `latency` seconds per
-call (a stand-in for network time), with the same concurrency. juge additionally
-renders templates, parses strictly, logs every call and writes every judgment to
-SQLite. The ratio says what that bookkeeping costs; a second juge run shows the
-cache (zero calls).
+Workload: N pass/fail judge calls (default 10,000) against ``juge.testing.mockserver`` run in its
+own process (its own core) with a fixed latency (default 50 ms), at each concurrency (default 64,
+256, 1,024). Every client sends the same requests: the judge's rendered prompts, one per case.
 
-    python bench/throughput.py [--n 400] [--concurrency 16] [--latency 0.02]
+- **ours**: ``Engine.run_tasks`` with ``OpenAICompatProvider``: template rendering, cache look-up,
+  the HTTP call, strict parsing, the call log, the cache entry and the judgment in SQLite (a new
+  database per concurrency, so every call goes to the server).
+- **limit** = min(concurrency / latency, server capacity). The server capacity is measured in the
+  same run by the leanest client we could write: raw asyncio streams, one keep-alive connection per
+  slot, a hand-written HTTP/1.1 request and only the body's JSON parsed. It is what the server
+  answers per second at that concurrency when the client costs almost nothing; above it the server
+  (one Python process, one core) and not the client is the bottleneck.
+- **SDK gather**: a plain ``asyncio.gather`` over ``openai.AsyncOpenAI().chat.completions.create``
+  (its default HTTP client, retries off) with a semaphore of the same concurrency. It is slow, so it
+  runs ``--sdk-calls`` calls (default 2,000), not N; calls/s is what is compared.
+- **sequential**: the same SDK call in a plain ``for`` loop, one call at a time. Only
+  ``--sequential-calls`` (default 200) are timed and the rate is scaled to N (the output says so).
+
+    python bench/throughput.py [--calls 10000] [--latency 0.05] [--concurrency 64 256 1024]
+
+The machine has 2 cores: the server takes one, the client the other, so other work on the machine
+lowers every figure; the ratios are measured in the same run. Target: ours >= 0.9 of the limit at 256.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import platform
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import openai
 
 from juge.data.records import Case
-from juge.engine import Engine, EngineOptions, build_tasks
+from juge.engine import Engine, EngineOptions, JudgeTask, build_tasks
 from juge.judges import judge_from_dict
-from juge.providers import Request, make_provider
+from juge.providers.openai_compat import OpenAICompatProvider
 from juge.store import Store
+from juge.testing.mockserver import MockConfig, serve_in_subprocess
+
+MODEL = MockConfig().model
+
+
+@dataclass
+class Level:
+    concurrency: int
+    server: float  # calls/s of the raw client: the server's capacity at this concurrency
+    ours: float
+    sdk: float
+    max_inflight: int  # the most requests the server had in service during our run
+
+    def limit(self, latency: float) -> float:
+        return min(self.concurrency / latency, self.server)
+
+
+def judge_tasks(n: int, tag: str) -> list[JudgeTask]:
+    """n pass/fail judge tasks on distinct cases (`tag` makes their prompts differ from another level's)."""
+    judge = judge_from_dict({"name": "helpful", "setup": "passfail", "model": MODEL,
+                             "description": "The answer does what the customer asked."})
+    cases = [Case(id=f"{tag}-{i}", question=f"Question {i}: which bread suits a {tag} picnic for {i} people?",
+                  output=f"Take {i % 7 + 2} sourdough loaves and some rye ({tag}, #{i}).") for i in range(n)]
+    return build_tasks(cases, [judge])
+
+
+def prompts(tasks: list[JudgeTask]) -> list[list[dict[str, str]]]:
+    return [list(t.judge.render(t.case, order=t.order)) for t in tasks]
+
+
+async def raw_client(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> float:
+    """Calls/s of the leanest client: `concurrency` keep-alive connections, each sending the next body."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/") + "/chat/completions"
+    todo = iter(bodies)
+
+    async def connection() -> None:
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        for messages in todo:
+            body = json.dumps({"model": MODEL, "messages": messages, "temperature": 0.0, "max_tokens": 1024}).encode()
+            writer.write(f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
+                         f"content-length: {len(body)}\r\n\r\n".encode() + body)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:"))
+            json.loads(await reader.readexactly(length))
+        writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(connection() for _ in range(concurrency)))
+    return len(bodies) / (time.perf_counter() - started)
+
+
+async def ours(url: str, tasks: list[JudgeTask], concurrency: int, db: Path) -> float:
+    provider = OpenAICompatProvider(base_url=url)
+    with Store(db) as store:
+        engine = Engine(store, EngineOptions(concurrency=concurrency, retries=0, timeout=60, progress=False))
+        run_id = store.create_run(dataset_hash="bench", juge_version="bench", cases=[t.case for t in tasks])
+        started = time.perf_counter()
+        stored = await engine.run_tasks(run_id, tasks, {tasks[0].judge.name: provider})
+        elapsed = time.perf_counter() - started
+        await provider.aclose()
+        outcomes = {j.outcome for j in store.judgments(run_id)}
+    if stored != len(tasks) or engine.stats["calls"] != len(tasks) or outcomes != {"ok"}:
+        raise SystemExit(f"ours: stored {stored} of {len(tasks)}, {engine.stats['calls']} calls, outcomes {outcomes}")
+    return len(tasks) / elapsed
+
+
+async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> float:
+    client = openai.AsyncOpenAI(base_url=url, api_key="not-needed", max_retries=0, timeout=60)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(messages: list[dict[str, str]]) -> str | None:
+        async with semaphore:
+            completion = await client.chat.completions.create(model=MODEL, messages=messages,  # type: ignore[arg-type]
+                                                              temperature=0.0, max_tokens=1024)
+            return completion.choices[0].message.content
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(m) for m in bodies))
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return len(bodies) / elapsed
+
+
+async def sdk_sequential(url: str, bodies: list[list[dict[str, str]]]) -> float:
+    client = openai.AsyncOpenAI(base_url=url, api_key="not-needed", max_retries=0, timeout=60)
+    started = time.perf_counter()
+    for messages in bodies:
+        await client.chat.completions.create(model=MODEL, messages=messages, temperature=0.0,  # type: ignore[arg-type]
+                                             max_tokens=1024)
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return len(bodies) / elapsed
+
+
+def reset_server_stats(url: str) -> None:
+    httpx.post(url.removesuffix("/v1") + "/stats", timeout=10)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=400)
-    ap.add_argument("--concurrency", type=int, default=16)
-    ap.add_argument("--latency", type=float, default=0.02)
+    ap.add_argument("--calls", type=int, default=10_000, help="judge calls per concurrency level (ours and raw)")
+    ap.add_argument("--latency", type=float, default=0.05, help="the mock server's fixed latency, seconds")
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[64, 256, 1024])
+    ap.add_argument("--sdk-calls", type=int, default=2000, help="calls for the openai SDK gather baseline")
+    ap.add_argument("--sequential-calls", type=int, default=200, help="calls timed for the sequential loop")
     args = ap.parse_args()
 
-    judge = judge_from_dict({"name": "pf", "setup": "passfail", "description": "Is the answer polite?", "model": "m"})
-    cases = [Case(id=f"c{i}", question=f"question {i}", output=f"answer {i}") for i in range(args.n)]
-    provider = make_provider("scripted", default="PASS\nPolite.", delay=args.latency)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"mock server in its own process, latency {args.latency * 1000:g} ms fixed; {args.calls:,} calls per level")
+    levels: list[Level] = []
+    with serve_in_subprocess(MockConfig(latency=args.latency)) as server, tempfile.TemporaryDirectory() as tmp:
+        sequential = asyncio.run(sdk_sequential(server.url, prompts(judge_tasks(args.sequential_calls, "seq"))))
+        print(f"sequential openai SDK loop: {sequential:.1f} calls/s ({args.sequential_calls} calls timed; "
+              f"{args.calls:,} would take {args.calls / sequential:.0f} s)", flush=True)
+        for concurrency in args.concurrency:
+            tasks = judge_tasks(args.calls, f"c{concurrency}")
+            bodies = prompts(tasks)
+            server_rate = asyncio.run(raw_client(server.url, bodies, concurrency))
+            reset_server_stats(server.url)
+            our_rate = asyncio.run(ours(server.url, tasks, concurrency, Path(tmp) / f"c{concurrency}.db"))
+            max_inflight = server.stats()["max_inflight"]
+            sdk_rate = asyncio.run(sdk_gather(server.url, bodies[: args.sdk_calls], concurrency))
+            level = Level(concurrency, server_rate, our_rate, sdk_rate, max_inflight)
+            levels.append(level)
+            print(f"concurrency {concurrency:5d}: raw client (server capacity) {server_rate:7.0f}/s, "
+                  f"ours {our_rate:7.0f}/s (server saw <= {max_inflight} at once), SDK gather {sdk_rate:6.0f}/s",
+                  flush=True)
 
-    async def baseline() -> None:
-        sem = asyncio.Semaphore(args.concurrency)
-
-        async def one(case: Case) -> None:
-            async with sem:
-                await provider.complete(Request(messages=({"role": "user", "content": case.output or ""},), model="m"))
-
-        await asyncio.gather(*(one(c) for c in cases))
-
-    t0 = time.perf_counter()
-    asyncio.run(baseline())
-    base = time.perf_counter() - t0
-
-    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
-        engine = Engine(store, EngineOptions(concurrency=args.concurrency, progress=False))
-        tasks = build_tasks(cases, [judge])
-        run_id = store.create_run(dataset_hash="bench", juge_version="bench", cases=cases)
-        t0 = time.perf_counter()
-        asyncio.run(engine.run_tasks(run_id, tasks, {"pf": provider}))
-        ours = time.perf_counter() - t0
-        run2 = store.create_run(dataset_hash="bench", juge_version="bench", cases=cases)
-        engine2 = Engine(store, EngineOptions(concurrency=args.concurrency, progress=False))
-        t0 = time.perf_counter()
-        asyncio.run(engine2.run_tasks(run2, tasks, {"pf": provider}))
-        cached = time.perf_counter() - t0
-        assert engine2.stats["calls"] == 0
-
-    print(f"{args.n} calls, concurrency {args.concurrency}, simulated latency {args.latency * 1000:.0f} ms")
-    print(f"bare asyncio loop : {base:6.2f} s  ({args.n / base:7.1f} calls/s)")
-    print(f"juge engine       : {ours:6.2f} s  ({args.n / ours:7.1f} calls/s)")
-    print(f"juge, all cached  : {cached:6.2f} s  ({args.n / cached:7.1f} judgments/s, 0 calls)")
-    print(f"ratio juge / bare : {base / ours:.2f} (1.0 = no overhead)")
+    print()
+    print(f"| concurrency | limit c/latency | server capacity | limit | ours calls/s | ours/limit "
+          f"| ours/SDK gather | ours/sequential |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for lv in levels:
+        print(f"| {lv.concurrency} | {lv.concurrency / args.latency:.0f} | {lv.server:.0f} | {lv.limit(args.latency):.0f}"
+              f" | {lv.ours:.0f} | {lv.ours / lv.limit(args.latency):.2f} | {lv.ours / lv.sdk:.1f}"
+              f" | {lv.ours / sequential:.0f} |")
+    print(f"(limit = min(concurrency / {args.latency:g} s, server capacity measured by a raw-socket client in this "
+          f"run); SDK gather = asyncio.gather over the openai SDK at the same concurrency ({args.sdk_calls:,} calls); "
+          f"sequential = {sequential:.1f} calls/s from {args.sequential_calls} timed calls)")
+    at_256 = [lv for lv in levels if lv.concurrency == 256]
+    if at_256:
+        ratio = at_256[0].ours / at_256[0].limit(args.latency)
+        print(f"target ours/limit >= 0.9 at concurrency 256: {ratio:.2f} -> {'met' if ratio >= 0.9 else 'NOT met'}")
 
 
 if __name__ == "__main__":
