@@ -237,6 +237,7 @@ class MockModelServer:
         self.counts["requests"] += 1
         if self.slots is not None and self.config.over_capacity == "reject" and self.slots.locked():
             self.counts["over_capacity"] += 1
+            self.seen[request_digest(model, messages)] += 1  # an attempt, as the client counts it
             return conn.send(429, _error_body("server at capacity", "rate_limit_exceeded"), keep_alive,
                              self._retry_headers())
         if self.slots is not None:
