@@ -2,7 +2,7 @@
 
 `juge run` runs as a real subprocess against the mock OpenAI-compatible server (real HTTP, a
 lognormal latency so kills land with calls in flight). It is killed with SIGKILL at planned
-points: during start-up (before the run row exists; the 10-kill test only), just after the run
+points: during start-up (before the run row exists), just after the run
 row appears, mid-judging (after a seeded-random number of further requests at the server, then
 0-20 ms), and once the last judgment is stored (while the summary is computed). The same command
 is started again after every kill, then allowed to finish. A clean run of the same eval goes into
@@ -161,11 +161,9 @@ class Kill:
 
 
 def plan_kills(n_kills: int) -> list[str]:
-    """Just after the run row appears, random mid-run points, and the summary at the end; with more
-    than three kills the first comes during start-up, before the run row exists."""
-    assert n_kills >= 3
-    early = ["startup", "run-row"] if n_kills > 3 else ["run-row"]
-    return [*early, *["mid"] * (n_kills - len(early) - 1), "summary"]
+    """During start-up, just after the run row appears, random mid-run points, and the summary at the end."""
+    assert n_kills >= 4
+    return ["startup", "run-row", *["mid"] * (n_kills - 3), "summary"]
 
 
 def kill_at(phase: str, rng: random.Random, proc: subprocess.Popen, db: Path, server, tasks: int) -> bool:
@@ -324,8 +322,8 @@ def crash_and_resume(tmp_path: Path, n_kills: int, n_single: int, n_pairs: int, 
     assert integrity(db) == "ok"
 
 
-def test_sigkill_at_three_points_then_resume_equals_a_clean_run(tmp_path):
-    crash_and_resume(tmp_path, n_kills=3, n_single=40, n_pairs=30, seed=3)
+def test_sigkill_at_four_points_then_resume_equals_a_clean_run(tmp_path):
+    crash_and_resume(tmp_path, n_kills=4, n_single=40, n_pairs=30, seed=3)
 
 
 @pytest.mark.slow
