@@ -2,10 +2,10 @@
 
 `juge run` runs as a real subprocess against the mock OpenAI-compatible server (real HTTP, a
 lognormal latency so kills land with calls in flight). It is killed with SIGKILL at planned
-points: during start-up (before the run row exists), just after the run
-row appears, mid-judging (after a seeded-random number of further requests at the server, then
-0-20 ms), and once the last judgment is stored (while the summary is computed). The same command
-is started again after every kill, then allowed to finish. A clean run of the same eval goes into
+points: during start-up (before the run row exists), just after the run row appears,
+mid-judging (after a seeded-random number of further requests at the server, then 0-20 ms),
+and once the last judgment is stored (while the summary is computed). The same command is
+started again after every kill, then allowed to finish. A clean run of the same eval goes into
 another database. The killed-and-resumed store must hold every (item, judge, order, repeat)
 exactly once, equal the clean run, and pass SQLite's integrity check after every kill.
 
