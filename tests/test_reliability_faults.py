@@ -329,8 +329,8 @@ def test_2000_judge_calls_under_20_percent_faults(tmp_path, monkeypatch, capsys)
 
 
 def test_a_run_closes_its_http_clients(tmp_path, monkeypatch, capsys, caplog):
-    """An unclosed AsyncOpenAI client, collected while a later event loop runs, tries to close its
-    connections on the dead loop: "Task exception was never retrieved ... Event loop is closed"."""
+    """An HTTP client left open when the run's event loop ends is noise at best when collected
+    ("Unclosed client session"; "Task exception was never retrieved ... Event loop is closed")."""
     with serve_in_thread(MockConfig(answers=PASSFAIL_ANSWERS)) as server:
         eval_path = write_eval(tmp_path, 3, 1, 0, server.url, server.url)
         code, _, err = run_cli(monkeypatch, capsys, "run", str(eval_path), "--db", str(tmp_path / "juge.db"),
@@ -345,5 +345,6 @@ def test_a_run_closes_its_http_clients(tmp_path, monkeypatch, capsys, caplog):
         warnings.simplefilter("always")
         asyncio.run(collect_while_a_loop_runs())
         gc.collect()
-    assert "Event loop is closed" not in caplog.text and "never retrieved" not in caplog.text
+    for noise in ("Event loop is closed", "never retrieved", "Unclosed"):
+        assert noise not in caplog.text
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
