@@ -9,6 +9,7 @@ from juge.providers.anthropic import AnthropicProvider
 from juge.providers.openai_compat import OpenAICompatProvider
 from juge.providers.pricing import call_cost, price_table
 from juge.providers.registry import UnknownProvider
+from juge.errors import InputError
 from juge.providers.replay import ReplayProvider
 from juge.runner import model_family, same_family_warnings
 
@@ -60,6 +61,22 @@ def test_replay_bad_file(tmp_path):
     with pytest.raises(Exception, match=r"j.jsonl:2: field 'judge'"):
         ReplayProvider(path=p)
 
+
+
+@pytest.mark.parametrize("content, expected", [
+    (b'{"item_id": "a", "judge": "j", "prompt": "t"}\n42\n', r"j.jsonl:2: expected a JSON object"),
+    (b'{"item_id": "a", "judge": "j", "prompt": "caf\xe9"}\n', r"j.jsonl.*(UTF-8|utf-8)"),
+])
+def test_replay_file_errors_name_file_and_line(tmp_path, content, expected):
+    p = tmp_path / "j.jsonl"
+    p.write_bytes(content)
+    with pytest.raises(InputError, match=expected):
+        ReplayProvider(path=p)
+
+
+def test_replay_folder_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="is not a file"):
+        ReplayProvider(path=tmp_path)
 
 def openai_with(handler):
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))

@@ -8,10 +8,10 @@ A request with no recording is an error, never a made-up answer.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from juge.data.readers import iter_rows
 from juge.errors import input_error
 from juge.providers.base import ProviderError, Request, Response
 
@@ -29,24 +29,18 @@ class ReplayProvider:
     def __init__(self, *, path: str | Path):
         self.path = Path(path)
         self.records: dict[Key, dict[str, Any]] = {}
-        if not self.path.exists():
-            raise input_error(self.path, "recorded judgments file not found")
-        with self.path.open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise input_error(self.path, f"malformed JSON: {exc.msg}", line=lineno) from None
-                for field in ("item_id", "judge"):
-                    if field not in rec:
-                        raise input_error(self.path, "required field is missing", line=lineno, field=field)
-                template = rec.get("template", rec.get("prompt"))
-                if template is None:
-                    raise input_error(self.path, "required field is missing", line=lineno, field="template")
-                key = _key(rec["item_id"], rec["judge"], template, rec.get("order"), rec.get("repeat"))
-                self.records[key] = rec
+        if not self.path.is_file():
+            raise input_error(self.path, "recorded judgments file not found" if not self.path.exists()
+                              else "is not a file; give the recorded judgments file (JSONL)")
+        for lineno, rec in iter_rows(self.path):
+            for field in ("item_id", "judge"):
+                if field not in rec:
+                    raise input_error(self.path, "required field is missing", line=lineno, field=field)
+            template = rec.get("template", rec.get("prompt"))
+            if template is None:
+                raise input_error(self.path, "required field is missing", line=lineno, field="template")
+            key = _key(rec["item_id"], rec["judge"], template, rec.get("order"), rec.get("repeat"))
+            self.records[key] = rec
 
     async def complete(self, request: Request) -> Response:
         m = request.meta
