@@ -54,9 +54,11 @@ JUDGMENT_COLUMNS = ("item_id, judge, ord, repeat, verdict, outcome, reason, text
                     " tokens_in, tokens_out, cost, attempts")
 
 
-def write_eval(folder: Path, base_url: str, n_single: int, n_pairs: int) -> Path:
+def write_eval(folder: Path, base_url: str, n_single: int, n_pairs: int, system: bool = False) -> Path:
     """An eval with `n_single` single cases (a passfail judge) and `n_pairs` pairs (a pairwise judge,
-    both orders), a deterministic check on every output, and the mock server as the model."""
+    both orders), a deterministic check on every output, and the mock server as the model; with
+    `system`, the mock server also writes the single cases' outputs (the system under test)."""
+    assert not (system and n_pairs), "the system under test answers single cases"
     folder.mkdir(parents=True, exist_ok=True)
     rng = random.Random(n_single * 1000 + n_pairs)
     words = ["croissant", "sourdough", "Greggs", "rye", "brownie", "almond", "bagel", "muffin"]
@@ -64,11 +66,13 @@ def write_eval(folder: Path, base_url: str, n_single: int, n_pairs: int) -> Path
     def answer(i: int) -> str:
         return " ".join(rng.choice(words) for _ in range(rng.randint(2, 9))) + f" (#{i})"
 
-    cases = [{"id": f"s{i:04d}", "question": f"Question {i}: what do you bake on day {i}?", "output": answer(i)}
-             for i in range(n_single)]
+    cases = [{"id": f"s{i:04d}", "question": f"Question {i}: what do you bake on day {i}?"}
+             | ({} if system else {"output": answer(i)}) for i in range(n_single)]
     cases += [{"id": f"p{i:04d}", "question": f"Pair question {i}: which loaf for day {i}?",
                "output_1": answer(i), "output_2": answer(-i)} for i in range(n_pairs)]
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    (folder / "system.j2").write_text("A customer of the bakery asks: {{ input }}", encoding="utf-8")
+    system_section = '[system]\nmodel = "mock-system-1"\ntemplate = "system.j2"\n' if system else ""
     path = folder / "eval.toml"
     path.write_text(f'''
 name = "crash-resume"
@@ -96,7 +100,8 @@ retries = 0
 timeout = 30
 [prices]
 "{MOCK.model}" = {{ input = 0.5, output = 1.5 }}
-''', encoding="utf-8")
+"mock-system-1" = {{ input = 0.25, output = 1.0 }}
+{system_section}''', encoding="utf-8")
     return path
 
 
@@ -132,6 +137,10 @@ def count_judgments(db: Path) -> int:
     return (query(db, "SELECT COUNT(*) FROM judgments") or [(0,)])[0][0]
 
 
+def count_outputs(db: Path) -> int:
+    return (query(db, "SELECT COUNT(*) FROM outputs") or [(0,)])[0][0]
+
+
 def integrity(db: Path) -> str:
     conn = sqlite3.connect(db, timeout=30)
     try:
@@ -156,27 +165,38 @@ def wait_until(condition, proc: subprocess.Popen, poll: float = 0.002, limit: fl
 class Kill:
     phase: str
     judgments: int  # stored when the process died
+    outputs: int  # of the system under test, stored when the process died
     lost_calls: int  # requests the server saw whose answers never reached the cache, this kill
     status: str | None  # the run's status after the kill
 
 
-def plan_kills(n_kills: int) -> list[str]:
-    """During start-up, just after the run row appears, random mid-run points, and the summary at the end."""
-    assert n_kills >= 4
-    return ["startup", "run-row", *["mid"] * (n_kills - 3), "summary"]
+def plan_kills(n_kills: int, system: bool) -> list[str]:
+    """During start-up, just after the run row appears, while the system under test answers (if
+    there is one), random points while judging, and the summary at the end."""
+    early = ["startup", "run-row", "generating"] if system else ["startup", "run-row"]
+    assert n_kills >= len(early) + 2
+    return [*early, *["mid"] * (n_kills - len(early) - 1), "summary"]
 
 
-def kill_at(phase: str, rng: random.Random, proc: subprocess.Popen, db: Path, server, tasks: int) -> bool:
-    """Wait for the kill point of `phase`, then SIGKILL; False if the process finished first."""
+def kill_at(phase: str, rng: random.Random, proc: subprocess.Popen, db: Path, server, tasks: int,
+            outputs: int) -> bool:
+    """Wait for the kill point of `phase`, then SIGKILL; False if the process finished first.
+
+    `tasks` judgments and `outputs` system outputs make the whole run."""
     if phase == "startup":  # the interpreter is still importing juge: no run row yet
         time.sleep(rng.uniform(0.0, 0.3))
         reached = proc.poll() is None
     elif phase == "run-row":
         reached = wait_until(lambda: bool(query(db, "SELECT 1 FROM runs")), proc)
-    elif phase == "mid":  # a random number of further requests at the server, then a random few ms
-        stored = count_judgments(db)
-        target = server.stats()["requests"] + rng.randint(CONCURRENCY, max(CONCURRENCY, (tasks - stored) // 4))
-        reached = wait_until(lambda: server.stats()["requests"] >= target, proc)
+    elif phase == "generating":  # a random number of the outputs still to write
+        remaining = outputs - count_outputs(db)
+        reached = wait_for_requests(server, proc, rng.randint(CONCURRENCY + 1, max(CONCURRENCY + 1, remaining // 2)))
+        time.sleep(rng.uniform(0.0, 0.02))
+    elif phase == "mid":  # once every output is written, a random number of the judgments still to make
+        reached = wait_until(lambda: count_outputs(db) >= outputs, proc)
+        remaining = tasks - count_judgments(db)
+        reached = reached and wait_for_requests(server, proc, rng.randint(CONCURRENCY + 1,
+                                                                          max(CONCURRENCY + 1, remaining // 6)))
         time.sleep(rng.uniform(0.0, 0.02))
     else:  # every judgment stored: the process is summarising
         reached = wait_until(lambda: count_judgments(db) >= tasks, proc)
@@ -185,6 +205,13 @@ def kill_at(phase: str, rng: random.Random, proc: subprocess.Popen, db: Path, se
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
     return True
+
+
+def wait_for_requests(server, proc: subprocess.Popen, more: int) -> bool:
+    """Wait until the server has seen `more` further requests. More than CONCURRENCY: a further
+    request waits for a free slot, so by then something has been stored."""
+    target = server.stats()["requests"] + more
+    return wait_until(lambda: server.stats()["requests"] >= target, proc)
 
 
 def lost_so_far(server, db: Path) -> int:
@@ -223,21 +250,23 @@ class CrashedRun:
     final: subprocess.CompletedProcess | None  # the last process, let finish (None: the last kill came too late)
 
 
-def kill_and_resume(eval_path: Path, db: Path, server, n_tasks: int, n_kills: int, rng: random.Random) -> CrashedRun:
+def kill_and_resume(eval_path: Path, db: Path, server, n_tasks: int, n_outputs: int, n_kills: int,
+                    rng: random.Random) -> CrashedRun:
     """Start `juge run`, SIGKILL it at each planned point, start it again; then let it finish."""
     kills: list[Kill] = []
     lost = 0
     final: subprocess.Popen | None = None
-    for phase in plan_kills(n_kills):
+    for phase in plan_kills(n_kills, system=n_outputs > 0):
         proc = juge_run(eval_path, db)
-        if not kill_at(phase, rng, proc, db, server, n_tasks):
+        if not kill_at(phase, rng, proc, db, server, n_tasks, n_outputs):
             final = proc  # it finished before the kill point: that is the final run
             break
         if db.exists():
             assert integrity(db) == "ok", f"store unreadable after the kill at {phase}"
         now_lost = lost_so_far(server, db)
         status = query(db, "SELECT status FROM runs")
-        kills.append(Kill(phase, count_judgments(db), now_lost - lost, status[0][0] if status else None))
+        kills.append(Kill(phase, count_judgments(db), count_outputs(db), now_lost - lost,
+                          status[0][0] if status else None))
         lost = now_lost
     else:
         # A kill that came after the run was marked done (rare: the summary was already printing)
@@ -251,13 +280,15 @@ def kill_and_resume(eval_path: Path, db: Path, server, n_tasks: int, n_kills: in
     return CrashedRun(kills, lost, server.stats()["requests"], completed)
 
 
-def assert_kills_landed(kills: list[Kill], n_kills: int, n_tasks: int) -> None:
+def assert_kills_landed(kills: list[Kill], n_kills: int, n_tasks: int, n_outputs: int) -> None:
     print("kills:", *kills, sep="\n  ")
     assert len(kills) >= n_kills - 1, f"only {len(kills)} kills landed: {kills}"
     assert all(k.lost_calls <= CONCURRENCY for k in kills), kills
     assert all(k.status is None for k in kills if k.phase == "startup"), "a start-up kill came after the run row"
     assert all(k.status == "running" for k in kills[:-1] if k.phase != "startup"), kills
     assert any(k.phase == "mid" and 0 < k.judgments < n_tasks for k in kills), kills
+    if n_outputs:
+        assert any(k.phase == "generating" and 0 < k.outputs < n_outputs for k in kills), kills
 
 
 def assert_same_judgments(db: Path, clean_db: Path, tasks: set[tuple[str, str, str, int]]) -> None:
@@ -272,11 +303,14 @@ def assert_same_judgments(db: Path, clean_db: Path, tasks: set[tuple[str, str, s
     resumed_rows, clean_rows = query(db, sql), query(clean_db, sql)
     assert resumed_rows == clean_rows
     assert {r[5] for r in clean_rows} == {"ok", "unparsed"}  # the answers exercise both outcomes
-    assert {r[4] for r in clean_rows} >= {'"PASS"', '"FAIL"', '"A"', '"B"', '"C"'}
+    pairwise = any(order for _, _, order, _ in tasks)
+    assert {r[4] for r in clean_rows} >= {'"PASS"', '"FAIL"'} | ({'"A"', '"B"', '"C"'} if pairwise else set())
     checks = "SELECT item_id, name, passed, reason FROM check_results ORDER BY 1, 2"
     assert query(db, checks) == query(clean_db, checks) != []
     cases = "SELECT position, item_id, record FROM run_cases ORDER BY position"
     assert query(db, cases) == query(clean_db, cases)
+    outputs = "SELECT item_id, slot, text, model, outcome, reason, tokens_in, tokens_out, cost FROM outputs ORDER BY 1, 2"
+    assert query(db, outputs) == query(clean_db, outputs)
 
 
 def assert_same_summary(db: Path, clean_db: Path, crashed: CrashedRun, clean_out: str, n_tasks: int) -> None:
@@ -299,31 +333,40 @@ def assert_same_summary(db: Path, clean_db: Path, crashed: CrashedRun, clean_out
         assert clean_logged == n_tasks <= logged <= crashed.requests
 
 
-def crash_and_resume(tmp_path: Path, n_kills: int, n_single: int, n_pairs: int, seed: int) -> None:
+def crash_and_resume(tmp_path: Path, n_kills: int, n_single: int, n_pairs: int, seed: int,
+                     system: bool = False) -> None:
     tasks = expected_task_keys(n_single, n_pairs)
+    n_outputs = n_single if system else 0
     db, clean_db = tmp_path / "killed" / "juge.db", tmp_path / "clean" / "juge.db"
     db.parent.mkdir()
     with serve_in_thread(MOCK) as server, serve_in_thread(MOCK) as clean_server:
         # the clean run works alongside the crashing one, on its own server and store
-        clean = juge_run(write_eval(tmp_path / "eval-clean", clean_server.url, n_single, n_pairs), clean_db)
-        eval_path = write_eval(tmp_path / "eval-killed", server.url, n_single, n_pairs)
-        crashed = kill_and_resume(eval_path, db, server, len(tasks), n_kills, random.Random(seed))
+        clean_eval = write_eval(tmp_path / "eval-clean", clean_server.url, n_single, n_pairs, system)
+        clean = juge_run(clean_eval, clean_db)
+        eval_path = write_eval(tmp_path / "eval-killed", server.url, n_single, n_pairs, system)
+        crashed = kill_and_resume(eval_path, db, server, len(tasks), n_outputs, n_kills, random.Random(seed))
         clean_out, clean_err = clean.communicate(timeout=300)
         clean_requests = clean_server.stats()["requests"]
     assert clean.returncode == 0, clean_err
-    assert clean_requests == len(tasks)
-    assert_kills_landed(crashed.kills, n_kills, len(tasks))
+    assert clean_requests == len(tasks) + n_outputs
+    assert_kills_landed(crashed.kills, n_kills, len(tasks), n_outputs)
     assert crashed.final is None or crashed.final.returncode == 0, crashed.final.stderr
 
     assert_same_judgments(db, clean_db, tasks)
-    # model calls: one per task, plus exactly the calls the kills threw away (each at most CONCURRENCY)
-    assert crashed.requests == len(tasks) + crashed.lost, (crashed.requests, len(tasks), crashed.kills)
-    assert_same_summary(db, clean_db, crashed, clean_out, len(tasks))
+    assert count_outputs(db) == n_outputs
+    # model calls: one per task and output, plus exactly the calls the kills threw away (each at
+    # most CONCURRENCY)
+    assert crashed.requests == len(tasks) + n_outputs + crashed.lost, (crashed.requests, len(tasks), crashed.kills)
+    assert_same_summary(db, clean_db, crashed, clean_out, len(tasks) + n_outputs)
     assert integrity(db) == "ok"
 
 
 def test_sigkill_at_four_points_then_resume_equals_a_clean_run(tmp_path):
     crash_and_resume(tmp_path, n_kills=4, n_single=40, n_pairs=30, seed=3)
+
+
+def test_sigkill_while_the_system_under_test_answers_then_resume_equals_a_clean_run(tmp_path):
+    crash_and_resume(tmp_path, n_kills=5, n_single=80, n_pairs=0, seed=5, system=True)
 
 
 @pytest.mark.slow
