@@ -332,7 +332,8 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
                     cases = [c for c in cases if c.output is not None or c.is_pair]
                 apply_checks(store, run_id, cases, config.checks)
                 tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
-                check_renderable(tasks, config)
+                if system_prompt is not None:  # the system's outputs are new; without them the preview was these cases
+                    check_renderable(tasks, config)
                 return await engine.run_tasks(run_id, tasks, judge_providers)
             finally:
                 await providers.aclose()
