@@ -141,6 +141,7 @@ def test_a_gullible_judge_flips_every_item_and_a_robust_one_none(monkeypatch, ca
         baseline = result["baseline"]["accuracy"]
         assert baseline["pairs" if setup == "pairwise" else "worse_answers_fail"]["k"] == N
         assert f"{N} of {N} items" in stdout and "unparsed: 0" in stdout
+        assert result["models"] == ["scripted-judge"] and "model scripted-judge" in stdout
     # Robust: no flip, and the exact interval still admits up to ~9 % (3.7/n rule of three is ~0.09 at n=40).
     assert rate["high"] == pytest.approx(1 - 0.025 ** (1 / N))
 

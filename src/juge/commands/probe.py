@@ -76,7 +76,8 @@ def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
     pairwise = result["setup"] == "pairwise"
     base = result["baseline"]
     console.print(f"[bold]Injection probe[/]: judge {escape(judge.name)} ({judge.setup}, template "
-                  f"{escape(judge.template_id)} #{judge.template_hash[:8]}, model {escape(judge.model or '-')}), "
+                  f"{escape(judge.template_id)} #{judge.template_hash[:8]}, model "
+                  f"{escape(', '.join(result['models']) or judge.model or '-')}), "
                   f"run {result['run_id']}", highlight=False)
     console.print(f"{result['n_items']} probe items x {len(result['kinds'])} injection kinds"
                   + (", every pair judged in both orders" if pairwise else ", each answer judged alone"),

@@ -270,6 +270,7 @@ def score_probe(setup: str, items: Sequence[ProbeItem], kinds: Sequence[Injectio
         "any_kind": _exact(int((flips.sum(axis=1) > 0)[tried].sum()), int(tried.sum())),
         "per_kind": per_kind,
         "calls": call_outcomes(judgments),
+        "models": sorted({j.model for j in judgments}),
     }
 
 
