@@ -35,6 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -51,15 +52,29 @@ MODEL = MockConfig().model
 
 
 @dataclass
+class Rate:
+    calls_per_s: float
+    cpu_us: float  # client process CPU time (user + system) per call, µs; the server is another process
+
+
+@dataclass
 class Level:
     concurrency: int
-    server: float  # calls/s of the raw client: the server's capacity at this concurrency
-    ours: float
-    sdk: float
+    server: Rate  # the raw client's: the server's capacity at this concurrency
+    ours: Rate
+    sdk: Rate
     max_inflight: int  # the most requests the server had in service during our run
 
     def limit(self, latency: float) -> float:
-        return min(self.concurrency / latency, self.server)
+        return min(self.concurrency / latency, self.server.calls_per_s)
+
+
+def timed(n: int, run: Any) -> Rate:
+    """Rate of `asyncio.run(run)` doing n calls, with the client's CPU per call."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    asyncio.run(run)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return Rate(n / wall, cpu / n * 1e6)
 
 
 def judge_tasks(n: int, tag: str) -> list[JudgeTask]:
@@ -75,8 +90,8 @@ def prompts(tasks: list[JudgeTask]) -> list[list[dict[str, str]]]:
     return [list(t.judge.render(t.case, order=t.order)) for t in tasks]
 
 
-async def raw_client(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> float:
-    """Calls/s of the leanest client: `concurrency` keep-alive connections, each sending the next body."""
+async def raw_client(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> None:
+    """The leanest client: `concurrency` keep-alive connections, each sending the next body."""
     parts = urlsplit(url)
     path = parts.path.rstrip("/") + "/chat/completions"
     todo = iter(bodies)
@@ -93,27 +108,22 @@ async def raw_client(url: str, bodies: list[list[dict[str, str]]], concurrency: 
             json.loads(await reader.readexactly(length))
         writer.close()
 
-    started = time.perf_counter()
     await asyncio.gather(*(connection() for _ in range(concurrency)))
-    return len(bodies) / (time.perf_counter() - started)
 
 
-async def ours(url: str, tasks: list[JudgeTask], concurrency: int, db: Path) -> float:
+async def ours(url: str, tasks: list[JudgeTask], concurrency: int, db: Path) -> None:
     provider = OpenAICompatProvider(base_url=url)
     with Store(db) as store:
         engine = Engine(store, EngineOptions(concurrency=concurrency, retries=0, timeout=60, progress=False))
         run_id = store.create_run(dataset_hash="bench", juge_version="bench", cases=[t.case for t in tasks])
-        started = time.perf_counter()
         stored = await engine.run_tasks(run_id, tasks, {tasks[0].judge.name: provider})
-        elapsed = time.perf_counter() - started
         await provider.aclose()
         outcomes = {j.outcome for j in store.judgments(run_id)}
     if stored != len(tasks) or engine.stats["calls"] != len(tasks) or outcomes != {"ok"}:
         raise SystemExit(f"ours: stored {stored} of {len(tasks)}, {engine.stats['calls']} calls, outcomes {outcomes}")
-    return len(tasks) / elapsed
 
 
-async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> float:
+async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> None:
     client = openai.AsyncOpenAI(base_url=url, api_key="not-needed", max_retries=0, timeout=60)
     semaphore = asyncio.Semaphore(concurrency)
 
@@ -123,22 +133,16 @@ async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: 
                                                               temperature=0.0, max_tokens=1024)
             return completion.choices[0].message.content
 
-    started = time.perf_counter()
     await asyncio.gather(*(one(m) for m in bodies))
-    elapsed = time.perf_counter() - started
     await client.close()
-    return len(bodies) / elapsed
 
 
-async def sdk_sequential(url: str, bodies: list[list[dict[str, str]]]) -> float:
+async def sdk_sequential(url: str, bodies: list[list[dict[str, str]]]) -> None:
     client = openai.AsyncOpenAI(base_url=url, api_key="not-needed", max_retries=0, timeout=60)
-    started = time.perf_counter()
     for messages in bodies:
         await client.chat.completions.create(model=MODEL, messages=messages, temperature=0.0,  # type: ignore[arg-type]
                                              max_tokens=1024)
-    elapsed = time.perf_counter() - started
     await client.close()
-    return len(bodies) / elapsed
 
 
 def reset_server_stats(url: str) -> None:
@@ -158,37 +162,43 @@ def main() -> None:
           f"mock server in its own process, latency {args.latency * 1000:g} ms fixed; {args.calls:,} calls per level")
     levels: list[Level] = []
     with serve_in_subprocess(MockConfig(latency=args.latency)) as server, tempfile.TemporaryDirectory() as tmp:
-        sequential = asyncio.run(sdk_sequential(server.url, prompts(judge_tasks(args.sequential_calls, "seq"))))
+        sequential = timed(args.sequential_calls,
+                           sdk_sequential(server.url, prompts(judge_tasks(args.sequential_calls, "seq")))).calls_per_s
         print(f"sequential openai SDK loop: {sequential:.1f} calls/s ({args.sequential_calls} calls timed; "
               f"{args.calls:,} would take {args.calls / sequential:.0f} s)", flush=True)
         for concurrency in args.concurrency:
             tasks = judge_tasks(args.calls, f"c{concurrency}")
             bodies = prompts(tasks)
-            server_rate = asyncio.run(raw_client(server.url, bodies, concurrency))
+            server_rate = timed(len(bodies), raw_client(server.url, bodies, concurrency))
             reset_server_stats(server.url)
-            our_rate = asyncio.run(ours(server.url, tasks, concurrency, Path(tmp) / f"c{concurrency}.db"))
+            our_rate = timed(len(tasks), ours(server.url, tasks, concurrency, Path(tmp) / f"c{concurrency}.db"))
             max_inflight = server.stats()["max_inflight"]
-            sdk_rate = asyncio.run(sdk_gather(server.url, bodies[: args.sdk_calls], concurrency))
-            level = Level(concurrency, server_rate, our_rate, sdk_rate, max_inflight)
-            levels.append(level)
-            print(f"concurrency {concurrency:5d}: raw client (server capacity) {server_rate:7.0f}/s, "
-                  f"ours {our_rate:7.0f}/s (server saw <= {max_inflight} at once), SDK gather {sdk_rate:6.0f}/s",
-                  flush=True)
+            sdk_bodies = bodies[: args.sdk_calls]
+            sdk_rate = timed(len(sdk_bodies), sdk_gather(server.url, sdk_bodies, concurrency))
+            levels.append(Level(concurrency, server_rate, our_rate, sdk_rate, max_inflight))
+            print(f"concurrency {concurrency:5d}: raw client (server capacity) {server_rate.calls_per_s:6.0f}/s "
+                  f"({server_rate.cpu_us:4.0f} µs CPU/call), ours {our_rate.calls_per_s:6.0f}/s "
+                  f"({our_rate.cpu_us:4.0f} µs; server saw <= {max_inflight} at once), "
+                  f"SDK gather {sdk_rate.calls_per_s:5.0f}/s ({sdk_rate.cpu_us:5.0f} µs)", flush=True)
 
     print()
     print(f"| concurrency | limit c/latency | server capacity | limit | ours calls/s | ours/limit "
           f"| ours/SDK gather | ours/sequential |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for lv in levels:
-        print(f"| {lv.concurrency} | {lv.concurrency / args.latency:.0f} | {lv.server:.0f} | {lv.limit(args.latency):.0f}"
-              f" | {lv.ours:.0f} | {lv.ours / lv.limit(args.latency):.2f} | {lv.ours / lv.sdk:.1f}"
-              f" | {lv.ours / sequential:.0f} |")
+        ours_rate = lv.ours.calls_per_s
+        print(f"| {lv.concurrency} | {lv.concurrency / args.latency:.0f} | {lv.server.calls_per_s:.0f}"
+              f" | {lv.limit(args.latency):.0f} | {ours_rate:.0f} | {ours_rate / lv.limit(args.latency):.2f}"
+              f" | {ours_rate / lv.sdk.calls_per_s:.1f} | {ours_rate / sequential:.0f} |")
+    cpu = ", ".join(f"{lv.concurrency}: ours {lv.ours.cpu_us:.0f}, raw {lv.server.cpu_us:.0f}, SDK {lv.sdk.cpu_us:.0f}"
+                    for lv in levels)
+    print(f"client CPU per call, µs (one core; 1e6 / µs bounds calls/s): {cpu}")
     print(f"(limit = min(concurrency / {args.latency:g} s, server capacity measured by a raw-socket client in this "
           f"run); SDK gather = asyncio.gather over the openai SDK at the same concurrency ({args.sdk_calls:,} calls); "
           f"sequential = {sequential:.1f} calls/s from {args.sequential_calls} timed calls)")
     at_256 = [lv for lv in levels if lv.concurrency == 256]
     if at_256:
-        ratio = at_256[0].ours / at_256[0].limit(args.latency)
+        ratio = at_256[0].ours.calls_per_s / at_256[0].limit(args.latency)
         print(f"target ours/limit >= 0.9 at concurrency 256: {ratio:.2f} -> {'met' if ratio >= 0.9 else 'NOT met'}")
 
 
