@@ -44,7 +44,8 @@ import numpy as np
 
 from juge.data.records import HumanLabel
 from juge.errors import InputError
-from juge.stats import Estimate, percentile_interval, ratio_estimate, resample_weights
+from juge.stats import Estimate, percentile_interval, ratio_estimate
+from juge.stats.bootstrap import resampled_totals
 from juge.verdicts import CaseOutcome
 
 RECOMMENDED = "ppi++"
@@ -104,12 +105,14 @@ def rogan_gladen_estimate(
     together when ``same_cases``: ``f_unlabelled`` is then ``f_labelled``, every case being labelled)."""
     y, fl, fu = (np.asarray(a, float) for a in (y, f_labelled, f_unlabelled))
     theta, sens, spec = rogan_gladen(y, fl, fu)
-    w_lab = resample_weights(len(y), n_resamples=n_resamples, seed=seed)
-    w_unl = w_lab if same_cases else resample_weights(len(fu), n_resamples=n_resamples, seed=seed + 1)
+    # Per-case sums resampled without a (resamples x cases) matrix: columns y*f, y, (1-y)(1-f), 1-y, f.
+    lab = resampled_totals(np.column_stack([y * fl, y, (1 - y) * (1 - fl), 1 - y, fl]),
+                           n_resamples=n_resamples, seed=seed)
+    unl = lab[:, 4] if same_cases else resampled_totals(fu, n_resamples=n_resamples, seed=seed + 1)[:, 0]
     with np.errstate(divide="ignore", invalid="ignore"):
-        sens_b = (w_lab @ (y * fl)) / (w_lab @ y)
-        spec_b = (w_lab @ ((1 - y) * (1 - fl))) / (w_lab @ (1 - y))
-        p_b = (w_unl @ fu) / w_unl.sum(1)
+        sens_b = lab[:, 0] / lab[:, 1]
+        spec_b = lab[:, 2] / lab[:, 3]
+        p_b = unl / (len(y) if same_cases else len(fu))
         youden_b = sens_b + spec_b - 1
         boot = np.where(youden_b > 0, np.clip((p_b + spec_b - 1) / youden_b, 0, 1), np.nan)
     n = len(y) if same_cases else len(y) + len(fu)
