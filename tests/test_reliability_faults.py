@@ -283,7 +283,9 @@ def run_faulty_eval(tmp_path: Path, monkeypatch, capsys, singles: int, pairs: in
             letters[key[0]][key[2]] = verdict
 
     total_attempts = len(rows)
-    assert sum(late.values()) <= max(3, total_attempts // 100), late  # a loaded machine, not a pattern
+    # None on a quiet machine; a few on a loaded one (dozens with python -X dev). Every check here
+    # allows for them exactly; the bound only keeps them from crowding out the faults under test.
+    assert sum(late.values()) <= max(5, total_attempts // 20), late
     # The server injected every kind; each injection is one attempt in the log with that kind's
     # status or error, except those the engine had already given up on (logged as time-outs).
     for judge, stats in server_stats.items():

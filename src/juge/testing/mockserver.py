@@ -484,6 +484,8 @@ def serve_in_subprocess(config: MockConfig | None = None) -> Iterator[ServerHand
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def _parse_args(argv: list[str] | None) -> tuple[MockConfig, str, int]:
