@@ -112,10 +112,14 @@ def expected_task_keys(n_single: int, n_pairs: int) -> set[tuple[str, str, str, 
 
 
 def juge_run(eval_path: Path, db: Path) -> subprocess.Popen:
+    """`juge run` in its own process; its stderr is appended to stderr.log beside the database."""
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
-    return subprocess.Popen([sys.executable, "-m", "juge.cli", "run", str(eval_path), "--db", str(db),
-                             "--repeat", str(REPEAT), "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    with open(db.parent / "stderr.log", "a", encoding="utf-8") as log:
+        log.write("---- juge run\n")
+        log.flush()
+        return subprocess.Popen([sys.executable, "-m", "juge.cli", "run", str(eval_path), "--db", str(db),
+                                 "--repeat", str(REPEAT), "--no-progress"],
+                                stdout=subprocess.PIPE, stderr=log, text=True, env=env)
 
 
 def query(db: Path, sql: str, *args: object) -> list[tuple]:
@@ -248,6 +252,7 @@ class CrashedRun:
     lost: int  # calls thrown away by all the kills together
     requests: int  # requests the server saw in all
     final: subprocess.CompletedProcess | None  # the last process, let finish (None: the last kill came too late)
+    stderr: str  # of every process, killed or not
 
 
 def kill_and_resume(eval_path: Path, db: Path, server, n_tasks: int, n_outputs: int, n_kills: int,
@@ -275,15 +280,17 @@ def kill_and_resume(eval_path: Path, db: Path, server, n_tasks: int, n_outputs: 
             final = juge_run(eval_path, db)
     completed = None
     if final is not None:
-        out, err = final.communicate(timeout=300)
-        completed = subprocess.CompletedProcess(final.args, final.returncode, out, err)
-    return CrashedRun(kills, lost, server.stats()["requests"], completed)
+        out, _ = final.communicate(timeout=300)
+        completed = subprocess.CompletedProcess(final.args, final.returncode, out)
+    stderr = (db.parent / "stderr.log").read_text(encoding="utf-8")
+    return CrashedRun(kills, lost, server.stats()["requests"], completed, stderr)
 
 
-def assert_kills_landed(kills: list[Kill], n_kills: int, n_tasks: int, n_outputs: int) -> None:
+def assert_kills_landed(crashed: CrashedRun, n_kills: int, n_tasks: int, n_outputs: int) -> None:
+    kills = crashed.kills
     print("kills:", *kills, sep="\n  ")
     assert len(kills) >= n_kills - 1, f"only {len(kills)} kills landed: {kills}"
-    assert all(k.lost_calls <= CONCURRENCY for k in kills), kills
+    assert all(k.lost_calls <= CONCURRENCY for k in kills), f"{kills}\nstderr of every process:\n{crashed.stderr}"
     assert all(k.status is None for k in kills if k.phase == "startup"), "a start-up kill came after the run row"
     assert all(k.status == "running" for k in kills[:-1] if k.phase != "startup"), kills
     assert any(k.phase == "mid" and 0 < k.judgments < n_tasks for k in kills), kills
@@ -339,18 +346,19 @@ def crash_and_resume(tmp_path: Path, n_kills: int, n_single: int, n_pairs: int, 
     n_outputs = n_single if system else 0
     db, clean_db = tmp_path / "killed" / "juge.db", tmp_path / "clean" / "juge.db"
     db.parent.mkdir()
+    clean_db.parent.mkdir()
     with serve_in_thread(MOCK) as server, serve_in_thread(MOCK) as clean_server:
         # the clean run works alongside the crashing one, on its own server and store
         clean_eval = write_eval(tmp_path / "eval-clean", clean_server.url, n_single, n_pairs, system)
         clean = juge_run(clean_eval, clean_db)
         eval_path = write_eval(tmp_path / "eval-killed", server.url, n_single, n_pairs, system)
         crashed = kill_and_resume(eval_path, db, server, len(tasks), n_outputs, n_kills, random.Random(seed))
-        clean_out, clean_err = clean.communicate(timeout=300)
+        clean_out, _ = clean.communicate(timeout=300)
         clean_requests = clean_server.stats()["requests"]
-    assert clean.returncode == 0, clean_err
+    assert clean.returncode == 0, (clean_db.parent / "stderr.log").read_text(encoding="utf-8")
     assert clean_requests == len(tasks) + n_outputs
-    assert_kills_landed(crashed.kills, n_kills, len(tasks), n_outputs)
-    assert crashed.final is None or crashed.final.returncode == 0, crashed.final.stderr
+    assert_kills_landed(crashed, n_kills, len(tasks), n_outputs)
+    assert crashed.final is None or crashed.final.returncode == 0, crashed.stderr
 
     assert_same_judgments(db, clean_db, tasks)
     assert count_outputs(db) == n_outputs
