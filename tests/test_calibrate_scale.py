@@ -126,3 +126,12 @@ def test_streamed_rows_keep_line_numbers_bom_and_utf8_errors(tmp_path: Path) -> 
     path.write_bytes(b"\n  \n")
     with pytest.raises(InputError, match="file is empty"):
         read_rows(path)
+
+
+def test_a_repeat_that_is_no_whole_number_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    call = {"item_id": "it0", "judge": "small", "model": "m", "prompt": "p", "order": "12", "letter": "A",
+            "outcome": "ok", "text": "[[A]]"}
+    path.write_text(json.dumps(call) + "\n" + json.dumps({**call, "order": "21", "repeat": "x"}) + "\n")
+    with pytest.raises(InputError, match=r"calls\.jsonl:2: field 'repeat': repeat 'x' is not a whole number"):
+        read_recorded_judgments(path)

@@ -191,9 +191,13 @@ def iter_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ())
                               field="letter")
         if row["outcome"] == "ok" and verdict is None:
             raise input_error(path, "outcome is 'ok' but there is no letter/verdict", line=line, field="letter")
-        repeat = row.get("repeat") or 0
+        try:
+            repeat = int(row.get("repeat") or 0)
+        except (TypeError, ValueError):
+            raise input_error(path, f"repeat {row['repeat']!r} is not a whole number", line=line,
+                              field="repeat") from None
         item_id = sys.intern(str(row["item_id"]))
-        call = (sys.intern(str(row["judge"])), sys.intern(str(template)), order or "", int(repeat))
+        call = (sys.intern(str(row["judge"])), sys.intern(str(template)), order or "", repeat)
         call = call_keys.setdefault(call, call)
         on_item = seen.setdefault(item_id, {})
         if call in on_item:
