@@ -310,7 +310,8 @@ def test_cli_flag_conflicts_and_provider_override(tmp_path):
     res = runner.invoke(app, ["run", str(BAKERY), "--cases", str(BAKERY.parent / "cases.jsonl")])
     assert res.exit_code != 0 and "not both" in str(res.exception)
     recorded = tmp_path / "rec.jsonl"
-    recorded.write_text("")  # an empty recording: every call is a miss, so every judgment is an error
+    # A recording of another item only: every call is a miss, so every judgment is an error.
+    recorded.write_text('{"item_id": "elsewhere", "judge": "faithful", "template": "t", "text": "PASS"}\n')
     db = tmp_path / "j.db"
     res = runner.invoke(app, ["run", "--cases", str(BAKERY.parent / "cases.jsonl"), "--judge",
                               str(BAKERY.parent / "judges" / "faithful.toml"), "--replay", str(recorded),
