@@ -23,6 +23,7 @@ from typing import Any
 import jinja2
 
 from juge.data.records import Case, Message
+from juge.judges.textnorm import HOMOGLYPHS
 
 TAGS = (
     "question", "conversation", "turn", "context", "source", "response_a", "response_b", "response",
@@ -35,18 +36,29 @@ _INVISIBLE = "[" + "".join(re.escape(chr(c)) for c in range(0x110000) if unicode
 _BLANK = _INVISIBLE[:-2] + "\\s]*"
 
 
+def _look_alikes(ch: str) -> str:
+    """`ch` and the characters a reader takes for it: its other case, its fullwidth form, and its
+    Cyrillic, Greek, Cherokee or small-capital homoglyphs (the table the parsers' skeleton uses)."""
+    same = {ch.lower(), ch.upper()}
+    same |= {chr(ord(c) - 0x21 + 0xFF01) for c in tuple(same) if "!" <= c <= "~"}  # fullwidth forms
+    same |= {g for g, latin in HOMOGLYPHS.items() if latin.lower() == ch.lower()}
+    return "[" + "".join(re.escape(c) for c in sorted(same)) + "]"
+
+
 def _spelled_with_invisible(tag: str) -> str:
-    """A tag name as a pattern that also matches it with invisible characters between its letters."""
-    return _INVISIBLE.join(re.escape(ch) for ch in tag)
+    """A tag name as a pattern that also matches it written with look-alike letters and with
+    invisible characters between its letters."""
+    return _INVISIBLE.join(_look_alikes(ch) for ch in tag)
 
 
-# `<`, or its fullwidth or small form, that opens or closes one of our tags, even when the
-# tag is spelled with invisible characters (`<\u200b/response>`) or a fullwidth slash.
+# `<`, or a character a reader takes for it (fullwidth, small form, angle quotation marks and
+# brackets), that opens or closes one of our tags, even when the tag is spelled with invisible
+# characters (`<\u200b/response>`), look-alike letters (Cyrillic `е`) or a fullwidth slash.
+_LESS_THAN = "[<\uff1c\ufe64\u2039\u2329\u27e8\u3008\u02c2\u1438]"
 _TAG_OPENING = re.compile(
-    "[<\uff1c\ufe64](?=" + _BLANK + "[/\uff0f]?" + _BLANK
+    _LESS_THAN + "(?=" + _BLANK + "[/\uff0f\u2215\u2044]?" + _BLANK
     + "(?:" + "|".join(_spelled_with_invisible(t) for t in TAGS) + ")"
     + "(?!" + _INVISIBLE + "[A-Za-z0-9_-]))",
-    re.IGNORECASE,
 )
 
 

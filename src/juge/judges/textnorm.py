@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import unicodedata
 
-_HOMOGLYPHS = {
+HOMOGLYPHS = {
     # Cyrillic
     "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K", "М": "M",
     "О": "O", "Р": "P", "Ѕ": "S", "Т": "T", "Х": "X", "Ү": "Y", "Ԛ": "Q", "Ԝ": "W",
@@ -31,7 +31,7 @@ _HOMOGLYPHS = {
     "ᴊ": "J", "ᴋ": "K", "ʟ": "L", "ᴍ": "M", "ɴ": "N", "ᴏ": "O", "ᴘ": "P", "ʀ": "R", "ꜱ": "S",
     "ᴛ": "T", "ᴜ": "U", "ᴠ": "V", "ᴡ": "W", "ʏ": "Y", "ᴢ": "Z", "ı": "i",
 }
-_TABLE = str.maketrans(_HOMOGLYPHS)
+_TABLE = str.maketrans(HOMOGLYPHS)
 _KEEP_CONTROLS = {"\n", "\t"}
 
 
