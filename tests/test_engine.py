@@ -405,3 +405,31 @@ def test_solve_first_judgment_carries_both_calls_tokens_and_cost(store):
     assert len(calls) == 2
     assert j.tokens_in == sum(c["tokens_in"] for c in calls) and j.tokens_out == sum(c["tokens_out"] for c in calls)
     assert j.cost == pytest.approx(j.tokens_in + j.tokens_out)
+
+
+def test_csv_export_defuses_spreadsheet_formulas_unless_raw(tmp_path):
+    import csv
+
+    (tmp_path / "cases.jsonl").write_text(json.dumps({"id": "c0", "question": "q", "output": '=HYPERLINK("x")'}) + "\n")
+    (tmp_path / "eval.toml").write_text('''
+cases = "cases.jsonl"
+[[judges]]
+name = "pf"
+setup = "passfail"
+description = "Is it fine?"
+model = "m1"
+provider = "scripted"
+provider_options = { default = "@SUM(A1)\\nPASS" }
+''')
+    db = tmp_path / "j.db"
+    assert runner.invoke(app, ["run", str(tmp_path / "eval.toml"), "--db", str(db), "--no-progress"]).exit_code == 0
+    with Store(db) as s:
+        run_id = s.list_runs()[0]["id"]
+    safe, raw = tmp_path / "safe.csv", tmp_path / "raw.csv"
+    assert runner.invoke(app, ["export", run_id, "-o", str(safe), "--db", str(db)]).exit_code == 0
+    assert runner.invoke(app, ["export", run_id, "-o", str(raw), "--db", str(db), "--raw-csv"]).exit_code == 0
+    [safe_row] = list(csv.DictReader(safe.open(newline="")))
+    [raw_row] = list(csv.DictReader(raw.open(newline="")))
+    assert safe_row["output"] == '\'=HYPERLINK("x")' and safe_row["text"] == "'@SUM(A1)\nPASS"
+    assert raw_row["output"] == '=HYPERLINK("x")' and raw_row["text"] == "@SUM(A1)\nPASS"
+    assert safe_row["outcome"] == raw_row["outcome"]

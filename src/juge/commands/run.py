@@ -292,12 +292,28 @@ _PAIR_MEANING = {
 }
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A text cell a spreadsheet would evaluate (``=HYPERLINK(...)``, ``@SUM``) prefixed with ``'``
+    (OWASP, "CSV Injection"); other values unchanged."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
 def export_command(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .jsonl, .csv or .parquet.")],
     db: DbOption = DEFAULT_DB,
+    raw_csv: Annotated[bool, typer.Option(
+        "--raw-csv", help="CSV only: write text cells exactly as stored, even those a spreadsheet would run as a "
+                          "formula (by default a cell starting with = + - @ or a tab is prefixed with ').")] = False,
 ) -> None:
-    """Export a run, one row per judgment (raw text, verdict, outcome, versions, checks)."""
+    """Export a run, one row per judgment (raw text, verdict, outcome, versions, checks).
+
+    JSONL and Parquet keep every text exactly as stored. In CSV, model text that starts like a
+    spreadsheet formula is prefixed with a quote so opening the file cannot run it (--raw-csv turns
+    this off)."""
     suffix = output.suffix.lower()
     if suffix not in {".jsonl", ".csv", ".parquet"}:
         raise InputError(f"{output}: unknown format {suffix!r}; use .jsonl, .csv or .parquet")
@@ -320,7 +336,7 @@ def export_command(
             buf = io.StringIO()
             writer = csv.DictWriter(buf, fieldnames=columns)
             writer.writeheader()
-            writer.writerows(flat)
+            writer.writerows(flat if raw_csv else [{k: spreadsheet_safe(v) for k, v in r.items()} for r in flat])
             write_atomic(output, buf.getvalue())
         else:
             try:
