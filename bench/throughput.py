@@ -111,16 +111,20 @@ async def raw_client(url: str, bodies: list[list[dict[str, str]]], concurrency: 
     await asyncio.gather(*(connection() for _ in range(concurrency)))
 
 
-async def ours(url: str, tasks: list[JudgeTask], concurrency: int, db: Path) -> None:
+async def ours(url: str, tasks: list[JudgeTask], concurrency: int, db: Path) -> Rate:
+    """The engine judging `tasks`; only `run_tasks` is timed (not creating the run or checking it after)."""
     provider = OpenAICompatProvider(base_url=url)
     with Store(db) as store:
         engine = Engine(store, EngineOptions(concurrency=concurrency, retries=0, timeout=60, progress=False))
         run_id = store.create_run(dataset_hash="bench", juge_version="bench", cases=[t.case for t in tasks])
+        cpu, wall = time.process_time(), time.perf_counter()
         stored = await engine.run_tasks(run_id, tasks, {tasks[0].judge.name: provider})
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         await provider.aclose()
         outcomes = {j.outcome for j in store.judgments(run_id)}
     if stored != len(tasks) or engine.stats["calls"] != len(tasks) or outcomes != {"ok"}:
         raise SystemExit(f"ours: stored {stored} of {len(tasks)}, {engine.stats['calls']} calls, outcomes {outcomes}")
+    return Rate(len(tasks) / wall, cpu / len(tasks) * 1e6)
 
 
 async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> None:
@@ -171,7 +175,7 @@ def main() -> None:
             bodies = prompts(tasks)
             server_rate = timed(len(bodies), raw_client(server.url, bodies, concurrency))
             reset_server_stats(server.url)
-            our_rate = timed(len(tasks), ours(server.url, tasks, concurrency, Path(tmp) / f"c{concurrency}.db"))
+            our_rate = asyncio.run(ours(server.url, tasks, concurrency, Path(tmp) / f"c{concurrency}.db"))
             max_inflight = server.stats()["max_inflight"]
             sdk_bodies = bodies[: args.sdk_calls]
             sdk_rate = timed(len(sdk_bodies), sdk_gather(server.url, sdk_bodies, concurrency))
