@@ -242,24 +242,25 @@ class Engine:
         """Judge every task not already stored for this run; returns how many were stored now."""
         done = self.store.done_keys(run_id)
         todo = [t for t in tasks if t.key not in done]
-        semaphore = asyncio.Semaphore(self.options.concurrency)
         stored = 0
         started = time.perf_counter()
         with self._progress() as progress:
             bar = progress.add_task(description, total=len(tasks), completed=len(tasks) - len(todo), rate="")
+            queue = iter(todo)
 
-            async def one(task: JudgeTask) -> None:
+            async def worker() -> None:
+                """Judges the next task until none is left. A task is in flight until its judgment is
+                committed, so `concurrency` workers keep a kill's loss to the calls in flight."""
                 nonlocal stored
-                async with semaphore:  # held until the judgment is committed: a kill loses <= concurrency calls
+                for task in queue:
                     judgment = await self.judge_one(run_id, task, providers[task.judge.name])
-                    saved = self.store.save_judgment(run_id, judgment)
+                    stored += self.store.save_judgment(run_id, judgment)
                     await self.commit_soon()
-                stored += saved
-                rate = stored / max(time.perf_counter() - started, 1e-9)
-                progress.update(bar, advance=1, rate=f"{rate:.1f}/s")
+                    rate = stored / max(time.perf_counter() - started, 1e-9)
+                    progress.update(bar, advance=1, rate=f"{rate:.1f}/s")
 
             with self.store.grouped():
-                await asyncio.gather(*(one(t) for t in todo))
+                await asyncio.gather(*(worker() for _ in range(min(self.options.concurrency, len(todo)))))
         return stored
 
 
