@@ -369,8 +369,8 @@ def crash_and_resume(tmp_path: Path, n_kills: int, n_single: int, n_pairs: int, 
     assert integrity(db) == "ok"
 
 
-def test_sigkill_at_four_points_then_resume_equals_a_clean_run(tmp_path):
-    crash_and_resume(tmp_path, n_kills=4, n_single=40, n_pairs=30, seed=3)
+def test_sigkill_at_ten_random_points_then_resume_equals_a_clean_run(tmp_path):
+    crash_and_resume(tmp_path, n_kills=10, n_single=160, n_pairs=120, seed=10)
 
 
 def test_sigkill_while_the_system_under_test_answers_then_resume_equals_a_clean_run(tmp_path):
@@ -378,8 +378,15 @@ def test_sigkill_while_the_system_under_test_answers_then_resume_equals_a_clean_
 
 
 @pytest.mark.slow
-def test_sigkill_at_ten_random_points_then_resume_equals_a_clean_run(tmp_path):
-    crash_and_resume(tmp_path, n_kills=10, n_single=160, n_pairs=120, seed=10)
+@pytest.mark.parametrize("seed", range(11, 16))
+def test_more_seeds_of_ten_kills_then_resume_equals_a_clean_run(tmp_path, seed):
+    crash_and_resume(tmp_path, n_kills=10, n_single=160, n_pairs=120, seed=seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(6, 11))
+def test_more_seeds_of_kills_while_the_system_answers(tmp_path, seed):
+    crash_and_resume(tmp_path, n_kills=6, n_single=80, n_pairs=0, seed=seed, system=True)
 
 
 class Killed(BaseException):
