@@ -2,9 +2,10 @@
 
 `juge run` runs as a real subprocess against the mock OpenAI-compatible server (real HTTP, a
 lognormal latency so kills land with calls in flight). It is killed with SIGKILL at planned
-points: during start-up (before the run row exists), just after the run row appears,
-mid-judging (after a seeded-random number of further requests at the server, then 0-20 ms),
-and once the last judgment is stored (while the summary is computed). The same command is
+points: during start-up (before the run row exists), just after the run row appears, while
+the system under test writes outputs (in the variant that has one), mid-judging (each after a
+seeded-random number of further requests at the server, then 0-20 ms), and once the last
+judgment is stored (while the summary is computed). The same command is
 started again after every kill, then allowed to finish. A clean run of the same eval goes into
 another database. The killed-and-resumed store must hold every (item, judge, order, repeat)
 exactly once, equal the clean run, and pass SQLite's integrity check after every kill.
@@ -13,8 +14,8 @@ Model-call bound: a request is paid for again only when its answer never reached
 i.e. it was in flight when the process died. After each kill the calls lost so far are
 ``requests the server saw - cache rows`` (no faults are injected, so every answered request is
 cached unless the process died first). Each kill may add at most the engine's concurrency
-(the number of judge calls it allows in flight, each holding its slot until its answer is
-cached), and the final total must be exactly ``tasks + calls lost``: at least one call per
+(the number of calls it allows in flight; a call keeps its slot until its answer and judgment
+are committed), and the final total must be exactly ``tasks + calls lost``: at least one call per
 task, nothing paid twice otherwise.
 """
 
