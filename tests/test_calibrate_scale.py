@@ -88,7 +88,7 @@ def test_the_filtered_study_equals_the_study_on_every_call(tmp_path: Path) -> No
 def test_a_study_keeps_unlabelled_items_only_as_ids_and_splits(tmp_path: Path) -> None:
     write_study(tmp_path, 300, labelled_every=7, text_chars=20)
     paths = {"items": tmp_path / "items.jsonl", "judgments": [tmp_path / "judgments.jsonl"]}
-    full, lean = load_inputs(**paths), load_inputs(**paths, keep_unlabelled=False)
+    full, lean = load_inputs(**paths), load_inputs(**paths, lean=True)
     assert len(full.data.cases) == 300 and full.data.left_out.ids == set()
     assert len(lean.data.cases) == 43 and len(lean.data.left_out.ids) == 257
     assert {c.id for c in lean.data.cases} | lean.data.left_out.ids == {c.id for c in full.data.cases}
@@ -100,7 +100,7 @@ def test_a_study_keeps_unlabelled_items_only_as_ids_and_splits(tmp_path: Path) -
     rows = [json.loads(line) for line in paths["items"].read_text().splitlines()]
     only_dev.write_text("".join(json.dumps({**r, "human_ratings": r["human_ratings"] if r["split"] == "dev" else []})
                                 + "\n" for r in rows))
-    lean = load_inputs(items=only_dev, judgments=paths["judgments"], keep_unlabelled=False)
+    lean = load_inputs(items=only_dev, judgments=paths["judgments"], lean=True)
     assert {c.split for c in lean.data.cases} == {"dev"} and default_split(lean, "holdout") == "holdout"
     with pytest.raises(InputError, match=r"no item in split 'holdout' has a human label \(300 items, "):
         run_study(lean, split="holdout", boot=boot)

@@ -99,7 +99,7 @@ def calibrate_command(
             kind=kind,  # type: ignore[arg-type]
             label_cols=[c.strip() for c in label_cols.split(",") if c.strip()] if label_cols else [],
             scale=_scale_option(scale), id_col=id_col, output_col=output_col, baseline_cols=baseline_col or [],
-            judges=judge or [], templates=template or [], keep_unlabelled=False,
+            judges=judge or [], templates=template or [], lean=True,
         )
         chosen = default_split(inputs, split)
         if chosen == "holdout":

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from juge.data.readers import file_hash, iter_rows, read_rows
-from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment
+from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall
 from juge.errors import InputError, input_error
 
 PAIR_LABELS = ("A", "B", "tie")
@@ -51,10 +51,11 @@ class CalibrationData:
     ``baselines[name][item_id]`` is a verdict recorded with the item (pairwise:
     A/B/tie/inconsistent in the fixed order; scores: a number or PASS/FAIL).
     ``sources`` maps a role ("items", "judgments", ...) to the sha256 of the file read.
-    ``left_out`` lists the items read but not kept in ``cases`` (see ``read_pairwise_items``).
+    ``left_out`` lists the items read but not kept in ``cases``, whose pairs a lean read keeps as
+    PairSummary (see ``read_pairwise_items``).
     """
 
-    cases: list[Case]
+    cases: list[Case | PairSummary]
     labels: list[HumanLabel]
     baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
@@ -77,7 +78,7 @@ def _shared(value: Any) -> Any:
 
 
 def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("gpt4_2023",),
-                        drop_unlabelled: bool = False) -> CalibrationData:
+                        lean: bool = False) -> CalibrationData:
     """Read the shared sample's `items.jsonl`: one pair per line with its human votes.
 
     Fields: item_id, question_id (the group), category, split, question, answer_1,
@@ -85,12 +86,12 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
     and optional baseline verdict fields (a label, or an object with a `label`).
     A label is A (answer 1 better), B (answer 2 better) or tie.
 
-    With `drop_unlabelled`, an item without votes is checked like any other but kept only in
-    ``left_out`` (id and split), not as a case with its texts: a study measures nothing on it,
-    and on a large file most items are unlabelled.
+    A `lean` read keeps what a study reads and no more: an item without votes is checked like any other
+    but kept only in ``left_out`` (id and split), since a study measures nothing on it (on a large file
+    most items are unlabelled), and an item with votes as a :class:`PairSummary` (answer lengths, no texts).
     """
     path = Path(path)
-    cases: list[Case] = []
+    cases: list[Case | PairSummary] = []
     left_out = LeftOut()
     labels: list[HumanLabel] = []
     baselines: dict[str, dict[str, Any]] = {name: {} for name in baseline_fields}
@@ -120,8 +121,10 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
         ratings = row.get("human_ratings") or []
         if not isinstance(ratings, list):
             raise input_error(path, "must be a list of {rater_id, label}", line=line, field="human_ratings")
-        if ratings or not drop_unlabelled:
+        if not lean:
             cases.append(case)
+        elif ratings:
+            cases.append(PairSummary.of(case))
         else:
             left_out.ids.add(item_id)
             if case.split:
@@ -131,7 +134,7 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
             where = f"human_ratings[{k}]"
             if not isinstance(vote, dict) or not vote.get("rater_id"):
                 raise input_error(path, "each vote needs a rater_id and a label", line=line, field=where)
-            rater = str(vote["rater_id"])
+            rater = sys.intern(str(vote["rater_id"]))
             if rater in raters:
                 raise input_error(path, f"rater {rater!r} voted twice on this item", line=line, field=where)
             raters.add(rater)
@@ -162,65 +165,115 @@ def iter_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ())
     answers) must say its order.
     """
     path = Path(path)
-    # First line of each call, as seen[item_id][(judge, template, order, repeat)]: one small dict per item
-    # and shared key tuples, so a million calls cost little more than their item ids.
-    seen: dict[str, dict[tuple[str, str, str, int], int]] = {}
-    call_keys: dict[tuple[str, str, str, int], tuple[str, str, str, int]] = {}
+    for line, fields in _checked_calls(path, pair_ids):
+        yield _judgment(path, line, fields)
+
+
+def iter_recorded_calls(path: str | Path, *, pair_ids: Collection[str] = ()) -> Iterator[RecordedCall]:
+    """The calls of :func:`iter_recorded_judgments`, with the same checks and errors, as compact records.
+
+    A call whose verdict is text (or absent) and whose token counts are whole numbers (or absent) holds
+    nothing a Judgment would convert or refuse beyond the checks made here, so no Judgment is built for
+    it (most of the time spent reading); any other call is checked by building its Judgment.
+    """
+    path = Path(path)
+    for line, fields in _checked_calls(path, pair_ids):
+        verdict, tokens = fields["verdict"], (fields["tokens_in"], fields["tokens_out"])
+        if (verdict is None or type(verdict) is str) and all(n is None or type(n) is int for n in tokens):
+            yield RecordedCall(*(fields[name] for name in RecordedCall._fields))
+        else:
+            judgment = _judgment(path, line, fields)
+            yield RecordedCall(*(getattr(judgment, name) for name in RecordedCall._fields))
+
+
+def _judgment(path: Path, line: int, fields: dict[str, Any]) -> Judgment:
+    try:
+        return Judgment(**fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise input_error(path, err["msg"], line=line, field=".".join(map(str, err["loc"])) or None) from None
+
+
+CallKey = tuple[str, str, str, int]  # (judge, template, order or "", repeat): one call per item
+
+
+def _checked_calls(path: Path, pair_ids: Collection[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, the Judgment's fields) of each recorded call, after the checks that name the field at fault.
+
+    Duplicates are found with one small bit mask per item (a bit per call key seen on it), so a million
+    calls cost little more than their item ids; the first line of a duplicate is looked up again.
+    """
+    seen: dict[str, int] = {}
+    key_bits: dict[CallKey, int] = {}
     for line, row in iter_rows(path):
-        for name in ("item_id", "judge", "outcome"):
-            if row.get(name) in (None, ""):
-                raise input_error(path, "required field is missing", line=line, field=name)
-        template = row.get("prompt", row.get("template"))
-        if template in (None, ""):
-            raise input_error(path, "required field is missing (the prompt/template id)", line=line, field="prompt")
-        if row["outcome"] not in OUTCOMES:
-            raise input_error(path, f"outcome {row['outcome']!r} is not one of {list(OUTCOMES)}", line=line,
-                              field="outcome")
-        verdict = row.get("letter", row.get("verdict"))
-        order = row.get("order")
-        order = str(order) if order is not None else None
-        if order is None and str(row["item_id"]) in pair_ids:
-            raise input_error(path, f"item {row['item_id']!r} is a pair: its call must say which answer came "
-                              "first ('12' or '21')", line=line, field="order")
-        if order is not None and order not in ("12", "21"):
-            raise input_error(path, f"order {order!r} is not '12' or '21'", line=line, field="order")
-        if order is not None and verdict is not None and verdict not in ("A", "B", "C"):
-            raise input_error(path, f"letter {verdict!r} is not A, B or C", line=line, field="letter")
-        if row["outcome"] != "ok" and verdict is not None:
-            raise input_error(path, f"a call with outcome {row['outcome']!r} cannot carry a verdict", line=line,
-                              field="letter")
-        if row["outcome"] == "ok" and verdict is None:
-            raise input_error(path, "outcome is 'ok' but there is no letter/verdict", line=line, field="letter")
+        _check_call_row(path, line, row, pair_ids)
         try:
             repeat = int(row.get("repeat") or 0)
         except (TypeError, ValueError):
             raise input_error(path, f"repeat {row['repeat']!r} is not a whole number", line=line,
                               field="repeat") from None
         item_id = sys.intern(str(row["item_id"]))
-        call = (sys.intern(str(row["judge"])), sys.intern(str(template)), order or "", repeat)
-        call = call_keys.setdefault(call, call)
-        on_item = seen.setdefault(item_id, {})
-        if call in on_item:
-            raise input_error(path, f"duplicate call for item {item_id!r}, judge {call[0]!r}, template {call[1]!r}, "
-                              f"order {order!r} (first on line {on_item[call]})", line=line)
-        on_item[call] = line
-        extra: dict[str, Any] = {}
+        key = _call_key(row, repeat)
+        bit = key_bits.setdefault(key, 1 << len(key_bits))
+        on_item = seen.get(item_id, 0)
+        if on_item & bit:
+            raise input_error(path, f"duplicate call for item {item_id!r}, judge {key[0]!r}, template {key[1]!r}, "
+                              f"order {key[2] or None!r} "
+                              f"(first on line {_first_line(path, item_id, key)})", line=line)
+        seen[item_id] = on_item | bit
+        fields: dict[str, Any] = {
+            "item_id": item_id, "judge": key[0], "model": sys.intern(str(row.get("model") or "unknown")),
+            "template": key[1], "template_hash": sys.intern(str(row.get("template_hash") or "")),
+            "order": key[2] or None, "repeat": repeat, "text": str(row.get("text") or ""),
+            "verdict": row.get("letter", row.get("verdict")), "outcome": sys.intern(row["outcome"]),
+            "tokens_in": row.get("tokens_in"), "tokens_out": row.get("tokens_out"),
+        }
         if row.get("at"):
             try:
-                extra["timestamp"] = datetime.fromisoformat(str(row["at"]))
+                fields["timestamp"] = datetime.fromisoformat(str(row["at"]))
             except ValueError:
                 raise input_error(path, f"not an ISO timestamp: {row['at']!r}", line=line, field="at") from None
-        try:
-            judgment = Judgment(
-                item_id=item_id, judge=call[0], model=sys.intern(str(row.get("model") or "unknown")),
-                template=call[1], template_hash=sys.intern(str(row.get("template_hash") or "")), order=order,
-                repeat=call[3], text=str(row.get("text") or ""), verdict=verdict, outcome=row["outcome"],
-                tokens_in=row.get("tokens_in"), tokens_out=row.get("tokens_out"), **extra,
-            )
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise input_error(path, err["msg"], line=line, field=".".join(map(str, err["loc"])) or None) from None
-        yield judgment
+        yield line, fields
+
+
+def _check_call_row(path: Path, line: int, row: dict[str, Any], pair_ids: Collection[str]) -> None:
+    for name in ("item_id", "judge", "outcome"):
+        if row.get(name) in (None, ""):
+            raise input_error(path, "required field is missing", line=line, field=name)
+    template = row.get("prompt", row.get("template"))
+    if template in (None, ""):
+        raise input_error(path, "required field is missing (the prompt/template id)", line=line, field="prompt")
+    if row["outcome"] not in OUTCOMES:
+        raise input_error(path, f"outcome {row['outcome']!r} is not one of {list(OUTCOMES)}", line=line,
+                          field="outcome")
+    verdict = row.get("letter", row.get("verdict"))
+    order = row.get("order")
+    order = str(order) if order is not None else None
+    if order is None and str(row["item_id"]) in pair_ids:
+        raise input_error(path, f"item {row['item_id']!r} is a pair: its call must say which answer came "
+                          "first ('12' or '21')", line=line, field="order")
+    if order is not None and order not in ("12", "21"):
+        raise input_error(path, f"order {order!r} is not '12' or '21'", line=line, field="order")
+    if order is not None and verdict is not None and verdict not in ("A", "B", "C"):
+        raise input_error(path, f"letter {verdict!r} is not A, B or C", line=line, field="letter")
+    if row["outcome"] != "ok" and verdict is not None:
+        raise input_error(path, f"a call with outcome {row['outcome']!r} cannot carry a verdict", line=line,
+                          field="letter")
+    if row["outcome"] == "ok" and verdict is None:
+        raise input_error(path, "outcome is 'ok' but there is no letter/verdict", line=line, field="letter")
+
+
+def _call_key(row: dict[str, Any], repeat: int) -> CallKey:
+    """The key of a checked row's call on its item, with shared strings."""
+    order = row.get("order")
+    return (sys.intern(str(row["judge"])), sys.intern(str(row.get("prompt", row.get("template")))),
+            "" if order is None else sys.intern(str(order)), repeat)
+
+
+def _first_line(path: Path, item_id: str, key: CallKey) -> int:
+    """The line of the first call with this key on this item (the rows before it were checked already)."""
+    return next(line for line, row in iter_rows(path)
+                if str(row["item_id"]) == item_id and _call_key(row, int(row.get("repeat") or 0)) == key)
 
 
 def read_label_rows(path: str | Path, *, pairwise: bool) -> list[HumanLabel]:

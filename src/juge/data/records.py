@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -118,6 +119,29 @@ class Case(BaseModel):
         return []
 
 
+@dataclass(frozen=True, slots=True)
+class PairSummary:
+    """What a pairwise study reads of a checked :class:`Case` holding a pair: its ids, split and the
+    length of each answer, without the texts (a study of a large file keeps one per labelled item)."""
+
+    id: str
+    group: str
+    category: str | None
+    split: str | None
+    has_reference: bool
+    len_1: int
+    len_2: int
+
+    is_pair = True
+
+    @classmethod
+    def of(cls, case: Case) -> "PairSummary":
+        if case.output_1 is None or case.output_2 is None:
+            raise ValueError(f"item {case.id!r} is not a pair (needs output_1 and output_2)")
+        return cls(case.id, case.group, case.category, case.split, bool(case.reference), len(case.output_1),
+                   len(case.output_2))
+
+
 class HumanLabel(BaseModel):
     """One rater's label on one item."""
 
@@ -180,3 +204,24 @@ class Judgment(BaseModel):
         if self.outcome == "ok" and self.verdict is None:
             raise ValueError("a judgment with outcome 'ok' must carry the verdict its parser read")
         return self
+
+
+class RecordedCall(NamedTuple):
+    """One recorded judge call as a study reads it: the fields of a :class:`Judgment` of the same names,
+    without its timestamp, tokens, cost and the like, in a tuple of a tenth of a Judgment's memory.
+
+    Only a reader that checked the call as a Judgment would be checked makes one
+    (``juge.data.adapters.iter_recorded_calls``); a pairwise study keeps up to a call per line of a
+    million-line file in memory.
+    """
+
+    item_id: str
+    judge: str
+    model: str
+    template: str
+    template_hash: str
+    order: Order | None
+    repeat: int
+    text: str
+    verdict: str | int | float | dict[str, Any] | None
+    outcome: Outcome

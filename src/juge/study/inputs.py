@@ -19,12 +19,12 @@ from juge.data.adapters import (
     read_mtbench_human_judgments,
     read_pairwise_items,
     read_rated_items,
-    iter_recorded_judgments,
+    iter_recorded_calls,
 )
 from juge.data.readers import file_hash, iter_rows, read_cases
-from juge.data.records import Case, HumanLabel, Judgment
+from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError, input_error
-from juge.files import write_atomic
+from juge.files import write_with
 from juge.study.calibrate import Bootstrap, pairwise_study
 from juge.study.pairtable import build_pair_table
 from juge.study.scores import Truth, build_grade_table, grade_study
@@ -39,11 +39,12 @@ class NotPairs(InputError):
 
 @dataclass
 class StudyInputs:
-    """Everything a study reads: items and human labels, in-item baselines, and judgments."""
+    """Everything a study reads: items and human labels, in-item baselines, and judgments (those of a
+    stored run as Judgments, those read from files as compact RecordedCalls)."""
 
     kind: StudyKind
     data: CalibrationData
-    judgments: list[Judgment] = field(default_factory=list)
+    judgments: list[Judgment | RecordedCall] = field(default_factory=list)
     has_splits: bool = False
     notices: list[str] = field(default_factory=list)
     declared_scale: tuple[float, float] | None = None
@@ -86,19 +87,20 @@ def load_inputs(
     baseline_cols: Sequence[str] = (),
     judges: Sequence[str] = (),
     templates: Sequence[str] = (),
-    keep_unlabelled: bool = True,
+    lean: bool = False,
 ) -> StudyInputs:
     """Read items, labels and judgments from the given sources; keep only the chosen judges/templates.
 
-    ``keep_unlabelled=False`` (a study, which measures nothing on an item without a human label):
-    items of the sample layout that carry no vote are checked but kept only as ids and splits
-    (``data.left_out``) when the votes can only come from the items (no --labels, no --run).
+    ``lean=True`` (a study, which measures nothing on an item without a human label): items of the
+    sample layout that carry no vote are checked but kept only as ids and splits (``data.left_out``),
+    and those with votes as PairSummary (no texts), when the votes can only come from the items
+    (no --labels, no --run).
     """
     if from_hf is not None and (items is not None or run is not None):
         raise InputError("--from-hf reads items and votes from the dataset; do not combine it with --items or --run")
     if from_hf is None and items is None and run is None:
         raise InputError("nothing to calibrate: give --items FILE, --from-hf DIR or --run RUN_ID (see --help)")
-    recorded: list[Judgment] = []
+    recorded: list[Judgment | RecordedCall] = []
     run_outputs: dict[tuple[str, str], dict[str, Any]] = {}
     if from_hf is not None:
         data = read_mtbench_human_judgments(from_hf, turn=turn)
@@ -109,7 +111,7 @@ def load_inputs(
         kind = guessed
     elif items is not None and _is_sample_layout(items):
         data = read_pairwise_items(items, **({"baseline_fields": baseline_cols} if baseline_cols else {}),
-                                   drop_unlabelled=not keep_unlabelled and labels is None and run is None)
+                                   lean=lean and labels is None and run is None)
     elif items is not None:
         data = CalibrationData(read_cases(items), [], {}, {"items": file_hash(items)})
     else:
@@ -148,7 +150,7 @@ def load_inputs(
     pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
     keep = calls_a_pair_study_uses(data.labels) if pairwise else None
     for k, path in enumerate(judgments):
-        calls = iter_recorded_judgments(path, pair_ids=pair_ids)
+        calls = iter_recorded_calls(path, pair_ids=pair_ids)
         recorded += calls if keep is None else filter(keep, calls)
         data.sources["judgments" if k == 0 else f"judgments_{k + 1}"] = file_hash(path)
     if not data.labels:
@@ -183,7 +185,7 @@ def load_inputs(
                        declared_scale=declared, warnings=warnings)
 
 
-def calls_a_pair_study_uses(labels: Iterable[HumanLabel]) -> Callable[[Judgment], bool]:
+def calls_a_pair_study_uses(labels: Iterable[HumanLabel]) -> Callable[[Judgment | RecordedCall], bool]:
     """Which recorded calls a pairwise study keeps in memory, as a filter over the calls in file order.
 
     The study's table holds only items with a human label, so of the calls on other items it needs none
@@ -194,7 +196,7 @@ def calls_a_pair_study_uses(labels: Iterable[HumanLabel]) -> Callable[[Judgment]
     labelled = {lab.item_id for lab in labels}
     versions: set[tuple[str, str, str, str]] = set()
 
-    def keep(call: Judgment) -> bool:
+    def keep(call: Judgment | RecordedCall) -> bool:
         if call.item_id in labelled or call.order is None:
             return True
         version = (call.judge, call.template, call.model, call.template_hash)
@@ -228,7 +230,7 @@ def labels_on_these_outputs(
     are kept, with one note that they cannot be checked. Labels on ids that are no case pass through
     (the caller reports them). Raises InputError when every label is left out.
     """
-    hashes = {c.id: c.output_hash() for c in cases}
+    hashes = {c.id: c.output_hash() for c in cases} if any(lab.output_hash is not None for lab in labels) else {}
 
     def stale(lab: HumanLabel) -> bool:
         return lab.output_hash is not None and lab.item_id in hashes and lab.output_hash != hashes[lab.item_id]
@@ -249,7 +251,8 @@ def labels_on_these_outputs(
     return kept, warnings, notes
 
 
-def _keep_judges_of_kind(kind: StudyKind, recorded: list[Judgment]) -> tuple[list[Judgment], list[str]]:
+def _keep_judges_of_kind(kind: StudyKind, recorded: list[Judgment | RecordedCall]
+                         ) -> tuple[list[Judgment | RecordedCall], list[str]]:
     """Leave out judges none of whose answered calls is a grade of this study (e.g. per-criterion scores in a
     PASS/FAIL study): they would show as all 'missing'. One notice per judge left out, naming it."""
     graded: dict[tuple[str, str], bool] = {}
@@ -345,5 +348,14 @@ def _refuse_empty(n_items: int, split: str, inputs: StudyInputs) -> None:
 
 
 def write_json(path: Path, data: Any) -> Path:
-    """Write JSON atomically: a temporary file in the same directory, then a rename."""
-    return write_atomic(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    """Write JSON atomically: a temporary file in the same directory, then a rename.
+
+    The text is written as it is encoded: an indented dump of a large study is a list of millions of
+    small strings before it is joined.
+    """
+    def dump(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8", newline="") as f:
+            json.dump(data, f, ensure_ascii=False, indent=1)
+            f.write("\n")
+
+    return write_with(path, dump)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from juge.data.records import Case, HumanLabel, Judgment
+from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall
 from juge.judges.pairwise import PairVerdict, as_agreement_label, combine_orders
 
 LABELS = ("A", "B", "tie")
@@ -43,7 +43,7 @@ def longer_answer_verdict(len_1: int, len_2: int) -> str:
     return "A" if len_1 > len_2 else "B"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call:
     """One judge call in one order, as recorded (letter as written, not yet mapped back)."""
 
@@ -54,7 +54,7 @@ class Call:
     repeat: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class JudgeOnItem:
     """What one judge key said about one item.
 
@@ -80,7 +80,7 @@ class JudgeOnItem:
         return calls[0].text if calls else None
 
 
-@dataclass
+@dataclass(slots=True)
 class PairItem:
     """One row of the table."""
 
@@ -153,44 +153,55 @@ class PairTable:
         return [it for it in self.items if key in it.judges]
 
 
-def _calls_by_item(judgments: Iterable[Judgment]) -> dict[tuple[str, str], dict[str, list[Call]]]:
-    grouped: dict[tuple[str, str], dict[str, list[tuple[int, Call]]]] = {}
-    for j in judgments:
-        if j.order not in ORDERS:
-            raise ValueError(f"judgment of {j.judge!r} on item {j.item_id!r} has no order: not a pairwise call")
-        letter = j.verdict if j.outcome == "ok" else None
-        if letter is not None and letter not in ("A", "B", "C"):
-            raise ValueError(f"judgment of {j.judge!r} on item {j.item_id!r} has letter {letter!r}, not A/B/C")
-        call = Call(letter, j.outcome, j.text, j.model, j.repeat)
-        grouped.setdefault((judge_key(j.judge, j.template), j.item_id), {}).setdefault(j.order, []).append(
-            (j.repeat, call))
-    return {k: {o: [c for _, c in sorted(calls, key=lambda rc: rc[0])] for o, calls in orders.items()}
-            for k, orders in grouped.items()}
-
-
-def add_judgments(table: PairTable, judgments: Iterable[Judgment]) -> PairTable:
+def add_judgments(table: PairTable, judgments: Iterable[Judgment | RecordedCall]) -> PairTable:
     """Add recorded or live pairwise judgments (both orders) as judge keys, in place; returns the table.
 
-    Judgments on items not in the table are ignored. This is the hook for extra
-    judges (e.g. a local model run during ``juge demo --live``).
+    Judgments on items not in the table are ignored (but checked). A key's calls on an item replace what
+    the item held under that key. This is the hook for extra judges (e.g. a local model run during
+    ``juge demo --live``).
     """
-    judgments = list(judgments)
     by_id = {it.item_id: it for it in table.items}
+    keys: dict[tuple[str, str], str] = {}
+    judged: dict[str, set[str]] = {}  # key -> ids of the items given calls by this key here
     for j in judgments:
-        key = judge_key(j.judge, j.template)
+        key = keys.get((j.judge, j.template))
+        if key is None:
+            key = keys[(j.judge, j.template)] = judge_key(j.judge, j.template)  # one string per key, not per call
         info = table.judges.setdefault(key, JudgeInfo(judge=j.judge, template=j.template))
         if j.model not in info.models:
             info.models.append(j.model)
         if j.template_hash and j.template_hash not in info.template_hashes:
             info.template_hashes.append(j.template_hash)
-    for (key, item_id), orders in _calls_by_item(judgments).items():
-        item = by_id.get(item_id)
+        call = _pair_call(j)
+        item = by_id.get(j.item_id)
         if item is None:
             continue
-        first = {o: (orders.get(o) or [None])[0] for o in ORDERS}
-        verdict = combine_orders(*(c.letter if c else None for c in (first["12"], first["21"])))
-        item.judges[key] = JudgeOnItem(verdict=verdict, calls=orders)
+        on_items = judged.setdefault(key, set())
+        if j.item_id not in on_items:
+            on_items.add(j.item_id)
+            item.judges[key] = JudgeOnItem(verdict=None)
+        item.judges[key].calls.setdefault(j.order, []).append(call)  # type: ignore[arg-type]
+    for key, item_ids in judged.items():
+        for item_id in item_ids:
+            _combine(by_id[item_id].judges[key])
     return table
+
+
+def _pair_call(j: Judgment | RecordedCall) -> Call:
+    """The call of a pairwise judgment; ValueError when it has no order or its letter is not A/B/C."""
+    if j.order not in ORDERS:
+        raise ValueError(f"judgment of {j.judge!r} on item {j.item_id!r} has no order: not a pairwise call")
+    letter = j.verdict if j.outcome == "ok" else None
+    if letter is not None and letter not in ("A", "B", "C"):
+        raise ValueError(f"judgment of {j.judge!r} on item {j.item_id!r} has letter {letter!r}, not A/B/C")
+    return Call(letter, j.outcome, j.text, j.model, j.repeat)  # type: ignore[arg-type]
+
+
+def _combine(on: JudgeOnItem) -> None:
+    """Order each order's calls by repeat (file order among equal repeats) and combine the first of each."""
+    for calls in on.calls.values():
+        calls.sort(key=lambda call: call.repeat)
+    on.verdict = combine_orders(on.letter("12"), on.letter("21"))
 
 
 def add_baseline(table: PairTable, name: str, verdicts: Mapping[str, str], *, both_orders: bool = True) -> PairTable:
@@ -203,7 +214,7 @@ def add_baseline(table: PairTable, name: str, verdicts: Mapping[str, str], *, bo
 
 
 def build_pair_table(
-    cases: Iterable[Case],
+    cases: Iterable[Case | PairSummary],
     labels: Iterable[HumanLabel],
     judgments: Iterable[Judgment] = (),
     *,
@@ -222,12 +233,10 @@ def build_pair_table(
     for case in cases:
         if case.id not in votes:
             continue
-        if case.output_1 is None or case.output_2 is None:
-            raise ValueError(f"item {case.id!r} is not a pair (needs output_1 and output_2)")
+        pair = case if isinstance(case, PairSummary) else PairSummary.of(case)
         items.append(PairItem(
-            item_id=case.id, group=case.group, category=case.category or "(none)", split=case.split,
-            has_reference=bool(case.reference), len_1=len(case.output_1), len_2=len(case.output_2),
-            votes=votes[case.id],
+            item_id=pair.id, group=pair.group, category=pair.category or "(none)", split=pair.split,
+            has_reference=pair.has_reference, len_1=pair.len_1, len_2=pair.len_2, votes=votes[pair.id],
         ))
     table = PairTable(items=items, judges={}, sources=dict(sources or {}))
     add_judgments(table, judgments)
