@@ -245,3 +245,15 @@ def test_a_provider_bug_fails_the_call_not_the_run(tmp_path, store):
     asyncio.run(engine.run_tasks(run_id, build_tasks([case], [judge]), {"pf": make_provider("scripted", fn=broken)}))
     [j] = store.judgments(run_id)
     assert j.outcome == "error" and "IndexError" in j.reason
+
+
+def test_pair_cases_get_no_system_output(tmp_path):
+    """A pair case already carries the two answers under comparison: the system is not asked for a third."""
+    SystemUnderTest.seen.clear()
+    path = write_eval(tmp_path, [{"id": "single", "question": "hours?"},
+                                 {"id": "pair", "question": "q", "output_1": "a", "output_2": "b"}])
+    with Store(tmp_path / "j.db") as store:
+        result = run_eval(load_eval(path), store, progress=False)
+        outputs = store.outputs(result.run_id)
+    assert len(SystemUnderTest.seen) == 1 and "hours?" in SystemUnderTest.seen[0][-1]["content"]
+    assert set(outputs) == {("single", "output")}

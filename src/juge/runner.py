@@ -179,6 +179,7 @@ def load_system_prompt(config: EvalConfig) -> SystemPrompt | None:
 async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Store, run_id: str,
                             cases: list[Case], provider: Provider, engine: Engine) -> list[Case]:
     """Fill `output` from the system under test; stored per case so a resumed run does not regenerate.
+    Pair cases are left as they are: their two answers are what the pairwise judges compare.
 
     A case whose system call failed (or was blocked with no text) keeps no output: it gets no
     checks and no judge calls, counts as missing, and is tried again when the run resumes.
@@ -190,6 +191,8 @@ async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Sto
     semaphore = asyncio.Semaphore(engine.options.concurrency)
 
     async def one(case: Case) -> Case:
+        if case.is_pair:  # a pair already carries the two answers under comparison
+            return case
         stored = existing.get((case.id, "output"))
         if stored is not None and stored["outcome"] in ("ok", "refused") and stored["text"]:
             return case.model_copy(update={"output": stored["text"]})
