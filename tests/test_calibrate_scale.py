@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from juge.data.adapters import iter_recorded_judgments, read_pairwise_items, read_recorded_judgments
+from juge.data.adapters import (iter_recorded_calls, iter_recorded_judgments, read_pairwise_items,
+                                 read_recorded_judgments)
+from juge.data.records import RecordedCall
 from juge.data.readers import iter_rows, read_rows
 from juge.errors import InputError
 from juge.study.calibrate import Bootstrap, pairwise_study
@@ -135,3 +138,82 @@ def test_a_repeat_that_is_no_whole_number_is_an_input_error(tmp_path: Path) -> N
     path.write_text(json.dumps(call) + "\n" + json.dumps({**call, "order": "21", "repeat": "x"}) + "\n")
     with pytest.raises(InputError, match=r"calls\.jsonl:2: field 'repeat': repeat 'x' is not a whole number"):
         read_recorded_judgments(path)
+
+
+def retained_bytes_per_call_beyond_texts(read) -> tuple[float, list]:
+    """(bytes still allocated after `read()` per call it returns, not counting the calls' texts; the result)."""
+    tracemalloc.start()
+    try:
+        result = read()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    calls = result if isinstance(result, list) else result.judgments
+    return (held - sum(sys.getsizeof(c.text) for c in calls)) / len(calls), result
+
+
+def test_a_study_holds_a_fraction_of_a_judgment_per_call(tmp_path: Path) -> None:
+    # Every item labelled, 4,000 calls: a Judgment per call holds ~1.3 kB besides its text, and a lean read
+    # that keeps Judgments, Cases and HumanLabels ~2.2 kB per call; the compact records ~150 and ~250 bytes.
+    write_study(tmp_path, 1_000, labelled_every=1, text_chars=200)
+    path = tmp_path / "judgments.jsonl"
+    per_call, calls = retained_bytes_per_call_beyond_texts(lambda: list(iter_recorded_calls(path)))
+    assert len(calls) == 4_002 and per_call < 300, per_call
+    per_call, inputs = retained_bytes_per_call_beyond_texts(
+        lambda: load_inputs(items=tmp_path / "items.jsonl", judgments=[path], lean=True))
+    assert len(inputs.judgments) == 4_002 and per_call < 500, per_call
+    boot = Bootstrap(n_resamples=20, seed=0)
+    full = load_inputs(items=tmp_path / "items.jsonl", judgments=[path])
+    assert run_study(inputs, split="all", boot=boot) == run_study(full, split="all", boot=boot)
+
+
+GOOD_CALL = {"item_id": "it0", "judge": "small", "model": "m", "prompt": "p", "order": "12", "letter": "A",
+             "outcome": "ok", "text": "[[A]]"}
+GRADE_CALL = {**{k: v for k, v in GOOD_CALL.items() if k not in ("order", "letter")}, "item_id": "it4", "verdict": 3}
+
+
+def test_compact_calls_hold_what_judgments_hold(tmp_path: Path) -> None:
+    # calls a Judgment converts (token counts as text or float, a number or object as verdict) take its path
+    rows = [GOOD_CALL, {**GOOD_CALL, "order": "21", "letter": None, "outcome": "refused", "tokens_in": "7"},
+            {**GOOD_CALL, "repeat": 1, "tokens_out": 40.0, "at": "2026-10-09T19:56:20-04:00"},
+            {**GRADE_CALL, "item_id": 3, "verdict": 4}, {**GRADE_CALL, "verdict": {"score": 2}, "model": None},
+            {**GRADE_CALL, "item_id": "it5", "verdict": True}]
+    path = tmp_path / "calls.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    judgments = read_recorded_judgments(path)
+    calls = list(iter_recorded_calls(path))
+    assert calls == [RecordedCall(*(getattr(j, name) for name in RecordedCall._fields)) for j in judgments]
+    assert [c.verdict for c in calls] == ["A", None, "A", 4, {"score": 2}, True]
+    assert (calls[3].item_id, calls[4].model, calls[1].outcome) == ("3", "unknown", "refused")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"tokens_in": 2.5}, r"calls\.jsonl:4: field 'tokens_in': Input should be a valid integer, got a number with a "
+                         r"fractional part"),
+    ({"outcome": "unparsed"}, r"calls\.jsonl:4: field 'letter': a call with outcome 'unparsed' cannot carry"),
+    ({**GRADE_CALL, "verdict": ["A"], "item_id": "it9"},
+     r"calls\.jsonl:4: field 'verdict\.str': Input should be a valid string"),
+    ({"at": "yesterday"}, r"calls\.jsonl:4: field 'at': not an ISO timestamp: 'yesterday'"),
+    ({"item_id": "it1", "order": "21", "letter": "B"}, r"calls\.jsonl:4: duplicate call for item 'it1', judge "
+                                                       r"'small', template 'p', order '21' \(first on line 2\)"),
+])
+def test_compact_calls_fail_as_judgments_fail(tmp_path: Path, bad: dict, message: str) -> None:
+    # `bad` is the fourth call, or what it changes in a good one
+    path = tmp_path / "calls.jsonl"
+    rows = [GOOD_CALL, {**GOOD_CALL, "item_id": "it1", "order": "21", "letter": "B"},
+            {**GOOD_CALL, "item_id": "it1", "repeat": 1},
+            bad if "judge" in bad else {**GOOD_CALL, "item_id": "it9", **bad}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    for read in (read_recorded_judgments, lambda p: list(iter_recorded_calls(p))):
+        with pytest.raises(InputError, match=message):
+            read(path)
+
+
+def test_a_lone_surrogate_in_a_rater_id_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"item_id": "x", "answer_1": "a", "answer_2": "b", '
+                    '"human_ratings": [{"rater_id": "r\\ud800", "label": "A"}]}\n')
+    for lean in (False, True):
+        with pytest.raises(InputError, match=r"items\.jsonl:1: field 'human_ratings\[0\]\.rater_id': holds a lone "
+                                             r"surrogate escape"):
+            read_pairwise_items(path, lean=lean)

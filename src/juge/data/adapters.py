@@ -25,7 +25,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from juge.data.readers import file_hash, iter_rows, read_rows
-from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall
+from juge.data.records import (OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote,
+                               lone_surrogate_message)
 from juge.errors import InputError, input_error
 
 PAIR_LABELS = ("A", "B", "tie")
@@ -56,7 +57,7 @@ class CalibrationData:
     """
 
     cases: list[Case | PairSummary]
-    labels: list[HumanLabel]
+    labels: list[HumanLabel | Vote]
     baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     left_out: LeftOut = field(default_factory=LeftOut)
@@ -88,12 +89,13 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
 
     A `lean` read keeps what a study reads and no more: an item without votes is checked like any other
     but kept only in ``left_out`` (id and split), since a study measures nothing on it (on a large file
-    most items are unlabelled), and an item with votes as a :class:`PairSummary` (answer lengths, no texts).
+    most items are unlabelled), an item with votes as a :class:`PairSummary` (answer lengths, no texts), and
+    its votes as :class:`Vote` tuples.
     """
     path = Path(path)
     cases: list[Case | PairSummary] = []
     left_out = LeftOut()
-    labels: list[HumanLabel] = []
+    labels: list[HumanLabel | Vote] = []
     baselines: dict[str, dict[str, Any]] = {name: {} for name in baseline_fields}
     seen: dict[str, int] = {}
     for line, row in iter_rows(path):
@@ -135,11 +137,15 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
             if not isinstance(vote, dict) or not vote.get("rater_id"):
                 raise input_error(path, "each vote needs a rater_id and a label", line=line, field=where)
             rater = sys.intern(str(vote["rater_id"]))
+            surrogate = lone_surrogate_message(rater)
+            if surrogate is not None:
+                raise input_error(path, surrogate, line=line, field=f"{where}.rater_id")
             if rater in raters:
                 raise input_error(path, f"rater {rater!r} voted twice on this item", line=line, field=where)
             raters.add(rater)
             label = _pair_label(vote.get("label"), path, line, f"{where}.label", PAIR_LABELS)
-            labels.append(HumanLabel(item_id=item_id, rater_id=rater, label=label))
+            labels.append(Vote(item_id, rater, label) if lean else HumanLabel(item_id=item_id, rater_id=rater,
+                                                                              label=label))
         for name in baseline_fields:
             value = row.get(name)
             if isinstance(value, dict):

@@ -41,15 +41,26 @@ def lone_surrogate_at(value: Any, where: str = "") -> str | None:
     return None
 
 
+_LONE_SURROGATE_MESSAGE = ("holds a lone surrogate escape (\\ud800-\\udfff without its pair){place}: not text, "
+                           "cannot be stored as UTF-8; remove it or replace it with the character meant")
+
+
 def refuse_lone_surrogates(value: Any) -> Any:
     """A field validator: a value holding a lone surrogate is an input error naming where it is."""
     at = lone_surrogate_at(value)
     if at is not None:
-        raise PydanticCustomError(
-            "lone_surrogate", "holds a lone surrogate escape (\\ud800-\\udfff without its pair){place}: not text, "
-            "cannot be stored as UTF-8; remove it or replace it with the character meant",
-            {"place": f" at {at.lstrip('.')}" if at else ""})
+        raise PydanticCustomError("lone_surrogate", _LONE_SURROGATE_MESSAGE, {"place": _place(at)})
     return value
+
+
+def lone_surrogate_message(value: Any) -> str | None:
+    """The message :func:`refuse_lone_surrogates` gives for `value`; None when it holds no lone surrogate."""
+    at = lone_surrogate_at(value)
+    return None if at is None else _LONE_SURROGATE_MESSAGE.format(place=_place(at))
+
+
+def _place(at: str) -> str:
+    return f" at {at.lstrip('.')}" if at else ""
 
 
 class Message(BaseModel):
@@ -162,6 +173,18 @@ class HumanLabel(BaseModel):
         if isinstance(v, int) and not isinstance(v, bool):
             return str(v)
         return v
+
+
+class Vote(NamedTuple):
+    """One rater's label on one item as a lean study read keeps it (``read_pairwise_items(lean=True)``):
+    the fields of a :class:`HumanLabel` of the same names, checked as it checks them, in a quarter of
+    its memory. A human label too: no judgment becomes one."""
+
+    item_id: str
+    rater_id: str
+    label: str | int | float
+    explanation: str | None = None
+    output_hash: str | None = None
 
 
 def utcnow() -> datetime:

@@ -22,7 +22,7 @@ from juge.data.adapters import (
     iter_recorded_calls,
 )
 from juge.data.readers import file_hash, iter_rows, read_cases
-from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
+from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError, input_error
 from juge.files import write_with
 from juge.study.calibrate import Bootstrap, pairwise_study
@@ -185,7 +185,7 @@ def load_inputs(
                        declared_scale=declared, warnings=warnings)
 
 
-def calls_a_pair_study_uses(labels: Iterable[HumanLabel]) -> Callable[[Judgment | RecordedCall], bool]:
+def calls_a_pair_study_uses(labels: Iterable[HumanLabel | Vote]) -> Callable[[Judgment | RecordedCall], bool]:
     """Which recorded calls a pairwise study keeps in memory, as a filter over the calls in file order.
 
     The study's table holds only items with a human label, so of the calls on other items it needs none
@@ -208,7 +208,8 @@ def calls_a_pair_study_uses(labels: Iterable[HumanLabel]) -> Callable[[Judgment 
     return keep
 
 
-def with_run_outputs(cases: Sequence[Case], run_outputs: dict[tuple[str, str], dict[str, Any]]) -> list[Case]:
+def with_run_outputs(cases: Sequence[Case | PairSummary], run_outputs: dict[tuple[str, str], dict[str, Any]]
+                     ) -> list[Case | PairSummary]:
     """The cases as the run judged them: a run with a [system] generated each case's `output`, stored in
     ``Store.outputs(run_id)[(item_id, "output")]["text"]``; that text replaces the case record's output."""
     filled = []
@@ -220,8 +221,8 @@ def with_run_outputs(cases: Sequence[Case], run_outputs: dict[tuple[str, str], d
 
 
 def labels_on_these_outputs(
-    labels: Sequence[HumanLabel], cases: Sequence[Case], *, source: str = "labels",
-) -> tuple[list[HumanLabel], list[str], list[str]]:
+    labels: Sequence[HumanLabel | Vote], cases: Sequence[Case | PairSummary], *, source: str = "labels",
+) -> tuple[list[HumanLabel | Vote], list[str], list[str]]:
     """Keep the labels made on the answers these cases hold; return ``(kept, warnings, notes)``.
 
     A label carrying ``output_hash`` (``Case.output_hash()`` of what the person saw) is kept only when
@@ -232,7 +233,7 @@ def labels_on_these_outputs(
     """
     hashes = {c.id: c.output_hash() for c in cases} if any(lab.output_hash is not None for lab in labels) else {}
 
-    def stale(lab: HumanLabel) -> bool:
+    def stale(lab: HumanLabel | Vote) -> bool:
         return lab.output_hash is not None and lab.item_id in hashes and lab.output_hash != hashes[lab.item_id]
 
     kept = [lab for lab in labels if not stale(lab)]

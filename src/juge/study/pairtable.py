@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall
+from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.judges.pairwise import PairVerdict, as_agreement_label, combine_orders
 
 LABELS = ("A", "B", "tie")
@@ -215,7 +215,7 @@ def add_baseline(table: PairTable, name: str, verdicts: Mapping[str, str], *, bo
 
 def build_pair_table(
     cases: Iterable[Case | PairSummary],
-    labels: Iterable[HumanLabel],
+    labels: Iterable[HumanLabel | Vote],
     judgments: Iterable[Judgment] = (),
     *,
     baselines: Mapping[str, Mapping[str, str]] | None = None,
