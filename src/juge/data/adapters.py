@@ -186,7 +186,9 @@ def iter_recorded_calls(path: str | Path, *, pair_ids: Collection[str] = ()) -> 
     for line, fields in _checked_calls(path, pair_ids):
         verdict, tokens = fields["verdict"], (fields["tokens_in"], fields["tokens_out"])
         if (verdict is None or type(verdict) is str) and all(n is None or type(n) is int for n in tokens):
-            yield RecordedCall(*(fields[name] for name in RecordedCall._fields))
+            yield RecordedCall(fields["item_id"], fields["judge"], fields["model"], fields["template"],
+                               fields["template_hash"], fields["order"], fields["repeat"], fields["text"], verdict,
+                               fields["outcome"])
         else:
             judgment = _judgment(path, line, fields)
             yield RecordedCall(*(getattr(judgment, name) for name in RecordedCall._fields))

@@ -29,8 +29,8 @@ def lone_surrogate_at(value: Any, where: str = "") -> str | None:
     JSON allows ``"\\ud800"`` escapes that decode to half of a UTF-16 pair: not a character, and
     not writable as UTF-8, so no store or output file could keep such text. None when there is none.
     """
-    if isinstance(value, str):
-        return where if _LONE_SURROGATE.search(value) else None
+    if isinstance(value, str):  # an ASCII string (known without a scan) holds none
+        return where if not value.isascii() and _LONE_SURROGATE.search(value) else None
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
         found = lone_surrogate_at(key, where) if isinstance(key, str) else None
@@ -230,8 +230,8 @@ class Judgment(BaseModel):
 
 
 class RecordedCall(NamedTuple):
-    """One recorded judge call as a study reads it: the fields of a :class:`Judgment` of the same names,
-    without its timestamp, tokens, cost and the like, in a tuple of a tenth of a Judgment's memory.
+    """One recorded judge call as a study or policy reads it: the fields of a :class:`Judgment` of the same
+    names, without its timestamp, tokens, cost and the like, in a tuple of a tenth of a Judgment's memory.
 
     Only a reader that checked the call as a Judgment would be checked makes one
     (``juge.data.adapters.iter_recorded_calls``); a pairwise study keeps up to a call per line of a
@@ -248,3 +248,4 @@ class RecordedCall(NamedTuple):
     text: str
     verdict: str | int | float | dict[str, Any] | None
     outcome: Outcome
+    distribution: dict[str, float] | None = None  # a recorded file carries none; a stored run's judgments do

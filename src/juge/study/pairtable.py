@@ -216,7 +216,7 @@ def add_baseline(table: PairTable, name: str, verdicts: Mapping[str, str], *, bo
 def build_pair_table(
     cases: Iterable[Case | PairSummary],
     labels: Iterable[HumanLabel | Vote],
-    judgments: Iterable[Judgment] = (),
+    judgments: Iterable[Judgment | RecordedCall] = (),
     *,
     baselines: Mapping[str, Mapping[str, str]] | None = None,
     sources: Mapping[str, str] | None = None,
