@@ -9,6 +9,7 @@ shows that each failure below comes from its one broken file.
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 from dataclasses import dataclass
@@ -196,7 +197,7 @@ def test_bad_input_exits_2_naming_file_line_field(case: BadInput, corpus: Path, 
     assert message.startswith("error: "), err
     assert case.file in message
     if case.line is not None:
-        assert f"{case.file}:{case.line}" in message
+        assert re.search(rf"{re.escape(case.file)}:{case.line}(?!\d)", message), message
     if case.field is not None:
         assert f"field '{case.field}'" in message
     assert case.says in message
@@ -247,10 +248,20 @@ setup = "score"
     ("cases", 2), ("engine.retries", 6), ("provider.name", 3), ("provider.options.default", 3),
     ("judges[0]", 8), ("judges[1]", 12), ("judges[0].setup", 10), ("judges[1].setup", 14),
     ("judges[2]", None), ("judges[2].setup", None),  # no third judge
-    ("name", None),  # four lines set a `name`: not told apart without a table, so no line rather than a wrong one
+    ("name", 1),  # the top-level `name`, not the ones inside tables or inline tables
+    ("judges[0].description", None),  # missing from judges[0]: no line, even though no other judge has one either
     ("seed", None),  # a missing key has no line
 ])
 def test_toml_key_line_names_the_line_or_none(field: str, line: int | None) -> None:
     from juge.errors import toml_key_line
 
     assert toml_key_line(TOML, field) == line
+
+
+def test_a_key_set_only_in_another_table_does_not_lend_its_line() -> None:
+    """judges[0] lacks `description`; judges[1] has one: the error about judges[0] must not point at judges[1]."""
+    from juge.errors import toml_key_line
+
+    text = '[[judges]]\nname = "a"\nsetup = "passfail"\n\n[[judges]]\nname = "b"\ndescription = "Is it right?"\n'
+    assert toml_key_line(text, "judges[0].description") is None
+    assert toml_key_line(text, "judges[1].description") == 7

@@ -81,9 +81,10 @@ def toml_key_line(text: str, field: str) -> int | None:
     """The line of a dotted field (`engine.concurrency`, `judges[1].setup`, `checks[0]`) in a TOML
     file's text, or None when it cannot be told for sure.
 
-    A field ending in an index is the header of that `[[table]]`. Otherwise the key's line when
-    only one line sets that key; else the one line inside the table the field belongs to (its
-    `[table]` section, or the line that gives it inline as `table = { key = ... }`).
+    A field ending in an index is the header of that `[[table]]`. Otherwise the one line that sets
+    the key inside the table the field belongs to (its `[table]` section, or the line that gives it
+    inline as `table = { key = ... }`; for a top-level key, the lines before the first table). A
+    key set elsewhere in the file never counts: a missing key has no line.
     """
     lines = text.splitlines()
     parts = re.findall(r"([^.\[\]]+)(?:\[(\d+)\])?", field)
@@ -94,14 +95,17 @@ def toml_key_line(text: str, field: str) -> int | None:
         section = _section(lines, key, index)
         return section[0] if section else None
     found = _key_lines(lines, key)
-    if len(found) <= 1 or len(parts) == 1:
-        return found[0] if len(found) == 1 else None
-    table, table_index = parts[-2]
-    section = _section(lines, table, table_index)
-    if section:
-        inside = [n for n in found if section[0] < n < section[1]]
+    if len(parts) == 1:  # a top-level key: only lines before the first table header
+        headers = [n for n, line in enumerate(lines, start=1) if line.strip().startswith("[")]
+        top = re.compile(rf"^[\"']?{re.escape(key)}[\"']?\s*=")
+        inside = [n for n in found if n < (headers[0] if headers else len(lines) + 1) and top.match(lines[n - 1].strip())]
     else:
-        inside = [n for n in found if n in _key_lines(lines, table)]
+        table, table_index = parts[-2]
+        section = _section(lines, table, table_index)
+        if section:
+            inside = [n for n in found if section[0] < n < section[1]]
+        else:
+            inside = [n for n in found if n in _key_lines(lines, table)]
     return inside[0] if len(inside) == 1 else None
 
 
