@@ -6,7 +6,7 @@ import functools
 import json
 import os
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.errors import InputError
-from juge.files import staged, write_atomic
+from juge.files import staged_output, write_atomic
 from juge.store import DEFAULT_DB, RunNotFound, Store
 
 out = Console(highlight=False)
@@ -46,16 +46,10 @@ def exits_2_on_input_error(fn: Callable[..., None]) -> Callable[..., None]:
 def staged_json(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None] | None]:
     """A temporary file next to ``path``, made now (so an unwritable path fails first); yields a function that
     writes the JSON into it, and renames it to ``path`` when the block ends without error (else removes it)."""
-    if path is None:
-        yield None
-        return
-    if path.is_dir():
-        raise InputError(f"--json {path}: is a folder; give a file name")
-    with ExitStack() as stack:
-        try:
-            tmp = stack.enter_context(staged(path))
-        except OSError as exc:
-            raise InputError(f"--json {path}: cannot write there ({exc.strerror})") from None
+    with staged_output(path, "--json") as tmp:
+        if tmp is None:
+            yield None
+            return
 
         def write(data: dict[str, Any]) -> None:
             with open(tmp, "w", encoding="utf-8") as f:
