@@ -19,9 +19,9 @@ import json
 import random
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -29,10 +29,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from juge.checks import Check, run_checks
 from juge.data.records import Case, Judgment
 from juge.judges.pairwise import combine_orders
-from juge.providers.base import Provider, ProviderError, Request, Response
+from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response
 from juge.providers.pricing import call_cost
 from juge.store import Store
 from juge.verdicts import SCORED_SETUPS, case_outcomes, expected_judges
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -123,6 +125,8 @@ class Engine:
             try:
                 async with asyncio.timeout(opts.timeout):
                     response = await provider.complete(request)
+            except ProviderClosed:  # the run is shutting down: not this call's failure, nothing to log
+                raise
             except Exception as exc:  # a provider's bug or a malformed reply fails this call, not the run
                 latency = time.perf_counter() - started
                 if isinstance(exc, ProviderError):
@@ -255,13 +259,29 @@ class Engine:
                 for task in queue:
                     judgment = await self.judge_one(run_id, task, providers[task.judge.name])
                     stored += self.store.save_judgment(run_id, judgment)
-                    await self.commit_soon()
+                    # Shielded: a worker cancelled while waiting must not cancel the commit the others wait on.
+                    await asyncio.shield(self.commit_soon())
                     rate = stored / max(time.perf_counter() - started, 1e-9)
                     progress.update(bar, advance=1, rate=f"{rate:.1f}/s")
 
             with self.store.grouped():
-                await asyncio.gather(*(worker() for _ in range(min(self.options.concurrency, len(todo)))))
+                await run_together(worker() for _ in range(min(self.options.concurrency, len(todo))))
         return stored
+
+
+async def run_together(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
+    """The results of `coroutines` run concurrently; the first to raise cancels the others.
+
+    Unlike asyncio.gather, no sibling runs on after a failure (into providers its caller is
+    about to close), and the first error is raised as itself, not inside an ExceptionGroup,
+    so the caller's handlers (an InputError's exit code 2) still apply.
+    """
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(c) for c in coroutines]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [t.result() for t in tasks]
 
 
 def build_tasks(cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1) -> list[JudgeTask]:

@@ -26,7 +26,7 @@ from juge import __version__
 from juge.config import EvalConfig, ProviderSpec
 from juge.data.readers import case_line, file_hash, read_cases, sample
 from juge.data.records import Case
-from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, build_tasks, summarize
+from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, build_tasks, run_together, summarize
 from juge.errors import InputError, input_error
 from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
@@ -213,7 +213,7 @@ async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Sto
                           tokens_out=response.tokens_out, cost=cost, latency=latency)
         return case.model_copy(update={"output": response.text or None})
 
-    return list(await asyncio.gather(*(one(c) for c in cases)))
+    return await run_together(one(c) for c in cases)
 
 
 def check_renderable(tasks: Sequence[JudgeTask], config: EvalConfig) -> None:

@@ -91,6 +91,11 @@ class ProviderError(Exception):
         self.attempts: int | None = None  # set by the engine: how many calls were made before giving up
 
 
+class ProviderClosed(RuntimeError):
+    """A call on a provider whose connections were closed in this event loop: the run is shutting
+    down. Not a failed call: the engine lets it through and stores nothing for it."""
+
+
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     """The wait a response asks for: ``retry-after-ms`` (milliseconds), else ``retry-after``
     (seconds, or an HTTP date: the seconds from now until then, at least 0). None if neither

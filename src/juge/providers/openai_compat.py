@@ -25,7 +25,7 @@ from urllib.request import getproxies, proxy_bypass
 import aiohttp
 import httpx
 
-from juge.providers.base import ProviderError, Request, Response, retry_after_seconds
+from juge.providers.base import ProviderClosed, ProviderError, Request, Response, retry_after_seconds
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -82,6 +82,8 @@ class OpenAICompatProvider:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
                 timeout=aiohttp.ClientTimeout(total=self.timeout), cookie_jar=aiohttp.DummyCookieJar())
+        elif self._session.closed:  # closed in this loop by `aclose`: the run is ending
+            raise ProviderClosed(f"{self.name}: the HTTP session was closed; no call was made")
         try:
             async with self._session.post(self.url, data=body, headers=self.headers, proxy=self.proxy) as reply:
                 return reply.status, reply.headers, await reply.read()
@@ -95,6 +97,8 @@ class OpenAICompatProvider:
 
     async def _post_httpx(self, body: bytes) -> tuple[int, Mapping[str, str], bytes]:
         assert self.http_client is not None
+        if self.http_client.is_closed:
+            raise ProviderClosed(f"{self.name}: the HTTP client was closed; no call was made")
         try:
             reply = await self.http_client.post(self.url, content=body, headers=self.headers, timeout=self.timeout)
         except httpx.TimeoutException as exc:
