@@ -12,9 +12,9 @@ import fcntl
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -306,22 +306,23 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
                                    [[j.name, j.model, j.provider, j.provider_options, j.temperature, j.max_tokens]
                                     for j in judges]], sort_keys=True, default=str)
     eval_hash = config.hash_with(judges) + ":" + hashlib.sha256(selection.encode()).hexdigest()[:16]
-    with run_lock(store.path, eval_hash):
-        run_id = store.find_resumable_run(eval_hash, dataset_hash) if resume else None
-        resumed = run_id is not None
-        if run_id is None:
-            run_id = store.create_run(
-                dataset_hash=dataset_hash, juge_version=__version__, cases=cases, eval_hash=eval_hash,
-                name=config.spec.name,
-                config={"eval_file": config.source, "repeat": repeat,
-                        "judges": [{"name": j.name, "setup": j.setup, "template": j.template_id,
-                                    "template_hash": j.template_hash, "model": j.model} for j in judges],
-                        "system": (config.spec.system.model_dump() | {"template_hash": system_prompt.hash})
-                        if config.spec.system and system_prompt else None,
-                        "min_score": config.spec.gate.min_score,
-                        "only": sorted(only) if only else None},
-            )
-        else:
+    def new_run() -> str:
+        return store.create_run(
+            dataset_hash=dataset_hash, juge_version=__version__, cases=cases, eval_hash=eval_hash,
+            name=config.spec.name,
+            config={"eval_file": config.source, "repeat": repeat,
+                    "judges": [{"name": j.name, "setup": j.setup, "template": j.template_id,
+                                "template_hash": j.template_hash, "model": j.model} for j in judges],
+                    "system": (config.spec.system.model_dump() | {"template_hash": system_prompt.hash})
+                    if config.spec.system and system_prompt else None,
+                    "min_score": config.spec.gate.min_score,
+                    "only": sorted(only) if only else None},
+        )
+
+    with stored_run(store, engine, judges, eval_hash=eval_hash, dataset_hash=dataset_hash, resume=resume,
+                    create=new_run, min_score=config.spec.gate.min_score) as run:
+        run_id = run.id
+        if run.resumed:
             console.print(f"resuming run [bold]{run_id}[/] (same eval file, judges, system prompt and data)")
             cases = store.run_cases(run_id)
 
@@ -342,11 +343,33 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
                 await providers.aclose()
 
         stored = asyncio.run(main())
-        summary = summarize(store, run_id, judges, config.spec.gate.min_score)
-        summary["engine"] = dict(engine.stats)
-        store.finish_run(run_id, summary)
-    return RunResult(run_id=run_id, summary=summary, resumed=resumed, stored_now=stored,
+    return RunResult(run_id=run_id, summary=run.summary, resumed=run.resumed, stored_now=stored,
                      engine_stats=dict(engine.stats))
+
+
+@dataclass
+class StoredRun:
+    """A run being judged. `extra` joins its summary when it is finished; `summary` is set then."""
+
+    id: str
+    resumed: bool
+    extra: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@contextmanager
+def stored_run(store: Store, engine: Engine, judges: Sequence[Any], *, eval_hash: str, dataset_hash: str,
+               resume: bool, create: Callable[[], str], min_score: float | None = None) -> Iterator[StoredRun]:
+    """The run an eval judges, under its lock: the unfinished run of the same eval and data (when
+    `resume`), else a new one from `create()`. When the block ends without an error the run is
+    summarised (`summarize`, the engine's counters, then `extra`) and finished; after an error
+    (an interrupt) it stays unfinished, to be resumed."""
+    with run_lock(store.path, eval_hash):
+        found = store.find_resumable_run(eval_hash, dataset_hash) if resume else None
+        run = StoredRun(found or create(), resumed=found is not None)
+        yield run
+        run.summary = summarize(store, run.id, judges, min_score) | {"engine": dict(engine.stats)} | run.extra
+        store.finish_run(run.id, run.summary)
 
 
 @contextmanager
