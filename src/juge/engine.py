@@ -85,8 +85,13 @@ def _response_to_dict(r: Response) -> dict[str, Any]:
     }
 
 
-def _response_from_dict(d: dict[str, Any]) -> Response:
-    return Response(**d)
+def _response_from_dict(d: Any) -> Response | None:
+    """The cached Response, or None for an entry that is not one (cached before answers were checked):
+    such an entry is a miss, asked again, not a crash of every run that reads it."""
+    try:
+        return Response(**d)
+    except TypeError:
+        return None
 
 
 class Engine:
@@ -111,12 +116,13 @@ class Engine:
         cacheable = getattr(provider, "cacheable", True)  # replay: a recording is its own cache, a miss an error
         paid_before = self._paid_by_earlier_processes(run_id)
         cached = self.store.cache_get(key) if cacheable else None
-        if cached is not None:
+        cached_response = _response_from_dict(cached) if cached is not None else None
+        if cached_response is not None:
             self.stats["cache_hits"] += 1
             # A resumed run whose killed process bought this answer, but died before storing what it
             # was for, still paid for it: that call's attempts and latency, not a free cache hit.
             attempts, latency = paid_before.pop(key, (0, 0.0))
-            return Answer(_response_from_dict(cached), latency or 0.0, attempts)
+            return Answer(cached_response, latency or 0.0, attempts)
         opts = self.options
         request_log = {"messages": list(request.messages), "model": request.model, **request.cache_params(),
                        "meta": request.meta}
@@ -216,6 +222,15 @@ class Engine:
         except ProviderError as exc:
             return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc),
                             attempts=getattr(exc, "attempts", None))
+        try:
+            return self._judgment_of(judge, base, answers)
+        except Exception as exc:  # fail closed: an answer that makes no judgment fails this task, not the run
+            response, _, attempts = answers[-1]
+            return Judgment(**base, model=judge.model, text=response.text, outcome="error", attempts=attempts,
+                            reason=f"no judgment could be made of the answer: {type(exc).__name__}: {exc}")
+
+    def _judgment_of(self, judge: Any, base: dict[str, Any], answers: list[Answer]) -> Judgment:
+        """The judgment the last answer gives, with the tokens, cost and latency of all of `answers`."""
         response, _, attempts = answers[-1]
         # A solve-first judgment costs both calls; an unknown part makes the total unknown.
         common = dict(base, model=response.model, text=response.text,

@@ -67,11 +67,30 @@ class Response:
     raw: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        _check_answer_fields(self)
         # A model can send "\\ud800" escapes (half a UTF-16 pair) in its JSON; such text cannot be
         # stored or written as UTF-8. Each lone surrogate is kept visibly as its escape, "\\ud800".
         self.text = escape_lone_surrogates(self.text)
         if self.refusal_reason is not None:
             self.refusal_reason = escape_lone_surrogates(self.refusal_reason)
+
+
+def _check_answer_fields(r: Response) -> None:
+    """A TypeError naming the first field of the wrong type: a provider's answer is untrusted, and one
+    that cannot become a judgment must fail its call (and stay out of the cache), not the run."""
+    if not isinstance(r.text, str):
+        raise TypeError(f"the answer's text is {type(r.text).__name__} {r.text!r:.60}, not a string")
+    if not isinstance(r.model, str):
+        raise TypeError(f"the answer's model is {type(r.model).__name__} {r.model!r:.60}, not a string")
+    for name in ("tokens_in", "tokens_out"):
+        count = getattr(r, name)
+        if count is not None and (type(count) is not int or count < 0):
+            raise TypeError(f"the answer's {name} is {type(count).__name__} {count!r:.60}, not a whole number >= 0")
+    if r.refusal_reason is not None and not isinstance(r.refusal_reason, str):
+        raise TypeError(f"the answer's refusal is {type(r.refusal_reason).__name__} {r.refusal_reason!r:.60}, "
+                        "not a string")
+    if r.distribution is not None and not isinstance(r.distribution, dict):
+        raise TypeError(f"the answer's distribution is {type(r.distribution).__name__}, not an object")
 
 
 class ProviderError(Exception):

@@ -137,33 +137,48 @@ def _payload(request: Request) -> dict[str, Any]:
 
 
 def _response(completion: Any, requested_model: str) -> Response:
-    """The Response in a chat completion body; a body of another shape is a ProviderError."""
+    """The Response in a chat completion body; a body of another shape is a non-retryable ProviderError
+    (a healthy server gives the same shape again; nothing of it is cached, so a later run asks again)."""
+    if not isinstance(completion, dict):
+        raise _malformed(f"the body is {_kind(completion)}, not an object")
+    choices = completion.get("choices")
+    if not isinstance(choices, list):
+        raise _malformed(f"'choices' is {_kind(choices)}, not a list")
+    model = completion.get("model") or requested_model
+    if not choices:
+        raise ProviderError(f"the server returned no choices (model {model})")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise _malformed(f"'choices[0]' is {_kind(choice)}, not an object")
+    message = choice.get("message") or {}
+    if not isinstance(message, dict):
+        raise _malformed(f"'choices[0].message' is {_kind(message)}, not an object")
+    usage = completion.get("usage") or {}
+    if not isinstance(usage, dict):
+        raise _malformed(f"'usage' is {_kind(usage)}, not an object")
+    finish = choice.get("finish_reason")
+    refusal = message.get("refusal")
     try:
-        choices = completion["choices"]
-        model = completion.get("model") or requested_model
-        if not choices:
-            raise ProviderError(f"the server returned no choices (model {model})")
-        choice = choices[0]
-        message = choice.get("message") or {}
-        finish = choice.get("finish_reason")
-        refusal = message.get("refusal")
-        usage = completion.get("usage") or {}
-        text = message.get("content") or ""
-        tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    except (TypeError, KeyError, AttributeError, IndexError) as exc:
-        raise ProviderError(f"the server's answer is not a chat completion: {type(exc).__name__}: {exc}",
-                            retryable=True) from exc
-    if not isinstance(text, str):
-        raise ProviderError(f"the server's message content is not text: {type(text).__name__}", retryable=True)
-    return Response(
-        text=text,
-        model=model,
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        refused=bool(refusal) or finish == "content_filter",
-        refusal_reason=refusal or ("content filter" if finish == "content_filter" else None),
-        raw=completion,
-    )
+        return Response(
+            text=message.get("content") or "",
+            model=model,
+            tokens_in=usage.get("prompt_tokens"),
+            tokens_out=usage.get("completion_tokens"),
+            refused=bool(refusal) or finish == "content_filter",
+            refusal_reason=refusal or ("content filter" if finish == "content_filter" else None),
+            raw=completion,
+        )
+    except TypeError as exc:  # a field of the wrong type (a model that is a number, a token count in a string)
+        raise _malformed(str(exc)) from None
+
+
+def _malformed(detail: str) -> ProviderError:
+    return ProviderError(f"the server's answer is not a chat completion: {detail}", retryable=False)
+
+
+def _kind(value: Any) -> str:
+    """`value`'s JSON type and its start, for an error message: "str 'PASS'"."""
+    return f"{type(value).__name__} {value!r:.60}"
 
 
 def _env_proxy(url: str) -> str | None:
