@@ -82,7 +82,8 @@ class JudgeOnItem:
 
 @dataclass(slots=True)
 class PairItem:
-    """One row of the table."""
+    """One row of the table; ``majority`` (of its votes, which are fixed) is counted once, as a study asks
+    for it many times."""
 
     item_id: str
     group: str
@@ -91,12 +92,12 @@ class PairItem:
     has_reference: bool
     len_1: int
     len_2: int
-    votes: list[tuple[str, str]]
+    votes: tuple[tuple[str, str], ...]
     judges: dict[str, JudgeOnItem] = field(default_factory=dict)
+    majority: str | None = field(init=False)
 
-    @property
-    def majority(self) -> str | None:
-        return majority_label(label for _, label in self.votes)
+    def __post_init__(self) -> None:
+        self.majority = majority_label(label for _, label in self.votes)
 
     @property
     def longer(self) -> str | None:
@@ -236,7 +237,7 @@ def build_pair_table(
         pair = case if isinstance(case, PairSummary) else PairSummary.of(case)
         items.append(PairItem(
             item_id=pair.id, group=pair.group, category=pair.category or "(none)", split=pair.split,
-            has_reference=pair.has_reference, len_1=pair.len_1, len_2=pair.len_2, votes=votes[pair.id],
+            has_reference=pair.has_reference, len_1=pair.len_1, len_2=pair.len_2, votes=tuple(votes[pair.id]),
         ))
     table = PairTable(items=items, judges={}, sources=dict(sources or {}))
     add_judgments(table, judgments)
