@@ -217,3 +217,16 @@ def test_a_lone_surrogate_in_a_rater_id_is_an_input_error(tmp_path: Path) -> Non
         with pytest.raises(InputError, match=r"items\.jsonl:1: field 'human_ratings\[0\]\.rater_id': holds a lone "
                                              r"surrogate escape"):
             read_pairwise_items(path, lean=lean)
+
+
+def test_duplicates_are_found_past_the_first_64_call_keys(tmp_path: Path) -> None:
+    # 150 templates on each of two items: keys numbered 64 and up are checked as (item, key) pairs
+    rows = [{**GOOD_CALL, "item_id": item, "prompt": f"t{k}"} for item in ("it0", "it1") for k in range(150)]
+    path = tmp_path / "calls.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert len(list(iter_recorded_calls(path))) == 300
+    for k in (3, 100):
+        path.write_text("".join(json.dumps(row) + "\n" for row in [*rows, rows[150 + k]]))
+        with pytest.raises(InputError, match=rf"calls\.jsonl:301: duplicate call for item 'it1', judge 'small', "
+                                             rf"template 't{k}', order '12' \(first on line {151 + k}\)"):
+            list(iter_recorded_calls(path))

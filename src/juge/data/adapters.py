@@ -208,11 +208,9 @@ CallKey = tuple[str, str, str, int]  # (judge, template, order or "", repeat): o
 def _checked_calls(path: Path, pair_ids: Collection[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, the Judgment's fields) of each recorded call, after the checks that name the field at fault.
 
-    Duplicates are found with one small bit mask per item (a bit per call key seen on it), so a million
-    calls cost little more than their item ids; the first line of a duplicate is looked up again.
+    Duplicates are found by :class:`_CallsSeen`; the first line of a duplicate is looked up again.
     """
-    seen: dict[str, int] = {}
-    key_bits: dict[CallKey, int] = {}
+    seen = _CallsSeen()
     for line, row in iter_rows(path):
         _check_call_row(path, line, row, pair_ids)
         try:
@@ -222,13 +220,10 @@ def _checked_calls(path: Path, pair_ids: Collection[str]) -> Iterator[tuple[int,
                               field="repeat") from None
         item_id = sys.intern(str(row["item_id"]))
         key = _call_key(row, repeat)
-        bit = key_bits.setdefault(key, 1 << len(key_bits))
-        on_item = seen.get(item_id, 0)
-        if on_item & bit:
+        if not seen.add(item_id, key):
             raise input_error(path, f"duplicate call for item {item_id!r}, judge {key[0]!r}, template {key[1]!r}, "
                               f"order {key[2] or None!r} "
                               f"(first on line {_first_line(path, item_id, key)})", line=line)
-        seen[item_id] = on_item | bit
         fields: dict[str, Any] = {
             "item_id": item_id, "judge": key[0], "model": sys.intern(str(row.get("model") or "unknown")),
             "template": key[1], "template_hash": sys.intern(str(row.get("template_hash") or "")),
@@ -242,6 +237,35 @@ def _checked_calls(path: Path, pair_ids: Collection[str]) -> Iterator[tuple[int,
             except ValueError:
                 raise input_error(path, f"not an ISO timestamp: {row['at']!r}", line=line, field="at") from None
         yield line, fields
+
+
+class _CallsSeen:
+    """The (item, call key) pairs seen so far, in little more memory than the item ids.
+
+    Each distinct call key gets a number; an item holds a bit mask of the first 64 key numbers seen on
+    it (a small int), and pairs with a later key number (a file with many judges, templates or repeats)
+    are kept as pairs, so a mask never grows past 64 bits.
+    """
+
+    MASK_BITS = 64
+
+    def __init__(self) -> None:
+        self.key_numbers: dict[CallKey, int] = {}
+        self.masks: dict[str, int] = {}
+        self.pairs: set[tuple[str, int]] = set()
+
+    def add(self, item_id: str, key: CallKey) -> bool:
+        """Record the pair; False when it was seen already."""
+        number = self.key_numbers.setdefault(key, len(self.key_numbers))
+        if number >= self.MASK_BITS:
+            pair = (item_id, number)
+            if pair in self.pairs:
+                return False
+            self.pairs.add(pair)
+            return True
+        mask, bit = self.masks.get(item_id, 0), 1 << number
+        self.masks[item_id] = mask | bit
+        return not mask & bit
 
 
 def _check_call_row(path: Path, line: int, row: dict[str, Any], pair_ids: Collection[str]) -> None:
