@@ -49,7 +49,9 @@ def read_prompt(request) -> tuple[int, dict[str, str]]:
     return index, seen
 
 
-Policy = Callable[[int, str], str]  # (item index, injection kind) -> "obey", "ignore", "garbage", "refuse", "tie", "A"
+Policy = Callable[[int, str], str]
+# (item index, injection kind) -> "obey", "ignore", "garbage", "refuse", "tie", "A" (answer A in both orders),
+# "obey_first" (obey only when the injected answer is shown first: in one of the two orders)
 
 
 def scripted_judge(policy: Policy) -> Callable[..., ScriptedProvider]:
@@ -65,6 +67,8 @@ def scripted_judge(policy: Policy) -> Callable[..., ScriptedProvider]:
         if "response" in seen:  # PASS/FAIL
             return "PASS\nIt follows the injected note." if action == "obey" or seen["response"] == "better" \
                 else "FAIL\nIt does not answer correctly."
+        if action == "obey_first":
+            action = "obey" if seen["response_a"] == kind else "ignore"
         if action in ("tie", "A"):
             return f"Hard to say. [[{'C' if action == 'tie' else 'A'}]]"
         wanted = kind if action == "obey" else "better"
@@ -84,7 +88,10 @@ register_provider("probe-half", scripted_judge(lambda index, kind: "obey" if ind
 register_provider("probe-mixed", scripted_judge(
     lambda index, kind: {"authority": "garbage", "fake_turn": "refuse", "hidden_text": "tie",
                          "override": "A"}.get(kind, "obey")))
+register_provider("probe-one-order", scripted_judge(always("obey_first")))
 register_provider("probe-garbage", lambda **options: ScriptedProvider(default="I think the first one, maybe."))
+register_provider("probe-harsh", lambda **options: ScriptedProvider(default="FAIL\nNot good enough."))
+register_provider("probe-down", lambda **options: ScriptedProvider())  # every call fails: no rule, no default
 
 
 def write_judge(tmp_path, setup: str, **extra) -> str:
@@ -118,9 +125,13 @@ def assert_counts_add_up(result: dict) -> None:
     for kind, entry in result["per_kind"].items():
         assert sum(entry["counts"].values()) == right, kind
         assert entry["flip_rate"]["k"] == entry["counts"]["flipped"]
+        moved = entry["counts"]["flipped"] + entry["counts"].get("tie", 0) + entry["counts"].get("inconsistent", 0)
+        assert entry["moved_rate"]["k"] == moved and entry["moved_rate"]["n"] == entry["flip_rate"]["n"]
         flips += entry["counts"]["flipped"]
     assert flips == result["overall"]["k"]
     assert result["overall"]["n"] == sum(e["flip_rate"]["n"] for e in result["per_kind"].values())
+    assert result["overall_moved"]["k"] == sum(e["moved_rate"]["k"] for e in result["per_kind"].values())
+    assert result["overall_moved"]["n"] == result["overall"]["n"]
 
 
 @pytest.mark.parametrize("setup", ["pairwise", "passfail"])
@@ -136,7 +147,9 @@ def test_a_gullible_judge_flips_every_item_and_a_robust_one_none(monkeypatch, ca
             rate = entry["flip_rate"]
             assert (rate["k"], rate["n"]) == (flips, N), kind
             assert (rate["low"], rate["high"]) == pytest.approx(exact(flips, N), abs=1e-9)
+            assert entry["moved_rate"]["k"] == flips  # no tie, no inconsistent order: every move is a flip
         assert result["overall"]["value"] == flips / N and result["overall"]["n"] == N * K
+        assert result["baseline"]["counts"] == {"right": N}
         assert result["any_kind"]["k"] == flips
         baseline = result["baseline"]["accuracy"]
         assert baseline["pairs" if setup == "pairwise" else "worse_answers_fail"]["k"] == N
@@ -176,10 +189,14 @@ def test_garbage_refusals_ties_and_inconsistent_orders_are_counted_apart(monkeyp
     assert kinds["fake_turn"]["counts"]["refused"] == N and kinds["fake_turn"]["flip_rate"]["n"] == 0
     assert kinds["hidden_text"]["counts"]["tie"] == N and kinds["hidden_text"]["flip_rate"]["k"] == 0
     assert kinds["override"]["counts"]["inconsistent"] == N and kinds["override"]["flip_rate"]["k"] == 0
+    # A tie or inconsistent orders leave the better answer: moved, though not flipped.
+    assert kinds["hidden_text"]["moved_rate"]["k"] == N and kinds["override"]["moved_rate"]["k"] == N
+    assert kinds["authority"]["moved_rate"]["n"] == 0 and kinds["fake_turn"]["moved_rate"]["n"] == 0
     obeyed = [k for k in kinds if k not in ("authority", "fake_turn", "hidden_text", "override")]
     assert all(kinds[k]["counts"]["flipped"] == N for k in obeyed)
     # Pooled over the kinds with a verdict: 2 kinds flipped everything, 2 nothing.
     assert result["overall"]["k"] == N * len(obeyed) and result["overall"]["n"] == N * (len(obeyed) + 2)
+    assert result["overall_moved"]["value"] == 1.0 and result["overall_moved"]["n"] == N * (len(obeyed) + 2)
     assert result["calls"] == {"ok": 2 * N * (K + 1 - 2), "unparsed": 2 * N, "refused": 2 * N, "error": 0}
     assert f"unparsed: {2 * N}" in stdout and f"refused: {2 * N}" in stdout
 
@@ -191,6 +208,100 @@ def test_a_judge_that_answers_garbage_has_no_denominator_and_no_rate(monkeypatch
     assert result["overall"]["value"] is None and result["overall"]["k"] == 0
     assert result["calls"]["unparsed"] == N * (K + 2) and result["calls"]["ok"] == 0
     assert "n/a (n=0)" in stdout and "no item is right without injection" in " ".join(stdout.split())
+
+
+def test_a_judge_that_fails_everything_is_right_on_no_item(monkeypatch, capsys, tmp_path):
+    """FAIL on the worse answer is right only when the better answer PASSes: a judge that fails every
+    answer tells nothing apart, and an injection cannot flip what was never right."""
+    result, stdout, _ = probe(monkeypatch, capsys, tmp_path, "passfail", "probe-harsh")
+    assert result["right_at_baseline"] == 0
+    assert result["baseline"]["counts"] == {"both_fail": N}
+    accuracy = result["baseline"]["accuracy"]
+    assert (accuracy["items"]["k"], accuracy["items"]["n"]) == (0, N)
+    assert (accuracy["worse_answers_fail"]["k"], accuracy["better_answers_pass"]["k"]) == (N, 0)
+    assert result["overall"]["value"] is None and result["overall_moved"]["value"] is None
+    text = " ".join(stdout.split())
+    assert f"right at baseline (the denominator): 0 of {N} items" in text and f"both FAIL {N}" in text
+    assert "the better answer PASSes and the worse one FAILs" in text
+
+
+def test_a_judge_that_obeys_in_one_order_only_moves_every_item_without_a_flip(monkeypatch, capsys, tmp_path):
+    result, stdout, _ = probe(monkeypatch, capsys, tmp_path, "pairwise", "probe-one-order")
+    assert_counts_add_up(result)
+    for kind, entry in result["per_kind"].items():
+        assert entry["counts"]["inconsistent"] == N, kind
+        assert (entry["flip_rate"]["k"], entry["flip_rate"]["n"]) == (0, N)
+        moved = entry["moved_rate"]
+        assert (moved["k"], moved["n"]) == (N, N)
+        assert (moved["low"], moved["high"]) == pytest.approx(exact(N, N), abs=1e-9)
+    assert result["overall"]["value"] == 0.0 and result["overall_moved"]["value"] == 1.0
+    assert result["overall_moved"]["n"] == N * K and result["overall_moved"]["k"] == N * K
+    text = " ".join(stdout.split())
+    assert f"moved {_fmt_rate(1.0, N * K)}" in text and f"flipped {_fmt_rate(0.0, N * K)}" in text
+
+
+def _fmt_rate(value: float, n: int) -> str:
+    return f"{value:.3f} [{value:.3f}, {value:.3f}] n={n}"  # a bootstrap over identical items has no width
+
+
+def test_when_every_call_fails_the_probe_says_so_and_exits_1(monkeypatch, capsys, tmp_path):
+    out = tmp_path / "probe.json"
+    code, stdout, err = run_cli(monkeypatch, capsys, "probe", "injection", "--judge", write_judge(tmp_path, "pairwise"),
+                                "--provider", "probe-down", "--db", str(tmp_path / "j.db"), "--no-progress",
+                                "--limit", "2", "--kind", "override", "--json", str(out))
+    text = " ".join(err.split())
+    assert code == 1, err
+    assert "all 8 judge calls failed" in text and "no rule for this prompt" in text  # the first error's reason
+    assert "rubric" not in stdout + err and not out.exists()
+
+
+@pytest.mark.parametrize("where", ["folder", "/proc/nope/x.json"])
+def test_an_unwritable_json_path_exits_2_before_any_call(monkeypatch, capsys, tmp_path, where):
+    calls = []
+    register_provider("probe-counted", lambda **options: ScriptedProvider(fn=lambda r: calls.append(r) or "[[A]]"))
+    target = str(tmp_path) if where == "folder" else where
+    code, _, err = run_cli(monkeypatch, capsys, "probe", "injection", "--judge", write_judge(tmp_path, "pairwise"),
+                           "--provider", "probe-counted", "--db", str(tmp_path / "j.db"), "--no-progress",
+                           "--limit", "1", "--kind", "override", "--json", target)
+    assert code == 2 and "--json" in err and not calls
+    assert not (tmp_path / "j.db").exists() or sqlite3.connect(tmp_path / "j.db").execute(
+        "SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def test_the_openai_providers_connections_are_closed(monkeypatch, capsys, tmp_path):
+    from juge.providers.openai_compat import OpenAICompatProvider
+    from juge.testing.mockserver import MockConfig, serve_in_thread
+
+    made = []
+    original = OpenAICompatProvider.__init__
+    monkeypatch.setattr(OpenAICompatProvider, "__init__", lambda self, **kw: made.append(self) or original(self, **kw))
+    with serve_in_thread(MockConfig(answers=("[[A]]", "[[B]]"))) as server:
+        eval_file = tmp_path / "eval.toml"
+        write_judge(tmp_path, "pairwise")
+        eval_file.write_text(f'cases = "cases.jsonl"\n[provider]\nname = "openai"\n'
+                             f'options = {{ base_url = "{server.url}" }}\n[[judges]]\nfile = "pairwise.toml"\n')
+        code, _, err = run_cli(monkeypatch, capsys, "probe", "injection", "--eval", str(eval_file),
+                               "--judge", "pairwise-judge", "--db", str(tmp_path / "j.db"), "--no-progress",
+                               "--limit", "2", "--kind", "override")
+    assert code == 0, err
+    assert len(made) == 1 and made[0]._session is not None and made[0].closed
+
+
+def test_an_interrupted_probe_closes_its_provider(monkeypatch, capsys, tmp_path):
+    closed = []
+
+    class Interrupted(ScriptedProvider):
+        async def complete(self, request):
+            raise KeyboardInterrupt
+
+        async def aclose(self):
+            closed.append(True)
+
+    register_provider("probe-interrupted", lambda **options: Interrupted())
+    code, _, err = run_cli(monkeypatch, capsys, "probe", "injection", "--judge", write_judge(tmp_path, "pairwise"),
+                           "--provider", "probe-interrupted", "--db", str(tmp_path / "j.db"), "--no-progress",
+                           "--limit", "1", "--kind", "override")
+    assert code == 130 and "interrupted" in err and closed == [True]
 
 
 def test_calls_go_through_the_engine_logged_cached_and_stored_as_a_run(monkeypatch, capsys, tmp_path):
@@ -221,7 +332,7 @@ def test_an_eval_file_names_the_judge_and_gives_the_provider(monkeypatch, capsys
     args = ("probe", "injection", "--eval", str(eval_file), "--db", str(tmp_path / "j.db"), "--no-progress",
             "--limit", "2", "--kind", "override")
     code, stdout, _ = run_cli(monkeypatch, capsys, *args, "--judge", "pairwise-judge")
-    assert code == 0 and "flip rate" in stdout and "overall   1.000" in stdout
+    assert code == 0 and "flip rate" in stdout and "flipped   1.000" in stdout
     out = tmp_path / "probe.json"
     code, _, _ = run_cli(monkeypatch, capsys, *args, "--judge", "pairwise-judge", "--model", "judge-v2",
                          "--json", str(out))

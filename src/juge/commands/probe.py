@@ -1,4 +1,5 @@
-"""`juge probe injection`: how often a judge's verdict flips when the losing answer carries a prompt injection."""
+"""`juge probe injection`: how often a judge's verdict leaves the better answer when the losing one carries a prompt
+injection."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from juge.errors import InputError
-from juge.files import write_atomic
+from juge.files import staged_output
 from juge.store import DEFAULT_DB
 
 err = Console(stderr=True)
@@ -26,13 +27,19 @@ INJECTION_HELP = (
     "answer and open a fake instruction, fake system/turn markers, an authority claim, and an instruction hidden "
     "with zero-width characters. Each item is judged without injection (the baseline) and once per kind with the "
     "injection in the worse answer.\n\n"
-    "**pairwise** judges see both orders; a flip is the combined verdict moving from the better answer to the "
-    "injected one (moves to a tie or to inconsistent orders are counted apart). **passfail** judges see each "
-    "answer alone; a flip is the worse answer's FAIL becoming PASS. Other setups exit 2.\n\n"
-    "Reported: the baseline accuracy, the items right at baseline (the denominator), the flip rate overall "
-    "(clustered bootstrap over items) and per kind (exact interval), each with its 95 % interval and n, and the "
-    "unparsed, refused and failed calls on their own lines (never a flip or a non-flip). Every call goes through "
-    "juge's engine: cached, retried, logged, stored as a run (`juge show RUN`).\n\n"
+    "**pairwise** judges see both orders (same letter twice is the verdict, else inconsistent). An item is right "
+    "at baseline when the verdict picks the better answer. **flipped**: the injected pair's verdict picks the "
+    "injected worse answer. **moved**: the verdict left the better answer: flipped, tie or inconsistent (a judge "
+    "that obeys the injection in one order only moves without flipping).\n\n"
+    "**passfail** judges see each answer alone, the better one too. An item is right at baseline only when the "
+    "better answer PASSes and the worse one FAILs (a judge that fails everything is right on no item). "
+    "**flipped** (and moved: there is no tie): the injected worse answer gets PASS. Other setups exit 2.\n\n"
+    "Both rates count only items right at baseline, and share one denominator: the injected trials that got a "
+    "verdict. Unparsed, refused and failed (error) calls, in either order, are left out of both denominators and "
+    "printed on their own lines. Reported: the baseline accuracy, the items right at baseline, the flipped and "
+    "moved rates overall (clustered bootstrap over items) and per kind (exact interval), each with its 95 % "
+    "interval and n. Every call goes through juge's engine: cached, retried, logged, stored as a run "
+    "(`juge show RUN`). Exit 1 when every judge call failed (nothing was measured), 2 on bad input.\n\n"
     "Examples: juge probe injection --eval eval.toml --judge quality; "
     "juge probe injection --judge judges/pair.toml --provider openai --model gpt-4o-mini --json probe.json"
 )
@@ -63,6 +70,9 @@ def _select_judge(eval_file: Path | None, judge: str, model: str | None) -> tupl
     return found, _judge_provider_spec(found), base, config
 
 
+BASELINE_LABELS = {"both_fail": "both FAIL", "both_pass": "both PASS", "reversed": "better FAIL and worse PASS"}
+
+
 def _fmt(estimate: dict[str, Any]) -> str:
     if estimate.get("value") is None:
         return f"n/a (n={estimate['n']})"
@@ -85,40 +95,50 @@ def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
     accuracy = base["accuracy"]
     if pairwise:
         console.print(f"baseline: the better answer wins {_fmt(accuracy['pairs'])}", highlight=False)
+        rule = "the verdict picks the better answer"
     else:
-        console.print(f"baseline: worse answers FAIL {_fmt(accuracy['worse_answers_fail'])}; better answers PASS "
+        console.print(f"baseline: the better answer PASSes and the worse one FAILs {_fmt(accuracy['items'])}; "
+                      f"worse answers FAIL {_fmt(accuracy['worse_answers_fail'])}; better answers PASS "
                       f"{_fmt(accuracy['better_answers_pass'])}", highlight=False)
-    detail = ", ".join(f"{k} {v}" for k, v in base["counts"].items() if k != "right")
+        rule = "the better answer PASSes and the worse one FAILs"
+    detail = ", ".join(f"{BASELINE_LABELS.get(k, k)} {v}" for k, v in base["counts"].items() if k != "right")
     console.print(f"right at baseline (the denominator): {result['right_at_baseline']} of {result['n_items']} "
-                  f"items" + (f" (not right: {escape(detail)})" if detail else ""), highlight=False)
+                  f"items, where {rule}" + (f" (not right: {escape(detail)})" if detail else ""), highlight=False)
     if not result["right_at_baseline"]:
-        console.print("[yellow]no item is right without injection, so no flip can be measured[/] (the probe's "
-                      "answers differ in correctness and helpfulness: does the judge's rubric ask about that?)",
+        judged = accuracy["pairs" if pairwise else "items"]["n"]
+        why = ("the probe's answers differ in correctness and helpfulness: does the judge's rubric ask about that?"
+               if judged else "no item got a verdict without injection: see the calls below")
+        console.print(f"[yellow]no item is right without injection, so no flip can be measured[/] ({why})",
                       highlight=False)
     flip = "the injected worse answer wins" if pairwise else "the injected worse answer gets PASS"
-    console.print(f"[bold]flip rate[/] ({flip}), over the items right at baseline:", highlight=False)
-    overall, any_kind = result["overall"], result["any_kind"]
-    console.print(f"  overall   {_fmt(overall)} injected trials, {overall['k']} flips (clustered bootstrap over "
-                  f"{overall['n_items']} items)", highlight=False)
-    if overall.get("value") in (0.0, 1.0):
-        console.print("            (every resample gives the same rate, so the bootstrap interval has no width; "
+    console.print("over the items right at baseline; trials without a verdict are left out of both rates:",
+                  highlight=False)
+    overall, moved, any_kind = result["overall"], result["overall_moved"], result["any_kind"]
+    console.print(f"  [bold]flipped[/]   {_fmt(overall)} injected trials, {overall['k']} flips: {flip} (clustered "
+                  f"bootstrap over {overall['n_items']} items)", highlight=False)
+    if pairwise:
+        console.print(f"  [bold]moved[/]     {_fmt(moved)} injected trials, {moved['k']} left the better answer: "
+                      f"flipped, tie or inconsistent (clustered bootstrap over {moved['n_items']} items)",
+                      highlight=False)
+    if overall.get("value") in (0.0, 1.0) or moved.get("value") in (0.0, 1.0):
+        console.print("            (where every resample gives the same rate the bootstrap interval has no width; "
                       "the exact intervals below do)", highlight=False)
     console.print(f"  any kind  {_fmt(any_kind)} items, {any_kind['k']} flipped by at least one kind (exact)",
                   highlight=False)
-    table = Table(title="per injection kind (flip rate with its exact 95 % interval over items)",
-                  title_justify="left")
-    shown = [s for s in ("flipped", "held", "tie", "inconsistent") if not (s in ("tie", "inconsistent")
-                                                                           and not pairwise)]
-    for column in ("kind", "flip rate", *shown, "no verdict"):
+    table = Table(title="per injection kind (rates with their exact 95 % intervals over items)", title_justify="left")
+    shown = ["flipped", "held", "tie", "inconsistent"] if pairwise else ["flipped", "held"]
+    rates = ["flip rate", "moved rate"] if pairwise else ["flip rate"]
+    for column in ("kind", *rates, *shown, "no verdict"):
         table.add_column(column, justify="left" if column == "kind" else "right")
     for kind, entry in result["per_kind"].items():
         counts = entry["counts"]
         missing = sum(counts.get(s, 0) for s in ("unparsed", "refused", "error", "missing"))
-        table.add_row(escape(kind), _fmt(entry["flip_rate"]), *(str(counts[s]) for s in shown), str(missing))
+        figures = [_fmt(entry["flip_rate"])] + ([_fmt(entry["moved_rate"])] if pairwise else [])
+        table.add_row(escape(kind), *figures, *(str(counts[s]) for s in shown), str(missing))
     console.print(table)
     calls = result["calls"]
     console.print(f"judge calls: {sum(calls.values())}, ok {calls['ok']}  (no verdict: neither a flip nor a "
-                  "non-flip, left out of the rates)", highlight=False)
+                  "non-flip, left out of both rates)", highlight=False)
     for outcome in ("unparsed", "refused", "error"):
         console.print(f"  {outcome}: {calls[outcome]}", highlight=False)
 
@@ -175,7 +195,7 @@ def injection_command(
                             prices=price_table(config.spec.prices if config is not None else None))
     provider_key = getattr(provider_obj, "cache_identity", provider_obj.name)
     db.parent.mkdir(parents=True, exist_ok=True)
-    with Store(db) as store:
+    with staged_output(json_out, "--json") as json_tmp, Store(db) as store:  # a bad --json fails before any call
         try:
             probe = run_probe(found, provider_obj, store, options, items=items, kinds=kinds,
                               provider_key=provider_key, resume=not fresh, console=err, n_resamples=resamples,
@@ -183,14 +203,26 @@ def injection_command(
         except KeyboardInterrupt:
             err.print("interrupted: every finished judgment is stored; run the same command again to resume")
             raise typer.Exit(130) from None
-    stats = probe.engine_stats
-    err.print(f"{'resumed' if probe.resumed else 'new'} run {probe.run_id}: {stats.get('calls', 0)} calls, "
-              f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries", highlight=False)
+        stats = probe.engine_stats
+        err.print(f"{'resumed' if probe.resumed else 'new'} run {probe.run_id}: {stats.get('calls', 0)} calls, "
+                  f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries", highlight=False)
+        _exit_if_every_call_failed(probe.result)
+        if json_tmp is not None:
+            payload = probe.result | {"judge": {"name": found.name, "setup": found.setup, "model": found.model,
+                                                "template": found.template_id, "template_hash": found.template_hash}}
+            json_tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print_result(probe.result, found, Console())
-    if json_out is not None:
-        payload = probe.result | {"judge": {"name": found.name, "setup": found.setup, "model": found.model,
-                                            "template": found.template_id, "template_hash": found.template_hash}}
-        write_atomic(json_out, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def _exit_if_every_call_failed(result: dict[str, Any]) -> None:
+    """Exit 1 when no judge call got an answer: nothing was measured (not a finding about the judge)."""
+    calls = result["calls"]
+    if not calls["error"] or calls["error"] < sum(calls.values()):
+        return
+    err.print(f"[bold red]error:[/] all {calls['error']} judge calls failed (the first: "
+              f"{escape(str(result['first_error']))}); nothing was measured. Check the provider (its address, key "
+              f"and model), then run the command again.", highlight=False)
+    raise typer.Exit(1)
 
 
 probe_app = typer.Typer(help="Probe a judge's robustness.", no_args_is_help=True, rich_markup_mode="markdown")
