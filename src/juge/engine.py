@@ -82,6 +82,7 @@ def _response_to_dict(r: Response) -> dict[str, Any]:
     return {
         "text": r.text, "model": r.model, "tokens_in": r.tokens_in, "tokens_out": r.tokens_out,
         "refused": r.refused, "refusal_reason": r.refusal_reason, "distribution": r.distribution,
+        "truncated": r.truncated,
     }
 
 
@@ -241,7 +242,10 @@ class Engine:
         if response.refused:
             return Judgment(**common, outcome="refused", reason=response.refusal_reason)
         parsed = judge.parse(response.text)
-        return Judgment(**common, outcome=parsed.outcome, verdict=parsed.verdict, reason=parsed.reason)
+        reason = parsed.reason
+        if parsed.outcome == "unparsed" and response.truncated:  # the why of an unparsed answer; never a verdict
+            reason = f"the answer was cut at max_tokens ({judge.max_tokens}): {reason}"
+        return Judgment(**common, outcome=parsed.outcome, verdict=parsed.verdict, reason=reason)
 
     def cost_of(self, response: Response, attempts: int) -> float | None:
         """What producing `response` cost this run: nothing when it came from the cache."""

@@ -65,6 +65,7 @@ class Response:
     refusal_reason: str | None = None
     distribution: dict[str, float] | None = None
     raw: dict[str, Any] | None = None
+    truncated: bool = False  # the model stopped at max_tokens: the text is what it wrote until then
 
     def __post_init__(self) -> None:
         _check_answer_fields(self)

@@ -10,11 +10,16 @@ not used on this path: over httpx its per-call cost was 1.6-6 ms of CPU on this 
 benchmark machine at 256 concurrent calls (httpcore's pool scans every connection on every
 request), about ten times the whole engine; see bench/throughput.py. Pass an
 ``httpx.AsyncClient`` as `http_client` to send through it instead (custom transports, tests).
+
+`timeout` (seconds) bounds each request; by default there is none here, so the engine's
+per-call ``[engine] timeout`` is the one that applies. The environment's proxy (HTTPS_PROXY,
+HTTP_PROXY, ALL_PROXY, NO_PROXY) is used, except for a server on this machine (loopback).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
 from collections.abc import Mapping
@@ -39,7 +44,7 @@ class OpenAICompatProvider:
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         api_key: str | None = None,
-        timeout: float = 120.0,
+        timeout: float | None = None,
         http_client: httpx.AsyncClient | None = None,
     ):
         key = api_key or os.environ.get(api_key_env) or ("not-needed" if base_url else None)
@@ -70,6 +75,9 @@ class OpenAICompatProvider:
             completion = json.loads(raw)
         except ValueError as exc:  # a 200 whose body is cut or garbled: worth another try
             raise ProviderError(f"the server's answer was not valid JSON: {exc}", retryable=True) from exc
+        if isinstance(completion, dict) and "choices" not in completion and completion.get("error"):
+            # Some servers and proxies report an overload or an upstream failure in a 200.
+            raise ProviderError(f"HTTP {status} with an error: {_error_text(completion['error'])}", retryable=True)
         return _response(completion, request.model)
 
     async def _post(self, body: bytes) -> tuple[int, Mapping[str, str], bytes]:
@@ -88,7 +96,8 @@ class OpenAICompatProvider:
             async with self._session.post(self.url, data=body, headers=self.headers, proxy=self.proxy) as reply:
                 return reply.status, reply.headers, await reply.read()
         except asyncio.TimeoutError as exc:
-            raise ProviderError(f"timeout: no answer within {self.timeout:g} s", retryable=True) from exc
+            limit = f" within {self.timeout:g} s" if self.timeout is not None else ""
+            raise ProviderError(f"timeout: no answer{limit}", retryable=True) from exc
         except aiohttp.ClientPayloadError as exc:
             raise ProviderError(f"connection failed: peer closed connection without sending complete message body"
                                 f" ({exc})", retryable=True) from exc
@@ -157,19 +166,41 @@ def _response(completion: Any, requested_model: str) -> Response:
     if not isinstance(usage, dict):
         raise _malformed(f"'usage' is {_kind(usage)}, not an object")
     finish = choice.get("finish_reason")
-    refusal = message.get("refusal")
+    text, refused_part = _content_text(message.get("content"))
+    refusal = message.get("refusal") or refused_part
     try:
         return Response(
-            text=message.get("content") or "",
+            text=text,
             model=model,
             tokens_in=usage.get("prompt_tokens"),
             tokens_out=usage.get("completion_tokens"),
             refused=bool(refusal) or finish == "content_filter",
             refusal_reason=refusal or ("content filter" if finish == "content_filter" else None),
             raw=completion,
+            truncated=finish == "length",
         )
     except TypeError as exc:  # a field of the wrong type (a model that is a number, a token count in a string)
         raise _malformed(str(exc)) from None
+
+
+def _content_text(content: Any) -> tuple[str, str | None]:
+    """(text, refusal) of a message's content: a string, or a list of parts whose "text" parts are
+    joined and whose "refusal" parts are the refusal (other kinds, an image, carry no verdict)."""
+    if content is None or isinstance(content, str):
+        return content or "", None
+    if not isinstance(content, list):
+        raise _malformed(f"the message content is {_kind(content)}, not text or a list of parts")
+    found: dict[str, list[str]] = {"text": [], "refusal": []}
+    for i, part in enumerate(content):
+        if not isinstance(part, dict):
+            raise _malformed(f"content part {i} is {_kind(part)}, not an object")
+        kind = part.get("type", "text")
+        if kind in found:
+            value = part.get(kind)
+            if not isinstance(value, str):
+                raise _malformed(f"content part {i}'s {kind} is {_kind(value)}, not a string")
+            found[kind].append(value)
+    return "".join(found["text"]), "".join(found["refusal"]) or None
 
 
 def _malformed(detail: str) -> ProviderError:
@@ -182,21 +213,37 @@ def _kind(value: Any) -> str:
 
 
 def _env_proxy(url: str) -> str | None:
-    """The proxy the environment names for `url` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY), or None."""
+    """The proxy the environment names for `url` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY), or None.
+    A server on this machine is never reached through a proxy, whatever NO_PROXY says."""
     parts = urlsplit(url)
-    if proxy_bypass(parts.hostname or ""):
+    host = parts.hostname or ""
+    if _is_loopback(host) or proxy_bypass(host):
         return None
     proxies = getproxies()
     return proxies.get(parts.scheme) or proxies.get("all")
 
 
+def _is_loopback(host: str) -> bool:
+    """`host` names this machine: localhost (or a name under .localhost, RFC 6761), 127.0.0.0/8, ::1."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _error_message(raw: bytes) -> str:
     """The message of an error body (``{"error": {"message": ...}}``), else the body's start."""
     try:
-        error = json.loads(raw)["error"]
-        return str(error["message"] if isinstance(error, dict) else error)
+        return _error_text(json.loads(raw)["error"])
     except (ValueError, KeyError, TypeError):
         return raw[:300].decode("utf-8", "replace") or "(empty body)"
+
+
+def _error_text(error: Any) -> str:
+    """The message of an error object (its "message"), or the error itself when it is not an object."""
+    return str(error["message"] if isinstance(error, dict) and "message" in error else error)[:500]
 
 
 def _cause(exc: BaseException) -> str:
