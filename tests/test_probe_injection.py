@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 import sqlite3
 from collections.abc import Callable
 
@@ -287,21 +291,44 @@ def test_the_openai_providers_connections_are_closed(monkeypatch, capsys, tmp_pa
     assert len(made) == 1 and made[0]._session is not None and made[0].closed
 
 
-def test_an_interrupted_probe_closes_its_provider(monkeypatch, capsys, tmp_path):
-    closed = []
+INTERRUPTED_PROBE = """
+import asyncio, pathlib, sys
+from juge import cli
+from juge.providers.registry import register_provider
 
-    class Interrupted(ScriptedProvider):
-        async def complete(self, request):
-            raise KeyboardInterrupt
+folder = pathlib.Path(sys.argv[1])
 
-        async def aclose(self):
-            closed.append(True)
+class Waiting:
+    name = "waiting"
 
-    register_provider("probe-interrupted", lambda **options: Interrupted())
-    code, _, err = run_cli(monkeypatch, capsys, "probe", "injection", "--judge", write_judge(tmp_path, "pairwise"),
-                           "--provider", "probe-interrupted", "--db", str(tmp_path / "j.db"), "--no-progress",
-                           "--limit", "1", "--kind", "override")
-    assert code == 130 and "interrupted" in err and closed == [True]
+    async def complete(self, request):
+        (folder / "calling").touch()
+        await asyncio.sleep(60)
+
+    async def aclose(self):
+        (folder / "closed").touch()
+
+register_provider("probe-waiting", lambda **options: Waiting())
+sys.argv = ["juge", "probe", "injection", "--judge", sys.argv[2], "--provider", "probe-waiting", "--db",
+            str(folder / "j.db"), "--no-progress", "--limit", "1", "--kind", "override"]
+cli.main()
+"""
+
+
+def test_ctrl_c_during_a_call_closes_the_provider(tmp_path):
+    """Ctrl-C as a person presses it: SIGINT to the process while a call is in flight. In a process of its
+    own: a KeyboardInterrupt through an event loop leaves CPython 3.11 unable to compile some code after it."""
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED_PROBE, encoding="utf-8")
+    child = subprocess.Popen([sys.executable, str(script), str(tmp_path), write_judge(tmp_path, "pairwise")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "calling").exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 130 and "interrupted" in err, err
+    assert (tmp_path / "closed").exists() and "Unclosed" not in err
 
 
 def test_calls_go_through_the_engine_logged_cached_and_stored_as_a_run(monkeypatch, capsys, tmp_path):
