@@ -16,7 +16,7 @@ from juge.config import load_eval
 from juge.data.records import Case
 from juge.engine import Engine, EngineOptions, build_tasks
 from juge.judges import judge_from_dict
-from juge.providers import Request, Response, register_provider
+from juge.providers import Request, Response, make_provider, register_provider
 from juge.providers.base import ProviderClosed
 from juge.providers.openai_compat import OpenAICompatProvider
 from juge.runner import run_eval
@@ -86,6 +86,25 @@ def test_a_failing_worker_cancels_the_others_before_the_provider_closes(store):
     stored = store.judgments(run_id)
     assert 0 < len(stored) < 200
     assert all(j.outcome == "ok" for j in stored)
+
+
+def test_workers_cancelled_while_waiting_for_a_commit_leave_it_to_complete(store, caplog):
+    """Cached answers: the workers all save in one event-loop turn. The first save of the second turn
+    fails before any commit is pending, so the others are cancelled while they wait for the commit
+    they asked for: that commit still runs, and nothing fails inside the event loop."""
+    judge = judge_from_dict({"name": "pf", "setup": "passfail", "description": "Polite?", "model": "m1"})
+    cases = [Case(id=f"c{i}", question="q", output=f"answer {i}") for i in range(64)]
+    provider = make_provider("scripted", default="PASS\nFine.")
+    engine = Engine(store, EngineOptions(concurrency=32, progress=False))
+    tasks = build_tasks(cases, [judge])
+    asyncio.run(engine.run_tasks(store.create_run(dataset_hash="d", juge_version="t", cases=cases), tasks,
+                                 {"pf": provider}))
+    run_id = store.create_run(dataset_hash="d", juge_version="t", cases=cases)
+    store.save_judgment = fail_on_nth(store.save_judgment, 33)
+    with pytest.raises(sqlite3.OperationalError):
+        asyncio.run(engine.run_tasks(run_id, tasks, {"pf": provider}))
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+    assert len(store.judgments(run_id)) == 63  # all but the one whose save failed, committed
 
 
 def write_system_eval(tmp_path: Path, n: int) -> Path:
