@@ -104,14 +104,16 @@ class Engine:
         self.console = console or Console(stderr=True)
         self.rng = random.Random(self.options.seed)
         self.stats: Counter[str] = Counter()
-        self._paid_before: dict[str | None, dict[str, tuple[int, float | None]]] = {}
+        self._paid_before: dict[str | None, dict[tuple[str, str | None], tuple[int, float | None]]] = {}
         self._next_commit: asyncio.Future[None] | None = None
 
-    async def call(self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0) -> Answer:
+    async def call(self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0,
+                   payer: str | None = None) -> Answer:
         """One answer for `request`: from the cache, or from the provider with bounded retries.
 
         Returns the response, its latency in seconds and the number of attempts it took (0 for
         a cache hit). Raises ProviderError when every attempt failed or the error is not retryable.
+        `payer` names what the answer is for (see `payer_of`); it is logged with each attempt.
         """
         key = cache_key(getattr(provider, "cache_identity", provider.name), request, repeat)
         cacheable = getattr(provider, "cacheable", True)  # replay: a recording is its own cache, a miss an error
@@ -121,8 +123,10 @@ class Engine:
         if cached_response is not None:
             self.stats["cache_hits"] += 1
             # A resumed run whose killed process bought this answer, but died before storing what it
-            # was for, still paid for it: that call's attempts and latency, not a free cache hit.
-            attempts, latency = paid_before.pop(key, (0, 0.0))
+            # was for, still paid for it: that call's attempts and latency, not a free cache hit. Only
+            # what it was bought for pays (another task sharing the answer gets it free); a call logged
+            # without a payer, by an earlier juge, is paid by whichever asks first.
+            attempts, latency = paid_before.pop((key, payer), None) or paid_before.pop((key, None), (0, 0.0))
             return Answer(cached_response, latency or 0.0, attempts)
         opts = self.options
         request_log = {"messages": list(request.messages), "model": request.model, **request.cache_params(),
@@ -145,7 +149,7 @@ class Engine:
                 self.stats["failed_attempts"] += 1
                 self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
                                     attempt=attempt, request=request_log, response=None, error=str(err),
-                                    status=err.status, latency=latency)
+                                    status=err.status, latency=latency, payer=payer)
                 self.commit_soon()
                 if not err.retryable or attempt == opts.retries:
                     err.attempts = attempt + 1
@@ -161,7 +165,7 @@ class Engine:
             as_dict = _response_to_dict(response)
             self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
                                 attempt=attempt, request=request_log, response=as_dict, error=None, status=None,
-                                latency=latency)
+                                latency=latency, payer=payer)
             if cacheable:
                 self.store.cache_put(key, provider.name, request.model, as_dict)
             self.commit_soon()
@@ -188,7 +192,8 @@ class Engine:
         else:
             done.set_result(None)
 
-    def _paid_by_earlier_processes(self, run_id: str | None) -> dict[str, tuple[int, float | None]]:
+    def _paid_by_earlier_processes(self, run_id: str | None) -> dict[tuple[str, str | None],
+                                                                      tuple[int, float | None]]:
         """This run's answered calls made before this engine's first call for it (by a process that
         was killed), read once so the calls this engine makes are never among them."""
         if run_id is None:
@@ -210,7 +215,7 @@ class Engine:
                 solve = Request(messages=tuple(judge.render_solve(case)), model=judge.model,
                                 temperature=judge.temperature, max_tokens=judge.max_tokens,
                                 meta={**meta, "template": judge.template_id + "/solve", "order": None})
-                answers.append(await self.call(provider, solve, run_id=run_id))
+                answers.append(await self.call(provider, solve, run_id=run_id, payer=payer_of(*task.key)))
                 own_solution = answers[-1].response.text
             request = Request(
                 messages=tuple(judge.render(case, order=task.order, own_solution=own_solution)),
@@ -219,7 +224,8 @@ class Engine:
                 allowed=judge.allowed() if judge.constrained else None,
                 meta=meta,
             )
-            answers.append(await self.call(provider, request, run_id=run_id, repeat=task.repeat))
+            answers.append(await self.call(provider, request, run_id=run_id, repeat=task.repeat,
+                                           payer=payer_of(*task.key)))
         except ProviderError as exc:
             return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc),
                             attempts=getattr(exc, "attempts", None))
@@ -286,6 +292,13 @@ class Engine:
             with self.store.grouped():
                 await run_together(worker() for _ in range(min(self.options.concurrency, len(todo))))
         return stored
+
+
+def payer_of(*parts: str | int) -> str:
+    """What a call is made for, as logged with it: a judgment's (item, judge, order, repeat), or
+    (item, output slot) for the system under test. A resumed run charges an answer a killed
+    process bought only to what it was bought for, not to every task that shares it."""
+    return "\x1f".join(map(str, parts))
 
 
 async def run_together(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:

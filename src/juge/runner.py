@@ -26,7 +26,8 @@ from juge import __version__
 from juge.config import EvalConfig, ProviderSpec
 from juge.data.readers import case_line, file_hash, read_cases, sample
 from juge.data.records import Case
-from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, build_tasks, run_together, summarize
+from juge.engine import (Engine, EngineOptions, JudgeTask, apply_checks, build_tasks, payer_of, run_together,
+                         summarize)
 from juge.errors import InputError, input_error
 from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
@@ -201,7 +202,8 @@ async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Sto
                           meta={"item_id": case.id, "judge": "system", "template": prompt.name})
         async with semaphore:
             try:
-                response, latency, attempts = await engine.call(provider, request, run_id=run_id)
+                response, latency, attempts = await engine.call(provider, request, run_id=run_id,
+                                                                payer=payer_of(case.id, "output"))
             except ProviderError as exc:
                 store.save_output(run_id, case.id, "output", None, system.model, "error", reason=str(exc))
                 engine.console.print(f"[yellow]system failed on {escape(case.id)}: {escape(str(exc))}[/]")

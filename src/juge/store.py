@@ -75,7 +75,8 @@ CREATE TABLE IF NOT EXISTS calls (
     error TEXT,
     status INTEGER,
     latency REAL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    payer TEXT
 );
 CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id);
 CREATE TABLE IF NOT EXISTS cache (
@@ -151,6 +152,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("outputs", "cost", "REAL"),
     ("outputs", "latency", "REAL"),
     ("judgments", "attempts", "INTEGER"),
+    ("calls", "payer", "TEXT"),
 )
 
 
@@ -335,12 +337,14 @@ class Store:
         error: str | None,
         status: int | None,
         latency: float | None,
+        payer: str | None = None,
     ) -> None:
+        """One attempt; `payer` names what the answer is for (a judgment's task, a case's output)."""
         self._write(
             "INSERT INTO calls (run_id, cache_key, provider, model, attempt, request, response, error, status,"
-            " latency, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " latency, created_at, payer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_id, cache_key, provider, model, attempt, _dumps(request), _dumps(response), error, status,
-             latency, now_iso()),
+             latency, now_iso(), payer),
         )
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
@@ -353,13 +357,14 @@ class Store:
             (key, provider, model, _dumps(response), now_iso()),
         )
 
-    def answered_calls(self, run_id: str) -> dict[str, tuple[int, float | None]]:
-        """Each cache key this run got an answer for: (attempts it took, latency of the answer)."""
+    def answered_calls(self, run_id: str) -> dict[tuple[str, str | None], tuple[int, float | None]]:
+        """Each (cache key, payer) this run got an answer for: (attempts it took, latency of the answer).
+        The payer is None for a call logged before calls named one."""
         rows = self.conn.execute(
-            "SELECT cache_key, attempt, latency FROM calls WHERE run_id = ? AND response IS NOT NULL ORDER BY id",
-            (run_id,),
+            "SELECT cache_key, payer, attempt, latency FROM calls WHERE run_id = ? AND response IS NOT NULL"
+            " ORDER BY id", (run_id,),
         ).fetchall()
-        return {r["cache_key"]: (r["attempt"] + 1, r["latency"]) for r in rows}
+        return {(r["cache_key"], r["payer"]): (r["attempt"] + 1, r["latency"]) for r in rows}
 
     def count_calls(self, run_id: str | None = None) -> int:
         if run_id is None:
