@@ -150,7 +150,7 @@ async def sdk_sequential(url: str, bodies: list[list[dict[str, str]]]) -> None:
 
 
 def reset_server_stats(url: str) -> None:
-    httpx.post(url.removesuffix("/v1") + "/stats", timeout=10)
+    httpx.post(url.removesuffix("/v1") + "/stats", timeout=10, trust_env=False)
 
 
 def main() -> None:

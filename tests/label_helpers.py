@@ -124,7 +124,7 @@ def live_server(db_url: str) -> Iterator[str]:
             if proc.poll() is not None:
                 raise RuntimeError(f"server exited: {proc.stdout.read().decode(errors='replace')}")
             try:
-                httpx.get(base + "/item", timeout=1)
+                httpx.get(base + "/item", timeout=1, trust_env=False)
                 break
             except httpx.TransportError:
                 if time.monotonic() > deadline:

@@ -248,7 +248,7 @@ def test_subprocess_mode_serves_and_counts():
     with serve_in_subprocess(config) as server:
         results = call_all(server.url, reqs)
         stats = server.stats()
-        models = httpx.get(server.url + "/models", timeout=5).json()
+        models = httpx.get(server.url + "/models", timeout=5, trust_env=False).json()
     planned = [injected_fault(config, MODEL, list(r.messages), 0) for r in reqs]
     for req, result, fault in zip(reqs, results, planned):
         if fault is None:

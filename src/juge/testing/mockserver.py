@@ -474,7 +474,7 @@ def serve_in_subprocess(config: MockConfig | None = None) -> Iterator[ServerHand
         url = line.split(" ", 1)[1].strip()
 
         def stats() -> dict[str, Any]:
-            return httpx.get(url.removesuffix("/v1") + "/stats", timeout=10).json()
+            return httpx.get(url.removesuffix("/v1") + "/stats", timeout=10, trust_env=False).json()
 
         yield ServerHandle(url, stats)
     finally:
