@@ -100,10 +100,12 @@ class FakeLlama:
     def reset(self):
         self.n_tokens = 0
 
+    finish_reason = "stop"
+
     def create_completion(self, **kwargs):
         self.completions.append(kwargs)
         return {
-            "choices": [{"text": "Verdict: [[A]]", "finish_reason": "stop"}],
+            "choices": [{"text": "Verdict: [[A]]", "finish_reason": self.finish_reason}],
             "usage": {"prompt_tokens": len(kwargs["prompt"]), "completion_tokens": 5},
         }
 
@@ -193,6 +195,9 @@ def test_text_path_generates_until_the_end_of_turn():
     assert call["max_tokens"] == 64
     assert (response.text, response.tokens_out, response.distribution) == ("Verdict: [[A]]", 5, None)
     assert response.model == "fake.gguf sha256:000 llama-cpp-python 0"
+    assert not response.truncated
+    llm.finish_reason = "length"  # stopped at max_tokens: the text is kept and marked as cut
+    assert provider.complete_sync(request).truncated
 
 
 def test_prompt_longer_than_the_context_is_an_error():

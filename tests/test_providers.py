@@ -124,6 +124,9 @@ def test_anthropic_success_refusal_and_overload():
         (200, {"id": "m", "type": "message", "role": "assistant", "model": "claude-test-2026", "stop_reason": "refusal",
                "content": [], "usage": {"input_tokens": 5, "output_tokens": 0}}),
         (529, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
+        (200, {"id": "m", "type": "message", "role": "assistant", "model": "claude-test-2026",
+               "stop_reason": "max_tokens", "content": [{"type": "text", "text": "Let me think"}],
+               "usage": {"input_tokens": 5, "output_tokens": 3}}),
     ])
     sent = []
 
@@ -156,6 +159,8 @@ def test_anthropic_success_refusal_and_overload():
     with pytest.raises(ProviderError) as exc:
         run(p.complete(req()))
     assert exc.value.retryable
+    cut = run(p.complete(req()))
+    assert cut.truncated and cut.text == "Let me think" and not r.truncated
 
 
 def test_pricing_longest_prefix_and_unknown():

@@ -74,6 +74,7 @@ class AnthropicProvider:
             tokens_out=message.usage.output_tokens,
             refused=refused,
             refusal_reason="refusal" if refused else None,
+            truncated=message.stop_reason == "max_tokens",
             raw=message.model_dump(mode="json"),
         )
 

@@ -326,5 +326,6 @@ class LlamaCppProvider:
             model=loaded.version,
             tokens_in=usage["prompt_tokens"],
             tokens_out=usage["completion_tokens"],
+            truncated=result["choices"][0]["finish_reason"] == "length",
             raw={"finish_reason": result["choices"][0]["finish_reason"], "prefix_reused": min(reused, len(prompt) - 1)},
         )
