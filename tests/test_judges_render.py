@@ -148,8 +148,10 @@ def test_missing_data_names_the_case_and_field() -> None:
         make_judge("passfail", reference=True).render(single_case(reference=None))
     with pytest.raises(InputError, match=r"case 'c1'.*field 'output'"):
         make_judge("score").render(single_case(output=None))
-    with pytest.raises(InputError, match=r"field 'output_2'"):
-        make_judge("pairwise").render(pair_case(output_2=None), order="12")
+    with pytest.raises(InputError, match=r"case 'c1'.*field 'output_1'"):
+        make_judge("pairwise").render(single_case(), order="12")
+    with pytest.raises(ValueError, match=r"output_1 is given without output_2"):  # a half pair is not a case
+        pair_case(output_2=None)
 
 
 def test_reference_is_shown_only_to_reference_guided_judges() -> None:

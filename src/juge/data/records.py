@@ -108,6 +108,10 @@ class Case(BaseModel):
 
     @model_validator(mode="after")
     def _default_group(self) -> "Case":
+        if (self.output_1 is None) != (self.output_2 is None):
+            given, missing = ("output_1", "output_2") if self.output_2 is None else ("output_2", "output_1")
+            raise ValueError(f"{given} is given without {missing}: a pair needs both answers "
+                             "(use `output` for a single answer)")
         if not self.group:
             self.group = self.id
         return self
