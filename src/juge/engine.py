@@ -162,12 +162,9 @@ class Engine:
                 continue
             latency = time.perf_counter() - started
             self.stats["calls"] += 1
-            as_dict = _response_to_dict(response)
-            self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
-                                attempt=attempt, request=request_log, response=as_dict, error=None, status=None,
-                                latency=latency, payer=payer)
-            if cacheable:
-                self.store.cache_put(key, provider.name, request.model, as_dict)
+            self.store.log_answer(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
+                                  attempt=attempt, request=request_log, response=_response_to_dict(response),
+                                  latency=latency, payer=payer, cache=cacheable)
             self.commit_soon()
             return Answer(response, latency, attempt + 1)
         raise AssertionError("unreachable")

@@ -117,8 +117,10 @@ def render_blocks(source: str, variables: dict[str, Any]) -> Prompt:
     if "user" not in template.blocks:
         raise ValueError("the template has no {% block user %}")
 
+    context = template.new_context(variables)  # one for both blocks, as `Template.render` shares one with its blocks
+
     def block(name: str) -> str:
-        return "".join(template.blocks[name](template.new_context(dict(variables)))).strip()
+        return "".join(template.blocks[name](context)).strip()
 
     system = block("system") if "system" in template.blocks else None
     return Prompt(system=system or None, user=block("user"))

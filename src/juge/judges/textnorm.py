@@ -33,10 +33,15 @@ HOMOGLYPHS = {
 }
 _TABLE = str.maketrans(HOMOGLYPHS)
 _KEEP_CONTROLS = {"\n", "\t"}
+# ASCII's only invisible characters are its controls (category Cc); ASCII has no look-alikes to fold.
+_ASCII_CONTROLS = str.maketrans(dict.fromkeys(
+    [chr(c) for c in (*range(0x20), 0x7F) if chr(c) not in _KEEP_CONTROLS]))
 
 
 def skeleton(text: str) -> str:
     """Fold `text` to what a reader would see: ASCII look-alikes, no invisible characters."""
+    if text.isascii():  # the same result as below, without a Unicode lookup per character
+        return text.translate(_ASCII_CONTROLS)
     decomposed = unicodedata.normalize("NFKD", text)
     kept = "".join(
         ch for ch in decomposed
