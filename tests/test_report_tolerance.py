@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,7 +42,7 @@ def test_any_value_at_any_key_renders_markdown_and_json(replacements):
                for s in data["stats"]]
     assert rows.pop("person vs person (ceiling)") == ceiling
     for j in data["judges"]:
-        who = md_text(j["key"]) + (" (baseline)" if j["baseline"] else "")
+        who = (md_text(j["key"]) + (" (baseline)" if j["baseline"] else "")).strip()  # cells are read stripped
         assert rows.pop(who) == [fmt_estimate(j["vs_people"][s], kind_of(s)) for s in data["stats"]]
     assert not rows  # no row for a judge the data does not have
     json.loads(render_report(data, "json"))
@@ -96,3 +98,26 @@ def test_an_interval_that_excludes_its_estimate_is_drawn():
     html = render_report(build_report_data(calibration), "html")
     row = next(r for r in parse_html(html).tables["table-people"] if r[0].startswith("gpt4_2023"))
     assert row[2] == "0.30 0.32 to 0.50 n=40"
+
+
+@pytest.mark.parametrize("odd", [True, 5, {"a": 1}, None, "gpt-4-0613"])
+def test_judge_versions_of_any_shape_render(odd):
+    """Found by the property test above: `models: true` crashed the report model."""
+    calibration = pairwise_calibration()
+    for info in calibration["versions"]["judges"].values():
+        info["models"] = odd
+        info["template_hashes"] = odd
+    data = build_report_data(calibration)
+    for fmt in ("md", "json"):
+        render_report(data, fmt)
+    models = {tuple(j["models"]) for j in data["judges"]}
+    assert models == ({("gpt-4-0613",)} if odd == "gpt-4-0613" else {()})
+
+
+def test_non_finite_numbers_become_null_in_the_json_report():
+    """Found by the property test above: an infinite value made the JSON report raise."""
+    calibration = pairwise_calibration()
+    calibration["bootstrap"] = {"n_resamples": float("inf"), "level": float("nan")}
+    out = render_report(build_report_data(calibration), "json")
+    assert "Infinity" not in out and "NaN" not in out
+    json.loads(out)

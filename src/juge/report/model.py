@@ -90,6 +90,13 @@ def _mapping(obj: Any) -> dict[str, Any]:
     return obj if isinstance(obj, dict) else {}
 
 
+def _texts(obj: Any) -> list[str]:
+    """A list of names as text: a list as it is, one name alone as a list of one, anything else none."""
+    if isinstance(obj, list):
+        return [str(x) for x in obj]
+    return [obj] if isinstance(obj, str) and obj else []
+
+
 def _counts(obj: Any, keys: tuple[str, ...]) -> dict[str, int | None] | None:
     if not isinstance(obj, dict):
         return None
@@ -159,9 +166,9 @@ def _judge(key: str, entry: dict[str, Any], info: dict[str, Any], stats: tuple[s
     return {
         "key": key,
         "baseline": is_baseline(key, {**info, **entry}),
-        "models": [str(m) for m in info.get("models") or []],
+        "models": _texts(info.get("models")),
         "template": info.get("template"),
-        "template_hashes": [str(h) for h in info.get("template_hashes") or []],
+        "template_hashes": _texts(info.get("template_hashes")),
         "n_items": count(entry.get("n_items")),
         "verdict_counts": _counts(entry.get("verdict_counts"), ()),
         "outcomes": _counts(entry.get("outcomes"), OUTCOMES),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -117,5 +118,16 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 
 def render_json(data: dict[str, Any]) -> str:
-    """The normalised data the HTML and Markdown are made from."""
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The normalised data the HTML and Markdown are made from. A number that JSON cannot hold
+    (NaN, infinity: only a hand-edited input has one) is written as null, never as invalid JSON."""
+    return json.dumps(_finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
