@@ -70,9 +70,6 @@ class NoStore(Store):
     def cache_get(self, key: str) -> dict[str, Any] | None:
         return None
 
-    def cache_put(self, *_: Any) -> None:
-        pass
-
     def save_judgment(self, *_: Any) -> bool:
         return True
 

@@ -44,8 +44,7 @@ def test_grouped_writes_are_durable_only_at_commit_and_together(tmp_path):
     with Store(db) as store:
         with store.grouped():
             store.log_call(run_id="r", cache_key="k1", provider="p", model="m", attempt=0, request={"q": 1},
-                           response={"text": "PASS"}, error=None, status=None, latency=0.1)
-            store.cache_put("k1", "p", "m", {"text": "PASS"})
+                           response={"text": "PASS"}, error=None, status=None, latency=0.1, cache=True)
             assert store.save_judgment("r", judgment("a"))
             assert store.cache_get("k1") == {"text": "PASS"}  # this connection sees its own writes
             assert outside(db, "SELECT COUNT(*) FROM calls") == [(0,)]  # another one does not, yet

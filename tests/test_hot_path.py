@@ -9,6 +9,7 @@ refuses by, the rows a call leaves in the store.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import unicodedata
 
@@ -76,25 +77,25 @@ def rows(db, table: str, columns: str) -> list[tuple]:
         conn.close()
 
 
-def test_log_answer_writes_the_rows_log_call_and_cache_put_write(tmp_path):
+def test_an_answered_call_is_its_cache_entry_encoded_once(tmp_path):
     request = {"messages": [{"role": "user", "content": "é?"}], "model": "m", "meta": {"item_id": "a"}}
     response = {"text": "PASS\nfine", "model": "m", "tokens_in": 3, "tokens_out": 2, "refused": False,
                 "refusal_reason": None, "distribution": {"PASS": 0.9}, "truncated": False}
-    with Store(tmp_path / "long.db") as store:
-        store.log_call(run_id="r", cache_key="k", provider="p", model="m", attempt=1, request=request,
-                       response=response, error=None, status=None, latency=0.25, payer="a|j||0")
-        store.cache_put("k", "p", "m", response)
-    with Store(tmp_path / "short.db") as store:
-        store.log_answer(run_id="r", cache_key="k", provider="p", model="m", attempt=1, request=request,
-                         response=response, latency=0.25, payer="a|j||0", cache=True)
-    with Store(tmp_path / "uncached.db") as store:
-        store.log_answer(run_id="r", cache_key="k", provider="p", model="m", attempt=1, request=request,
-                         response=response, latency=0.25, payer="a|j||0", cache=False)
+    for name, cache in (("cached.db", True), ("uncached.db", False)):
+        with Store(tmp_path / name) as store:
+            store.log_call(run_id="r", cache_key="k", provider="p", model="m", attempt=1, request=request,
+                           response=response, error=None, status=None, latency=0.25, payer="a|j||0", cache=cache)
+            store.log_call(run_id="r", cache_key="k2", provider="p", model="m", attempt=0, request=request,
+                           response=None, error="HTTP 500", status=500, latency=0.1, cache=cache)
     call_columns = "run_id, cache_key, provider, model, attempt, request, response, error, status, latency, payer"
-    long_calls = rows(tmp_path / "long.db", "calls", call_columns)
-    assert len(long_calls) == 1
-    assert rows(tmp_path / "short.db", "calls", call_columns) == long_calls
-    assert rows(tmp_path / "uncached.db", "calls", call_columns) == long_calls
-    cache_columns = "key, provider, model, response"
-    assert rows(tmp_path / "short.db", "cache", cache_columns) == rows(tmp_path / "long.db", "cache", cache_columns)
-    assert rows(tmp_path / "uncached.db", "cache", cache_columns) == []
+    calls = rows(tmp_path / "cached.db", "calls", call_columns)
+    assert calls == [("r", "k", "p", "m", 1, json.dumps(request, ensure_ascii=False, sort_keys=True),
+                      json.dumps(response, ensure_ascii=False, sort_keys=True), None, None, 0.25, "a|j||0"),
+                     ("r", "k2", "p", "m", 0, json.dumps(request, ensure_ascii=False, sort_keys=True),
+                      None, "HTTP 500", 500, 0.1, None)]
+    assert rows(tmp_path / "uncached.db", "calls", call_columns) == calls
+    # The cache entry is the answered call's response, byte for byte; a failed attempt caches nothing.
+    assert rows(tmp_path / "cached.db", "cache", "key, provider, model, response") == [("k", "p", "m", calls[0][6])]
+    assert rows(tmp_path / "uncached.db", "cache", "key") == []
+    with Store(tmp_path / "cached.db") as store:
+        assert store.cache_get("k") == response and store.cache_get("k2") is None

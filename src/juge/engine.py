@@ -162,9 +162,9 @@ class Engine:
                 continue
             latency = time.perf_counter() - started
             self.stats["calls"] += 1
-            self.store.log_answer(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
-                                  attempt=attempt, request=request_log, response=_response_to_dict(response),
-                                  latency=latency, payer=payer, cache=cacheable)
+            self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
+                                attempt=attempt, request=request_log, response=_response_to_dict(response),
+                                error=None, status=None, latency=latency, payer=payer, cache=cacheable)
             self.commit_soon()
             return Answer(response, latency, attempt + 1)
         raise AssertionError("unreachable")
@@ -206,13 +206,14 @@ class Engine:
         base = dict(item_id=case.id, judge=judge.name, template=judge.template_id, template_hash=judge.template_hash,
                     order=task.order, repeat=task.repeat, run_id=run_id)
         answers: list[Answer] = []  # the solve-first call, if any, then the verdict call
+        payer = payer_of(*task.key)
         try:
             own_solution = None
             if judge.solve_first:
                 solve = Request(messages=tuple(judge.render_solve(case)), model=judge.model,
                                 temperature=judge.temperature, max_tokens=judge.max_tokens,
                                 meta={**meta, "template": judge.template_id + "/solve", "order": None})
-                answers.append(await self.call(provider, solve, run_id=run_id, payer=payer_of(*task.key)))
+                answers.append(await self.call(provider, solve, run_id=run_id, payer=payer))
                 own_solution = answers[-1].response.text
             request = Request(
                 messages=tuple(judge.render(case, order=task.order, own_solution=own_solution)),
@@ -221,8 +222,7 @@ class Engine:
                 allowed=judge.allowed() if judge.constrained else None,
                 meta=meta,
             )
-            answers.append(await self.call(provider, request, run_id=run_id, repeat=task.repeat,
-                                           payer=payer_of(*task.key)))
+            answers.append(await self.call(provider, request, run_id=run_id, repeat=task.repeat, payer=payer))
         except ProviderError as exc:
             return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc),
                             attempts=getattr(exc, "attempts", None))

@@ -343,29 +343,21 @@ class Store:
         status: int | None,
         latency: float | None,
         payer: str | None = None,
+        cache: bool = False,
     ) -> None:
-        """One attempt; `payer` names what the answer is for (a judgment's task, a case's output)."""
-        self._write(_INSERT_CALL, (run_id, cache_key, provider, model, attempt, _dumps(request), _dumps(response),
-                                   error, status, latency, now_iso(), payer))
-
-    def log_answer(self, *, run_id: str | None, cache_key: str, provider: str, model: str, attempt: int,
-                   request: dict[str, Any], response: dict[str, Any], latency: float, payer: str | None,
-                   cache: bool) -> None:
-        """`log_call` for an attempt that was answered, and `cache_put` of the answer when `cache`:
-        the same rows those write, with the answer encoded once for both."""
+        """One attempt; `payer` names what the answer is for (a judgment's task, a case's output).
+        With `cache`, an answered attempt's response is also the cache entry for `cache_key`
+        (encoded once for both rows)."""
         response_json = _dumps(response)
         created_at = now_iso()
         self._write(_INSERT_CALL, (run_id, cache_key, provider, model, attempt, _dumps(request), response_json,
-                                   None, None, latency, created_at, payer))
-        if cache:
+                                   error, status, latency, created_at, payer))
+        if cache and response is not None:
             self._write(_INSERT_CACHE, (cache_key, provider, model, response_json, created_at))
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()
         return _loads(row["response"]) if row else None
-
-    def cache_put(self, key: str, provider: str, model: str, response: dict[str, Any]) -> None:
-        self._write(_INSERT_CACHE, (key, provider, model, _dumps(response), now_iso()))
 
     def answered_calls(self, run_id: str) -> dict[tuple[str, str | None], tuple[int, float | None]]:
         """Each (cache key, payer) this run got an answer for: (attempts it took, latency of the answer).
