@@ -31,7 +31,7 @@ from juge.engine import (Engine, EngineOptions, JudgeTask, apply_checks, build_t
 from juge.errors import InputError, input_error
 from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
-from juge.providers.base import Provider
+from juge.providers.base import Provider, close_provider
 from juge.providers.pricing import price_table
 from juge.store import Store
 from juge.verdicts import SCORED_SETUPS
@@ -98,9 +98,7 @@ class Providers:
     async def aclose(self) -> None:
         """Close the providers that hold connections: they belong to the event loop that used them."""
         for provider in self._made.values():
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
+            await close_provider(provider)
 
 
 def _provider(providers: Providers, config: EvalConfig, override: ProviderSpec | None,

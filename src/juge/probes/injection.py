@@ -337,6 +337,7 @@ def run_probe(judge: Any, provider: Any, store: Any, options: Any, *, items: Seq
 
     from juge import __version__
     from juge.engine import Engine, build_tasks
+    from juge.providers.base import close_provider
     from juge.runner import stored_run
 
     if judge.setup not in SETUPS:
@@ -363,9 +364,7 @@ def run_probe(judge: Any, provider: Any, store: Any, options: Any, *, items: Seq
         try:
             await engine.run_tasks(run_id, build_tasks(cases, [judge]), {judge.name: provider}, description="probing")
         finally:
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
+            await close_provider(provider)
 
     with stored_run(store, engine, [judge], eval_hash=eval_hash, dataset_hash=data_hash, resume=resume,
                     create=new_run) as run:

@@ -153,3 +153,11 @@ class Provider(Protocol):
     name: str
 
     async def complete(self, request: Request) -> Response: ...
+
+
+async def close_provider(provider: Provider) -> None:
+    """Close a provider's connections if it holds any (`aclose`): they belong to the event loop that
+    used them, so call this inside that loop before it ends."""
+    close = getattr(provider, "aclose", None)
+    if close is not None:
+        await close()
