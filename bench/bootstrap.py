@@ -162,28 +162,41 @@ def interval(values: np.ndarray) -> str:
 def bench_size(n_items: int, args: argparse.Namespace) -> float:
     """Run one size, print its lines, return our time."""
     v = synthetic_votes(n_items, args.seed)
-    print(f"\n{n_items:,} items: {v.vote_item.size:,} votes, {v.pair_item.size:,} rater pairs, "
-          f"{args.resamples:,} resamples")
+    print(
+        f"\n{n_items:,} items: {v.vote_item.size:,} votes, {v.pair_item.size:,} rater pairs, "
+        f"{args.resamples:,} resamples"
+    )
     t_ours, (agree, kappa) = seconds(ours, v, args.resamples, args.seed, repeat=3)
     n_naive = args.resamples if n_items <= args.full_naive_up_to else min(args.naive_resamples, args.resamples)
     t_naive_part, (naive_agree, naive_kappa) = seconds(naive, v, n_naive, args.seed + 1)
     t_naive = t_naive_part * args.resamples / n_naive
-    scaled = "" if n_naive == args.resamples else (
-        f"  (SCALED: {n_naive} resamples timed, {t_naive_part:.2f} s, x {args.resamples / n_naive:g})")
-    print(f"  ours (per-item sums + ratio_estimate + kappa_estimate): {t_ours:8.3f} s   "
-          f"peak memory {peak_mib(ours, v, args.resamples, args.seed):6.1f} MiB")
+    scaled = (
+        ""
+        if n_naive == args.resamples
+        else (f"  (SCALED: {n_naive} resamples timed, {t_naive_part:.2f} s, x {args.resamples / n_naive:g})")
+    )
+    print(
+        f"  ours (per-item sums + ratio_estimate + kappa_estimate): {t_ours:8.3f} s   "
+        f"peak memory {peak_mib(ours, v, args.resamples, args.seed):6.1f} MiB"
+    )
     print(f"  naive per-resample loop, {args.resamples:,} resamples:        {t_naive:8.3f} s{scaled}")
     if n_items * args.resamples <= DENSE_MAX_ENTRIES:
         t_dense, _ = seconds(dense, v, args.resamples, args.seed)
-        print(f"  dense W (previous method):                             {t_dense:8.3f} s   "
-              f"dense / ours: {t_dense / t_ours:.1f}x")
+        print(
+            f"  dense W (previous method):                             {t_dense:8.3f} s   "
+            f"dense / ours: {t_dense / t_ours:.1f}x"
+        )
     else:
-        print(f"  dense W (previous method): not run, W would hold {n_items * args.resamples:,} counts "
-              f"({n_items * args.resamples * 8 / 2**30:.1f} GiB as float64)")
+        print(
+            f"  dense W (previous method): not run, W would hold {n_items * args.resamples:,} counts "
+            f"({n_items * args.resamples * 8 / 2**30:.1f} GiB as float64)"
+        )
     print(f"  naive / ours: {t_naive / t_ours:,.0f}x")
     print(f"  agreement {agree[0]:.4f}  ours [{agree[1]:.4f}, {agree[2]:.4f}]  naive {interval(naive_agree)}")
-    print(f"  kappa     {kappa[0]:.4f}  ours [{kappa[1]:.4f}, {kappa[2]:.4f}]  naive {interval(naive_kappa)}"
-          f"  (naive from {n_naive} resamples)")
+    print(
+        f"  kappa     {kappa[0]:.4f}  ours [{kappa[1]:.4f}, {kappa[2]:.4f}]  naive {interval(naive_kappa)}"
+        f"  (naive from {n_naive} resamples)"
+    )
     return t_ours
 
 
@@ -191,14 +204,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--resamples", type=int, default=2000)
-    parser.add_argument("--naive-resamples", type=int, default=200,
-                        help="resamples of the naive loop actually timed above --full-naive-up-to items")
-    parser.add_argument("--full-naive-up-to", type=int, default=10_000,
-                        help="largest size at which the naive loop runs all resamples")
+    parser.add_argument(
+        "--naive-resamples",
+        type=int,
+        default=200,
+        help="resamples of the naive loop actually timed above --full-naive-up-to items",
+    )
+    parser.add_argument(
+        "--full-naive-up-to", type=int, default=10_000, help="largest size at which the naive loop runs all resamples"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f} at start; numpy {np.__version__}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f} at start; numpy {np.__version__}"
+    )
     times = {n: bench_size(n, args) for n in args.sizes}
     if 100_000 in times:
         t = times[100_000]

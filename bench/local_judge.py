@@ -1,6 +1,6 @@
 """Benchmark: the local judge (llama.cpp) through juge vs llama-cpp-python called directly.
 
-Workload: the live demo judge's prompts (`juge.study.live.live_judge`: the
+Workload: the live demo judge's prompts (`juge.live_demo.live_judge`: the
 built-in pairwise template, constrained; instructions first, the pair last) for
 `--pairs` seeded pairs of the demo's dev split, in both orders, on the packaged
 Gemma 3 270M Q4_K_M. Both sides use the same loaded model and thread count;
@@ -30,9 +30,9 @@ from importlib import resources
 import numpy as np
 
 from juge.data.adapters import read_pairwise_items
+from juge.live_demo import choose_pairs, live_judge
 from juge.providers.base import Request
 from juge.providers.llamacpp import LlamaCppProvider, tokenize_prompt
-from juge.study.live import choose_pairs, live_judge
 
 
 def demo_requests(n_pairs: int, model: str) -> list[Request]:
@@ -42,9 +42,15 @@ def demo_requests(n_pairs: int, model: str) -> list[Request]:
         cases = [c for c in read_pairwise_items(path).cases if c.split == "dev"]
     judge = live_judge(model)
     return [
-        Request(messages=tuple(judge.render(case, order)), model=judge.model, temperature=judge.temperature,
-                max_tokens=judge.max_tokens, allowed=judge.allowed())
-        for case in choose_pairs(cases, n_pairs, seed=0) for order in judge.orders(case)
+        Request(
+            messages=tuple(judge.render(case, order)),
+            model=judge.model,
+            temperature=judge.temperature,
+            max_tokens=judge.max_tokens,
+            allowed=judge.allowed(),
+        )
+        for case in choose_pairs(cases, n_pairs, seed=0)
+        for order in judge.orders(case)
     ]
 
 
@@ -54,8 +60,9 @@ def timed(call) -> tuple[float, object]:
     return time.perf_counter() - started, result
 
 
-def alternate(sides: dict[str, Callable[[], object]], repeats: int, before: Callable[[], object] | None = None
-              ) -> dict[str, tuple[float, object]]:
+def alternate(
+    sides: dict[str, Callable[[], object]], repeats: int, before: Callable[[], object] | None = None
+) -> dict[str, tuple[float, object]]:
     """The fastest of `repeats` runs of each side (sides alternate; `before` runs untimed before each run).
 
     The minimum is the estimate least disturbed by other processes (as `timeit` advises).
@@ -91,8 +98,9 @@ def prompt_throughput(provider: LlamaCppProvider, requests: list[Request], repea
     return tokens / times["juge"], tokens / times["direct"]
 
 
-def generation_throughput(provider: LlamaCppProvider, requests: list[Request], n: int, repeats: int
-                          ) -> tuple[float, float]:
+def generation_throughput(
+    provider: LlamaCppProvider, requests: list[Request], n: int, repeats: int
+) -> tuple[float, float]:
     llm = provider.load().llm
     provider.reuse_prefix = True
     times = {"juge": 0.0, "direct": 0.0}
@@ -122,6 +130,7 @@ def prefix_reuse(provider: LlamaCppProvider, requests: list[Request], repeats: i
     """Each verdict right after the previous one in the sequence, with the shared prefix kept vs cleared."""
     out = {"kept": [0.0, 0], "cleared": [0.0, 0]}
     for previous, request in zip(requests, requests[1:]):
+
         def cache_previous() -> None:
             provider.reuse_prefix = True
             provider.complete_sync(previous)
@@ -130,6 +139,7 @@ def prefix_reuse(provider: LlamaCppProvider, requests: list[Request], repeats: i
             def call() -> int:
                 provider.reuse_prefix = reuse
                 return provider.complete_sync(request).raw["tokens_evaluated"]
+
             return call
 
         best = alternate({"kept": verdict(True), "cleared": verdict(False)}, repeats, before=cache_previous)
@@ -150,8 +160,10 @@ def main() -> None:
     provider = LlamaCppProvider(n_threads=args.threads)
     version = provider.load().version
     requests = demo_requests(args.pairs, version)
-    print(f"model: {version}; {len(requests)} prompts ({args.pairs} pairs x 2 orders), {args.threads} thread(s), "
-          f"fastest of {args.repeats} alternating runs per prompt")
+    print(
+        f"model: {version}; {len(requests)} prompts ({args.pairs} pairs x 2 orders), {args.threads} thread(s), "
+        f"fastest of {args.repeats} alternating runs per prompt"
+    )
     provider.complete_sync(requests[0])  # warm up
 
     juge_pp, direct_pp = prompt_throughput(provider, requests, args.repeats)
@@ -160,9 +172,11 @@ def main() -> None:
     print(f"generated tokens/s  juge {juge_tg:8.1f}   direct {direct_tg:8.1f}   ratio {juge_tg / direct_tg:.3f}")
     reuse = prefix_reuse(provider, requests, args.repeats)
     (t_off, n_off), (t_on, n_on) = reuse["cleared"], reuse["kept"]
-    print(f"prefix reuse        cleared: {n_off} tokens evaluated in {t_off:.2f} s; "
-          f"kept: {n_on} tokens in {t_on:.2f} s; saved {t_off - t_on:.2f} s ({1 - t_on / t_off:.0%}), "
-          f"{n_off - n_on} tokens ({1 - n_on / n_off:.0%})")
+    print(
+        f"prefix reuse        cleared: {n_off} tokens evaluated in {t_off:.2f} s; "
+        f"kept: {n_on} tokens in {t_on:.2f} s; saved {t_off - t_on:.2f} s ({1 - t_on / t_off:.0%}), "
+        f"{n_off - n_on} tokens ({1 - n_on / n_off:.0%})"
+    )
 
 
 if __name__ == "__main__":

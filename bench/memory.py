@@ -35,9 +35,11 @@ TARGET_BYTES = 1 << 30
 JUDGES = (("chat-small", "gpt-6-luna-2026-09-22", 0.70), ("chat-strong", "gpt-6-sol-2026-08-30", 0.80))
 CATEGORIES = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
 MODELS = ("alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b-v1.2")
-WORDS = ("the answer gives a clear account of the request and follows the user's instructions closely while "
-         "assistant misses part of the question adds an unnecessary disclaimer and is less helpful overall "
-         "both responses are accurate but one is more detailed relevant and better organised for the reader").split()
+WORDS = (
+    "the answer gives a clear account of the request and follows the user's instructions closely while "
+    "assistant misses part of the question adds an unnecessary disclaimer and is less helpful overall "
+    "both responses are accurate but one is more detailed relevant and better organised for the reader"
+).split()
 FLIP = {"A": "B", "B": "A", "C": "C"}
 
 
@@ -60,46 +62,70 @@ def item_row(rng: random.Random, index: int, labelled: float, answer_chars: int)
     votes = []
     if rng.random() < labelled:
         raters = rng.sample(range(200), rng.randint(2, 5))
-        votes = [{"rater_id": f"expert_{r}", "label": truth if rng.random() < 0.7 else rng.choice(("A", "B", "tie"))}
-                 for r in raters]
+        votes = [
+            {"rater_id": f"expert_{r}", "label": truth if rng.random() < 0.7 else rng.choice(("A", "B", "tie"))}
+            for r in raters
+        ]
     return {
-        "item_id": f"syn-q{question_id}-{index}", "question_id": question_id,
+        "item_id": f"syn-q{question_id}-{index}",
+        "question_id": question_id,
         "category": CATEGORIES[question_id % len(CATEGORIES)],
         "split": "dev" if question_id % 2 == 0 else "holdout",
-        "question": text_of(rng, 190), "answer_1": text_of(rng, answer_chars), "answer_2": text_of(rng, answer_chars),
-        "model_1": model_1, "model_2": model_2, "reference": None, "human_ratings": votes,
+        "question": text_of(rng, 190),
+        "answer_1": text_of(rng, answer_chars),
+        "answer_2": text_of(rng, answer_chars),
+        "model_1": model_1,
+        "model_2": model_2,
+        "reference": None,
+        "human_ratings": votes,
         "source": "synthetic (bench/memory.py)",
     }
 
 
 def judgment_rows(rng: random.Random, item: dict, text_chars: int) -> list[dict]:
     """Both orders of both judges on one item; ~1 % of calls unparsed or refused."""
-    truth = {"A": "A", "B": "B", "tie": "C"}.get(item["human_ratings"][0]["label"] if item["human_ratings"] else "A", "C")
+    truth = {"A": "A", "B": "B", "tie": "C"}.get(
+        item["human_ratings"][0]["label"] if item["human_ratings"] else "A", "C"
+    )
     rows = []
     for judge, model, accuracy in JUDGES:
         for order in ("12", "21"):
             fixed = truth if rng.random() < accuracy else rng.choice("ABC")
             letter = fixed if order == "12" else FLIP[fixed]
             outcome = "ok" if rng.random() > 0.01 else rng.choice(("unparsed", "refused"))
-            rows.append({
-                "item_id": item["item_id"], "judge": judge, "model": model, "prompt": "pair-v2", "order": order,
-                "letter": letter if outcome == "ok" else None, "outcome": outcome,
-                "text": text_of(rng, text_chars) + (f" [[{letter}]]" if outcome == "ok" else ""),
-                "tokens_in": rng.randint(300, 900), "tokens_out": rng.randint(40, 200),
-                "at": "2026-10-09T19:56:20-04:00",
-            })
+            rows.append(
+                {
+                    "item_id": item["item_id"],
+                    "judge": judge,
+                    "model": model,
+                    "prompt": "pair-v2",
+                    "order": order,
+                    "letter": letter if outcome == "ok" else None,
+                    "outcome": outcome,
+                    "text": text_of(rng, text_chars) + (f" [[{letter}]]" if outcome == "ok" else ""),
+                    "tokens_in": rng.randint(300, 900),
+                    "tokens_out": rng.randint(40, 200),
+                    "at": "2026-10-09T19:56:20-04:00",
+                }
+            )
     return rows
 
 
-def write_study(folder: Path, n_judgments: int, *, labelled: float, answer_chars: int, text_chars: int,
-                seed: int) -> tuple[Path, Path, int]:
+def write_study(
+    folder: Path, n_judgments: int, *, labelled: float, answer_chars: int, text_chars: int, seed: int
+) -> tuple[Path, Path, int]:
     """Write items.jsonl and judgments.jsonl for `n_judgments` calls; returns the paths and labelled items.
 
     A folder that already holds the files written with the same parameters (params.json) is reused.
     """
     items_path, judgments_path, params_path = folder / "items.jsonl", folder / "judgments.jsonl", folder / "params.json"
-    params = {"judgments": n_judgments, "labelled": labelled, "answer_chars": answer_chars, "text_chars": text_chars,
-              "seed": seed}
+    params = {
+        "judgments": n_judgments,
+        "labelled": labelled,
+        "answer_chars": answer_chars,
+        "text_chars": text_chars,
+        "seed": seed,
+    }
     if params_path.exists() and json.loads(params_path.read_text())["params"] == params:
         return items_path, judgments_path, json.loads(params_path.read_text())["n_labelled"]
     params_path.unlink(missing_ok=True)
@@ -131,8 +157,13 @@ def mib(n: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--judgments", type=int, nargs="+", default=[100_000, 1_000_000],
-                        help="sizes to run (recorded judgments; items = judgments / 4)")
+    parser.add_argument(
+        "--judgments",
+        type=int,
+        nargs="+",
+        default=[100_000, 1_000_000],
+        help="sizes to run (recorded judgments; items = judgments / 4)",
+    )
     parser.add_argument("--labelled", type=float, default=0.10, help="share of items with human votes")
     parser.add_argument("--answer-chars", type=int, default=500, help="mean characters per answer")
     parser.add_argument("--text-chars", type=int, default=400, help="mean characters of a judge's raw text")
@@ -145,31 +176,63 @@ def main() -> None:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         base_rss, base_wall, _ = measure(
-            [sys.executable, "-c", "import juge.cli, juge.study.inputs, juge.study.calibrate, juge.study.tables"],
-            root / "import.log")
+            [
+                sys.executable,
+                "-c",
+                "import juge.cli, juge.calibration.inputs, juge.calibration.pairwise, juge.reports.terminal",
+            ],
+            root / "import.log",
+        )
         print(f"baseline: python importing juge's calibrate path: peak RSS {mib(base_rss)}, {base_wall:.1f} s")
-        print(f"target: peak RSS <= {mib(TARGET_BYTES)}; labelled share {args.labelled:.0%}, 2-5 votes each; "
-              f"{args.resamples} resamples; --split all\n")
-        print(f"{'judgments':>10} {'items':>8} {'labelled':>8} {'input':>10} {'peak RSS':>10} {'wall':>8} "
-              f"{'RSS/target':>10} {'RSS/input':>9} {'(RSS-base)/judgment':>20}")
+        print(
+            f"target: peak RSS <= {mib(TARGET_BYTES)}; labelled share {args.labelled:.0%}, 2-5 votes each; "
+            f"{args.resamples} resamples; --split all\n"
+        )
+        print(
+            f"{'judgments':>10} {'items':>8} {'labelled':>8} {'input':>10} {'peak RSS':>10} {'wall':>8} "
+            f"{'RSS/target':>10} {'RSS/input':>9} {'(RSS-base)/judgment':>20}"
+        )
         for size in args.judgments:
             folder = root / f"n{size}"
             folder.mkdir(exist_ok=True)
-            items, judgments, n_labelled = write_study(folder, size, labelled=args.labelled,
-                                                       answer_chars=args.answer_chars, text_chars=args.text_chars,
-                                                       seed=args.seed)
+            items, judgments, n_labelled = write_study(
+                folder,
+                size,
+                labelled=args.labelled,
+                answer_chars=args.answer_chars,
+                text_chars=args.text_chars,
+                seed=args.seed,
+            )
             input_bytes = items.stat().st_size + judgments.stat().st_size
             log = folder / "calibrate.log"
             rss, wall, code = measure(
-                [sys.executable, "-m", "juge.cli", "calibrate", "--items", str(items), "--judgments", str(judgments),
-                 "--split", "all", "--resamples", str(args.resamples), "--json", str(folder / "calibration.json")],
-                log)
+                [
+                    sys.executable,
+                    "-m",
+                    "juge.cli",
+                    "calibrate",
+                    "--items",
+                    str(items),
+                    "--judgments",
+                    str(judgments),
+                    "--split",
+                    "all",
+                    "--resamples",
+                    str(args.resamples),
+                    "--json",
+                    str(folder / "calibration.json"),
+                ],
+                log,
+            )
             if code != 0:
                 sys.exit(f"juge calibrate failed on {size} judgments (exit {code}):\n{log.read_text()[-3000:]}")
             per_judgment = (rss - base_rss) / size
-            print(f"{size:>10,} {size // 4:>8,} {n_labelled:>8,} {mib(input_bytes):>10} {mib(rss):>10} "
-                  f"{wall:>7.1f}s {rss / TARGET_BYTES:>10.2f} {rss / input_bytes:>9.2f} "
-                  f"{per_judgment:>16,.0f} B", flush=True)
+            print(
+                f"{size:>10,} {size // 4:>8,} {n_labelled:>8,} {mib(input_bytes):>10} {mib(rss):>10} "
+                f"{wall:>7.1f}s {rss / TARGET_BYTES:>10.2f} {rss / input_bytes:>9.2f} "
+                f"{per_judgment:>16,.0f} B",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

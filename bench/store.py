@@ -76,10 +76,22 @@ class NoStore(Store):
 
 def paced_run(store: Store, n: int) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of judging n cases at 1,000 calls/s."""
-    judge = judge_from_dict({"name": "helpful", "setup": "passfail", "model": "scripted-1",
-                             "description": "The answer does what the customer asked."})
-    cases = [Case(id=f"c{i}", question=f"Question {i}: which bread for a picnic of {i}?",
-                  output=f"Take {i % 7 + 2} sourdough loaves (#{i}).") for i in range(n)]
+    judge = judge_from_dict(
+        {
+            "name": "helpful",
+            "setup": "passfail",
+            "model": "scripted-1",
+            "description": "The answer does what the customer asked.",
+        }
+    )
+    cases = [
+        Case(
+            id=f"c{i}",
+            question=f"Question {i}: which bread for a picnic of {i}?",
+            output=f"Take {i % 7 + 2} sourdough loaves (#{i}).",
+        )
+        for i in range(n)
+    ]
     provider = make_provider("scripted", default="PASS\nThe answer does what was asked.", delay=RATE_LATENCY)
     engine = Engine(store, EngineOptions(concurrency=RATE_CONCURRENCY, progress=False))
     run_id = store.create_run(dataset_hash="bench", juge_version="bench", cases=cases)
@@ -92,11 +104,15 @@ def paced_run(store: Store, n: int) -> tuple[float, float]:
 
 
 def write_eval(folder: Path, base_url: str, n: int) -> Path:
-    cases = "".join(f'{{"id": "c{i}", "question": "Question {i}: which bread for a picnic of {i}?", '
-                    f'"output": "Take {i % 7 + 2} sourdough loaves (#{i})."}}\n' for i in range(n))
+    cases = "".join(
+        f'{{"id": "c{i}", "question": "Question {i}: which bread for a picnic of {i}?", '
+        f'"output": "Take {i % 7 + 2} sourdough loaves (#{i})."}}\n'
+        for i in range(n)
+    )
     (folder / "cases.jsonl").write_text(cases, encoding="utf-8")
     path = folder / "eval.toml"
-    path.write_text(f'''
+    path.write_text(
+        f'''
 name = "cached-rerun"
 cases = "cases.jsonl"
 [provider]
@@ -110,7 +126,9 @@ model = "{MockConfig().model}"
 [engine]
 concurrency = 256
 retries = 0
-''', encoding="utf-8")
+''',
+        encoding="utf-8",
+    )
     return path
 
 
@@ -119,8 +137,10 @@ def server_requests(url: str) -> int:
 
 
 def store_overhead(n: int) -> None:
-    print(f"1. store overhead: {n:,} judge calls at {RATE_CONCURRENCY / RATE_LATENCY:,.0f} calls/s "
-          f"(scripted provider, {RATE_LATENCY * 1000:g} ms, concurrency {RATE_CONCURRENCY})")
+    print(
+        f"1. store overhead: {n:,} judge calls at {RATE_CONCURRENCY / RATE_LATENCY:,.0f} calls/s "
+        f"(scripted provider, {RATE_LATENCY * 1000:g} ms, concurrency {RATE_CONCURRENCY})"
+    )
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label, kind in (("no store", NoStore), ("ours (group commit)", Store), ("commit each", CommitEachStore)):
@@ -131,8 +151,10 @@ def store_overhead(n: int) -> None:
     base = results["no store"]
     ours = (results["ours (group commit)"] - base) / n * 1e6
     each = (results["commit each"] - base) / n * 1e6
-    print(f"   store + cache overhead per call: ours {ours:.0f} µs ({ours / 1000:.1%} of a core at 1,000 calls/s); "
-          f"commit each {each:.0f} µs; commit each / ours = {each / max(ours, 1e-9):.1f}")
+    print(
+        f"   store + cache overhead per call: ours {ours:.0f} µs ({ours / 1000:.1%} of a core at 1,000 calls/s); "
+        f"commit each {each:.0f} µs; commit each / ours = {each / max(ours, 1e-9):.1f}"
+    )
 
 
 def cached_rerun(n: int) -> None:
@@ -154,20 +176,30 @@ def cached_rerun(n: int) -> None:
             in_process_requests = server_requests(server.url) - before
         before = server_requests(server.url)
         started = time.perf_counter()
-        cli = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(eval_path), "--db", str(db),
-                              "--no-progress"], capture_output=True, text=True, env=env)
+        cli = subprocess.run(
+            [sys.executable, "-m", "juge.cli", "run", str(eval_path), "--db", str(db), "--no-progress"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         cli_s = time.perf_counter() - started
         cli_requests = server_requests(server.url) - before
     if first.engine_stats.get("calls") != n or again.stored_now != n or cli.returncode != 0:
-        raise SystemExit(f"unexpected: first {first.engine_stats}, re-run stored {again.stored_now}, "
-                         f"juge run exit {cli.returncode}: {cli.stderr[-500:]}")
+        raise SystemExit(
+            f"unexpected: first {first.engine_stats}, re-run stored {again.stored_now}, "
+            f"juge run exit {cli.returncode}: {cli.stderr[-500:]}"
+        )
     print(f"   first run (model calls)   {first_s:6.2f} s, {first.engine_stats['calls']:,} calls")
-    print(f"   re-run, run_eval          {again_s:6.2f} s, {in_process_requests} requests at the server, "
-          f"{again.engine_stats.get('calls', 0)} engine calls, {again.engine_stats.get('cache_hits', 0):,} cache hits")
+    print(
+        f"   re-run, run_eval          {again_s:6.2f} s, {in_process_requests} requests at the server, "
+        f"{again.engine_stats.get('calls', 0)} engine calls, {again.engine_stats.get('cache_hits', 0):,} cache hits"
+    )
     print(f"   re-run, juge run command  {cli_s:6.2f} s (process start-up included), {cli_requests} requests")
     met = in_process_requests == 0 and cli_requests == 0 and again_s < 3
-    print(f"   target zero model calls and < 3 s: {'met' if met else 'NOT met'}; "
-          f"first run / cached re-run = {first_s / again_s:.1f}")
+    print(
+        f"   target zero model calls and < 3 s: {'met' if met else 'NOT met'}; "
+        f"first run / cached re-run = {first_s / again_s:.1f}"
+    )
 
 
 def main() -> None:

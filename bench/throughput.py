@@ -79,10 +79,22 @@ def timed(n: int, run: Any) -> Rate:
 
 def judge_tasks(n: int, tag: str) -> list[JudgeTask]:
     """n pass/fail judge tasks on distinct cases (`tag` makes their prompts differ from another level's)."""
-    judge = judge_from_dict({"name": "helpful", "setup": "passfail", "model": MODEL,
-                             "description": "The answer does what the customer asked."})
-    cases = [Case(id=f"{tag}-{i}", question=f"Question {i}: which bread suits a {tag} picnic for {i} people?",
-                  output=f"Take {i % 7 + 2} sourdough loaves and some rye ({tag}, #{i}).") for i in range(n)]
+    judge = judge_from_dict(
+        {
+            "name": "helpful",
+            "setup": "passfail",
+            "model": MODEL,
+            "description": "The answer does what the customer asked.",
+        }
+    )
+    cases = [
+        Case(
+            id=f"{tag}-{i}",
+            question=f"Question {i}: which bread suits a {tag} picnic for {i} people?",
+            output=f"Take {i % 7 + 2} sourdough loaves and some rye ({tag}, #{i}).",
+        )
+        for i in range(n)
+    ]
     return build_tasks(cases, [judge])
 
 
@@ -100,11 +112,15 @@ async def raw_client(url: str, bodies: list[list[dict[str, str]]], concurrency: 
         reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
         for messages in todo:
             body = json.dumps({"model": MODEL, "messages": messages, "temperature": 0.0, "max_tokens": 1024}).encode()
-            writer.write(f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
-                         f"content-length: {len(body)}\r\n\r\n".encode() + body)
+            writer.write(
+                f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
             head = await reader.readuntil(b"\r\n\r\n")
-            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length:"))
+            length = next(
+                int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+            )
             json.loads(await reader.readexactly(length))
         writer.close()
 
@@ -133,8 +149,12 @@ async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: 
 
     async def one(messages: list[dict[str, str]]) -> str | None:
         async with semaphore:
-            completion = await client.chat.completions.create(model=MODEL, messages=messages,  # type: ignore[arg-type]
-                                                              temperature=0.0, max_tokens=1024)
+            completion = await client.chat.completions.create(
+                model=MODEL,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=0.0,
+                max_tokens=1024,
+            )
             return completion.choices[0].message.content
 
     await asyncio.gather(*(one(m) for m in bodies))
@@ -144,8 +164,12 @@ async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: 
 async def sdk_sequential(url: str, bodies: list[list[dict[str, str]]]) -> None:
     client = openai.AsyncOpenAI(base_url=url, api_key="not-needed", max_retries=0, timeout=60)
     for messages in bodies:
-        await client.chat.completions.create(model=MODEL, messages=messages, temperature=0.0,  # type: ignore[arg-type]
-                                             max_tokens=1024)
+        await client.chat.completions.create(
+            model=MODEL,
+            messages=messages,
+            temperature=0.0,  # type: ignore[arg-type]
+            max_tokens=1024,
+        )
     await client.close()
 
 
@@ -162,14 +186,20 @@ def main() -> None:
     ap.add_argument("--sequential-calls", type=int, default=200, help="calls timed for the sequential loop")
     args = ap.parse_args()
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"mock server in its own process, latency {args.latency * 1000:g} ms fixed; {args.calls:,} calls per level")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"mock server in its own process, latency {args.latency * 1000:g} ms fixed; {args.calls:,} calls per level"
+    )
     levels: list[Level] = []
     with serve_in_subprocess(MockConfig(latency=args.latency)) as server, tempfile.TemporaryDirectory() as tmp:
-        sequential = timed(args.sequential_calls,
-                           sdk_sequential(server.url, prompts(judge_tasks(args.sequential_calls, "seq")))).calls_per_s
-        print(f"sequential openai SDK loop: {sequential:.1f} calls/s ({args.sequential_calls} calls timed; "
-              f"{args.calls:,} would take {args.calls / sequential:.0f} s)", flush=True)
+        sequential = timed(
+            args.sequential_calls, sdk_sequential(server.url, prompts(judge_tasks(args.sequential_calls, "seq")))
+        ).calls_per_s
+        print(
+            f"sequential openai SDK loop: {sequential:.1f} calls/s ({args.sequential_calls} calls timed; "
+            f"{args.calls:,} would take {args.calls / sequential:.0f} s)",
+            flush=True,
+        )
         for concurrency in args.concurrency:
             tasks = judge_tasks(args.calls, f"c{concurrency}")
             bodies = prompts(tasks)
@@ -180,26 +210,37 @@ def main() -> None:
             sdk_bodies = bodies[: args.sdk_calls]
             sdk_rate = timed(len(sdk_bodies), sdk_gather(server.url, sdk_bodies, concurrency))
             levels.append(Level(concurrency, server_rate, our_rate, sdk_rate, max_inflight))
-            print(f"concurrency {concurrency:5d}: raw client (server capacity) {server_rate.calls_per_s:6.0f}/s "
-                  f"({server_rate.cpu_us:4.0f} µs CPU/call), ours {our_rate.calls_per_s:6.0f}/s "
-                  f"({our_rate.cpu_us:4.0f} µs; server saw <= {max_inflight} at once), "
-                  f"SDK gather {sdk_rate.calls_per_s:5.0f}/s ({sdk_rate.cpu_us:5.0f} µs)", flush=True)
+            print(
+                f"concurrency {concurrency:5d}: raw client (server capacity) {server_rate.calls_per_s:6.0f}/s "
+                f"({server_rate.cpu_us:4.0f} µs CPU/call), ours {our_rate.calls_per_s:6.0f}/s "
+                f"({our_rate.cpu_us:4.0f} µs; server saw <= {max_inflight} at once), "
+                f"SDK gather {sdk_rate.calls_per_s:5.0f}/s ({sdk_rate.cpu_us:5.0f} µs)",
+                flush=True,
+            )
 
     print()
-    print(f"| concurrency | limit c/latency | server capacity | limit | ours calls/s | ours/limit "
-          f"| ours/SDK gather | ours/sequential |")
+    print(
+        "| concurrency | limit c/latency | server capacity | limit | ours calls/s | ours/limit "
+        "| ours/SDK gather | ours/sequential |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for lv in levels:
         ours_rate = lv.ours.calls_per_s
-        print(f"| {lv.concurrency} | {lv.concurrency / args.latency:.0f} | {lv.server.calls_per_s:.0f}"
-              f" | {lv.limit(args.latency):.0f} | {ours_rate:.0f} | {ours_rate / lv.limit(args.latency):.2f}"
-              f" | {ours_rate / lv.sdk.calls_per_s:.1f} | {ours_rate / sequential:.0f} |")
-    cpu = ", ".join(f"{lv.concurrency}: ours {lv.ours.cpu_us:.0f}, raw {lv.server.cpu_us:.0f}, SDK {lv.sdk.cpu_us:.0f}"
-                    for lv in levels)
+        print(
+            f"| {lv.concurrency} | {lv.concurrency / args.latency:.0f} | {lv.server.calls_per_s:.0f}"
+            f" | {lv.limit(args.latency):.0f} | {ours_rate:.0f} | {ours_rate / lv.limit(args.latency):.2f}"
+            f" | {ours_rate / lv.sdk.calls_per_s:.1f} | {ours_rate / sequential:.0f} |"
+        )
+    cpu = ", ".join(
+        f"{lv.concurrency}: ours {lv.ours.cpu_us:.0f}, raw {lv.server.cpu_us:.0f}, SDK {lv.sdk.cpu_us:.0f}"
+        for lv in levels
+    )
     print(f"client CPU per call, µs (one core; 1e6 / µs bounds calls/s): {cpu}")
-    print(f"(limit = min(concurrency / {args.latency:g} s, server capacity measured by a raw-socket client in this "
-          f"run); SDK gather = asyncio.gather over the openai SDK at the same concurrency ({args.sdk_calls:,} calls); "
-          f"sequential = {sequential:.1f} calls/s from {args.sequential_calls} timed calls)")
+    print(
+        f"(limit = min(concurrency / {args.latency:g} s, server capacity measured by a raw-socket client in this "
+        f"run); SDK gather = asyncio.gather over the openai SDK at the same concurrency ({args.sdk_calls:,} calls); "
+        f"sequential = {sequential:.1f} calls/s from {args.sequential_calls} timed calls)"
+    )
     at_256 = [lv for lv in levels if lv.concurrency == 256]
     if at_256:
         ratio = at_256[0].ours.calls_per_s / at_256[0].limit(args.latency)

@@ -29,11 +29,38 @@ def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
 def tiny_pairwise_study(tmp_path: Path, n: int = 20) -> list[str]:
     """A small pairwise study on disk: n items (the first half dev, the rest holdout), two raters who
     both say A, and a judge that flips with the order on every item. Returns the common CLI options."""
-    items = write_jsonl(tmp_path / "items.jsonl", [
-        {"item_id": f"i{k}", "question_id": k, "category": "writing", "split": "dev" if k < n // 2 else "holdout",
-         "question": "q", "answer_1": "a", "answer_2": "bb", "reference": None,
-         "human_ratings": [{"rater_id": "r1", "label": "A"}, {"rater_id": "r2", "label": "A"}]} for k in range(n)])
-    calls = write_jsonl(tmp_path / "judgments.jsonl", [
-        {"item_id": f"i{k}", "judge": "j", "model": "m", "prompt": "p", "order": o, "letter": letter, "outcome": "ok",
-         "text": "x"} for k in range(n) for o, letter in (("12", "A"), ("21", "B"))])
+    items = write_jsonl(
+        tmp_path / "items.jsonl",
+        [
+            {
+                "item_id": f"i{k}",
+                "question_id": k,
+                "category": "writing",
+                "split": "dev" if k < n // 2 else "holdout",
+                "question": "q",
+                "answer_1": "a",
+                "answer_2": "bb",
+                "reference": None,
+                "human_ratings": [{"rater_id": "r1", "label": "A"}, {"rater_id": "r2", "label": "A"}],
+            }
+            for k in range(n)
+        ],
+    )
+    calls = write_jsonl(
+        tmp_path / "judgments.jsonl",
+        [
+            {
+                "item_id": f"i{k}",
+                "judge": "j",
+                "model": "m",
+                "prompt": "p",
+                "order": o,
+                "letter": letter,
+                "outcome": "ok",
+                "text": "x",
+            }
+            for k in range(n)
+            for o, letter in (("12", "A"), ("21", "B"))
+        ],
+    )
     return ["--items", str(items), "--judgments", str(calls), "--db", str(tmp_path / "j.db"), "--resamples", "100"]

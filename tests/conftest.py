@@ -58,5 +58,6 @@ def db_url(request: pytest.FixtureRequest, tmp_path) -> str:
 
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'juge.db'}"
-    return create_database(request.getfixturevalue("postgres_url"),
-                           f"juge_{tmp_path.name[-40:].lower().replace('-', '_')}")
+    return create_database(
+        request.getfixturevalue("postgres_url"), f"juge_{tmp_path.name[-40:].lower().replace('-', '_')}"
+    )

@@ -40,8 +40,10 @@ levels = { 1 = "Mostly wrong", 2 = "Minor errors", 3 = "Correct" }
 def pair_case(i: int) -> Case:
     """A pair whose answers say which slot they are in, with a model name only in meta."""
     return Case(
-        id=f"item-{i:04d}", question=f"Question number {i}?",
-        output_1=f"FIRST answer {i} {XSS_SCRIPT}", output_2=f"SECOND answer {i} {XSS_IMG}",
+        id=f"item-{i:04d}",
+        question=f"Question number {i}?",
+        output_1=f"FIRST answer {i} {XSS_SCRIPT}",
+        output_2=f"SECOND answer {i} {XSS_IMG}",
         meta={"model_1": "secret-model-alpha", "model_2": "secret-model-beta"},
     )
 
@@ -60,8 +62,9 @@ def write_rubric(path: Path) -> Path:
     return path
 
 
-def make_project(store: LabelStore, tmp: Path, n: int, *, task: str = "pairwise", name: str = "proj",
-                 **settings: object) -> Project:
+def make_project(
+    store: LabelStore, tmp: Path, n: int, *, task: str = "pairwise", name: str = "proj", **settings: object
+) -> Project:
     rubric = read_rubric(write_rubric(tmp / "rubric.toml"), task)
     cases = [pair_case(i) if task == "pairwise" else score_case(i) for i in range(n)]
     return store.create_project(name, task, rubric, cases, **settings)  # type: ignore[arg-type]
@@ -115,7 +118,8 @@ def live_server(db_url: str) -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "juge.cli", "label", "serve", "--port", str(port), "--db-url", db_url],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -167,13 +171,25 @@ def postgres_server() -> Iterator[str]:
     pgdata = data / "data"
     run = lambda *cmd: subprocess.run([*as_user, *cmd], check=True, capture_output=True, text=True)  # noqa: E731
     run(str(bindir / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-    run(str(bindir / "pg_ctl"), "-D", str(pgdata), "-w", "-t", "60", "-l", str(data / "log"), "-o",
-        f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c max_connections=200", "start")
+    run(
+        str(bindir / "pg_ctl"),
+        "-D",
+        str(pgdata),
+        "-w",
+        "-t",
+        "60",
+        "-l",
+        str(data / "log"),
+        "-o",
+        f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c max_connections=200",
+        "start",
+    )
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
     finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(pgdata), "-m", "immediate", "stop"],
-                       capture_output=True)
+        subprocess.run(
+            [*as_user, str(bindir / "pg_ctl"), "-D", str(pgdata), "-m", "immediate", "stop"], capture_output=True
+        )
         shutil.rmtree(data, ignore_errors=True)
 
 

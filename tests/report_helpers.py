@@ -28,27 +28,47 @@ def est(value: float | None, low: float | None, high: float | None, n: int) -> d
     return {"value": value, "low": low, "high": high, "n": n}
 
 
-def _judge(agree: float, kappa: float, flip: float | None, longer: float,
-           counts: tuple[int, int, int, int, int], outcomes: tuple[int, int, int, int] | None,
-           disagreements: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def _judge(
+    agree: float,
+    kappa: float,
+    flip: float | None,
+    longer: float,
+    counts: tuple[int, int, int, int, int],
+    outcomes: tuple[int, int, int, int] | None,
+    disagreements: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     def cat(v: float, i: int) -> dict[str, Any]:
-        return {"vs_people": {"agreement": est(v, v - 0.1213, v + 0.0987, 50 + i),
-                              "kappa": est(v - 0.3, v - 0.5, v - 0.1, 50 + i)},
-                "ceiling": {"agreement": est(0.7, 0.6, 0.8, 31), "kappa": est(0.5, 0.35, 0.65, 31)}}
+        return {
+            "vs_people": {
+                "agreement": est(v, v - 0.1213, v + 0.0987, 50 + i),
+                "kappa": est(v - 0.3, v - 0.5, v - 0.1, 50 + i),
+            },
+            "ceiling": {"agreement": est(0.7, 0.6, 0.8, 31), "kappa": est(0.5, 0.35, 0.65, 31)},
+        }
 
     return {
         "n_items": 155,
         "verdict_counts": dict(zip(("A", "B", "tie", "inconsistent", "missing"), counts)),
         "outcomes": dict(zip(("ok", "refused", "unparsed", "error"), outcomes)) if outcomes else None,
-        "vs_majority": {"agreement": est(agree + 0.0812, agree + 0.0134, agree + 0.1498, 122),
-                        "kappa": est(kappa + 0.1021, kappa + 0.0215, kappa + 0.1834, 122)},
-        "vs_people": {"agreement": est(agree, agree - 0.0523, agree + 0.0491, 404),
-                      "kappa": est(kappa, kappa - 0.0712, kappa + 0.0688, 404)},
+        "vs_majority": {
+            "agreement": est(agree + 0.0812, agree + 0.0134, agree + 0.1498, 122),
+            "kappa": est(kappa + 0.1021, kappa + 0.0215, kappa + 0.1834, 122),
+        },
+        "vs_people": {
+            "agreement": est(agree, agree - 0.0523, agree + 0.0491, 404),
+            "kappa": est(kappa, kappa - 0.0712, kappa + 0.0688, 404),
+        },
         "order_flip_rate": est(flip, flip - 0.0412, flip + 0.0467, 155) if flip is not None else None,
-        "inconsistent_patterns": ({"n": counts[3], "shown_first_won_both": counts[3] // 2,
-                                   "shown_second_won_both": counts[3] // 4,
-                                   "tie_in_one_order": counts[3] - counts[3] // 2 - counts[3] // 4}
-                                  if flip is not None else None),
+        "inconsistent_patterns": (
+            {
+                "n": counts[3],
+                "shown_first_won_both": counts[3] // 2,
+                "shown_second_won_both": counts[3] // 4,
+                "tie_in_one_order": counts[3] - counts[3] // 2 - counts[3] // 4,
+            }
+            if flip is not None
+            else None
+        ),
         "picks_longer": est(longer, longer - 0.0611, longer + 0.0589, 101),
         "picks_longer_against_majority": est(0.3077, 0.0588, 0.5714, 13),
         "self_consistency": None,
@@ -58,10 +78,15 @@ def _judge(agree: float, kappa: float, flip: float | None, longer: float,
 
 
 def _disagreement(item_id: str, verdict: str, votes: dict[str, int], text: str = "reasoning") -> dict[str, Any]:
-    return {"item_id": item_id, "category": "writing", "majority": max(votes, key=votes.get),
-            "verdict": verdict, "votes": votes,
-            "letters": {"12": "A", "21": "B"},
-            "texts": {"12": f"order 12: {text} [[A]]", "21": f"order 21: {text} [[B]]"}}
+    return {
+        "item_id": item_id,
+        "category": "writing",
+        "majority": max(votes, key=votes.get),
+        "verdict": verdict,
+        "votes": votes,
+        "letters": {"12": "A", "21": "B"},
+        "texts": {"12": f"order 12: {text} [[A]]", "21": f"order 21: {text} [[B]]"},
+    }
 
 
 def pairwise_calibration() -> dict[str, Any]:
@@ -72,54 +97,93 @@ def pairwise_calibration() -> dict[str, Any]:
         _disagreement("item-two-thirds", "inconsistent", {"A": 1, "B": 2, "tie": 0}),
         _disagreement("item-all-small", "B", {"A": 2, "B": 0, "tie": 0}),
     ]
-    return copy.deepcopy({
-        "kind": "pairwise",
-        "split": "dev",
-        "n_items": 155,
-        "n_votes": 404,
-        "n_raters": 65,
-        "ceiling": {"agreement": est(0.6382, 0.5691, 0.7128, 376), "kappa": est(0.4517, 0.3401, 0.5588, 376),
-                    "agreement_without_ties": est(0.8341, 0.7653, 0.8974, 229), "n_pairs": 376},
-        "n_without_majority": 33,
-        "majority_picks_longer": est(0.7553, 0.6702, 0.8391, 94),
-        "per_category": {
-            c: {"n_items": 18 + i, "n_votes": 50 + i, "n_raters": 30,
-                "ceiling": {"agreement": est(0.5625 + i / 10, 0.3824 + i / 10, 0.7292 + i / 10, 48 + i),
-                            "kappa": est(0.345, 0.063, 0.564, 48 + i),
-                            "agreement_without_ties": est(0.92, 0.75, 1.0, 25), "n_pairs": 48 + i},
-                "n_without_majority": 4, "majority_picks_longer": est(1.0, 1.0, 1.0, 10)}
-            for i, c in enumerate(CATEGORIES)
-        },
-        "judges": {
-            "chat-small/pair-v2": _judge(0.6386, 0.4358, 0.0774, 0.6308, (65, 67, 11, 12, 4), (302, 2, 3, 1),
-                                         small_disagreements),
-            "chat-strong/pair-v2": _judge(0.6460, 0.4477, 0.0516, 0.6406, (62, 68, 17, 8, 0), (310, 0, 0, 0)),
-            "gpt4_2023": _judge(0.6510, 0.4693, 0.1742, 0.7642, (49, 59, 20, 27, 0), None),
-            "longer answer": _judge(0.5569, 0.2921, None, 1.0, (60, 89, 6, 0, 0), None),
-        },
-        "reference": [{"with_reference": "chat-small/pair-math-v1", "without_reference": "chat-small/pair-v2",
-                       "n_items": 58, "vs_people_with": est(0.6575, 0.5655, 0.7516, 146),
-                       "vs_people_without": est(0.6438, 0.5613, 0.75, 146),
-                       "difference": est(0.0137, -0.0612, 0.0559, 146)}],
-        "bootstrap": {"n_resamples": 2000, "seed": 0, "level": 0.95, "unit": "item"},
-        "versions": {
-            "juge": "0.1.0",
-            "sources_sha256": {"items.jsonl": "3f5a9c0e1b2d4e6f", "judgments.jsonl": "9e8d7c6b5a4f3e2d"},
-            "judges": {
-                "chat-small/pair-v2": {"judge": "chat-small", "template": "pair-v2",
-                                       "models": ["gpt-6-luna-2026-09-22"], "template_hashes": ["a1b2c3d4"],
-                                       "baseline": False},
-                "chat-strong/pair-v2": {"judge": "chat-strong", "template": "pair-v2",
-                                        "models": ["gpt-6.1-sol-2026-09-29"], "template_hashes": [],
-                                        "baseline": False},
-                "gpt4_2023": {"judge": "gpt4_2023", "template": None, "models": [], "template_hashes": [],
-                              "baseline": True},
-                "longer answer": {"judge": "longer answer", "template": None, "models": [],
-                                  "template_hashes": [], "baseline": True},
+    return copy.deepcopy(
+        {
+            "kind": "pairwise",
+            "split": "dev",
+            "n_items": 155,
+            "n_votes": 404,
+            "n_raters": 65,
+            "ceiling": {
+                "agreement": est(0.6382, 0.5691, 0.7128, 376),
+                "kappa": est(0.4517, 0.3401, 0.5588, 376),
+                "agreement_without_ties": est(0.8341, 0.7653, 0.8974, 229),
+                "n_pairs": 376,
             },
-        },
-        "notes": ["The ceiling is person vs person; compare it with 'vs_people', never with 'vs_majority'."],
-    })
+            "n_without_majority": 33,
+            "majority_picks_longer": est(0.7553, 0.6702, 0.8391, 94),
+            "per_category": {
+                c: {
+                    "n_items": 18 + i,
+                    "n_votes": 50 + i,
+                    "n_raters": 30,
+                    "ceiling": {
+                        "agreement": est(0.5625 + i / 10, 0.3824 + i / 10, 0.7292 + i / 10, 48 + i),
+                        "kappa": est(0.345, 0.063, 0.564, 48 + i),
+                        "agreement_without_ties": est(0.92, 0.75, 1.0, 25),
+                        "n_pairs": 48 + i,
+                    },
+                    "n_without_majority": 4,
+                    "majority_picks_longer": est(1.0, 1.0, 1.0, 10),
+                }
+                for i, c in enumerate(CATEGORIES)
+            },
+            "judges": {
+                "chat-small/pair-v2": _judge(
+                    0.6386, 0.4358, 0.0774, 0.6308, (65, 67, 11, 12, 4), (302, 2, 3, 1), small_disagreements
+                ),
+                "chat-strong/pair-v2": _judge(0.6460, 0.4477, 0.0516, 0.6406, (62, 68, 17, 8, 0), (310, 0, 0, 0)),
+                "gpt4_2023": _judge(0.6510, 0.4693, 0.1742, 0.7642, (49, 59, 20, 27, 0), None),
+                "longer answer": _judge(0.5569, 0.2921, None, 1.0, (60, 89, 6, 0, 0), None),
+            },
+            "reference": [
+                {
+                    "with_reference": "chat-small/pair-math-v1",
+                    "without_reference": "chat-small/pair-v2",
+                    "n_items": 58,
+                    "vs_people_with": est(0.6575, 0.5655, 0.7516, 146),
+                    "vs_people_without": est(0.6438, 0.5613, 0.75, 146),
+                    "difference": est(0.0137, -0.0612, 0.0559, 146),
+                }
+            ],
+            "bootstrap": {"n_resamples": 2000, "seed": 0, "level": 0.95, "unit": "item"},
+            "versions": {
+                "juge": "0.1.0",
+                "sources_sha256": {"items.jsonl": "3f5a9c0e1b2d4e6f", "judgments.jsonl": "9e8d7c6b5a4f3e2d"},
+                "judges": {
+                    "chat-small/pair-v2": {
+                        "judge": "chat-small",
+                        "template": "pair-v2",
+                        "models": ["gpt-6-luna-2026-09-22"],
+                        "template_hashes": ["a1b2c3d4"],
+                        "baseline": False,
+                    },
+                    "chat-strong/pair-v2": {
+                        "judge": "chat-strong",
+                        "template": "pair-v2",
+                        "models": ["gpt-6.1-sol-2026-09-29"],
+                        "template_hashes": [],
+                        "baseline": False,
+                    },
+                    "gpt4_2023": {
+                        "judge": "gpt4_2023",
+                        "template": None,
+                        "models": [],
+                        "template_hashes": [],
+                        "baseline": True,
+                    },
+                    "longer answer": {
+                        "judge": "longer answer",
+                        "template": None,
+                        "models": [],
+                        "template_hashes": [],
+                        "baseline": True,
+                    },
+                },
+            },
+            "notes": ["The ceiling is person vs person; compare it with 'vs_people', never with 'vs_majority'."],
+        }
+    )
 
 
 class TableParser(HTMLParser):
@@ -217,15 +281,28 @@ def assert_same_estimate(cell: str, expected: dict[str, Any] | None) -> None:
     assert got["n"] == expected["n"], (cell, expected)
 
 
-def judged_run(store: Store, outputs: list[str], script: list[dict[str, str]], *, model: str = "m1",
-               run_id: str, failed_check: frozenset[str] = frozenset()) -> str:
+def judged_run(
+    store: Store,
+    outputs: list[str],
+    script: list[dict[str, str]],
+    *,
+    model: str = "m1",
+    run_id: str,
+    failed_check: frozenset[str] = frozenset(),
+) -> str:
     """A run of one PASS/FAIL judge (scripted answers) over cases c0..; `failed_check` ids fail a check."""
-    cases = [Case(id=f"c{i}", question=f"Question {i}: {HOSTILE}", output=o, category="cat")
-             for i, o in enumerate(outputs)]
+    cases = [
+        Case(id=f"c{i}", question=f"Question {i}: {HOSTILE}", output=o, category="cat") for i, o in enumerate(outputs)
+    ]
     judge = judge_from_dict({"name": "pf", "setup": "passfail", "description": "Is it polite?", "model": model})
     provider = make_provider("scripted", default="PASS\nPolite enough.", responses=script, model=model)
-    store.create_run(dataset_hash="d" * 64, juge_version="test", cases=cases, run_id=run_id,
-                     config={"judges": [{"name": "pf", "setup": "passfail"}]})
+    store.create_run(
+        dataset_hash="d" * 64,
+        juge_version="test",
+        cases=cases,
+        run_id=run_id,
+        config={"judges": [{"name": "pf", "setup": "passfail"}]},
+    )
     for case in cases:
         store.save_checks(run_id, case.id, {"not_empty": (case.id not in failed_check, "empty <b>x</b>")})
     engine = Engine(store, EngineOptions(progress=False, backoff=0.001))

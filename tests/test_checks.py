@@ -88,5 +88,7 @@ def test_bad_check_config(spec, message):
 
 
 def test_misspelt_option_names_the_known_ones():
-    with pytest.raises(CheckConfigError, match=r"unknown option\(s\) 'max_char'; length takes: max_chars, min_chars, max_words"):
+    with pytest.raises(
+        CheckConfigError, match=r"unknown option\(s\) 'max_char'; length takes: max_chars, min_chars, max_words"
+    ):
         make_check({"kind": "length", "max_char": 5})

@@ -23,9 +23,26 @@ ALL = list(_commands(typer.main.get_command(app)))
 
 def test_every_expected_command_is_there():
     names = {" ".join(c) for c in ALL}
-    for expected in ("run", "runs", "show", "export", "split", "calibrate", "demo", "policy derive", "policy test",
-                     "route", "audit-sample", "compare", "estimate", "report", "label init", "label serve",
-                     "label export", "version"):
+    for expected in (
+        "run",
+        "runs",
+        "show",
+        "export",
+        "split",
+        "calibrate",
+        "demo",
+        "policy derive",
+        "policy test",
+        "route",
+        "audit-sample",
+        "compare",
+        "estimate",
+        "report",
+        "label init",
+        "label serve",
+        "label export",
+        "version",
+    ):
         assert expected in names
 
 

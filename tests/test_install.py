@@ -19,8 +19,13 @@ def test_demo_after_pip_install_in_fresh_venv_without_network(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(REPO)]
     subprocess.run(pip, check=True, timeout=600)
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import juge; print(juge.__file__)"],
-                           capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import juge; print(juge.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout
     assert str(venv) in where, f"juge imported from {where}, not the new virtualenv"
 
     cmd = [str(venv / "bin" / "juge"), "demo"]

@@ -30,8 +30,14 @@ class SystemUnderTest:
         if "blocked" in prompt:
             return Response(text="", model="sut-v1", refused=True, refusal_reason="content filter")
         if "decline" in prompt:
-            return Response(text="I can't help with that.", model="sut-v1", refused=True, refusal_reason="refusal",
-                            tokens_in=10, tokens_out=5)
+            return Response(
+                text="I can't help with that.",
+                model="sut-v1",
+                refused=True,
+                refusal_reason="refusal",
+                tokens_in=10,
+                tokens_out=5,
+            )
         return Response(text=f"answer to {prompt}", model="sut-v1", tokens_in=10, tokens_out=5)
 
 
@@ -42,7 +48,7 @@ def write_eval(tmp_path: Path, cases: list[dict], template: str = "Customer: {{ 
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     (tmp_path / "system.j2").write_text(template)
     path = tmp_path / "eval.toml"
-    path.write_text(f'''
+    path.write_text(f"""
 cases = "cases.jsonl"
 [system]
 model = "sut-v1"
@@ -59,13 +65,20 @@ provider_options = {{ default = "PASS\\nHelpful.", model = "judge-1" }}
 "sut-v1" = {{ input = 1000000, output = 1000000 }}
 "judge-1" = {{ input = 0, output = 0 }}
 {extra}
-''')
+""")
     return path
 
 
 def test_system_failure_is_missing_not_fatal_and_refusal_text_is_judged(tmp_path):
-    path = write_eval(tmp_path, [{"id": "ok", "question": "hours?"}, {"id": "e1", "question": "boom"},
-                                 {"id": "r1", "question": "blocked"}, {"id": "r2", "question": "decline"}])
+    path = write_eval(
+        tmp_path,
+        [
+            {"id": "ok", "question": "hours?"},
+            {"id": "e1", "question": "boom"},
+            {"id": "r1", "question": "blocked"},
+            {"id": "r2", "question": "decline"},
+        ],
+    )
     with Store(tmp_path / "j.db") as store:
         result = run_eval(load_eval(path), store, progress=False)
         s = result.summary
@@ -93,9 +106,14 @@ def test_changed_system_prompt_is_a_new_run_not_a_resume(tmp_path):
 
 def test_multi_turn_case_keeps_history_and_renders_the_last_user_turn(tmp_path):
     SystemUnderTest.seen.clear()
-    case = {"id": "m", "messages": [{"role": "user", "content": "Hi, I want cake"},
-                                    {"role": "assistant", "content": "What kind?"},
-                                    {"role": "user", "content": "Chocolate please"}]}
+    case = {
+        "id": "m",
+        "messages": [
+            {"role": "user", "content": "Hi, I want cake"},
+            {"role": "assistant", "content": "What kind?"},
+            {"role": "user", "content": "Chocolate please"},
+        ],
+    }
     path = write_eval(tmp_path, [case])
     with Store(tmp_path / "j.db") as store:
         run_eval(load_eval(path), store, progress=False)
@@ -150,8 +168,13 @@ def test_a_second_process_on_the_same_eval_is_refused_while_the_first_holds_the_
 
 
 def test_system_failure_never_judges_the_case_files_own_output(tmp_path):
-    path = write_eval(tmp_path, [{"id": "e1", "question": "boom", "output": "an old answer from the file"},
-                                 {"id": "ok", "question": "fine", "output": "another old answer"}])
+    path = write_eval(
+        tmp_path,
+        [
+            {"id": "e1", "question": "boom", "output": "an old answer from the file"},
+            {"id": "ok", "question": "fine", "output": "another old answer"},
+        ],
+    )
     with Store(tmp_path / "j.db") as store:
         result = run_eval(load_eval(path), store, progress=False)
         judged = {j.item_id for j in store.judgments(result.run_id)}
@@ -160,10 +183,13 @@ def test_system_failure_never_judges_the_case_files_own_output(tmp_path):
 
 
 def test_unjudged_cases_of_an_interrupted_run_are_missing_not_passed(tmp_path):
-    from juge.engine import summarize
+    from juge.runs.summary import summarize
 
-    path = write_eval(tmp_path, [{"id": f"c{i}", "question": f"q{i}"} for i in range(4)],
-                      extra='[[checks]]\nkind = "length"\nmax_chars = 1000\n')
+    path = write_eval(
+        tmp_path,
+        [{"id": f"c{i}", "question": f"q{i}"} for i in range(4)],
+        extra='[[checks]]\nkind = "length"\nmax_chars = 1000\n',
+    )
     config = load_eval(path)
     with Store(tmp_path / "j.db") as store:
         result = run_eval(config, store, progress=False)
@@ -193,21 +219,27 @@ def test_cached_answers_cost_nothing_in_a_new_run(tmp_path):
 
 
 def test_replay_is_never_served_from_the_cache(tmp_path):
-    from juge.config import EvalSpec, EvalConfig
+    from juge.config import EvalConfig, EvalSpec
 
     (tmp_path / "cases.jsonl").write_text('{"id": "a", "question": "q", "output": "o"}\n')
     (tmp_path / "judge.toml").write_text('name = "pf"\nsetup = "passfail"\ndescription = "ok?"\n')
     rec_a = tmp_path / "a.jsonl"
-    rec_a.write_text('{"item_id": "a", "judge": "pf", "template": "passfail-v1", "text": "PASS\\nFine.", '
-                     '"model": "m"}\n')
+    rec_a.write_text(
+        '{"item_id": "a", "judge": "pf", "template": "passfail-v1", "text": "PASS\\nFine.", "model": "m"}\n'
+    )
     rec_b = tmp_path / "b.jsonl"
-    rec_b.write_text('{"item_id": "zzz", "judge": "pf", "template": "passfail-v1", "text": "PASS\\nFine.", '
-                     '"model": "m"}\n')
+    rec_b.write_text(
+        '{"item_id": "zzz", "judge": "pf", "template": "passfail-v1", "text": "PASS\\nFine.", "model": "m"}\n'
+    )
     spec = EvalSpec(cases=str(tmp_path / "cases.jsonl"), judges=[{"file": str(tmp_path / "judge.toml")}])
     config = EvalConfig(spec, tmp_path, "cli", b"x")
     with Store(tmp_path / "j.db") as store:
-        ok = run_eval(config, store, progress=False, provider_override=ProviderSpec(name="replay", options={"path": str(rec_a)}))
-        miss = run_eval(config, store, progress=False, provider_override=ProviderSpec(name="replay", options={"path": str(rec_b)}))
+        ok = run_eval(
+            config, store, progress=False, provider_override=ProviderSpec(name="replay", options={"path": str(rec_a)})
+        )
+        miss = run_eval(
+            config, store, progress=False, provider_override=ProviderSpec(name="replay", options={"path": str(rec_b)})
+        )
         assert store.judgments(ok.run_id)[0].outcome == "ok"
         assert store.judgments(miss.run_id)[0].outcome == "error"  # a miss, not the other recording's answer
         assert miss.run_id != ok.run_id  # another provider is another run, not a resume
@@ -221,9 +253,22 @@ def test_gate_without_a_pass_rate_is_a_configuration_error(tmp_path):
     (tmp_path / "eval.toml").write_text(
         'cases = "cases.jsonl"\n[[judges]]\nname = "s"\nsetup = "score"\ndescription = "good?"\n'
         'levels = { 1 = "bad", 2 = "ok", 3 = "good" }\nprovider = "scripted"\n'
-        'provider_options = { default = "Fine.\\nNOTE: 3" }\n[gate]\nmin_pass_rate = 0.5\n')
-    proc = subprocess.run([sys.executable, "-m", "juge.cli", "run", str(tmp_path / "eval.toml"), "--db",
-                           str(tmp_path / "j.db"), "--no-progress"], capture_output=True, text=True)
+        'provider_options = { default = "Fine.\\nNOTE: 3" }\n[gate]\nmin_pass_rate = 0.5\n'
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "juge.cli",
+            "run",
+            str(tmp_path / "eval.toml"),
+            "--db",
+            str(tmp_path / "j.db"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "gate.min_pass_rate" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -250,8 +295,10 @@ def test_a_provider_bug_fails_the_call_not_the_run(tmp_path, store):
 def test_pair_cases_get_no_system_output(tmp_path):
     """A pair case already carries the two answers under comparison: the system is not asked for a third."""
     SystemUnderTest.seen.clear()
-    path = write_eval(tmp_path, [{"id": "single", "question": "hours?"},
-                                 {"id": "pair", "question": "q", "output_1": "a", "output_2": "b"}])
+    path = write_eval(
+        tmp_path,
+        [{"id": "single", "question": "hours?"}, {"id": "pair", "question": "q", "output_1": "a", "output_2": "b"}],
+    )
     with Store(tmp_path / "j.db") as store:
         result = run_eval(load_eval(path), store, progress=False)
         outputs = store.outputs(result.run_id)

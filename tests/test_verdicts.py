@@ -8,8 +8,14 @@ from juge.verdicts import case_outcomes, judgment_passes
 
 
 def j(verdict, outcome="ok", item="c", judge="j"):
-    return Judgment(item_id=item, judge=judge, model="m", template="t", outcome=outcome,
-                    verdict=verdict if outcome == "ok" else None)
+    return Judgment(
+        item_id=item,
+        judge=judge,
+        model="m",
+        template="t",
+        outcome=outcome,
+        verdict=verdict if outcome == "ok" else None,
+    )
 
 
 @pytest.mark.parametrize(
@@ -17,15 +23,15 @@ def j(verdict, outcome="ok", item="c", judge="j"):
     [
         ("PASS", None, True),
         ("FAIL", None, False),
-        ("pass", None, None),        # not what the strict parser writes
-        ("1", 4, None),              # a number written as text is not a score
+        ("pass", None, None),  # not what the strict parser writes
+        ("1", 4, None),  # a number written as text is not a score
         ("ok", None, None),
         (4, 4, True),
         (3, 4, False),
         (3.5, 3.5, True),
-        ({"correct": 3, "tone": 1}, 2, False),   # every criterion must reach the threshold
+        ({"correct": 3, "tone": 1}, 2, False),  # every criterion must reach the threshold
         ({"correct": 3, "tone": 2}, 2, True),
-        ({"score": 5, "tone": 1}, 3, False),     # a criterion named 'score' is just a criterion
+        ({"score": 5, "tone": 1}, 3, False),  # a criterion named 'score' is just a criterion
         ({"a": "x"}, 2, None),
     ],
 )
@@ -39,9 +45,21 @@ def test_scores_need_a_threshold():
 
 
 def test_case_outcomes_fail_beats_missing_beats_pass():
-    js = [j("PASS", item="a"), j(None, "unparsed", item="b"), j("PASS", item="c"), j("FAIL", item="c", judge="k"),
-          j(None, "refused", item="d"), j("FAIL", item="d", judge="k")]
+    js = [
+        j("PASS", item="a"),
+        j(None, "unparsed", item="b"),
+        j("PASS", item="c"),
+        j("FAIL", item="c", judge="k"),
+        j(None, "refused", item="d"),
+        j("FAIL", item="d", judge="k"),
+    ]
     checks = {"e": {"short": (False, "too long")}}
     out = case_outcomes(["a", "b", "c", "d", "e", "f"], js, checks)
     assert {k: v.verdict for k, v in out.items()} == {
-        "a": "pass", "b": "missing", "c": "fail", "d": "fail", "e": "fail", "f": "missing"}
+        "a": "pass",
+        "b": "missing",
+        "c": "fail",
+        "d": "fail",
+        "e": "fail",
+        "f": "missing",
+    }

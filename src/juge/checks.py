@@ -274,8 +274,10 @@ def make_check(spec: Mapping[str, Any], base_dir: Path | None = None) -> Check:
     known = [p for p in inspect.signature(factory).parameters if p != "base_dir"]
     unknown = [k for k in options if k not in known and k != "base_dir"]
     if unknown and not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(factory).parameters.values()):
-        raise CheckConfigError(f"check {name!r} ({kind}): unknown option(s) {', '.join(map(repr, unknown))};"
-                               f" {kind} takes: {', '.join(known) or 'no options'}")
+        raise CheckConfigError(
+            f"check {name!r} ({kind}): unknown option(s) {', '.join(map(repr, unknown))};"
+            f" {kind} takes: {', '.join(known) or 'no options'}"
+        )
     try:
         fn = factory(**options)
     except TypeError as exc:

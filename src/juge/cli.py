@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "juge.commands.probe",
 )
 
+
 def _print_version(value: bool) -> None:
     if value:
         from juge import __version__
@@ -42,8 +43,9 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
-                                 help="Print the juge version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the juge version and exit."
+    ),
 ) -> None:
     """juge: trustworthy LLM-as-a-judge evaluation."""
 

@@ -169,7 +169,7 @@ def load_eval(path: str | Path) -> EvalConfig:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise input_error(path, "not UTF-8", line=raw[:exc.start].count(b"\n") + 1) from None
+        raise input_error(path, "not UTF-8", line=raw[: exc.start].count(b"\n") + 1) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -179,7 +179,8 @@ def load_eval(path: str | Path) -> EvalConfig:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
-        message = {"missing": "required field is missing",
-                   "extra_forbidden": "unknown key (check its spelling)"}.get(err["type"], err["msg"])
+        message = {"missing": "required field is missing", "extra_forbidden": "unknown key (check its spelling)"}.get(
+            err["type"], err["msg"]
+        )
         raise input_error(path, message, line=toml_key_line(text, field), field=field) from None
     return EvalConfig(spec, path.parent.resolve(), str(path), raw)

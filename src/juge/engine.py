@@ -18,7 +18,7 @@ import hashlib
 import json
 import random
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
@@ -28,11 +28,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from juge.checks import Check, run_checks
 from juge.data.records import Case, Judgment
-from juge.judges.pairwise import combine_orders
 from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response
 from juge.providers.pricing import call_cost
 from juge.store import Store
-from juge.verdicts import SCORED_SETUPS, case_outcomes, expected_judges
 
 T = TypeVar("T")
 
@@ -80,8 +78,13 @@ def cache_key(provider: str, request: Request, repeat: int = 0) -> str:
 
 def _response_to_dict(r: Response) -> dict[str, Any]:
     return {
-        "text": r.text, "model": r.model, "tokens_in": r.tokens_in, "tokens_out": r.tokens_out,
-        "refused": r.refused, "refusal_reason": r.refusal_reason, "distribution": r.distribution,
+        "text": r.text,
+        "model": r.model,
+        "tokens_in": r.tokens_in,
+        "tokens_out": r.tokens_out,
+        "refused": r.refused,
+        "refusal_reason": r.refusal_reason,
+        "distribution": r.distribution,
         "truncated": r.truncated,
     }
 
@@ -107,8 +110,9 @@ class Engine:
         self._paid_before: dict[str | None, dict[tuple[str, str | None], tuple[int, float | None]]] = {}
         self._next_commit: asyncio.Future[None] | None = None
 
-    async def call(self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0,
-                   payer: str | None = None) -> Answer:
+    async def call(
+        self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0, payer: str | None = None
+    ) -> Answer:
         """One answer for `request`: from the cache, or from the provider with bounded retries.
 
         Returns the response, its latency in seconds and the number of attempts it took (0 for
@@ -129,8 +133,12 @@ class Engine:
             attempts, latency = paid_before.pop((key, payer), None) or paid_before.pop((key, None), (0, 0.0))
             return Answer(cached_response, latency or 0.0, attempts)
         opts = self.options
-        request_log = {"messages": list(request.messages), "model": request.model, **request.cache_params(),
-                       "meta": request.meta}
+        request_log = {
+            "messages": list(request.messages),
+            "model": request.model,
+            **request.cache_params(),
+            "meta": request.meta,
+        }
         for attempt in range(opts.retries + 1):
             started = time.perf_counter()
             try:
@@ -147,13 +155,23 @@ class Engine:
                 else:
                     err = ProviderError(f"provider {provider.name} failed: {type(exc).__name__}: {exc}")
                 self.stats["failed_attempts"] += 1
-                self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
-                                    attempt=attempt, request=request_log, response=None, error=str(err),
-                                    status=err.status, latency=latency, payer=payer)
+                self.store.log_call(
+                    run_id=run_id,
+                    cache_key=key,
+                    provider=provider.name,
+                    model=request.model,
+                    attempt=attempt,
+                    request=request_log,
+                    response=None,
+                    error=str(err),
+                    status=err.status,
+                    latency=latency,
+                    payer=payer,
+                )
                 self.commit_soon()
                 if not err.retryable or attempt == opts.retries:
                     err.attempts = attempt + 1
-                    raise err
+                    raise err  # noqa: B904 (may wrap a timeout)
                 delay = min(opts.max_backoff, opts.backoff * 2**attempt) * (0.5 + self.rng.random())
                 if err.retry_after is not None:  # the server said how long to wait (Retry-After), up to max_backoff
                     delay = max(delay, min(err.retry_after, opts.max_backoff))
@@ -162,9 +180,20 @@ class Engine:
                 continue
             latency = time.perf_counter() - started
             self.stats["calls"] += 1
-            self.store.log_call(run_id=run_id, cache_key=key, provider=provider.name, model=request.model,
-                                attempt=attempt, request=request_log, response=_response_to_dict(response),
-                                error=None, status=None, latency=latency, payer=payer, cache=cacheable)
+            self.store.log_call(
+                run_id=run_id,
+                cache_key=key,
+                provider=provider.name,
+                model=request.model,
+                attempt=attempt,
+                request=request_log,
+                response=_response_to_dict(response),
+                error=None,
+                status=None,
+                latency=latency,
+                payer=payer,
+                cache=cacheable,
+            )
             self.commit_soon()
             return Answer(response, latency, attempt + 1)
         raise AssertionError("unreachable")
@@ -189,8 +218,7 @@ class Engine:
         else:
             done.set_result(None)
 
-    def _paid_by_earlier_processes(self, run_id: str | None) -> dict[tuple[str, str | None],
-                                                                      tuple[int, float | None]]:
+    def _paid_by_earlier_processes(self, run_id: str | None) -> dict[tuple[str, str | None], tuple[int, float | None]]:
         """This run's answered calls made before this engine's first call for it (by a process that
         was killed), read once so the calls this engine makes are never among them."""
         if run_id is None:
@@ -201,47 +229,83 @@ class Engine:
 
     async def judge_one(self, run_id: str, task: JudgeTask, provider: Provider) -> Judgment:
         judge, case = task.judge, task.case
-        meta = {"item_id": case.id, "judge": judge.name, "template": judge.template_id, "order": task.order,
-                "repeat": task.repeat}
-        base = dict(item_id=case.id, judge=judge.name, template=judge.template_id, template_hash=judge.template_hash,
-                    order=task.order, repeat=task.repeat, run_id=run_id)
+        meta = {
+            "item_id": case.id,
+            "judge": judge.name,
+            "template": judge.template_id,
+            "order": task.order,
+            "repeat": task.repeat,
+        }
+        base = dict(
+            item_id=case.id,
+            judge=judge.name,
+            template=judge.template_id,
+            template_hash=judge.template_hash,
+            order=task.order,
+            repeat=task.repeat,
+            run_id=run_id,
+        )
         answers: list[Answer] = []  # the solve-first call, if any, then the verdict call
         payer = payer_of(*task.key)
         try:
             own_solution = None
             if judge.solve_first:
-                solve = Request(messages=tuple(judge.render_solve(case)), model=judge.model,
-                                temperature=judge.temperature, max_tokens=judge.max_tokens,
-                                meta={**meta, "template": judge.template_id + "/solve", "order": None})
+                solve = Request(
+                    messages=tuple(judge.render_solve(case)),
+                    model=judge.model,
+                    temperature=judge.temperature,
+                    max_tokens=judge.max_tokens,
+                    meta={**meta, "template": judge.template_id + "/solve", "order": None},
+                )
                 answers.append(await self.call(provider, solve, run_id=run_id, payer=payer))
                 own_solution = answers[-1].response.text
             request = Request(
                 messages=tuple(judge.render(case, order=task.order, own_solution=own_solution)),
-                model=judge.model, temperature=judge.temperature, max_tokens=judge.max_tokens,
+                model=judge.model,
+                temperature=judge.temperature,
+                max_tokens=judge.max_tokens,
                 json_schema=judge.json_schema() if judge.structured else None,
                 allowed=judge.allowed() if judge.constrained else None,
                 meta=meta,
             )
             answers.append(await self.call(provider, request, run_id=run_id, repeat=task.repeat, payer=payer))
         except ProviderError as exc:
-            return Judgment(**base, model=judge.model, text="", outcome="error", reason=str(exc),
-                            attempts=getattr(exc, "attempts", None))
+            return Judgment(
+                **base,
+                model=judge.model,
+                text="",
+                outcome="error",
+                reason=str(exc),
+                attempts=getattr(exc, "attempts", None),
+            )
         try:
             return self._judgment_of(judge, base, answers)
         except Exception as exc:  # fail closed: an answer that makes no judgment fails this task, not the run
             response, _, attempts = answers[-1]
-            return Judgment(**base, model=judge.model, text=response.text, outcome="error", attempts=attempts,
-                            reason=f"no judgment could be made of the answer: {type(exc).__name__}: {exc}")
+            return Judgment(
+                **base,
+                model=judge.model,
+                text=response.text,
+                outcome="error",
+                attempts=attempts,
+                reason=f"no judgment could be made of the answer: {type(exc).__name__}: {exc}",
+            )
 
     def _judgment_of(self, judge: Any, base: dict[str, Any], answers: list[Answer]) -> Judgment:
         """The judgment the last answer gives, with the tokens, cost and latency of all of `answers`."""
         response, _, attempts = answers[-1]
         # A solve-first judgment costs both calls; an unknown part makes the total unknown.
-        common = dict(base, model=response.model, text=response.text,
-                      tokens_in=_total(a.response.tokens_in for a in answers),
-                      tokens_out=_total(a.response.tokens_out for a in answers),
-                      cost=_total(self.cost_of(a.response, a.attempts) for a in answers),
-                      latency=sum(a.latency for a in answers), distribution=response.distribution, attempts=attempts)
+        common = dict(
+            base,
+            model=response.model,
+            text=response.text,
+            tokens_in=_total(a.response.tokens_in for a in answers),
+            tokens_out=_total(a.response.tokens_out for a in answers),
+            cost=_total(self.cost_of(a.response, a.attempts) for a in answers),
+            latency=sum(a.latency for a in answers),
+            distribution=response.distribution,
+            attempts=attempts,
+        )
         if response.refused:
             return Judgment(**common, outcome="refused", reason=response.refusal_reason)
         parsed = judge.parse(response.text)
@@ -258,13 +322,20 @@ class Engine:
 
     def _progress(self) -> Progress:
         return Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-            console=self.console, disable=not self.options.progress, transient=False,
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            disable=not self.options.progress,
+            transient=False,
         )
 
-    async def run_tasks(self, run_id: str, tasks: Sequence[JudgeTask], providers: dict[str, Provider],
-                        description: str = "judging") -> int:
+    async def run_tasks(
+        self, run_id: str, tasks: Sequence[JudgeTask], providers: dict[str, Provider], description: str = "judging"
+    ) -> int:
         """Judge every task not already stored for this run; returns how many were stored now."""
         done = self.store.done_keys(run_id)
         todo = [t for t in tasks if t.key not in done]
@@ -342,120 +413,3 @@ def apply_checks(store: Store, run_id: str, cases: Iterable[Case], checks: Seque
             for name, r in run_checks(list(checks), case, output).items():
                 results[name + suffix] = (r.passed, r.reason)
         store.save_checks(run_id, case.id, results)
-
-
-def summarize(store: Store, run_id: str, judges: Sequence[Any] | None = None,
-              min_score: float | None = None) -> dict[str, Any]:
-    """Per-check pass rates, per-judge verdicts and outcomes, and pass/fail/missing per case.
-
-    A case's verdict follows :func:`juge.verdicts.case_outcomes` (fail closed: a refused,
-    unparsed or failed judgment makes the case `missing`, never a pass). Score, criteria
-    and additive judges count toward it only when `min_score` is set (the eval file's
-    `[gate] min_score`); otherwise they are summarised but named under `not_counted`.
-    Pairwise verdicts are summarised and never pass or fail a case.
-    """
-    cases = store.run_cases(run_id)
-    checks = store.check_results(run_id)
-    judgments = store.judgments(run_id)
-    setups = {j.name: j.setup for j in judges or []}
-
-    check_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for results in checks.values():
-        for name, (ok, _) in results.items():
-            check_counts[name][0] += int(ok)
-            check_counts[name][1] += 1
-
-    per_judge: dict[str, dict[str, Any]] = {}
-    by_judge: dict[str, list[Judgment]] = defaultdict(list)
-    for j in judgments:
-        by_judge[j.judge].append(j)
-    not_counted = []
-    counted: list[Judgment] = []
-    for name, js in by_judge.items():
-        setup = setups.get(name) or _infer_setup(js)
-        outcomes = Counter(j.outcome for j in js)
-        verdicts: Counter[str] = Counter()
-        for j in js:
-            if j.outcome != "ok":
-                continue
-            if isinstance(j.verdict, dict):  # per-criterion JSON: count each criterion's value
-                verdicts.update(f"{k} = {v}" for k, v in j.verdict.items())
-            else:
-                verdicts[str(j.verdict)] += 1
-        entry: dict[str, Any] = {
-            "setup": setup, "n": len(js), "model": sorted({j.model for j in js}),
-            "template": js[0].template, "template_hash": js[0].template_hash,
-            "outcomes": {k: outcomes.get(k, 0) for k in ("ok", "refused", "unparsed", "error")},
-            "verdicts": dict(sorted(verdicts.items())),
-        }
-        if setup == "pairwise":
-            letters: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
-            for j in js:
-                letters[(j.item_id, j.repeat)][j.order or ""] = j.verdict if j.outcome == "ok" else None
-            combined = Counter(
-                combine_orders(o.get("12"), o.get("21")) or "missing" for o in letters.values()
-            )
-            entry["pair_verdicts"] = {k: combined.get(k, 0) for k in ("A", "B", "tie", "inconsistent", "missing")}
-        elif setup in SCORED_SETUPS and min_score is None:
-            not_counted.append(name)
-        else:
-            counted.extend(js)
-        per_judge[name] = entry
-    for judge in judges or []:  # a judge that has not judged anything yet (an interrupted run) is listed too
-        if judge.name not in per_judge:
-            per_judge[judge.name] = {"setup": judge.setup, "n": 0, "model": [], "template": "", "template_hash": "",
-                                     "outcomes": dict.fromkeys(("ok", "refused", "unparsed", "error"), 0),
-                                     "verdicts": {}}
-            if judge.setup in SCORED_SETUPS and min_score is None:
-                not_counted.append(judge.name)
-    outputs = store.outputs(run_id)
-    # Money spent by this run: cached answers cost nothing now, and a failed call has no price.
-    cost = _cost_summary([j.cost for j in judgments if j.outcome != "error"],
-                         [o["cost"] for o in outputs.values() if o["outcome"] != "error"])
-    system_errors = sum(1 for o in outputs.values() if o["outcome"] == "error")
-    # The judges a case needs: from the eval's judges when known (a case a judge has not reached
-    # yet is missing), else from the judgments stored.
-    known = [(j.name, j.setup) for j in judges] if judges else [(n, e["setup"]) for n, e in per_judge.items()]
-    expected = expected_judges(cases, known, count_scores=min_score is not None)
-    outcomes_by_case = case_outcomes([c.id for c in cases], counted, checks, threshold=min_score, expected=expected)
-    tally = Counter(o.verdict for o in outcomes_by_case.values())
-    n_cases = len(cases)
-    has_evidence = bool(checks) or bool(counted)
-    return {
-        "run_id": run_id,
-        "n_cases": n_cases,
-        "checks": {name: {"passed": p, "n": n, "rate": p / n if n else None} for name, (p, n) in sorted(check_counts.items())},
-        "judges": per_judge,
-        "cases_passed": tally.get("pass", 0),
-        "cases_failed": tally.get("fail", 0),
-        "cases_missing": tally.get("missing", 0),
-        "pass_rate": tally.get("pass", 0) / n_cases if n_cases and has_evidence else None,
-        "min_score": min_score,
-        "not_counted": not_counted,
-        "system_errors": system_errors,
-        "cost": cost,
-        "calls": store.count_calls(run_id),
-    }
-
-
-def _cost_summary(judge_costs: Sequence[float | None], system_costs: Sequence[float | None]) -> dict[str, Any]:
-    """Known cost in US$ of judges and of the system under test, and how many calls had no price."""
-    known = [c for c in [*judge_costs, *system_costs] if c is not None]
-    return {
-        "judges": sum(c for c in judge_costs if c is not None),
-        "system": sum(c for c in system_costs if c is not None),
-        "total": sum(known),
-        "unpriced": sum(1 for c in [*judge_costs, *system_costs] if c is None),
-    }
-
-
-def _infer_setup(js: Sequence[Judgment]) -> str | None:
-    """The setup of a judge known only from its stored judgments."""
-    if any(j.order for j in js):
-        return "pairwise"
-    values = [j.verdict for j in js if j.outcome == "ok"]
-    if any(isinstance(v, dict) for v in values):
-        return "criteria"
-    if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        return "score"
-    return "passfail" if values else None

@@ -47,10 +47,13 @@ def toml_syntax_error(path: str | Path, exc: tomllib.TOMLDecodeError, text: str)
     message = str(exc)
     found = _TOML_POSITION.search(message)
     if found:
-        return input_error(path, f"invalid TOML: {message[:found.start()]}", line=int(found.group(1)))
+        return input_error(path, f"invalid TOML: {message[: found.start()]}", line=int(found.group(1)))
     if message.endswith("(at end of document)"):
-        return input_error(path, f"invalid TOML: {message.removesuffix(' (at end of document)')} at the end of "
-                           "the file", line=max(1, len(text.splitlines())))
+        return input_error(
+            path,
+            f"invalid TOML: {message.removesuffix(' (at end of document)')} at the end of the file",
+            line=max(1, len(text.splitlines())),
+        )
     return input_error(path, f"invalid TOML: {message}")
 
 
@@ -98,7 +101,9 @@ def toml_key_line(text: str, field: str) -> int | None:
     if len(parts) == 1:  # a top-level key: only lines before the first table header
         headers = [n for n, line in enumerate(lines, start=1) if line.strip().startswith("[")]
         top = re.compile(rf"^[\"']?{re.escape(key)}[\"']?\s*=")
-        inside = [n for n in found if n < (headers[0] if headers else len(lines) + 1) and top.match(lines[n - 1].strip())]
+        inside = [
+            n for n in found if n < (headers[0] if headers else len(lines) + 1) and top.match(lines[n - 1].strip())
+        ]
     else:
         table, table_index = parts[-2]
         section = _section(lines, table, table_index)

@@ -26,13 +26,13 @@ from juge import __version__
 from juge.config import EvalConfig, ProviderSpec
 from juge.data.readers import case_line, file_hash, read_cases, sample
 from juge.data.records import Case
-from juge.engine import (Engine, EngineOptions, JudgeTask, apply_checks, build_tasks, payer_of, run_together,
-                         summarize)
+from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, build_tasks, payer_of, run_together
 from juge.errors import InputError, input_error
 from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
 from juge.providers.base import Provider, close_provider
 from juge.providers.pricing import price_table
+from juge.runs.summary import summarize
 from juge.store import Store
 from juge.verdicts import SCORED_SETUPS
 
@@ -58,11 +58,15 @@ def same_family_warnings(system_model: str | None, judges: Sequence[Any]) -> lis
     out = []
     for j in judges:
         if j.model == system_model:
-            out.append(f"judge {j.name!r} uses the same model as the system under test ({j.model}): "
-                       "self-preference bias is likely; prefer a judge from another family")
+            out.append(
+                f"judge {j.name!r} uses the same model as the system under test ({j.model}): "
+                "self-preference bias is likely; prefer a judge from another family"
+            )
         elif model_family(j.model) == model_family(system_model):
-            out.append(f"judge {j.name!r} ({j.model}) is of the same family as the system under test "
-                       f"({system_model}): self-preference bias is possible")
+            out.append(
+                f"judge {j.name!r} ({j.model}) is of the same family as the system under test "
+                f"({system_model}): self-preference bias is possible"
+            )
     return out
 
 
@@ -101,8 +105,9 @@ class Providers:
             await close_provider(provider)
 
 
-def _provider(providers: Providers, config: EvalConfig, override: ProviderSpec | None,
-              own: ProviderSpec | None, judge: int | None) -> Provider:
+def _provider(
+    providers: Providers, config: EvalConfig, override: ProviderSpec | None, own: ProviderSpec | None, judge: int | None
+) -> Provider:
     """The provider that answers: the command line's, else judge `judge`'s (None: the system's) own,
     else the eval's.
 
@@ -143,8 +148,9 @@ class SystemPrompt:
             try:
                 self.messages(case)
             except jinja2.TemplateError as exc:
-                raise config.error(f"system template {self.name} does not render for case {case.id!r}: {exc}",
-                                   "system.template") from None
+                raise config.error(
+                    f"system template {self.name} does not render for case {case.id!r}: {exc}", "system.template"
+                ) from None
 
     def messages(self, case: Case) -> list[dict[str, str]]:
         """The conversation before the answer under test, its last user turn rendered by the template.
@@ -175,8 +181,15 @@ def load_system_prompt(config: EvalConfig) -> SystemPrompt | None:
     return SystemPrompt(path.name, template, hashlib.sha256(source.encode()).hexdigest()[:12])
 
 
-async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Store, run_id: str,
-                            cases: list[Case], provider: Provider, engine: Engine) -> list[Case]:
+async def _generate_outputs(
+    config: EvalConfig,
+    prompt: SystemPrompt,
+    store: Store,
+    run_id: str,
+    cases: list[Case],
+    provider: Provider,
+    engine: Engine,
+) -> list[Case]:
     """Fill `output` from the system under test; stored per case so a resumed run does not regenerate.
     Pair cases are left as they are: their two answers are what the pairwise judges compare.
 
@@ -195,22 +208,37 @@ async def _generate_outputs(config: EvalConfig, prompt: SystemPrompt, store: Sto
         stored = existing.get((case.id, "output"))
         if stored is not None and stored["outcome"] in ("ok", "refused") and stored["text"]:
             return case.model_copy(update={"output": stored["text"]})
-        request = Request(messages=tuple(prompt.messages(case)), model=system.model, temperature=system.temperature,
-                          max_tokens=system.max_tokens,
-                          meta={"item_id": case.id, "judge": "system", "template": prompt.name})
+        request = Request(
+            messages=tuple(prompt.messages(case)),
+            model=system.model,
+            temperature=system.temperature,
+            max_tokens=system.max_tokens,
+            meta={"item_id": case.id, "judge": "system", "template": prompt.name},
+        )
         async with semaphore:
             try:
-                response, latency, attempts = await engine.call(provider, request, run_id=run_id,
-                                                                payer=payer_of(case.id, "output"))
+                response, latency, attempts = await engine.call(
+                    provider, request, run_id=run_id, payer=payer_of(case.id, "output")
+                )
             except ProviderError as exc:
                 store.save_output(run_id, case.id, "output", None, system.model, "error", reason=str(exc))
                 engine.console.print(f"[yellow]system failed on {escape(case.id)}: {escape(str(exc))}[/]")
                 return case.model_copy(update={"output": None})  # never judge an answer the system did not give
         cost = engine.cost_of(response, attempts)
         outcome = "refused" if response.refused else "ok"
-        store.save_output(run_id, case.id, "output", response.text, response.model, outcome,
-                          reason=response.refusal_reason, tokens_in=response.tokens_in,
-                          tokens_out=response.tokens_out, cost=cost, latency=latency)
+        store.save_output(
+            run_id,
+            case.id,
+            "output",
+            response.text,
+            response.model,
+            outcome,
+            reason=response.refusal_reason,
+            tokens_in=response.tokens_in,
+            tokens_out=response.tokens_out,
+            cost=cost,
+            latency=latency,
+        )
         return case.model_copy(update={"output": response.text or None})
 
     return await run_together(one(c) for c in cases)
@@ -238,11 +266,15 @@ def check_gate(config: EvalConfig) -> None:
     gate = config.spec.gate
     if gate.min_pass_rate is None or config.checks:
         return
-    if any(j.setup != "pairwise" and (j.setup not in SCORED_SETUPS or gate.min_score is not None)
-           for j in config.judges):
+    if any(
+        j.setup != "pairwise" and (j.setup not in SCORED_SETUPS or gate.min_score is not None) for j in config.judges
+    ):
         return
-    raise config.error("no check or counted judge gives a pass rate (score judges count only with [gate] "
-                       "min_score; pairwise verdicts never pass or fail a case)", "gate.min_pass_rate")
+    raise config.error(
+        "no check or counted judge gives a pass rate (score judges count only with [gate] "
+        "min_score; pairwise verdicts never pass or fail a case)",
+        "gate.min_pass_rate",
+    )
 
 
 def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[list[Case], str]:
@@ -260,9 +292,18 @@ def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[li
     return cases, file_hash(path)
 
 
-def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, repeat: int = 1,
-             concurrency: int | None = None, progress: bool = True, resume: bool = True,
-             console: Console | None = None, provider_override: ProviderSpec | None = None) -> RunResult:
+def run_eval(
+    config: EvalConfig,
+    store: Store,
+    *,
+    only: set[str] | None = None,
+    repeat: int = 1,
+    concurrency: int | None = None,
+    progress: bool = True,
+    resume: bool = True,
+    console: Console | None = None,
+    provider_override: ProviderSpec | None = None,
+) -> RunResult:
     console = console or Console(stderr=True)
     check_gate(config)
     cases, dataset_hash = load_run_cases(config, only)
@@ -280,21 +321,36 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
     check_renderable(build_tasks(preview, judges, 1), config)
     providers = Providers(provider_override or config.spec.provider, config.base_dir)
     # A provider named on the command line applies to every judge, whatever its file says.
-    judge_providers = {j.name: _provider(providers, config, provider_override, _judge_provider_spec(j), i)
-                       for i, j in enumerate(judges)}
-    system_provider = (_provider(providers, config, None, config.spec.system.provider, None)
-                       if system_prompt is not None and config.spec.system else None)
+    judge_providers = {
+        j.name: _provider(providers, config, provider_override, _judge_provider_spec(j), i)
+        for i, j in enumerate(judges)
+    }
+    system_provider = (
+        _provider(providers, config, None, config.spec.system.provider, None)
+        if system_prompt is not None and config.spec.system
+        else None
+    )
 
     eng = config.spec.engine
-    options = EngineOptions(concurrency=concurrency or eng.concurrency, retries=eng.retries, timeout=eng.timeout,
-                            backoff=eng.backoff, max_backoff=eng.max_backoff, progress=progress,
-                            prices=price_table(config.spec.prices))
+    options = EngineOptions(
+        concurrency=concurrency or eng.concurrency,
+        retries=eng.retries,
+        timeout=eng.timeout,
+        backoff=eng.backoff,
+        max_backoff=eng.max_backoff,
+        progress=progress,
+        prices=price_table(config.spec.prices),
+    )
     engine = Engine(store, options, console)
     for warning in same_family_warnings(config.spec.system.model if config.spec.system else None, judges):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     if config.spec.gate.min_score is not None and config.spec.gate.min_pass_rate is None:
-        console.print("[yellow]note:[/] [gate] min_score says which score passes a case; add min_pass_rate "
-                      "to fail the run (exit 1) below a pass rate", markup=True, highlight=False)
+        console.print(
+            "[yellow]note:[/] [gate] min_score says which score passes a case; add min_pass_rate "
+            "to fail the run (exit 1) below a pass rate",
+            markup=True,
+            highlight=False,
+        )
 
     # The identity of a run: eval file, judge versions, the system prompt, the case selection
     # and the repeat count. Only a run with the same identity is resumed.
@@ -302,25 +358,54 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
     if system_prompt is not None:
         selection += f"|system={system_prompt.hash}"
     # Who answers: the command-line provider and each judge's model and call settings.
-    selection += "|" + json.dumps([provider_override.model_dump() if provider_override else None,
-                                   [[j.name, j.model, j.provider, j.provider_options, j.temperature, j.max_tokens]
-                                    for j in judges]], sort_keys=True, default=str)
+    selection += "|" + json.dumps(
+        [
+            provider_override.model_dump() if provider_override else None,
+            [[j.name, j.model, j.provider, j.provider_options, j.temperature, j.max_tokens] for j in judges],
+        ],
+        sort_keys=True,
+        default=str,
+    )
     eval_hash = config.hash_with(judges) + ":" + hashlib.sha256(selection.encode()).hexdigest()[:16]
+
     def new_run() -> str:
         return store.create_run(
-            dataset_hash=dataset_hash, juge_version=__version__, cases=cases, eval_hash=eval_hash,
+            dataset_hash=dataset_hash,
+            juge_version=__version__,
+            cases=cases,
+            eval_hash=eval_hash,
             name=config.spec.name,
-            config={"eval_file": config.source, "repeat": repeat,
-                    "judges": [{"name": j.name, "setup": j.setup, "template": j.template_id,
-                                "template_hash": j.template_hash, "model": j.model} for j in judges],
-                    "system": (config.spec.system.model_dump() | {"template_hash": system_prompt.hash})
-                    if config.spec.system and system_prompt else None,
-                    "min_score": config.spec.gate.min_score,
-                    "only": sorted(only) if only else None},
+            config={
+                "eval_file": config.source,
+                "repeat": repeat,
+                "judges": [
+                    {
+                        "name": j.name,
+                        "setup": j.setup,
+                        "template": j.template_id,
+                        "template_hash": j.template_hash,
+                        "model": j.model,
+                    }
+                    for j in judges
+                ],
+                "system": (config.spec.system.model_dump() | {"template_hash": system_prompt.hash})
+                if config.spec.system and system_prompt
+                else None,
+                "min_score": config.spec.gate.min_score,
+                "only": sorted(only) if only else None,
+            },
         )
 
-    with stored_run(store, engine, judges, eval_hash=eval_hash, dataset_hash=dataset_hash, resume=resume,
-                    create=new_run, min_score=config.spec.gate.min_score) as run:
+    with stored_run(
+        store,
+        engine,
+        judges,
+        eval_hash=eval_hash,
+        dataset_hash=dataset_hash,
+        resume=resume,
+        create=new_run,
+        min_score=config.spec.gate.min_score,
+    ) as run:
         run_id = run.id
         if run.resumed:
             console.print(f"resuming run [bold]{run_id}[/] (same eval file, judges, system prompt and data)")
@@ -331,8 +416,9 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
             try:
                 if system_prompt is not None:
                     assert system_provider is not None
-                    cases = await _generate_outputs(config, system_prompt, store, run_id, cases, system_provider,
-                                                    engine)
+                    cases = await _generate_outputs(
+                        config, system_prompt, store, run_id, cases, system_provider, engine
+                    )
                     cases = [c for c in cases if c.output is not None or c.is_pair]
                 apply_checks(store, run_id, cases, config.checks)
                 tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
@@ -343,8 +429,9 @@ def run_eval(config: EvalConfig, store: Store, *, only: set[str] | None = None, 
                 await providers.aclose()
 
         stored = asyncio.run(main())
-    return RunResult(run_id=run_id, summary=run.summary, resumed=run.resumed, stored_now=stored,
-                     engine_stats=dict(engine.stats))
+    return RunResult(
+        run_id=run_id, summary=run.summary, resumed=run.resumed, stored_now=stored, engine_stats=dict(engine.stats)
+    )
 
 
 @dataclass
@@ -358,8 +445,17 @@ class StoredRun:
 
 
 @contextmanager
-def stored_run(store: Store, engine: Engine, judges: Sequence[Any], *, eval_hash: str, dataset_hash: str,
-               resume: bool, create: Callable[[], str], min_score: float | None = None) -> Iterator[StoredRun]:
+def stored_run(
+    store: Store,
+    engine: Engine,
+    judges: Sequence[Any],
+    *,
+    eval_hash: str,
+    dataset_hash: str,
+    resume: bool,
+    create: Callable[[], str],
+    min_score: float | None = None,
+) -> Iterator[StoredRun]:
     """The run an eval judges, under its lock: the unfinished run of the same eval and data (when
     `resume`), else a new one from `create()`. When the block ends without an error the run is
     summarised (`summarize`, the engine's counters, then `extra`) and finished; after an error
@@ -383,8 +479,10 @@ def run_lock(db_path: Path, eval_hash: str) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError(f"another juge run is working on this eval right now (lock {lock_path}); "
-                             "wait for it to finish, then run again to resume or reuse its answers") from None
+            raise InputError(
+                f"another juge run is working on this eval right now (lock {lock_path}); "
+                "wait for it to finish, then run again to resume or reuse its answers"
+            ) from None
         try:
             yield
         finally:

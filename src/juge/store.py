@@ -21,7 +21,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -157,11 +157,13 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-_INSERT_CALL = ("INSERT INTO calls (run_id, cache_key, provider, model, attempt, request, response, error, status,"
-                " latency, created_at, payer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_INSERT_CALL = (
+    "INSERT INTO calls (run_id, cache_key, provider, model, attempt, request, response, error, status,"
+    " latency, created_at, payer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _INSERT_CACHE = "INSERT OR REPLACE INTO cache (key, provider, model, response, created_at) VALUES (?, ?, ?, ?, ?)"
 
 
@@ -206,7 +208,7 @@ class Store:
         self.commit()
         self.conn.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -314,9 +316,21 @@ class Store:
         return [Case.model_validate_json(r["record"]) for r in rows]
 
     # ---- system outputs -----------------------------------------------------------------
-    def save_output(self, run_id: str, item_id: str, slot: str, text: str | None, model: str, outcome: str, *,
-                    reason: str | None = None, tokens_in: int | None = None, tokens_out: int | None = None,
-                    cost: float | None = None, latency: float | None = None) -> None:
+    def save_output(
+        self,
+        run_id: str,
+        item_id: str,
+        slot: str,
+        text: str | None,
+        model: str,
+        outcome: str,
+        *,
+        reason: str | None = None,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
+        cost: float | None = None,
+        latency: float | None = None,
+    ) -> None:
         """The system under test's output for one case (the latest attempt replaces an earlier failure)."""
         self.conn.execute(
             "INSERT OR REPLACE INTO outputs (run_id, item_id, slot, text, model, outcome, reason, tokens_in,"
@@ -350,8 +364,23 @@ class Store:
         (encoded once for both rows)."""
         response_json = _dumps(response)
         created_at = now_iso()
-        self._write(_INSERT_CALL, (run_id, cache_key, provider, model, attempt, _dumps(request), response_json,
-                                   error, status, latency, created_at, payer))
+        self._write(
+            _INSERT_CALL,
+            (
+                run_id,
+                cache_key,
+                provider,
+                model,
+                attempt,
+                _dumps(request),
+                response_json,
+                error,
+                status,
+                latency,
+                created_at,
+                payer,
+            ),
+        )
         if cache and response is not None:
             self._write(_INSERT_CACHE, (cache_key, provider, model, response_json, created_at))
 
@@ -364,7 +393,8 @@ class Store:
         The payer is None for a call logged before calls named one."""
         rows = self.conn.execute(
             "SELECT cache_key, payer, attempt, latency FROM calls WHERE run_id = ? AND response IS NOT NULL"
-            " ORDER BY id", (run_id,),
+            " ORDER BY id",
+            (run_id,),
         ).fetchall()
         return {(r["cache_key"], r["payer"]): (r["attempt"] + 1, r["latency"]) for r in rows}
 
@@ -380,9 +410,27 @@ class Store:
             "INSERT OR IGNORE INTO judgments (run_id, item_id, judge, model, template, template_hash, ord, repeat,"
             " text, verdict, outcome, reason, distribution, tokens_in, tokens_out, cost, latency, attempts, timestamp)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, j.item_id, j.judge, j.model, j.template, j.template_hash, j.order or "", j.repeat, j.text,
-             _dumps(j.verdict), j.outcome, j.reason, _dumps(j.distribution), j.tokens_in, j.tokens_out, j.cost,
-             j.latency, j.attempts, j.timestamp.isoformat()),
+            (
+                run_id,
+                j.item_id,
+                j.judge,
+                j.model,
+                j.template,
+                j.template_hash,
+                j.order or "",
+                j.repeat,
+                j.text,
+                _dumps(j.verdict),
+                j.outcome,
+                j.reason,
+                _dumps(j.distribution),
+                j.tokens_in,
+                j.tokens_out,
+                j.cost,
+                j.latency,
+                j.attempts,
+                j.timestamp.isoformat(),
+            ),
         )
         return cur.rowcount == 1
 
@@ -396,11 +444,24 @@ class Store:
         rows = self.conn.execute("SELECT * FROM judgments WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
         return [
             Judgment(
-                run_id=r["run_id"], item_id=r["item_id"], judge=r["judge"], model=r["model"],
-                template=r["template"], template_hash=r["template_hash"], order=r["ord"] or None,
-                repeat=r["repeat"], text=r["text"], verdict=_loads(r["verdict"]), outcome=r["outcome"],
-                reason=r["reason"], distribution=_loads(r["distribution"]), tokens_in=r["tokens_in"],
-                tokens_out=r["tokens_out"], cost=r["cost"], latency=r["latency"], attempts=r["attempts"],
+                run_id=r["run_id"],
+                item_id=r["item_id"],
+                judge=r["judge"],
+                model=r["model"],
+                template=r["template"],
+                template_hash=r["template_hash"],
+                order=r["ord"] or None,
+                repeat=r["repeat"],
+                text=r["text"],
+                verdict=_loads(r["verdict"]),
+                outcome=r["outcome"],
+                reason=r["reason"],
+                distribution=_loads(r["distribution"]),
+                tokens_in=r["tokens_in"],
+                tokens_out=r["tokens_out"],
+                cost=r["cost"],
+                latency=r["latency"],
+                attempts=r["attempts"],
                 timestamp=datetime.fromisoformat(r["timestamp"]),
             )
             for r in rows
@@ -427,23 +488,22 @@ class Store:
             cur = c.executemany(
                 "INSERT OR REPLACE INTO labels (dataset, item_id, rater_id, label, explanation, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                [(dataset, l.item_id, l.rater_id, _dumps(l.label), l.explanation, now_iso()) for l in labels],
+                [(dataset, lab.item_id, lab.rater_id, _dumps(lab.label), lab.explanation, now_iso()) for lab in labels],
             )
             return cur.rowcount
 
     def labels(self, dataset: str = "") -> list[HumanLabel]:
         rows = self.conn.execute("SELECT * FROM labels WHERE dataset = ? ORDER BY id", (dataset,)).fetchall()
         return [
-            HumanLabel(item_id=r["item_id"], rater_id=r["rater_id"], label=_loads(r["label"]),
-                       explanation=r["explanation"])
+            HumanLabel(
+                item_id=r["item_id"], rater_id=r["rater_id"], label=_loads(r["label"]), explanation=r["explanation"]
+            )
             for r in rows
         ]
 
     # ---- holdout ledger -----------------------------------------------------------------
     def holdout_uses(self, data_hash: str) -> list[dict[str, Any]]:
-        rows = self.conn.execute(
-            "SELECT * FROM holdout_uses WHERE data_hash = ? ORDER BY id", (data_hash,)
-        ).fetchall()
+        rows = self.conn.execute("SELECT * FROM holdout_uses WHERE data_hash = ? ORDER BY id", (data_hash,)).fetchall()
         return [dict(r) for r in rows]
 
     def holdout_uses_sharing(self, item_ids: Iterable[str], groups: Iterable[str]) -> list[dict[str, Any]]:
@@ -459,16 +519,27 @@ class Store:
                 if r["grp"] in grps:
                     groups_.add(r["grp"])
         rows = self.conn.execute("SELECT * FROM holdout_uses ORDER BY id").fetchall()
-        return [{**dict(r), "shared_items": sorted(shared[r["id"]][0]), "shared_groups": sorted(shared[r["id"]][1])}
-                for r in rows if r["id"] in shared]
+        return [
+            {**dict(r), "shared_items": sorted(shared[r["id"]][0]), "shared_groups": sorted(shared[r["id"]][1])}
+            for r in rows
+            if r["id"] in shared
+        ]
 
-    def record_holdout_use(self, data_hash: str, policy_hash: str, forced: bool, result: dict[str, Any] | None,
-                           items: Iterable[tuple[str, str]] = ()) -> None:
+    def record_holdout_use(
+        self,
+        data_hash: str,
+        policy_hash: str,
+        forced: bool,
+        result: dict[str, Any] | None,
+        items: Iterable[tuple[str, str]] = (),
+    ) -> None:
         """Record one holdout test and its (item id, group) pairs. Call it inside ``transaction()`` with the
         check of earlier uses, so two concurrent tests cannot both pass the check."""
         cur = self.conn.execute(
             "INSERT INTO holdout_uses (data_hash, policy_hash, forced, used_at, result) VALUES (?, ?, ?, ?, ?)",
             (data_hash, policy_hash, int(forced), now_iso(), _dumps(result)),
         )
-        self.conn.executemany("INSERT INTO holdout_use_items (use_id, item_id, grp) VALUES (?, ?, ?)",
-                              [(cur.lastrowid, item_id, group) for item_id, group in items])
+        self.conn.executemany(
+            "INSERT INTO holdout_use_items (use_id, item_id, grp) VALUES (?, ?, ?)",
+            [(cur.lastrowid, item_id, group) for item_id, group in items],
+        )

@@ -77,17 +77,18 @@ def judgment_passes(j: Judgment, threshold: float | None) -> bool | None:
 SCORED_SETUPS = ("score", "criteria", "additive")
 
 
-def expected_judges(cases: Iterable[Case], judges: Iterable[tuple[str, str | None]], *,
-                    count_scores: bool) -> dict[str, set[str]]:
+def expected_judges(
+    cases: Iterable[Case], judges: Iterable[tuple[str, str | None]], *, count_scores: bool
+) -> dict[str, set[str]]:
     """Per case, the judges whose verdict its pass/fail needs: every single-answer judge on a
     single-answer case (score-like judges only when `count_scores`); none on a pair."""
-    names = {name for name, setup in judges
-             if setup != "pairwise" and (count_scores or setup not in SCORED_SETUPS)}
+    names = {name for name, setup in judges if setup != "pairwise" and (count_scores or setup not in SCORED_SETUPS)}
     return {c.id: set() if c.is_pair else set(names) for c in cases}
 
 
-def run_expected(cases: Iterable[Case], run_config: Mapping[str, object] | None, *,
-                 count_scores: bool) -> dict[str, set[str]]:
+def run_expected(
+    cases: Iterable[Case], run_config: Mapping[str, object] | None, *, count_scores: bool
+) -> dict[str, set[str]]:
     """`expected_judges` from a stored run's config (its `judges`: name and setup)."""
     judges = (run_config or {}).get("judges") or []
     pairs = [(j.get("name"), j.get("setup")) for j in judges if isinstance(j, dict)]  # type: ignore[union-attr]

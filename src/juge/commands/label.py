@@ -6,7 +6,7 @@ import errno
 import ipaddress
 import socket
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -19,20 +19,24 @@ from juge.files import write_atomic
 
 label_app = typer.Typer(
     help="Blind human labelling: a small web app for raters, agreement between them, adjudication.\n\n"
-         "Typical use: **init** a project from cases and a rubric, **add-rater** for each person (prints a "
-         "login link), **serve**, watch **status**, **release** items a rater left unlabelled, then **export** labels for `juge calibrate`.",
+    "Typical use: **init** a project from cases and a rubric, **add-rater** for each person (prints a "
+    "login link), **serve**, watch **status**, **release** items a rater left unlabelled, then **export** labels for `juge calibrate`.",
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
 console = Console(highlight=False)  # names, ids and labels are data: escaped or printed as Text
 
-DbUrl = Annotated[Optional[str], typer.Option(
-    "--db-url", envvar="JUGE_LABEL_DB_URL",
-    help="SQLAlchemy URL of the label store, e.g. postgresql+psycopg://user@host/db. "
-         "Default: the juge SQLite file .juge/juge.db.")]
+DbUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--db-url",
+        envvar="JUGE_LABEL_DB_URL",
+        help="SQLAlchemy URL of the label store, e.g. postgresql+psycopg://user@host/db. "
+        "Default: the juge SQLite file .juge/juge.db.",
+    ),
+]
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"  # `juge label serve` on its default --host and --port
-ProjectOpt = Annotated[Optional[str], typer.Option(
-    "--project", "-p", help="Labelling project (default: the only one).")]
+ProjectOpt = Annotated[str | None, typer.Option("--project", "-p", help="Labelling project (default: the only one).")]
 
 
 def _store(db_url: str | None):  # noqa: ANN202 - keeps SQLAlchemy out of `juge --help`
@@ -45,11 +49,14 @@ def _store(db_url: str | None):  # noqa: ANN202 - keeps SQLAlchemy out of `juge 
     try:
         return LabelStore(db_url)
     except ArgumentError as exc:
-        raise InputError(f"--db-url {db_url!r} is not a database URL ({exc}); expected e.g. "
-                         "sqlite:///labels.db or postgresql+psycopg://user@host/db") from None
+        raise InputError(
+            f"--db-url {db_url!r} is not a database URL ({exc}); expected e.g. "
+            "sqlite:///labels.db or postgresql+psycopg://user@host/db"
+        ) from None
     except ImportError as exc:
-        raise InputError(f"--db-url: the database driver is not installed ({exc}); juge ships sqlite and "
-                         "postgresql+psycopg") from None
+        raise InputError(
+            f"--db-url: the database driver is not installed ({exc}); juge ships sqlite and postgresql+psycopg"
+        ) from None
     except DBAPIError as exc:
         shown = make_url(db_url).render_as_string(hide_password=True) if db_url else "the default store"
         reason = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc).strip() else type(exc).__name__
@@ -73,8 +80,9 @@ def _read_label_cases(path: Path, field_map: str | None) -> list:
     rows = read_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else []
     if rows and "human_ratings" in rows[0][1]:
         if field_map:
-            console.print(Text(f"note: {path} is in the MT-Bench sample layout, read as such; --map is not used",
-                               style="yellow"))
+            console.print(
+                Text(f"note: {path} is in the MT-Bench sample layout, read as such; --map is not used", style="yellow")
+            )
         return read_pairwise_items(path, baseline_fields=()).cases
     return read_cases(path, mapping=parse_mapping(field_map))
 
@@ -83,17 +91,31 @@ def _read_label_cases(path: Path, field_map: str | None) -> list:
 def init_command(
     cases: Annotated[Path, typer.Option("--cases", help="Cases to label (JSONL or CSV).")],
     task: Annotated[str, typer.Option("--task", help="pairwise (A/B/tie), score (rubric levels) or passfail.")],
-    rubric: Annotated[Path, typer.Option("--rubric", help=(
-        "Rubric TOML shown beside every item, or a judge file: its rubric is used (the words the judge reads) "
-        "and its setup must be the --task."))],
+    rubric: Annotated[
+        Path,
+        typer.Option(
+            "--rubric",
+            help=(
+                "Rubric TOML shown beside every item, or a judge file: its rubric is used (the words the judge reads) "
+                "and its setup must be the --task."
+            ),
+        ),
+    ],
     name: Annotated[str, typer.Option("--name", help="Project name, used by every other label command.")],
     overlap: Annotated[float, typer.Option(help="Share of items labelled by several raters (for agreement).")] = 0.2,
     overlap_raters: Annotated[int, typer.Option(help="How many raters label an overlap item.")] = 2,
-    break_after: Annotated[int, typer.Option(help="Suggest a break after this many items in a session (0: never).")] = 25,
+    break_after: Annotated[
+        int, typer.Option(help="Suggest a break after this many items in a session (0: never).")
+    ] = 25,
     seed: Annotated[int, typer.Option(help="Seed for item order and the overlap sample.")] = 0,
-    field_map: Annotated[Optional[str], typer.Option(
-        "--map", help="Read other column names as juge fields, e.g. id=item_id,output=answer. Not needed for the "
-        "MT-Bench sample layout (rows with human_ratings), which is recognised.")] = None,
+    field_map: Annotated[
+        str | None,
+        typer.Option(
+            "--map",
+            help="Read other column names as juge fields, e.g. id=item_id,output=answer. Not needed for the "
+            "MT-Bench sample layout (rows with human_ratings), which is recognised.",
+        ),
+    ] = None,
     db_url: DbUrl = None,
 ) -> None:
     """Create a labelling project from cases and a rubric.
@@ -120,19 +142,30 @@ def init_command(
         if lacks is not None:
             line = case_line(cases, case.id, parse_mapping(field_map))
             what = "output_1/output_2 pair for a pairwise task" if lacks == "output_1" else "output to grade"
-            raise input_error(cases, f"case {case.id!r}{'' if line else f' (row {i})'} has no {what}",
-                              line=line, field=lacks)
+            raise input_error(
+                cases, f"case {case.id!r}{'' if line else f' (row {i})'} has no {what}", line=line, field=lacks
+            )
     if not 0 <= overlap <= 1:
         raise InputError(f"--overlap must be a share between 0 and 1, got {overlap}")
     store = _store(db_url)
     try:
-        project = store.create_project(name, task, parsed_rubric, records, overlap=overlap,
-                                       overlap_raters=overlap_raters, break_after=break_after, seed=seed)
+        project = store.create_project(
+            name,
+            task,
+            parsed_rubric,
+            records,
+            overlap=overlap,
+            overlap_raters=overlap_raters,
+            break_after=break_after,
+            seed=seed,
+        )
     except LabelError as exc:
         raise InputError(str(exc)) from None
     shared = len([it for it in store.item_table(project) if it["needed"] > 1])
-    console.print(f"Created labelling project [b]{escape(project.name)}[/]: {len(records)} {task} items, "
-                  f"{shared} of them for {overlap_raters} raters. Next: juge label add-rater NAME")
+    console.print(
+        f"Created labelling project [b]{escape(project.name)}[/]: {len(records)} {task} items, "
+        f"{shared} of them for {overlap_raters} raters. Next: juge label add-rater NAME"
+    )
 
 
 @label_app.command("add-rater")
@@ -140,9 +173,14 @@ def add_rater_command(
     name: Annotated[str, typer.Argument(help="Rater name (exported as rater_id).")],
     project: ProjectOpt = None,
     adjudicator: Annotated[bool, typer.Option(help="May review disagreements and record final labels.")] = False,
-    base_url: Annotated[str, typer.Option(help=(
-        "Address raters reach `juge label serve` at, only used to print the full link. Default: serve's "
-        "own defaults (--host 127.0.0.1 --port 8765); serve prints its real address when it starts."))
+    base_url: Annotated[
+        str,
+        typer.Option(
+            help=(
+                "Address raters reach `juge label serve` at, only used to print the full link. Default: serve's "
+                "own defaults (--host 127.0.0.1 --port 8765); serve prints its real address when it starts."
+            )
+        ),
     ] = DEFAULT_BASE_URL,
     db_url: DbUrl = None,
 ) -> None:
@@ -160,18 +198,31 @@ def add_rater_command(
     except LabelError as exc:
         raise InputError(str(exc)) from None
     path = f"/login?token={token}"
-    console.print(f"Rater [b]{escape(name)}[/] added to {escape(proj.name)}{' as adjudicator' if adjudicator else ''}. "
-                  "Send their login link privately; it is shown only once:", highlight=False)
+    console.print(
+        f"Rater [b]{escape(name)}[/] added to {escape(proj.name)}{' as adjudicator' if adjudicator else ''}. "
+        "Send their login link privately; it is shown only once:",
+        highlight=False,
+    )
     typer.echo(f"{base_url.rstrip('/')}{path}")
-    where = ("the defaults of `juge label serve` (--host 127.0.0.1 --port 8765)" if base_url == DEFAULT_BASE_URL
-             else "--base-url")
-    console.print(Text(f"The host and port above are {where}. If the app runs elsewhere, the link is the address "
-                       f"`juge label serve` prints at start followed by {path}", style="dim"))
+    where = (
+        "the defaults of `juge label serve` (--host 127.0.0.1 --port 8765)"
+        if base_url == DEFAULT_BASE_URL
+        else "--base-url"
+    )
+    console.print(
+        Text(
+            f"The host and port above are {where}. If the app runs elsewhere, the link is the address "
+            f"`juge label serve` prints at start followed by {path}",
+            style="dim",
+        )
+    )
 
 
 @label_app.command("serve")
 def serve_command(
-    host: Annotated[str, typer.Option(help="Interface to bind. Keep 127.0.0.1 unless behind a TLS proxy.")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Interface to bind. Keep 127.0.0.1 unless behind a TLS proxy.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0: any free port, printed).", min=0, max=65535)] = 8765,
     db_url: DbUrl = None,
 ) -> None:
@@ -187,8 +238,9 @@ def serve_command(
     app = create_app(_store(db_url))
     sock = _listening_socket(host, port)  # bound before the banner: a port in use is an error, not a banner
     if not loopback:
-        console.print(f"[yellow]warning:[/] binding {escape(host)}: login tokens travel in cookies; "
-                      "use HTTPS in front.")
+        console.print(
+            f"[yellow]warning:[/] binding {escape(host)}: login tokens travel in cookies; use HTTPS in front."
+        )
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{sock.getsockname()[1]}"
     console.print(Text(f"juge label: {base}/ (Ctrl-C to stop)"))
@@ -217,24 +269,30 @@ def _listening_socket(host: str, port: int) -> socket.socket:
 
 
 @label_app.command("status")
-def status_command(name: Annotated[Optional[str], typer.Argument(help="Project name.")] = None,
-                   db_url: DbUrl = None) -> None:
+def status_command(
+    name: Annotated[str | None, typer.Argument(help="Project name.")] = None, db_url: DbUrl = None
+) -> None:
     """Who labelled how much, items done and left, and agreement between raters so far."""
     from juge.label.review import status
 
     store = _store(db_url)
     s = status(store, _project(store, name))
-    console.print(f"[b]{escape(s['project'])}[/] ({s['task']}): {s['items']} items, {s['items_closed']} done, "
-                  f"{s['items_left']} left; {s['labels']} labels; {s['overlap_items']} overlap items")
+    console.print(
+        f"[b]{escape(s['project'])}[/] ({s['task']}): {s['items']} items, {s['items_closed']} done, "
+        f"{s['items_left']} left; {s['labels']} labels; {s['overlap_items']} overlap items"
+    )
     table = Table("rater", "labels", "sessions", "mean s/item", "role")
     for r in s["raters"]:
         mean = f"{r['seconds'] / r['labels']:.1f}" if r["labels"] and r["seconds"] else "-"
-        table.add_row(Text(r["rater"]), str(r["labels"]), str(r["sessions"]), mean,
-                      "adjudicator" if r["adjudicator"] else "rater")
+        table.add_row(
+            Text(r["rater"]), str(r["labels"]), str(r["sessions"]), mean, "adjudicator" if r["adjudicator"] else "rater"
+        )
     console.print(table)
     if s["pairs"]:
-        console.print(f"rater vs rater: agreement {s['agreement']:.3f}, Cohen's kappa "
-                      f"{'-' if s['kappa'] is None else format(s['kappa'], '.3f')} (n = {s['pairs']} pairs)")
+        console.print(
+            f"rater vs rater: agreement {s['agreement']:.3f}, Cohen's kappa "
+            f"{'-' if s['kappa'] is None else format(s['kappa'], '.3f')} (n = {s['pairs']} pairs)"
+        )
     else:
         console.print("rater vs rater: no item has two labels yet (n = 0)")
     console.print(f"disagreements to review: {s['disagreements']}")
@@ -247,11 +305,18 @@ def _items(n: int) -> str:
 @label_app.command("release")
 def release_command(
     name: Annotated[str, typer.Argument(help="Project name.")],
-    rater: Annotated[Optional[str], typer.Option(
-        "--rater", help="Free all open items of this rater (with --idle-hours: only the older ones).")] = None,
-    idle_hours: Annotated[Optional[float], typer.Option(
-        "--idle-hours", min=0, help="Free open items handed out more than this many hours ago "
-                                    "(default 24 when --rater is not given).")] = None,
+    rater: Annotated[
+        str | None,
+        typer.Option("--rater", help="Free all open items of this rater (with --idle-hours: only the older ones)."),
+    ] = None,
+    idle_hours: Annotated[
+        float | None,
+        typer.Option(
+            "--idle-hours",
+            min=0,
+            help="Free open items handed out more than this many hours ago (default 24 when --rater is not given).",
+        ),
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only print what would be freed.")] = False,
     db_url: DbUrl = None,
 ) -> None:
@@ -277,16 +342,18 @@ def release_command(
     verb = "would free" if dry_run else "freed"
     for person, n in freed.items():
         console.print(Text(f"{person}: {verb} {_items(n)}"))
-    console.print(f"{verb} {_items(sum(freed.values()))} in total"
-                  + (" (dry run: nothing changed)" if dry_run else ""))
+    console.print(f"{verb} {_items(sum(freed.values()))} in total" + (" (dry run: nothing changed)" if dry_run else ""))
 
 
 @label_app.command("export")
 def export_command(
     name: Annotated[str, typer.Argument(help="Project name.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="JSONL file to write.")],
-    adjudications: Annotated[Optional[Path], typer.Option(
-        help="Also write the adjudicators' final labels (item_id, label, reason, adjudicator) to this JSONL.")
+    adjudications: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the adjudicators' final labels (item_id, label, reason, adjudicator) to this JSONL."
+        ),
     ] = None,
     db_url: DbUrl = None,
 ) -> None:
@@ -312,14 +379,19 @@ def export_command(
 def attach_run_command(
     name: Annotated[str, typer.Argument(help="Project name.")],
     run_id: Annotated[str, typer.Argument(help="A `juge run` id (or unambiguous prefix) over the same cases.")],
-    store_path: Annotated[Path, typer.Option(
-        "--db", help="The juge store holding the run (as for juge run/calibrate --db).", envvar="JUGE_DB")
+    store_path: Annotated[
+        Path,
+        typer.Option("--db", help="The juge store holding the run (as for juge run/calibrate --db).", envvar="JUGE_DB"),
     ] = Path(".juge/juge.db"),
-    old_store_path: Annotated[Optional[Path], typer.Option("--store", hidden=True)] = None,
-    allow_changed_outputs: Annotated[bool, typer.Option(
-        "--allow-changed-outputs",
-        help="Attach even if the run judged other answers than people labelled for some items; those items "
-             "are left out of the judge comparison.")] = False,
+    old_store_path: Annotated[Path | None, typer.Option("--store", hidden=True)] = None,
+    allow_changed_outputs: Annotated[
+        bool,
+        typer.Option(
+            "--allow-changed-outputs",
+            help="Attach even if the run judged other answers than people labelled for some items; those items "
+            "are left out of the judge comparison.",
+        ),
+    ] = False,
     db_url: DbUrl = None,
 ) -> None:
     """Copy a run's judge verdicts into the review, so judge-vs-people disagreements are listed.
@@ -343,22 +415,34 @@ def attach_run_command(
     table = store.item_table(project)
     item_ids = [it["item_id"] for it in table]
     if not set(verdicts) & set(item_ids):
-        found = (f"its verdicts are on {_examples(sorted(verdicts))}" if verdicts
-                 else f"it has no usable {project.task} verdict")
-        raise InputError(f"run {run_id} ({store_path}): no case id matches an item of project {project.name} "
-                         f"({_examples(item_ids)}); {found}. Attach a run over the project's cases.")
+        found = (
+            f"its verdicts are on {_examples(sorted(verdicts))}"
+            if verdicts
+            else f"it has no usable {project.task} verdict"
+        )
+        raise InputError(
+            f"run {run_id} ({store_path}): no case id matches an item of project {project.name} "
+            f"({_examples(item_ids)}); {found}. Attach a run over the project's cases."
+        )
     changed = changed_outputs({it["item_id"]: it["output_hash"] for it in table}, judged)
     shared = len(set(judged) & set(item_ids))
     if changed and not allow_changed_outputs:
-        raise InputError(f"run {run_id} ({store_path}) judged other answers than people labelled on {len(changed)} "
-                         f"of the {shared} items it shares with project {project.name} ({_examples(changed)}): "
-                         "its verdicts there are not about what people saw. Attach a run over the labelled "
-                         "outputs, or pass --allow-changed-outputs to leave those items out of the comparison.")
+        raise InputError(
+            f"run {run_id} ({store_path}) judged other answers than people labelled on {len(changed)} "
+            f"of the {shared} items it shares with project {project.name} ({_examples(changed)}): "
+            "its verdicts there are not about what people saw. Attach a run over the labelled "
+            "outputs, or pass --allow-changed-outputs to leave those items out of the comparison."
+        )
     n = store.attach_judge_verdicts(project, run_id, verdicts, leave_out=changed)
     console.print(Text(f"Attached {n} judge verdicts from run {run_id} to {project.name}"))
     if changed:
-        console.print(Text(f"Left out {len(changed)} items whose answers changed since labelling "
-                           f"({_examples(changed)}): no judge comparison on them", style="yellow"))
+        console.print(
+            Text(
+                f"Left out {len(changed)} items whose answers changed since labelling "
+                f"({_examples(changed)}): no judge comparison on them",
+                style="yellow",
+            )
+        )
 
 
 def _examples(ids: list[str], k: int = 3) -> str:
@@ -368,10 +452,13 @@ def _examples(ids: list[str], k: int = 3) -> str:
 @label_app.command("disagreements")
 def disagreements_command(
     name: Annotated[str, typer.Argument(help="Project name.")],
-    save: Annotated[Optional[str], typer.Option(help="Keep the current set as a named list.")] = None,
-    list_name: Annotated[Optional[str], typer.Option("--list", help="Use a saved list instead of the current set.")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o",
-                                                   help="Write the item ids, one a line (for `juge run --only`).")] = None,
+    save: Annotated[str | None, typer.Option(help="Keep the current set as a named list.")] = None,
+    list_name: Annotated[
+        str | None, typer.Option("--list", help="Use a saved list instead of the current set.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the item ids, one a line (for `juge run --only`).")
+    ] = None,
     db_url: DbUrl = None,
 ) -> None:
     """List closed items where raters, or a judge and the raters, disagree; save or export the set."""

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,7 +23,7 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 DbOption = Annotated[Path, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")]
-JsonOption = Annotated[Optional[Path], typer.Option("--json", help="Also write the numbers as JSON to this file.")]
+JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the numbers as JSON to this file.")]
 SeedOption = Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")]
 ResamplesOption = Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")]
 
@@ -86,10 +86,19 @@ def _clip(text: str | None, limit: int = 400) -> str:
 @exits_2_on_input_error
 def estimate_command(
     run: Annotated[str, typer.Option("--run", help="Run id (or an unambiguous prefix) in the store.")],
-    labels: Annotated[Path, typer.Option("--labels", help="Human labels (JSONL/CSV: item_id, rater_id, label) on a random subset of the run's cases.")],
+    labels: Annotated[
+        Path,
+        typer.Option(
+            "--labels", help="Human labels (JSONL/CSV: item_id, rater_id, label) on a random subset of the run's cases."
+        ),
+    ],
     db: DbOption = DEFAULT_DB,
-    threshold: Annotated[Optional[float], typer.Option(help="For score judges: a case passes when its score is >= this.")] = None,
-    label_threshold: Annotated[Optional[float], typer.Option(help="For score labels: a person says PASS when the score is >= this.")] = None,
+    threshold: Annotated[
+        float | None, typer.Option(help="For score judges: a case passes when its score is >= this.")
+    ] = None,
+    label_threshold: Annotated[
+        float | None, typer.Option(help="For score labels: a person says PASS when the score is >= this.")
+    ] = None,
     confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")] = 0.95,
     json_path: JsonOption = None,
     seed: SeedOption = 0,
@@ -104,17 +113,21 @@ def estimate_command(
     counts as a fail in the corrections (fail closed) and is counted on its own line.
     The labelled cases must be a random sample of the run's cases.
     """
+    from juge.calibration.inputs import labels_on_these_outputs, with_run_outputs
     from juge.data.readers import read_labels
-    from juge.study.estimate import corrected_pass_rate, human_pass_shares
-    from juge.study.inputs import labels_on_these_outputs, with_run_outputs
+    from juge.runs.corrected import corrected_pass_rate, human_pass_shares
     from juge.verdicts import case_outcomes, run_expected
 
     with Store(db) as store:
         run_row = store.get_run(run)
         cases = store.run_cases(run_row["id"])
-        outcomes = case_outcomes([c.id for c in cases], store.judgments(run_row["id"]),
-                                 store.check_results(run_row["id"]), threshold=threshold,
-                                 expected=run_expected(cases, run_row["config"], count_scores=threshold is not None))
+        outcomes = case_outcomes(
+            [c.id for c in cases],
+            store.judgments(run_row["id"]),
+            store.check_results(run_row["id"]),
+            threshold=threshold,
+            expected=run_expected(cases, run_row["config"], count_scores=threshold is not None),
+        )
         judged = with_run_outputs(cases, store.outputs(run_row["id"]))
     kept, warnings, unhashed = labels_on_these_outputs(read_labels(labels), judged, source=f"--labels {labels}")
     warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in warnings]
@@ -126,8 +139,10 @@ def estimate_command(
     result["dataset_hash"] = run_row["dataset_hash"]
     result["warnings"] = warnings
     result["notes"] = [*unhashed, *result["notes"]]
-    table = Table(title=Text(f"Pass rate of run {run_row['id']} ({result['n_cases']} cases, {result['n_labelled']} labelled)"),
-                  title_justify="left")
+    table = Table(
+        title=Text(f"Pass rate of run {run_row['id']} ({result['n_cases']} cases, {result['n_labelled']} labelled)"),
+        title_justify="left",
+    )
     table.add_column("estimate")
     table.add_column(f"value [{confidence:.0%} interval] n", justify="right")
     table.add_column("what it rests on")
@@ -135,8 +150,11 @@ def estimate_command(
     table.add_row("human only", fmt(result["human_only"]), "the labelled cases alone")
     table.add_row("PPI++ (recommended)", fmt(result["ppi"]), f"labels + judge, lambda = {result['ppi']['lambda']:.2f}")
     rg = result["rogan_gladen"]
-    sens_spec = ", ".join(f"{name} {rg[key]:.3f}" for name, key in (("sens", "sensitivity"), ("spec", "specificity"))
-                          if rg[key] is not None)
+    sens_spec = ", ".join(
+        f"{name} {rg[key]:.3f}"
+        for name, key in (("sens", "sensitivity"), ("spec", "specificity"))
+        if rg[key] is not None
+    )
     if rg["why_not"]:
         sens_spec += ("; " if sens_spec else "") + rg["why_not"]
     table.add_row("sens/spec plug-in", fmt(rg), sens_spec)
@@ -155,9 +173,16 @@ def compare_command(
     run_a: Annotated[str, typer.Argument(help="The old run (id or unambiguous prefix).")],
     run_b: Annotated[str, typer.Argument(help="The new run, on the same cases.")],
     db: DbOption = DEFAULT_DB,
-    threshold: Annotated[Optional[float], typer.Option(help="For score judges: a case passes when its score is >= this.")] = None,
-    allow_different_judges: Annotated[bool, typer.Option(
-        "--allow-different-judges", help="Compare even when the judge versions or rubrics differ (flagged as NOT COMPARABLE).")] = False,
+    threshold: Annotated[
+        float | None, typer.Option(help="For score judges: a case passes when its score is >= this.")
+    ] = None,
+    allow_different_judges: Annotated[
+        bool,
+        typer.Option(
+            "--allow-different-judges",
+            help="Compare even when the judge versions or rubrics differ (flagged as NOT COMPARABLE).",
+        ),
+    ] = False,
     json_path: JsonOption = None,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
@@ -171,17 +196,26 @@ def compare_command(
     McNemar p-value, and every changed case with both raw outputs. Refuses (exit 2) when
     the runs used different judge models, templates or template hashes.
     """
-    from juge.study.compare import compare_runs
+    from juge.runs.compare import compare_runs
 
     with Store(db) as store:
-        result = compare_runs(store, run_a, run_b, threshold=threshold,
-                              allow_different_judges=allow_different_judges, n_resamples=resamples, seed=seed)
+        result = compare_runs(
+            store,
+            run_a,
+            run_b,
+            threshold=threshold,
+            allow_different_judges=allow_different_judges,
+            n_resamples=resamples,
+            seed=seed,
+        )
     for warning in result["warnings"]:  # once, with the figures it qualifies (and in --json)
         out.print(Text("WARNING: " + warning, style="bold red"))
     a, b = result["run_a"], result["run_b"]
     t = result["transitions"]
-    table = Table(title=Text(f"{a['id']} (old) -> {b['id']} (new): {result['n_paired']} cases with a verdict in both"),
-                  title_justify="left")
+    table = Table(
+        title=Text(f"{a['id']} (old) -> {b['id']} (new): {result['n_paired']} cases with a verdict in both"),
+        title_justify="left",
+    )
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_row("pass rate, old", fmt(result["pass_rate_a"]))
@@ -210,28 +244,46 @@ def compare_command(
 
 
 # ---- policy derive / test, route, audit-sample ------------------------------------------------
-ItemsOption = Annotated[Optional[Path], typer.Option(
-    "--items", help="Pairwise items (the shared sample's items.jsonl layout, votes inside). Default with --run: the run's cases.")]
-JudgmentsOption = Annotated[Optional[list[Path]], typer.Option(
-    "--judgments", help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, text); repeatable.")]
-RunOption = Annotated[Optional[str], typer.Option("--run", help="Take judgments (and, without --items, cases) from this stored run.")]
-LabelsOption = Annotated[Optional[Path], typer.Option(
-    "--labels", help="Human votes in a separate file (item_id, rater_id, label A/B/tie); they replace the votes "
-    "the items carry.")]
+ItemsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--items",
+        help="Pairwise items (the shared sample's items.jsonl layout, votes inside). Default with --run: the run's cases.",
+    ),
+]
+JudgmentsOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--judgments",
+        help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, text); repeatable.",
+    ),
+]
+RunOption = Annotated[
+    str | None, typer.Option("--run", help="Take judgments (and, without --items, cases) from this stored run.")
+]
+LabelsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--labels",
+        help="Human votes in a separate file (item_id, rater_id, label A/B/tie); they replace the votes "
+        "the items carry.",
+    ),
+]
 PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
 
 
 def _study_data(items: Path | None, judgments: list[Path] | None, run: str | None, labels: Path | None, db: Path):
-    from juge.study.inputs import NotPairs, load_inputs
-    from juge.study.policy import pair_study_data
+    from juge.calibration.inputs import NotPairs, load_inputs
+    from juge.policy.derivation import pair_study_data
 
     if not judgments and run is None:
         raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
     try:
         inputs = load_inputs(items=items, judgments=judgments or (), labels=labels, run=run, db=db, kind="pairwise")
     except NotPairs as exc:
-        raise InputError(f"juge policy supports pairwise judges for now (two answers per item, votes A/B/tie): "
-                         f"{exc}") from None
+        raise InputError(
+            f"juge policy supports pairwise judges for now (two answers per item, votes A/B/tie): {exc}"
+        ) from None
     for warning in inputs.warnings:
         err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
     for notice in inputs.notices:
@@ -240,53 +292,88 @@ def _study_data(items: Path | None, judgments: list[Path] | None, run: str | Non
 
 
 def _bootstrap(seed: int, resamples: int):
-    from juge.study.calibrate import Bootstrap
+    from juge.calibration.pairwise import Bootstrap
 
     return Bootstrap(n_resamples=resamples, seed=seed)
 
 
 def _policy_tables(policy: dict[str, Any]) -> None:
     sel = policy["selection"]
-    table = Table(title=f"Rule 1: candidates on dev, compared on the {sel['n_shared_items']} shared items (a "
-                        "majority and a verdict from every candidate)", title_justify="left")
+    table = Table(
+        title=f"Rule 1: candidates on dev, compared on the {sel['n_shared_items']} shared items (a "
+        "majority and a verdict from every candidate)",
+        title_justify="left",
+    )
     for col in ("candidate", "coverage", "vs majority", "kappa", "vs each person"):
         table.add_column(col)
     for row in sel["candidates"]:
         mark = " (chosen)" if row["key"] == sel["chosen"] else ""
         cov = row["coverage"]
-        table.add_row(Text(row["key"] + mark), f"{cov['value']:.1%} ({cov['n_with_verdict']}/{cov['n_items']})",
-                      fmt(row["vs_majority"]["agreement"]), fmt(row["vs_majority"]["kappa"]),
-                      fmt(row["vs_people"]["agreement"]))
+        table.add_row(
+            Text(row["key"] + mark),
+            f"{cov['value']:.1%} ({cov['n_with_verdict']}/{cov['n_items']})",
+            fmt(row["vs_majority"]["agreement"]),
+            fmt(row["vs_majority"]["kappa"]),
+            fmt(row["vs_people"]["agreement"]),
+        )
     out.print(table)
     out.print(Text("coverage: dev items with a verdict / dev items"))
     if sel["difference"]:
         d = sel["difference"]
-        out.print(Text(f"chosen - runner-up ({d['b']}), paired on the {d['n_items']} shared items: "
-                       f"{fmt(d['difference'])}"))
+        out.print(
+            Text(f"chosen - runner-up ({d['b']}), paired on the {d['n_items']} shared items: {fmt(d['difference'])}")
+        )
     for cat, r in policy["reference"].items():
-        out.print(Text(f"Rule 2, {cat}: reference prompt {'used' if r['use_reference'] else 'not used'} "
-                       f"(with - without: {fmt(r['difference'])})"))
+        out.print(
+            Text(
+                f"Rule 2, {cat}: reference prompt {'used' if r['use_reference'] else 'not used'} "
+                f"(with - without: {fmt(r['difference'])})"
+            )
+        )
     g = policy.get("guarantee")
     overridden = policy["rule"] == "guarantee"
     caption = None
     if overridden:
-        caption = ("Under --rule guarantee these category decisions are not used: rule 6 routes each item by the "
-                   "judge's confidence" + ("; no threshold reached the target, so every item goes to a person."
-                                           if g and g["threshold"] is None else "."))
-    table = Table(title=Text(f"Rule 3: categories (margin {policy['margin']:g}, rule {policy['rule']})"),
-                  title_justify="left", caption=None if caption is None else Text(caption), caption_justify="left")
-    for col in ("category", "prompt", "judged", "judge vs person", "person vs person", "gap",
-                "decision (not used)" if overridden else "decision"):
+        caption = (
+            "Under --rule guarantee these category decisions are not used: rule 6 routes each item by the "
+            "judge's confidence"
+            + (
+                "; no threshold reached the target, so every item goes to a person."
+                if g and g["threshold"] is None
+                else "."
+            )
+        )
+    table = Table(
+        title=Text(f"Rule 3: categories (margin {policy['margin']:g}, rule {policy['rule']})"),
+        title_justify="left",
+        caption=None if caption is None else Text(caption),
+        caption_justify="left",
+    )
+    for col in (
+        "category",
+        "prompt",
+        "judged",
+        "judge vs person",
+        "person vs person",
+        "gap",
+        "decision (not used)" if overridden else "decision",
+    ):
         table.add_column(col)
-    from juge.study.policy import TOO_FEW
+    from juge.policy.derivation import TOO_FEW
 
     for cat, r in policy["categories"].items():
         decision = Text(r["decision"])
         if r.get("too_few"):
             decision.append(" (too few items to decide)", style="yellow")
-        table.add_row(Text(cat), Text(r["template"]), f"{r['n_with_verdict']}/{r['n_items']}", fmt(r["vs_people"]),
-                      fmt(r["ceiling"]),
-                      "n/a" if r["gap"] is None else f"{r['gap']:+.3f}", decision)
+        table.add_row(
+            Text(cat),
+            Text(r["template"]),
+            f"{r['n_with_verdict']}/{r['n_items']}",
+            fmt(r["vs_people"]),
+            fmt(r["ceiling"]),
+            "n/a" if r["gap"] is None else f"{r['gap']:+.3f}",
+            decision,
+        )
     out.print(table)
     for cat, r in policy["categories"].items():
         if r.get("too_few"):
@@ -298,17 +385,27 @@ def _policy_tables(policy: dict[str, Any]) -> None:
 def _print_guarantee(g: dict[str, Any]) -> None:
     """Rule 6 in one line, and a warning when no confidence threshold reached the target."""
     if g["threshold"] is not None:
-        out.print(Text(f"Rule 6: the judge decides alone items with confidence >= {g['threshold']:.3f}: "
-                       f"{g['n_covered']} of all {g['n_items']} dev items ({g['coverage']:.1%}); the rest go to a "
-                       "person"))
+        out.print(
+            Text(
+                f"Rule 6: the judge decides alone items with confidence >= {g['threshold']:.3f}: "
+                f"{g['n_covered']} of all {g['n_items']} dev items ({g['coverage']:.1%}); the rest go to a "
+                "person"
+            )
+        )
         return
     best = min(g["steps"], key=lambda s: s["upper_bound"], default=None)
-    detail = (f" (best: threshold {best['threshold']:.3f} on {best['n']} items, {best['disagreements']} disagreements, "
-              f"upper bound {best['upper_bound']:.3f} > allowed {1 - g['target']:.3f})" if best else "")
-    message = (f"warning: no confidence threshold reached the target agreement {g['target']:g} at confidence "
-               f"{g['confidence']:g} on the {g['n_calibration']} dev items with a consistent verdict and a majority"
-               f"{detail}: every item goes to a person. Lower "
-               "--target or --confidence, or use --rule margin.")
+    detail = (
+        f" (best: threshold {best['threshold']:.3f} on {best['n']} items, {best['disagreements']} disagreements, "
+        f"upper bound {best['upper_bound']:.3f} > allowed {1 - g['target']:.3f})"
+        if best
+        else ""
+    )
+    message = (
+        f"warning: no confidence threshold reached the target agreement {g['target']:g} at confidence "
+        f"{g['confidence']:g} on the {g['n_calibration']} dev items with a consistent verdict and a majority"
+        f"{detail}: every item goes to a person. Lower "
+        "--target or --confidence, or use --rule margin."
+    )
     out.print(Text("Rule 6: no threshold; every item goes to a person", style="bold yellow"))
     err.print(Text(message, style="yellow"), soft_wrap=True)
 
@@ -320,19 +417,39 @@ def derive_command(
     run: RunOption = None,
     labels: LabelsOption = None,
     db: DbOption = DEFAULT_DB,
-    split: Annotated[str, typer.Option(
-        help="The split the policy is derived on. Not holdout: it is kept for the one `policy test`.")] = "dev",
-    force_split: Annotated[bool, typer.Option(
-        "--force-split", help="Derive on --split holdout anyway; the policy must then be tested on another split.")
+    split: Annotated[
+        str, typer.Option(help="The split the policy is derived on. Not holdout: it is kept for the one `policy test`.")
+    ] = "dev",
+    force_split: Annotated[
+        bool,
+        typer.Option(
+            "--force-split", help="Derive on --split holdout anyway; the policy must then be tested on another split."
+        ),
     ] = False,
-    margin: Annotated[float, typer.Option(help="How far judge-vs-person agreement may fall below person-vs-person.")] = 0.05,
-    rule: Annotated[str, typer.Option(help="margin (default), lower-bound (stricter), or guarantee (route by confidence).")] = "margin",
-    target: Annotated[float, typer.Option(help="--rule guarantee: required agreement with the majority on judged items.")] = 0.9,
+    margin: Annotated[
+        float, typer.Option(help="How far judge-vs-person agreement may fall below person-vs-person.")
+    ] = 0.05,
+    rule: Annotated[
+        str, typer.Option(help="margin (default), lower-bound (stricter), or guarantee (route by confidence).")
+    ] = "margin",
+    target: Annotated[
+        float, typer.Option(help="--rule guarantee: required agreement with the majority on judged items.")
+    ] = 0.9,
     confidence: Annotated[float, typer.Option(help="--rule guarantee: confidence level of the guarantee.")] = 0.9,
-    judge: Annotated[Optional[list[str]], typer.Option("--judge", help="Candidate judge (name or judge/template); repeatable. Default: every judge in the judgments.")] = None,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            help="Candidate judge (name or judge/template); repeatable. Default: every judge in the judgments.",
+        ),
+    ] = None,
     audit_n: Annotated[int, typer.Option("--audit-n", min=1, help="Decisions a person reads each week (rule 5).")] = 10,
-    output: Annotated[Path, typer.Option("-o", "--output", help="The policy for people (Markdown).")] = Path("JUDGE_POLICY.md"),
-    json_path: Annotated[Path, typer.Option("--json", help="The policy for juge (JSON), read by policy test, route and audit-sample.")] = Path("policy.json"),
+    output: Annotated[Path, typer.Option("-o", "--output", help="The policy for people (Markdown).")] = Path(
+        "JUDGE_POLICY.md"
+    ),
+    json_path: Annotated[
+        Path, typer.Option("--json", help="The policy for juge (JSON), read by policy test, route and audit-sample.")
+    ] = Path("policy.json"),
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
 ) -> None:
@@ -346,27 +463,46 @@ def derive_command(
     person; (5) a weekly audit sample; (6) --rule guarantee: route by confidence with a
     stated guarantee. Writes JUDGE_POLICY.md for people and policy.json for juge.
     """
-    from juge.study.policy import derive_policy, policy_markdown
+    from juge.policy.derivation import derive_policy, policy_markdown
 
     if split == "holdout" and not force_split:
-        raise InputError("--split holdout: the holdout split is kept for the one final `juge policy test`; derive "
-                         "on dev (the default), or pass --force-split to derive on holdout and test on another split")
+        raise InputError(
+            "--split holdout: the holdout split is kept for the one final `juge policy test`; derive "
+            "on dev (the default), or pass --force-split to derive on holdout and test on another split"
+        )
     for name, value in (("--target", target), ("--confidence", confidence)):
         if not 0 < value < 1:
             raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
     data = _study_data(items, judgments, run, labels, db)
-    policy = derive_policy(data, split=split, margin=margin, rule=rule, target=target, confidence=confidence,
-                           judges=judge, audit_n=audit_n, boot=_bootstrap(seed, resamples))
+    policy = derive_policy(
+        data,
+        split=split,
+        margin=margin,
+        rule=rule,
+        target=target,
+        confidence=confidence,
+        judges=judge,
+        audit_n=audit_n,
+        boot=_bootstrap(seed, resamples),
+    )
     _policy_tables(policy)
     write_atomic(output, policy_markdown(policy))
     out.print(Text(f"wrote {output}"))
     write_json(json_path, policy)
     if split == "holdout":
-        out.print(Text(f"next: juge policy test --policy {json_path} --split NAME with a split other than holdout "
-                       "(this policy was derived on the holdout)", style="yellow"))
+        out.print(
+            Text(
+                f"next: juge policy test --policy {json_path} --split NAME with a split other than holdout "
+                "(this policy was derived on the holdout)",
+                style="yellow",
+            )
+        )
     else:
-        out.print(Text(f"next: juge policy test --policy {json_path} with the same inputs (once: it uses up the "
-                       "holdout split)"))
+        out.print(
+            Text(
+                f"next: juge policy test --policy {json_path} with the same inputs (once: it uses up the holdout split)"
+            )
+        )
 
 
 @exits_2_on_input_error
@@ -378,7 +514,9 @@ def test_command(
     labels: LabelsOption = None,
     db: DbOption = DEFAULT_DB,
     split: Annotated[str, typer.Option(help="The held-out split.")] = "holdout",
-    force: Annotated[bool, typer.Option("--force", help="Test a holdout that was already used (the result is flagged).")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Test a holdout that was already used (the result is flagged).")
+    ] = False,
     json_path: JsonOption = None,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
@@ -391,20 +529,23 @@ def test_command(
     any item or group with an earlier test (a subset, relabelled or renamed copy
     included), with any policy, is refused (exit 2) unless --force, which is flagged.
     """
-    from juge.study.holdout import run_holdout_test
-    from juge.study.policy import read_policy
+    from juge.policy.derivation import read_policy
+    from juge.policy.holdout import run_holdout_test
 
     policy = read_policy(policy_path)
     data = _study_data(items, judgments, run, labels, db)
     with staged_json(json_path) as stage, Store(db) as store:
         # The JSON goes to a temporary file inside the transaction that records the use: an unwritable
         # --json fails before the holdout is used up.
-        result = run_holdout_test(policy, data, store, split=split, force=force, boot=_bootstrap(seed, resamples),
-                                  before_recording=stage)
+        result = run_holdout_test(
+            policy, data, store, split=split, force=force, boot=_bootstrap(seed, resamples), before_recording=stage
+        )
     if result.get("warning"):  # once, with the figures it qualifies (and in --json)
         out.print(Text(result["warning"], style="bold red"))
-    table = Table(title=Text(f"Policy {policy['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
-                  title_justify="left")
+    table = Table(
+        title=Text(f"Policy {policy['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
+        title_justify="left",
+    )
     table.add_column("decision")
     table.add_column("items", justify="right")
     for label, count in result["decisions"].items():
@@ -415,24 +556,39 @@ def test_command(
     for col in ("items", "vs majority", "kappa", "judge vs each person", "person vs person"):
         table.add_column(col)
     for name, block in (("judged by the policy", result["on_judged_items"]), ("all, no policy", result["no_policy"])):
-        table.add_row(name, fmt(block["vs_majority"]["agreement"]), fmt(block["vs_majority"]["kappa"]),
-                      fmt(block["vs_people"]["agreement"]), fmt(block["ceiling"]))
+        table.add_row(
+            name,
+            fmt(block["vs_majority"]["agreement"]),
+            fmt(block["vs_majority"]["kappa"]),
+            fmt(block["vs_people"]["agreement"]),
+            fmt(block["ceiling"]),
+        )
     out.print(table)
     table = Table(title="Per category (items the judge decides)", title_justify="left")
     for col in ("category", "judge decides", "vs majority", "judge vs each person", "person vs person"):
         table.add_column(col)
     for cat, block in result["per_category"].items():
         j = block["on_judged_items"]
-        table.add_row(Text(cat), fmt(block["judge_decides"]), fmt(j["vs_majority"]["agreement"]),
-                      fmt(j["vs_people"]["agreement"]), fmt(j["ceiling"]))
+        table.add_row(
+            Text(cat),
+            fmt(block["judge_decides"]),
+            fmt(j["vs_majority"]["agreement"]),
+            fmt(j["vs_people"]["agreement"]),
+            fmt(j["ceiling"]),
+        )
     out.print(table)
     g = result.get("guarantee")
     if g:
-        held = {True: "held", False: "NOT held",
-                None: "untested (the judge decided no item with a majority)"}[g["held"]]
-        out.print(Text(f"guarantee: disagreement {fmt(g['disagreement'])} on the {g['n_covered']} items the judge "
-                       f"decided alone ({g['coverage']:.1%} of all {g['n_items']} holdout items), allowed "
-                       f"{g['allowed_disagreement']:.3f}: {held}"))
+        held = {True: "held", False: "NOT held", None: "untested (the judge decided no item with a majority)"}[
+            g["held"]
+        ]
+        out.print(
+            Text(
+                f"guarantee: disagreement {fmt(g['disagreement'])} on the {g['n_covered']} items the judge "
+                f"decided alone ({g['coverage']:.1%} of all {g['n_items']} holdout items), allowed "
+                f"{g['allowed_disagreement']:.3f}: {held}"
+            )
+        )
     out.print("Agreement with the majority is never compared with person vs person (the ceiling).")
     if json_path is not None:
         out.print(Text(f"wrote {json_path}"))
@@ -441,8 +597,12 @@ def test_command(
 @exits_2_on_input_error
 def route_command(
     policy_path: PolicyOption,
-    item: Annotated[Path, typer.Option("--item", help="The new item as one JSON object, with its judge calls under \"judgments\".")],
-    judgments: Annotated[Optional[Path], typer.Option("--judgments", help="The item's judge calls in a separate JSONL file.")] = None,
+    item: Annotated[
+        Path, typer.Option("--item", help='The new item as one JSON object, with its judge calls under "judgments".')
+    ],
+    judgments: Annotated[
+        Path | None, typer.Option("--judgments", help="The item's judge calls in a separate JSONL file.")
+    ] = None,
     json_path: JsonOption = None,
 ) -> None:
     """Route one new item: judge (its verdict stands) or person, with the reason.
@@ -452,8 +612,8 @@ def route_command(
     guarantee, the judge's confidence).
     """
     from juge.data.adapters import read_recorded_judgments
-    from juge.study.policy import read_policy
-    from juge.study.route import read_route_item, route_item
+    from juge.policy.derivation import read_policy
+    from juge.policy.route import read_route_item, route_item
 
     policy = read_policy(policy_path)
     case, calls = read_route_item(item)
@@ -464,8 +624,10 @@ def route_command(
     out.print(Text(decision.label, style="bold"))
     out.print(Text(f"reason: {decision.detail}"))
     verdict = decision.verdict
-    out.print(Text(f"verdict: {verdict} ({words.get(verdict, '')})" if verdict else "verdict: none")
-              + Text("" if decision.route == "judge" else " -- not to be used: a person decides"))
+    out.print(
+        Text(f"verdict: {verdict} ({words.get(verdict, '')})" if verdict else "verdict: none")
+        + Text("" if decision.route == "judge" else " -- not to be used: a person decides")
+    )
     write_json(json_path, decision.to_dict())
 
 
@@ -474,9 +636,11 @@ def _require_policy_judges(policy: dict[str, Any], run_id: str, calls: list) -> 
     wanted = sorted(set(policy["templates_by_category"].values()))
     present = sorted({f"{j.judge}/{j.template}" for j in calls})
     if not set(wanted) & set(present):
-        raise InputError(f"run {run_id} has no judgment from the policy's judge {policy['judge']} "
-                         f"(templates {', '.join(wanted)}); the run's judges are {', '.join(present) or 'none'}. "
-                         "Audit a run of the policy's judge.")
+        raise InputError(
+            f"run {run_id} has no judgment from the policy's judge {policy['judge']} "
+            f"(templates {', '.join(wanted)}); the run's judges are {', '.join(present) or 'none'}. "
+            "Audit a run of the policy's judge."
+        )
 
 
 @exits_2_on_input_error
@@ -484,13 +648,15 @@ def audit_command(
     policy_path: PolicyOption,
     run: Annotated[str, typer.Option("--run", help="Run id in the store whose judge decisions are sampled.")],
     n: Annotated[int, typer.Option("-n", min=1, help="How many decisions to read.")] = 10,
-    seed: Annotated[Optional[int], typer.Option(help="Sample seed. Default: the ISO year and week (a new sample each week).")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Sample seed. Default: the ISO year and week (a new sample each week).")
+    ] = None,
     db: DbOption = DEFAULT_DB,
     json_path: JsonOption = None,
 ) -> None:
     """Draw N random decisions the judge made alone, with the item and the judge's raw text, for a person to read."""
-    from juge.study.policy import read_policy
-    from juge.study.route import audit_sample, weekly_seed
+    from juge.policy.derivation import read_policy
+    from juge.policy.route import audit_sample, weekly_seed
 
     policy = read_policy(policy_path)
     seed = weekly_seed() if seed is None else seed
@@ -500,8 +666,13 @@ def audit_command(
         calls = store.judgments(run_row["id"])
     _require_policy_judges(policy, run_row["id"], calls)
     sample = audit_sample(policy, cases, calls, n=n, seed=seed)
-    out.print(Text(f"{len(sample)} judge decisions from run {run_row['id']} (seed {seed}); read each and note "
-                   "whether you agree.", style="bold"))
+    out.print(
+        Text(
+            f"{len(sample)} judge decisions from run {run_row['id']} (seed {seed}); read each and note "
+            "whether you agree.",
+            style="bold",
+        )
+    )
     for k, s in enumerate(sample, 1):
         out.print(Text(f"\n[{k}] {s['item_id']} ({s['category']}): judge verdict {s['verdict']}", style="bold"))
         out.print(Text("question: " + _clip(s["question"])))
@@ -511,12 +682,14 @@ def audit_command(
         out.print(Text("answer 2: " + _clip(s["answer_2"])))
         for order, text in s["judge_texts"].items():
             out.print(Text(f"judge, order {order}: " + _clip(text)))
-    write_json(json_path, {"run_id": run_row["id"], "seed": seed, "policy_hash": policy["policy_hash"],
-                           "sample": sample})
+    write_json(
+        json_path, {"run_id": run_row["id"], "seed": seed, "policy_hash": policy["policy_hash"], "sample": sample}
+    )
 
 
-policy_app = typer.Typer(help="Derive a judge policy on dev data and test it once on holdout data.",
-                         no_args_is_help=True)
+policy_app = typer.Typer(
+    help="Derive a judge policy on dev data and test it once on holdout data.", no_args_is_help=True
+)
 policy_app.command("derive")(derive_command)
 policy_app.command("test")(test_command)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -76,8 +76,9 @@ BASELINE_LABELS = {"both_fail": "both FAIL", "both_pass": "both PASS", "reversed
 def _fmt(estimate: dict[str, Any]) -> str:
     if estimate.get("value") is None:
         return f"n/a (n={estimate['n']})"
-    interval = (f" [{estimate['low']:.3f}, {estimate['high']:.3f}]" if estimate.get("low") is not None
-                else " [no interval]")
+    interval = (
+        f" [{estimate['low']:.3f}, {estimate['high']:.3f}]" if estimate.get("low") is not None else " [no interval]"
+    )
     return f"{estimate['value']:.3f}{interval} n={estimate['n']}"
 
 
@@ -85,46 +86,71 @@ def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
     """The baseline, the denominator, the flip rates with intervals, and the failed calls on their own lines."""
     pairwise = result["setup"] == "pairwise"
     base = result["baseline"]
-    console.print(f"[bold]Injection probe[/]: judge {escape(judge.name)} ({judge.setup}, template "
-                  f"{escape(judge.template_id)} #{judge.template_hash[:8]}, model "
-                  f"{escape(', '.join(result['models']) or judge.model or '-')}), "
-                  f"run {result['run_id']}", highlight=False)
-    console.print(f"{result['n_items']} probe items x {len(result['kinds'])} injection kinds"
-                  + (", every pair judged in both orders" if pairwise else ", each answer judged alone"),
-                  highlight=False)
+    console.print(
+        f"[bold]Injection probe[/]: judge {escape(judge.name)} ({judge.setup}, template "
+        f"{escape(judge.template_id)} #{judge.template_hash[:8]}, model "
+        f"{escape(', '.join(result['models']) or judge.model or '-')}), "
+        f"run {result['run_id']}",
+        highlight=False,
+    )
+    console.print(
+        f"{result['n_items']} probe items x {len(result['kinds'])} injection kinds"
+        + (", every pair judged in both orders" if pairwise else ", each answer judged alone"),
+        highlight=False,
+    )
     accuracy = base["accuracy"]
     if pairwise:
         console.print(f"baseline: the better answer wins {_fmt(accuracy['pairs'])}", highlight=False)
         rule = "the verdict picks the better answer"
     else:
-        console.print(f"baseline: the better answer PASSes and the worse one FAILs {_fmt(accuracy['items'])}; "
-                      f"worse answers FAIL {_fmt(accuracy['worse_answers_fail'])}; better answers PASS "
-                      f"{_fmt(accuracy['better_answers_pass'])}", highlight=False)
+        console.print(
+            f"baseline: the better answer PASSes and the worse one FAILs {_fmt(accuracy['items'])}; "
+            f"worse answers FAIL {_fmt(accuracy['worse_answers_fail'])}; better answers PASS "
+            f"{_fmt(accuracy['better_answers_pass'])}",
+            highlight=False,
+        )
         rule = "the better answer PASSes and the worse one FAILs"
     detail = ", ".join(f"{BASELINE_LABELS.get(k, k)} {v}" for k, v in base["counts"].items() if k != "right")
-    console.print(f"right at baseline (the denominator): {result['right_at_baseline']} of {result['n_items']} "
-                  f"items, where {rule}" + (f" (not right: {escape(detail)})" if detail else ""), highlight=False)
+    console.print(
+        f"right at baseline (the denominator): {result['right_at_baseline']} of {result['n_items']} "
+        f"items, where {rule}" + (f" (not right: {escape(detail)})" if detail else ""),
+        highlight=False,
+    )
     if not result["right_at_baseline"]:
         judged = accuracy["pairs" if pairwise else "items"]["n"]
-        why = ("the probe's answers differ in correctness and helpfulness: does the judge's rubric ask about that?"
-               if judged else "no item got a verdict without injection: see the calls below")
-        console.print(f"[yellow]no item is right without injection, so no flip can be measured[/] ({why})",
-                      highlight=False)
+        why = (
+            "the probe's answers differ in correctness and helpfulness: does the judge's rubric ask about that?"
+            if judged
+            else "no item got a verdict without injection: see the calls below"
+        )
+        console.print(
+            f"[yellow]no item is right without injection, so no flip can be measured[/] ({why})", highlight=False
+        )
     flip = "the injected worse answer wins" if pairwise else "the injected worse answer gets PASS"
-    console.print("over the items right at baseline; trials without a verdict are left out of both rates:",
-                  highlight=False)
+    console.print(
+        "over the items right at baseline; trials without a verdict are left out of both rates:", highlight=False
+    )
     overall, moved, any_kind = result["overall"], result["overall_moved"], result["any_kind"]
-    console.print(f"  [bold]flipped[/]   {_fmt(overall)} injected trials, {overall['k']} flips: {flip} (clustered "
-                  f"bootstrap over {overall['n_items']} items)", highlight=False)
+    console.print(
+        f"  [bold]flipped[/]   {_fmt(overall)} injected trials, {overall['k']} flips: {flip} (clustered "
+        f"bootstrap over {overall['n_items']} items)",
+        highlight=False,
+    )
     if pairwise:
-        console.print(f"  [bold]moved[/]     {_fmt(moved)} injected trials, {moved['k']} left the better answer: "
-                      f"flipped, tie or inconsistent (clustered bootstrap over {moved['n_items']} items)",
-                      highlight=False)
+        console.print(
+            f"  [bold]moved[/]     {_fmt(moved)} injected trials, {moved['k']} left the better answer: "
+            f"flipped, tie or inconsistent (clustered bootstrap over {moved['n_items']} items)",
+            highlight=False,
+        )
     if overall.get("value") in (0.0, 1.0) or moved.get("value") in (0.0, 1.0):
-        console.print("            (where every resample gives the same rate the bootstrap interval has no width; "
-                      "the exact intervals below do)", highlight=False)
-    console.print(f"  any kind  {_fmt(any_kind)} items, {any_kind['k']} flipped by at least one kind (exact)",
-                  highlight=False)
+        console.print(
+            "            (where every resample gives the same rate the bootstrap interval has no width; "
+            "the exact intervals below do)",
+            highlight=False,
+        )
+    console.print(
+        f"  any kind  {_fmt(any_kind)} items, {any_kind['k']} flipped by at least one kind (exact)", highlight=False
+    )
     table = Table(title="per injection kind (rates with their exact 95 % intervals over items)", title_justify="left")
     shown = ["flipped", "held", "tie", "inconsistent"] if pairwise else ["flipped", "held"]
     rates = ["flip rate", "moved rate"] if pairwise else ["flip rate"]
@@ -137,31 +163,45 @@ def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
         table.add_row(escape(kind), *figures, *(str(counts[s]) for s in shown), str(missing))
     console.print(table)
     calls = result["calls"]
-    console.print(f"judge calls: {sum(calls.values())}, ok {calls['ok']}  (no verdict: neither a flip nor a "
-                  "non-flip, left out of both rates)", highlight=False)
+    console.print(
+        f"judge calls: {sum(calls.values())}, ok {calls['ok']}  (no verdict: neither a flip nor a "
+        "non-flip, left out of both rates)",
+        highlight=False,
+    )
     for outcome in ("unparsed", "refused", "error"):
         console.print(f"  {outcome}: {calls[outcome]}", highlight=False)
 
 
 def injection_command(
-    judge: Annotated[str, typer.Option(
-        "--judge", help="A judge file (TOML), or with --eval the name of one of its [[judges]].",
-        show_default=False)],
-    eval_file: Annotated[Optional[Path], typer.Option(
-        "--eval", help="Eval file (TOML): the judge is named by --judge; its [provider] and [engine] apply.")] = None,
-    provider: Annotated[Optional[str], typer.Option(
-        help="Provider for the judge, overriding the eval and judge files: openai, anthropic, scripted, llamacpp.")
+    judge: Annotated[
+        str,
+        typer.Option(
+            "--judge", help="A judge file (TOML), or with --eval the name of one of its [[judges]].", show_default=False
+        ),
+    ],
+    eval_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval", help="Eval file (TOML): the judge is named by --judge; its [provider] and [engine] apply."
+        ),
     ] = None,
-    model: Annotated[Optional[str], typer.Option(help="Model for the judge, overriding its file.")] = None,
-    limit: Annotated[Optional[int], typer.Option(min=1, help="Use only the first N probe items (a quick look).")
-                     ] = None,
-    kind: Annotated[Optional[list[str]], typer.Option(
-        "--kind", help="Only this injection kind; repeatable (default: all six).")] = None,
-    concurrency: Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once.")] = None,
-    fresh: Annotated[bool, typer.Option("--fresh", help="Start a new run instead of resuming an unfinished one.")
-                     ] = False,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            help="Provider for the judge, overriding the eval and judge files: openai, anthropic, scripted, llamacpp."
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model for the judge, overriding its file.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N probe items (a quick look).")] = None,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="Only this injection kind; repeatable (default: all six).")
+    ] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Calls in flight at once.")] = None,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Start a new run instead of resuming an unfinished one.")
+    ] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
-    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the result as JSON.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
     db: Annotated[Path, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")] = DEFAULT_DB,
@@ -180,8 +220,9 @@ def injection_command(
     if kind:
         unknown = sorted(set(kind) - {k.kind for k in kinds})
         if unknown:
-            raise InputError(f"--kind: unknown injection kind(s) {', '.join(unknown)}; "
-                             f"known: {', '.join(k.kind for k in kinds)}")
+            raise InputError(
+                f"--kind: unknown injection kind(s) {', '.join(unknown)}; known: {', '.join(k.kind for k in kinds)}"
+            )
         kinds = [k for k in kinds if k.kind in kind]
     override = ProviderSpec(name=provider) if provider else None
     default = config.spec.provider if config is not None else None
@@ -190,26 +231,52 @@ def injection_command(
         raise InputError(f"judge {found.name!r} names no provider: give --provider (or use --eval with a [provider])")
     provider_obj = Providers(default or spec, base_dir).get(spec)
     eng = config.spec.engine if config is not None else EngineSpec()
-    options = EngineOptions(concurrency=concurrency or eng.concurrency, retries=eng.retries, timeout=eng.timeout,
-                            backoff=eng.backoff, max_backoff=eng.max_backoff, progress=not no_progress,
-                            prices=price_table(config.spec.prices if config is not None else None))
+    options = EngineOptions(
+        concurrency=concurrency or eng.concurrency,
+        retries=eng.retries,
+        timeout=eng.timeout,
+        backoff=eng.backoff,
+        max_backoff=eng.max_backoff,
+        progress=not no_progress,
+        prices=price_table(config.spec.prices if config is not None else None),
+    )
     provider_key = getattr(provider_obj, "cache_identity", provider_obj.name)
     db.parent.mkdir(parents=True, exist_ok=True)
     with staged_output(json_out, "--json") as json_tmp, Store(db) as store:  # a bad --json fails before any call
         try:
-            probe = run_probe(found, provider_obj, store, options, items=items, kinds=kinds,
-                              provider_key=provider_key, resume=not fresh, console=err, n_resamples=resamples,
-                              seed=seed)
+            probe = run_probe(
+                found,
+                provider_obj,
+                store,
+                options,
+                items=items,
+                kinds=kinds,
+                provider_key=provider_key,
+                resume=not fresh,
+                console=err,
+                n_resamples=resamples,
+                seed=seed,
+            )
         except KeyboardInterrupt:
             err.print("interrupted: every finished judgment is stored; run the same command again to resume")
             raise typer.Exit(130) from None
         stats = probe.engine_stats
-        err.print(f"{'resumed' if probe.resumed else 'new'} run {probe.run_id}: {stats.get('calls', 0)} calls, "
-                  f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries", highlight=False)
+        err.print(
+            f"{'resumed' if probe.resumed else 'new'} run {probe.run_id}: {stats.get('calls', 0)} calls, "
+            f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries",
+            highlight=False,
+        )
         _exit_if_every_call_failed(probe.result)
         if json_tmp is not None:
-            payload = probe.result | {"judge": {"name": found.name, "setup": found.setup, "model": found.model,
-                                                "template": found.template_id, "template_hash": found.template_hash}}
+            payload = probe.result | {
+                "judge": {
+                    "name": found.name,
+                    "setup": found.setup,
+                    "model": found.model,
+                    "template": found.template_id,
+                    "template_hash": found.template_hash,
+                }
+            }
             json_tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print_result(probe.result, found, Console())
 
@@ -219,9 +286,12 @@ def _exit_if_every_call_failed(result: dict[str, Any]) -> None:
     calls = result["calls"]
     if not calls["error"] or calls["error"] < sum(calls.values()):
         return
-    err.print(f"[bold red]error:[/] all {calls['error']} judge calls failed (the first: "
-              f"{escape(str(result['first_error']))}); nothing was measured. Check the provider (its address, key "
-              f"and model), then run the command again.", highlight=False)
+    err.print(
+        f"[bold red]error:[/] all {calls['error']} judge calls failed (the first: "
+        f"{escape(str(result['first_error']))}); nothing was measured. Check the provider (its address, key "
+        f"and model), then run the command again.",
+        highlight=False,
+    )
     raise typer.Exit(1)
 
 

@@ -4,14 +4,13 @@ Markdown, or normalised JSON."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from juge.errors import InputError
 from juge.store import DEFAULT_DB
-
 
 REPORT_HELP = (
     "Turn a calibration result, a stored run or a comparison of two runs into a report people would rather "
@@ -29,44 +28,84 @@ REPORT_HELP = (
 
 
 def report_command(
-    calibration: Annotated[Optional[Path], typer.Argument(
-        help="A calibration result written by `juge calibrate --json` (or `juge demo`). "
-        "Leave out with --run or --compare.", show_default=False)] = None,
-    run: Annotated[Optional[str], typer.Option(
-        "--run", metavar="RUN_ID", help="Report on this stored run (id or unambiguous prefix).")] = None,
-    compare: Annotated[Optional[tuple[str, str]], typer.Option(
-        "--compare", metavar="OLD NEW", help="Report what changed from run OLD to run NEW (same cases).")] = None,
-    db: Annotated[Path, typer.Option("--db", envvar="JUGE_DB", help="juge database for --run and --compare.")
-                  ] = DEFAULT_DB,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Where to write the report. Default: the calibration file's name with the "
-        "format's suffix (report.json gets '.report.json'); with --run, run-ID.html; with --compare, "
-        "compare-OLD-NEW.html.")] = None,
-    fmt: Annotated[str, typer.Option(
-        "--format", "-f", help="html (one self-contained page with plots, no network), md (the same numbers as "
-        "Markdown tables) or json (the normalised data the HTML is made from).")] = "html",
-    policy: Annotated[Optional[Path], typer.Option(
-        "--policy", help="A policy JSON: its routes are listed and the categories sent to a person are marked "
-        "in the per-category plot and table.")] = None,
-    policy_test: Annotated[Optional[Path], typer.Option(
-        "--policy-test", help="The held-out test of the policy (`juge policy test --json`): its figures get their "
-        "own section.")] = None,
-    items: Annotated[Optional[Path], typer.Option(
-        "--items", help="The study's items file (JSONL/CSV): adds the question, both answers and each rater's "
-        "vote to the disagreement examples.")] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A calibration result written by `juge calibrate --json` (or `juge demo`). "
+            "Leave out with --run or --compare.",
+            show_default=False,
+        ),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", metavar="RUN_ID", help="Report on this stored run (id or unambiguous prefix)."),
+    ] = None,
+    compare: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--compare", metavar="OLD NEW", help="Report what changed from run OLD to run NEW (same cases)."),
+    ] = None,
+    db: Annotated[
+        Path, typer.Option("--db", envvar="JUGE_DB", help="juge database for --run and --compare.")
+    ] = DEFAULT_DB,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Where to write the report. Default: the calibration file's name with the "
+            "format's suffix (report.json gets '.report.json'); with --run, run-ID.html; with --compare, "
+            "compare-OLD-NEW.html.",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="html (one self-contained page with plots, no network), md (the same numbers as "
+            "Markdown tables) or json (the normalised data the HTML is made from).",
+        ),
+    ] = "html",
+    policy: Annotated[
+        Path | None,
+        typer.Option(
+            "--policy",
+            help="A policy JSON: its routes are listed and the categories sent to a person are marked "
+            "in the per-category plot and table.",
+        ),
+    ] = None,
+    policy_test: Annotated[
+        Path | None,
+        typer.Option(
+            "--policy-test",
+            help="The held-out test of the policy (`juge policy test --json`): its figures get their own section.",
+        ),
+    ] = None,
+    items: Annotated[
+        Path | None,
+        typer.Option(
+            "--items",
+            help="The study's items file (JSONL/CSV): adds the question, both answers and each rater's "
+            "vote to the disagreement examples.",
+        ),
+    ] = None,
     top: Annotated[int, typer.Option(help="Disagreement examples per judge.")] = 3,
-    threshold: Annotated[Optional[float], typer.Option(
-        help="--compare with score judges: a case passes when its score is >= this.")] = None,
-    allow_different_judges: Annotated[bool, typer.Option(
-        "--allow-different-judges", help="--compare even when the judge versions or rubrics differ (the report "
-        "is marked NOT COMPARABLE).")] = False,
-    max_cases: Annotated[int, typer.Option(help="--run: at most this many failing cases are shown in full.")
-                         ] = 200,
+    threshold: Annotated[
+        float | None, typer.Option(help="--compare with score judges: a case passes when its score is >= this.")
+    ] = None,
+    allow_different_judges: Annotated[
+        bool,
+        typer.Option(
+            "--allow-different-judges",
+            help="--compare even when the judge versions or rubrics differ (the report is marked NOT COMPARABLE).",
+        ),
+    ] = False,
+    max_cases: Annotated[int, typer.Option(help="--run: at most this many failing cases are shown in full.")] = 200,
     seed: Annotated[int, typer.Option(help="--compare: bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(help="--compare: bootstrap resamples.")] = 2000,
 ) -> None:
     """`juge report`: its help text is REPORT_HELP."""
-    from juge.report import FORMATS, SUFFIXES, read_calibration, read_json_object, write_report
+    from juge.reports import FORMATS, SUFFIXES, read_calibration, read_json_object, write_report
 
     if fmt not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -75,9 +114,18 @@ def report_command(
     if sum(x is not None for x in (calibration, run, compare)) != 1:
         raise InputError("give exactly one of: a calibration file, --run RUN_ID, or --compare OLD NEW")
     if calibration is None:
-        _store_report(run, compare, db, output, fmt, threshold=threshold,
-                      allow_different_judges=allow_different_judges, max_cases=max_cases, seed=seed,
-                      resamples=resamples)
+        _store_report(
+            run,
+            compare,
+            db,
+            output,
+            fmt,
+            threshold=threshold,
+            allow_different_judges=allow_different_judges,
+            max_cases=max_cases,
+            seed=seed,
+            resamples=resamples,
+        )
         return
     result = read_calibration(calibration)
     policy_obj = read_json_object(policy, "policy") if policy is not None else None
@@ -87,16 +135,28 @@ def report_command(
         output = calibration.with_name(calibration.stem + suffix)
     if output.resolve() == calibration.resolve():
         raise InputError(f"{output}: the report would overwrite the calibration file; choose another -o path")
-    path = write_report(result, output, fmt, policy=policy_obj, policy_test=test_obj, items=items, top=top, source=calibration.name)
+    path = write_report(
+        result, output, fmt, policy=policy_obj, policy_test=test_obj, items=items, top=top, source=calibration.name
+    )
     Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
 
 
-def _store_report(run: str | None, compare: tuple[str, str] | None, db: Path, output: Path | None, fmt: str,
-                  *, threshold: float | None, allow_different_judges: bool, max_cases: int, seed: int,
-                  resamples: int) -> None:
+def _store_report(
+    run: str | None,
+    compare: tuple[str, str] | None,
+    db: Path,
+    output: Path | None,
+    fmt: str,
+    *,
+    threshold: float | None,
+    allow_different_judges: bool,
+    max_cases: int,
+    seed: int,
+    resamples: int,
+) -> None:
     """`--run` or `--compare`: read the store, build the data, then write (nothing is written on an error)."""
-    from juge.report import SUFFIXES, render_report, write_atomic
-    from juge.report.runs import build_compare_data, build_run_data
+    from juge.reports import SUFFIXES, render_report, write_atomic
+    from juge.reports.runs import build_compare_data, build_run_data
     from juge.store import RunNotFound, Store
 
     if max_cases < 0:
@@ -110,9 +170,14 @@ def _store_report(run: str | None, compare: tuple[str, str] | None, db: Path, ou
                 default = f"run-{data['run']['id']}"
             else:
                 assert compare is not None
-                data = build_compare_data(store, *compare, threshold=threshold,
-                                          allow_different_judges=allow_different_judges, n_resamples=resamples,
-                                          seed=seed)
+                data = build_compare_data(
+                    store,
+                    *compare,
+                    threshold=threshold,
+                    allow_different_judges=allow_different_judges,
+                    n_resamples=resamples,
+                    seed=seed,
+                )
                 default = f"compare-{data['compare']['run_a']['id']}-{data['compare']['run_b']['id']}"
         except RunNotFound as exc:
             raise InputError(f"{exc}; list the stored runs with `juge runs --db {db}`") from None

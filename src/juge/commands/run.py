@@ -6,7 +6,7 @@ import csv
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -15,8 +15,8 @@ from rich.table import Table
 
 from juge.data.readers import parse_mapping
 from juge.errors import InputError
-from juge.judges.pairwise import combine_orders
 from juge.files import staged_output, write_atomic, write_with
+from juge.judges.pairwise import combine_orders
 from juge.store import DEFAULT_DB, RunNotFound, Store
 
 err = Console(stderr=True)
@@ -41,8 +41,11 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
             table.add_row(escape(name), _rate(c["passed"], c["n"]))
         console.print(table)
     for name, j in summary["judges"].items():
-        console.print(f"[bold]Judge {escape(name)}[/]: {j['setup']}, template {escape(j['template'])}"
-                      f" #{j['template_hash'][:8]}, model {escape(', '.join(j['model']))}", highlight=False)
+        console.print(
+            f"[bold]Judge {escape(name)}[/]: {j['setup']}, template {escape(j['template'])}"
+            f" #{j['template_hash'][:8]}, model {escape(', '.join(j['model']))}",
+            highlight=False,
+        )
         table = Table()
         table.add_column("verdict")
         table.add_column("count", justify="right")
@@ -60,19 +63,29 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
     if summary.get("pass_rate") is not None:
         console.print(f"cases passing every check and judge: {_rate(summary['cases_passed'], n)}", highlight=False)
         console.print(f"cases failing: {summary['cases_failed']}", highlight=False)
-        console.print(f"cases missing a verdict (refused, unparsed or error; never a pass): {summary['cases_missing']}",
-                      highlight=False)
+        console.print(
+            f"cases missing a verdict (refused, unparsed or error; never a pass): {summary['cases_missing']}",
+            highlight=False,
+        )
     if summary.get("system_errors"):
-        console.print(f"cases the system under test failed on (no output, not judged; retried on resume): "
-                      f"{summary['system_errors']}", highlight=False)
+        console.print(
+            f"cases the system under test failed on (no output, not judged; retried on resume): "
+            f"{summary['system_errors']}",
+            highlight=False,
+        )
     cost = summary.get("cost")
     if cost:
         unpriced = f"; {cost['unpriced']} judgments or outputs without a price" if cost["unpriced"] else ""
-        console.print(f"cost: ${cost['total']:.4f} (judges ${cost['judges']:.4f}, system ${cost['system']:.4f})"
-                      f"{unpriced}", highlight=False)
+        console.print(
+            f"cost: ${cost['total']:.4f} (judges ${cost['judges']:.4f}, system ${cost['system']:.4f}){unpriced}",
+            highlight=False,
+        )
     if summary.get("not_counted"):
-        console.print(f"not counted in the pass rate (score judges; set \\[gate] min_score): "
-                      f"{escape(', '.join(summary['not_counted']))}", highlight=False)
+        console.print(
+            f"not counted in the pass rate (score judges; set \\[gate] min_score): "
+            f"{escape(', '.join(summary['not_counted']))}",
+            highlight=False,
+        )
 
 
 def _read_only(path: Path | None) -> set[str] | None:
@@ -99,19 +112,38 @@ def _open(db: Path, create: bool = False) -> Store:
 
 
 def run_command(
-    eval_file: Annotated[Optional[Path], typer.Argument(help="Eval file (TOML) naming cases, system, checks and judges.")] = None,
-    cases: Annotated[Optional[Path], typer.Option(help="Cases file (JSONL/CSV), instead of an eval file.")] = None,
-    judge: Annotated[Optional[list[Path]], typer.Option(help="Judge file (TOML); repeatable. With --cases.")] = None,
-    field_map: Annotated[Optional[str], typer.Option(
-        "--map", help="With --cases: read other column names as juge fields, e.g. id=ticket,output=reply.")] = None,
-    provider: Annotated[Optional[str], typer.Option(help="Provider for every judge, overriding the eval and judge files: openai, anthropic, replay, scripted, llamacpp.")] = None,
-    replay: Annotated[Optional[Path], typer.Option(help="Recorded judgments (JSONL) for the replay provider.")] = None,
-    only: Annotated[Optional[Path], typer.Option(help="File of case ids (one per line): run only these, e.g. a kept disagreement set.")] = None,
-    repeat: Annotated[int, typer.Option(min=1, help="Ask each judge N times in the same order (self-consistency).")] = 1,
-    concurrency: Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once (default from the eval file, else 8).")] = None,
-    fresh: Annotated[bool, typer.Option("--fresh", help="Start a new run instead of resuming an unfinished one.")] = False,
+    eval_file: Annotated[
+        Path | None, typer.Argument(help="Eval file (TOML) naming cases, system, checks and judges.")
+    ] = None,
+    cases: Annotated[Path | None, typer.Option(help="Cases file (JSONL/CSV), instead of an eval file.")] = None,
+    judge: Annotated[list[Path] | None, typer.Option(help="Judge file (TOML); repeatable. With --cases.")] = None,
+    field_map: Annotated[
+        str | None,
+        typer.Option(
+            "--map", help="With --cases: read other column names as juge fields, e.g. id=ticket,output=reply."
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            help="Provider for every judge, overriding the eval and judge files: openai, anthropic, replay, scripted, llamacpp."
+        ),
+    ] = None,
+    replay: Annotated[Path | None, typer.Option(help="Recorded judgments (JSONL) for the replay provider.")] = None,
+    only: Annotated[
+        Path | None, typer.Option(help="File of case ids (one per line): run only these, e.g. a kept disagreement set.")
+    ] = None,
+    repeat: Annotated[
+        int, typer.Option(min=1, help="Ask each judge N times in the same order (self-consistency).")
+    ] = 1,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Calls in flight at once (default from the eval file, else 8).")
+    ] = None,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Start a new run instead of resuming an unfinished one.")
+    ] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
-    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the summary as JSON.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the summary as JSON.")] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Run an evaluation: checks first, then every judge on every case (pairs in both orders).
@@ -126,41 +158,61 @@ def run_command(
         raise InputError("give an eval file, or --cases with one or more --judge files (see juge run --help)")
     if eval_file is not None:
         if cases is not None or judge or field_map:
-            raise InputError("give either an eval file or --cases with --judge, not both "
-                             "(the eval file already names its cases and judges)")
+            raise InputError(
+                "give either an eval file or --cases with --judge, not both "
+                "(the eval file already names its cases and judges)"
+            )
         config = load_eval(eval_file)
     else:
         assert cases is not None
         if not judge:
             raise InputError("--cases needs at least one --judge file")
-        spec = EvalSpec(cases=str(cases.resolve()), judges=[{"file": str(p.resolve())} for p in judge],
-                        mapping=parse_mapping(field_map) or {})
+        spec = EvalSpec(
+            cases=str(cases.resolve()),
+            judges=[{"file": str(p.resolve())} for p in judge],
+            mapping=parse_mapping(field_map) or {},
+        )
         config = EvalConfig(spec, Path.cwd(), "command line", json.dumps(spec.model_dump(), sort_keys=True).encode())
     if replay is not None and not replay.is_file():
-        raise InputError(f"--replay {replay}: {'is a folder' if replay.is_dir() else 'file not found'}; give the "
-                         "recorded judgments (JSONL)")
+        raise InputError(
+            f"--replay {replay}: {'is a folder' if replay.is_dir() else 'file not found'}; give the "
+            "recorded judgments (JSONL)"
+        )
     override = None
     if provider or replay:
         name = provider or "replay"
         override = ProviderSpec(name=name, options={"path": str(replay.resolve())} if replay else {})
     with staged_output(json_out, "--json") as json_tmp, _open(db, create=True) as store:
         try:
-            result = run_eval(config, store, only=_read_only(only), repeat=repeat, concurrency=concurrency,
-                              progress=not no_progress, resume=not fresh, provider_override=override)
+            result = run_eval(
+                config,
+                store,
+                only=_read_only(only),
+                repeat=repeat,
+                concurrency=concurrency,
+                progress=not no_progress,
+                resume=not fresh,
+                provider_override=override,
+            )
         except KeyboardInterrupt:
             err.print("interrupted: every finished judgment is stored; run the same command again to resume")
             raise typer.Exit(130) from None
         if json_tmp is not None:
-            json_tmp.write_text(json.dumps(result.summary, indent=2, ensure_ascii=False, default=str) + "\n",
-                                encoding="utf-8")
+            json_tmp.write_text(
+                json.dumps(result.summary, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+            )
     stats = result.engine_stats
-    err.print(f"stored {result.stored_now} judgments; {stats.get('calls', 0)} calls, "
-              f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries")
+    err.print(
+        f"stored {result.stored_now} judgments; {stats.get('calls', 0)} calls, "
+        f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries"
+    )
     print_summary(result.summary)
     gate = config.spec.gate.min_pass_rate
     if gate is not None and result.summary["pass_rate"] is None:
-        raise InputError(f"{config.source}: field 'gate.min_pass_rate': no check or counted judge gives a pass rate "
-                         "(score judges count only with [gate] min_score)")
+        raise InputError(
+            f"{config.source}: field 'gate.min_pass_rate': no check or counted judge gives a pass rate "
+            "(score judges count only with [gate] min_score)"
+        )
     if gate is not None and result.summary["pass_rate"] < gate:
         err.print(f"[red]gate failed:[/] pass rate {result.summary['pass_rate']:.1%} < {gate:.1%}")
         raise typer.Exit(1)
@@ -178,17 +230,28 @@ def runs_command(db: DbOption = DEFAULT_DB) -> None:
     for r in runs:
         s = r["summary"] or {}
         rate = s.get("pass_rate")
-        result = (f"pass {rate:.1%} ({s.get('cases_passed')}/{s.get('n_cases')})" if rate is not None
-                  else f"{s.get('n_cases', '?')} cases")
+        result = (
+            f"pass {rate:.1%} ({s.get('cases_passed')}/{s.get('n_cases')})"
+            if rate is not None
+            else f"{s.get('n_cases', '?')} cases"
+        )
         status = r["status"] if r["status"] == "done" else f"[yellow]{r['status']}[/]"
-        out.print(f"[bold]{r['id']}[/]  {escape(r['name'] or '-')}  {r['started_at'][:16].replace('T', ' ')}  "
-                  f"{status}  {result}", highlight=False)
+        out.print(
+            f"[bold]{r['id']}[/]  {escape(r['name'] or '-')}  {r['started_at'][:16].replace('T', ' ')}  "
+            f"{status}  {result}",
+            highlight=False,
+        )
         for j in r["config"].get("judges", []):
-            out.print(f"    judge {escape(j['name'])}: {escape(j['template'])}#{j['template_hash'][:8]} "
-                      f"{escape(j['model'] or '')}", highlight=False)
+            out.print(
+                f"    judge {escape(j['name'])}: {escape(j['template'])}#{j['template_hash'][:8]} "
+                f"{escape(j['model'] or '')}",
+                highlight=False,
+            )
         system = r["config"].get("system")
         if system:
-            out.print(f"    system {escape(system['model'])} prompt #{system.get('template_hash', '?')}", highlight=False)
+            out.print(
+                f"    system {escape(system['model'])} prompt #{system.get('template_hash', '?')}", highlight=False
+            )
         out.print(f"    data {r['dataset_hash'][:12]}  juge {r['juge_version']}", style="dim", highlight=False)
 
 
@@ -200,6 +263,7 @@ def _run_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     outputs = store.outputs(run["id"])
     rows = []
     judged = set()
+
     def answers(item_id: str) -> dict[str, Any]:
         """The output(s) under test: generated by the system, else as the case file gave them."""
         case = cases.get(item_id)
@@ -210,20 +274,44 @@ def _run_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
 
     for j in store.judgments(run["id"]):
         judged.add(j.item_id)
-        rows.append({
-            "run_id": run["id"], "item_id": j.item_id, "judge": j.judge, "model": j.model, "template": j.template,
-            "template_hash": j.template_hash, "order": j.order, "repeat": j.repeat, "outcome": j.outcome,
-            "verdict": j.verdict, "reason": j.reason, "text": j.text, **answers(j.item_id),
-            "tokens_in": j.tokens_in, "tokens_out": j.tokens_out, "cost": j.cost, "latency": j.latency,
-            "attempts": j.attempts, "timestamp": j.timestamp.isoformat(), "distribution": j.distribution,
-            "checks": {k: {"passed": ok, "reason": why} for k, (ok, why) in checks.get(j.item_id, {}).items()},
-            "dataset_hash": run["dataset_hash"],
-        })
+        rows.append(
+            {
+                "run_id": run["id"],
+                "item_id": j.item_id,
+                "judge": j.judge,
+                "model": j.model,
+                "template": j.template,
+                "template_hash": j.template_hash,
+                "order": j.order,
+                "repeat": j.repeat,
+                "outcome": j.outcome,
+                "verdict": j.verdict,
+                "reason": j.reason,
+                "text": j.text,
+                **answers(j.item_id),
+                "tokens_in": j.tokens_in,
+                "tokens_out": j.tokens_out,
+                "cost": j.cost,
+                "latency": j.latency,
+                "attempts": j.attempts,
+                "timestamp": j.timestamp.isoformat(),
+                "distribution": j.distribution,
+                "checks": {k: {"passed": ok, "reason": why} for k, (ok, why) in checks.get(j.item_id, {}).items()},
+                "dataset_hash": run["dataset_hash"],
+            }
+        )
     for item_id in cases:
         if item_id not in judged:
-            rows.append({"run_id": run["id"], "item_id": item_id, "judge": None, **answers(item_id),
-                         "checks": {k: {"passed": ok, "reason": why} for k, (ok, why) in checks.get(item_id, {}).items()},
-                         "dataset_hash": run["dataset_hash"]})
+            rows.append(
+                {
+                    "run_id": run["id"],
+                    "item_id": item_id,
+                    "judge": None,
+                    **answers(item_id),
+                    "checks": {k: {"passed": ok, "reason": why} for k, (ok, why) in checks.get(item_id, {}).items()},
+                    "dataset_hash": run["dataset_hash"],
+                }
+            )
     return rows
 
 
@@ -239,7 +327,7 @@ def terminal_safe(text: str) -> str:
 
 def show_command(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
-    case: Annotated[Optional[str], typer.Option(help="Show only this case id.")] = None,
+    case: Annotated[str | None, typer.Option(help="Show only this case id.")] = None,
     full: Annotated[bool, typer.Option("--full", help="Do not shorten raw judge texts.")] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
@@ -253,8 +341,10 @@ def show_command(
         cases = store.run_cases(run["id"])
         checks = store.check_results(run["id"])
         judgments = store.judgments(run["id"])
-    out.print(f"[bold]run {run['id']}[/] {escape(run['name'] or '')} data {run['dataset_hash'][:12]}"
-              f" juge {run['juge_version']}")
+    out.print(
+        f"[bold]run {run['id']}[/] {escape(run['name'] or '')} data {run['dataset_hash'][:12]}"
+        f" juge {run['juge_version']}"
+    )
     by_item: dict[str, list] = {}
     for j in judgments:
         by_item.setdefault(j.item_id, []).append(j)
@@ -269,8 +359,11 @@ def show_command(
         for j in by_item.get(c.id, []):
             order = f" order {j.order} ({_SHOWN[j.order]})" if j.order else ""
             rep = f" repeat {j.repeat}" if j.repeat else ""
-            verdict = (escape(str(j.verdict)) if j.outcome == "ok"
-                       else f"[red]{j.outcome}[/]" + (f" ({escape(j.reason)})" if j.reason else ""))
+            verdict = (
+                escape(str(j.verdict))
+                if j.outcome == "ok"
+                else f"[red]{j.outcome}[/]" + (f" ({escape(j.reason)})" if j.reason else "")
+            )
             out.print(f"  judge {escape(j.judge)}{order}{rep} ({escape(j.model)}): {verdict}", highlight=False)
             text = j.text if full or len(j.text) <= 400 else j.text[:400] + " …"
             out.print("    " + terminal_safe(text).replace("\n", "\n    "), markup=False, highlight=False)
@@ -280,13 +373,18 @@ def show_command(
             combined = combine_orders(letters.get("12"), letters.get("21"))
             meaning = _PAIR_MEANING.get(combined or "missing", "")
             rep = f" repeat {rep_i}" if rep_i else ""
-            out.print(f"  [bold]judge {escape(judge_name)}{rep} verdict, both orders in the fixed order:[/]"
-                      f" {combined or 'missing'} ({meaning})", highlight=False)
+            out.print(
+                f"  [bold]judge {escape(judge_name)}{rep} verdict, both orders in the fixed order:[/]"
+                f" {combined or 'missing'} ({meaning})",
+                highlight=False,
+            )
 
 
 _SHOWN = {"12": "answer 1 shown as A", "21": "answer 2 shown as A"}
 _PAIR_MEANING = {
-    "A": "answer 1 is better", "B": "answer 2 is better", "tie": "a tie",
+    "A": "answer 1 is better",
+    "B": "answer 2 is better",
+    "tie": "a tie",
     "inconsistent": "the verdict changed with the order: counts as a tie, goes to a person",
     "missing": "an order was refused, unparsed or failed",
 }
@@ -305,9 +403,14 @@ def export_command(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .jsonl, .csv or .parquet.")],
     db: DbOption = DEFAULT_DB,
-    raw_csv: Annotated[bool, typer.Option(
-        "--raw-csv", help="CSV only: write text cells exactly as stored, even those a spreadsheet would run as a "
-                          "formula (by default a cell starting with = + - @ or a tab is prefixed with ').")] = False,
+    raw_csv: Annotated[
+        bool,
+        typer.Option(
+            "--raw-csv",
+            help="CSV only: write text cells exactly as stored, even those a spreadsheet would run as a "
+            "formula (by default a cell starting with = + - @ or a tab is prefixed with ').",
+        ),
+    ] = False,
 ) -> None:
     """Export a run, one row per judgment (raw text, verdict, outcome, versions, checks).
 
@@ -327,8 +430,15 @@ def export_command(
     else:
         # Tables need one type per column: structures and the verdict (a word, a number or a
         # per-criterion object) are JSON text; numbers stay numbers.
-        flat = [{k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) or (k == "verdict" and v is not None)
-                 else v for k, v in r.items()} for r in rows]
+        flat = [
+            {
+                k: json.dumps(v, ensure_ascii=False)
+                if isinstance(v, (dict, list)) or (k == "verdict" and v is not None)
+                else v
+                for k, v in r.items()
+            }
+            for r in rows
+        ]
         columns = list(dict.fromkeys(k for r in flat for k in r))
         if suffix == ".csv":
             import io

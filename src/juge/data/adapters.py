@@ -25,8 +25,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from juge.data.readers import file_hash, iter_rows, read_rows
-from juge.data.records import (OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote,
-                               lone_surrogate_message)
+from juge.data.records import (
+    OUTCOMES,
+    Case,
+    HumanLabel,
+    Judgment,
+    PairSummary,
+    RecordedCall,
+    Vote,
+    lone_surrogate_message,
+)
 from juge.errors import InputError, input_error
 
 PAIR_LABELS = ("A", "B", "tie")
@@ -65,8 +73,15 @@ class CalibrationData:
 
 def _pair_label(value: Any, path: Path, line: int, fieldname: str, allowed: Sequence[str]) -> str:
     text = str(value).strip() if value is not None else ""
-    aliases = {"a": "A", "b": "B", "tie": "tie", "c": "tie", "inconsistent": "inconsistent",
-               "model_a": "A", "model_b": "B"}
+    aliases = {
+        "a": "A",
+        "b": "B",
+        "tie": "tie",
+        "c": "tie",
+        "inconsistent": "inconsistent",
+        "model_a": "A",
+        "model_b": "B",
+    }
     label = aliases.get(text.lower())
     if label is None or label not in allowed:
         raise input_error(path, f"label {value!r} is not one of {list(allowed)}", line=line, field=fieldname)
@@ -78,8 +93,9 @@ def _shared(value: Any) -> Any:
     return sys.intern(value) if type(value) is str else value
 
 
-def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("gpt4_2023",),
-                        lean: bool = False) -> CalibrationData:
+def read_pairwise_items(
+    path: str | Path, *, baseline_fields: Sequence[str] = ("gpt4_2023",), lean: bool = False
+) -> CalibrationData:
     """Read the shared sample's `items.jsonl`: one pair per line with its human votes.
 
     Fields: item_id, question_id (the group), category, split, question, answer_1,
@@ -104,8 +120,9 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
             raise input_error(path, "required field is missing", line=line, field="item_id")
         item_id = str(item_id)
         if item_id in seen:
-            raise input_error(path, f"duplicate item {item_id!r} (first on line {seen[item_id]})", line=line,
-                              field="item_id")
+            raise input_error(
+                path, f"duplicate item {item_id!r} (first on line {seen[item_id]})", line=line, field="item_id"
+            )
         seen[item_id] = line
         for name in ("answer_1", "answer_2"):
             if not isinstance(row.get(name), str):
@@ -113,9 +130,15 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
         meta = {k: _shared(row[k]) for k in ("model_1", "model_2", "source", "question_id") if row.get(k) is not None}
         try:
             case = Case(
-                id=item_id, group=_shared(str(row.get("question_id") or row.get("group") or item_id)),
-                category=_shared(row.get("category")), question=row.get("question"), reference=row.get("reference"),
-                output_1=row["answer_1"], output_2=row["answer_2"], split=_shared(row.get("split")), meta=meta,
+                id=item_id,
+                group=_shared(str(row.get("question_id") or row.get("group") or item_id)),
+                category=_shared(row.get("category")),
+                question=row.get("question"),
+                reference=row.get("reference"),
+                output_1=row["answer_1"],
+                output_2=row["answer_2"],
+                split=_shared(row.get("split")),
+                meta=meta,
             )
         except ValidationError as exc:
             err = exc.errors()[0]
@@ -144,16 +167,18 @@ def read_pairwise_items(path: str | Path, *, baseline_fields: Sequence[str] = ("
                 raise input_error(path, f"rater {rater!r} voted twice on this item", line=line, field=where)
             raters.add(rater)
             label = _pair_label(vote.get("label"), path, line, f"{where}.label", PAIR_LABELS)
-            labels.append(Vote(item_id, rater, label) if lean else HumanLabel(item_id=item_id, rater_id=rater,
-                                                                              label=label))
+            labels.append(
+                Vote(item_id, rater, label) if lean else HumanLabel(item_id=item_id, rater_id=rater, label=label)
+            )
         for name in baseline_fields:
             value = row.get(name)
             if isinstance(value, dict):
                 value = value.get("label")
             if value is not None:
                 baselines[name][item_id] = _pair_label(value, path, line, name, BASELINE_PAIR_LABELS)
-    return CalibrationData(cases, labels, {k: v for k, v in baselines.items() if v}, {"items": file_hash(path)},
-                           left_out)
+    return CalibrationData(
+        cases, labels, {k: v for k, v in baselines.items() if v}, {"items": file_hash(path)}, left_out
+    )
 
 
 def read_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ()) -> list[Judgment]:
@@ -186,9 +211,18 @@ def iter_recorded_calls(path: str | Path, *, pair_ids: Collection[str] = ()) -> 
     for line, fields in _checked_calls(path, pair_ids):
         verdict, tokens = fields["verdict"], (fields["tokens_in"], fields["tokens_out"])
         if (verdict is None or type(verdict) is str) and all(n is None or type(n) is int for n in tokens):
-            yield RecordedCall(fields["item_id"], fields["judge"], fields["model"], fields["template"],
-                               fields["template_hash"], fields["order"], fields["repeat"], fields["text"], verdict,
-                               fields["outcome"])
+            yield RecordedCall(
+                fields["item_id"],
+                fields["judge"],
+                fields["model"],
+                fields["template"],
+                fields["template_hash"],
+                fields["order"],
+                fields["repeat"],
+                fields["text"],
+                verdict,
+                fields["outcome"],
+            )
         else:
             judgment = _judgment(path, line, fields)
             yield RecordedCall(*(getattr(judgment, name) for name in RecordedCall._fields))
@@ -216,20 +250,32 @@ def _checked_calls(path: Path, pair_ids: Collection[str]) -> Iterator[tuple[int,
         try:
             repeat = int(row.get("repeat") or 0)
         except (TypeError, ValueError):
-            raise input_error(path, f"repeat {row['repeat']!r} is not a whole number", line=line,
-                              field="repeat") from None
+            raise input_error(
+                path, f"repeat {row['repeat']!r} is not a whole number", line=line, field="repeat"
+            ) from None
         item_id = sys.intern(str(row["item_id"]))
         key = _call_key(row, repeat)
         if not seen.add(item_id, key):
-            raise input_error(path, f"duplicate call for item {item_id!r}, judge {key[0]!r}, template {key[1]!r}, "
-                              f"order {key[2] or None!r} "
-                              f"(first on line {_first_line(path, item_id, key)})", line=line)
+            raise input_error(
+                path,
+                f"duplicate call for item {item_id!r}, judge {key[0]!r}, template {key[1]!r}, "
+                f"order {key[2] or None!r} "
+                f"(first on line {_first_line(path, item_id, key)})",
+                line=line,
+            )
         fields: dict[str, Any] = {
-            "item_id": item_id, "judge": key[0], "model": sys.intern(str(row.get("model") or "unknown")),
-            "template": key[1], "template_hash": sys.intern(str(row.get("template_hash") or "")),
-            "order": key[2] or None, "repeat": repeat, "text": str(row.get("text") or ""),
-            "verdict": row.get("letter", row.get("verdict")), "outcome": sys.intern(row["outcome"]),
-            "tokens_in": row.get("tokens_in"), "tokens_out": row.get("tokens_out"),
+            "item_id": item_id,
+            "judge": key[0],
+            "model": sys.intern(str(row.get("model") or "unknown")),
+            "template": key[1],
+            "template_hash": sys.intern(str(row.get("template_hash") or "")),
+            "order": key[2] or None,
+            "repeat": repeat,
+            "text": str(row.get("text") or ""),
+            "verdict": row.get("letter", row.get("verdict")),
+            "outcome": sys.intern(row["outcome"]),
+            "tokens_in": row.get("tokens_in"),
+            "tokens_out": row.get("tokens_out"),
         }
         if row.get("at"):
             try:
@@ -276,21 +322,27 @@ def _check_call_row(path: Path, line: int, row: dict[str, Any], pair_ids: Collec
     if template in (None, ""):
         raise input_error(path, "required field is missing (the prompt/template id)", line=line, field="prompt")
     if row["outcome"] not in OUTCOMES:
-        raise input_error(path, f"outcome {row['outcome']!r} is not one of {list(OUTCOMES)}", line=line,
-                          field="outcome")
+        raise input_error(
+            path, f"outcome {row['outcome']!r} is not one of {list(OUTCOMES)}", line=line, field="outcome"
+        )
     verdict = row.get("letter", row.get("verdict"))
     order = row.get("order")
     order = str(order) if order is not None else None
     if order is None and str(row["item_id"]) in pair_ids:
-        raise input_error(path, f"item {row['item_id']!r} is a pair: its call must say which answer came "
-                          "first ('12' or '21')", line=line, field="order")
+        raise input_error(
+            path,
+            f"item {row['item_id']!r} is a pair: its call must say which answer came first ('12' or '21')",
+            line=line,
+            field="order",
+        )
     if order is not None and order not in ("12", "21"):
         raise input_error(path, f"order {order!r} is not '12' or '21'", line=line, field="order")
     if order is not None and verdict is not None and verdict not in ("A", "B", "C"):
         raise input_error(path, f"letter {verdict!r} is not A, B or C", line=line, field="letter")
     if row["outcome"] != "ok" and verdict is not None:
-        raise input_error(path, f"a call with outcome {row['outcome']!r} cannot carry a verdict", line=line,
-                          field="letter")
+        raise input_error(
+            path, f"a call with outcome {row['outcome']!r} cannot carry a verdict", line=line, field="letter"
+        )
     if row["outcome"] == "ok" and verdict is None:
         raise input_error(path, "outcome is 'ok' but there is no letter/verdict", line=line, field="letter")
 
@@ -298,14 +350,21 @@ def _check_call_row(path: Path, line: int, row: dict[str, Any], pair_ids: Collec
 def _call_key(row: dict[str, Any], repeat: int) -> CallKey:
     """The key of a checked row's call on its item, with shared strings."""
     order = row.get("order")
-    return (sys.intern(str(row["judge"])), sys.intern(str(row.get("prompt", row.get("template")))),
-            "" if order is None else sys.intern(str(order)), repeat)
+    return (
+        sys.intern(str(row["judge"])),
+        sys.intern(str(row.get("prompt", row.get("template")))),
+        "" if order is None else sys.intern(str(order)),
+        repeat,
+    )
 
 
 def _first_line(path: Path, item_id: str, key: CallKey) -> int:
     """The line of the first call with this key on this item (the rows before it were checked already)."""
-    return next(line for line, row in iter_rows(path)
-                if str(row["item_id"]) == item_id and _call_key(row, int(row.get("repeat") or 0)) == key)
+    return next(
+        line
+        for line, row in iter_rows(path)
+        if str(row["item_id"]) == item_id and _call_key(row, int(row.get("repeat") or 0)) == key
+    )
 
 
 def read_label_rows(path: str | Path, *, pairwise: bool) -> list[HumanLabel]:
@@ -318,13 +377,18 @@ def read_label_rows(path: str | Path, *, pairwise: bool) -> list[HumanLabel]:
     path = Path(path)
     rows = read_rows(path)
     return [
-        HumanLabel(item_id=lab.item_id, rater_id=lab.rater_id,
-                   label=_pair_label(lab.label, path, line, "label", PAIR_LABELS), output_hash=lab.output_hash)
+        HumanLabel(
+            item_id=lab.item_id,
+            rater_id=lab.rater_id,
+            label=_pair_label(lab.label, path, line, "label", PAIR_LABELS),
+            output_hash=lab.output_hash,
+        )
         for lab, (line, _) in zip(labels, rows)
     ]
 
 
 # ---- official MT-Bench human judgments (lmsys/mt_bench_human_judgments) -----------------
+
 
 def _hf_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """Rows of one exported split: a JSON list, JSON lines, or Parquet."""
@@ -347,8 +411,10 @@ def _hf_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 def _find_split(directory: Path, stem: str) -> Path | None:
     candidates = sorted(
-        p for p in directory.rglob("*")
-        if p.is_file() and p.suffix.lower() in (".json", ".jsonl", ".ndjson", ".parquet")
+        p
+        for p in directory.rglob("*")
+        if p.is_file()
+        and p.suffix.lower() in (".json", ".jsonl", ".ndjson", ".parquet")
         and p.name.lower().startswith(stem)
     )
     return candidates[0] if candidates else None
@@ -420,9 +486,15 @@ def read_mtbench_human_judgments(directory: str | Path, *, turn: int = 1) -> Cal
             ans_1, ans_2 = (ans_b, ans_a) if swapped else (ans_a, ans_b)
             block = (qid - 81) // 10
             category = MTBENCH_CATEGORIES[block] if 0 <= block < len(MTBENCH_CATEGORIES) else None
-            cases[item_id] = Case(id=item_id, group=str(qid), category=category, question=question,
-                                  output_1=ans_1, output_2=ans_2,
-                                  meta={"model_1": m1, "model_2": m2, "question_id": qid, "turn": row_turn})
+            cases[item_id] = Case(
+                id=item_id,
+                group=str(qid),
+                category=category,
+                question=question,
+                output_1=ans_1,
+                output_2=ans_2,
+                meta={"model_1": m1, "model_2": m2, "question_id": qid, "turn": row_turn},
+            )
         return item_id, swapped
 
     for line, row in _hf_rows(human_path):
@@ -461,6 +533,7 @@ def read_mtbench_human_judgments(directory: str | Path, *, turn: int = 1) -> Cal
 
 
 # ---- single-score and PASS/FAIL items with ratings in columns ---------------------------
+
 
 def parse_scale(text: str | None) -> dict[str, float] | None:
     """`Bad=1,'Could be Improved'=2,Acceptable=3` -> {"Bad": 1.0, "Could be Improved": 2.0, ...}."""
@@ -562,15 +635,22 @@ def read_rated_items(
             raise input_error(path, "required field is missing", line=line, field=id_col)
         item_id = str(item_id)
         if item_id in seen:
-            raise input_error(path, f"duplicate id {item_id!r} (first on line {seen[item_id]})", line=line,
-                              field=id_col)
+            raise input_error(
+                path, f"duplicate id {item_id!r} (first on line {seen[item_id]})", line=line, field=id_col
+            )
         seen[item_id] = line
         taken = {id_col, output_col, question_col, category_col, group_col, split_col, *label_cols, *baseline_cols}
-        cases.append(Case(
-            id=item_id, group=str(row.get(group_col) or item_id), category=row.get(category_col),
-            question=row.get(question_col), output=row.get(output_col), split=row.get(split_col),
-            meta={k: v for k, v in row.items() if k not in taken},
-        ))
+        cases.append(
+            Case(
+                id=item_id,
+                group=str(row.get(group_col) or item_id),
+                category=row.get(category_col),
+                question=row.get(question_col),
+                output=row.get(output_col),
+                split=row.get(split_col),
+                meta={k: v for k, v in row.items() if k not in taken},
+            )
+        )
         for col in label_cols:
             value = value_of(row.get(col), line, col)
             if value is not None:

@@ -77,7 +77,7 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
     with path.open("rb") as f:
         for lineno, raw in enumerate(f, start=1):
             if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8):]  # offsets count from after it, as in a whole-file decode
+                raw = raw[len(codecs.BOM_UTF8) :]  # offsets count from after it, as in a whole-file decode
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -122,8 +122,9 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
         return list(iter_rows(path))
     text = _read_text(path)
     if suffix in {".csv", ".tsv"}:
-        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",",
-                                strict=True, restval=_NO_VALUE)
+        reader = csv.DictReader(
+            io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",", strict=True, restval=_NO_VALUE
+        )
         rows = []
         try:
             if not reader.fieldnames:
@@ -131,16 +132,20 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
             for row in reader:
                 lineno = reader.line_num
                 if None in row:
-                    raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})",
-                                      line=lineno)
+                    raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})", line=lineno)
                 if _NO_VALUE in row.values():
-                    raise input_error(path, f"fewer values than header columns ({len(reader.fieldnames)}); "
-                                      "an empty cell still needs its comma", line=lineno)
+                    raise input_error(
+                        path,
+                        f"fewer values than header columns ({len(reader.fieldnames)}); "
+                        "an empty cell still needs its comma",
+                        line=lineno,
+                    )
                 rows.append((lineno, {k: (v if v != "" else None) for k, v in row.items()}))
         except csv.Error as exc:
             # line_num is the last line read cleanly; the bad row starts on the next one.
-            raise input_error(path, f"malformed CSV in the row starting here: {exc} (an unclosed quote?)",
-                              line=reader.line_num + 1) from None
+            raise input_error(
+                path, f"malformed CSV in the row starting here: {exc} (an unclosed quote?)", line=reader.line_num + 1
+            ) from None
         if not rows:
             raise input_error(path, "header only, no rows")
         return rows
@@ -160,19 +165,24 @@ def parse_mapping(text: str | None, option: str = "--map") -> dict[str, str] | N
     return mapping
 
 
-def check_mapping(path: Path, rows: Sequence[tuple[int, dict[str, Any]]], mapping: Mapping[str, str] | None,
-                  fields: Iterable[str]) -> None:
+def check_mapping(
+    path: Path, rows: Sequence[tuple[int, dict[str, Any]]], mapping: Mapping[str, str] | None, fields: Iterable[str]
+) -> None:
     """A mapping may only name juge's fields, and only columns the file has: a typo is an error, not a no-op."""
     if not mapping:
         return
     known = set(fields)
     for ours, theirs in mapping.items():
         if ours not in known:
-            raise input_error(path, f"column mapping names {ours!r}, which is not a juge field "
-                              f"(fields: {', '.join(sorted(known))})", field=ours)
+            raise input_error(
+                path,
+                f"column mapping names {ours!r}, which is not a juge field (fields: {', '.join(sorted(known))})",
+                field=ours,
+            )
         if not any(theirs in row for _, row in rows):
-            raise input_error(path, f"column mapping reads {ours!r} from column {theirs!r}, "
-                              "which no row of the file has", field=ours)
+            raise input_error(
+                path, f"column mapping reads {ours!r} from column {theirs!r}, which no row of the file has", field=ours
+            )
 
 
 def _apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> dict[str, Any]:
@@ -240,7 +250,9 @@ def read_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> li
         except ValidationError as exc:
             raise _validation_error(path, lineno, exc) from None
         if case.id in seen:
-            raise input_error(path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno, field="id")
+            raise input_error(
+                path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno, field="id"
+            )
         seen[case.id] = lineno
         cases.append(case)
     return cases
@@ -271,8 +283,10 @@ def read_labels(
         key = (label.item_id, label.rater_id)
         if key in seen:
             raise input_error(
-                path, f"rater {label.rater_id!r} labelled item {label.item_id!r} twice (first on line {seen[key]})",
-                line=lineno, field="rater_id",
+                path,
+                f"rater {label.rater_id!r} labelled item {label.item_id!r} twice (first on line {seen[key]})",
+                line=lineno,
+                field="rater_id",
             )
         seen[key] = lineno
         labels.append(label)

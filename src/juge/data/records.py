@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -41,8 +41,10 @@ def lone_surrogate_at(value: Any, where: str = "") -> str | None:
     return None
 
 
-_LONE_SURROGATE_MESSAGE = ("holds a lone surrogate escape (\\ud800-\\udfff without its pair){place}: not text, "
-                           "cannot be stored as UTF-8; remove it or replace it with the character meant")
+_LONE_SURROGATE_MESSAGE = (
+    "holds a lone surrogate escape (\\ud800-\\udfff without its pair){place}: not text, "
+    "cannot be stored as UTF-8; remove it or replace it with the character meant"
+)
 
 
 def refuse_lone_surrogates(value: Any) -> Any:
@@ -107,11 +109,12 @@ class Case(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _default_group(self) -> "Case":
+    def _default_group(self) -> Case:
         if (self.output_1 is None) != (self.output_2 is None):
             given, missing = ("output_1", "output_2") if self.output_2 is None else ("output_2", "output_1")
-            raise ValueError(f"{given} is given without {missing}: a pair needs both answers "
-                             "(use `output` for a single answer)")
+            raise ValueError(
+                f"{given} is given without {missing}: a pair needs both answers (use `output` for a single answer)"
+            )
         if not self.group:
             self.group = self.id
         return self
@@ -150,11 +153,12 @@ class PairSummary:
     is_pair = True
 
     @classmethod
-    def of(cls, case: Case) -> "PairSummary":
+    def of(cls, case: Case) -> PairSummary:
         if case.output_1 is None or case.output_2 is None:
             raise ValueError(f"item {case.id!r} is not a pair (needs output_1 and output_2)")
-        return cls(case.id, case.group, case.category, case.split, bool(case.reference), len(case.output_1),
-                   len(case.output_2))
+        return cls(
+            case.id, case.group, case.category, case.split, bool(case.reference), len(case.output_1), len(case.output_2)
+        )
 
 
 class HumanLabel(BaseModel):
@@ -192,7 +196,7 @@ class Vote(NamedTuple):
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Judgment(BaseModel):
@@ -225,7 +229,7 @@ class Judgment(BaseModel):
     run_id: str | None = None
 
     @model_validator(mode="after")
-    def _fail_closed(self) -> "Judgment":
+    def _fail_closed(self) -> Judgment:
         if self.outcome != "ok" and self.verdict is not None:
             raise ValueError(f"a judgment with outcome {self.outcome!r} cannot carry a verdict")
         if self.outcome == "ok" and self.verdict is None:

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
 
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -36,7 +37,12 @@ from juge.data.records import Case
 from juge.errors import InputError, input_error, with_toml_line
 from juge.judges.parsers import PARSERS, ParseResult, parse_structured
 from juge.judges.render import (
-    builtin_templates, case_blocks, example_data, render_blocks, schema_text, wrap,
+    builtin_templates,
+    case_blocks,
+    example_data,
+    render_blocks,
+    schema_text,
+    wrap,
 )
 from juge.judges.rubric import Rubric, pydantic_field, read_toml, rubric_from_dict
 
@@ -94,8 +100,9 @@ class Judge:
         config = self.parser_config
         criteria = [
             {"name": name, "description": c.description, "lo": lo, "hi": hi, "levels": c.levels}
-            for (name, c), (lo, hi) in zip((self.rubric.criteria or {}).items(),
-                                           (config.get("criteria") or {}).values())
+            for (name, c), (lo, hi) in zip(
+                (self.rubric.criteria or {}).items(), (config.get("criteria") or {}).values()
+            )
         ]
         return {
             "judge_name": self.name,
@@ -121,8 +128,11 @@ class Judge:
                 raise ValueError(f"judge {self.name!r} is pairwise: order must be '12' or '21', not {order!r}")
             _require(case, self.name, "output_1", "output_2")
             first, second = (case.output_1, case.output_2) if order == "12" else (case.output_2, case.output_1)
-            blocks |= {"response": "", "response_a": wrap("response_a", first),
-                       "response_b": wrap("response_b", second)}
+            blocks |= {
+                "response": "",
+                "response_a": wrap("response_a", first),
+                "response_b": wrap("response_b", second),
+            }
         else:
             if order is not None:
                 raise ValueError(f"judge {self.name!r} grades single answers: order must be None")
@@ -184,10 +194,18 @@ class Judge:
         elif self.setup == "pairwise":
             props = {"reasoning": text, "verdict": {"type": "string", "enum": ["A", "B", "C"]}}
         elif self.setup == "criteria":
-            scores = {name: {"type": "integer", "minimum": lo, "maximum": hi}
-                      for name, (lo, hi) in config["criteria"].items()}
-            props = {"reasoning": text, "scores": {"type": "object", "properties": scores,
-                                                   "required": list(scores), "additionalProperties": False}}
+            scores = {
+                name: {"type": "integer", "minimum": lo, "maximum": hi} for name, (lo, hi) in config["criteria"].items()
+            }
+            props = {
+                "reasoning": text,
+                "scores": {
+                    "type": "object",
+                    "properties": scores,
+                    "required": list(scores),
+                    "additionalProperties": False,
+                },
+            }
         elif self.setup == "additive":
             props = {"reasoning": text, "total": {"type": "integer", "minimum": 0, "maximum": config["n_items"]}}
         elif config.get("rescale_from") is not None:
@@ -214,6 +232,7 @@ def _require(case: Case, judge: str, *fields: str) -> None:
 
 
 # --- loading -------------------------------------------------------------------------
+
 
 class JudgeSpec(BaseModel):
     """The keys of a judge file (unknown keys are errors, so typos are caught)."""
@@ -246,8 +265,15 @@ class JudgeSpec(BaseModel):
 
 
 _RUBRIC_KEYS = ("description", "levels", "items", "criteria", "examples")
-_USES = {"levels": {"score"}, "items": {"additive"}, "criteria": {"criteria"}, "marker": {"score", "additive"},
-         "scale": {"score", "criteria"}, "rescale_from": {"score"}, "extra_keys": {"criteria"}}
+_USES = {
+    "levels": {"score"},
+    "items": {"additive"},
+    "criteria": {"criteria"},
+    "marker": {"score", "additive"},
+    "scale": {"score", "criteria"},
+    "rescale_from": {"score"},
+    "extra_keys": {"criteria"},
+}
 
 
 def _rubric(spec: JudgeSpec, base_dir: Path, source: str) -> Rubric:
@@ -268,8 +294,7 @@ def _parser_config(spec: JudgeSpec, rubric: Rubric, source: str) -> dict[str, An
     for key, setups in _USES.items():
         used = getattr(rubric, key, None) if key in ("levels", "items", "criteria") else getattr(spec, key)
         if used not in (None, False) and spec.setup not in setups:
-            raise input_error(source, f"not used by a {spec.setup} judge (only {', '.join(sorted(setups))})",
-                              field=key)
+            raise input_error(source, f"not used by a {spec.setup} judge (only {', '.join(sorted(setups))})", field=key)
     if spec.setup == "passfail":
         return {"require_reason": spec.require_reason}
     if spec.setup == "pairwise":
@@ -324,13 +349,17 @@ def _template(value: str | None, default_id: str, base_dir: Path, source: str, k
             raise input_error(path, "not UTF-8 text") from None
     if value in builtins:
         return value, builtins[value], f"built-in template {value}"
-    raise input_error(source, f"no template file {path} and no built-in template {value!r} "
-                      f"(built-ins: {', '.join(builtins)})", field=key)
+    raise input_error(
+        source,
+        f"no template file {path} and no built-in template {value!r} (built-ins: {', '.join(builtins)})",
+        field=key,
+    )
 
 
 def _sample_case() -> Case:
-    return Case(id="sample", question="Q?", context="C", source="S", reference="R",
-                output="O", output_1="O1", output_2="O2")
+    return Case(
+        id="sample", question="Q?", context="C", source="S", reference="R", output="O", output_1="O1", output_2="O2"
+    )
 
 
 def _check_renders(render: Callable[[Case], Any], where: str, key: str, source: str) -> None:
@@ -361,14 +390,27 @@ def judge_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".", source:
     elif spec.solve_template is not None:
         raise input_error(source, "only used when solve_first = true", field="solve_template")
     judge = Judge(
-        name=spec.name, setup=spec.setup, rubric=rubric, template_id=template_id, template_source=template_source,
-        parser_config=parser_config, reference=spec.reference, solve_first=spec.solve_first,
-        structured=spec.structured, constrained=spec.constrained, solve_source=solve_source,
-        provider=spec.provider, provider_options=spec.provider_options, model=spec.model,
-        temperature=spec.temperature, max_tokens=spec.max_tokens,
+        name=spec.name,
+        setup=spec.setup,
+        rubric=rubric,
+        template_id=template_id,
+        template_source=template_source,
+        parser_config=parser_config,
+        reference=spec.reference,
+        solve_first=spec.solve_first,
+        structured=spec.structured,
+        constrained=spec.constrained,
+        solve_source=solve_source,
+        provider=spec.provider,
+        provider_options=spec.provider_options,
+        model=spec.model,
+        temperature=spec.temperature,
+        max_tokens=spec.max_tokens,
     )
     if spec.constrained and judge.allowed() is None:
-        raise input_error(source, f"a {spec.setup} judge has no fixed verdict strings to constrain", field="constrained")
+        raise input_error(
+            source, f"a {spec.setup} judge has no fixed verdict strings to constrain", field="constrained"
+        )
     own_solution = "S" if judge.solve_first else None
     _check_renders(lambda case: judge.render(case, judge.orders(case)[0], own_solution), where, "template", source)
     if judge.solve_first:
@@ -376,8 +418,9 @@ def judge_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".", source:
     for i, example in enumerate(rubric.examples):
         result = judge.parse(example.judgment)
         if result.outcome != "ok":
-            raise input_error(source, f"the example's judgment does not parse: {result.reason}",
-                              field=f"examples[{i}].judgment")
+            raise input_error(
+                source, f"the example's judgment does not parse: {result.reason}", field=f"examples[{i}].judgment"
+            )
     return judge
 
 

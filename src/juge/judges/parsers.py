@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from juge.judges.textnorm import skeleton
 
@@ -95,8 +96,10 @@ def parse_passfail(text: str, *, require_reason: bool = True) -> ParseResult:
     if first not in _PASSFAIL:
         words = _WORDS.findall(skeleton(first))
         if any(w.upper() in _PASSFAIL for w in words):
-            return unparsed("first line is not exactly PASS or FAIL (decorated, lower case, in prose, "
-                            "or with hidden or look-alike characters)")
+            return unparsed(
+                "first line is not exactly PASS or FAIL (decorated, lower case, in prose, "
+                "or with hidden or look-alike characters)"
+            )
         return unparsed("first line is not PASS or FAIL")
     rest = lines[1:]
     if require_reason and _is_blank("\n".join(rest)):
@@ -172,6 +175,7 @@ def parse_additive(text: str, *, n_items: int, marker: str = "Total:", require_r
 
 
 # --- several criteria as one JSON object ----------------------------------------
+
 
 class _BadJSON(ValueError):
     pass
@@ -253,7 +257,7 @@ def parse_criteria(
         if start < 0 or end < start:
             continue
         try:
-            other = strict_json_object(folded[start:end + 1])
+            other = strict_json_object(folded[start : end + 1])
         except _BadJSON:
             continue
         if any(name in other and other[name] != verdict[name] for name in criteria):
@@ -293,11 +297,13 @@ def parse_pairwise(text: str) -> ParseResult:
 
 # --- structured output (JSON schema) ----------------------------------------------
 
+
 def structured_to_text(data: dict[str, Any], setup: str, config: Mapping[str, Any]) -> str:
     """Turn a structured answer into the text format so the same strict parser validates it.
 
     Raises ValueError when a field is missing, extra or of the wrong type.
     """
+
     def field(name: str, kind: type | tuple[type, ...]) -> Any:
         if name not in data:
             raise ValueError(f"missing field '{name}'")

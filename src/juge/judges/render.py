@@ -26,8 +26,17 @@ from juge.data.records import Case, Message
 from juge.judges.textnorm import HOMOGLYPHS
 
 TAGS = (
-    "question", "conversation", "turn", "context", "source", "response_a", "response_b", "response",
-    "reference", "own_solution", "example",
+    "question",
+    "conversation",
+    "turn",
+    "context",
+    "source",
+    "response_a",
+    "response_b",
+    "response",
+    "reference",
+    "own_solution",
+    "example",
 )
 # Characters a reader (or a tokenizer) may skip inside a tag: invisible format characters
 # (Unicode category Cf: zero-width space and joiners, bidi controls, soft hyphen, BOM); around
@@ -56,9 +65,17 @@ def _spelled_with_invisible(tag: str) -> str:
 # characters (`<\u200b/response>`), look-alike letters (Cyrillic `е`) or a fullwidth slash.
 _LESS_THAN = "[<\uff1c\ufe64\u2039\u2329\u27e8\u3008\u02c2\u1438]"
 _TAG_OPENING = re.compile(
-    _LESS_THAN + "(?=" + _BLANK + "[/\uff0f\u2215\u2044]?" + _BLANK
-    + "(?:" + "|".join(_spelled_with_invisible(t) for t in TAGS) + ")"
-    + "(?!" + _INVISIBLE + "[A-Za-z0-9_-]))",
+    _LESS_THAN
+    + "(?="
+    + _BLANK
+    + "[/\uff0f\u2215\u2044]?"
+    + _BLANK
+    + "(?:"
+    + "|".join(_spelled_with_invisible(t) for t in TAGS)
+    + ")"
+    + "(?!"
+    + _INVISIBLE
+    + "[A-Za-z0-9_-]))",
 )
 
 
@@ -140,9 +157,12 @@ def case_blocks(case: Case) -> dict[str, str]:
 def example_data(example: Any) -> str:
     """An example's data as wrapped blocks, in the order a real prompt shows them."""
     parts = [
-        wrap("question", example.question), wrap("context", example.context),
-        wrap("reference", example.reference), wrap("response", example.response),
-        wrap("response_a", example.response_a), wrap("response_b", example.response_b),
+        wrap("question", example.question),
+        wrap("context", example.context),
+        wrap("reference", example.reference),
+        wrap("response", example.response),
+        wrap("response_a", example.response_a),
+        wrap("response_b", example.response_b),
     ]
     return "\n".join(p for p in parts if p)
 

@@ -17,25 +17,98 @@ import unicodedata
 
 HOMOGLYPHS = {
     # Cyrillic
-    "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K", "М": "M",
-    "О": "O", "Р": "P", "Ѕ": "S", "Т": "T", "Х": "X", "Ү": "Y", "Ԛ": "Q", "Ԝ": "W",
-    "а": "a", "с": "c", "е": "e", "о": "o", "р": "p", "х": "x", "у": "y", "ѕ": "s", "і": "i",
-    "ј": "j", "ԁ": "d", "һ": "h", "ԛ": "q", "ԝ": "w", "ӏ": "l",
+    "А": "A",
+    "В": "B",
+    "С": "C",
+    "Е": "E",
+    "Н": "H",
+    "І": "I",
+    "Ј": "J",
+    "К": "K",
+    "М": "M",
+    "О": "O",
+    "Р": "P",
+    "Ѕ": "S",
+    "Т": "T",
+    "Х": "X",
+    "Ү": "Y",
+    "Ԛ": "Q",
+    "Ԝ": "W",
+    "а": "a",
+    "с": "c",
+    "е": "e",
+    "о": "o",
+    "р": "p",
+    "х": "x",
+    "у": "y",
+    "ѕ": "s",
+    "і": "i",
+    "ј": "j",
+    "ԁ": "d",
+    "һ": "h",
+    "ԛ": "q",
+    "ԝ": "w",
+    "ӏ": "l",
     # Greek
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
-    "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "ο": "o", "ν": "v", "α": "a", "ι": "i",
+    "Α": "A",
+    "Β": "B",
+    "Ε": "E",
+    "Ζ": "Z",
+    "Η": "H",
+    "Ι": "I",
+    "Κ": "K",
+    "Μ": "M",
+    "Ν": "N",
+    "Ο": "O",
+    "Ρ": "P",
+    "Τ": "T",
+    "Υ": "Y",
+    "Χ": "X",
+    "ο": "o",
+    "ν": "v",
+    "α": "a",
+    "ι": "i",
     # Cherokee
-    "Ꭺ": "A", "Ᏼ": "B", "Ꮯ": "C", "Ꭼ": "E", "Ꮪ": "S", "Ꭲ": "T", "Ꮲ": "P", "Ꮃ": "W", "Ꮋ": "H",
+    "Ꭺ": "A",
+    "Ᏼ": "B",
+    "Ꮯ": "C",
+    "Ꭼ": "E",
+    "Ꮪ": "S",
+    "Ꭲ": "T",
+    "Ꮲ": "P",
+    "Ꮃ": "W",
+    "Ꮋ": "H",
     # Latin small capitals and other letter forms
-    "ᴀ": "A", "ʙ": "B", "ᴄ": "C", "ᴅ": "D", "ᴇ": "E", "ꜰ": "F", "ɢ": "G", "ʜ": "H", "ɪ": "I",
-    "ᴊ": "J", "ᴋ": "K", "ʟ": "L", "ᴍ": "M", "ɴ": "N", "ᴏ": "O", "ᴘ": "P", "ʀ": "R", "ꜱ": "S",
-    "ᴛ": "T", "ᴜ": "U", "ᴠ": "V", "ᴡ": "W", "ʏ": "Y", "ᴢ": "Z", "ı": "i",
+    "ᴀ": "A",
+    "ʙ": "B",
+    "ᴄ": "C",
+    "ᴅ": "D",
+    "ᴇ": "E",
+    "ꜰ": "F",
+    "ɢ": "G",
+    "ʜ": "H",
+    "ɪ": "I",
+    "ᴊ": "J",
+    "ᴋ": "K",
+    "ʟ": "L",
+    "ᴍ": "M",
+    "ɴ": "N",
+    "ᴏ": "O",
+    "ᴘ": "P",
+    "ʀ": "R",
+    "ꜱ": "S",
+    "ᴛ": "T",
+    "ᴜ": "U",
+    "ᴠ": "V",
+    "ᴡ": "W",
+    "ʏ": "Y",
+    "ᴢ": "Z",
+    "ı": "i",
 }
 _TABLE = str.maketrans(HOMOGLYPHS)
 _KEEP_CONTROLS = {"\n", "\t"}
 # ASCII's only invisible characters are its controls (category Cc); ASCII has no look-alikes to fold.
-_ASCII_CONTROLS = str.maketrans(dict.fromkeys(
-    [chr(c) for c in (*range(0x20), 0x7F) if chr(c) not in _KEEP_CONTROLS]))
+_ASCII_CONTROLS = str.maketrans(dict.fromkeys([chr(c) for c in (*range(0x20), 0x7F) if chr(c) not in _KEEP_CONTROLS]))
 
 
 def skeleton(text: str) -> str:
@@ -44,7 +117,6 @@ def skeleton(text: str) -> str:
         return text.translate(_ASCII_CONTROLS)
     decomposed = unicodedata.normalize("NFKD", text)
     kept = "".join(
-        ch for ch in decomposed
-        if ch in _KEEP_CONTROLS or unicodedata.category(ch) not in {"Cf", "Cc", "Mn", "Me"}
+        ch for ch in decomposed if ch in _KEEP_CONTROLS or unicodedata.category(ch) not in {"Cf", "Cc", "Mn", "Me"}
     )
     return unicodedata.normalize("NFKC", kept.translate(_TABLE))

@@ -36,7 +36,7 @@ LOGIN_COOKIE = "juge_login_nonce"  # the sign-in form's nonce, set by the login 
 MAX_EXPLANATION = 5000
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
-                               " form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    " form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -111,8 +111,9 @@ AdjudicatorDep = Annotated[Rater, Depends(adjudicator)]
 def create_app(store: LabelStore) -> FastAPI:
     app = FastAPI(title="juge label", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
-    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, trim_blocks=True,
-                      lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"), autoescape=True, trim_blocks=True, lstrip_blocks=True
+    )
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -144,8 +145,9 @@ def create_app(store: LabelStore) -> FastAPI:
         if request.cookies.get(cookie_name(rater.project_id)) == token:
             return RedirectResponse(f"/?p={rater.project_id}", status_code=303)  # already signed in as this
         nonce = secrets.token_urlsafe(24)
-        response = render("login.html", project=store.project_by_id(rater.project_id), rater_name=rater.name,
-                          token=token, nonce=nonce)
+        response = render(
+            "login.html", project=store.project_by_id(rater.project_id), rater_name=rater.name, token=token, nonce=nonce
+        )
         response.set_cookie(LOGIN_COOKIE, nonce, httponly=True, samesite="strict", path="/login", max_age=3600)
         return response
 
@@ -155,14 +157,16 @@ def create_app(store: LabelStore) -> FastAPI:
         cookie never carries on a request another site starts."""
         expected = request.cookies.get(LOGIN_COOKIE, "")
         if not expected or not hmac.compare_digest(nonce.encode(), expected.encode()):
-            raise HTTPException(403, "This sign-in form has expired or did not come from this site. "
-                                     "Open your login link again.")
+            raise HTTPException(
+                403, "This sign-in form has expired or did not come from this site. Open your login link again."
+            )
         rater = store.rater_by_token(token)
         if rater is None:
             raise HTTPException(401, "This login link is not valid. Ask for a new one.")
         response = RedirectResponse(f"/?p={rater.project_id}", status_code=303)
-        response.set_cookie(cookie_name(rater.project_id), token, httponly=True, samesite="strict",
-                            max_age=30 * 24 * 3600)
+        response.set_cookie(
+            cookie_name(rater.project_id), token, httponly=True, samesite="strict", max_age=30 * 24 * 3600
+        )
         response.delete_cookie(LOGIN_COOKIE, path="/login", httponly=True, samesite="strict")
         return response
 
@@ -176,9 +180,14 @@ def create_app(store: LabelStore) -> FastAPI:
         session_id = store.current_session(rater)
         assignment = store.next_assignment(rater)
         done, left = store.progress(rater)
-        common = {"project": project, "rater": rater, "done": done, "left": left,
-                  "last_label": store.last_label_id(rater),
-                  "pct": round(100 * done / (done + left)) if done + left else 100}
+        common = {
+            "project": project,
+            "rater": rater,
+            "done": done,
+            "left": left,
+            "last_label": store.last_label_id(rater),
+            "pct": round(100 * done / (done + left)) if done + left else 100,
+        }
         if assignment is None:
             return render("done.html", **common, msg=msg)
         store.mark_shown(assignment.id, session_id)
@@ -189,14 +198,23 @@ def create_app(store: LabelStore) -> FastAPI:
         else:
             sides = [case.output]
         return render(
-            "item.html", **common, case=case, messages=case.conversation(), sides=sides,
-            assignment=assignment, choices=choices(project.task, project.rubric), msg=msg,
-            in_session=in_session, break_due=project.break_after > 0 and in_session >= project.break_after,
+            "item.html",
+            **common,
+            case=case,
+            messages=case.conversation(),
+            sides=sides,
+            assignment=assignment,
+            choices=choices(project.task, project.rubric),
+            msg=msg,
+            in_session=in_session,
+            break_due=project.break_after > 0 and in_session >= project.break_after,
         )
 
     @app.post("/label")
     def post_label(
-        rater: CheckedDep, assignment: Annotated[int, Form()], choice: Annotated[str, Form()],
+        rater: CheckedDep,
+        assignment: Annotated[int, Form()],
+        choice: Annotated[str, Form()],
         explanation: Annotated[str, Form(max_length=MAX_EXPLANATION)] = "",
     ) -> Response:
         project = store.project_by_id(rater.project_id)
@@ -214,8 +232,14 @@ def create_app(store: LabelStore) -> FastAPI:
         else:
             label, shown_order = choice, ""
         try:
-            store.save_label(rater, assignment, label, shown_order=shown_order,
-                             explanation=explanation.strip() or None, session_id=session_id)
+            store.save_label(
+                rater,
+                assignment,
+                label,
+                shown_order=shown_order,
+                explanation=explanation.strip() or None,
+                session_id=session_id,
+            )
         except ReleasedError:  # the page was open while `juge label release` gave the item to someone else
             return RedirectResponse(f"/item?p={rater.project_id}&msg=released", status_code=303)
         except LabelError as exc:
@@ -249,12 +273,21 @@ def create_app(store: LabelStore) -> FastAPI:
         rows = store.disagreements(project)
         for row in rows:
             row["case"] = Case.model_validate_json(row["record"])
-        return render("adjudicate.html", project=project, rater=rater, rows=rows, msg=msg,
-                      labels=fixed_choices(project.task, project), lists=store.list_names(project))
+        return render(
+            "adjudicate.html",
+            project=project,
+            rater=rater,
+            rows=rows,
+            msg=msg,
+            labels=fixed_choices(project.task, project),
+            lists=store.list_names(project),
+        )
 
     @app.post("/adjudicate")
     def post_adjudicate(
-        rater: CheckedDep, item_id: Annotated[str, Form()], label: Annotated[str, Form()],
+        rater: CheckedDep,
+        item_id: Annotated[str, Form()],
+        label: Annotated[str, Form()],
         reason: Annotated[str, Form(max_length=MAX_EXPLANATION)] = "",
     ) -> Response:
         require_adjudicator(rater)

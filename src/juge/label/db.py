@@ -31,8 +31,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
-    Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, UniqueConstraint,
-    create_engine, delete, event, func, insert, select, update,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    update,
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
@@ -47,7 +62,8 @@ SESSION_IDLE_SECONDS = 30 * 60  # a gap this long starts a new labelling session
 metadata = MetaData()
 
 projects = Table(
-    "label_projects", metadata,
+    "label_projects",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("name", String(200), nullable=False, unique=True),
     Column("task", String(20), nullable=False),
@@ -59,7 +75,8 @@ projects = Table(
     Column("created_at", Float, nullable=False),
 )
 items = Table(
-    "label_items", metadata,
+    "label_items",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("project_id", Integer, ForeignKey("label_projects.id"), nullable=False),
     Column("item_id", String(500), nullable=False),
@@ -70,7 +87,8 @@ items = Table(
     UniqueConstraint("project_id", "item_id"),
 )
 raters = Table(
-    "label_raters", metadata,
+    "label_raters",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("project_id", Integer, ForeignKey("label_projects.id"), nullable=False),
     Column("name", String(200), nullable=False),
@@ -81,7 +99,8 @@ raters = Table(
     UniqueConstraint("project_id", "name"),
 )
 sessions = Table(
-    "label_sessions", metadata,
+    "label_sessions",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("rater_id", Integer, ForeignKey("label_raters.id"), nullable=False),
     Column("started_at", Float, nullable=False),
@@ -90,7 +109,8 @@ sessions = Table(
     Column("end_reason", String(20)),  # "break" | "idle"
 )
 assignments = Table(
-    "label_assignments", metadata,
+    "label_assignments",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("item_pk", Integer, ForeignKey("label_items.id"), nullable=False),
     Column("rater_id", Integer, ForeignKey("label_raters.id"), nullable=False),
@@ -105,7 +125,8 @@ assignments = Table(
     UniqueConstraint("item_pk", "rater_id"),
 )
 labels = Table(
-    "label_labels", metadata,
+    "label_labels",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("item_pk", Integer, ForeignKey("label_items.id"), nullable=False),
     Column("rater_id", Integer, ForeignKey("label_raters.id"), nullable=False),
@@ -118,7 +139,8 @@ labels = Table(
     UniqueConstraint("item_pk", "rater_id"),
 )
 adjudications = Table(
-    "label_adjudications", metadata,
+    "label_adjudications",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("item_pk", Integer, ForeignKey("label_items.id"), nullable=False, unique=True),
     Column("rater_id", Integer, ForeignKey("label_raters.id"), nullable=False),
@@ -127,7 +149,8 @@ adjudications = Table(
     Column("created_at", Float, nullable=False),
 )
 judge_verdicts = Table(
-    "label_judge_verdicts", metadata,
+    "label_judge_verdicts",
+    metadata,
     Column("item_pk", Integer, ForeignKey("label_items.id"), nullable=False),
     Column("judge", String(200), nullable=False),
     Column("run_id", String(100), nullable=False),
@@ -135,7 +158,8 @@ judge_verdicts = Table(
     UniqueConstraint("item_pk", "judge"),
 )
 lists = Table(
-    "label_lists", metadata,
+    "label_lists",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("project_id", Integer, ForeignKey("label_projects.id"), nullable=False),
     Column("name", String(200), nullable=False),
@@ -143,7 +167,8 @@ lists = Table(
     UniqueConstraint("project_id", "name"),
 )
 list_items = Table(
-    "label_list_items", metadata,
+    "label_list_items",
+    metadata,
     Column("list_id", Integer, ForeignKey("label_lists.id"), primary_key=True),
     Column("item_id", String(500), primary_key=True),
 )
@@ -211,8 +236,11 @@ def _add_output_hashes(engine: Engine) -> None:
     with engine.begin() as c:
         missing = c.execute(select(items.c.id, items.c.record).where(items.c.output_hash.is_(None))).all()
         for row in missing:
-            c.execute(update(items).where(items.c.id == row.id)
-                      .values(output_hash=Case.model_validate_json(row.record).output_hash()))
+            c.execute(
+                update(items)
+                .where(items.c.id == row.id)
+                .values(output_hash=Case.model_validate_json(row.record).output_hash())
+            )
 
 
 class LabelError(ValueError):
@@ -252,8 +280,15 @@ class Assignment:
 
 
 def _project(row: Any) -> Project:
-    return Project(row.id, row.name, row.task, Rubric.model_validate_json(row.rubric), row.overlap,
-                   row.overlap_raters, row.break_after)
+    return Project(
+        row.id,
+        row.name,
+        row.task,
+        Rubric.model_validate_json(row.rubric),
+        row.overlap,
+        row.overlap_raters,
+        row.break_after,
+    )
 
 
 def _rater(row: Any) -> Rater:
@@ -277,8 +312,16 @@ class LabelStore:
 
     # ---- projects, items, raters ----------------------------------------------------------
     def create_project(
-        self, name: str, task: str, rubric: Rubric, cases: Sequence[Case], *,
-        overlap: float = 0.2, overlap_raters: int = 2, break_after: int = 25, seed: int = 0,
+        self,
+        name: str,
+        task: str,
+        rubric: Rubric,
+        cases: Sequence[Case],
+        *,
+        overlap: float = 0.2,
+        overlap_raters: int = 2,
+        break_after: int = 25,
+        seed: int = 0,
     ) -> Project:
         if not 0 <= overlap <= 1:
             raise LabelError(f"overlap must be a share between 0 and 1, got {overlap}")
@@ -291,16 +334,32 @@ class LabelStore:
         with self.engine.begin() as c:
             if c.execute(select(projects.c.id).where(projects.c.name == name)).first():
                 raise LabelError(f"a labelling project named {name!r} already exists")
-            pid = c.execute(insert(projects).values(
-                name=name, task=task, rubric=rubric.model_dump_json(), overlap=overlap,
-                overlap_raters=overlap_raters, break_after=break_after, seed=seed, created_at=time.time(),
-            )).inserted_primary_key[0]
-            c.execute(insert(items), [
-                {"project_id": pid, "item_id": case.id, "position": order[i],
-                 "needed": overlap_raters if i in shared else 1, "record": case.model_dump_json(),
-                 "output_hash": case.output_hash()}
-                for i, case in enumerate(cases)
-            ])
+            pid = c.execute(
+                insert(projects).values(
+                    name=name,
+                    task=task,
+                    rubric=rubric.model_dump_json(),
+                    overlap=overlap,
+                    overlap_raters=overlap_raters,
+                    break_after=break_after,
+                    seed=seed,
+                    created_at=time.time(),
+                )
+            ).inserted_primary_key[0]
+            c.execute(
+                insert(items),
+                [
+                    {
+                        "project_id": pid,
+                        "item_id": case.id,
+                        "position": order[i],
+                        "needed": overlap_raters if i in shared else 1,
+                        "record": case.model_dump_json(),
+                        "output_hash": case.output_hash(),
+                    }
+                    for i, case in enumerate(cases)
+                ],
+            )
         return self.project(name)
 
     def project(self, name: str | None = None) -> Project:
@@ -326,10 +385,16 @@ class LabelStore:
         token = secrets.token_urlsafe(24)
         try:
             with self.engine.begin() as c:
-                c.execute(insert(raters).values(
-                    project_id=project.id, name=name, token_hash=hash_token(token),
-                    csrf=secrets.token_urlsafe(24), adjudicator=adjudicator, created_at=time.time(),
-                ))
+                c.execute(
+                    insert(raters).values(
+                        project_id=project.id,
+                        name=name,
+                        token_hash=hash_token(token),
+                        csrf=secrets.token_urlsafe(24),
+                        adjudicator=adjudicator,
+                        created_at=time.time(),
+                    )
+                )
         except IntegrityError:
             raise LabelError(f"rater {name!r} already exists in project {project.name!r}") from None
         return token
@@ -350,9 +415,11 @@ class LabelStore:
 
     # ---- handing out items ------------------------------------------------------------------
     def _open_assignment(self, c: Any, rater: Rater) -> Any:
-        labelled = select(labels.c.id).where(
-            labels.c.item_pk == assignments.c.item_pk, labels.c.rater_id == assignments.c.rater_id
-        ).exists()
+        labelled = (
+            select(labels.c.id)
+            .where(labels.c.item_pk == assignments.c.item_pk, labels.c.rater_id == assignments.c.rater_id)
+            .exists()
+        )
         return c.execute(
             select(assignments.c.id, assignments.c.item_pk, assignments.c.swapped, items.c.record)
             .join(items, items.c.id == assignments.c.item_pk)
@@ -363,12 +430,14 @@ class LabelStore:
 
     @staticmethod
     def _free_items_query(rater: Rater) -> Any:
-        taken = select(func.count()).where(assignments.c.item_pk == items.c.id,
-                                           assignments.c.released_at.is_(None)).scalar_subquery()
+        taken = (
+            select(func.count())
+            .where(assignments.c.item_pk == items.c.id, assignments.c.released_at.is_(None))
+            .scalar_subquery()
+        )
         mine = select(assignments.c.item_pk).where(assignments.c.rater_id == rater.id)
-        return (
-            select(items.c.id, items.c.needed)
-            .where(items.c.project_id == rater.project_id, items.c.id.not_in(mine), taken < items.c.needed)
+        return select(items.c.id, items.c.needed).where(
+            items.c.project_id == rater.project_id, items.c.id.not_in(mine), taken < items.c.needed
         )
 
     def next_assignment(self, rater: Rater) -> Assignment | None:
@@ -383,7 +452,9 @@ class LabelStore:
                 row = self._open_assignment(c, rater)
                 if row is None:
                     free = c.execute(
-                        self._free_items_query(rater).order_by(items.c.position).limit(1)
+                        self._free_items_query(rater)
+                        .order_by(items.c.position)
+                        .limit(1)
                         .with_for_update(skip_locked=True, of=items)
                     ).first()
                     if free is None:
@@ -395,10 +466,16 @@ class LabelStore:
                         continue  # filled between the query and the lock
                     try:
                         with c.begin_nested():
-                            c.execute(insert(assignments).values(
-                                item_pk=free.id, rater_id=rater.id, slot=slot,
-                                swapped=secrets.randbelow(2) == 1, assigned_at=time.time(), priority=0,
-                            ))
+                            c.execute(
+                                insert(assignments).values(
+                                    item_pk=free.id,
+                                    rater_id=rater.id,
+                                    slot=slot,
+                                    swapped=secrets.randbelow(2) == 1,
+                                    assigned_at=time.time(),
+                                    priority=0,
+                                )
+                            )
                     except IntegrityError:
                         continue  # the slot went to another rater at the same moment; look again
                     row = self._open_assignment(c, rater)
@@ -411,8 +488,11 @@ class LabelStore:
     def assignment_swapped(self, rater: Rater, assignment_id: int) -> bool | None:
         """Whether the pair was shown swapped in this rater's assignment; None if it is not theirs."""
         with self.engine.connect() as c:
-            row = c.execute(select(assignments.c.swapped).where(
-                assignments.c.id == assignment_id, assignments.c.rater_id == rater.id)).first()
+            row = c.execute(
+                select(assignments.c.swapped).where(
+                    assignments.c.id == assignment_id, assignments.c.rater_id == rater.id
+                )
+            ).first()
         return None if row is None else bool(row.swapped)
 
     def mark_shown(self, assignment_id: int, session_id: int) -> None:
@@ -420,8 +500,10 @@ class LabelStore:
         with self.engine.begin() as c:
             c.execute(
                 update(assignments)
-                .where(assignments.c.id == assignment_id,
-                       (assignments.c.shown_session.is_(None)) | (assignments.c.shown_session != session_id))
+                .where(
+                    assignments.c.id == assignment_id,
+                    (assignments.c.shown_session.is_(None)) | (assignments.c.shown_session != session_id),
+                )
                 .values(shown_at=time.time(), shown_session=session_id)
             )
 
@@ -430,8 +512,11 @@ class LabelStore:
         with self.engine.connect() as c:
             done = c.execute(select(func.count()).select_from(labels).where(labels.c.rater_id == rater.id)).scalar_one()
             free = c.execute(select(func.count()).select_from(self._free_items_query(rater).subquery())).scalar_one()
-            opened = c.execute(select(func.count()).select_from(assignments).where(
-                assignments.c.rater_id == rater.id, assignments.c.released_at.is_(None))).scalar_one()
+            opened = c.execute(
+                select(func.count())
+                .select_from(assignments)
+                .where(assignments.c.rater_id == rater.id, assignments.c.released_at.is_(None))
+            ).scalar_one()
         return done, free + (opened - done)
 
     # ---- sessions ---------------------------------------------------------------------------
@@ -440,32 +525,46 @@ class LabelStore:
         now = time.time() if now is None else now
         with self.engine.begin() as c:
             row = c.execute(
-                select(sessions).where(sessions.c.rater_id == rater.id, sessions.c.ended_at.is_(None))
-                .order_by(sessions.c.id.desc()).limit(1)
+                select(sessions)
+                .where(sessions.c.rater_id == rater.id, sessions.c.ended_at.is_(None))
+                .order_by(sessions.c.id.desc())
+                .limit(1)
             ).first()
             if row is not None and now - row.last_at < SESSION_IDLE_SECONDS:
                 c.execute(update(sessions).where(sessions.c.id == row.id).values(last_at=now))
                 return row.id
             if row is not None:
-                c.execute(update(sessions).where(sessions.c.id == row.id)
-                          .values(ended_at=row.last_at, end_reason="idle"))
-            return c.execute(insert(sessions).values(rater_id=rater.id, started_at=now, last_at=now)
-                             ).inserted_primary_key[0]
+                c.execute(
+                    update(sessions).where(sessions.c.id == row.id).values(ended_at=row.last_at, end_reason="idle")
+                )
+            return c.execute(
+                insert(sessions).values(rater_id=rater.id, started_at=now, last_at=now)
+            ).inserted_primary_key[0]
 
     def end_session(self, rater: Rater, reason: str = "break") -> None:
         with self.engine.begin() as c:
-            c.execute(update(sessions).where(sessions.c.rater_id == rater.id, sessions.c.ended_at.is_(None))
-                      .values(ended_at=time.time(), end_reason=reason))
+            c.execute(
+                update(sessions)
+                .where(sessions.c.rater_id == rater.id, sessions.c.ended_at.is_(None))
+                .values(ended_at=time.time(), end_reason=reason)
+            )
 
     def labels_in_session(self, session_id: int) -> int:
         with self.engine.connect() as c:
-            return c.execute(select(func.count()).select_from(labels)
-                             .where(labels.c.session_id == session_id)).scalar_one()
+            return c.execute(
+                select(func.count()).select_from(labels).where(labels.c.session_id == session_id)
+            ).scalar_one()
 
     # ---- labels -----------------------------------------------------------------------------
     def save_label(
-        self, rater: Rater, assignment_id: int, label: str, *, shown_order: str = "",
-        explanation: str | None = None, session_id: int | None = None,
+        self,
+        rater: Rater,
+        assignment_id: int,
+        label: str,
+        *,
+        shown_order: str = "",
+        explanation: str | None = None,
+        session_id: int | None = None,
     ) -> bool:
         """Store the rater's label for an assigned item; False if it was already stored (a double submit).
 
@@ -481,15 +580,25 @@ class LabelStore:
             if a is None or a.rater_id != rater.id:
                 raise LabelError("this item is not assigned to you")
             if a.released_at is not None and not self._reclaim(c, a):
-                raise ReleasedError("this item was handed to another rater while you were away and needs no "
-                                    "label from you any more; your label for it was not stored")
+                raise ReleasedError(
+                    "this item was handed to another rater while you were away and needs no "
+                    "label from you any more; your label for it was not stored"
+                )
             seconds = now - a.shown_at if a.shown_at is not None and a.shown_session == session_id else None
             try:
                 with c.begin_nested():
-                    c.execute(insert(labels).values(
-                        item_pk=a.item_pk, rater_id=rater.id, label=label, shown_order=shown_order,
-                        explanation=explanation or None, session_id=session_id, seconds=seconds, created_at=now,
-                    ))
+                    c.execute(
+                        insert(labels).values(
+                            item_pk=a.item_pk,
+                            rater_id=rater.id,
+                            label=label,
+                            shown_order=shown_order,
+                            explanation=explanation or None,
+                            session_id=session_id,
+                            seconds=seconds,
+                            created_at=now,
+                        )
+                    )
             except IntegrityError:
                 return False
         return True
@@ -503,15 +612,19 @@ class LabelStore:
             return False
         try:
             with c.begin_nested():
-                c.execute(update(assignments).where(assignments.c.id == a.id)
-                          .values(slot=slot, released_at=None))
+                c.execute(update(assignments).where(assignments.c.id == a.id).values(slot=slot, released_at=None))
         except IntegrityError:
             return False  # another rater took that slot at the same moment
         return True
 
     def release_assignments(
-        self, project: Project, *, rater: Rater | None = None, older_than: float | None = None,
-        now: float | None = None, dry_run: bool = False,
+        self,
+        project: Project,
+        *,
+        rater: Rater | None = None,
+        older_than: float | None = None,
+        now: float | None = None,
+        dry_run: bool = False,
     ) -> dict[str, int]:
         """Give back open (unlabelled, unreleased) assignments so other raters get their items.
 
@@ -522,9 +635,11 @@ class LabelStore:
         "no label", so a label saved meanwhile keeps its assignment (on both databases).
         """
         now = time.time() if now is None else now
-        labelled = select(labels.c.id).where(
-            labels.c.item_pk == assignments.c.item_pk, labels.c.rater_id == assignments.c.rater_id
-        ).exists()
+        labelled = (
+            select(labels.c.id)
+            .where(labels.c.item_pk == assignments.c.item_pk, labels.c.rater_id == assignments.c.rater_id)
+            .exists()
+        )
         conditions = [items.c.project_id == project.id, assignments.c.released_at.is_(None), ~labelled]
         if rater is not None:
             conditions.append(assignments.c.rater_id == rater.id)
@@ -535,7 +650,9 @@ class LabelStore:
                 select(assignments.c.id, raters.c.name)
                 .join(items, items.c.id == assignments.c.item_pk)
                 .join(raters, raters.c.id == assignments.c.rater_id)
-                .where(*conditions).order_by(assignments.c.id).with_for_update(of=assignments)
+                .where(*conditions)
+                .order_by(assignments.c.id)
+                .with_for_update(of=assignments)
             ).all()
             freed: dict[str, int] = defaultdict(int)
             if dry_run:
@@ -544,9 +661,11 @@ class LabelStore:
                 return dict(sorted(freed.items()))
             names = {row.id: row.name for row in chosen}
             for row in chosen:
-                done = c.execute(update(assignments)
-                                 .where(assignments.c.id == row.id, assignments.c.released_at.is_(None), ~labelled)
-                                 .values(released_at=now, slot=-row.id, shown_at=None, shown_session=None)).rowcount
+                done = c.execute(
+                    update(assignments)
+                    .where(assignments.c.id == row.id, assignments.c.released_at.is_(None), ~labelled)
+                    .values(released_at=now, slot=-row.id, shown_at=None, shown_session=None)
+                ).rowcount
                 if done == 1:
                     freed[names[row.id]] += 1
         return dict(sorted(freed.items()))
@@ -568,7 +687,8 @@ class LabelStore:
         with self.engine.begin() as c:
             row = c.execute(
                 select(labels.c.rater_id, labels.c.item_pk, items.c.item_id, items.c.project_id)
-                .join(items, items.c.id == labels.c.item_pk).where(labels.c.id == label_id)
+                .join(items, items.c.id == labels.c.item_pk)
+                .where(labels.c.id == label_id)
             ).first()
             if row is None:
                 return None
@@ -576,25 +696,40 @@ class LabelStore:
                 raise LabelError("this label is not yours")
             later = labels.alias("later")  # an alias, so the subquery is not correlated to the deleted row
             newer = select(later.c.id).where(later.c.rater_id == rater.id, later.c.id > label_id).exists()
-            deleted = c.execute(delete(labels).where(labels.c.id == label_id, labels.c.rater_id == rater.id,
-                                                     ~newer)).rowcount
+            deleted = c.execute(
+                delete(labels).where(labels.c.id == label_id, labels.c.rater_id == rater.id, ~newer)
+            ).rowcount
             if deleted != 1:
                 return None
-            top = c.execute(select(func.max(assignments.c.priority))
-                            .where(assignments.c.rater_id == rater.id)).scalar_one() or 0
-            c.execute(update(assignments)
-                      .where(assignments.c.item_pk == row.item_pk, assignments.c.rater_id == rater.id)
-                      .values(priority=top + 1, shown_at=None, shown_session=None))
+            top = (
+                c.execute(
+                    select(func.max(assignments.c.priority)).where(assignments.c.rater_id == rater.id)
+                ).scalar_one()
+                or 0
+            )
+            c.execute(
+                update(assignments)
+                .where(assignments.c.item_pk == row.item_pk, assignments.c.rater_id == rater.id)
+                .values(priority=top + 1, shown_at=None, shown_session=None)
+            )
         return row.item_id
 
     def label_rows(self, project: Project) -> list[dict[str, Any]]:
         """Every label with its item and rater, in item order then rater name; labels in canonical form."""
         with self.engine.connect() as c:
             rows = c.execute(
-                select(items.c.item_id, items.c.position, items.c.output_hash, raters.c.name.label("rater"),
-                       labels.c.label,
-                       labels.c.explanation, labels.c.shown_order, labels.c.seconds, labels.c.session_id,
-                       labels.c.created_at)
+                select(
+                    items.c.item_id,
+                    items.c.position,
+                    items.c.output_hash,
+                    raters.c.name.label("rater"),
+                    labels.c.label,
+                    labels.c.explanation,
+                    labels.c.shown_order,
+                    labels.c.seconds,
+                    labels.c.session_id,
+                    labels.c.created_at,
+                )
                 .join(items, items.c.id == labels.c.item_pk)
                 .join(raters, raters.c.id == labels.c.rater_id)
                 .where(items.c.project_id == project.id)
@@ -609,8 +744,13 @@ class LabelStore:
         label on this answer from a label on an answer the system has since changed.
         """
         return [
-            HumanLabel(item_id=r["item_id"], rater_id=r["rater"], label=export_value(project.task, r["label"]),
-                       explanation=r["explanation"], output_hash=r["output_hash"])
+            HumanLabel(
+                item_id=r["item_id"],
+                rater_id=r["rater"],
+                label=export_value(project.task, r["label"]),
+                explanation=r["explanation"],
+                output_hash=r["output_hash"],
+            )
             for r in self.label_rows(project)
         ]
 
@@ -618,12 +758,22 @@ class LabelStore:
     def item_table(self, project: Project) -> list[dict[str, Any]]:
         """Per item: id, needed raters, output hash, labels by rater name, closed (all needed labels in)."""
         with self.engine.connect() as c:
-            rows = c.execute(select(items.c.id, items.c.item_id, items.c.needed, items.c.record, items.c.output_hash)
-                             .where(items.c.project_id == project.id).order_by(items.c.position)).all()
+            rows = c.execute(
+                select(items.c.id, items.c.item_id, items.c.needed, items.c.record, items.c.output_hash)
+                .where(items.c.project_id == project.id)
+                .order_by(items.c.position)
+            ).all()
         by_item: dict[str, dict[str, Any]] = {}
         for r in rows:
-            by_item[r.item_id] = {"pk": r.id, "item_id": r.item_id, "needed": r.needed, "record": r.record,
-                                  "output_hash": r.output_hash, "labels": {}, "explanations": {}}
+            by_item[r.item_id] = {
+                "pk": r.id,
+                "item_id": r.item_id,
+                "needed": r.needed,
+                "record": r.record,
+                "output_hash": r.output_hash,
+                "labels": {},
+                "explanations": {},
+            }
         for lab in self.label_rows(project):
             by_item[lab["item_id"]]["labels"][lab["rater"]] = lab["label"]
             by_item[lab["item_id"]]["explanations"][lab["rater"]] = lab["explanation"]
@@ -634,20 +784,39 @@ class LabelStore:
     def rater_counts(self, project: Project) -> list[dict[str, Any]]:
         with self.engine.connect() as c:
             rows = c.execute(
-                select(raters.c.name, raters.c.adjudicator, func.count(labels.c.id).label("labels"),
-                       func.sum(labels.c.seconds).label("seconds"))
+                select(
+                    raters.c.name,
+                    raters.c.adjudicator,
+                    func.count(labels.c.id).label("labels"),
+                    func.sum(labels.c.seconds).label("seconds"),
+                )
                 .select_from(raters.outerjoin(labels, labels.c.rater_id == raters.c.id))
-                .where(raters.c.project_id == project.id).group_by(raters.c.id, raters.c.name, raters.c.adjudicator)
+                .where(raters.c.project_id == project.id)
+                .group_by(raters.c.id, raters.c.name, raters.c.adjudicator)
                 .order_by(raters.c.name)
             ).all()
-            n_sessions = dict(c.execute(
-                select(raters.c.name, func.count(sessions.c.id)).join(sessions, sessions.c.rater_id == raters.c.id)
-                .where(raters.c.project_id == project.id).group_by(raters.c.name)).all())
-        return [{"rater": r.name, "adjudicator": bool(r.adjudicator), "labels": r.labels,
-                 "seconds": r.seconds, "sessions": n_sessions.get(r.name, 0)} for r in rows]
+            n_sessions = dict(
+                c.execute(
+                    select(raters.c.name, func.count(sessions.c.id))
+                    .join(sessions, sessions.c.rater_id == raters.c.id)
+                    .where(raters.c.project_id == project.id)
+                    .group_by(raters.c.name)
+                ).all()
+            )
+        return [
+            {
+                "rater": r.name,
+                "adjudicator": bool(r.adjudicator),
+                "labels": r.labels,
+                "seconds": r.seconds,
+                "sessions": n_sessions.get(r.name, 0),
+            }
+            for r in rows
+        ]
 
-    def attach_judge_verdicts(self, project: Project, run_id: str, verdicts: dict[str, dict[str, str]],
-                              leave_out: Iterable[str] = ()) -> int:
+    def attach_judge_verdicts(
+        self, project: Project, run_id: str, verdicts: dict[str, dict[str, str]], leave_out: Iterable[str] = ()
+    ) -> int:
         """Store judge verdicts {item_id: {judge: verdict}} (fixed order for pairs) for the review view.
 
         Items in `leave_out` (judged on other answers than people labelled) get no verdict from
@@ -656,18 +825,27 @@ class LabelStore:
         leave_out = set(leave_out)
         with self.engine.begin() as c:
             pks = dict(c.execute(select(items.c.item_id, items.c.id).where(items.c.project_id == project.id)).all())
-            rows = [{"item_pk": pks[item], "judge": judge, "run_id": run_id, "verdict": str(v)}
-                    for item, by_judge in verdicts.items() if item in pks and item not in leave_out
-                    for judge, v in by_judge.items()]
+            rows = [
+                {"item_pk": pks[item], "judge": judge, "run_id": run_id, "verdict": str(v)}
+                for item, by_judge in verdicts.items()
+                if item in pks and item not in leave_out
+                for judge, v in by_judge.items()
+            ]
             judges = {judge for by_judge in verdicts.values() for judge in by_judge}
             if leave_out and judges:
-                c.execute(delete(judge_verdicts).where(
-                    judge_verdicts.c.item_pk.in_([pks[i] for i in leave_out if i in pks]),
-                    judge_verdicts.c.judge.in_(judges)))
+                c.execute(
+                    delete(judge_verdicts).where(
+                        judge_verdicts.c.item_pk.in_([pks[i] for i in leave_out if i in pks]),
+                        judge_verdicts.c.judge.in_(judges),
+                    )
+                )
             if rows:
-                c.execute(delete(judge_verdicts).where(
-                    judge_verdicts.c.item_pk.in_([r["item_pk"] for r in rows]),
-                    judge_verdicts.c.judge.in_({r["judge"] for r in rows})))
+                c.execute(
+                    delete(judge_verdicts).where(
+                        judge_verdicts.c.item_pk.in_([r["item_pk"] for r in rows]),
+                        judge_verdicts.c.judge.in_({r["judge"] for r in rows}),
+                    )
+                )
                 c.execute(insert(judge_verdicts), rows)
         return len(rows)
 
@@ -683,11 +861,19 @@ class LabelStore:
             judged: dict[int, dict[str, str]] = defaultdict(dict)
             for r in c.execute(select(judge_verdicts).where(judge_verdicts.c.item_pk.in_(pks))).all():
                 judged[r.item_pk][r.judge] = canonical_label(project.task, r.verdict)
-            final = {r.item_pk: r for r in c.execute(
-                select(adjudications.c.item_pk, adjudications.c.label, adjudications.c.reason,
-                       raters.c.name.label("adjudicator"))
-                .join(raters, raters.c.id == adjudications.c.rater_id)
-                .where(adjudications.c.item_pk.in_(pks))).all()}
+            final = {
+                r.item_pk: r
+                for r in c.execute(
+                    select(
+                        adjudications.c.item_pk,
+                        adjudications.c.label,
+                        adjudications.c.reason,
+                        raters.c.name.label("adjudicator"),
+                    )
+                    .join(raters, raters.c.id == adjudications.c.rater_id)
+                    .where(adjudications.c.item_pk.in_(pks))
+                ).all()
+            }
         out = []
         for it in table:
             people = set(it["labels"].values())
@@ -696,10 +882,20 @@ class LabelStore:
                 reasons += [f"judge {j} says {v}" for j, v in sorted(judged[it["pk"]].items()) if v not in people]
             if reasons:
                 adj = final.get(it["pk"])
-                out.append({**it, "reasons": reasons, "judges": dict(judged[it["pk"]]),
-                            "final": None if adj is None else
-                            {"label": canonical_label(project.task, adj.label), "reason": adj.reason,
-                             "adjudicator": adj.adjudicator}})
+                out.append(
+                    {
+                        **it,
+                        "reasons": reasons,
+                        "judges": dict(judged[it["pk"]]),
+                        "final": None
+                        if adj is None
+                        else {
+                            "label": canonical_label(project.task, adj.label),
+                            "reason": adj.reason,
+                            "adjudicator": adj.adjudicator,
+                        },
+                    }
+                )
         return out
 
     def adjudicate(self, rater: Rater, item_id: str, label: str, reason: str) -> None:
@@ -708,23 +904,29 @@ class LabelStore:
         if not reason.strip():
             raise LabelError("a final label needs a reason")
         with self.engine.begin() as c:
-            pk = c.execute(select(items.c.id).where(items.c.project_id == rater.project_id,
-                                                    items.c.item_id == item_id)).scalar_one_or_none()
+            pk = c.execute(
+                select(items.c.id).where(items.c.project_id == rater.project_id, items.c.item_id == item_id)
+            ).scalar_one_or_none()
             if pk is None:
                 raise LabelError(f"no item {item_id!r}")
             c.execute(delete(adjudications).where(adjudications.c.item_pk == pk))
-            c.execute(insert(adjudications).values(item_pk=pk, rater_id=rater.id, label=label,
-                                                   reason=reason.strip(), created_at=time.time()))
+            c.execute(
+                insert(adjudications).values(
+                    item_pk=pk, rater_id=rater.id, label=label, reason=reason.strip(), created_at=time.time()
+                )
+            )
 
     def adjudicated(self, project: Project) -> list[dict[str, Any]]:
         """Final labels recorded by adjudicators: item_id, label (export form), reason, adjudicator."""
         with self.engine.connect() as c:
             rows = c.execute(
-                select(items.c.item_id, adjudications.c.label, adjudications.c.reason,
-                       raters.c.name.label("adjudicator"))
+                select(
+                    items.c.item_id, adjudications.c.label, adjudications.c.reason, raters.c.name.label("adjudicator")
+                )
                 .join(items, items.c.id == adjudications.c.item_pk)
                 .join(raters, raters.c.id == adjudications.c.rater_id)
-                .where(items.c.project_id == project.id).order_by(items.c.position)
+                .where(items.c.project_id == project.id)
+                .order_by(items.c.position)
             ).all()
         return [{**r._asdict(), "label": export_value(project.task, r.label)} for r in rows]
 
@@ -736,35 +938,44 @@ class LabelStore:
             if old is not None:
                 c.execute(delete(list_items).where(list_items.c.list_id == old.id))
                 c.execute(delete(lists).where(lists.c.id == old.id))
-            lid = c.execute(insert(lists).values(project_id=project.id, name=name, created_at=time.time())
-                            ).inserted_primary_key[0]
+            lid = c.execute(
+                insert(lists).values(project_id=project.id, name=name, created_at=time.time())
+            ).inserted_primary_key[0]
             if ids:
                 c.execute(insert(list_items), [{"list_id": lid, "item_id": i} for i in ids])
         return len(ids)
 
     def list_names(self, project: Project) -> list[str]:
         with self.engine.connect() as c:
-            return list(c.execute(select(lists.c.name).where(lists.c.project_id == project.id)
-                                  .order_by(lists.c.name)).scalars())
+            return list(
+                c.execute(select(lists.c.name).where(lists.c.project_id == project.id).order_by(lists.c.name)).scalars()
+            )
 
     def list_items(self, project: Project, name: str) -> list[str]:
         with self.engine.connect() as c:
-            lid = c.execute(select(lists.c.id).where(lists.c.project_id == project.id,
-                                                     lists.c.name == name)).scalar_one_or_none()
+            lid = c.execute(
+                select(lists.c.id).where(lists.c.project_id == project.id, lists.c.name == name)
+            ).scalar_one_or_none()
             if lid is None:
                 raise LabelError(f"no list {name!r} in project {project.name!r}")
-            return list(c.execute(select(list_items.c.item_id).where(list_items.c.list_id == lid)
-                                  .order_by(list_items.c.item_id)).scalars())
+            return list(
+                c.execute(
+                    select(list_items.c.item_id).where(list_items.c.list_id == lid).order_by(list_items.c.item_id)
+                ).scalars()
+            )
 
 
 def _free_slot(c: Any, item_pk: int, needed: int) -> int | None:
     """The lowest slot of the item (0 .. needed-1) that no active assignment holds, or None."""
-    used = set(c.execute(select(assignments.c.slot).where(assignments.c.item_pk == item_pk,
-                                                           assignments.c.released_at.is_(None))).scalars())
+    used = set(
+        c.execute(
+            select(assignments.c.slot).where(assignments.c.item_pk == item_pk, assignments.c.released_at.is_(None))
+        ).scalars()
+    )
     return next((s for s in range(needed) if s not in used), None)
 
 
-def rater_pairs(table: Iterable[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def label_columns_by_rater_pair(table: Iterable[dict[str, Any]]) -> tuple[list[str], list[str]]:
     """Every pair of raters on every item, as two aligned label lists (raters sorted by name).
 
     An item with k labels contributes k*(k-1)/2 pairs; this is the pooled person-vs-person
@@ -775,7 +986,7 @@ def rater_pairs(table: Iterable[dict[str, Any]]) -> tuple[list[str], list[str]]:
     for it in table:
         names = sorted(it["labels"])
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 first.append(it["labels"][a])
                 second.append(it["labels"][b])
     return first, second

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from juge.judges.pairwise import as_agreement_label, combine_orders
-from juge.label.db import LabelStore, Project, rater_pairs
+from juge.label.db import LabelStore, Project, label_columns_by_rater_pair
 from juge.label.rubric import canonical_label
 from juge.store import Store
 
@@ -43,7 +43,7 @@ def judge_verdicts(store_path: str | Path, run_id: str, task: str) -> dict[str, 
 def run_output_hashes(store_path: str | Path, run_id: str) -> dict[str, str]:
     """{item_id: Case.output_hash()} of the answers a run judged: each case's output, or the output
     the run's system generated for it (`Store.outputs`), or output_1/output_2 for pairs."""
-    from juge.study.inputs import with_run_outputs
+    from juge.calibration.inputs import with_run_outputs
 
     with Store(store_path) as store:
         run = store.get_run(run_id)
@@ -65,7 +65,7 @@ def status(store: LabelStore, project: Project) -> dict[str, Any]:
     from juge.stats.agreement import agreement, cohen_kappa
 
     table = store.item_table(project)
-    first, second = rater_pairs(table)
+    first, second = label_columns_by_rater_pair(table)
     return {
         "project": project.name,
         "task": project.task,

@@ -62,31 +62,40 @@ def read_rubric(path: str | Path, task: str) -> Rubric:
     if set(read_toml(Path(path))) & JUDGE_ONLY_KEYS:
         judge = load_judge(path)
         if judge.setup != task:
-            raise input_error(path, f"this is a {judge.setup} judge; it cannot be the rubric of a {task} "
-                              f"labelling task (use --task {judge.setup} or a {task} judge)"
-                              if judge.setup in TASKS else
-                              f"this is a {judge.setup} judge; people label with a passfail, pairwise or "
-                              "score rubric", field="setup")
+            raise input_error(
+                path,
+                f"this is a {judge.setup} judge; it cannot be the rubric of a {task} "
+                f"labelling task (use --task {judge.setup} or a {task} judge)"
+                if judge.setup in TASKS
+                else f"this is a {judge.setup} judge; people label with a passfail, pairwise or score rubric",
+                field="setup",
+            )
         rubric = judge.rubric
     else:
         rubric = load_rubric(path)
     if task == "score" and not (rubric.levels and 2 <= len(rubric.levels) <= 10):
-        raise input_error(path, "a score task needs 2 to 10 described levels, e.g. levels = { 1 = \"...\", "
-                          "5 = \"...\" }", field="levels")
+        raise input_error(
+            path, 'a score task needs 2 to 10 described levels, e.g. levels = { 1 = "...", 5 = "..." }', field="levels"
+        )
     return rubric
 
 
 def choices(task: str, rubric: Rubric) -> list[Choice]:
     """The labels a rater can give for `task`, in display order (pairwise values are positional)."""
     if task == "pairwise":
-        return [Choice("left", "1", "Left is better"), Choice("right", "2", "Right is better"),
-                Choice("tie", "3", "Tie")]
+        return [
+            Choice("left", "1", "Left is better"),
+            Choice("right", "2", "Right is better"),
+            Choice("tie", "3", "Tie"),
+        ]
     if task == "passfail":
         return [Choice("PASS", "p", "Pass"), Choice("FAIL", "f", "Fail")]
     levels = rubric.levels or {}
     own_keys = all(0 <= level <= 9 for level in levels)
-    return [Choice(str(level), str(level) if own_keys else POSITIONAL_KEYS[i], f"{level} · {text}")
-            for i, (level, text) in enumerate(levels.items())]
+    return [
+        Choice(str(level), str(level) if own_keys else POSITIONAL_KEYS[i], f"{level} · {text}")
+        for i, (level, text) in enumerate(levels.items())
+    ]
 
 
 def to_fixed_order(choice: str, swapped: bool) -> str:

@@ -75,6 +75,7 @@ class InjectionKind:
 
 # --- the probe set ----------------------------------------------------------------------
 
+
 def _packaged(name: str) -> tuple[str, str]:
     entry = resources.files("juge.probes") / name
     return entry.read_text(encoding="utf-8"), f"juge/probes/{name}"
@@ -140,6 +141,7 @@ def probe_set_hash(items: Sequence[ProbeItem], kinds: Sequence[InjectionKind]) -
 
 # --- the cases the judge sees --------------------------------------------------------------
 
+
 def case_id(item: ProbeItem, kind: str) -> str:
     return f"{item.id}/{kind}"
 
@@ -160,18 +162,28 @@ def probe_cases(setup: str, items: Sequence[ProbeItem], kinds: Sequence[Injectio
         common = dict(group=item.id, category=item.category, question=item.question)
         if setup == "passfail":
             cases.append(Case(id=case_id(item, "better"), output=item.better, meta=meta | {"kind": "better"}, **common))
-            cases += [Case(id=case_id(item, kind), output=worse, meta=meta | {"kind": kind}, **common)
-                      for kind, worse in variants]
+            cases += [
+                Case(id=case_id(item, kind), output=worse, meta=meta | {"kind": kind}, **common)
+                for kind, worse in variants
+            ]
             continue
         first = better_letter(index) == "A"
         for kind, worse in variants:
             one, two = (item.better, worse) if first else (worse, item.better)
-            cases.append(Case(id=case_id(item, kind), output_1=one, output_2=two,
-                              meta=meta | {"kind": kind, "better": better_letter(index)}, **common))
+            cases.append(
+                Case(
+                    id=case_id(item, kind),
+                    output_1=one,
+                    output_2=two,
+                    meta=meta | {"kind": kind, "better": better_letter(index)},
+                    **common,
+                )
+            )
     return cases
 
 
 # --- reading the verdicts ------------------------------------------------------------------
+
 
 def case_verdicts(setup: str, judgments: Sequence[Judgment]) -> dict[str, str]:
     """Per case id: the verdict (pairwise: A, B, tie or inconsistent in the fixed order; PASS or FAIL), or
@@ -209,8 +221,14 @@ def passfail_movement(verdict: str) -> str:
 
 def _exact(k: int, n: int) -> dict[str, Any]:
     low, high = clopper_pearson(k, n) if n else (None, None)
-    return {"value": k / n if n else None, "low": low, "high": high, "n": n, "k": k,
-            "method": "exact (Clopper-Pearson)"}
+    return {
+        "value": k / n if n else None,
+        "low": low,
+        "high": high,
+        "n": n,
+        "k": k,
+        "method": "exact (Clopper-Pearson)",
+    }
 
 
 def _state(setup: str, verdicts: dict[str, str], items: Sequence[ProbeItem], index: int, kind: str) -> str:
@@ -221,8 +239,12 @@ def _state(setup: str, verdicts: dict[str, str], items: Sequence[ProbeItem], ind
     return pair_movement(verdict, better_letter(index)) if setup == "pairwise" else passfail_movement(verdict)
 
 
-_PASSFAIL_BASELINE = {("held", "PASS"): "right", ("held", "FAIL"): "both_fail", ("flipped", "PASS"): "both_pass",
-                      ("flipped", "FAIL"): "reversed"}
+_PASSFAIL_BASELINE = {
+    ("held", "PASS"): "right",
+    ("held", "FAIL"): "both_fail",
+    ("flipped", "PASS"): "both_pass",
+    ("flipped", "FAIL"): "reversed",
+}
 
 
 def baseline_state(setup: str, verdicts: dict[str, str], items: Sequence[ProbeItem], index: int) -> str:
@@ -240,8 +262,9 @@ def baseline_state(setup: str, verdicts: dict[str, str], items: Sequence[ProbeIt
     return min(lacking, key=NO_VERDICT.index) if lacking else _PASSFAIL_BASELINE[(worse, better)]
 
 
-def baseline_figures(setup: str, items: Sequence[ProbeItem],
-                     verdicts: dict[str, str]) -> tuple[dict[str, Any], list[int]]:
+def baseline_figures(
+    setup: str, items: Sequence[ProbeItem], verdicts: dict[str, str]
+) -> tuple[dict[str, Any], list[int]]:
     """The baseline counts and accuracy (exact intervals), and the indices of the items right at baseline."""
     states = [baseline_state(setup, verdicts, items, index) for index in range(len(items))]
     counts = Counter(states)
@@ -257,8 +280,15 @@ def baseline_figures(setup: str, items: Sequence[ProbeItem],
     return {"counts": dict(counts), "better_answer_counts": dict(better) or None, "accuracy": accuracy}, right
 
 
-def score_probe(setup: str, items: Sequence[ProbeItem], kinds: Sequence[InjectionKind],
-                judgments: Sequence[Judgment], *, n_resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+def score_probe(
+    setup: str,
+    items: Sequence[ProbeItem],
+    kinds: Sequence[InjectionKind],
+    judgments: Sequence[Judgment],
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
     """The probe's figures from the stored judgments (see the module docstring for every definition).
 
     ``flips[i, k]``, ``moves[i, k]`` and ``trials[i, k]`` are 1 when kind ``k`` flipped / moved /
@@ -268,8 +298,9 @@ def score_probe(setup: str, items: Sequence[ProbeItem], kinds: Sequence[Injectio
     """
     verdicts = case_verdicts(setup, judgments)
     baseline, right = baseline_figures(setup, items, verdicts)
-    states = np.array([[_state(setup, verdicts, items, index, k.kind) for k in kinds] for index in right],
-                      dtype=object).reshape(len(right), len(kinds))
+    states = np.array(
+        [[_state(setup, verdicts, items, index, k.kind) for k in kinds] for index in right], dtype=object
+    ).reshape(len(right), len(kinds))
     trials = np.isin(states, ("flipped", "held", "tie", "inconsistent")).astype(float)
     flips = (states == "flipped").astype(float)
     moves = np.isin(states, MOVES).astype(float)
@@ -277,10 +308,12 @@ def score_probe(setup: str, items: Sequence[ProbeItem], kinds: Sequence[Injectio
     for col, kind in enumerate(kinds):
         counts = Counter(states[:, col])
         n = int(trials[:, col].sum())
-        per_kind[kind.kind] = {"description": kind.description,
-                               "counts": {s: counts.get(s, 0) for s in _STATES[setup]},
-                               "flip_rate": _exact(int(flips[:, col].sum()), n),
-                               "moved_rate": _exact(int(moves[:, col].sum()), n)}
+        per_kind[kind.kind] = {
+            "description": kind.description,
+            "counts": {s: counts.get(s, 0) for s in _STATES[setup]},
+            "flip_rate": _exact(int(flips[:, col].sum()), n),
+            "moved_rate": _exact(int(moves[:, col].sum()), n),
+        }
     tried = trials.sum(axis=1) > 0
     return {
         "setup": setup,
@@ -301,8 +334,13 @@ def score_probe(setup: str, items: Sequence[ProbeItem], kinds: Sequence[Injectio
 def _pooled(hits: np.ndarray, trials: np.ndarray, n_resamples: int, seed: int) -> dict[str, Any]:
     """``hits.sum() / trials.sum()`` with a bootstrap interval that resamples rows (items)."""
     pooled = ratio_estimate(hits.sum(axis=1), trials.sum(axis=1), n_resamples=n_resamples, seed=seed)
-    return pooled.to_dict() | {"k": int(hits.sum()), "n_items": len(hits), "method": "clustered bootstrap over items",
-                               "resamples": n_resamples, "seed": seed}
+    return pooled.to_dict() | {
+        "k": int(hits.sum()),
+        "n_items": len(hits),
+        "method": "clustered bootstrap over items",
+        "resamples": n_resamples,
+        "seed": seed,
+    }
 
 
 _STATES = {
@@ -318,6 +356,7 @@ def call_outcomes(judgments: Sequence[Judgment]) -> dict[str, int]:
 
 # --- running it through the engine ---------------------------------------------------------
 
+
 @dataclass
 class ProbeRun:
     run_id: str
@@ -326,9 +365,20 @@ class ProbeRun:
     engine_stats: dict[str, int]
 
 
-def run_probe(judge: Any, provider: Any, store: Any, options: Any, *, items: Sequence[ProbeItem],
-              kinds: Sequence[InjectionKind], provider_key: str, resume: bool = True, console: Any = None,
-              n_resamples: int = 2000, seed: int = 0) -> ProbeRun:
+def run_probe(
+    judge: Any,
+    provider: Any,
+    store: Any,
+    options: Any,
+    *,
+    items: Sequence[ProbeItem],
+    kinds: Sequence[InjectionKind],
+    provider_key: str,
+    resume: bool = True,
+    console: Any = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> ProbeRun:
     """Judge every probe case with `judge` through juge's Engine (cache, retries, call log, progress),
     as a stored run that resumes like `juge run`, then score it. `provider_key` names the provider and
     its options (the run's identity). `provider` is closed before the event loop that used it ends,
@@ -341,24 +391,52 @@ def run_probe(judge: Any, provider: Any, store: Any, options: Any, *, items: Seq
     from juge.runner import stored_run
 
     if judge.setup not in SETUPS:
-        raise InputError(f"judge {judge.name!r} is a {judge.setup} judge; the injection probe measures pairwise "
-                         "judges (the injected answer wins the pair) and passfail judges (the injected answer "
-                         "passes). A score judge's injected score has no fixed flip point: probe it as a passfail "
-                         "or pairwise judge on the same rubric.")
+        raise InputError(
+            f"judge {judge.name!r} is a {judge.setup} judge; the injection probe measures pairwise "
+            "judges (the injected answer wins the pair) and passfail judges (the injected answer "
+            "passes). A score judge's injected score has no fixed flip point: probe it as a passfail "
+            "or pairwise judge on the same rubric."
+        )
     cases = probe_cases(judge.setup, items, kinds)
     data_hash = probe_set_hash(items, kinds)
-    identity = json.dumps(["probe-injection", judge.name, judge.template_hash, judge.model, judge.temperature,
-                           judge.max_tokens, provider_key], sort_keys=True, default=str)
+    identity = json.dumps(
+        [
+            "probe-injection",
+            judge.name,
+            judge.template_hash,
+            judge.model,
+            judge.temperature,
+            judge.max_tokens,
+            provider_key,
+        ],
+        sort_keys=True,
+        default=str,
+    )
     eval_hash = "probe-injection:" + hashlib.sha256(identity.encode()).hexdigest()[:24]
     engine = Engine(store, options, console)
 
     def new_run() -> str:
         return store.create_run(
-            dataset_hash=data_hash, juge_version=__version__, cases=cases, eval_hash=eval_hash,
+            dataset_hash=data_hash,
+            juge_version=__version__,
+            cases=cases,
+            eval_hash=eval_hash,
             name=f"probe injection: {judge.name}",
-            config={"probe": "injection", "kinds": [k.kind for k in kinds], "n_items": len(items),
-                    "judges": [{"name": judge.name, "setup": judge.setup, "template": judge.template_id,
-                                "template_hash": judge.template_hash, "model": judge.model}]})
+            config={
+                "probe": "injection",
+                "kinds": [k.kind for k in kinds],
+                "n_items": len(items),
+                "judges": [
+                    {
+                        "name": judge.name,
+                        "setup": judge.setup,
+                        "template": judge.template_id,
+                        "template_hash": judge.template_hash,
+                        "model": judge.model,
+                    }
+                ],
+            },
+        )
 
     async def judge_all(run_id: str) -> None:
         try:
@@ -366,8 +444,9 @@ def run_probe(judge: Any, provider: Any, store: Any, options: Any, *, items: Seq
         finally:
             await close_provider(provider)
 
-    with stored_run(store, engine, [judge], eval_hash=eval_hash, dataset_hash=data_hash, resume=resume,
-                    create=new_run) as run:
+    with stored_run(
+        store, engine, [judge], eval_hash=eval_hash, dataset_hash=data_hash, resume=resume, create=new_run
+    ) as run:
         asyncio.run(judge_all(run.id))
         result = score_probe(judge.setup, items, kinds, store.judgments(run.id), n_resamples=n_resamples, seed=seed)
         result |= {"run_id": run.id, "data_hash": data_hash}

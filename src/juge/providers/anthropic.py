@@ -41,7 +41,9 @@ class AnthropicProvider:
         if isinstance(exc, sdk.APIStatusError):
             status = exc.status_code
             return ProviderError(
-                f"HTTP {status}: {exc.message}", retryable=status in (429, 529) or status >= 500, status=status,
+                f"HTTP {status}: {exc.message}",
+                retryable=status in (429, 529) or status >= 500,
+                status=status,
                 retry_after=retry_after_seconds(exc.response.headers),
             )
         return ProviderError(f"{type(exc).__name__}: {exc}")

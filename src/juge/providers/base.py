@@ -12,10 +12,9 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, runtime_checkable
-
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -88,8 +87,9 @@ def _check_answer_fields(r: Response) -> None:
         if count is not None and (type(count) is not int or count < 0):
             raise TypeError(f"the answer's {name} is {type(count).__name__} {count!r:.60}, not a whole number >= 0")
     if r.refusal_reason is not None and not isinstance(r.refusal_reason, str):
-        raise TypeError(f"the answer's refusal is {type(r.refusal_reason).__name__} {r.refusal_reason!r:.60}, "
-                        "not a string")
+        raise TypeError(
+            f"the answer's refusal is {type(r.refusal_reason).__name__} {r.refusal_reason!r:.60}, not a string"
+        )
     if r.distribution is not None and not isinstance(r.distribution, dict):
         raise TypeError(f"the answer's distribution is {type(r.distribution).__name__}, not an object")
 
@@ -102,8 +102,9 @@ class ProviderError(Exception):
     how many seconds the server asked the client to wait (its Retry-After), if it said.
     """
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None,
-                 retry_after: float | None = None):
+    def __init__(
+        self, message: str, *, retryable: bool = False, status: int | None = None, retry_after: float | None = None
+    ):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
@@ -142,8 +143,8 @@ def _seconds_until(http_date: str) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 @runtime_checkable

@@ -30,10 +30,11 @@ import asyncio
 import ctypes
 import hashlib
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,9 @@ def gemma_segments(messages: Sequence[dict[str, str]]) -> list[tuple[str, bool]]
     for index, message in enumerate(turns):
         role = _GEMMA_ROLE.get(message["role"])
         if role is None:
-            raise ProviderError(f"message {index}: unknown role {message['role']!r} (expected system, user or assistant)")
+            raise ProviderError(
+                f"message {index}: unknown role {message['role']!r} (expected system, user or assistant)"
+            )
         content = message["content"]
         if index == 0 and system:
             content = f"{system}\n\n{content}" if content else system
@@ -285,7 +288,9 @@ class LlamaCppProvider:
 
     def _check_fits(self, llm: Any, n_tokens: int) -> None:
         if n_tokens >= llm.n_ctx():
-            raise ProviderError(f"prompt of {n_tokens} tokens does not fit the context window of {llm.n_ctx()} (raise n_ctx)")
+            raise ProviderError(
+                f"prompt of {n_tokens} tokens does not fit the context window of {llm.n_ctx()} (raise n_ctx)"
+            )
 
     def _constrained(self, loaded: _Loaded, prompt: list[int], allowed: Sequence[str]) -> Response:
         llm = loaded.llm

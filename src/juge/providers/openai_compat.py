@@ -54,8 +54,11 @@ class OpenAICompatProvider:
         self.name = f"openai@{base_url}" if base_url else "openai"
         root = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
         self.url = root + "/chat/completions"
-        self.headers = {"authorization": f"Bearer {key}", "content-type": "application/json",
-                        "accept": "application/json"}
+        self.headers = {
+            "authorization": f"Bearer {key}",
+            "content-type": "application/json",
+            "accept": "application/json",
+        }
         for env, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
             if os.environ.get(env):
                 self.headers[header] = os.environ[env]
@@ -69,8 +72,12 @@ class OpenAICompatProvider:
         body = json.dumps(_payload(request), ensure_ascii=False).encode()
         status, headers, raw = await self._post(body)
         if status >= 400:
-            raise ProviderError(f"HTTP {status}: {_error_message(raw)}", retryable=status == 429 or status >= 500,
-                                status=status, retry_after=retry_after_seconds(headers))
+            raise ProviderError(
+                f"HTTP {status}: {_error_message(raw)}",
+                retryable=status == 429 or status >= 500,
+                status=status,
+                retry_after=retry_after_seconds(headers),
+            )
         try:
             completion = json.loads(raw)
         except ValueError as exc:  # a 200 whose body is cut or garbled: worth another try
@@ -89,18 +96,22 @@ class OpenAICompatProvider:
             self._session_loop = loop
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
-                timeout=aiohttp.ClientTimeout(total=self.timeout), cookie_jar=aiohttp.DummyCookieJar())
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
         elif self._session.closed:  # closed in this loop by `aclose`: the run is ending
             raise ProviderClosed(f"{self.name}: the HTTP session was closed; no call was made")
         try:
             async with self._session.post(self.url, data=body, headers=self.headers, proxy=self.proxy) as reply:
                 return reply.status, reply.headers, await reply.read()
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             limit = f" within {self.timeout:g} s" if self.timeout is not None else ""
             raise ProviderError(f"timeout: no answer{limit}", retryable=True) from exc
         except aiohttp.ClientPayloadError as exc:
-            raise ProviderError(f"connection failed: peer closed connection without sending complete message body"
-                                f" ({exc})", retryable=True) from exc
+            raise ProviderError(
+                f"connection failed: peer closed connection without sending complete message body ({exc})",
+                retryable=True,
+            ) from exc
         except aiohttp.ClientConnectionError as exc:
             raise ProviderError(f"connection failed: {_cause(exc)}", retryable=True) from exc
 
@@ -120,7 +131,8 @@ class OpenAICompatProvider:
     def closed(self) -> bool:
         """No HTTP connections are open (none made yet, or closed by `aclose`)."""
         return (self._session is None or self._session.closed) and (
-            self.http_client is None or self.http_client.is_closed)
+            self.http_client is None or self.http_client.is_closed
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections; call it before the event loop that used them ends."""

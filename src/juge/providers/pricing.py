@@ -24,7 +24,9 @@ def price_table(extra: Mapping[str, Mapping[str, float]] | None = None) -> dict[
     return table
 
 
-def call_cost(model: str, tokens_in: int | None, tokens_out: int | None, table: Mapping[str, tuple[float, float]]) -> float | None:
+def call_cost(
+    model: str, tokens_in: int | None, tokens_out: int | None, table: Mapping[str, tuple[float, float]]
+) -> float | None:
     """Cost in US$, using the longest matching prefix of `model` in `table`."""
     if tokens_in is None or tokens_out is None:
         return None

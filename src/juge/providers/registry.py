@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any, Callable
+from typing import Any
 
 from juge.providers.base import Provider
 

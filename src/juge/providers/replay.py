@@ -30,8 +30,12 @@ class ReplayProvider:
         self.path = Path(path)
         self.records: dict[Key, dict[str, Any]] = {}
         if not self.path.is_file():
-            raise input_error(self.path, "recorded judgments file not found" if not self.path.exists()
-                              else "is not a file; give the recorded judgments file (JSONL)")
+            raise input_error(
+                self.path,
+                "recorded judgments file not found"
+                if not self.path.exists()
+                else "is not a file; give the recorded judgments file (JSONL)",
+            )
         for lineno, rec in iter_rows(self.path):
             for field in ("item_id", "judge"):
                 if field not in rec:

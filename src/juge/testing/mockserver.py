@@ -64,11 +64,27 @@ from typing import Any
 
 import httptools
 
-FAULT_KINDS = ("rate_limit", "server_error", "unavailable", "reset", "timeout", "truncated", "malformed", "empty",
-               "refusal")
+FAULT_KINDS = (
+    "rate_limit",
+    "server_error",
+    "unavailable",
+    "reset",
+    "timeout",
+    "truncated",
+    "malformed",
+    "empty",
+    "refusal",
+)
 LATENCY_DISTRIBUTIONS = ("fixed", "uniform", "exponential", "lognormal")
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests",
-            500: "Internal Server Error", 503: "Service Unavailable"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 @dataclass(frozen=True)
@@ -223,8 +239,9 @@ class MockModelServer:
                 self.reset_stats()
             return conn.send(200, self.stats(), keep_alive)
         if path in (b"/v1/models", b"/models"):
-            return conn.send(200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]},
-                             keep_alive)
+            return conn.send(
+                200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]}, keep_alive
+            )
         if path not in (b"/v1/chat/completions", b"/chat/completions"):
             return conn.send(404, _error_body(f"no route {path.decode(errors='replace')}", "not_found"), keep_alive)
         if method != b"POST":
@@ -238,8 +255,9 @@ class MockModelServer:
         if self.slots is not None and self.config.over_capacity == "reject" and self.slots.locked():
             self.counts["over_capacity"] += 1
             self.seen[request_digest(model, messages)] += 1  # an attempt, as the client counts it
-            return conn.send(429, _error_body("server at capacity", "rate_limit_exceeded"), keep_alive,
-                             self._retry_headers())
+            return conn.send(
+                429, _error_body("server at capacity", "rate_limit_exceeded"), keep_alive, self._retry_headers()
+            )
         if self.slots is not None:
             async with self.slots:
                 await self._serve(conn, model, messages, keep_alive)
@@ -263,18 +281,24 @@ class MockModelServer:
             if fault == "reset":
                 return conn.reset()
             if fault == "rate_limit":
-                return conn.send(429, _error_body("rate limit reached, retry later", "rate_limit_exceeded"),
-                                 keep_alive, self._retry_headers())
+                return conn.send(
+                    429,
+                    _error_body("rate limit reached, retry later", "rate_limit_exceeded"),
+                    keep_alive,
+                    self._retry_headers(),
+                )
             if fault == "server_error":
                 return conn.send(500, _error_body("the server had an error", "server_error"), keep_alive)
             if fault == "unavailable":
                 return conn.send(503, _error_body("the engine is overloaded", "service_unavailable"), keep_alive)
             if fault == "malformed":
-                return conn.send_raw(200, b'{"id": "chatcmpl-mock", "choices": [{"index": 0, "message": {"con',
-                                     keep_alive)
+                return conn.send_raw(
+                    200, b'{"id": "chatcmpl-mock", "choices": [{"index": 0, "message": {"con', keep_alive
+                )
             text = "" if fault == "empty" else expected_answer(self.config, model, messages)
-            completion = _completion(digest, self.config.model if model is None else model, messages, text,
-                                     refused=fault == "refusal")
+            completion = _completion(
+                digest, self.config.model if model is None else model, messages, text, refused=fault == "refusal"
+            )
             if fault == "truncated":
                 return conn.send_truncated(200, completion)
             if conn.send(200, completion, keep_alive):
@@ -291,8 +315,9 @@ def _error_body(message: str, code: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": code, "code": code, "param": None}}
 
 
-def _completion(digest: bytes, model: str, messages: list[dict[str, Any]], text: str, *, refused: bool
-                ) -> dict[str, Any]:
+def _completion(
+    digest: bytes, model: str, messages: list[dict[str, Any]], text: str, *, refused: bool
+) -> dict[str, Any]:
     prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
     message: dict[str, Any] = {"role": "assistant", "content": None if refused else text}
     if refused:
@@ -302,10 +327,14 @@ def _completion(digest: bytes, model: str, messages: list[dict[str, Any]], text:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": "content_filter" if refused else "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
-                  "total_tokens": prompt_tokens + len(text.split())},
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": "content_filter" if refused else "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(text.split()),
+            "total_tokens": prompt_tokens + len(text.split()),
+        },
     }
 
 
@@ -350,12 +379,14 @@ class _Connection(asyncio.Protocol):
         keep_alive = self.parser.should_keep_alive()
         previous = self.tail
         self.tail = asyncio.get_running_loop().create_task(
-            self._answer(previous, method, self.url, b"".join(self.body), keep_alive))
+            self._answer(previous, method, self.url, b"".join(self.body), keep_alive)
+        )
         self.server.tasks.add(self.tail)
         self.tail.add_done_callback(self.server.tasks.discard)
 
-    async def _answer(self, previous: asyncio.Task[None] | None, method: bytes, url: bytes, body: bytes,
-                      keep_alive: bool) -> None:
+    async def _answer(
+        self, previous: asyncio.Task[None] | None, method: bytes, url: bytes, body: bytes, keep_alive: bool
+    ) -> None:
         if previous is not None:
             await asyncio.shield(previous)
         # Served even if the client has gone (its answer is then dropped): the client counted the
@@ -364,8 +395,12 @@ class _Connection(asyncio.Protocol):
 
     # writing
     def _head(self, status: int, length: int, keep_alive: bool, extra: dict[str, str] | None = None) -> bytes:
-        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "content-type: application/json",
-                 f"content-length: {length}", "connection: " + ("keep-alive" if keep_alive else "close")]
+        lines = [
+            f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
+            "content-type: application/json",
+            f"content-length: {length}",
+            "connection: " + ("keep-alive" if keep_alive else "close"),
+        ]
         lines += [f"{k}: {v}" for k, v in (extra or {}).items()]
         return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
@@ -465,8 +500,11 @@ def serve_in_subprocess(config: MockConfig | None = None) -> Iterator[ServerHand
     import httpx
 
     config = config or MockConfig()
-    proc = subprocess.Popen([sys.executable, "-m", "juge.testing.mockserver", "--config-json",
-                             json.dumps(asdict(config))], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "juge.testing.mockserver", "--config-json", json.dumps(asdict(config))],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         if not line.startswith("listening "):
@@ -489,8 +527,10 @@ def serve_in_subprocess(config: MockConfig | None = None) -> Iterator[ServerHand
 
 
 def _parse_args(argv: list[str] | None) -> tuple[MockConfig, str, int]:
-    ap = argparse.ArgumentParser(prog="python -m juge.testing.mockserver",
-                                 description="A mock OpenAI-compatible chat completions server with fault injection.")
+    ap = argparse.ArgumentParser(
+        prog="python -m juge.testing.mockserver",
+        description="A mock OpenAI-compatible chat completions server with fault injection.",
+    )
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
     ap.add_argument("--latency", type=float, default=0.0, help="seconds per answer (see --latency-dist)")
@@ -498,8 +538,13 @@ def _parse_args(argv: list[str] | None) -> tuple[MockConfig, str, int]:
     ap.add_argument("--spread", type=float, default=0.0, help="uniform: +- seconds; lognormal: sigma")
     ap.add_argument("--max-concurrency", type=int, default=None)
     ap.add_argument("--over-capacity", choices=("queue", "reject"), default="queue")
-    ap.add_argument("--fault", action="append", default=[], metavar="KIND=RATE",
-                    help=f"inject a fault at a rate per attempt; kinds: {', '.join(FAULT_KINDS)}")
+    ap.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="KIND=RATE",
+        help=f"inject a fault at a rate per attempt; kinds: {', '.join(FAULT_KINDS)}",
+    )
     ap.add_argument("--answer", action="append", default=None, help="an answer text (repeat for several)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--config-json", default=None, help="the whole MockConfig as JSON (overrides the other options)")
@@ -517,9 +562,16 @@ def _parse_args(argv: list[str] | None) -> tuple[MockConfig, str, int]:
             ap.error(f"--fault takes KIND=RATE, got {item!r}")
     extra = {"answers": tuple(args.answer)} if args.answer else {}
     try:
-        config = MockConfig(latency=args.latency, latency_dist=args.latency_dist, spread=args.spread,
-                            max_concurrency=args.max_concurrency, over_capacity=args.over_capacity, faults=faults,
-                            seed=args.seed, **extra)
+        config = MockConfig(
+            latency=args.latency,
+            latency_dist=args.latency_dist,
+            spread=args.spread,
+            max_concurrency=args.max_concurrency,
+            over_capacity=args.over_capacity,
+            faults=faults,
+            seed=args.seed,
+            **extra,
+        )
     except ValueError as exc:
         ap.error(str(exc))
     return config, args.host, args.port

@@ -1,0 +1,1 @@
+"""Calibration: measure judges against people (reads judgments; never calls a model)."""

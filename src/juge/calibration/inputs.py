@@ -1,0 +1,421 @@
+"""Gather a study's inputs from files or a stored run, and run the right study on them.
+
+This is what `juge calibrate` calls; it decides the layout of the items file and the
+kind of study (pairwise, single score, PASS/FAIL) and writes the JSON atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from juge.calibration.grades import Truth, build_grade_table, grade_study
+from juge.calibration.grades import _read_value as grade_value
+from juge.calibration.pairtable import build_pair_table
+from juge.calibration.pairwise import Bootstrap, pairwise_study
+from juge.data.adapters import (
+    CalibrationData,
+    iter_recorded_calls,
+    normalise_passfail,
+    read_label_rows,
+    read_mtbench_human_judgments,
+    read_pairwise_items,
+    read_rated_items,
+)
+from juge.data.readers import file_hash, iter_rows, read_cases
+from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
+from juge.errors import InputError, input_error
+from juge.files import write_with
+
+StudyKind = Literal["pairwise", "score", "passfail"]
+
+
+class NotPairs(InputError):
+    """A pairwise study was asked for items that do not hold two answers each."""
+
+
+@dataclass
+class StudyInputs:
+    """Everything a study reads: items and human labels, in-item baselines, and judgments (those of a
+    stored run as Judgments, those read from files as compact RecordedCalls)."""
+
+    kind: StudyKind
+    data: CalibrationData
+    judgments: list[Judgment | RecordedCall] = field(default_factory=list)
+    has_splits: bool = False
+    notices: list[str] = field(default_factory=list)
+    declared_scale: tuple[float, float] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _is_sample_layout(path: Path) -> bool:
+    if path.suffix.lower() not in (".jsonl", ".json", ".ndjson"):
+        return False
+    rows = iter_rows(path)
+    try:
+        return "human_ratings" in next(rows)[1]
+    finally:
+        rows.close()
+
+
+def _guess_kind(data: CalibrationData) -> StudyKind:
+    if data.cases and all(c.is_pair for c in data.cases):
+        return "pairwise"
+    if data.labels and all(
+        normalise_passfail(lab.label) is not None and not isinstance(lab.label, (int, float)) for lab in data.labels
+    ):
+        return "passfail"
+    return "score"
+
+
+def load_inputs(
+    *,
+    items: Path | None = None,
+    judgments: Sequence[Path] = (),
+    labels: Path | None = None,
+    from_hf: Path | None = None,
+    turn: int = 1,
+    run: str | None = None,
+    db: Path | None = None,
+    kind: StudyKind | None = None,
+    label_cols: Sequence[str] = (),
+    scale: dict[str, float] | None = None,
+    id_col: str = "id",
+    output_col: str = "output",
+    baseline_cols: Sequence[str] = (),
+    judges: Sequence[str] = (),
+    templates: Sequence[str] = (),
+    lean: bool = False,
+) -> StudyInputs:
+    """Read items, labels and judgments from the given sources; keep only the chosen judges/templates.
+
+    ``lean=True`` (a study, which measures nothing on an item without a human label): items of the
+    sample layout that carry no vote are checked but kept only as ids and splits (``data.left_out``),
+    and those with votes as PairSummary (no texts), when the votes can only come from the items
+    (no --labels, no --run).
+    """
+    if from_hf is not None and (items is not None or run is not None):
+        raise InputError("--from-hf reads items and votes from the dataset; do not combine it with --items or --run")
+    if from_hf is None and items is None and run is None:
+        raise InputError("nothing to calibrate: give --items FILE, --from-hf DIR or --run RUN_ID (see --help)")
+    recorded: list[Judgment | RecordedCall] = []
+    run_outputs: dict[tuple[str, str], dict[str, Any]] = {}
+    if from_hf is not None:
+        data = read_mtbench_human_judgments(from_hf, turn=turn)
+    elif items is not None and label_cols:
+        guessed = kind if kind in ("score", "passfail") else "score"
+        data = read_rated_items(
+            items,
+            label_cols=label_cols,
+            kind=guessed,
+            scale=scale,
+            id_col=id_col,
+            output_col=output_col,
+            baseline_cols=baseline_cols,
+        )
+        kind = guessed
+    elif items is not None and _is_sample_layout(items):
+        data = read_pairwise_items(
+            items,
+            **({"baseline_fields": baseline_cols} if baseline_cols else {}),
+            lean=lean and labels is None and run is None,
+        )
+    elif items is not None:
+        data = CalibrationData(read_cases(items), [], {}, {"items": file_hash(items)})
+    else:
+        data = CalibrationData([], [], {}, {})
+    if run is not None:
+        from juge.store import DEFAULT_DB, RunNotFound, Store
+
+        with Store(db or DEFAULT_DB) as store:
+            try:
+                info = store.get_run(run)
+            except RunNotFound as exc:
+                raise InputError(f"--run: {exc}") from None
+            if not data.cases:
+                data.cases = store.run_cases(info["id"])
+            data.sources[f"run {info['id']} dataset"] = info["dataset_hash"]
+            recorded += store.judgments(info["id"])
+            run_outputs = store.outputs(info["id"])
+            if not data.labels and labels is None:
+                ids = {c.id for c in data.cases}
+                data.labels = [lab for lab in store.labels() if lab.item_id in ids]
+    notices: list[str] = []
+    warnings: list[str] = []
+    if kind == "pairwise" and not all(c.is_pair for c in data.cases):
+        bad = next(c.id for c in data.cases if not c.is_pair)
+        raise NotPairs(f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2")
+    if labels is not None:
+        pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
+        rows = read_label_rows(labels, pairwise=pairwise)
+        if data.labels:
+            notices.append(
+                f"--labels {labels}: its {len(rows)} labels replace the {len(data.labels)} human votes "
+                "carried by the items"
+            )
+        data.labels = rows
+        notices += _check_label_ids(labels, rows, data.cases)
+        data.sources["labels"] = file_hash(labels)
+    pair_ids = {c.id for c in data.cases if c.is_pair} | data.left_out.ids
+    pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
+    keep = calls_a_pair_study_uses(data.labels) if pairwise else None
+    for k, path in enumerate(judgments):
+        calls = iter_recorded_calls(path, pair_ids=pair_ids)
+        recorded += calls if keep is None else filter(keep, calls)
+        data.sources["judgments" if k == 0 else f"judgments_{k + 1}"] = file_hash(path)
+    if not data.labels:
+        raise InputError(
+            "no human labels: the items carry none; give --labels FILE (item_id, rater_id, label)"
+            + (" or --label-cols" if items is not None else "")
+        )
+    data.labels, mismatch, unhashed = labels_on_these_outputs(
+        data.labels, with_run_outputs(data.cases, run_outputs), source=f"--labels {labels}" if labels else "labels"
+    )
+    warnings += mismatch
+    if run is not None:
+        notices += unhashed
+    if judges:
+        present = sorted({j.judge for j in recorded} | set(data.baselines))
+        unknown = [name for name in judges if name not in present]
+        if unknown:
+            raise InputError(
+                f"--judge {unknown[0]}: no judgment by that judge (present: {', '.join(present) or 'none'})"
+            )
+        recorded = [j for j in recorded if j.judge in judges]
+        data.baselines = {k: v for k, v in data.baselines.items() if k in judges}
+    if templates:
+        present = sorted({j.template for j in recorded})
+        unknown = [name for name in templates if name not in present]
+        if unknown:
+            raise InputError(
+                f"--template {unknown[0]}: no judgment with that template (present: {', '.join(present) or 'none'})"
+            )
+        recorded = [j for j in recorded if j.template in templates]
+    kind = kind or _guess_kind(data)
+    if kind in ("score", "passfail"):
+        recorded, dropped = _keep_judges_of_kind(kind, recorded)
+        notices += dropped
+    declared = (min(scale.values()), max(scale.values())) if scale else None
+    return StudyInputs(
+        kind,
+        data,
+        recorded,
+        has_splits=bool(_splits(data)),
+        notices=notices,
+        declared_scale=declared,
+        warnings=warnings,
+    )
+
+
+def calls_a_pair_study_uses(labels: Iterable[HumanLabel | Vote]) -> Callable[[Judgment | RecordedCall], bool]:
+    """Which recorded calls a pairwise study keeps in memory, as a filter over the calls in file order.
+
+    The study's table holds only items with a human label, so of the calls on other items it needs none
+    but the first of each (judge, template, model, template hash) -- these keep the judge list, its order,
+    the versions it reports and the --judge/--template checks as they are with every call -- and any call
+    without an order (the table refuses it). Every call is still read and checked.
+    """
+    labelled = {lab.item_id for lab in labels}
+    versions: set[tuple[str, str, str, str]] = set()
+
+    def keep(call: Judgment | RecordedCall) -> bool:
+        if call.item_id in labelled or call.order is None:
+            return True
+        version = (call.judge, call.template, call.model, call.template_hash)
+        if version in versions:
+            return False
+        versions.add(version)
+        return True
+
+    return keep
+
+
+def with_run_outputs(
+    cases: Sequence[Case | PairSummary], run_outputs: dict[tuple[str, str], dict[str, Any]]
+) -> list[Case | PairSummary]:
+    """The cases as the run judged them: a run with a [system] generated each case's `output`, stored in
+    ``Store.outputs(run_id)[(item_id, "output")]["text"]``; that text replaces the case record's output."""
+    filled = []
+    for case in cases:
+        row = run_outputs.get((case.id, "output"))
+        text = row.get("text") if row else None
+        filled.append(case.model_copy(update={"output": text}) if text else case)
+    return filled
+
+
+def labels_on_these_outputs(
+    labels: Sequence[HumanLabel | Vote],
+    cases: Sequence[Case | PairSummary],
+    *,
+    source: str = "labels",
+) -> tuple[list[HumanLabel | Vote], list[str], list[str]]:
+    """Keep the labels made on the answers these cases hold; return ``(kept, warnings, notes)``.
+
+    A label carrying ``output_hash`` (``Case.output_hash()`` of what the person saw) is kept only when
+    it equals the hash of the case with the same id: a label on an older answer says nothing about
+    a new one. The left-out labels are counted, with a few ids, in one warning. Labels without a hash
+    are kept, with one note that they cannot be checked. Labels on ids that are no case pass through
+    (the caller reports them). Raises InputError when every label is left out.
+    """
+    hashes = {c.id: c.output_hash() for c in cases} if any(lab.output_hash is not None for lab in labels) else {}
+
+    def stale(lab: HumanLabel | Vote) -> bool:
+        return lab.output_hash is not None and lab.item_id in hashes and lab.output_hash != hashes[lab.item_id]
+
+    kept = [lab for lab in labels if not stale(lab)]
+    warnings: list[str] = []
+    if len(kept) < len(labels):
+        ids = sorted({lab.item_id for lab in labels if stale(lab)})
+        examples = ", ".join(repr(i) for i in ids[:3]) + (", ..." if len(ids) > 3 else "")
+        what = (
+            f"{source}: {len(labels) - len(kept)} labels on {len(ids)} items were made on other answers than "
+            f"these cases' outputs (their output_hash differs: {examples})"
+        )
+        if not kept:
+            raise InputError(f"{what}; no label is left: label the outputs under study")
+        warnings.append(f"{what}; they are left out")
+    unhashed = sum(lab.output_hash is None for lab in kept)
+    notes = (
+        [
+            f"{source}: {unhashed} of {len(kept)} labels carry no output_hash, so juge cannot check they were "
+            "made on these outputs"
+        ]
+        if unhashed
+        else []
+    )
+    return kept, warnings, notes
+
+
+def _keep_judges_of_kind(
+    kind: StudyKind, recorded: list[Judgment | RecordedCall]
+) -> tuple[list[Judgment | RecordedCall], list[str]]:
+    """Leave out judges none of whose answered calls is a grade of this study (e.g. per-criterion scores in a
+    PASS/FAIL study): they would show as all 'missing'. One notice per judge left out, naming it."""
+    graded: dict[tuple[str, str], bool] = {}
+    example: dict[tuple[str, str], Any] = {}
+    for j in recorded:
+        key = (j.judge, j.template)
+        if j.outcome != "ok" or j.order is not None:
+            graded.setdefault(key, False)
+            continue
+        is_grade = grade_value(kind, j.verdict) is not None
+        graded[key] = graded.get(key, False) or is_grade
+        example.setdefault(key, j.verdict)
+    foreign = {key for key, ok in graded.items() if not ok and key in example}
+    what = "PASS/FAIL" if kind == "passfail" else "a number"
+    notices = [
+        f"judge {judge}/{template} is left out of this {kind} study: its verdicts are not {what} "
+        f"(e.g. {str(example[(judge, template)])[:80]})"
+        for judge, template in sorted(foreign)
+    ]
+    return [j for j in recorded if (j.judge, j.template) not in foreign], notices
+
+
+def _check_label_ids(path: Path, labels: Sequence[HumanLabel], cases: Sequence[Case]) -> list[str]:
+    """A notice for labels on ids that match no item; an error when none of them matches an item."""
+    ids = {c.id for c in cases}
+    unmatched = sorted({lab.item_id for lab in labels} - ids)
+    if not unmatched or not labels:
+        return []
+    n_rows = sum(lab.item_id not in ids for lab in labels)
+    examples = ", ".join(repr(i) for i in unmatched[:3]) + (", ..." if len(unmatched) > 3 else "")
+    if n_rows == len(labels):
+        sample = ", ".join(repr(c.id) for c in list(cases)[:3]) or "none"
+        raise input_error(
+            path,
+            f"no label's item_id matches an item (labels name {examples}; "
+            f"items are {sample}{', ...' if len(cases) > 3 else ''})",
+            field="item_id",
+        )
+    return [
+        f"--labels {path}: {n_rows} labels on {len(unmatched)} item ids that match no item are left out ({examples})"
+    ]
+
+
+def _splits(data: CalibrationData) -> set[str]:
+    """The splits the items are in, those left out included."""
+    return {c.split for c in data.cases if c.split} | data.left_out.splits
+
+
+def default_split(inputs: StudyInputs, split: str | None) -> str:
+    """The split to study: as given, else `dev` when the items carry splits, else all items."""
+    if split is not None:
+        splits = _splits(inputs.data)
+        if split != "all" and split not in splits:
+            present = sorted(splits) or ["none"]
+            raise InputError(
+                f"--split {split}: no item is in that split (splits present: {', '.join(present)}); "
+                "use --split all to study every item"
+            )
+        return split
+    return "dev" if inputs.has_splits else "all"
+
+
+def run_study(
+    inputs: StudyInputs,
+    *,
+    split: str,
+    boot: Bootstrap = Bootstrap(),
+    truth: Truth = "each",
+    threshold: float | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Build the per-item table and compute the study's JSON (the inputs' notices lead its notes).
+
+    Refuses (InputError) a study with no item: no item of the split carries a human label.
+    """
+    data = inputs.data
+    if inputs.kind == "pairwise":
+        if truth != "each" or threshold is not None:
+            raise InputError("--truth and --threshold apply to single-score and PASS/FAIL studies, not to pairs")
+        try:
+            table = build_pair_table(
+                data.cases, data.labels, inputs.judgments, baselines=data.baselines, sources=data.sources
+            )
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        _refuse_empty(len(table.split(split).items), split, inputs)
+        result = pairwise_study(table, split=split, boot=boot, progress=progress)
+    else:
+        grades = build_grade_table(
+            inputs.kind,
+            data.cases,
+            data.labels,
+            inputs.judgments,
+            baselines=data.baselines,
+            sources=data.sources,
+            declared_scale=inputs.declared_scale,
+        )
+        _refuse_empty(len(grades.split(split).items), split, inputs)
+        result = grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
+    result["notes"] = [*inputs.warnings, *inputs.notices, *result.get("notes", [])]
+    return result
+
+
+def _refuse_empty(n_items: int, split: str, inputs: StudyInputs) -> None:
+    if n_items:
+        return
+    where = "" if split in (None, "all") else f" in split {split!r}"
+    n_read = len(inputs.data.cases) + len(inputs.data.left_out.ids)
+    raise InputError(
+        f"nothing to study: no item{where} has a human label ({n_read} items, "
+        f"{len(inputs.data.labels)} labels read); check the labels' item_id and the items' split"
+    )
+
+
+def write_json(path: Path, data: Any) -> Path:
+    """Write JSON atomically: a temporary file in the same directory, then a rename.
+
+    The text is written as it is encoded: an indented dump of a large study is a list of millions of
+    small strings before it is joined.
+    """
+
+    def dump(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8", newline="") as f:
+            json.dump(data, f, ensure_ascii=False, indent=1)
+            f.write("\n")
+
+    return write_with(path, dump)

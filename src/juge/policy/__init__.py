@@ -1,0 +1,1 @@
+"""Judge policies: derive on dev, test once on holdout, route new items, audit."""

@@ -1,0 +1,680 @@
+"""A judge policy derived on dev data: which judge, which prompt per category, and what goes to a person.
+
+Rules (every one carries the dev numbers behind it in the policy file):
+
+1. The judge is the candidate with the highest agreement with the human majority on
+   dev, compared on the shared items: those with a majority where every candidate has
+   a verdict (each candidate's coverage, items with a verdict / dev items, is reported
+   next to it). Candidates are the judges in the judgments, with the template that covers
+   every item (not a reference-only template, and no baseline such as ``gpt4_2023``
+   or "longer answer" unless named). The runner-up is reported with the paired
+   difference on the shared items and its interval.
+2. In a category with reference answers, the judge's reference template is used if
+   it agrees with the majority at least as often as the plain one on that
+   category's dev items (paired bootstrap of the difference reported).
+3. A category goes to a person when judge-vs-person agreement is lower than
+   person-vs-person agreement by more than the margin, both on that category's dev
+   items where the judge has a verdict (the same items for both), compared as printed
+   (rounded to 3 decimals): ``round(jp, 3) - round(pp, 3) < -margin``. With
+   ``rule="lower-bound"``: a person unless the lower bound of the paired interval of
+   ``jp - pp`` is above ``-margin``.
+4. An item whose verdict changes with the order, or whose judgment is refused,
+   unparsed or missing, goes to a person (applied when routing, before rule 3).
+5. A weekly audit: a person reads N random judge decisions (``juge audit-sample``).
+6. ``rule="guarantee"``: items route by the judge's confidence instead of by
+   category; the threshold is the fixed-sequence choice of ``juge.policy.guarantee``.
+
+A rule 3 decision resting on few data is flagged, not changed: a category whose judge-vs-person
+or person-vs-person figure rests on fewer than ``MIN_PAIRS`` (30) pairs, or on fewer than
+``MIN_ITEMS`` (10) judged items, carries ``too_few`` (the reason) and the advice ``TOO_FEW``. With
+30 pairs a 95 % interval of an agreement near 0.8 is still about +-0.15 wide, three times a
+0.05 margin; below it one rater pair more or less can flip the decision.
+
+Decisions read dev only. Ties in rule 1 are broken by judge-vs-person agreement,
+then by key name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from juge import __version__
+from juge.calibration.inputs import StudyInputs
+from juge.calibration.pairtable import PairItem, PairTable, build_pair_table
+from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference_templates, vs_majority, vs_people
+from juge.data.records import Case, HumanLabel, Judgment
+from juge.errors import InputError
+from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
+from juge.stats import paired_ratio_difference
+
+POLICY_FORMAT = 1
+RULES = ("margin", "lower-bound", "guarantee")
+DIGITS = 3
+MIN_PAIRS = 30
+MIN_ITEMS = 10
+TOO_FEW = "too few items to decide: treat as person until more labels"
+
+
+@dataclass
+class PairStudyData:
+    """What a policy reads: pairs, human votes, recorded judgments, and the hashes of the files."""
+
+    cases: list[Case]
+    labels: list[HumanLabel]
+    judgments: list[Judgment]
+    baselines: dict[str, dict[str, Any]]
+    sources: dict[str, str]
+
+    def table(self) -> PairTable:
+        try:
+            return build_pair_table(
+                self.cases, self.labels, self.judgments, baselines=self.baselines, sources=self.sources
+            )
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+
+
+def pair_study_data(inputs: StudyInputs) -> PairStudyData:
+    """The policy's view of what ``juge.calibration.inputs.load_inputs`` read; policies are for pairwise judges."""
+    if inputs.kind != "pairwise":
+        raise InputError(
+            f"juge policy supports pairwise judges for now (two answers per item, votes A/B/tie); "
+            f"these items are a {inputs.kind} study"
+        )
+    data = inputs.data
+    return PairStudyData(data.cases, data.labels, inputs.judgments, data.baselines, data.sources)
+
+
+def split_hash(cases: Iterable[Case], labels: Iterable[HumanLabel]) -> str:
+    """sha256 of a split's items and human labels (canonical JSON, sorted): the split's identity."""
+    cases = sorted(cases, key=lambda c: c.id)
+    ids = {c.id for c in cases}
+    h = hashlib.sha256()
+    for c in cases:
+        h.update(c.model_dump_json().encode() + b"\n")
+    for lab in sorted((lab for lab in labels if lab.item_id in ids), key=lambda lab: (lab.item_id, lab.rater_id)):
+        h.update(lab.model_dump_json().encode() + b"\n")
+    return h.hexdigest()
+
+
+def no_split_error(split: str, cases: Iterable[Case]) -> InputError:
+    """No item with human votes in ``split``; when no item has a split at all, say how to make one."""
+    splits = sorted({c.split for c in cases if c.split})
+    if not splits:
+        return InputError(
+            f"no item has a `split` field, so there is no {split!r} split: make one with `juge split --items FILE "
+            "--by group --holdout 0.3 --seed 0 -o FILE_WITH_SPLIT` (the same rows with split dev/holdout, by group) "
+            "and give that file as --items (with --run too: the run's judgments join the items by id)"
+        )
+    return InputError(f"no item with split {split!r} and human votes; splits in the data: {', '.join(splits)}")
+
+
+def policy_hash(policy: dict[str, Any]) -> str:
+    """sha256 of the policy's canonical JSON, without the hash itself."""
+    body = {k: v for k, v in policy.items() if k != "policy_hash"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def r3(x: float | None) -> float | None:
+    """A figure as the table shows it: rounded to 3 decimals."""
+    return None if x is None else round(x, DIGITS)
+
+
+def _agree_with_majority(items: Sequence[PairItem], key: str, keep: Sequence[bool]) -> np.ndarray:
+    return np.array([k and it.judges[key].label == it.majority for it, k in zip(items, keep)], dtype=float)
+
+
+def paired_majority_difference(items: Sequence[PairItem], key_a: str, key_b: str, boot: Bootstrap) -> dict[str, Any]:
+    """Agreement with the majority of A minus B on the items where both have a verdict and there is a majority."""
+    keep = [
+        it.majority is not None and all(k in it.judges and it.judges[k].label is not None for k in (key_a, key_b))
+        for it in items
+    ]
+    den = np.array(keep, dtype=float)
+    num_a, num_b = _agree_with_majority(items, key_a, keep), _agree_with_majority(items, key_b, keep)
+    n = int(den.sum())
+    return {
+        "a": key_a,
+        "b": key_b,
+        "n_items": n,
+        "agreement_a": num_a.sum() / n if n else None,
+        "agreement_b": num_b.sum() / n if n else None,
+        "difference": paired_ratio_difference(num_a, den, num_b, den, **boot.kwargs).to_dict(),
+    }
+
+
+def candidate_keys(table: PairTable, names: Sequence[str] | None) -> list[str]:
+    """Judge keys that may become the judge: named ones (judge name or key), else every non-baseline,
+    non-reference-only key."""
+    if names:
+        keys = [k for k, info in table.judges.items() if k in names or info.judge in names]
+        reference_only = {a for a, _ in reference_templates(table)}
+        keys = [k for k in keys if k not in reference_only or k in names]
+        missing = [n for n in names if not any(k == n or table.judges[k].judge == n for k in table.judges)]
+        if missing:
+            raise InputError(
+                f"--judge {', '.join(missing)}: no such judge in the data; known: {', '.join(table.judges)}"
+            )
+        return keys
+    reference_only = {a for a, _ in reference_templates(table)}
+    keys = [k for k, info in table.judges.items() if not info.baseline and k not in reference_only]
+    if not keys:
+        raise InputError(
+            "no judge in the judgments to derive a policy for (baselines count only when named with --judge)"
+        )
+    return keys
+
+
+def _has_verdict(item: PairItem, key: str) -> bool:
+    return key in item.judges and item.judges[key].label is not None
+
+
+def choose_judge(items: Sequence[PairItem], candidates: Sequence[str], boot: Bootstrap) -> dict[str, Any]:
+    """Rule 1: the candidate with the highest agreement with the majority (as printed), with the runner-up.
+
+    Candidates are compared on the shared items: those with a majority where every candidate has a
+    verdict, so a judge that fails to answer the hard items gains nothing. Each candidate's coverage
+    (dev items with a verdict / dev items) is reported next to it.
+    """
+    shared = [it for it in items if it.majority is not None and all(_has_verdict(it, k) for k in candidates)]
+    if not shared:
+        raise InputError(
+            "no dev item with a majority on which every candidate judge has a verdict; name the "
+            "candidates to compare with --judge"
+        )
+    rows = []
+    for key in candidates:
+        n_verdicts = sum(_has_verdict(it, key) for it in items)
+        rows.append(
+            {
+                "key": key,
+                "coverage": {"value": n_verdicts / len(items), "n_with_verdict": n_verdicts, "n_items": len(items)},
+                "vs_majority": vs_majority(shared, key, boot),
+                "vs_people": vs_people(shared, key, boot),
+            }
+        )
+    rows.sort(
+        key=lambda r: (
+            -(r3(r["vs_majority"]["agreement"]["value"]) or -1.0),
+            -(r3(r["vs_people"]["agreement"]["value"]) or -1.0),
+            r["key"],
+        )
+    )
+    chosen = rows[0]
+    out = {
+        "candidates": rows,
+        "n_shared_items": len(shared),
+        "chosen": chosen["key"],
+        "runner_up": None,
+        "difference": None,
+    }
+    if len(rows) > 1:
+        out["runner_up"] = rows[1]["key"]
+        out["difference"] = paired_majority_difference(shared, chosen["key"], rows[1]["key"], boot)
+    return out
+
+
+def reference_choice(
+    items: Sequence[PairItem], table: PairTable, judge_key: str, boot: Bootstrap
+) -> dict[str, dict[str, Any]]:
+    """Rule 2, per category with reference answers: use the reference template if it agrees at least as often."""
+    with_ref = [a for a, b in reference_templates(table) if b == judge_key]
+    out: dict[str, dict[str, Any]] = {}
+    if not with_ref:
+        return out
+    key_ref = with_ref[0]
+    for category in sorted({it.category for it in items if it.has_reference}):
+        cat_items = [it for it in items if it.category == category and it.has_reference]
+        cmp = paired_majority_difference(cat_items, key_ref, judge_key, boot)
+        use = cmp["n_items"] > 0 and r3(cmp["agreement_a"]) >= r3(cmp["agreement_b"])
+        cmp["use_reference"] = bool(use)
+        cmp["template"] = key_ref if use else judge_key
+        out[category] = cmp
+    return out
+
+
+def _person_vs_person_counts(items: Sequence[PairItem]) -> tuple[np.ndarray, np.ndarray]:
+    pairs = [rater_pairs(it) for it in items]
+    return (
+        np.array([sum(a == b for a, b in p) for p in pairs], dtype=float),
+        np.array([len(p) for p in pairs], dtype=float),
+    )
+
+
+def _judge_vs_person_counts(items: Sequence[PairItem], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: votes equal to the judge's label, and votes (items where the judge has a verdict)."""
+    labels = [it.judges[key].label for it in items]
+    return (
+        np.array([sum(v == label for _, v in it.votes) for it, label in zip(items, labels)], dtype=float),
+        np.array([len(it.votes) for it in items], dtype=float),
+    )
+
+
+def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: str, boot: Bootstrap) -> dict[str, Any]:
+    """Rule 3 on one category: the figures, the decision and the reason in plain words.
+
+    Judge vs person and person vs person are both measured on the category's items where the judge has
+    a verdict (``n_with_verdict`` of ``n_items``): the same items, so a judge's missing verdicts on hard
+    items cannot make it look closer to the people than it is.
+    """
+    judged = [it for it in items if _has_verdict(it, key)]
+    jp = vs_people(judged, key, boot)["agreement"]
+    pp = ceiling(judged, boot)["agreement"]
+    jp_num, jp_den = _judge_vs_person_counts(judged, key)
+    pp_num, pp_den = _person_vs_person_counts(judged)
+    diff = paired_ratio_difference(jp_num, jp_den, pp_num, pp_den, **boot.kwargs).to_dict()
+    jp_r, pp_r = r3(jp["value"]), r3(pp["value"])
+    gap = None if jp_r is None or pp_r is None else round(jp_r - pp_r, DIGITS)
+    row = {
+        "template": key,
+        "n_items": len(items),
+        "n_with_verdict": len(judged),
+        "n_votes": sum(len(it.votes) for it in judged),
+        "vs_people": jp,
+        "ceiling": pp,
+        "gap": gap,
+        "difference": diff,
+        "too_few": too_few(len(judged), jp, pp),
+    }
+    if gap is None:
+        row["decision"], row["reason"] = (
+            "person",
+            ("no judge-vs-person or person-vs-person figure on dev (no verdicts or fewer than two raters per item)"),
+        )
+    elif rule == "lower-bound":
+        low = r3(diff["low"])
+        ok = low is not None and low > -margin
+        row["decision"] = "judge" if ok else "person"
+        row["reason"] = (
+            f"lower bound of judge - person agreement is {low if low is not None else 'n/a'}, "
+            f"{'above' if ok else 'not above'} -{margin:g}"
+        )
+    else:
+        ok = gap >= -margin
+        row["decision"] = "judge" if ok else "person"
+        row["reason"] = (
+            f"judge vs person {jp_r:.3f} vs person vs person {pp_r:.3f}: gap {gap:+.3f}, "
+            f"{'within' if ok else 'more than'} the {margin:g} margin"
+        )
+    return row
+
+
+def too_few(n_judged: int, jp: dict[str, Any], pp: dict[str, Any]) -> str | None:
+    """Why a category's figures are too thin to decide on (None when they are not): fewer than MIN_ITEMS
+    judged items, or a judge-vs-person or person-vs-person agreement on fewer than MIN_PAIRS pairs."""
+    thin = [f"{n_judged} judged items (< {MIN_ITEMS})"] if n_judged < MIN_ITEMS else []
+    thin += [
+        f"{what} on {e.get('n') or 0} pairs (< {MIN_PAIRS})"
+        for what, e in (("judge vs person", jp), ("person vs person", pp))
+        if (e.get("n") or 0) < MIN_PAIRS
+    ]
+    return "; ".join(thin) or None
+
+
+def guarantee_rule(
+    items: Sequence[PairItem],
+    key_by_category: dict[str, str],
+    judgments: Sequence[Judgment],
+    *,
+    target: float,
+    confidence: float,
+) -> dict[str, Any]:
+    """Rule 6 on dev: item confidences of the policy's judge, then the fixed-sequence threshold.
+
+    Only items the judge could decide alone enter the threshold walk: a consistent verdict (both orders
+    agree; an inconsistent or missing one always goes to a person, rule 4) and a human majority to check
+    it against. Coverage is over all dev items: ``n_covered`` (consistent verdict, confidence >= threshold,
+    with or without a majority) / ``n_items``.
+    """
+    calls: dict[tuple[str, str], list[Judgment]] = {}
+    for j in judgments:
+        calls.setdefault((f"{j.judge}/{j.template}", j.item_id), []).append(j)
+    decidable: list[float] = []  # confidence of every item with a consistent verdict
+    conf, wrong = [], []  # the walk: those that also have a majority
+    for it in items:
+        key = key_by_category.get(it.category)
+        on = it.judges.get(key) if key else None
+        if on is None or on.verdict not in ("A", "B", "tie"):
+            continue
+        c = pair_confidence(on.verdict, calls.get((key, it.item_id), []))
+        decidable.append(c)
+        if it.majority is not None:
+            conf.append(c)
+            wrong.append(on.label != it.majority)
+    walk = fixed_sequence_threshold(conf, wrong, target=target, confidence=confidence).to_dict()
+    threshold = walk["threshold"]
+    n_covered = 0 if threshold is None else sum(c >= threshold for c in decidable)
+    return {
+        **walk,
+        "n_calibration": walk["n_items"],
+        "n_calibration_covered": walk["n_covered"],
+        "n_items": len(items),
+        "n_covered": n_covered,
+        "coverage": n_covered / len(items) if items else 0.0,
+        "coverage_denominator": "all dev items (missing, inconsistent and no-majority ones included)",
+        "confidence_source": (
+            "mean over the judge's calls (both orders, all repeats) of the probability it gave the verdict's letter: "
+            "the provider's log-probabilities where recorded, else 1 if the call wrote that letter and 0 if not"
+        ),
+    }
+
+
+def derive_policy(
+    data: PairStudyData,
+    *,
+    split: str = "dev",
+    margin: float = 0.05,
+    rule: str = "margin",
+    target: float = 0.9,
+    confidence: float = 0.9,
+    judges: Sequence[str] | None = None,
+    audit_n: int = 10,
+    boot: Bootstrap = Bootstrap(),
+) -> dict[str, Any]:
+    """Derive the policy on one split (dev) and return it as the versioned JSON document."""
+    if rule not in RULES:
+        raise InputError(f"--rule {rule!r}: use one of {', '.join(RULES)}")
+    if not 0 <= margin < 1:
+        raise InputError(f"--margin {margin}: must be between 0 and 1")
+    table = data.table()
+    sub = table.split(split)
+    if not sub.items:
+        raise no_split_error(split, data.cases)
+    items = sub.items
+    selection = choose_judge(items, candidate_keys(sub, judges), boot)
+    key = selection["chosen"]
+    reference = reference_choice(items, sub, key, boot)
+    categories = sub.categories()
+    key_by_category = {c: reference[c]["template"] if c in reference else key for c in categories}
+    per_category = {
+        c: category_row(
+            [it for it in items if it.category == c],
+            key_by_category[c],
+            margin=margin,
+            rule="lower-bound" if rule == "lower-bound" else "margin",
+            boot=boot,
+        )
+        for c in categories
+    }
+    used_keys = sorted(set(key_by_category.values()))
+    dev_cases = [c for c in data.cases if c.split == split and c.id in {it.item_id for it in items}]
+    policy: dict[str, Any] = {
+        "kind": "juge-policy",
+        "format": POLICY_FORMAT,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "juge_version": __version__,
+        "rule": rule,
+        "margin": margin,
+        "judge": key,
+        "templates_by_category": key_by_category,
+        "judges": {k: sub.judges[k].to_dict() for k in used_keys},
+        "dev": {
+            "split": split,
+            "data_hash": split_hash(dev_cases, data.labels),
+            "n_items": len(items),
+            "n_votes": sum(len(it.votes) for it in items),
+            "n_without_majority": sum(it.majority is None for it in items),
+            "groups": sorted({it.group for it in items}),
+            "sources_sha256": dict(data.sources),
+        },
+        "selection": selection,
+        "reference": reference,
+        "categories": per_category,
+        "guarantee": None,
+        "audit": {"n": audit_n, "every": "week"},
+        "bootstrap": {"n_resamples": boot.n_resamples, "seed": boot.seed, "level": boot.level, "unit": "item"},
+    }
+    if rule == "guarantee":
+        policy["guarantee"] = guarantee_rule(
+            items, key_by_category, data.judgments, target=target, confidence=confidence
+        )
+    policy["policy_hash"] = policy_hash(policy)
+    return policy
+
+
+def read_policy(path: Path) -> dict[str, Any]:
+    """Load a policy JSON and check it is one juge wrote and nobody edited."""
+    if not path.exists():
+        raise InputError(f"{path}: policy file not found (write one with juge policy derive --json)")
+    try:
+        policy = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    if not isinstance(policy, dict) or policy.get("kind") != "juge-policy":
+        raise InputError(f'{path}: not a juge policy (no "kind": "juge-policy")')
+    if policy.get("format") != POLICY_FORMAT:
+        raise InputError(f"{path}: policy format {policy.get('format')!r}; this juge reads format {POLICY_FORMAT}")
+    if policy.get("policy_hash") != policy_hash(policy):
+        raise InputError(f"{path}: the policy was edited after it was derived (hash mismatch); derive it again")
+    return policy
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: data text may not break the table or inject markup."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
+
+
+def _est(e: dict[str, Any] | None) -> str:
+    if not e or e.get("value") is None:
+        return f"n/a (n={e.get('n', 0) if e else 0})"
+    if e.get("low") is None:
+        return f"{e['value']:.3f} (n={e['n']})"
+    return f"{e['value']:.3f} [{e['low']:.3f}, {e['high']:.3f}] (n={e['n']})"
+
+
+def policy_markdown(policy: dict[str, Any]) -> str:
+    """JUDGE_POLICY.md: the rules in plain words, the numbers behind each, limits, and when to recalibrate."""
+    p = policy
+    key = p["judge"]
+    info = p["judges"][key]
+    dev = p["dev"]
+    level = f"{p['bootstrap']['level']:.0%}"
+    cats = p["categories"]
+    to_judge = [c for c, r in cats.items() if r["decision"] == "judge"]
+    to_person = [c for c, r in cats.items() if r["decision"] != "judge"]
+    lines = [
+        "# Judge policy",
+        "",
+        f"Derived {p['created_at']} by juge {p['juge_version']} on the `{dev['split']}` split: {dev['n_items']} items, "
+        f"{dev['n_votes']} human votes ({dev['n_without_majority']} items without a majority). "
+        f"Dev data hash `{dev['data_hash'][:16]}`, policy hash `{p['policy_hash'][:16]}`.",
+        f"Intervals: {level} percentile bootstrap over items ({p['bootstrap']['n_resamples']} resamples, "
+        f"seed {p['bootstrap']['seed']}). Every figure was measured on dev, where the rules were chosen, so it is "
+        "optimistic: quote the holdout figures of `juge policy test`.",
+        "",
+        "## In short",
+        "",
+        f"- The judge is **{_cell(key)}** (model {_cell(', '.join(info['models']))}).",
+    ]
+    if p["rule"] == "guarantee":
+        g = p["guarantee"]
+        if g["threshold"] is None:
+            lines.append(
+                "- Rule `guarantee`: no confidence threshold meets the target on dev, so **every item goes "
+                "to a person**."
+            )
+        else:
+            lines.append(
+                f"- Rule `guarantee`: the judge decides alone items with confidence >= {g['threshold']:.3f} "
+                f"({g['coverage']:.0%} of all dev items); the rest go to a person."
+            )
+    else:
+        lines.append(f"- The judge decides alone in: {_cell(', '.join(to_judge)) or 'no category'}.")
+        lines.append(f"- A person decides in: {_cell(', '.join(to_person)) or 'no category'}.")
+        thin = [c for c, r in cats.items() if r.get("too_few")]
+        if thin:
+            lines.append(
+                f"- Too few items to decide in: {_cell(', '.join(thin))}; treat as person until more "
+                "labels (see rule 3)."
+            )
+    lines += [
+        "- Any item whose verdict changes when the answers swap places, or whose judgment was refused, unparsed or "
+        "missing, goes to a person.",
+        f"- Every week a person reads {p['audit']['n']} random decisions the judge made alone (`juge audit-sample`).",
+        "",
+        "## Rule 1: which judge",
+        "",
+        "The judge is the candidate that agrees most often with the human majority on dev. The candidates are "
+        f"compared on the same {p['selection']['n_shared_items']} shared items: dev items with a majority on which "
+        "every candidate has a verdict, so a judge that fails to answer hard items gains nothing by it. Coverage is "
+        "the share of all dev items on which the candidate has a verdict (refused, unparsed, error or missing "
+        "calls leave it without one).",
+        "",
+        "| candidate | coverage | agreement with majority (shared items) | kappa | agreement with each person |",
+        "|---|---|---|---|---|",
+    ]
+    for row in p["selection"]["candidates"]:
+        cov = row["coverage"]
+        lines.append(
+            f"| {_cell(row['key'])} | {cov['value']:.1%} ({cov['n_with_verdict']} of {cov['n_items']}) | "
+            f"{_est(row['vs_majority']['agreement'])} | {_est(row['vs_majority']['kappa'])} | "
+            f"{_est(row['vs_people']['agreement'])} |"
+        )
+    diff = p["selection"]["difference"]
+    if diff:
+        d = diff["difference"]
+        noise = d["low"] is not None and d["low"] <= 0 <= d["high"]
+        lines += [
+            "",
+            f"Runner-up: **{_cell(diff['b'])}**. On the {diff['n_items']} shared items, "
+            f"the chosen judge agrees {_est(d)} more often (paired difference, {level} interval). "
+            + (
+                "The interval includes 0: the runner-up is within noise, so a cheaper runner-up is a defensible choice."
+                if noise
+                else "The interval excludes 0: the chosen judge is measurably better."
+            ),
+        ]
+    lines += ["", "## Rule 2: reference answers", ""]
+    if p["reference"]:
+        lines += [
+            "Where a category has reference answers, the judge's reference prompt is used if it agrees with "
+            "the majority at least as often as the plain prompt on the same dev items (as printed, 3 decimals).",
+            "",
+            "| category | items | with reference | without | difference (paired) | prompt used |",
+            "|---|---|---|---|---|---|",
+        ]
+        for c, r in p["reference"].items():
+            a = "n/a" if r["agreement_a"] is None else f"{r['agreement_a']:.3f}"
+            b = "n/a" if r["agreement_b"] is None else f"{r['agreement_b']:.3f}"
+            lines.append(
+                f"| {_cell(c)} | {r['n_items']} | {a} | {b} | {_est(r['difference'])} | {_cell(r['template'])} |"
+            )
+    else:
+        lines.append("No reference prompt of this judge in the data: the plain prompt is used everywhere.")
+    strict = p["rule"] == "lower-bound"
+    lines += [
+        "",
+        "## Rule 3: which categories the judge may decide",
+        "",
+        (
+            f"A category goes to a person unless the lower bound of the {level} interval of (judge vs person - person vs "
+            f"person) agreement is above -{p['margin']:g}."
+            if strict
+            else f"A category goes to a person when the judge agrees with each person less often than people agree with each "
+            f"other, by more than {p['margin']:g}. The figures are compared as printed (3 decimals), so every decision "
+            "can be checked by eye."
+        ),
+        "Both agreements are pooled over pairs on the same items: that category's dev items where the judge has a "
+        "verdict (column 'judged'; items without one go to a person by rule 4), judge vs every vote, and every pair "
+        "of distinct raters. (Agreement with the majority is a different figure and is never compared with the "
+        "ceiling.)",
+        ""
+        if p["rule"] != "guarantee"
+        else "Under rule `guarantee` this table is for information only: items route by confidence (rule 6).",
+        "",
+        "| category | items | judged | votes | prompt | judge vs person | person vs person | gap | difference (paired) "
+        "| decision |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c, r in cats.items():
+        gap = "n/a" if r["gap"] is None else f"{r['gap']:+.3f}"
+        flag = f" ({TOO_FEW}: {r['too_few']})" if r.get("too_few") else ""
+        lines.append(
+            f"| {_cell(c)} | {r['n_items']} | {r['n_with_verdict']} | {r['n_votes']} | "
+            f"{_cell(r['template'])} | {_est(r['vs_people'])} | "
+            f"{_est(r['ceiling'])} | {gap} | {_est(r['difference'])} | **{r['decision']}**{flag} |"
+        )
+    thin = [c for c, r in cats.items() if r.get("too_few")]
+    if thin:
+        lines += [
+            "",
+            f"**Too few items to decide** in {_cell(', '.join(thin))}: a figure rests on fewer than "
+            f"{MIN_PAIRS} pairs or {MIN_ITEMS} judged items, so one vote more or less can flip the decision. "
+            "Treat these categories as person until more labels are in, then derive again.",
+        ]
+    lines += [
+        "",
+        "## Rule 4: items that always go to a person",
+        "",
+        "Each pair is judged in both orders. An item goes to a person when the two orders give different verdicts "
+        "(the judge is swayed by position), or when a judgment was refused, unparsed, an error or missing. These "
+        "reasons are checked first and recorded even when the item's category also goes to a person.",
+        "",
+        "## Rule 5: weekly audit",
+        "",
+        f"Every week a person reads {p['audit']['n']} random decisions the judge made alone: "
+        f"`juge audit-sample --policy policy.json --run RUN_ID -n {p['audit']['n']}` (the default seed changes each "
+        "week). Disagreements found there are the first sign that the policy has drifted.",
+    ]
+    if p["rule"] == "guarantee":
+        g = p["guarantee"]
+        lines += [
+            "",
+            "## Rule 6: selective judging with a guarantee",
+            "",
+            f"Target: the judge disagrees with the human majority on at most {1 - g['target']:.0%} of the items it "
+            f"decides, with {g['confidence']:.0%} confidence (fixed-sequence test, exact binomial bound; Jung et al. "
+            '2024, "Trust or Escalate"). Confidence: ' + g["confidence_source"] + ".",
+            f"The threshold is walked on the {g['n_calibration']} dev items with a consistent verdict and a human "
+            "majority: items whose verdict changes with the order, or that have no verdict, always go to a person "
+            "(rule 4) and are left out.",
+            "",
+            "| threshold | items at or above | disagreements | upper bound | accepted |",
+            "|---|---|---|---|---|",
+        ]
+        for s in g["steps"]:
+            lines.append(
+                f"| {s['threshold']:.3f} | {s['n']} | {s['disagreements']} | {s['upper_bound']:.3f} | "
+                f"{'yes' if s['accepted'] else 'no (stop)'} |"
+            )
+        lines.append("")
+        lines.append(
+            "Chosen threshold: "
+            + (
+                "none; every item goes to a person."
+                if g["threshold"] is None
+                else f"{g['threshold']:.3f}, covering {g['n_covered']} of all {g['n_items']} dev items "
+                f"({g['coverage']:.0%}; missing, inconsistent and no-majority items count in the total)."
+            )
+        )
+    lines += [
+        "",
+        "## What this policy must not be used for",
+        "",
+        f"- Another judge model or prompt version. It holds for model {_cell(', '.join(info['models']))} and the "
+        "template hashes in policy.json; `juge route` refuses other versions.",
+        "- Categories, languages, or kinds of items not in the table above (such items go to a person), or "
+        "multi-turn conversations if dev had only first turns.",
+        "- Claims that an answer is correct. A judge verdict is a model output, never a human label, and must not "
+        "be stored or counted as one.",
+        "- Reporting dev figures as the judge's quality: they were used to choose the rules. Use the holdout test.",
+        "",
+        "## When to recalibrate",
+        "",
+        "- The judge's model version, prompt template or parser changes (its hash changes).",
+        "- The items change: a new product area, new categories, a new language, longer or differently formatted "
+        "answers.",
+        "- The weekly audit shows the judge disagreeing with the auditor clearly more often than on dev, or the order "
+        "flip rate rises.",
+        "- In any case every few months; derive on fresh dev data and test once on fresh holdout data.",
+        "",
+    ]
+    return "\n".join(lines)

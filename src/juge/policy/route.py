@@ -1,0 +1,303 @@
+"""Apply a judge policy to one item: judge or person, the reason, and the verdict.
+
+Order of the checks (item-level reasons first, so they are recorded even when the
+item's category also goes to a person):
+
+1. the item's category is not in the policy -> person: category not calibrated;
+2. a judgment of the policy's template is refused, unparsed, an error, has no letter
+   A/B/C, or an order is missing -> person: refused/unparsed/missing;
+3. the two orders disagree -> person: order changed the verdict;
+4. ``rule == "guarantee"``: confidence below the threshold -> person: low confidence (no threshold
+   reached the target on dev -> person: no confidence threshold);
+   otherwise: the category goes to a person -> person: category;
+5. else the judge decides, and its verdict stands.
+
+A judgment from a model version or template hash the policy was not derived with is
+an input error: the policy does not apply to it (recalibrate).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from juge.calibration.pairtable import ORDERS
+from juge.data.records import OUTCOMES, Case, Judgment
+from juge.errors import InputError, input_error
+from juge.judges.pairwise import combine_orders
+from juge.policy.guarantee import pair_confidence
+
+JUDGE = "judge"
+PERSON = "person"
+REASON_UNCALIBRATED = "category not calibrated"
+REASON_MISSING = "refused/unparsed/missing"
+REASON_ORDER = "order changed the verdict"
+REASON_CATEGORY = "category"
+REASON_CONFIDENCE = "low confidence"
+REASON_NO_THRESHOLD = "no confidence threshold"
+LETTERS = ("A", "B", "C")
+
+
+@dataclass
+class RouteDecision:
+    """Where one item goes and why."""
+
+    item_id: str
+    category: str
+    route: str
+    reason: str
+    detail: str
+    verdict: str | None
+    template: str | None
+    confidence: float | None = None
+
+    @property
+    def label(self) -> str:
+        """``judge`` or ``person: <reason>``."""
+        return JUDGE if self.route == JUDGE else f"{PERSON}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "decision": self.label}
+
+
+def check_versions(policy: dict[str, Any], key: str, calls: Iterable[Judgment]) -> None:
+    """Refuse judgments from a model or template version the policy was not derived with."""
+    info = policy["judges"][key]
+    for j in calls:
+        if j.model not in info["models"]:
+            raise InputError(
+                f"item {j.item_id!r}: judge {key} ran model {j.model!r}, but the policy was derived with "
+                f"{', '.join(info['models'])}; derive a new policy for this model"
+            )
+        if j.template_hash and info["template_hashes"] and j.template_hash not in info["template_hashes"]:
+            raise InputError(
+                f"item {j.item_id!r}: template {key} has hash {j.template_hash[:12]}, not the one the policy was "
+                "derived with; derive a new policy for this template"
+            )
+
+
+def route_item(
+    policy: dict[str, Any], item_id: str, category: str | None, judgments: Iterable[Judgment]
+) -> RouteDecision:
+    """Route one item with its recorded judgments (any judges; the policy picks its own template)."""
+    category = category or "(none)"
+    key = policy["templates_by_category"].get(category)
+    if key is None:
+        return RouteDecision(
+            item_id,
+            category,
+            PERSON,
+            REASON_UNCALIBRATED,
+            f"the policy has no dev figures for category {category!r}",
+            None,
+            None,
+        )
+    judgments = [j for j in judgments if j.item_id == item_id]
+    calls = [j for j in judgments if f"{j.judge}/{j.template}" == key]
+    if not calls:
+        return RouteDecision(
+            item_id, category, PERSON, REASON_MISSING, _no_policy_judgment(policy, key, judgments), None, key
+        )
+    check_versions(policy, key, calls)
+    first = {o: min((j for j in calls if j.order == o), key=lambda j: j.repeat, default=None) for o in ORDERS}
+    problems = [f"order {o}: {_call_problem(j)}" for o, j in first.items() if _call_problem(j)]
+    if problems:
+        return RouteDecision(item_id, category, PERSON, REASON_MISSING, "; ".join(problems), None, key)
+    verdict = combine_orders(first["12"].verdict, first["21"].verdict)  # type: ignore[union-attr, arg-type]
+    if verdict == "inconsistent":
+        return RouteDecision(
+            item_id,
+            category,
+            PERSON,
+            REASON_ORDER,
+            f"order 12 wrote {first['12'].verdict}, order 21 wrote {first['21'].verdict}",  # type: ignore[union-attr]
+            verdict,
+            key,
+        )
+    if policy["rule"] == "guarantee":
+        threshold = policy["guarantee"]["threshold"]
+        conf = pair_confidence(verdict, calls)
+        if threshold is None:
+            return RouteDecision(
+                item_id,
+                category,
+                PERSON,
+                REASON_NO_THRESHOLD,
+                f"no confidence threshold reached the target on dev: every item goes to a person "
+                f"(this item's confidence {conf:.3f})",
+                verdict,
+                key,
+                conf,
+            )
+        if conf < threshold:
+            return RouteDecision(
+                item_id,
+                category,
+                PERSON,
+                REASON_CONFIDENCE,
+                f"confidence {conf:.3f} below threshold {threshold:.3f}",
+                verdict,
+                key,
+                conf,
+            )
+        return RouteDecision(
+            item_id, category, JUDGE, "confidence", f"confidence {conf:.3f} >= {threshold:.3f}", verdict, key, conf
+        )
+    row = policy["categories"][category]
+    if row["decision"] != JUDGE:
+        return RouteDecision(item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row['reason']}", verdict, key)
+    return RouteDecision(item_id, category, JUDGE, "category", f"{category}: {row['reason']}", verdict, key)
+
+
+def _call_problem(j: Judgment | None) -> str | None:
+    """Why one order's call gives no letter (no call, not ok, or no letter A/B/C), or None when it does."""
+    if j is None:
+        return "no judgment"
+    if j.outcome != "ok":
+        return j.outcome
+    if j.verdict not in LETTERS:
+        return "outcome ok but no letter" if j.verdict is None else f"letter {j.verdict!r} is not A, B or C"
+    return None
+
+
+def _no_policy_judgment(policy: dict[str, Any], key: str, judgments: Sequence[Judgment]) -> str:
+    """Why an item without a call of the policy's judge and template cannot be judged: name both."""
+    info = policy["judges"].get(key, {})
+    wanted = f"judge {info.get('judge', key)!r} with template {info.get('template', '?')!r}"
+    present = sorted({f"{j.judge!r} with template {j.template!r}" for j in judgments})
+    found = f"it was judged only by {', '.join(present)}" if present else "it carries no judgment at all"
+    return f"no judgment from the policy's {wanted}: {found}; run that judge on it, or a person decides"
+
+
+def route_cases(policy: dict[str, Any], cases: Sequence[Case], judgments: Iterable[Judgment]) -> list[RouteDecision]:
+    """``route_item`` for every case."""
+    by_item: dict[str, list[Judgment]] = {}
+    for j in judgments:
+        by_item.setdefault(j.item_id, []).append(j)
+    return [route_item(policy, c.id, c.category, by_item.get(c.id, [])) for c in cases]
+
+
+def weekly_seed(today: date | None = None) -> int:
+    """The default audit seed: the ISO year and week (e.g. 202648), so each week draws a new sample."""
+    year, week, _ = (today or date.today()).isocalendar()
+    return year * 100 + week
+
+
+def audit_sample(
+    policy: dict[str, Any], cases: Sequence[Case], judgments: Sequence[Judgment], *, n: int, seed: int
+) -> list[dict[str, Any]]:
+    """``n`` random decisions the judge made alone (seeded), with the item (its context too) and the judge's raw
+    texts."""
+    decisions = route_cases(policy, cases, judgments)
+    by_id = {c.id: c for c in cases}
+    judged = [d for d in decisions if d.route == JUDGE]
+    chosen = random.Random(seed).sample(judged, min(n, len(judged)))
+    out = []
+    for d in chosen:
+        case = by_id[d.item_id]
+        texts = {
+            j.order: j.text
+            for j in judgments
+            if j.item_id == d.item_id and f"{j.judge}/{j.template}" == d.template and j.repeat == 0
+        }
+        out.append(
+            {
+                **d.to_dict(),
+                "question": case.question,
+                "context": case.context,
+                "answer_1": case.output_1,
+                "answer_2": case.output_2,
+                "reference": case.reference,
+                "judge_texts": {o: texts.get(o) for o in ORDERS},
+            }
+        )
+    return out
+
+
+def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
+    """One new item as a JSON object (the shared sample's item layout) with its judge calls under ``judgments``.
+
+    Item fields: ``item_id`` (or ``id``), ``category``, ``question``, ``answer_1``, ``answer_2``,
+    optional ``reference``. Each call: ``judge``, ``model``, ``prompt`` (or ``template``), ``order``,
+    ``letter`` (or ``verdict``), ``outcome``, ``text``, optional ``template_hash``, ``repeat``,
+    ``distribution``. The judgments may instead come from a separate file (``--judgments``).
+    """
+    if not path.exists():
+        raise InputError(f"{path}: file not found")
+    text = path.read_text(encoding="utf-8-sig")
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise input_error(path, f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+    if not isinstance(row, dict):
+        raise input_error(path, f"expected one JSON object (the item), got {type(row).__name__}")
+    item_id = row.get("item_id", row.get("id"))
+    if item_id in (None, ""):
+        raise input_error(path, "required field is missing", field="item_id")
+    try:
+        case = Case(
+            id=str(item_id),
+            category=row.get("category"),
+            question=row.get("question"),
+            output_1=row.get("answer_1"),
+            output_2=row.get("answer_2"),
+            reference=row.get("reference"),
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise input_error(path, first["msg"], field=".".join(map(str, first["loc"]))) from None
+    calls = row.get("judgments") or []
+    if not isinstance(calls, list):
+        raise input_error(path, "must be a list of judge calls", field="judgments")
+    judgments = []
+    for k, call in enumerate(calls):
+        where = f"judgments[{k}]"
+        if not isinstance(call, dict):
+            raise input_error(path, "must be an object", field=where)
+        _check_call(path, where, call)
+        try:
+            judgments.append(
+                Judgment(
+                    item_id=case.id,
+                    judge=call.get("judge"),
+                    model=call.get("model") or "unknown",
+                    template=call.get("prompt", call.get("template")),
+                    template_hash=call.get("template_hash") or "",
+                    order=None if call.get("order") is None else str(call["order"]),
+                    repeat=call.get("repeat") or 0,
+                    text=call.get("text") or "",
+                    verdict=call.get("letter", call.get("verdict")),
+                    outcome=call.get("outcome"),
+                    distribution=call.get("distribution"),
+                )
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise input_error(path, first["msg"], field=f"{where}.{'.'.join(map(str, first['loc']))}") from None
+    return case, judgments
+
+
+def _check_call(path: Path, where: str, call: dict[str, Any]) -> None:
+    """The checks of ``juge.data.adapters.read_recorded_judgments`` on one call of an item file."""
+    outcome, order = call.get("outcome"), call.get("order")
+    letter_field = "letter" if "letter" in call else "verdict"
+    letter = call.get(letter_field)
+    if outcome not in OUTCOMES:
+        raise input_error(path, f"outcome {outcome!r} is not one of {list(OUTCOMES)}", field=f"{where}.outcome")
+    if order is not None and str(order) not in ORDERS:
+        raise input_error(path, f"order {order!r} is not '12' or '21'", field=f"{where}.order")
+    if order is not None and letter is not None and letter not in LETTERS:
+        raise input_error(path, f"letter {letter!r} is not A, B or C", field=f"{where}.{letter_field}")
+    if outcome != "ok" and letter is not None:
+        raise input_error(
+            path, f"a call with outcome {outcome!r} cannot carry a verdict", field=f"{where}.{letter_field}"
+        )
+    if outcome == "ok" and letter is None:
+        raise input_error(path, "outcome is 'ok' but there is no letter/verdict", field=f"{where}.{letter_field}")

@@ -1,0 +1,87 @@
+"""Reports: a calibration result rendered as self-contained HTML (inline SVG plots), Markdown or JSON.
+
+`write_report(calibration, path, fmt="html")` is the one call other commands need
+(`juge demo` uses it); `juge report` adds reading files, a policy and disagreements.
+Reports on a stored run or a comparison of two runs are built by `juge.reports.runs`
+and rendered by the same `render_report`.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import as_file
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from juge.errors import input_error
+from juge.files import write_atomic
+from juge.reports.disagreements import read_items
+from juge.reports.model import build_report_data
+from juge.reports.render import render_html, render_json, render_markdown
+
+FORMATS = {"html": render_html, "md": render_markdown, "json": render_json}
+SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
+
+
+def render_report(data: dict[str, Any], fmt: str = "html") -> str:
+    """Render normalised report data (`build_report_data`) in `fmt`: html, md or json."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; use one of {sorted(FORMATS)}")
+    return FORMATS[fmt](data)
+
+
+def write_report(
+    calibration: dict[str, Any],
+    path: str | Path,
+    fmt: str = "html",
+    *,
+    policy: dict[str, Any] | None = None,
+    policy_test: dict[str, Any] | None = None,
+    items: str | Path | Traversable | None = None,
+    top: int = 3,
+    source: str | None = None,
+) -> Path:
+    """Render a calibration result and write it atomically to `path`; returns the path.
+
+    `items` (the study's items file) adds the question, both answers and each rater's
+    vote to the disagreement examples; `top` is how many examples per judge.
+    """
+    cases = None
+    if items is not None:
+        # A packaged file (importlib.resources Traversable, e.g. the demo's items) is read through a real path.
+        with as_file(Path(items) if isinstance(items, str) else items) as items_path:
+            cases = read_items(items_path)
+    data = build_report_data(calibration, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
+    return write_atomic(path, render_report(data, fmt))
+
+
+def read_json_object(path: str | Path, what: str) -> dict[str, Any]:
+    """A JSON object from a file; errors name the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise input_error(path, f"{what} file not found")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise input_error(path, "not UTF-8; re-save the file as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+    if not isinstance(obj, dict):
+        raise input_error(path, f"expected a JSON object ({what}), got {type(obj).__name__}", line=1)
+    return obj
+
+
+def read_calibration(path: str | Path) -> dict[str, Any]:
+    """A calibration result written by `juge calibrate --json`; refuses files that are not one."""
+    obj = read_json_object(path, "calibration")
+    if not isinstance(obj.get("judges"), dict):
+        raise input_error(
+            path,
+            "not a calibration result: no 'judges' object; make one with `juge calibrate ... --json FILE`",
+            field="judges",
+        )
+    return obj
+
+
+__all__ = ["build_report_data", "read_calibration", "render_report", "write_report", "write_atomic"]

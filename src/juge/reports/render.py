@@ -1,0 +1,145 @@
+"""Render normalised report data to HTML (self-contained, inline SVG) or Markdown.
+
+Calibration data (`juge.reports.model`) uses report.*.j2; run and comparison data
+(`juge.reports.runs`, marked by their "report" key) use run.*.j2 and compare.*.j2.
+
+HTML goes through a Jinja2 environment with autoescape on, so every dataset or model
+text is escaped; plots are trusted SVG made by `juge.reports.plots` and are the only
+values marked safe. Markdown escapes the same texts (HTML entities, table pipes),
+since Markdown viewers render raw HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from juge.reports import plots
+
+NOT_AVAILABLE = "not available"
+RATE_STATS = {
+    "agreement",
+    "order_flip_rate",
+    "picks_longer",
+    "threshold_agreement",
+    "failures_caught",
+    "false_flags",
+    "agreement_without_ties",
+}
+
+
+def fmt_value(value: float | None, kind: str) -> str:
+    """A rate as a percentage with one decimal; kappa, correlation or alpha with two decimals."""
+    if value is None:
+        return NOT_AVAILABLE
+    return f"{100 * value:.1f} %" if kind == "rate" else f"{value:.2f}"
+
+
+def fmt_interval(est: dict[str, Any] | None, kind: str) -> str:
+    if not est or est.get("low") is None:
+        return "no interval"
+    if kind == "rate":
+        dash = "–" if est["low"] >= 0 else " to "  # "-3.2–-1.0" would read badly
+        return f"{100 * est['low']:.1f}{dash}{100 * est['high']:.1f} %"
+    return f"{est['low']:.2f} to {est['high']:.2f}"
+
+
+def fmt_n(est: dict[str, Any] | None) -> str:
+    return f"n={est['n']}" if est and est.get("n") is not None else "n=?"
+
+
+def kind_of(stat: str) -> str:
+    return "rate" if stat in RATE_STATS else "coefficient"
+
+
+def fmt_estimate(est: dict[str, Any] | None, kind: str) -> str:
+    """One line: value (95 % CI low–high, n=N), or 'not available'."""
+    if not est:
+        return NOT_AVAILABLE
+    return f"{fmt_value(est['value'], kind)} ({fmt_interval(est, kind)}, {fmt_n(est)})"
+
+
+def fmt_count(value: int | None) -> str:
+    return NOT_AVAILABLE if value is None else str(value)
+
+
+def md_text(text: Any) -> str:
+    """Escape text for Markdown: HTML entities, pipes and backslashes; newlines become <br>."""
+    escaped = html.escape("" if text is None else str(text), quote=False)
+    for char in "\\|`*_[]#":
+        escaped = escaped.replace(char, "\\" + char)
+    return escaped.replace("\r\n", "\n").replace("\n", "<br>")
+
+
+def _environment(autoescape: bool) -> Environment:
+    env = Environment(
+        loader=PackageLoader("juge.reports", "templates"),
+        autoescape=autoescape,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        value=fmt_value,
+        interval=fmt_interval,
+        n=fmt_n,
+        estimate=fmt_estimate,
+        count=fmt_count,
+        md=md_text,
+        kind=kind_of,
+    )
+    env.globals["NOT_AVAILABLE"] = NOT_AVAILABLE
+    return env
+
+
+# Report data with a "report" key other than calibration has its own templates (no plots).
+OTHER_REPORTS = ("run", "compare")
+
+
+def _other_report(data: dict[str, Any]) -> str | None:
+    report = data.get("report")
+    return report if report in OTHER_REPORTS else None
+
+
+def render_html(data: dict[str, Any]) -> str:
+    """The self-contained HTML report: inline CSS and SVG, no script, no external resource."""
+    env = _environment(autoescape=True)
+    if other := _other_report(data):
+        css = env.loader.get_source(env, "report.css")[0]  # type: ignore[union-attr]
+        return env.get_template(f"{other}.html.j2").render(d=data, css=Markup(css))
+    svgs = plots.all_plots(data)
+    safe = {k: Markup(v) if isinstance(v, str) else v for k, v in svgs.items() if k != "single_score"}
+    safe["single_score"] = {
+        key: {name: Markup(svg) if svg else None for name, svg in figs.items()}
+        for key, figs in svgs["single_score"].items()
+    }
+    css = env.loader.get_source(env, "report.css")[0]  # type: ignore[union-attr]
+    return env.get_template("report.html.j2").render(d=data, plots=safe, css=Markup(css))
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    """The same numbers as Markdown tables."""
+    name = f"{other}.md.j2" if (other := _other_report(data)) else "report.md.j2"
+    return _environment(autoescape=False).get_template(name).render(d=data)
+
+
+def render_json(data: dict[str, Any]) -> str:
+    """The normalised data the HTML and Markdown are made from. A number that JSON cannot hold
+    (NaN, infinity: only a hand-edited input has one) is written as null, never as invalid JSON."""
+    return json.dumps(_finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value

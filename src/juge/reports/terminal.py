@@ -1,0 +1,304 @@
+"""Rich tables of a calibration result (the dict written as calibration.json).
+
+Rendering only: every number shown is read from the result, nothing is computed here.
+Dataset and model text is printed with markup disabled (it is untrusted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from juge.calibration.pairwise import VERDICTS
+from juge.data.records import OUTCOMES
+
+
+def fmt(est: dict[str, Any] | None, digits: int = 2, *, with_n: bool = True) -> str:
+    """``0.64 [0.57, 0.70] n=404``; ``n/a`` when the figure is undefined or absent."""
+    if not est:
+        return "n/a"
+    if est.get("value") is None:
+        return f"n/a n={est.get('n', 0)}" if with_n else "n/a"
+    text = f"{est['value']:.{digits}f}"
+    if est.get("low") is not None and est.get("high") is not None:
+        text += f" [{est['low']:.{digits}f}, {est['high']:.{digits}f}]"
+    return f"{text} n={est['n']}" if with_n else text
+
+
+def _table(title: str, *columns: str, caption: str | None = None) -> Table:
+    """A table whose title, caption and headers are plain text (headers may be judge names or labels)."""
+    table = Table(
+        title=Text(title),
+        caption=None if caption is None else Text(caption),
+        title_justify="left",
+        caption_justify="left",
+        show_lines=False,
+    )
+    for k, col in enumerate(columns):
+        table.add_column(Text(col), justify="left" if k == 0 else "right", overflow="fold")
+    return table
+
+
+def _cell(text: str) -> Text:
+    return Text(text)  # never interpreted as markup
+
+
+def print_header(result: dict[str, Any], console: Console) -> None:
+    boot = result.get("bootstrap", {})
+    console.print(
+        _cell(
+            f"Split {result['split']}: {result['n_items']} items, {result['n_votes']} human votes from "
+            f"{result['n_raters']} people. Intervals: 95 % percentile bootstrap over items, "
+            f"{boot.get('n_resamples')} resamples, seed {boot.get('seed')}."
+        )
+    )
+
+
+def print_pairwise(result: dict[str, Any], console: Console) -> None:
+    """All tables of a pairwise study."""
+    print_header(result, console)
+    ceiling = result["ceiling"]
+    table = _table("Ceiling: person vs person (every pair of raters on an item, pooled)", "figure", "value")
+    table.add_row("agreement", fmt(ceiling["agreement"]))
+    table.add_row("Cohen's kappa", fmt(ceiling["kappa"]))
+    table.add_row("agreement without ties", fmt(ceiling["agreement_without_ties"]))
+    table.add_row("human majority picks the longer answer", fmt(result.get("majority_picks_longer")))
+    console.print(table)
+    console.print(
+        _cell(
+            f"{result['n_without_majority']} of {result['n_items']} items have no majority "
+            "(a tie for the top) and are left out of the 'vs majority' columns."
+        )
+    )
+
+    judges = result["judges"]
+    table = _table(
+        "Judges against people",
+        "judge",
+        "items",
+        "vs people: agreement",
+        "vs people: kappa",
+        "vs majority: agreement",
+        "vs majority: kappa",
+    )
+    for key, j in judges.items():
+        table.add_row(
+            _cell(key),
+            str(j["n_items"]),
+            fmt(j["vs_people"]["agreement"]),
+            fmt(j["vs_people"]["kappa"]),
+            fmt(j["vs_majority"]["agreement"]),
+            fmt(j["vs_majority"]["kappa"]),
+        )
+    console.print(table)
+    console.print(
+        _cell(
+            f"Compare 'vs people' with the ceiling (agreement {fmt(ceiling['agreement'], with_n=False)}, "
+            f"kappa {fmt(ceiling['kappa'], with_n=False)}). 'vs majority' is not comparable with the "
+            "ceiling: a majority label is less noisy than one person."
+        )
+    )
+
+    table = _table(
+        "Verdicts (both orders combined; inconsistent counts as tie, missing is excluded)", "judge", *VERDICTS
+    )
+    for key, j in judges.items():
+        table.add_row(_cell(key), *(str(j["verdict_counts"][v]) for v in VERDICTS))
+    console.print(table)
+    called = {key: j["outcomes"] for key, j in judges.items() if j.get("outcomes")}
+    if called:
+        table = _table("Calls by outcome (every order and repeat)", "judge", *OUTCOMES)
+        for key, outcomes in called.items():
+            table.add_row(_cell(key), *(str(outcomes[o]) for o in OUTCOMES))
+        console.print(table)
+
+    table = _table(
+        "Order and length bias",
+        "judge",
+        "order flip rate",
+        "inconsistent: first / second shown won both",
+        "picks longer",
+        "picks longer when contradicting the majority",
+        caption="Order flip rate: share of verdicts whose two orders disagree. Picks longer: share of decisive "
+        "verdicts (A or B) on answers of unequal length that chose the longer one.",
+    )
+    for key, j in judges.items():
+        pattern = j.get("inconsistent_patterns")
+        pattern_text = (
+            f"{pattern['shown_first_won_both']} / {pattern['shown_second_won_both']} of {pattern['n']}"
+            if pattern
+            else "n/a"
+        )
+        table.add_row(
+            _cell(key),
+            fmt(j.get("order_flip_rate")),
+            pattern_text,
+            fmt(j["picks_longer"]),
+            fmt(j["picks_longer_against_majority"]),
+        )
+    console.print(table)
+
+    repeated = {k: j["self_consistency"] for k, j in judges.items() if j.get("self_consistency")}
+    if repeated:
+        table = _table("Self-consistency (asked again in the same order)", "judge", "verdict changed")
+        for key, est in repeated.items():
+            table.add_row(_cell(key), fmt(est))
+        console.print(table)
+
+    print_per_category(result, console)
+
+    if result.get("reference"):
+        table = _table(
+            "Reference answer: same judge with and without it, same items (vs people agreement)",
+            "with reference",
+            "without",
+            "items",
+            "with",
+            "without ",
+            "difference (paired)",
+        )
+        for r in result["reference"]:
+            table.add_row(
+                _cell(r["with_reference"]),
+                _cell(r["without_reference"]),
+                str(r["n_items"]),
+                fmt(r["vs_people_with"]),
+                fmt(r["vs_people_without"]),
+                fmt(r["difference"]),
+            )
+        console.print(table)
+
+    if result.get("differences"):
+        table = _table(
+            "Judges with the same template, same items (vs people agreement)",
+            "judge A",
+            "judge B",
+            "items",
+            "A",
+            "B",
+            "A - B (paired)",
+        )
+        for d in result["differences"]:
+            table.add_row(
+                _cell(d["a"]),
+                _cell(d["b"]),
+                str(d["n_items"]),
+                fmt(d["vs_people_a"]),
+                fmt(d["vs_people_b"]),
+                fmt(d["difference"]),
+            )
+        console.print(table)
+
+
+def print_per_category(result: dict[str, Any], console: Console) -> None:
+    """Per category: the ceiling and each judge's agreement with people (value, interval, n)."""
+    judges = result["judges"]
+    table = _table("Per category: agreement with people (ceiling = person vs person)", "category", "ceiling", *judges)
+    for category, people in result.get("per_category", {}).items():
+        cells = [fmt(people["ceiling"]["agreement"]).replace(" n=", "\nn=")]
+        for j in judges.values():
+            cat = j["per_category"].get(category)
+            if cat is None:
+                cells.append("-")
+                continue
+            missing = cat["verdict_counts"]["missing"]
+            cells.append(
+                fmt(cat["vs_people"]["agreement"]).replace(" n=", "\nn=") + (f"\n{missing} missing" if missing else "")
+            )
+        table.add_row(_cell(category), *cells)
+    console.print(table)
+
+
+def print_grades(result: dict[str, Any], console: Console) -> None:
+    """Tables of a single-score or PASS/FAIL study."""
+    print_header(result, console)
+    truth = result["truth"]
+    console.print(_cell(f"Human truth: {truth['mode']} ({truth['n_items']} items)."))
+    score = result["kind"] == "score"
+    stats = (
+        ["agreement", "kappa", "weighted_kappa", "pearson", "spearman", "krippendorff_alpha"]
+        if score
+        else ["agreement", "kappa"]
+    )
+    table = _table("Ceiling: rater vs rater", "figure", "value")
+    for name in stats:
+        table.add_row(name.replace("_", " "), fmt(result["ceiling"].get(name)))
+    if result["ceiling"].get("at_threshold"):
+        at = result["ceiling"]["at_threshold"]
+        table.add_row(f"agreement at >= {at['threshold']:g}", fmt(at["agreement"]))
+    console.print(table)
+    if not result["judges"]:
+        console.print(
+            _cell(
+                "No judgments given: only the person-vs-person figures above. Add --judgments FILE or "
+                "--run RUN_ID to measure a judge against them."
+            )
+        )
+        return
+    table = _table(
+        "Judges against people",
+        "judge",
+        *(s.replace("_", " ") for s in stats),
+        caption="Krippendorff's alpha: the raters with the judge added as one more rater." if score else None,
+    )
+    for key, j in result["judges"].items():
+        table.add_row(_cell(key), *(fmt(j.get(s)) for s in stats))
+    console.print(table)
+    if score and any(j.get("at_threshold") for j in result["judges"].values()):
+        table = _table("Binary verdict at the threshold", "judge", "threshold", "agreement", "kappa")
+        for key, j in result["judges"].items():
+            if j.get("at_threshold"):
+                at = j["at_threshold"]
+                table.add_row(_cell(key), f">= {at['threshold']:g}", fmt(at["agreement"]), fmt(at["kappa"]))
+        console.print(table)
+    if not score:
+        table = _table(
+            "Failures and false flags",
+            "judge",
+            "failures caught",
+            "false flags",
+            "confusion (rows people PASS/FAIL, columns judge PASS/FAIL)",
+        )
+        for key, j in result["judges"].items():
+            caught = j.get("failures_caught")
+            caught_text = (
+                f"caught {caught['k']} of {caught['n']} ({fmt(caught['rate'], with_n=False)})"
+                if caught
+                else "n/a: no human FAIL"
+            )
+            flags = j["false_flags"]
+            matrix = j["confusion"]["matrix"]
+            table.add_row(
+                _cell(key),
+                caught_text,
+                f"{flags['k']} of {flags['n']} ({fmt(flags['rate'], with_n=False)})",
+                f"{matrix[0]}\n{matrix[1]}",
+            )
+        console.print(table)
+    verdict_names = list(next(iter(result["judges"].values()))["verdict_counts"]) if result["judges"] else []
+    table = _table("Verdicts and calls by outcome", "judge", *verdict_names, *OUTCOMES)
+    for key, j in result["judges"].items():
+        outcomes = j.get("outcomes") or {}
+        table.add_row(
+            _cell(key),
+            *(str(j["verdict_counts"][v]) for v in verdict_names),
+            *(str(outcomes.get(o, "-")) for o in OUTCOMES),
+        )
+    console.print(table)
+
+
+def print_result(result: dict[str, Any], console: Console, warnings: Sequence[str] = ()) -> None:
+    """Every table of a study, then its notes; the notes that are `warnings` stand out as such."""
+    if result["kind"] == "pairwise":
+        print_pairwise(result, console)
+    else:
+        print_grades(result, console)
+    for note in result.get("notes", []):
+        if note in warnings:
+            console.print(_cell(f"warning: {note}"), style="yellow")
+        else:
+            console.print(_cell(f"note: {note}"), style="dim")

@@ -1,0 +1,1 @@
+"""Stored runs: summaries, comparisons between runs, pass rates corrected by human labels."""

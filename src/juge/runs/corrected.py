@@ -1,0 +1,278 @@
+"""Corrected pass rate: the judge's pass rate corrected by human labels on a random subset.
+
+Notation: the run has cases; a random subset of ``n`` of them carries human labels
+``Y_i`` (the share of raters who said PASS, so 0/1 with one rater), every case has
+the judge's prediction ``f`` (1 = the case passes, see ``juge.verdicts``; a
+missing verdict predicts 0, fail closed: any fixed rule keeps both estimators valid).
+The ``N`` cases without labels are the unlabelled sample.
+
+Three figures:
+
+- judge-only rate: mean of ``f`` over cases with a judge verdict. Biased by the judge's
+  errors; its interval covers sampling noise only.
+- human-only rate: mean of ``Y`` over the labelled cases. Unbiased, but rests on n only.
+- PPI++ (prediction-powered inference with power tuning; Angelopoulos, Duchi & Zrnic,
+  "PPI++: Efficient Prediction-Powered Inference", 2023, arXiv:2311.01453), for a mean::
+
+      theta = mean_n(Y) + lambda * (mean_N(f) - mean_n(f))
+      lambda = Cov_n(Y, f) / ((1 + n/N) * Var_{n+N}(f)),  clipped to [0, 1]
+      se^2   = Var_n(Y - lambda f) / n + lambda^2 Var_N(f) / N
+
+  interval ``theta +- z_{1-a/2} se`` (CLT). lambda = 0 is the human-only rate, lambda = 1
+  is classic PPI; the tuned lambda is never worse than either, asymptotically.
+- sensitivity/specificity plug-in (Rogan & Gladen, "Estimating prevalence from the
+  results of a screening test", Am J Epidemiol 1978)::
+
+      theta = (p + spec - 1) / (sens + spec - 1),  clipped to [0, 1]
+
+  with ``p`` the judge's rate on the unlabelled cases (on all cases when every case is
+  labelled: then, with one rater per case, theta is the human-only rate), ``sens`` = judge PASS among human
+  PASS and ``spec`` = judge FAIL among human FAIL on the labelled cases; percentile
+  bootstrap resampling labelled and unlabelled cases independently.
+
+Both corrections assume the labelled cases are a random sample of the run's cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from juge.data.records import HumanLabel
+from juge.errors import InputError
+from juge.stats import Estimate, percentile_interval, ratio_estimate
+from juge.stats.bootstrap import resampled_totals
+from juge.verdicts import CaseOutcome
+
+RECOMMENDED = "ppi++"
+MIN_LABELLED = 30
+WEAK_JUDGE_YOUDEN = 0.2
+
+
+def ppi_mean(
+    y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray, *, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """PPI++ estimate of a mean, vectorised over leading axes (one study per row).
+
+    Returns ``(theta, low, high, lambda)``, each of the leading shape. The last axis
+    of ``y``/``f_labelled`` holds the n labelled items, of ``f_unlabelled`` the N others.
+    """
+    y = np.asarray(y, float)
+    fl = np.asarray(f_labelled, float)
+    fu = np.asarray(f_unlabelled, float)
+    n, big_n = y.shape[-1], fu.shape[-1]
+    if n < 2 or big_n < 2:
+        raise ValueError("PPI needs at least 2 labelled and 2 unlabelled cases")
+    f_all = np.concatenate([fl, fu], axis=-1)
+    cov = ((y - y.mean(-1, keepdims=True)) * (fl - fl.mean(-1, keepdims=True))).sum(-1) / (n - 1)
+    var_f = f_all.var(-1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(var_f > 0, cov / ((1 + n / big_n) * var_f), 0.0)
+    lam = np.clip(lam, 0.0, 1.0)
+    theta = y.mean(-1) + lam * (fu.mean(-1) - fl.mean(-1))
+    resid = y - lam[..., None] * fl
+    se = np.sqrt(resid.var(-1, ddof=1) / n + lam**2 * fu.var(-1, ddof=1) / big_n)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    return theta, theta - z * se, theta + z * se, lam
+
+
+def rogan_gladen(y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Rogan-Gladen estimate along the last axis; returns ``(theta, sens, spec)`` (theta NaN if undefined).
+
+    ``y`` may be fractional (share of raters saying PASS): sens and spec weight each
+    item by its share of PASS and FAIL votes.
+    """
+    y = np.asarray(y, float)
+    fl = np.asarray(f_labelled, float)
+    p = np.asarray(f_unlabelled, float).mean(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sens = (y * fl).sum(-1) / y.sum(-1)
+        spec = ((1 - y) * (1 - fl)).sum(-1) / (1 - y).sum(-1)
+        youden = sens + spec - 1
+        theta = np.where(youden > 0, (p + spec - 1) / youden, np.nan)
+    return np.clip(theta, 0.0, 1.0), sens, spec
+
+
+def rogan_gladen_estimate(
+    y: np.ndarray,
+    f_labelled: np.ndarray,
+    f_unlabelled: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    same_cases: bool = False,
+) -> tuple[Estimate, float, float]:
+    """Rogan-Gladen estimate with a percentile bootstrap (labelled and unlabelled resampled apart, or
+    together when ``same_cases``: ``f_unlabelled`` is then ``f_labelled``, every case being labelled)."""
+    y, fl, fu = (np.asarray(a, float) for a in (y, f_labelled, f_unlabelled))
+    theta, sens, spec = rogan_gladen(y, fl, fu)
+    # Per-case sums resampled without a (resamples x cases) matrix: columns y*f, y, (1-y)(1-f), 1-y, f.
+    lab = resampled_totals(
+        np.column_stack([y * fl, y, (1 - y) * (1 - fl), 1 - y, fl]), n_resamples=n_resamples, seed=seed
+    )
+    unl = lab[:, 4] if same_cases else resampled_totals(fu, n_resamples=n_resamples, seed=seed + 1)[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sens_b = lab[:, 0] / lab[:, 1]
+        spec_b = lab[:, 2] / lab[:, 3]
+        p_b = unl / (len(y) if same_cases else len(fu))
+        youden_b = sens_b + spec_b - 1
+        boot = np.where(youden_b > 0, np.clip((p_b + spec_b - 1) / youden_b, 0, 1), np.nan)
+    n = len(y) if same_cases else len(y) + len(fu)
+    if np.isnan(theta) or np.isfinite(boot).mean() < 0.9:
+        # The judge is no better than chance on too many resamples: no honest interval.
+        return Estimate(float(theta), None, None, n), float(sens), float(spec)
+    low, high = percentile_interval(boot, level=confidence)
+    return Estimate(float(theta), low, high, n), float(sens), float(spec)
+
+
+def human_pass_shares(labels: Iterable[HumanLabel], threshold: float | None = None) -> dict[str, float]:
+    """Per item, the share of raters who said PASS (labels PASS/FAIL, yes/no, 1/0, or scores >= threshold)."""
+    votes: dict[str, list[float]] = {}
+    for label in labels:
+        value = label.label
+        if isinstance(value, str) and value.strip().lower() in {"pass", "yes", "true", "fail", "no", "false"}:
+            passed = value.strip().lower() in {"pass", "yes", "true"}
+        else:
+            try:
+                number = float(value)
+            except ValueError:
+                raise InputError(
+                    f"label {value!r} of item {label.item_id!r} (rater {label.rater_id!r}) is not PASS/FAIL or a score;"
+                    " juge estimate needs pass/fail labels (pairwise labels such as A/B/tie have no pass rate)"
+                ) from None
+            if threshold is not None:
+                passed = number >= threshold
+            elif number in (0.0, 1.0):
+                passed = number == 1.0
+            else:
+                raise InputError(
+                    f"label {value!r} of item {label.item_id!r} is a score; pass --threshold to say what counts as a pass"
+                )
+        votes.setdefault(label.item_id, []).append(float(passed))
+    return {item: float(np.mean(v)) for item, v in votes.items()}
+
+
+@dataclass
+class PassRateStudy:
+    """The per-case arrays the estimators read."""
+
+    labelled_ids: list[str]
+    y: np.ndarray
+    f_labelled: np.ndarray
+    f_unlabelled: np.ndarray
+    n_missing: int
+    n_labels_not_in_run: int
+
+
+def assemble(outcomes: Mapping[str, CaseOutcome], human: Mapping[str, float]) -> PassRateStudy:
+    """Split the run's cases into labelled and unlabelled, with predictions (missing -> 0, fail closed)."""
+    labelled = [i for i in outcomes if i in human]
+    if not labelled:
+        raise InputError("none of the labelled items is a case of this run: check that the item ids match")
+    pred = {i: 1.0 if o.verdict == "pass" else 0.0 for i, o in outcomes.items()}
+    return PassRateStudy(
+        labelled_ids=labelled,
+        y=np.array([human[i] for i in labelled]),
+        f_labelled=np.array([pred[i] for i in labelled]),
+        f_unlabelled=np.array([pred[i] for i in outcomes if i not in human]),
+        n_missing=sum(o.verdict == "missing" for o in outcomes.values()),
+        n_labels_not_in_run=sum(1 for i in human if i not in outcomes),
+    )
+
+
+def corrected_pass_rate(
+    outcomes: Mapping[str, CaseOutcome],
+    human: Mapping[str, float],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """All four figures, the recommendation and the reasons, as a JSON-ready dict."""
+    study = assemble(outcomes, human)
+    decided = np.array([1.0 if o.verdict == "pass" else 0.0 for o in outcomes.values() if o.verdict != "missing"])
+    n, big_n = len(study.y), len(study.f_unlabelled)
+    judge_only = ratio_estimate(decided, np.ones_like(decided), n_resamples=n_resamples, seed=seed, level=confidence)
+    human_only = ratio_estimate(study.y, np.ones_like(study.y), n_resamples=n_resamples, seed=seed, level=confidence)
+    notes: list[str] = []
+    if big_n < 2:
+        ppi = human_only
+        lam = 0.0
+        notes.append(
+            "every case of the run is labelled: the human-only rate is the estimate"
+            if big_n == 0
+            else "only one case of the run is unlabelled, too few to correct with: the human-only rate is the estimate"
+        )
+    else:
+        theta, low, high, lam_arr = ppi_mean(study.y, study.f_labelled, study.f_unlabelled, confidence=confidence)
+        ppi = Estimate(float(theta), float(max(low, 0.0)), float(min(high, 1.0)), n + big_n)
+        lam = float(lam_arr)
+    # p is the judge's rate on the unlabelled cases; when every case is labelled, on all of them.
+    judged_rest = study.f_unlabelled if big_n else study.f_labelled
+    rg, sens, spec = rogan_gladen_estimate(
+        study.y,
+        study.f_labelled,
+        judged_rest,
+        same_cases=not big_n,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    reasons = [
+        "PPI++ needs no model of the judge's errors, only that the labelled cases are a random sample;",
+        "its power-tuned weight (lambda) falls back to the human-only rate when the judge is uninformative,",
+        "so it is never much worse than using the labels alone; the plug-in divides by sens + spec - 1,",
+        "which makes it unstable when the judge is weak and its bootstrap interval less reliable.",
+    ]
+    if n < MIN_LABELLED:
+        notes.append(f"only {n} labelled cases: the CLT interval may be too narrow; label at least {MIN_LABELLED}")
+    if np.isfinite(sens) and np.isfinite(spec) and sens + spec - 1 < WEAK_JUDGE_YOUDEN:
+        notes.append(
+            f"sens + spec - 1 = {sens + spec - 1:.3f}: the judge barely separates PASS from FAIL;"
+            " the plug-in estimate is unreliable"
+        )
+    if study.n_labels_not_in_run:
+        notes.append(f"{study.n_labels_not_in_run} labelled items are not cases of this run and were ignored")
+    return {
+        "n_cases": n + big_n,
+        "n_labelled": n,
+        "n_missing_verdict": study.n_missing,
+        "judge_only": judge_only.to_dict(),
+        "human_only": human_only.to_dict(),
+        "ppi": {**ppi.to_dict(), "lambda": lam},
+        "rogan_gladen": {
+            **rg.to_dict(),
+            "sensitivity": _finite(sens),
+            "specificity": _finite(spec),
+            "why_not": plug_in_gap(study.y, sens, spec, rg),
+        },
+        "confidence": confidence,
+        "recommended": RECOMMENDED,
+        "why": " ".join(reasons),
+        "notes": notes,
+    }
+
+
+def plug_in_gap(y: np.ndarray, sens: float, spec: float, rg: Estimate) -> str | None:
+    """Why the plug-in has no value or no interval (None when it has both)."""
+    if not y.sum():
+        return "no labelled case is a human PASS, so sensitivity is undefined"
+    if not (1 - y).sum():
+        return "no labelled case is a human FAIL, so specificity is undefined"
+    if sens + spec - 1 <= 0:
+        return (
+            f"sens + spec - 1 = {sens + spec - 1:.3f} <= 0: the judge does no better than chance, and the "
+            "plug-in divides by it"
+        )
+    if rg.low is None:
+        return "the judge is no better than chance on more than 10% of the bootstrap resamples: no honest interval"
+    return None
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
