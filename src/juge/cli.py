@@ -23,6 +23,7 @@ app = typer.Typer(
 
 # Each module defines `register(app: typer.Typer) -> None`.
 COMMAND_MODULES = (
+    "juge.commands.init",
     "juge.commands.run",
     "juge.commands.data",
     "juge.commands.calibrate",

@@ -1,0 +1,63 @@
+"""`juge init`: each kind gives a project that `juge run` runs offline, with a rubric `juge label`
+reads, and whose stand-in judge misses exactly the flaws of its blind-spot category."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_helpers import run_cli
+from juge.label.rubric import read_rubric
+from juge.scaffold import BLIND_SPOT, KINDS, starter_cases
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_init_then_run_offline(tmp_path, monkeypatch, capsys, kind):
+    project = tmp_path / "eval"
+    code, out, _ = run_cli(monkeypatch, capsys, "init", str(project), "--kind", kind)
+    assert code == 0
+    for name in ("cases.jsonl", "eval.toml", "rubric.toml", "labels-template.csv", "README.md"):
+        assert (project / name).is_file(), name
+    read_rubric(project / "rubric.toml", kind)  # people label with the judge's own words
+
+    monkeypatch.chdir(project)
+    summary_path = tmp_path / "summary.json"
+    code, _, err = run_cli(monkeypatch, capsys, "run", "eval.toml", "--no-progress", "--json", str(summary_path))
+    assert code == 0, err
+    summary = json.loads(summary_path.read_text())
+    rows = starter_cases(kind)
+    assert summary["n_cases"] == len(rows) == 30
+    judge = next(iter(summary["judges"].values()))
+    assert judge["outcomes"]["unparsed"] == judge["outcomes"]["error"] == 0
+    flawed = sum(1 for i, r in enumerate(rows) if r["category"] != BLIND_SPOT and kind != "pairwise" and i % 3 == 1)
+    if kind == "passfail":
+        assert judge["verdicts"] == {"FAIL": flawed, "PASS": 30 - flawed}
+    elif kind == "score":
+        assert {str(k): v for k, v in judge["verdicts"].items()} == {"1": flawed, "4": 30 - flawed}
+    else:
+        blind = sum(1 for r in rows if r["category"] == BLIND_SPOT)
+        # The stand-in says B whatever the order on its blind spot: inconsistent there, right elsewhere.
+        assert judge["pair_verdicts"]["inconsistent"] == blind
+        # Elsewhere it picks the right answer in both orders: answer 1 when the right one is shown first.
+        good_first = [i % 2 == 0 for i, r in enumerate(rows) if r["category"] != BLIND_SPOT]
+        assert judge["pair_verdicts"]["A"] == sum(good_first)
+        assert judge["pair_verdicts"]["B"] == len(good_first) - sum(good_first)
+
+
+def test_init_refuses_a_folder_with_files(tmp_path, monkeypatch, capsys):
+    (tmp_path / "keep.txt").write_text("mine")
+    code, _, err = run_cli(monkeypatch, capsys, "init", str(tmp_path))
+    assert code == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
+
+
+def test_init_unknown_kind(tmp_path, monkeypatch, capsys):
+    code, _, _ = run_cli(monkeypatch, capsys, "init", str(tmp_path / "x"), "--kind", "criteria")
+    assert code == 2
+    assert not (tmp_path / "x").exists()
+
+
+def test_splits_keep_both_sides():
+    splits = [r["split"] for r in starter_cases("pairwise")]
+    assert 0 < splits.count("holdout") < splits.count("dev")
