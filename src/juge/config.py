@@ -28,6 +28,7 @@ file = "judges/faithful.toml"     # or the judge's table inline
 concurrency = 8
 retries = 4
 timeout = 60
+mode = "online"                   # or "batch": OpenAI Batch / Anthropic Message Batches (half price)
 
 [gate]
 min_pass_rate = 0.9               # exit code 1 below this
@@ -43,7 +44,7 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -73,6 +74,9 @@ class EngineSpec(BaseModel):
     timeout: float = Field(default=120.0, gt=0)
     backoff: float = Field(default=1.0, ge=0)
     max_backoff: float = Field(default=60.0, ge=0)
+    mode: Literal["online", "batch"] = "online"  # batch: the provider's batch API (half price, within 24 h)
+    batch_poll: float = Field(default=30.0, gt=0)  # seconds between status checks of `juge run --wait`
+    batch_size: int | None = Field(default=None, ge=1)  # most requests per batch (default: the provider's limit)
 
 
 class GateSpec(BaseModel):

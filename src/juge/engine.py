@@ -142,8 +142,11 @@ class Engine:
         for attempt in range(opts.retries + 1):
             started = time.perf_counter()
             try:
-                async with asyncio.timeout(opts.timeout):
-                    response = await provider.complete(request)
+                if getattr(provider, "deferred", False):  # batch mode: answered when its batch ends
+                    response = await provider.complete_keyed(request, key)  # type: ignore[attr-defined]
+                else:
+                    async with asyncio.timeout(opts.timeout):
+                        response = await provider.complete(request)
             except ProviderClosed:  # the run is shutting down: not this call's failure, nothing to log
                 raise
             except Exception as exc:  # a provider's bug or a malformed reply fails this call, not the run

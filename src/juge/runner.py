@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from juge import __version__
+from juge.batching import BatchedProvider, BatchPending, describe, supports_batches
 from juge.config import EvalConfig, ProviderSpec
 from juge.data.readers import case_line, file_hash, read_cases, sample
 from juge.data.records import Case
@@ -31,7 +32,7 @@ from juge.errors import InputError, input_error
 from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
 from juge.providers.base import Provider, close_provider
-from juge.providers.pricing import price_table
+from juge.providers.pricing import batch_price_table, price_table
 from juge.runs.summary import summarize
 from juge.store import Store
 from juge.verdicts import SCORED_SETUPS
@@ -44,6 +45,8 @@ class RunResult:
     resumed: bool
     stored_now: int
     engine_stats: dict[str, int]
+    # Batch mode: the batches still being answered (id, state, counts); the run is unfinished then.
+    pending: list[dict[str, Any]] | None = None
 
 
 def model_family(model: str) -> str:
@@ -303,7 +306,11 @@ def run_eval(
     resume: bool = True,
     console: Console | None = None,
     provider_override: ProviderSpec | None = None,
+    wait: bool = False,
 ) -> RunResult:
+    """Judge the eval into `store`. In batch mode (``[engine] mode = "batch"``) requests go to the
+    provider's batch API; `wait` polls until every batch has ended, else a run whose batches are
+    still out returns with `pending` set and stays unfinished (a later call collects it)."""
     console = console or Console(stderr=True)
     check_gate(config)
     cases, dataset_hash = load_run_cases(config, only)
@@ -332,14 +339,20 @@ def run_eval(
     )
 
     eng = config.spec.engine
+    batch = eng.mode == "batch"
+    if batch:
+        check_batchable(config, [*judge_providers.values(), *([system_provider] if system_provider else [])])
+    elif wait:
+        raise InputError('--wait collects batches: it needs [engine] mode = "batch" in the eval file')
     options = EngineOptions(
-        concurrency=concurrency or eng.concurrency,
+        # A batch holds every request of the run at once: no bound on the calls in flight.
+        concurrency=BATCH_IN_FLIGHT if batch else concurrency or eng.concurrency,
         retries=eng.retries,
         timeout=eng.timeout,
         backoff=eng.backoff,
         max_backoff=eng.max_backoff,
         progress=progress,
-        prices=price_table(config.spec.prices),
+        prices=batch_price_table(config.spec.prices) if batch else price_table(config.spec.prices),
     )
     engine = Engine(store, options, console)
     for warning in same_family_warnings(config.spec.system.model if config.spec.system else None, judges):
@@ -396,42 +409,85 @@ def run_eval(
             },
         )
 
-    with stored_run(
-        store,
-        engine,
-        judges,
-        eval_hash=eval_hash,
-        dataset_hash=dataset_hash,
-        resume=resume,
-        create=new_run,
-        min_score=config.spec.gate.min_score,
-    ) as run:
-        run_id = run.id
-        if run.resumed:
-            console.print(f"resuming run [bold]{run_id}[/] (same eval file, judges, system prompt and data)")
-            cases = store.run_cases(run_id)
+    stored = 0
+    try:
+        with stored_run(
+            store,
+            engine,
+            judges,
+            eval_hash=eval_hash,
+            dataset_hash=dataset_hash,
+            resume=resume,
+            create=new_run,
+            min_score=config.spec.gate.min_score,
+        ) as run:
+            run_id = run.id
+            if run.resumed:
+                console.print(f"resuming run [bold]{run_id}[/] (same eval file, judges, system prompt and data)")
+                cases = store.run_cases(run_id)
 
-        async def main() -> int:
-            nonlocal cases
-            try:
-                if system_prompt is not None:
-                    assert system_provider is not None
-                    cases = await _generate_outputs(
-                        config, system_prompt, store, run_id, cases, system_provider, engine
+            async def main() -> int:
+                nonlocal cases, stored
+                batched: dict[int, BatchedProvider] = {}
+
+                def answering(provider: Provider) -> Provider:
+                    """The provider itself, or in batch mode its one batch runner for this run."""
+                    if not batch:
+                        return provider
+                    if id(provider) not in batched:
+                        batched[id(provider)] = BatchedProvider(
+                            provider, store, run_id, wait=wait, poll=eng.batch_poll, max_requests=eng.batch_size
+                        )
+                    return batched[id(provider)]
+
+                try:
+                    if system_prompt is not None:
+                        assert system_provider is not None
+                        cases = await _generate_outputs(
+                            config, system_prompt, store, run_id, cases, answering(system_provider), engine
+                        )
+                        cases = [c for c in cases if c.output is not None or c.is_pair]
+                    apply_checks(store, run_id, cases, config.checks)
+                    tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
+                    if (
+                        system_prompt is not None
+                    ):  # the system's outputs are new; without them the preview was these cases
+                        check_renderable(tasks, config)
+                    return await engine.run_tasks(
+                        run_id, tasks, {name: answering(p) for name, p in judge_providers.items()}
                     )
-                    cases = [c for c in cases if c.output is not None or c.is_pair]
-                apply_checks(store, run_id, cases, config.checks)
-                tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
-                if system_prompt is not None:  # the system's outputs are new; without them the preview was these cases
-                    check_renderable(tasks, config)
-                return await engine.run_tasks(run_id, tasks, judge_providers)
-            finally:
-                await providers.aclose()
+                finally:
+                    for runner in batched.values():
+                        await runner.aclose()
+                    await providers.aclose()
 
-        stored = asyncio.run(main())
+            stored_before = len(store.done_keys(run_id)) if batch else 0
+            stored = asyncio.run(main())
+    except BatchPending as pending:  # the run stays unfinished: a later run collects the batches
+        return RunResult(
+            run_id=run_id,
+            summary={},
+            resumed=run.resumed,
+            stored_now=len(store.done_keys(run_id)) - stored_before,
+            engine_stats=dict(engine.stats),
+            pending=describe(pending.statuses),
+        )
     return RunResult(
         run_id=run_id, summary=run.summary, resumed=run.resumed, stored_now=stored, engine_stats=dict(engine.stats)
     )
+
+
+BATCH_IN_FLIGHT = 10**9
+
+
+def check_batchable(config: EvalConfig, providers: Sequence[Provider]) -> None:
+    """Batch mode needs a provider with a batch API (openai, anthropic) for every call of the run."""
+    for provider in providers:
+        if not supports_batches(provider):
+            raise config.error(
+                f'mode = "batch" needs a provider with a batch API (openai, anthropic); {provider.name} has none',
+                "engine.mode",
+            )
 
 
 @dataclass

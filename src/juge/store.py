@@ -136,6 +136,22 @@ CREATE TABLE IF NOT EXISTS holdout_uses (
     used_at TEXT NOT NULL,
     result TEXT
 );
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    requests INTEGER NOT NULL,
+    status TEXT NOT NULL DEFAULT 'submitted',
+    submitted_at TEXT NOT NULL,
+    ended_at TEXT,
+    detail TEXT
+);
+CREATE INDEX IF NOT EXISTS batches_run ON batches(run_id);
+CREATE TABLE IF NOT EXISTS batch_requests (
+    batch_id TEXT NOT NULL REFERENCES batches(id),
+    key TEXT NOT NULL,
+    PRIMARY KEY (batch_id, key)
+);
 CREATE TABLE IF NOT EXISTS holdout_use_items (
     use_id INTEGER NOT NULL REFERENCES holdout_uses(id),
     item_id TEXT NOT NULL,
@@ -402,6 +418,40 @@ class Store:
         if run_id is None:
             return self.conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
         return self.conn.execute("SELECT COUNT(*) FROM calls WHERE run_id = ?", (run_id,)).fetchone()[0]
+
+    # ---- provider batches ---------------------------------------------------------------
+    def save_batch(self, run_id: str, provider: str, batch_id: str, keys: Iterable[str]) -> None:
+        """A batch the provider accepted, with the cache keys of its requests: committed at once, so a
+        process killed after submitting collects it later instead of paying for it twice."""
+        keys = list(keys)
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO batches (id, run_id, provider, requests, submitted_at) VALUES (?, ?, ?, ?, ?)",
+                (batch_id, run_id, provider, len(keys), now_iso()),
+            )
+            c.executemany("INSERT INTO batch_requests (batch_id, key) VALUES (?, ?)", [(batch_id, k) for k in keys])
+
+    def end_batch(self, batch_id: str, status: str, detail: dict[str, Any] | None = None) -> None:
+        self._write(
+            "UPDATE batches SET status = ?, ended_at = ?, detail = ? WHERE id = ?",
+            (status, now_iso(), _dumps(detail), batch_id),
+        )
+
+    def batch_keys(self, run_id: str, provider: str) -> dict[str, str]:
+        """The cache key of each request this run sent to `provider` in a batch -> that batch's id
+        (the latest, should a key have been sent twice)."""
+        rows = self.conn.execute(
+            "SELECT r.key, b.id FROM batches b JOIN batch_requests r ON r.batch_id = b.id"
+            " WHERE b.run_id = ? AND b.provider = ? ORDER BY b.submitted_at, b.rowid",
+            (run_id, provider),
+        ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def run_batches(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT * FROM batches WHERE run_id = ? ORDER BY submitted_at, rowid", (run_id,)
+        ).fetchall()
+        return [{**dict(r), "detail": _loads(r["detail"])} for r in rows]
 
     # ---- judgments ----------------------------------------------------------------------
     def save_judgment(self, run_id: str, j: Judgment) -> bool:

@@ -144,12 +144,21 @@ def run_command(
     ] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the summary as JSON.")] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help='Batch mode ([engine] mode = "batch"): wait until every batch has ended, checking every '
+            "[engine] batch_poll seconds (without it, a run whose batches are still out exits 75).",
+        ),
+    ] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Run an evaluation: checks first, then every judge on every case (pairs in both orders).
 
     Re-running the same eval resumes an interrupted run and answers repeated prompts
-    from the cache. Exit code 1 when a gate in the eval file fails, 2 on bad input.
+    from the cache. Exit code 1 when a gate in the eval file fails, 2 on bad input, 75 when
+    batches sent in batch mode are still being answered (run the same command again to collect).
     """
     from juge.config import EvalConfig, EvalSpec, ProviderSpec, load_eval
     from juge.runner import run_eval
@@ -193,14 +202,17 @@ def run_command(
                 progress=not no_progress,
                 resume=not fresh,
                 provider_override=override,
+                wait=wait,
             )
         except KeyboardInterrupt:
             err.print("interrupted: every finished judgment is stored; run the same command again to resume")
             raise typer.Exit(130) from None
         if json_tmp is not None:
-            json_tmp.write_text(
-                json.dumps(result.summary, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
-            )
+            shown = result.summary if result.pending is None else _pending_json(result)
+            json_tmp.write_text(json.dumps(shown, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    if result.pending is not None:
+        _print_pending(result)
+        raise typer.Exit(BATCH_PENDING_EXIT)
     stats = result.engine_stats
     err.print(
         f"stored {result.stored_now} judgments; {stats.get('calls', 0)} calls, "
@@ -216,6 +228,29 @@ def run_command(
     if gate is not None and result.summary["pass_rate"] < gate:
         err.print(f"[red]gate failed:[/] pass rate {result.summary['pass_rate']:.1%} < {gate:.1%}")
         raise typer.Exit(1)
+
+
+BATCH_PENDING_EXIT = 75  # EX_TEMPFAIL: not done yet, try again later
+
+
+def _pending_json(result: Any) -> dict[str, Any]:
+    return {
+        "run_id": result.run_id,
+        "status": "batches_pending",
+        "stored_now": result.stored_now,
+        "batches": result.pending,
+    }
+
+
+def _print_pending(result: Any) -> None:
+    err.print(
+        f"run {result.run_id}: stored {result.stored_now} judgments; {len(result.pending)} batch(es) still being "
+        "answered. Run the same command again to collect what has ended (or add --wait).",
+        markup=False,
+    )
+    for batch in result.pending:
+        counts = ", ".join(f"{k} {v}" for k, v in batch["counts"].items())
+        err.print(f"  batch {batch['id']}: {batch['state']}" + (f" ({counts})" if counts else ""), markup=False)
 
 
 def runs_command(db: DbOption = DEFAULT_DB) -> None:

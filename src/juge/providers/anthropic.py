@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import inspect
+import json
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from juge.providers.base import ProviderError, Request, Response, retry_after_seconds
+from juge.providers.batch_api import BatchStatus
 
 
 class AnthropicProvider:
@@ -49,37 +52,109 @@ class AnthropicProvider:
         return ProviderError(f"{type(exc).__name__}: {exc}")
 
     async def complete(self, request: Request) -> Response:
-        system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
-        messages = [m for m in request.messages if m["role"] != "system"]
-        params: dict[str, Any] = {
-            "model": request.model,
-            "messages": messages,
-            "max_tokens": request.max_tokens,
-        }
+        params = _params(request)
         # Newer SDKs dropped the `temperature` argument; send it in the body for those.
-        if "temperature" in inspect.signature(self.client.messages.create).parameters:
-            params["temperature"] = request.temperature
-        else:
-            params["extra_body"] = {"temperature": request.temperature}
-        if system:
-            params["system"] = system
+        if "temperature" not in inspect.signature(self.client.messages.create).parameters:
+            params["extra_body"] = {"temperature": params.pop("temperature")}
         try:
             message = await self.client.messages.create(**params)
         except self._sdk.AnthropicError as exc:
             raise self._error(exc) from exc
-        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
-        refused = message.stop_reason == "refusal"
-        return Response(
-            text=text,
-            model=message.model,
-            tokens_in=message.usage.input_tokens,
-            tokens_out=message.usage.output_tokens,
-            refused=refused,
-            refusal_reason="refusal" if refused else None,
-            truncated=message.stop_reason == "max_tokens",
-            raw=message.model_dump(mode="json"),
-        )
+        return _message_response(message)
+
+    def batches(self) -> AnthropicBatches:
+        """The Message Batches API (``[engine] mode = "batch"``) over this provider's client."""
+        return AnthropicBatches(self)
 
     async def aclose(self) -> None:
         """Close the HTTP connections; call it before the event loop that used them ends."""
         await self.client.close()
+
+
+def _params(request: Request) -> dict[str, Any]:
+    """The Messages API parameters of a request: system turns go to `system`."""
+    system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": [m for m in request.messages if m["role"] != "system"],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+    }
+    if system:
+        params["system"] = system
+    return params
+
+
+def _message_response(message: Any) -> Response:
+    text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+    refused = message.stop_reason == "refusal"
+    return Response(
+        text=text,
+        model=message.model,
+        tokens_in=message.usage.input_tokens,
+        tokens_out=message.usage.output_tokens,
+        refused=refused,
+        refusal_reason="refusal" if refused else None,
+        truncated=message.stop_reason == "max_tokens",
+        raw=message.model_dump(mode="json"),
+    )
+
+
+class AnthropicBatches:
+    """Message Batches: ``POST /v1/messages/batches``, poll it, stream its results (JSONL)."""
+
+    max_requests = 100_000
+    max_bytes = 250_000_000  # Anthropic takes batches up to 256 MB
+
+    def __init__(self, provider: AnthropicProvider):
+        self.provider = provider
+        self.batches = provider.client.messages.batches
+
+    def line_size(self, key: str, request: Request) -> int:
+        return len(json.dumps({"custom_id": key, "params": _params(request)}, ensure_ascii=False).encode())
+
+    async def submit(self, requests: Sequence[tuple[str, Request]]) -> str:
+        try:
+            batch = await self.batches.create(
+                requests=[{"custom_id": key, "params": _params(request)} for key, request in requests]  # type: ignore[typeddict-item]
+            )
+        except self.provider._sdk.AnthropicError as exc:
+            raise self.provider._error(exc) from exc
+        return batch.id
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        try:
+            batch = await self.batches.retrieve(batch_id)
+        except self.provider._sdk.AnthropicError as exc:
+            raise self.provider._error(exc) from exc
+        return BatchStatus(
+            id=batch_id,
+            state=batch.processing_status,
+            ended=batch.processing_status == "ended",
+            counts=batch.request_counts.model_dump(),
+            detail={"expires_at": str(batch.expires_at), "ended_at": str(batch.ended_at)},
+        )
+
+    async def results(self, status: BatchStatus, models: Mapping[str, str]) -> dict[str, Response | ProviderError]:
+        out: dict[str, Response | ProviderError] = {}
+        try:
+            async for line in await self.batches.results(status.id):
+                result = line.result
+                if result.type == "succeeded":
+                    try:
+                        out[line.custom_id] = _message_response(result.message)
+                    except TypeError as exc:
+                        out[line.custom_id] = ProviderError(f"the batch answer is not a message: {exc}")
+                elif result.type == "errored":
+                    error = result.error.error
+                    out[line.custom_id] = ProviderError(f"batch request failed: {error.type}: {error.message}")
+                else:  # expired or canceled: never answered
+                    out[line.custom_id] = ProviderError(
+                        f"batch request {result.type}: the batch ended before it was answered"
+                    )
+        except self.provider._sdk.AnthropicError as exc:
+            raise self.provider._error(exc) from exc
+        return out
+
+    async def aclose(self) -> None:
+        """The provider's client is closed with the provider."""

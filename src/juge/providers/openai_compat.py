@@ -23,7 +23,7 @@ import ipaddress
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
@@ -31,6 +31,9 @@ import aiohttp
 import httpx
 
 from juge.providers.base import ProviderClosed, ProviderError, Request, Response, retry_after_seconds
+
+if TYPE_CHECKING:
+    from juge.providers.openai_batches import OpenAIBatches
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -53,6 +56,7 @@ class OpenAICompatProvider:
         # The endpoint is part of the provider's identity: it goes into the cache key and the call log.
         self.name = f"openai@{base_url}" if base_url else "openai"
         root = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
+        self.root = root
         self.url = root + "/chat/completions"
         self.headers = {
             "authorization": f"Bearer {key}",
@@ -126,6 +130,18 @@ class OpenAICompatProvider:
         except httpx.TransportError as exc:
             raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
         return reply.status_code, reply.headers, reply.content
+
+    def batches(self) -> OpenAIBatches:
+        """This endpoint's Batch API (``[engine] mode = "batch"``), with the provider's key and headers."""
+        from juge.providers.openai_batches import OpenAIBatches
+
+        return OpenAIBatches(
+            self.root,
+            self.headers,
+            trust_env=not _is_loopback(urlsplit(self.root).hostname or ""),
+            payload=_payload,
+            response=_response,
+        )
 
     @property
     def closed(self) -> bool:

@@ -2,6 +2,9 @@
 
 Prices change; the built-in rows are a starting point with the date they were read.
 A model with no row has cost None (unknown), never 0.
+
+Batch APIs (OpenAI Batch, Anthropic Message Batches) charge half the list price; an eval's
+``[prices]`` row may set its own ``batch_input`` and ``batch_output``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,21 @@ def price_table(extra: Mapping[str, Mapping[str, float]] | None = None) -> dict[
     table = dict(DEFAULT_PRICES)
     for model, row in (extra or {}).items():
         table[model] = (float(row["input"]), float(row["output"]))
+    return table
+
+
+BATCH_DISCOUNT = 0.5  # OpenAI and Anthropic both bill batch requests at half the list price
+
+
+def batch_price_table(extra: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, tuple[float, float]]:
+    """The prices of batch requests: half of each list price, or a row's own batch_input/batch_output."""
+    table = {model: (p_in * BATCH_DISCOUNT, p_out * BATCH_DISCOUNT) for model, (p_in, p_out) in DEFAULT_PRICES.items()}
+    for model, row in (extra or {}).items():
+        p_in, p_out = float(row["input"]), float(row["output"])
+        table[model] = (
+            float(row.get("batch_input", p_in * BATCH_DISCOUNT)),
+            float(row.get("batch_output", p_out * BATCH_DISCOUNT)),
+        )
     return table
 
 

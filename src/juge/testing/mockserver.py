@@ -64,6 +64,8 @@ from typing import Any
 
 import httptools
 
+from juge.testing.mockbatch import MockBatches
+
 FAULT_KINDS = (
     "rate_limit",
     "server_error",
@@ -102,6 +104,11 @@ class MockConfig:
     retry_after: float = 0.05
     hang: float = 30.0
     seed: int = 0
+    # Batch APIs (see juge.testing.mockbatch): seconds until a batch ends, the share of its requests
+    # that fail, and the share left unanswered when it expires (> 0: every batch expires).
+    batch_delay: float = 0.0
+    batch_errors: float = 0.0
+    batch_expire: float = 0.0
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - set(FAULT_KINDS)
@@ -170,6 +177,7 @@ class MockModelServer:
         self.port: int | None = None
         self.connections: set[_Connection] = set()
         self.tasks: set[asyncio.Task[None]] = set()  # answers being prepared
+        self.batches = MockBatches(config)
 
     @property
     def url(self) -> str:
@@ -208,6 +216,7 @@ class MockModelServer:
             "max_inflight": self.max_inflight,
             "distinct_requests": len(self.seen),
             "max_attempts_per_request": max(self.seen.values(), default=0),
+            **self.batches.stats(),
         }
 
     def reset_stats(self) -> None:
@@ -242,6 +251,10 @@ class MockModelServer:
             return conn.send(
                 200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]}, keep_alive
             )
+        if self.batches.handles(path):
+            status, answer = self.batches.respond(method, path, body, f"http://127.0.0.1:{self.port}")
+            raw = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
+            return conn.send_raw(status, raw, keep_alive)
         if path not in (b"/v1/chat/completions", b"/chat/completions"):
             return conn.send(404, _error_body(f"no route {path.decode(errors='replace')}", "not_found"), keep_alive)
         if method != b"POST":

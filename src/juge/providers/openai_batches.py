@@ -1,0 +1,134 @@
+"""OpenAI's Batch API for the OpenAI-compatible provider: upload a JSONL of chat completion requests
+(``POST /files``, purpose ``batch``), create a batch on it (``POST /batches``), poll it
+(``GET /batches/{id}``) and download its output and error files (``GET /files/{id}/content``).
+
+Few calls are made, so they go through httpx (multipart uploads, streaming downloads); the endpoint,
+key and headers are the provider's own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from juge.providers.base import ProviderError, Request, Response, retry_after_seconds
+from juge.providers.batch_api import BatchStatus
+
+ENDED = ("completed", "failed", "expired", "cancelled")
+
+
+class OpenAIBatches:
+    """The Batch API of one OpenAI-compatible endpoint (`root` ends in ``/v1``)."""
+
+    max_requests = 50_000
+    max_bytes = 190_000_000  # OpenAI takes files up to 200 MB
+
+    def __init__(self, root: str, headers: Mapping[str, str], *, trust_env: bool, payload: Any, response: Any):
+        self.root = root
+        self.headers = {k: v for k, v in headers.items() if k != "content-type"}
+        self.client = httpx.AsyncClient(trust_env=trust_env, timeout=httpx.Timeout(300.0, connect=30.0))
+        self._payload, self._response = payload, response
+
+    def _line(self, key: str, request: Request) -> bytes:
+        line = {"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": self._payload(request)}
+        return json.dumps(line, ensure_ascii=False).encode() + b"\n"
+
+    def line_size(self, key: str, request: Request) -> int:
+        return len(self._line(key, request))
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            reply = await self.client.request(method, self.root + path, headers=self.headers, **kwargs)
+        except httpx.TimeoutException as exc:
+            raise ProviderError(f"batch API {method} {path}: timeout: {exc}", retryable=True) from exc
+        except httpx.TransportError as exc:
+            raise ProviderError(f"batch API {method} {path}: connection failed: {exc}", retryable=True) from exc
+        if reply.status_code >= 400:
+            raise ProviderError(
+                f"batch API {method} {path}: HTTP {reply.status_code}: {_message(reply)}",
+                retryable=reply.status_code == 429 or reply.status_code >= 500,
+                status=reply.status_code,
+                retry_after=retry_after_seconds(reply.headers),
+            )
+        return reply
+
+    async def submit(self, requests: Sequence[tuple[str, Request]]) -> str:
+        data = b"".join(self._line(key, request) for key, request in requests)
+        upload = await self._call(
+            "POST", "/files", data={"purpose": "batch"}, files={"file": ("juge-batch.jsonl", data, "application/jsonl")}
+        )
+        file_id = _field(upload, "id")
+        batch = await self._call(
+            "POST",
+            "/batches",
+            json={"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h"},
+        )
+        return str(_field(batch, "id"))
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        reply = await self._call("GET", f"/batches/{batch_id}")
+        body = reply.json()
+        state = str(body.get("status"))
+        counts = body.get("request_counts") or {}
+        return BatchStatus(
+            id=batch_id,
+            state=state,
+            ended=state in ENDED,
+            counts={k: int(v) for k, v in counts.items() if isinstance(v, int)},
+            detail={
+                k: body.get(k) for k in ("output_file_id", "error_file_id", "errors", "expires_at", "completed_at")
+            },
+        )
+
+    async def results(self, status: BatchStatus, models: Mapping[str, str]) -> dict[str, Response | ProviderError]:
+        out: dict[str, Response | ProviderError] = {}
+        for which in ("output_file_id", "error_file_id"):
+            file_id = status.detail.get(which)
+            if not file_id:
+                continue
+            reply = await self._call("GET", f"/files/{file_id}/content")
+            for line in reply.text.splitlines():
+                if line.strip():
+                    key, answer = self._answer(json.loads(line), models)
+                    out[key] = answer
+        return out
+
+    def _answer(self, line: dict[str, Any], models: Mapping[str, str]) -> tuple[str, Response | ProviderError]:
+        """One line of an output or error file: (custom id, the Response or the request's error)."""
+        key = str(line.get("custom_id"))
+        response = line.get("response") or {}
+        error = line.get("error")
+        code = response.get("status_code")
+        if error is None and code == 200:
+            try:
+                return key, self._response(response.get("body"), models.get(key, ""))
+            except ProviderError as exc:
+                return key, exc
+        if error is None:
+            error = (response.get("body") or {}).get("error") or {"message": f"HTTP {code}"}
+        if isinstance(error, dict):
+            text = ": ".join(str(error[k]) for k in ("code", "message") if error.get(k))
+        else:
+            text = str(error)
+        return key, ProviderError(f"batch request failed: {text or 'no reason given'}", status=code)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def _field(reply: httpx.Response, name: str) -> Any:
+    try:
+        return reply.json()[name]
+    except (ValueError, KeyError, TypeError):
+        raise ProviderError(f"batch API: the answer has no {name!r}: {reply.text[:200]}") from None
+
+
+def _message(reply: httpx.Response) -> str:
+    try:
+        error = reply.json()["error"]
+        return str(error.get("message", error) if isinstance(error, dict) else error)[:500]
+    except (ValueError, KeyError, TypeError):
+        return reply.text[:300] or "(empty body)"
