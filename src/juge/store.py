@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from juge.data.records import Case, HumanLabel, Judgment
+from juge.schema import Migration, latest_version, pending
 
 DEFAULT_DB = Path(".juge") / "juge.db"
 
+# The layout of a new store, at SCHEMA_VERSION; an older store reaches it through MIGRATIONS.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
@@ -160,16 +162,44 @@ CREATE TABLE IF NOT EXISTS holdout_use_items (
 """
 
 
-# Columns added after a table was first released: (table, column, SQL type), in order.
-ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
-    ("outputs", "reason", "TEXT"),
-    ("outputs", "tokens_in", "INTEGER"),
-    ("outputs", "tokens_out", "INTEGER"),
-    ("outputs", "cost", "REAL"),
-    ("outputs", "latency", "REAL"),
-    ("judgments", "attempts", "INTEGER"),
-    ("calls", "payer", "TEXT"),
+# Before schema versions, juge upgraded a store on every open; migrations 1-4 are those upgrades, in
+# the order they were released, and tolerate a store that already had some of them (version 0).
+_HOLDOUT_USE_ITEMS_V1 = """
+CREATE TABLE IF NOT EXISTS holdout_use_items (
+    use_id INTEGER NOT NULL REFERENCES holdout_uses(id),
+    item_id TEXT NOT NULL,
+    grp TEXT NOT NULL
+)"""
+
+
+def _add_columns(conn: sqlite3.Connection, table: str, columns: tuple[tuple[str, str], ...]) -> None:
+    have = {r["name"] for r in conn.execute(f"PRAGMA table_info({table})")}
+    for column, kind in columns:
+        if column not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+
+MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
+    Migration(1, "holdout uses keep their item ids and groups", lambda c: c.execute(_HOLDOUT_USE_ITEMS_V1)),
+    Migration(
+        2,
+        "a system output keeps why it failed, its tokens, cost and latency",
+        lambda c: _add_columns(
+            c,
+            "outputs",
+            (
+                ("reason", "TEXT"),
+                ("tokens_in", "INTEGER"),
+                ("tokens_out", "INTEGER"),
+                ("cost", "REAL"),
+                ("latency", "REAL"),
+            ),
+        ),
+    ),
+    Migration(3, "a judgment counts its attempts", lambda c: _add_columns(c, "judgments", (("attempts", "INTEGER"),))),
+    Migration(4, "a call names what it was made for (payer)", lambda c: _add_columns(c, "calls", (("payer", "TEXT"),))),
 )
+SCHEMA_VERSION = latest_version(MIGRATIONS)
 
 
 def now_iso() -> str:
@@ -206,19 +236,45 @@ class Store:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA busy_timeout=30000")
-        self.conn.executescript(SCHEMA)
-        self._add_new_columns()
         self._grouped = False
+        try:
+            self._upgrade()
+        except BaseException:
+            self.conn.close()
+            raise
 
-    def _add_new_columns(self) -> None:
-        """Bring a database made by an earlier juge up to the schema: add columns it lacks.
+    def _schema_version(self) -> int | None:
+        """The stored schema version: None for a database without the run store's tables, 0 for a
+        store made before versions."""
+        tables = {
+            r["name"]
+            for r in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('schema_version', 'runs')"
+            )
+        }
+        if "schema_version" in tables:
+            row = self.conn.execute("SELECT version FROM schema_version").fetchone()
+            return int(row["version"]) if row else 0
+        return 0 if "runs" in tables else None
 
-        Only additive changes are made (new nullable columns), so an older juge can still read it.
-        """
-        for table, column, kind in ADDED_COLUMNS:
-            have = {r["name"] for r in self.conn.execute(f"PRAGMA table_info({table})")}
-            if column not in have:
-                self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    def _upgrade(self) -> None:
+        """Create the tables of a new store, or run the migrations an older store lacks (see juge.schema)."""
+        found = self._schema_version()
+        if found == SCHEMA_VERSION:
+            return
+        pending(MIGRATIONS, found or 0, str(self.path), "run store")  # a newer store: refused before any write
+        with self.transaction() as c:
+            found = self._schema_version()  # another process may have upgraded it while we waited
+            if found is None:
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        c.execute(statement)
+            else:
+                for migration in pending(MIGRATIONS, found, str(self.path), "run store"):
+                    migration.apply(c)
+            c.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            c.execute("DELETE FROM schema_version")
+            c.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
 
     def close(self) -> None:
         self.commit()

@@ -46,15 +46,18 @@ from sqlalchemy import (
     event,
     func,
     insert,
+    inspect,
     select,
+    text,
     update,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError
 
 from juge.data.records import Case, HumanLabel
 from juge.judges.rubric import Rubric
 from juge.label.rubric import canonical_label, export_value
+from juge.schema import Migration, latest_version, pending
 from juge.store import DEFAULT_DB
 
 SESSION_IDLE_SECONDS = 30 * 60  # a gap this long starts a new labelling session
@@ -208,39 +211,73 @@ def make_engine(url: str | None = None) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
     else:
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
-    metadata.create_all(engine)
-    _add_output_hashes(engine)
-    _add_released_at(engine)
+    try:
+        _upgrade(engine, url)
+    except BaseException:
+        engine.dispose()
+        raise
     return engine
 
 
-def _add_released_at(engine: Engine) -> None:
-    """Upgrade a store made before assignments could be released: add the (empty) column."""
-    from sqlalchemy import inspect
+# Before schema versions, juge upgraded a label store on every open; migrations 1-2 are those upgrades
+# and tolerate a store that already had them (version 0).
+def _add_output_hashes(c: Connection) -> None:
+    """Items keep `output_hash`, filled from each item's stored case: what raters were shown."""
+    if "output_hash" not in {col["name"] for col in inspect(c).get_columns("label_items")}:
+        c.exec_driver_sql("ALTER TABLE label_items ADD COLUMN output_hash VARCHAR(64)")
+    missing = c.execute(select(items.c.id, items.c.record).where(items.c.output_hash.is_(None))).all()
+    for row in missing:
+        c.execute(
+            update(items)
+            .where(items.c.id == row.id)
+            .values(output_hash=Case.model_validate_json(row.record).output_hash())
+        )
 
-    if "released_at" not in {col["name"] for col in inspect(engine).get_columns("label_assignments")}:
-        with engine.begin() as c:
-            c.exec_driver_sql("ALTER TABLE label_assignments ADD COLUMN released_at FLOAT")
+
+def _add_released_at(c: Connection) -> None:
+    """Assignments can be released: an empty `released_at` leaves every existing assignment open."""
+    if "released_at" not in {col["name"] for col in inspect(c).get_columns("label_assignments")}:
+        c.exec_driver_sql("ALTER TABLE label_assignments ADD COLUMN released_at FLOAT")
 
 
-def _add_output_hashes(engine: Engine) -> None:
-    """Upgrade a store made before items kept `output_hash`: add the column, fill it from each item's case.
+MIGRATIONS: tuple[Migration[Connection], ...] = (
+    Migration(1, "items keep the output hash of what raters saw", _add_output_hashes),
+    Migration(2, "assignments can be released", _add_released_at),
+)
+SCHEMA_VERSION = latest_version(MIGRATIONS)
 
-    The stored case is what raters were shown, so its hash is the hash of what they saw.
-    """
-    from sqlalchemy import inspect
+version_table = Table("label_schema_version", MetaData(), Column("version", Integer, nullable=False))
 
-    if "output_hash" not in {col["name"] for col in inspect(engine).get_columns("label_items")}:
-        with engine.begin() as c:
-            c.exec_driver_sql("ALTER TABLE label_items ADD COLUMN output_hash VARCHAR(64)")
-    with engine.begin() as c:
-        missing = c.execute(select(items.c.id, items.c.record).where(items.c.output_hash.is_(None))).all()
-        for row in missing:
-            c.execute(
-                update(items)
-                .where(items.c.id == row.id)
-                .values(output_hash=Case.model_validate_json(row.record).output_hash())
-            )
+
+def _schema_version(c: Connection) -> int | None:
+    """The stored version: None for a database without label tables, 0 for a store made before versions."""
+    found = inspect(c)
+    if found.has_table(version_table.name):
+        return c.execute(select(version_table.c.version)).scalar_one_or_none() or 0
+    return 0 if found.has_table(projects.name) else None
+
+
+def _upgrade(engine: Engine, url: str) -> None:
+    """Create the tables of a new store, or run the migrations an older store lacks (see juge.schema)."""
+    where = (
+        make_url(url).render_as_string(hide_password=True) if not url.startswith("sqlite") else url.split("///", 1)[-1]
+    )
+    with engine.begin() as c:  # on SQLite, BEGIN IMMEDIATE: a second upgrader waits for this one
+        found = _schema_version(c)
+        if found == SCHEMA_VERSION:
+            return
+        pending(MIGRATIONS, found or 0, where, "label store")  # a newer store: refused before any write
+        if c.dialect.name == "postgresql":
+            c.execute(text("SELECT pg_advisory_xact_lock(hashtext('juge label store schema'))"))
+            found = _schema_version(c)  # another process may have upgraded it while we waited
+        if found is None:
+            metadata.create_all(c)
+        else:
+            for migration in pending(MIGRATIONS, found, where, "label store"):
+                migration.apply(c)
+        version_table.create(c, checkfirst=True)
+        c.execute(delete(version_table))
+        c.execute(insert(version_table).values(version=SCHEMA_VERSION))
 
 
 class LabelError(ValueError):
