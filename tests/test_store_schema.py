@@ -68,6 +68,11 @@ LATER_ADDITIONS = (
     " ALTER TABLE outputs ADD COLUMN latency REAL;",
     "ALTER TABLE judgments ADD COLUMN attempts INTEGER;",
     "ALTER TABLE calls ADD COLUMN payer TEXT;",
+    "CREATE TABLE batches (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, provider TEXT NOT NULL,"
+    " requests INTEGER NOT NULL, status TEXT NOT NULL DEFAULT 'submitted', submitted_at TEXT NOT NULL,"
+    " ended_at TEXT, detail TEXT); CREATE INDEX batches_run ON batches(run_id);"
+    " CREATE TABLE batch_requests (batch_id TEXT NOT NULL REFERENCES batches(id), key TEXT NOT NULL,"
+    " PRIMARY KEY (batch_id, key));",
 )
 
 

@@ -26,180 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from juge.data.records import Case, HumanLabel, Judgment
-from juge.schema import Migration, latest_version, pending
+from juge.schema import pending
+from juge.store_schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION, TABLES, run_script
 
 DEFAULT_DB = Path(".juge") / "juge.db"
-
-# The layout of a new store, at SCHEMA_VERSION; an older store reaches it through MIGRATIONS.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    name TEXT,
-    status TEXT NOT NULL DEFAULT 'running',
-    started_at TEXT NOT NULL,
-    ended_at TEXT,
-    juge_version TEXT NOT NULL,
-    dataset_hash TEXT NOT NULL,
-    eval_hash TEXT,
-    config TEXT NOT NULL DEFAULT '{}',
-    summary TEXT
-);
-CREATE TABLE IF NOT EXISTS run_cases (
-    run_id TEXT NOT NULL REFERENCES runs(id),
-    position INTEGER NOT NULL,
-    item_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (run_id, item_id)
-);
-CREATE TABLE IF NOT EXISTS outputs (
-    run_id TEXT NOT NULL REFERENCES runs(id),
-    item_id TEXT NOT NULL,
-    slot TEXT NOT NULL DEFAULT 'output',
-    text TEXT,
-    model TEXT,
-    outcome TEXT NOT NULL,
-    reason TEXT,
-    tokens_in INTEGER,
-    tokens_out INTEGER,
-    cost REAL,
-    latency REAL,
-    PRIMARY KEY (run_id, item_id, slot)
-);
-CREATE TABLE IF NOT EXISTS calls (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT,
-    cache_key TEXT NOT NULL,
-    provider TEXT NOT NULL,
-    model TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    request TEXT NOT NULL,
-    response TEXT,
-    error TEXT,
-    status INTEGER,
-    latency REAL,
-    created_at TEXT NOT NULL,
-    payer TEXT
-);
-CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id);
-CREATE TABLE IF NOT EXISTS cache (
-    key TEXT PRIMARY KEY,
-    provider TEXT NOT NULL,
-    model TEXT NOT NULL,
-    response TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS judgments (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL,
-    item_id TEXT NOT NULL,
-    judge TEXT NOT NULL,
-    model TEXT NOT NULL,
-    template TEXT NOT NULL,
-    template_hash TEXT NOT NULL,
-    ord TEXT NOT NULL DEFAULT '',
-    repeat INTEGER NOT NULL DEFAULT 0,
-    text TEXT NOT NULL,
-    verdict TEXT,
-    outcome TEXT NOT NULL,
-    reason TEXT,
-    distribution TEXT,
-    tokens_in INTEGER,
-    tokens_out INTEGER,
-    cost REAL,
-    latency REAL,
-    attempts INTEGER,
-    timestamp TEXT NOT NULL,
-    UNIQUE (run_id, item_id, judge, ord, repeat)
-);
-CREATE INDEX IF NOT EXISTS judgments_run ON judgments(run_id);
-CREATE TABLE IF NOT EXISTS check_results (
-    run_id TEXT NOT NULL,
-    item_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    passed INTEGER NOT NULL,
-    reason TEXT,
-    PRIMARY KEY (run_id, item_id, name)
-);
-CREATE TABLE IF NOT EXISTS labels (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    dataset TEXT NOT NULL DEFAULT '',
-    item_id TEXT NOT NULL,
-    rater_id TEXT NOT NULL,
-    label TEXT NOT NULL,
-    explanation TEXT,
-    created_at TEXT NOT NULL,
-    UNIQUE (dataset, item_id, rater_id)
-);
-CREATE TABLE IF NOT EXISTS holdout_uses (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    data_hash TEXT NOT NULL,
-    policy_hash TEXT NOT NULL,
-    forced INTEGER NOT NULL,
-    used_at TEXT NOT NULL,
-    result TEXT
-);
-CREATE TABLE IF NOT EXISTS batches (
-    id TEXT PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    provider TEXT NOT NULL,
-    requests INTEGER NOT NULL,
-    status TEXT NOT NULL DEFAULT 'submitted',
-    submitted_at TEXT NOT NULL,
-    ended_at TEXT,
-    detail TEXT
-);
-CREATE INDEX IF NOT EXISTS batches_run ON batches(run_id);
-CREATE TABLE IF NOT EXISTS batch_requests (
-    batch_id TEXT NOT NULL REFERENCES batches(id),
-    key TEXT NOT NULL,
-    PRIMARY KEY (batch_id, key)
-);
-CREATE TABLE IF NOT EXISTS holdout_use_items (
-    use_id INTEGER NOT NULL REFERENCES holdout_uses(id),
-    item_id TEXT NOT NULL,
-    grp TEXT NOT NULL
-);
-"""
-
-
-# Before schema versions, juge upgraded a store on every open; migrations 1-4 are those upgrades, in
-# the order they were released, and tolerate a store that already had some of them (version 0).
-_HOLDOUT_USE_ITEMS_V1 = """
-CREATE TABLE IF NOT EXISTS holdout_use_items (
-    use_id INTEGER NOT NULL REFERENCES holdout_uses(id),
-    item_id TEXT NOT NULL,
-    grp TEXT NOT NULL
-)"""
-
-
-def _add_columns(conn: sqlite3.Connection, table: str, columns: tuple[tuple[str, str], ...]) -> None:
-    have = {r["name"] for r in conn.execute(f"PRAGMA table_info({table})")}
-    for column, kind in columns:
-        if column not in have:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-
-
-MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
-    Migration(1, "holdout uses keep their item ids and groups", lambda c: c.execute(_HOLDOUT_USE_ITEMS_V1)),
-    Migration(
-        2,
-        "a system output keeps why it failed, its tokens, cost and latency",
-        lambda c: _add_columns(
-            c,
-            "outputs",
-            (
-                ("reason", "TEXT"),
-                ("tokens_in", "INTEGER"),
-                ("tokens_out", "INTEGER"),
-                ("cost", "REAL"),
-                ("latency", "REAL"),
-            ),
-        ),
-    ),
-    Migration(3, "a judgment counts its attempts", lambda c: _add_columns(c, "judgments", (("attempts", "INTEGER"),))),
-    Migration(4, "a call names what it was made for (payer)", lambda c: _add_columns(c, "calls", (("payer", "TEXT"),))),
-)
-SCHEMA_VERSION = latest_version(MIGRATIONS)
 
 
 def now_iso() -> str:
@@ -246,16 +76,11 @@ class Store:
     def _schema_version(self) -> int | None:
         """The stored schema version: None for a database without the run store's tables, 0 for a
         store made before versions."""
-        tables = {
-            r["name"]
-            for r in self.conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('schema_version', 'runs')"
-            )
-        }
+        tables = {r["name"] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "schema_version" in tables:
             row = self.conn.execute("SELECT version FROM schema_version").fetchone()
             return int(row["version"]) if row else 0
-        return 0 if "runs" in tables else None
+        return 0 if tables.intersection(TABLES) else None
 
     def _upgrade(self) -> None:
         """Create the tables of a new store, or run the migrations an older store lacks (see juge.schema)."""
@@ -266,9 +91,7 @@ class Store:
         with self.transaction() as c:
             found = self._schema_version()  # another process may have upgraded it while we waited
             if found is None:
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        c.execute(statement)
+                run_script(c, SCHEMA)
             else:
                 for migration in pending(MIGRATIONS, found, str(self.path), "run store"):
                     migration.apply(c)

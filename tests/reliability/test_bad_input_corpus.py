@@ -418,11 +418,16 @@ def _files(folder: Path) -> set[str]:
 
 
 def _rows_in(db: Path) -> int:
-    """Rows in every table of the store (runs, calls, cache, labels, projects ...): 0 when nothing was kept."""
+    """Rows in every table of the store (runs, calls, cache, labels, projects ...): 0 when nothing was kept.
+    The schema version a new store is stamped with is layout, not data."""
     if not db.exists():
         return 0
     with sqlite3.connect(db) as con:
-        tables = [name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        tables = [
+            name
+            for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if name not in {"schema_version", "label_schema_version"}
+        ]
         return sum(con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in tables)
 
 
