@@ -42,7 +42,7 @@ def supports_batches(provider: Provider) -> bool:
     return callable(getattr(provider, "batches", None))
 
 
-class BatchedProvider:
+class BatchedProvider(Provider):
     """`provider` answering through its batch API for run `run_id` (see the module's docstring)."""
 
     deferred = True  # the engine waits for its answers without a per-call timeout
@@ -59,7 +59,7 @@ class BatchedProvider:
     ):
         self.provider = provider
         self.name = provider.name
-        self.identity = getattr(provider, "cache_identity", provider.name)
+        self.identity = provider.cache_identity
         self.cache_identity = self.identity
         self.api: BatchAPI = provider.batches()  # type: ignore[attr-defined]
         self.store, self.run_id = store, run_id

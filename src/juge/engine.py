@@ -119,8 +119,8 @@ class Engine:
         a cache hit). Raises ProviderError when every attempt failed or the error is not retryable.
         `payer` names what the answer is for (see `payer_of`); it is logged with each attempt.
         """
-        key = cache_key(getattr(provider, "cache_identity", provider.name), request, repeat)
-        cacheable = getattr(provider, "cacheable", True)  # replay: a recording is its own cache, a miss an error
+        key = cache_key(provider.cache_identity, request, repeat)
+        cacheable = provider.cacheable
         paid_before = self._paid_by_earlier_processes(run_id)
         cached = self.store.cache_get(key) if cacheable else None
         cached_response = _response_from_dict(cached) if cached is not None else None

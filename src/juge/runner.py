@@ -31,7 +31,7 @@ from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, build_ta
 from juge.errors import InputError, input_error
 from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
-from juge.providers.base import Provider, close_provider
+from juge.providers.base import Provider
 from juge.providers.pricing import batch_price_table, price_table
 from juge.runs.summary import summarize
 from juge.store import Store
@@ -105,7 +105,7 @@ class Providers:
     async def aclose(self) -> None:
         """Close the providers that hold connections: they belong to the event loop that used them."""
         for provider in self._made.values():
-            await close_provider(provider)
+            await provider.aclose()
 
 
 def _provider(

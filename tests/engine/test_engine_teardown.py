@@ -17,13 +17,13 @@ from juge.data.records import Case
 from juge.engine import Engine, EngineOptions, build_tasks
 from juge.judges import judge_from_dict
 from juge.providers import Request, Response, make_provider, register_provider
-from juge.providers.base import ProviderClosed
+from juge.providers.base import Provider, ProviderClosed
 from juge.providers.openai_compat import OpenAICompatProvider
 from juge.runner import run_eval
 from juge.store import Store
 
 
-class SessionLike:
+class SessionLike(Provider):
     """Answers after a short wait; once closed, fails every call as aiohttp does ("Session is closed").
     Closing takes a moment of I/O, during which other tasks run."""
 

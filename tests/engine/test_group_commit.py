@@ -19,7 +19,7 @@ import pytest
 from juge.data.records import Case, Judgment
 from juge.engine import Engine, EngineOptions, build_tasks
 from juge.judges import judge_from_dict
-from juge.providers.base import Request, Response
+from juge.providers.base import Provider, Request, Response
 from juge.providers.openai_compat import OpenAICompatProvider, _env_proxy
 from juge.store import Store
 from juge.testing.mockserver import MockConfig, serve_in_thread
@@ -94,7 +94,7 @@ def test_grouped_writes_are_durable_only_at_commit_and_together(tmp_path):
         assert outside(db, "SELECT COUNT(*) FROM calls") == [(2,)]  # outside a group: committed at once
 
 
-class WatchingProvider:
+class WatchingProvider(Provider):
     """Answers PASS after a short sleep and, at the start of every call, checks from a second
     connection that the committed store keeps the engine's promises."""
 

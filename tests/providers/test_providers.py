@@ -245,3 +245,76 @@ def test_openai_compat_no_choices_is_a_provider_error():
     body["choices"] = []
     with pytest.raises(ProviderError, match="no choices"):
         run(openai_with(lambda request: httpx.Response(200, json=body)).complete(req()))
+
+
+PLUGIN = '''
+from juge.providers.base import Response
+
+
+class Recorded:
+    """A third-party provider written before Provider was a base class: no subclass, optional members."""
+
+    name = "recorded"
+
+    def __init__(self, cacheable=None, closes=False):
+        self.calls, self.closed = 0, False
+        if cacheable is not None:
+            self.cacheable = cacheable
+        if closes:
+            self.aclose = self._close
+
+    async def complete(self, request):
+        self.calls += 1
+        return Response(text="PASS", model="plugin-1")
+
+    async def _close(self):
+        self.closed = True
+
+
+class NotAProvider:
+    name = "broken"
+'''
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    """The `juge.providers` entry points of an installed plugin package."""
+    from importlib.metadata import EntryPoint
+
+    import juge.providers.registry as registry
+
+    (tmp_path / "juge_plugin_test.py").write_text(PLUGIN, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    points = [
+        EntryPoint("recorded", "juge_plugin_test:Recorded", "juge.providers"),
+        EntryPoint("broken", "juge_plugin_test:NotAProvider", "juge.providers"),
+    ]
+    monkeypatch.setattr(registry, "entry_points", lambda group: [p for p in points if p.group == group])
+
+
+@pytest.mark.parametrize(("cacheable", "calls"), [(None, 1), (False, 2)])
+def test_a_plugin_provider_that_does_not_subclass_provider_keeps_working(plugin, store, cacheable, calls):
+    from juge.engine import Engine, EngineOptions
+    from juge.providers import Provider
+
+    provider = make_provider("recorded", cacheable=cacheable, closes=True)
+    assert isinstance(provider, Provider) and provider.cache_identity == "recorded"
+    engine = Engine(store, EngineOptions(progress=False))
+
+    async def twice():
+        for _ in range(2):
+            answer = await engine.call(provider, req(), run_id=None)
+            assert answer[0].text == "PASS"
+        await provider.aclose()
+
+    run(twice())
+    assert provider.plugin.calls == calls and provider.plugin.closed  # cacheable=False: never from the cache
+    run(make_provider("recorded").aclose())  # a plugin without aclose has nothing to close
+
+
+def test_a_plugin_that_is_not_a_provider_is_an_input_error(plugin, tmp_path):
+    from juge.config import ProviderSpec
+    from juge.runner import Providers
+
+    with pytest.raises(InputError, match="NotAProvider is not a provider"):
+        Providers(ProviderSpec(name="broken"), tmp_path).get(None)

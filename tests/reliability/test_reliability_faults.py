@@ -20,7 +20,7 @@ import pytest
 
 from cli_helpers import run_cli, write_jsonl
 from juge.engine import Engine, EngineOptions
-from juge.providers.base import ProviderError, Request, Response
+from juge.providers.base import Provider, ProviderError, Request, Response
 from juge.providers.openai_compat import OpenAICompatProvider
 from juge.store import Store
 from juge.testing.mockserver import (
@@ -49,7 +49,7 @@ def sleeps(monkeypatch) -> list[float]:
     return recorded
 
 
-class RateLimitedOnce:
+class RateLimitedOnce(Provider):
     """Answers after one 429 that asks the client to wait `retry_after` seconds."""
 
     name = "rate-limited-once"

@@ -240,7 +240,7 @@ def injection_command(
         progress=not no_progress,
         prices=price_table(config.spec.prices if config is not None else None),
     )
-    provider_key = getattr(provider_obj, "cache_identity", provider_obj.name)
+    provider_key = provider_obj.cache_identity
     db.parent.mkdir(parents=True, exist_ok=True)
     with staged_output(json_out, "--json") as json_tmp, Store(db) as store:  # a bad --json fails before any call
         try:

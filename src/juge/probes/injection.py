@@ -387,7 +387,6 @@ def run_probe(
 
     from juge import __version__
     from juge.engine import Engine, build_tasks
-    from juge.providers.base import close_provider
     from juge.runner import stored_run
 
     if judge.setup not in SETUPS:
@@ -442,7 +441,7 @@ def run_probe(
         try:
             await engine.run_tasks(run_id, build_tasks(cases, [judge]), {judge.name: provider}, description="probing")
         finally:
-            await close_provider(provider)
+            await provider.aclose()
 
     with stored_run(
         store, engine, [judge], eval_hash=eval_hash, dataset_hash=data_hash, resume=resume, create=new_run

@@ -8,11 +8,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from juge.providers.base import ProviderError, Request, Response, retry_after_seconds
+from juge.providers.base import Provider, ProviderError, Request, Response, retry_after_seconds
 from juge.providers.batch_api import BatchStatus
 
 
-class AnthropicProvider:
+class AnthropicProvider(Provider):
     name = "anthropic"
 
     def __init__(

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -147,18 +148,64 @@ def _seconds_until(http_date: str) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-@runtime_checkable
-class Provider(Protocol):
-    """Async model provider. `name` identifies it in the cache key and the store."""
+class Provider(ABC):
+    """An async model provider: subclass it and implement `complete`.
 
-    name: str
+    - `name` identifies it in the store and, by default, in the cache key.
+    - `cache_identity` is what the cache key uses: the name unless set. The runner sets it to the
+      name and a hash of the provider's options, so two configurations never share answers.
+    - `cacheable` is False for a provider whose answers must not come from or go into the cache
+      (replay: a recording is its own cache, and a request it lacks must stay an error).
+    - `aclose()` closes the connections it holds; they belong to the event loop that used them, so
+      it is awaited inside that loop before the loop ends. By default there is nothing to close.
+    """
 
+    name: str = ""
+    cacheable: bool = True
+    _cache_identity: str | None = None
+
+    @property
+    def cache_identity(self) -> str:
+        return self._cache_identity or self.name
+
+    @cache_identity.setter
+    def cache_identity(self, value: str) -> None:
+        self._cache_identity = value
+
+    @abstractmethod
     async def complete(self, request: Request) -> Response: ...
 
+    async def aclose(self) -> None:  # noqa: B027 - a default that does nothing, not an abstract method
+        return None
 
-async def close_provider(provider: Provider) -> None:
-    """Close a provider's connections if it holds any (`aclose`): they belong to the event loop that
-    used them, so call this inside that loop before it ends."""
-    close = getattr(provider, "aclose", None)
-    if close is not None:
-        await close()
+
+class PluginProvider(Provider):
+    """A plugin's provider that does not subclass `Provider` (the interface was a protocol of `name`
+    and `complete` before): the members it lacks take Provider's defaults."""
+
+    def __init__(self, plugin: Any):
+        name = getattr(plugin, "name", None)
+        if not isinstance(name, str) or not callable(getattr(plugin, "complete", None)):
+            raise ValueError(
+                f"{type(plugin).__name__} is not a provider: it needs a `name` (str) and an async `complete(request)`"
+            )
+        self.plugin = plugin
+        self.name = name
+        self.cacheable = bool(getattr(plugin, "cacheable", True))
+        identity = getattr(plugin, "cache_identity", None)
+        if isinstance(identity, str):
+            self.cache_identity = identity
+
+    async def complete(self, request: Request) -> Response:
+        response: Response = await self.plugin.complete(request)
+        return response
+
+    async def aclose(self) -> None:
+        close = getattr(self.plugin, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def as_provider(made: Any) -> Provider:
+    """`made` as a Provider: itself if it subclasses Provider, else wrapped as a PluginProvider."""
+    return made if isinstance(made, Provider) else PluginProvider(made)

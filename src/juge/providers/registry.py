@@ -7,7 +7,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
-from juge.providers.base import Provider
+from juge.providers.base import Provider, as_provider
 
 _BUILTIN: dict[str, str] = {
     "openai": "juge.providers.openai_compat:OpenAICompatProvider",
@@ -16,30 +16,34 @@ _BUILTIN: dict[str, str] = {
     "scripted": "juge.providers.scripted:ScriptedProvider",
     "llamacpp": "juge.providers.llamacpp:LlamaCppProvider",
 }
-_REGISTERED: dict[str, Callable[..., Provider]] = {}
+_REGISTERED: dict[str, Callable[..., Any]] = {}
 
 
 class UnknownProvider(ValueError):
     pass
 
 
-def register_provider(name: str, factory: Callable[..., Provider]) -> None:
-    """Make `factory(**options)` available as provider `name` (for tests and plugins)."""
+def register_provider(name: str, factory: Callable[..., Any]) -> None:
+    """Make `factory(**options)` available as provider `name` (for tests and plugins); what it makes is
+    used through `as_provider`, so it need not subclass Provider."""
     _REGISTERED[name] = factory
 
 
 def _load(target: str) -> Callable[..., Provider]:
     module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    factory: Callable[..., Provider] = getattr(importlib.import_module(module), attr)
+    return factory
 
 
 def make_provider(name: str, **options: Any) -> Provider:
+    """Provider `name` built with `options`: a registered one, a built-in, or a `juge.providers` plugin.
+    A plugin's class need not subclass Provider (see `as_provider`)."""
     if name in _REGISTERED:
-        return _REGISTERED[name](**options)
+        return as_provider(_REGISTERED[name](**options))
     if name in _BUILTIN:
         return _load(_BUILTIN[name])(**options)
     for ep in entry_points(group="juge.providers"):
         if ep.name == name:
-            return ep.load()(**options)
+            return as_provider(ep.load()(**options))
     known = sorted({*_BUILTIN, *_REGISTERED})
     raise UnknownProvider(f"unknown provider {name!r}; known: {', '.join(known)}")

@@ -13,7 +13,7 @@ from typing import Any
 
 from juge.data.readers import iter_rows
 from juge.errors import input_error
-from juge.providers.base import ProviderError, Request, Response
+from juge.providers.base import Provider, ProviderError, Request, Response
 
 Key = tuple[str, str, str, str, int]
 
@@ -22,7 +22,7 @@ def _key(item_id: Any, judge: Any, template: Any, order: Any, repeat: Any) -> Ke
     return (str(item_id), str(judge), str(template), str(order or ""), int(repeat or 0))
 
 
-class ReplayProvider:
+class ReplayProvider(Provider):
     name = "replay"
     cacheable = False  # the recording is the cache; a request it lacks must stay an error
 

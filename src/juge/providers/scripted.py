@@ -14,10 +14,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from juge.providers.base import ProviderError, Request, Response
+from juge.providers.base import Provider, ProviderError, Request, Response
 
 
-class ScriptedProvider:
+class ScriptedProvider(Provider):
     name = "scripted"
 
     def __init__(
