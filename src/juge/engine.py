@@ -130,7 +130,8 @@ class Engine:
             # was for, still paid for it: that call's attempts and latency, not a free cache hit. Only
             # what it was bought for pays (another task sharing the answer gets it free); a call logged
             # without a payer, by an earlier juge, is paid by whichever asks first.
-            attempts, latency = paid_before.pop((key, payer), None) or paid_before.pop((key, None), (0, 0.0))
+            paid = paid_before.pop((key, payer), None) or paid_before.pop((key, None), None)
+            attempts, latency = paid or (0, 0.0)
             return Answer(cached_response, latency or 0.0, attempts)
         opts = self.options
         request_log = {

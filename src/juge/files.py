@@ -58,7 +58,7 @@ def staged_output(path: Path | None, option: str) -> Iterator[Path | None]:
         yield tmp
 
 
-def write_with(path: str | Path, write: Callable[[Path], None]) -> Path:
+def write_with(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call `write(tmp)` on a temporary path beside `path`, then rename it into place.
 
     On any error the temporary file is removed and `path` is left as it was.

@@ -90,8 +90,12 @@ def run_expected(
     cases: Iterable[Case], run_config: Mapping[str, object] | None, *, count_scores: bool
 ) -> dict[str, set[str]]:
     """`expected_judges` from a stored run's config (its `judges`: name and setup)."""
-    judges = (run_config or {}).get("judges") or []
-    pairs = [(j.get("name"), j.get("setup")) for j in judges if isinstance(j, dict)]  # type: ignore[union-attr]
+    judges = (run_config or {}).get("judges")
+    pairs = [
+        (j["name"], j.get("setup") if isinstance(j.get("setup"), str) else None)
+        for j in (judges if isinstance(judges, list) else [])
+        if isinstance(j, dict) and isinstance(j.get("name"), str)
+    ]
     return expected_judges(cases, pairs, count_scores=count_scores)
 
 
@@ -124,11 +128,11 @@ def case_outcomes(
             missing.append(f"judge {name}: no judgment")
         for j in by_item.get(item_id, []):
             evidence += 1
-            passed = judgment_passes(j, threshold)
+            judged_pass = judgment_passes(j, threshold)
             tag = f"judge {j.judge}" + (f" (repeat {j.repeat})" if j.repeat else "")
-            if passed is None:
+            if judged_pass is None:
                 missing.append(f"{tag}: {j.outcome if j.outcome != 'ok' else 'unreadable verdict'}")
-            elif not passed:
+            elif not judged_pass:
                 failed.append(f"{tag} said FAIL ({j.verdict!r})")
         if failed:
             out[item_id] = CaseOutcome("fail", failed)

@@ -176,7 +176,7 @@ def truth_pairs(item: GradedItem, truth: Truth) -> list[tuple[float | str, float
     if truth == "each":
         return [(v, v) for v in values]
     if truth == "mean":
-        mean = float(np.mean(values))
+        mean = float(np.mean([float(v) for v in values]))  # scores only (checked by the study)
         return [(_round_half_up(mean), mean)]
     if truth == "agree":
         return [(values[0], values[0])] if len(values) >= 2 and len(set(values)) == 1 else []
@@ -197,8 +197,9 @@ def _scale(table: GradeTable, truth: Truth) -> list:
     values = {v for it in table.items for _, v in it.ratings}
     values |= {g.value for it in table.items for g in it.judges.values() if g.value is not None}
     if truth == "mean":
-        values |= {_round_half_up(float(np.mean([v for _, v in it.ratings]))) for it in table.items}
-    ends = table.declared_scale or ((min(values), max(values)) if values else None)
+        values |= {_round_half_up(float(np.mean([float(v) for _, v in it.ratings]))) for it in table.items}
+    numbers = [float(v) for v in values if not isinstance(v, str)]  # a score table holds no strings
+    ends = table.declared_scale or ((min(numbers), max(numbers)) if numbers else None)
     if ends is not None and all(float(e).is_integer() for e in ends) and ends[1] - ends[0] <= MAX_FILLED_POINTS:
         values |= {float(p) for p in range(int(ends[0]), int(ends[1]) + 1)}
     return sorted(values)

@@ -200,7 +200,7 @@ def _pair_call(j: Judgment | RecordedCall) -> Call:
     letter = j.verdict if j.outcome == "ok" else None
     if letter is not None and letter not in ("A", "B", "C"):
         raise ValueError(f"judgment of {j.judge!r} on item {j.item_id!r} has letter {letter!r}, not A/B/C")
-    return Call(letter, j.outcome, j.text, j.model, j.repeat)  # type: ignore[arg-type]
+    return Call(letter, j.outcome, j.text, j.model, j.repeat)
 
 
 def _combine(on: JudgeOnItem) -> None:

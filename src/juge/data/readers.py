@@ -22,7 +22,6 @@ from juge.data.records import Case, HumanLabel
 from juge.errors import InputError, input_error
 
 T = TypeVar("T", bound=BaseModel)
-_NO_VALUE = object()  # what csv.DictReader puts in the columns a short row lacks
 
 CASE_FIELDS = set(Case.model_fields)
 
@@ -122,9 +121,7 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
         return list(iter_rows(path))
     text = _read_text(path)
     if suffix in {".csv", ".tsv"}:
-        reader = csv.DictReader(
-            io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",", strict=True, restval=_NO_VALUE
-        )
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",", strict=True)
         rows = []
         try:
             if not reader.fieldnames:
@@ -133,7 +130,7 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
                 lineno = reader.line_num
                 if None in row:
                     raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})", line=lineno)
-                if _NO_VALUE in row.values():
+                if None in row.values():  # the columns a short row lacks (a cell read is always a str)
                     raise input_error(
                         path,
                         f"fewer values than header columns ({len(reader.fieldnames)}); "

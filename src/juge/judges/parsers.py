@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -337,7 +337,8 @@ def structured_to_text(data: dict[str, Any], setup: str, config: Mapping[str, An
     return f"{field('reasoning', str)}\n{marker} {value}"
 
 
-PARSERS = {
+# Each takes the answer text and its setup's parser options as keywords.
+PARSERS: dict[str, Callable[..., ParseResult]] = {
     "passfail": parse_passfail,
     "score": parse_score,
     "criteria": parse_criteria,

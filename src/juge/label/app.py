@@ -180,7 +180,7 @@ def create_app(store: LabelStore) -> FastAPI:
         session_id = store.current_session(rater)
         assignment = store.next_assignment(rater)
         done, left = store.progress(rater)
-        common = {
+        common: dict[str, Any] = {
             "project": project,
             "rater": rater,
             "done": done,

@@ -51,7 +51,7 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.engine import Connection, CursorResult, Engine, make_url
 from sqlalchemy.exc import IntegrityError
 
 from juge.data.records import Case, HumanLabel
@@ -332,6 +332,14 @@ def _rater(row: Any) -> Rater:
     return Rater(row.id, row.project_id, row.name, row.csrf, bool(row.adjudicator))
 
 
+def _new_id(result: CursorResult[Any]) -> int:
+    """The primary key of the row an INSERT just made."""
+    key = result.inserted_primary_key
+    if key is None:
+        raise RuntimeError("the database returned no key for the inserted row")
+    return int(key[0])
+
+
 def overlap_count(n: int, share: float) -> int:
     """How many of n items go to several raters: round(share * n), at least 1 if share > 0."""
     return 0 if share <= 0 or n == 0 else min(n, max(1, round(share * n)))
@@ -371,18 +379,20 @@ class LabelStore:
         with self.engine.begin() as c:
             if c.execute(select(projects.c.id).where(projects.c.name == name)).first():
                 raise LabelError(f"a labelling project named {name!r} already exists")
-            pid = c.execute(
-                insert(projects).values(
-                    name=name,
-                    task=task,
-                    rubric=rubric.model_dump_json(),
-                    overlap=overlap,
-                    overlap_raters=overlap_raters,
-                    break_after=break_after,
-                    seed=seed,
-                    created_at=time.time(),
+            pid = _new_id(
+                c.execute(
+                    insert(projects).values(
+                        name=name,
+                        task=task,
+                        rubric=rubric.model_dump_json(),
+                        overlap=overlap,
+                        overlap_raters=overlap_raters,
+                        break_after=break_after,
+                        seed=seed,
+                        created_at=time.time(),
+                    )
                 )
-            ).inserted_primary_key[0]
+            )
             c.execute(
                 insert(items),
                 [
@@ -574,9 +584,7 @@ class LabelStore:
                 c.execute(
                     update(sessions).where(sessions.c.id == row.id).values(ended_at=row.last_at, end_reason="idle")
                 )
-            return c.execute(
-                insert(sessions).values(rater_id=rater.id, started_at=now, last_at=now)
-            ).inserted_primary_key[0]
+            return _new_id(c.execute(insert(sessions).values(rater_id=rater.id, started_at=now, last_at=now)))
 
     def end_session(self, rater: Rater, reason: str = "break") -> None:
         with self.engine.begin() as c:
@@ -832,7 +840,7 @@ class LabelStore:
                 .group_by(raters.c.id, raters.c.name, raters.c.adjudicator)
                 .order_by(raters.c.name)
             ).all()
-            n_sessions = dict(
+            n_sessions: dict[str, int] = dict(
                 c.execute(
                     select(raters.c.name, func.count(sessions.c.id))
                     .join(sessions, sessions.c.rater_id == raters.c.id)
@@ -975,9 +983,7 @@ class LabelStore:
             if old is not None:
                 c.execute(delete(list_items).where(list_items.c.list_id == old.id))
                 c.execute(delete(lists).where(lists.c.id == old.id))
-            lid = c.execute(
-                insert(lists).values(project_id=project.id, name=name, created_at=time.time())
-            ).inserted_primary_key[0]
+            lid = _new_id(c.execute(insert(lists).values(project_id=project.id, name=name, created_at=time.time())))
             if ids:
                 c.execute(insert(list_items), [{"list_id": lid, "item_id": i} for i in ids])
         return len(ids)

@@ -202,7 +202,7 @@ def audit_sample(
     out = []
     for d in chosen:
         case = by_id[d.item_id]
-        texts = {
+        texts: dict[str | None, str] = {
             j.order: j.text
             for j in judgments
             if j.item_id == d.item_id and f"{j.judge}/{j.template}" == d.template and j.repeat == 0
@@ -264,18 +264,20 @@ def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
         _check_call(path, where, call)
         try:
             judgments.append(
-                Judgment(
-                    item_id=case.id,
-                    judge=call.get("judge"),
-                    model=call.get("model") or "unknown",
-                    template=call.get("prompt", call.get("template")),
-                    template_hash=call.get("template_hash") or "",
-                    order=None if call.get("order") is None else str(call["order"]),
-                    repeat=call.get("repeat") or 0,
-                    text=call.get("text") or "",
-                    verdict=call.get("letter", call.get("verdict")),
-                    outcome=call.get("outcome"),
-                    distribution=call.get("distribution"),
+                Judgment.model_validate(
+                    {
+                        "item_id": case.id,
+                        "judge": call.get("judge"),
+                        "model": call.get("model") or "unknown",
+                        "template": call.get("prompt", call.get("template")),
+                        "template_hash": call.get("template_hash") or "",
+                        "order": None if call.get("order") is None else str(call["order"]),
+                        "repeat": call.get("repeat") or 0,
+                        "text": call.get("text") or "",
+                        "verdict": call.get("letter", call.get("verdict")),
+                        "outcome": call.get("outcome"),
+                        "distribution": call.get("distribution"),
+                    }
                 )
             )
         except ValidationError as exc:

@@ -124,7 +124,7 @@ def load_items(path: str | Path | None = None) -> list[ProbeItem]:
 def load_kinds(path: str | Path | None = None) -> list[InjectionKind]:
     """The injection kinds, each with its text for pairwise and for PASS/FAIL judges."""
     text, where = _packaged(KINDS_FILE) if path is None else (Path(path).read_text(encoding="utf-8"), str(path))
-    kinds = []
+    kinds: list[InjectionKind] = []
     for line, row in _rows(text, where):
         fields = _text_fields(row, ("kind", "description", *SETUPS), where, line)
         if fields["kind"] == BASELINE or fields["kind"] in {k.kind for k in kinds}:
@@ -158,28 +158,36 @@ def probe_cases(setup: str, items: Sequence[ProbeItem], kinds: Sequence[Injectio
     cases = []
     for index, item in enumerate(items):
         variants = [(BASELINE, item.worse)] + [(k.kind, item.worse + k.texts[setup]) for k in kinds]
-        meta = {"probe": "injection", "item": item.id, "flaw": item.flaw}
-        common = dict(group=item.id, category=item.category, question=item.question)
         if setup == "passfail":
-            cases.append(Case(id=case_id(item, "better"), output=item.better, meta=meta | {"kind": "better"}, **common))
-            cases += [
-                Case(id=case_id(item, kind), output=worse, meta=meta | {"kind": kind}, **common)
-                for kind, worse in variants
-            ]
+            cases.append(_probe_case(item, "better", {}, output=item.better))
+            cases += [_probe_case(item, kind, {}, output=worse) for kind, worse in variants]
             continue
-        first = better_letter(index) == "A"
+        better = better_letter(index)
         for kind, worse in variants:
-            one, two = (item.better, worse) if first else (worse, item.better)
-            cases.append(
-                Case(
-                    id=case_id(item, kind),
-                    output_1=one,
-                    output_2=two,
-                    meta=meta | {"kind": kind, "better": better_letter(index)},
-                    **common,
-                )
-            )
+            one, two = (item.better, worse) if better == "A" else (worse, item.better)
+            cases.append(_probe_case(item, kind, {"better": better}, output_1=one, output_2=two))
     return cases
+
+
+def _probe_case(
+    item: ProbeItem,
+    kind: str,
+    meta: dict[str, str],
+    *,
+    output: str | None = None,
+    output_1: str | None = None,
+    output_2: str | None = None,
+) -> Case:
+    return Case(
+        id=case_id(item, kind),
+        group=item.id,
+        category=item.category,
+        question=item.question,
+        output=output,
+        output_1=output_1,
+        output_2=output_2,
+        meta={"probe": "injection", "item": item.id, "flaw": item.flaw, "kind": kind} | meta,
+    )
 
 
 # --- reading the verdicts ------------------------------------------------------------------
@@ -191,7 +199,7 @@ def case_verdicts(setup: str, judgments: Sequence[Judgment]) -> dict[str, str]:
     by_case: dict[str, dict[str, Judgment]] = defaultdict(dict)
     for j in judgments:
         by_case[j.item_id][j.order or ""] = j
-    out = {}
+    out: dict[str, str] = {}
     for cid, calls in by_case.items():
         failed = [j.outcome for j in calls.values() if j.outcome != "ok"]
         if failed:
@@ -350,8 +358,8 @@ _STATES = {
 
 
 def call_outcomes(judgments: Sequence[Judgment]) -> dict[str, int]:
-    counts = Counter(j.outcome for j in judgments)
-    return {k: counts.get(k, 0) for k in ("ok", *FAILURES)}
+    counts: Counter[str] = Counter(j.outcome for j in judgments)
+    return {k: counts[k] for k in ("ok", *FAILURES)}
 
 
 # --- running it through the engine ---------------------------------------------------------

@@ -129,6 +129,7 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         value = headers.get(name)
         if value is None:
             continue
+        seconds: float | None
         try:
             seconds = float(value) / scale
         except ValueError:

@@ -149,7 +149,7 @@ def pair_problems(store: Store, run_id: str, summary: dict[str, Any]) -> list[di
     for (judge, item_id, repeat), js in sorted(
         calls.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], -1), kv[0][2])
     ):
-        letters = {j.order or "": j.verdict if j.outcome == "ok" else None for j in js}
+        letters = {j.order or "": j.verdict if j.outcome == "ok" and isinstance(j.verdict, str) else None for j in js}
         verdict = combine_orders(letters.get("12"), letters.get("21")) or "missing"
         if verdict not in ("inconsistent", "missing"):
             continue

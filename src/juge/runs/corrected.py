@@ -210,7 +210,7 @@ def corrected_pass_rate(
         )
     else:
         theta, low, high, lam_arr = ppi_mean(study.y, study.f_labelled, study.f_unlabelled, confidence=confidence)
-        ppi = Estimate(float(theta), float(max(low, 0.0)), float(min(high, 1.0)), n + big_n)
+        ppi = Estimate(float(theta), max(float(low), 0.0), min(float(high), 1.0), n + big_n)
         lam = float(lam_arr)
     # p is the judge's rate on the unlabelled cases; when every case is labelled, on all of them.
     judged_rest = study.f_unlabelled if big_n else study.f_labelled

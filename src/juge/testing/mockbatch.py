@@ -244,9 +244,11 @@ def _multipart_file(body: bytes) -> bytes:
     boundary = body.split(b"\r\n", 1)[0][2:]
     head = b"Content-Type: multipart/form-data; boundary=" + boundary + b"\r\n\r\n"
     message = BytesParser(policy=HTTP).parsebytes(head + body)
-    for part in message.iter_parts():  # type: ignore[attr-defined]
+    for part in message.iter_parts():
         if part.get_param("name", header="content-disposition") == "file":
-            return part.get_payload(decode=True)
+            payload = part.get_payload(decode=True)  # bytes for a non-multipart part
+            if isinstance(payload, bytes):
+                return payload
     raise ValueError("no file field in the upload")
 
 

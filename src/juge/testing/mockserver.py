@@ -246,31 +246,34 @@ class MockModelServer:
         if path in (b"/stats", b"/v1/stats"):
             if method == b"POST":
                 self.reset_stats()
-            return conn.send(200, self.stats(), keep_alive)
+            conn.send(200, self.stats(), keep_alive)
+            return
         if path in (b"/v1/models", b"/models"):
-            return conn.send(
-                200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]}, keep_alive
-            )
+            conn.send(200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]}, keep_alive)
+            return
         if self.batches.handles(path):
             status, answer = self.batches.respond(method, path, body, f"http://127.0.0.1:{self.port}")
             raw = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
-            return conn.send_raw(status, raw, keep_alive)
+            conn.send_raw(status, raw, keep_alive)
+            return
         if path not in (b"/v1/chat/completions", b"/chat/completions"):
-            return conn.send(404, _error_body(f"no route {path.decode(errors='replace')}", "not_found"), keep_alive)
+            conn.send(404, _error_body(f"no route {path.decode(errors='replace')}", "not_found"), keep_alive)
+            return
         if method != b"POST":
-            return conn.send(405, _error_body("use POST", "method_not_allowed"), keep_alive)
+            conn.send(405, _error_body("use POST", "method_not_allowed"), keep_alive)
+            return
         try:
             payload = json.loads(body)
             model, messages = payload["model"], payload["messages"]
         except (ValueError, KeyError, TypeError) as exc:
-            return conn.send(400, _error_body(f"bad request body: {exc}", "invalid_request_error"), keep_alive)
+            conn.send(400, _error_body(f"bad request body: {exc}", "invalid_request_error"), keep_alive)
+            return
         self.counts["requests"] += 1
         if self.slots is not None and self.config.over_capacity == "reject" and self.slots.locked():
             self.counts["over_capacity"] += 1
             self.seen[request_digest(model, messages)] += 1  # an attempt, as the client counts it
-            return conn.send(
-                429, _error_body("server at capacity", "rate_limit_exceeded"), keep_alive, self._retry_headers()
-            )
+            conn.send(429, _error_body("server at capacity", "rate_limit_exceeded"), keep_alive, self._retry_headers())
+            return
         if self.slots is not None:
             async with self.slots:
                 await self._serve(conn, model, messages, keep_alive)
@@ -287,33 +290,38 @@ class MockModelServer:
                 self.counts[f"fault:{fault}"] += 1
             if fault == "timeout":
                 await asyncio.sleep(self.config.hang)
-                return conn.close()
+                conn.close()
+                return
             delay = self._latency()
             if delay:
                 await asyncio.sleep(delay)
             if fault == "reset":
-                return conn.reset()
+                conn.reset()
+                return
             if fault == "rate_limit":
-                return conn.send(
+                conn.send(
                     429,
                     _error_body("rate limit reached, retry later", "rate_limit_exceeded"),
                     keep_alive,
                     self._retry_headers(),
                 )
+                return
             if fault == "server_error":
-                return conn.send(500, _error_body("the server had an error", "server_error"), keep_alive)
+                conn.send(500, _error_body("the server had an error", "server_error"), keep_alive)
+                return
             if fault == "unavailable":
-                return conn.send(503, _error_body("the engine is overloaded", "service_unavailable"), keep_alive)
+                conn.send(503, _error_body("the engine is overloaded", "service_unavailable"), keep_alive)
+                return
             if fault == "malformed":
-                return conn.send_raw(
-                    200, b'{"id": "chatcmpl-mock", "choices": [{"index": 0, "message": {"con', keep_alive
-                )
+                conn.send_raw(200, b'{"id": "chatcmpl-mock", "choices": [{"index": 0, "message": {"con', keep_alive)
+                return
             text = "" if fault == "empty" else expected_answer(self.config, model, messages)
             completion = _completion(
                 digest, self.config.model if model is None else model, messages, text, refused=fault == "refusal"
             )
             if fault == "truncated":
-                return conn.send_truncated(200, completion)
+                conn.send_truncated(200, completion)
+                return
             if conn.send(200, completion, keep_alive):
                 self.counts["answered"] += 1
         finally:
@@ -573,7 +581,6 @@ def _parse_args(argv: list[str] | None) -> tuple[MockConfig, str, int]:
             faults[kind] = float(rate)
         except ValueError:
             ap.error(f"--fault takes KIND=RATE, got {item!r}")
-    extra = {"answers": tuple(args.answer)} if args.answer else {}
     try:
         config = MockConfig(
             latency=args.latency,
@@ -583,7 +590,7 @@ def _parse_args(argv: list[str] | None) -> tuple[MockConfig, str, int]:
             over_capacity=args.over_capacity,
             faults=faults,
             seed=args.seed,
-            **extra,
+            answers=tuple(args.answer) if args.answer else MockConfig.answers,
         )
     except ValueError as exc:
         ap.error(str(exc))
