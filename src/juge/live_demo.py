@@ -171,7 +171,7 @@ def live_demo_run(
 
     provider, model = local_provider()
     data, _ = load_demo_data()
-    cases = [c for c in data.cases if split == "all" or c.split == split]
+    cases = [c for c in data.full_cases() if split == "all" or c.split == split]
     with Store(db) as store:
         return run_live_judge(
             cases,

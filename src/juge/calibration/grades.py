@@ -34,7 +34,7 @@ from juge import __version__
 from juge.calibration.pairtable import judge_key
 from juge.calibration.pairwise import Bootstrap, label_pairs
 from juge.data.adapters import normalise_passfail
-from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment
+from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError
 from juge.stats import (
     Estimate,
@@ -49,7 +49,17 @@ from juge.stats import (
 
 Kind = Literal["score", "passfail"]
 Truth = Literal["each", "mean", "agree"]
-TRUTHS = ("each", "mean", "agree")
+TRUTHS: tuple[Truth, ...] = ("each", "mean", "agree")
+
+
+def truth_of(value: str) -> Truth:
+    """`value` as a Truth (what --truth takes); anything else is an input error."""
+    for truth in TRUTHS:
+        if truth == value:
+            return truth
+    raise InputError(f"--truth must be one of {list(TRUTHS)}, got {value!r}")
+
+
 PASSFAIL = ("PASS", "FAIL")
 MAX_FILLED_POINTS = 100
 
@@ -105,9 +115,9 @@ def _read_value(kind: Kind, verdict: Any) -> float | str | None:
 
 def build_grade_table(
     kind: Kind,
-    cases: Iterable[Case],
-    labels: Iterable[HumanLabel],
-    judgments: Iterable[Judgment] = (),
+    cases: Iterable[Case | PairSummary],
+    labels: Iterable[HumanLabel | Vote],
+    judgments: Iterable[Judgment | RecordedCall] = (),
     *,
     baselines: Mapping[str, Mapping[str, Any]] | None = None,
     sources: Mapping[str, str] | None = None,

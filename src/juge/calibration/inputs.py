@@ -10,8 +10,9 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
+from juge.calibration.grades import Kind as GradeKind
 from juge.calibration.grades import Truth, build_grade_table, grade_study
 from juge.calibration.grades import _read_value as grade_value
 from juge.calibration.pairtable import build_pair_table
@@ -233,17 +234,34 @@ def calls_a_pair_study_uses(labels: Iterable[HumanLabel | Vote]) -> Callable[[Ju
     return keep
 
 
+@overload
+def with_run_outputs(cases: Sequence[Case], run_outputs: dict[tuple[str, str], dict[str, Any]]) -> list[Case]: ...
+
+
+@overload
 def with_run_outputs(
     cases: Sequence[Case | PairSummary], run_outputs: dict[tuple[str, str], dict[str, Any]]
-) -> list[Case | PairSummary]:
+) -> list[Case | PairSummary]: ...
+
+
+def with_run_outputs(
+    cases: Sequence[Case | PairSummary], run_outputs: dict[tuple[str, str], dict[str, Any]]
+) -> list[Case | PairSummary] | list[Case]:
     """The cases as the run judged them: a run with a [system] generated each case's `output`, stored in
     ``Store.outputs(run_id)[(item_id, "output")]["text"]``; that text replaces the case record's output."""
-    filled = []
+    filled: list[Case | PairSummary] = []
     for case in cases:
         row = run_outputs.get((case.id, "output"))
         text = row.get("text") if row else None
-        filled.append(case.model_copy(update={"output": text}) if text else case)
+        filled.append(_full(case).model_copy(update={"output": text}) if text else case)
     return filled
+
+
+def _full(case: Case | PairSummary) -> Case:
+    """The case with its texts; a pair read lean (a PairSummary) has none to give."""
+    if isinstance(case, PairSummary):
+        raise TypeError(f"item {case.id!r} was read without its answers (a lean read)")
+    return case
 
 
 def labels_on_these_outputs(
@@ -260,7 +278,7 @@ def labels_on_these_outputs(
     are kept, with one note that they cannot be checked. Labels on ids that are no case pass through
     (the caller reports them). Raises InputError when every label is left out.
     """
-    hashes = {c.id: c.output_hash() for c in cases} if any(lab.output_hash is not None for lab in labels) else {}
+    hashes = {c.id: _full(c).output_hash() for c in cases} if any(lab.output_hash is not None for lab in labels) else {}
 
     def stale(lab: HumanLabel | Vote) -> bool:
         return lab.output_hash is not None and lab.item_id in hashes and lab.output_hash != hashes[lab.item_id]
@@ -290,7 +308,7 @@ def labels_on_these_outputs(
 
 
 def _keep_judges_of_kind(
-    kind: StudyKind, recorded: list[Judgment | RecordedCall]
+    kind: GradeKind, recorded: list[Judgment | RecordedCall]
 ) -> tuple[list[Judgment | RecordedCall], list[str]]:
     """Leave out judges none of whose answered calls is a grade of this study (e.g. per-criterion scores in a
     PASS/FAIL study): they would show as all 'missing'. One notice per judge left out, naming it."""
@@ -314,7 +332,7 @@ def _keep_judges_of_kind(
     return [j for j in recorded if (j.judge, j.template) not in foreign], notices
 
 
-def _check_label_ids(path: Path, labels: Sequence[HumanLabel], cases: Sequence[Case]) -> list[str]:
+def _check_label_ids(path: Path, labels: Sequence[HumanLabel], cases: Sequence[Case | PairSummary]) -> list[str]:
     """A notice for labels on ids that match no item; an error when none of them matches an item."""
     ids = {c.id for c in cases}
     unmatched = sorted({lab.item_id for lab in labels} - ids)

@@ -130,6 +130,7 @@ def calibrate_command(
     'inconsistent' and count as a tie; a refused, unparsed or missing order makes the verdict missing
     (counted, never guessed). Every figure is printed with its 95 % bootstrap interval over items and its n.
     """
+    from juge.calibration.grades import truth_of
     from juge.calibration.inputs import default_split, load_inputs, run_study, write_json
     from juge.calibration.pairwise import Bootstrap
     from juge.reports.terminal import print_result
@@ -170,10 +171,10 @@ def calibrate_command(
                 inputs,
                 split=chosen,
                 boot=Bootstrap(n_resamples=resamples, seed=seed),
-                truth=truth,
+                truth=truth_of(truth),
                 threshold=threshold,
                 progress=step,
-            )  # type: ignore[arg-type]
+            )
         if json_tmp is not None:
             write_json(json_tmp, result)
     print_result(result, console, warnings=inputs.warnings)  # the warnings are in the result's notes too

@@ -6,7 +6,7 @@ import errno
 import ipaddress
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -16,6 +16,9 @@ from rich.text import Text
 
 from juge.errors import InputError
 from juge.files import write_atomic
+
+if TYPE_CHECKING:
+    from juge.data.records import Case
 
 label_app = typer.Typer(
     help="Blind human labelling: a small web app for raters, agreement between them, adjudication.\n\n"
@@ -72,7 +75,7 @@ def _project(store, name: str | None):  # noqa: ANN001, ANN202
         raise InputError(str(exc)) from None
 
 
-def _read_label_cases(path: Path, field_map: str | None) -> list:
+def _read_label_cases(path: Path, field_map: str | None) -> list[Case]:
     """Cases to label; the MT-Bench sample layout through its adapter (model names and provenance go to meta)."""
     from juge.data.adapters import read_pairwise_items
     from juge.data.readers import parse_mapping, read_cases, read_rows
@@ -83,7 +86,7 @@ def _read_label_cases(path: Path, field_map: str | None) -> list:
             console.print(
                 Text(f"note: {path} is in the MT-Bench sample layout, read as such; --map is not used", style="yellow")
             )
-        return read_pairwise_items(path, baseline_fields=()).cases
+        return read_pairwise_items(path, baseline_fields=()).full_cases()
     return read_cases(path, mapping=parse_mapping(field_map))
 
 

@@ -64,11 +64,25 @@ class CalibrationData:
     PairSummary (see ``read_pairwise_items``).
     """
 
-    cases: list[Case | PairSummary]
-    labels: list[HumanLabel | Vote]
+    cases: Sequence[Case | PairSummary]
+    labels: Sequence[HumanLabel | Vote]
     baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     left_out: LeftOut = field(default_factory=LeftOut)
+
+    def full_cases(self) -> list[Case]:
+        """The items as Cases; an item read lean (a PairSummary, without its texts) is a TypeError."""
+        lean = next((c.id for c in self.cases if not isinstance(c, Case)), None)
+        if lean is not None:
+            raise TypeError(f"item {lean!r} was read without its texts (a lean read)")
+        return [c for c in self.cases if isinstance(c, Case)]
+
+    def full_labels(self) -> list[HumanLabel]:
+        """The labels as HumanLabels; a label read lean (a Vote) is a TypeError."""
+        lean = next((lab.item_id for lab in self.labels if not isinstance(lab, HumanLabel)), None)
+        if lean is not None:
+            raise TypeError(f"the labels of item {lean!r} were read lean (as Votes)")
+        return [lab for lab in self.labels if isinstance(lab, HumanLabel)]
 
 
 def _pair_label(value: Any, path: Path, line: int, fieldname: str, allowed: Sequence[str]) -> str:

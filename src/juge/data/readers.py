@@ -12,7 +12,7 @@ import hashlib
 import io
 import json
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,7 +90,7 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise input_error(path, "file is empty")
 
 
-def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_rows(path: str | Path) -> Generator[tuple[int, dict[str, Any]], None, None]:
     """Rows of a JSONL or CSV file as (line number, dict), one at a time: a JSONL file is never held whole.
 
     The same rows and errors as :func:`read_rows`; a later row's error is raised when that row is reached.

@@ -50,7 +50,7 @@ from juge import __version__
 from juge.calibration.inputs import StudyInputs
 from juge.calibration.pairtable import PairItem, PairTable, build_pair_table
 from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference_templates, vs_majority, vs_people
-from juge.data.records import Case, HumanLabel, Judgment
+from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
 from juge.stats import paired_ratio_difference
@@ -69,7 +69,7 @@ class PairStudyData:
 
     cases: list[Case]
     labels: list[HumanLabel]
-    judgments: list[Judgment]
+    judgments: Sequence[Judgment | RecordedCall]
     baselines: dict[str, dict[str, Any]]
     sources: dict[str, str]
 
@@ -90,7 +90,7 @@ def pair_study_data(inputs: StudyInputs) -> PairStudyData:
             f"these items are a {inputs.kind} study"
         )
     data = inputs.data
-    return PairStudyData(data.cases, data.labels, inputs.judgments, data.baselines, data.sources)
+    return PairStudyData(data.full_cases(), data.full_labels(), inputs.judgments, data.baselines, data.sources)
 
 
 def split_hash(cases: Iterable[Case], labels: Iterable[HumanLabel]) -> str:
@@ -190,7 +190,7 @@ def choose_judge(items: Sequence[PairItem], candidates: Sequence[str], boot: Boo
             "no dev item with a majority on which every candidate judge has a verdict; name the "
             "candidates to compare with --judge"
         )
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key in candidates:
         n_verdicts = sum(_has_verdict(it, key) for it in items)
         rows.append(
@@ -209,7 +209,7 @@ def choose_judge(items: Sequence[PairItem], candidates: Sequence[str], boot: Boo
         )
     )
     chosen = rows[0]
-    out = {
+    out: dict[str, Any] = {
         "candidates": rows,
         "n_shared_items": len(shared),
         "chosen": chosen["key"],
@@ -234,7 +234,13 @@ def reference_choice(
     for category in sorted({it.category for it in items if it.has_reference}):
         cat_items = [it for it in items if it.category == category and it.has_reference]
         cmp = paired_majority_difference(cat_items, key_ref, judge_key, boot)
-        use = cmp["n_items"] > 0 and r3(cmp["agreement_a"]) >= r3(cmp["agreement_b"])
+        with_ref_agrees, without_agrees = r3(cmp["agreement_a"]), r3(cmp["agreement_b"])
+        use = (
+            cmp["n_items"] > 0
+            and with_ref_agrees is not None
+            and without_agrees is not None
+            and with_ref_agrees >= without_agrees
+        )
         cmp["use_reference"] = bool(use)
         cmp["template"] = key_ref if use else judge_key
         out[category] = cmp
@@ -322,7 +328,7 @@ def too_few(n_judged: int, jp: dict[str, Any], pp: dict[str, Any]) -> str | None
 def guarantee_rule(
     items: Sequence[PairItem],
     key_by_category: dict[str, str],
-    judgments: Sequence[Judgment],
+    judgments: Sequence[Judgment | RecordedCall],
     *,
     target: float,
     confidence: float,
@@ -334,7 +340,7 @@ def guarantee_rule(
     it against. Coverage is over all dev items: ``n_covered`` (consistent verdict, confidence >= threshold,
     with or without a majority) / ``n_items``.
     """
-    calls: dict[tuple[str, str], list[Judgment]] = {}
+    calls: dict[tuple[str, str], list[Judgment | RecordedCall]] = {}
     for j in judgments:
         calls.setdefault((f"{j.judge}/{j.template}", j.item_id), []).append(j)
     decidable: list[float] = []  # confidence of every item with a consistent verdict
@@ -342,7 +348,7 @@ def guarantee_rule(
     for it in items:
         key = key_by_category.get(it.category)
         on = it.judges.get(key) if key else None
-        if on is None or on.verdict not in ("A", "B", "tie"):
+        if key is None or on is None or on.verdict not in ("A", "B", "tie"):
             continue
         c = pair_confidence(on.verdict, calls.get((key, it.item_id), []))
         decidable.append(c)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from juge.data.records import Judgment
+from juge.data.records import Judgment, RecordedCall
 from juge.stats import binomial_upper_bound, clopper_pearson
 
 _LETTER_FOR = {"12": {"A": "A", "B": "B", "tie": "C"}, "21": {"A": "B", "B": "A", "tie": "C"}}
@@ -134,7 +134,7 @@ def check_on_holdout(
     }
 
 
-def pair_confidence(verdict: str | None, calls: Iterable[Judgment]) -> float:
+def pair_confidence(verdict: str | None, calls: Iterable[Judgment | RecordedCall]) -> float:
     """The judge's confidence in a pairwise verdict, from all its calls on the item (both orders, repeats).
 
     Each call scores the probability it gave the verdict's letter in its order: from the

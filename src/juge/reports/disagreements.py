@@ -45,8 +45,9 @@ def disagreement_share(verdict: str | None, vote_counts: dict[str, int]) -> floa
 
 
 def _texts(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    texts = entry.get("texts") if isinstance(entry.get("texts"), dict) else {}
-    letters = entry.get("letters") if isinstance(entry.get("letters"), dict) else {}
+    texts, letters = entry.get("texts"), entry.get("letters")
+    texts = texts if isinstance(texts, dict) else {}
+    letters = letters if isinstance(letters, dict) else {}
     return [{"order": o, "letter": letters.get(o), "text": str(texts[o])} for o in ORDERS if texts.get(o) is not None]
 
 
@@ -55,13 +56,13 @@ def select_disagreements(calibration: dict[str, Any], *, top: int = 3) -> list[d
 
     Keys without raw texts (baselines) are skipped: the section is for reading a judge's reasoning.
     """
-    out = []
-    judges = calibration.get("judges") if isinstance(calibration.get("judges"), dict) else {}
-    for key, entry in judges.items():
+    out: list[dict[str, Any]] = []
+    judges = calibration.get("judges")
+    for key, entry in (judges if isinstance(judges, dict) else {}).items():
         rows = entry.get("disagreements") if isinstance(entry, dict) else None
         if not isinstance(rows, list):
             continue
-        cards = []
+        cards: list[dict[str, Any]] = []
         for row in rows:
             if not isinstance(row, dict) or "item_id" not in row:
                 continue

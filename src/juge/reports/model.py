@@ -311,7 +311,8 @@ def _policy(policy: Any) -> dict[str, Any] | None:
             }
         )
     for key in ("to_person", "send_to_person", "person_categories"):
-        for cat in policy.get(key) if isinstance(policy.get(key), list) else []:
+        listed = policy.get(key)
+        for cat in listed if isinstance(listed, list) else []:
             if str(cat) not in {c["name"] for c in categories}:
                 categories.append(
                     {

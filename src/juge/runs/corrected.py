@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from juge.data.records import HumanLabel
+from juge.data.records import HumanLabel, Vote
 from juge.errors import InputError
 from juge.stats import Estimate, percentile_interval, ratio_estimate
 from juge.stats.bootstrap import resampled_totals
@@ -130,7 +130,7 @@ def rogan_gladen_estimate(
     return Estimate(float(theta), low, high, n), float(sens), float(spec)
 
 
-def human_pass_shares(labels: Iterable[HumanLabel], threshold: float | None = None) -> dict[str, float]:
+def human_pass_shares(labels: Iterable[HumanLabel | Vote], threshold: float | None = None) -> dict[str, float]:
     """Per item, the share of raters who said PASS (labels PASS/FAIL, yes/no, 1/0, or scores >= threshold)."""
     votes: dict[str, list[float]] = {}
     for label in labels:
