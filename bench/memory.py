@@ -1,4 +1,7 @@
-"""Benchmark: peak memory (RSS) and wall time of `juge calibrate` on a large synthetic study.
+"""Benchmark: peak memory (RSS) and wall time of `juge calibrate` and of `juge run` at scale.
+
+`--run` measures `juge run` instead (see `run_bench`): N small cases, one pass/fail judge
+answered by the scripted provider (no network), a fresh store per size.
 
 Workload: a pairwise calibration set in the shared sample's layout (DATA.md of the MT-Bench
 sample): `items.jsonl` (question, two answers, votes inside each item under `human_ratings`)
@@ -14,6 +17,7 @@ Each `juge calibrate` runs in its own subprocess; its peak RSS comes from `os.wa
 Python process that only imports juge's calibrate path, and the size of the input files.
 
     python bench/memory.py [--judgments 100000 1000000] [--labelled 0.1] [--resamples 2000]
+    python bench/memory.py --run [--cases 100000 1000000]
 
 Prints, per size: peak RSS, wall time, RSS / 1 GiB target, RSS / input size, and the
 RSS above the import-only baseline per judgment.
@@ -32,6 +36,7 @@ import time
 from pathlib import Path
 
 TARGET_BYTES = 1 << 30
+LAST_CPU = [0.0]
 JUDGES = (("chat-small", "gpt-6-luna-2026-09-22", 0.70), ("chat-strong", "gpt-6-sol-2026-08-30", 0.80))
 CATEGORIES = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
 MODELS = ("alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b-v1.2")
@@ -142,17 +147,84 @@ def write_study(
 
 
 def measure(command: list[str], log: Path) -> tuple[int, float, int]:
-    """(peak RSS in bytes, wall seconds, exit code) of one child process, from its own rusage."""
+    """(peak RSS in bytes, wall seconds, exit code) of one child process, from its own rusage.
+    Its CPU seconds (user + system) are kept in `LAST_CPU` (wall time moves with other load)."""
     start = time.perf_counter()
     with log.open("wb") as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     return usage.ru_maxrss * 1024, time.perf_counter() - start, child.returncode
 
 
 def mib(n: float) -> str:
     return f"{n / (1 << 20):,.0f} MiB"
+
+
+RUN_JUDGE = """name = "short"
+setup = "passfail"
+description = "The reply answers the question."
+model = "scripted-judge-1"
+provider = "scripted"
+
+[provider_options]
+model = "scripted-judge-1"
+default = "PASS\\nIt answers."
+"""
+
+
+def write_run_eval(folder: Path, n_cases: int, seed: int) -> Path:
+    """An eval of `n_cases` small single-answer cases (question ~60 characters, output ~120) and one
+    scripted pass/fail judge; reused when already written for the same size."""
+    cases, params = folder / "cases.jsonl", folder / "params.json"
+    if not (params.exists() and json.loads(params.read_text()) == {"cases": n_cases, "seed": seed}):
+        rng = random.Random(seed)
+        with cases.open("w", encoding="utf-8") as out:
+            for i in range(n_cases):
+                row = {"id": f"case-{i:07d}", "question": text_of(rng, 60), "output": text_of(rng, 120)}
+                out.write(json.dumps(row) + "\n")
+        params.write_text(json.dumps({"cases": n_cases, "seed": seed}))
+    (folder / "judge.toml").write_text(RUN_JUDGE)
+    eval_file = folder / "eval.toml"
+    eval_file.write_text(
+        'name = "memory-bench"\ncases = "cases.jsonl"\n\n[[judges]]\nfile = "judge.toml"\n\n'
+        "[engine]\nconcurrency = 64\n"
+    )
+    return eval_file
+
+
+def run_bench(root: Path, sizes: list[int], seed: int) -> None:
+    """Peak RSS of `juge run` (a fresh store each time) per size, and the slope between sizes."""
+    base_rss, _, _ = measure([sys.executable, "-c", "import juge.cli, juge.runner"], root / "import.log")
+    print(f"baseline: python importing juge's run path: peak RSS {mib(base_rss)}")
+    print(f"target: peak RSS <= {mib(TARGET_BYTES)} at 1,000,000 cases, flat from 100k to 1M\n")
+    print(f"{'cases':>10} {'input':>10} {'store':>10} {'peak RSS':>10} {'wall':>8} {'CPU':>8} {'RSS/target':>10} "
+        f"{'CPU/case':>9}")
+    rows = []
+    for size in sizes:
+        folder = root / f"run{size}"
+        folder.mkdir(exist_ok=True)
+        eval_file = write_run_eval(folder, size, seed)
+        db = folder / "juge.db"
+        for leftover in folder.glob("juge.db*"):
+            leftover.unlink()
+        rss, wall, code = measure(
+            [sys.executable, "-m", "juge.cli", "run", str(eval_file), "--db", str(db), "--no-progress"],
+            folder / "run.log",
+        )
+        if code != 0:
+            sys.exit(f"juge run failed on {size} cases (exit {code}):\n{(folder / 'run.log').read_text()[-3000:]}")
+        store_bytes = sum(p.stat().st_size for p in folder.glob("juge.db*"))
+        rows.append((size, rss))
+        print(
+            f"{size:>10,} {mib((folder / 'cases.jsonl').stat().st_size):>10} {mib(store_bytes):>10} {mib(rss):>10} "
+            f"{wall:>7.1f}s {LAST_CPU[0]:>7.1f}s {rss / TARGET_BYTES:>10.2f} {LAST_CPU[0] / size * 1e6:>6,.0f} µs",
+            flush=True,
+        )
+    if len(rows) > 1:
+        (n0, r0), (n1, r1) = rows[0], rows[-1]
+        print(f"\nslope: {(r1 - r0) / (n1 - n0):,.0f} B of peak RSS per extra case ({n0:,} -> {n1:,})")
 
 
 def main() -> None:
@@ -170,11 +242,18 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (juge's default)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, help="write the data here and keep it (default: a temp dir)")
+    parser.add_argument("--run", action="store_true", help="measure `juge run` instead of `juge calibrate`")
+    parser.add_argument(
+        "--cases", type=int, nargs="+", default=[100_000, 1_000_000], help="with --run: sizes (cases) to run"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="juge-bench-memory-") as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
+        if args.run:
+            run_bench(root, args.cases, args.seed)
+            return
         base_rss, base_wall, _ = measure(
             [
                 sys.executable,

@@ -19,8 +19,9 @@ import json
 import random
 import time
 from collections import Counter
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, NamedTuple, TypeVar
 
 from rich.console import Console
@@ -228,7 +229,7 @@ class Engine:
         if run_id is None:
             return {}
         if run_id not in self._paid_before:
-            self._paid_before[run_id] = self.store.answered_calls(run_id)
+            self._paid_before[run_id] = self.store.unsettled_calls(run_id)
         return self._paid_before[run_id]
 
     async def judge_one(self, run_id: str, task: JudgeTask, provider: Provider) -> Judgment:
@@ -338,16 +339,29 @@ class Engine:
         )
 
     async def run_tasks(
-        self, run_id: str, tasks: Sequence[JudgeTask], providers: dict[str, Provider], description: str = "judging"
+        self,
+        run_id: str,
+        tasks: Iterable[JudgeTask],
+        providers: dict[str, Provider],
+        description: str = "judging",
+        *,
+        total: int | None = None,
     ) -> int:
-        """Judge every task not already stored for this run; returns how many were stored now."""
-        done = self.store.done_keys(run_id)
-        todo = [t for t in tasks if t.key not in done]
+        """Judge every task not already stored for this run; returns how many were stored now.
+
+        `tasks` may be a generator (a large run's tasks are never held whole): it is read a page
+        at a time as workers free up, and `total` (the number of tasks, for the progress bar) is
+        then given by the caller."""
+        if total is None:
+            tasks = list(tasks)
+            total = len(tasks)
         stored = 0
         started = time.perf_counter()
         with self._progress() as progress:
-            bar = progress.add_task(description, total=len(tasks), completed=len(tasks) - len(todo), rate="")
-            queue = iter(todo)
+            bar = progress.add_task(
+                description, total=total, completed=min(total, self.store.count_judgments(run_id)), rate=""
+            )
+            queue = self._not_done(run_id, tasks)
 
             async def worker() -> None:
                 """Judges the next task until none is left. A task is in flight until its judgment is
@@ -362,8 +376,15 @@ class Engine:
                     progress.update(bar, advance=1, rate=f"{rate:.1f}/s")
 
             with self.store.grouped():
-                await run_together(worker() for _ in range(min(self.options.concurrency, len(todo))))
+                await run_together(worker() for _ in range(max(1, min(self.options.concurrency, total))))
         return stored
+
+    def _not_done(self, run_id: str, tasks: Iterable[JudgeTask], page: int = 256) -> Iterator[JudgeTask]:
+        """The tasks whose judgment is not stored yet, looked up a page of tasks at a time."""
+        it = iter(tasks)
+        while chunk := list(islice(it, page)):
+            done = self.store.done_keys_of(run_id, {t.case.id for t in chunk})
+            yield from (t for t in chunk if t.key not in done)
 
 
 def payer_of(*parts: str | int) -> str:
@@ -390,15 +411,18 @@ async def run_together(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
 
 def build_tasks(cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1) -> list[JudgeTask]:
     """One task per (case, judge, order, repeat). Pair judges skip single cases and vice versa."""
-    tasks = []
+    return list(iter_tasks(cases, judges, repeat))
+
+
+def iter_tasks(cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1) -> Iterator[JudgeTask]:
+    """`build_tasks`, one task at a time."""
     for case in cases:
         for judge in judges:
             if (judge.setup == "pairwise") != case.is_pair:
                 continue
             for order in judge.orders(case):
                 for r in range(repeat):
-                    tasks.append(JudgeTask(case=case, judge=judge, order=order, repeat=r))
-    return tasks
+                    yield JudgeTask(case=case, judge=judge, order=order, repeat=r)
 
 
 def check_outputs(case: Case) -> dict[str, str]:
@@ -408,12 +432,17 @@ def check_outputs(case: Case) -> dict[str, str]:
     return {"": case.output or ""}
 
 
-def apply_checks(store: Store, run_id: str, cases: Iterable[Case], checks: Sequence[Check]) -> None:
+def apply_checks(store: Store, run_id: str, cases: Iterable[Case], checks: Sequence[Check], page: int = 500) -> None:
+    """Run the checks on every case and store their results, a page of cases per transaction."""
     if not checks:
         return
-    for case in cases:
-        results = {}
-        for suffix, output in check_outputs(case).items():
-            for name, r in run_checks(list(checks), case, output).items():
-                results[name + suffix] = (r.passed, r.reason)
-        store.save_checks(run_id, case.id, results)
+    it = iter(cases)
+    while chunk := list(islice(it, page)):
+        rows = []
+        for case in chunk:
+            results = {}
+            for suffix, output in check_outputs(case).items():
+                for name, r in run_checks(list(checks), case, output).items():
+                    results[name + suffix] = (r.passed, r.reason)
+            rows.append((case.id, results))
+        store.save_checks_of(run_id, rows)

@@ -12,7 +12,7 @@ import fcntl
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +25,10 @@ from rich.markup import escape
 from juge import __version__
 from juge.batching import BatchedProvider, BatchPending, describe, supports_batches
 from juge.config import EvalConfig, ProviderSpec
-from juge.data.readers import case_line, file_hash, read_cases, sample
+from juge.data.readers import case_line, file_hash
 from juge.data.records import Case
-from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, build_tasks, payer_of, run_together
+from juge.data.selection import Selection, select_cases
+from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, iter_tasks, payer_of, run_together
 from juge.errors import InputError, input_error
 from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
@@ -189,12 +190,14 @@ async def _generate_outputs(
     prompt: SystemPrompt,
     store: Store,
     run_id: str,
-    cases: list[Case],
     provider: Provider,
     engine: Engine,
-) -> list[Case]:
-    """Fill `output` from the system under test; stored per case so a resumed run does not regenerate.
-    Pair cases are left as they are: their two answers are what the pairwise judges compare.
+    *,
+    workers: int,
+) -> None:
+    """Store an `output` from the system under test for every single-answer case of the run that
+    has none yet, so a resumed run does not regenerate. Pair cases are left as they are: their two
+    answers are what the pairwise judges compare. Cases are read from the store a page at a time.
 
     A case whose system call failed (or was blocked with no text) keeps no output: it gets no
     checks and no judge calls, counts as missing, and is tried again when the run resumes.
@@ -202,15 +205,17 @@ async def _generate_outputs(
     """
     system = config.spec.system
     assert system is not None
-    existing = store.outputs(run_id)
-    semaphore = asyncio.Semaphore(engine.options.concurrency)
 
-    async def one(case: Case) -> Case:
-        if case.is_pair:  # a pair already carries the two answers under comparison
-            return case
-        stored = existing.get((case.id, "output"))
-        if stored is not None and stored["outcome"] in ("ok", "refused") and stored["text"]:
-            return case.model_copy(update={"output": stored["text"]})
+    def todo() -> Iterator[Case]:
+        for page in store.iter_run_cases(run_id):
+            singles = [c for c in page if not c.is_pair]  # a pair already carries the two answers under comparison
+            existing = store.outputs(run_id, [c.id for c in singles])
+            for case in singles:
+                stored = existing.get((case.id, "output"))
+                if stored is None or stored["outcome"] not in ("ok", "refused") or not stored["text"]:
+                    yield case
+
+    async def one(case: Case) -> None:
         request = Request(
             messages=tuple(prompt.messages(case)),
             model=system.model,
@@ -218,15 +223,14 @@ async def _generate_outputs(
             max_tokens=system.max_tokens,
             meta={"item_id": case.id, "judge": "system", "template": prompt.name},
         )
-        async with semaphore:
-            try:
-                response, latency, attempts = await engine.call(
-                    provider, request, run_id=run_id, payer=payer_of(case.id, "output")
-                )
-            except ProviderError as exc:
-                store.save_output(run_id, case.id, "output", None, system.model, "error", reason=str(exc))
-                engine.console.print(f"[yellow]system failed on {escape(case.id)}: {escape(str(exc))}[/]")
-                return case.model_copy(update={"output": None})  # never judge an answer the system did not give
+        try:
+            response, latency, attempts = await engine.call(
+                provider, request, run_id=run_id, payer=payer_of(case.id, "output")
+            )
+        except ProviderError as exc:  # never judge an answer the system did not give
+            store.save_output(run_id, case.id, "output", None, system.model, "error", reason=str(exc))
+            engine.console.print(f"[yellow]system failed on {escape(case.id)}: {escape(str(exc))}[/]")
+            return
         cost = engine.cost_of(response, attempts)
         outcome = "refused" if response.refused else "ok"
         store.save_output(
@@ -242,12 +246,35 @@ async def _generate_outputs(
             cost=cost,
             latency=latency,
         )
-        return case.model_copy(update={"output": response.text or None})
 
-    return await run_together(one(c) for c in cases)
+    queue = todo()
+
+    async def worker() -> None:
+        for case in queue:
+            await one(case)
+
+    await run_together(worker() for _ in range(max(1, workers)))
 
 
-def check_renderable(tasks: Sequence[JudgeTask], config: EvalConfig) -> None:
+def judged_cases(store: Store, run_id: str, *, generated: bool) -> Iterator[Case]:
+    """The run's cases as judged, a page at a time from the store: with `generated` (the eval has a
+    system under test) each single-answer case carries its stored output, and one without a usable
+    output (its system call failed) is left out."""
+    for page in store.iter_run_cases(run_id):
+        if not generated:
+            yield from page
+            continue
+        outputs = store.outputs(run_id, [c.id for c in page if not c.is_pair])
+        for case in page:
+            if case.is_pair:
+                yield case
+                continue
+            stored = outputs.get((case.id, "output"))
+            if stored is not None and stored["outcome"] in ("ok", "refused") and stored["text"]:
+                yield case.model_copy(update={"output": stored["text"]})
+
+
+def check_renderable(tasks: Iterable[JudgeTask], config: EvalConfig) -> None:
     """Render every prompt once before the first call, so a case missing what a judge needs
     (an output, a reference) stops the run at the start, not half-way, naming the case's line."""
     cases_path = config.cases_path
@@ -280,19 +307,33 @@ def check_gate(config: EvalConfig) -> None:
     )
 
 
-def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[list[Case], str]:
+def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[Selection, str]:
+    """The cases a run selects (checked, never held whole) and the cases file's hash."""
     path = config.cases_path
     if not path.exists():
         raise config.error(f"cases file {path} not found", "cases")
-    cases = read_cases(path, config.spec.mapping or None)
-    if only is not None:
-        unknown = only - {c.id for c in cases}
-        if unknown:
-            raise InputError(f"--only names case ids not in {path}: {', '.join(sorted(unknown)[:5])}")
-        cases = [c for c in cases if c.id in only]
-    if config.spec.sample is not None:
-        cases = sample(cases, config.spec.sample, seed=config.spec.seed)
-    return cases, file_hash(path)
+    selection = select_cases(
+        path, config.spec.mapping or None, only=only, sample=config.spec.sample, seed=config.spec.seed
+    )
+    return selection, file_hash(path)
+
+
+def _check_selection(
+    config: EvalConfig, selection: Selection, judges: Sequence[Any], system_prompt: SystemPrompt | None
+) -> int:
+    """Render every prompt of the selection before anything is created or paid for (outputs the system
+    will write are stood in for); returns the number of judge tasks per repeat."""
+    n_tasks = 0
+    for case in selection:
+        preview = case
+        if system_prompt is not None:
+            system_prompt.check_renders(config, [case])
+            if not (case.output or case.is_pair):
+                preview = case.model_copy(update={"output": "(system output)"})
+        tasks = list(iter_tasks([preview], judges, 1))
+        check_renderable(tasks, config)
+        n_tasks += len(tasks)
+    return n_tasks
 
 
 def run_eval(
@@ -313,19 +354,12 @@ def run_eval(
     still out returns with `pending` set and stays unfinished (a later call collects it)."""
     console = console or Console(stderr=True)
     check_gate(config)
-    cases, dataset_hash = load_run_cases(config, only)
-    if not cases:
+    selection, dataset_hash = load_run_cases(config, only)
+    if not selection.count:
         raise InputError(f"{config.cases_path}: no cases to run")
     judges = config.judges
     system_prompt = load_system_prompt(config)
-    # Check every judge prompt renders before anything is created or paid for; outputs the
-    # system will write are stood in for.
-    if system_prompt is not None:
-        system_prompt.check_renders(config, cases)
-        preview = [c if c.output or c.is_pair else c.model_copy(update={"output": "(system output)"}) for c in cases]
-    else:
-        preview = cases
-    check_renderable(build_tasks(preview, judges, 1), config)
+    n_tasks = _check_selection(config, selection, judges, system_prompt) * repeat
     providers = Providers(provider_override or config.spec.provider, config.base_dir)
     # A provider named on the command line applies to every judge, whatever its file says.
     judge_providers = {
@@ -367,11 +401,13 @@ def run_eval(
 
     # The identity of a run: eval file, judge versions, the system prompt, the case selection
     # and the repeat count. Only a run with the same identity is resumed.
-    selection = ",".join(sorted(c.id for c in cases)) + f"|repeat={repeat}"
+    # (A hash of ",".join(sorted case ids) + the rest, as earlier juge wrote it, so runs still resume.)
+    identity = selection.ids_digest.copy()
+    rest = f"|repeat={repeat}"
     if system_prompt is not None:
-        selection += f"|system={system_prompt.hash}"
+        rest += f"|system={system_prompt.hash}"
     # Who answers: the command-line provider and each judge's model and call settings.
-    selection += "|" + json.dumps(
+    rest += "|" + json.dumps(
         [
             provider_override.model_dump() if provider_override else None,
             [[j.name, j.model, j.provider, j.provider_options, j.temperature, j.max_tokens] for j in judges],
@@ -379,13 +415,14 @@ def run_eval(
         sort_keys=True,
         default=str,
     )
-    eval_hash = config.hash_with(judges) + ":" + hashlib.sha256(selection.encode()).hexdigest()[:16]
+    identity.update(rest.encode())
+    eval_hash = config.hash_with(judges) + ":" + identity.hexdigest()[:16]
 
     def new_run() -> str:
         return store.create_run(
             dataset_hash=dataset_hash,
             juge_version=__version__,
-            cases=cases,
+            cases=selection,
             eval_hash=eval_hash,
             name=config.spec.name,
             config={
@@ -424,10 +461,10 @@ def run_eval(
             run_id = run.id
             if run.resumed:
                 console.print(f"resuming run [bold]{run_id}[/] (same eval file, judges, system prompt and data)")
-                cases = store.run_cases(run_id)
+            generated = system_prompt is not None
 
             async def main() -> int:
-                nonlocal cases, stored
+                nonlocal stored
                 batched: dict[int, BatchedProvider] = {}
 
                 def answering(provider: Provider) -> Provider:
@@ -443,32 +480,37 @@ def run_eval(
                 try:
                     if system_prompt is not None:
                         assert system_provider is not None
-                        cases = await _generate_outputs(
-                            config, system_prompt, store, run_id, cases, answering(system_provider), engine
+                        await _generate_outputs(
+                            config,
+                            system_prompt,
+                            store,
+                            run_id,
+                            answering(system_provider),
+                            engine,
+                            workers=min(engine.options.concurrency, selection.count),
                         )
-                        cases = [c for c in cases if c.output is not None or c.is_pair]
-                    apply_checks(store, run_id, cases, config.checks)
-                    tasks: list[JudgeTask] = build_tasks(cases, judges, repeat)
-                    if (
-                        system_prompt is not None
-                    ):  # the system's outputs are new; without them the preview was these cases
-                        check_renderable(tasks, config)
+                        # the system's outputs are new; without them the check was of stand-ins
+                        check_renderable(iter_tasks(judged_cases(store, run_id, generated=True), judges, 1), config)
+                    apply_checks(store, run_id, judged_cases(store, run_id, generated=generated), config.checks)
                     return await engine.run_tasks(
-                        run_id, tasks, {name: answering(p) for name, p in judge_providers.items()}
+                        run_id,
+                        iter_tasks(judged_cases(store, run_id, generated=generated), judges, repeat),
+                        {name: answering(p) for name, p in judge_providers.items()},
+                        total=n_tasks,
                     )
                 finally:
                     for runner in batched.values():
                         await runner.aclose()
                     await providers.aclose()
 
-            stored_before = len(store.done_keys(run_id)) if batch else 0
+            stored_before = store.count_judgments(run_id) if batch else 0
             stored = asyncio.run(main())
     except BatchPending as pending:  # the run stays unfinished: a later run collects the batches
         return RunResult(
             run_id=run_id,
             summary={},
             resumed=run.resumed,
-            stored_now=len(store.done_keys(run_id)) - stored_before,
+            stored_now=store.count_judgments(run_id) - stored_before,
             engine_stats=dict(engine.stats),
             pending=describe(pending.statuses),
         )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -161,9 +162,9 @@ class Store:
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (run_id, name, now_iso(), juge_version, dataset_hash, eval_hash, _dumps(config or {})),
             )
-            c.executemany(
+            c.executemany(  # a generator: a large run's cases are never held whole
                 "INSERT INTO run_cases (run_id, position, item_id, record) VALUES (?, ?, ?, ?)",
-                [(run_id, i, case.id, case.model_dump_json()) for i, case in enumerate(cases)],
+                ((run_id, i, case.id, case.model_dump_json()) for i, case in enumerate(cases)),
             )
         return run_id
 
@@ -210,6 +211,23 @@ class Store:
         ).fetchall()
         return [Case.model_validate_json(r["record"]) for r in rows]
 
+    def iter_run_cases(self, run_id: str, page: int = 500) -> Iterator[list[Case]]:
+        """A run's cases in the order they were stored, a page at a time.
+
+        Keyset pages on the rowid (a run's cases are inserted in one transaction, so they are
+        contiguous): no read stays open between pages, so the engine's writes and WAL checkpoints
+        go on while a large run is read."""
+        last = -1
+        while True:
+            rows = self.conn.execute(
+                "SELECT rowid, record FROM run_cases WHERE run_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                (run_id, last, page),
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [Case.model_validate_json(r["record"]) for r in rows]
+
     # ---- system outputs -----------------------------------------------------------------
     def save_output(
         self,
@@ -233,9 +251,32 @@ class Store:
             (run_id, item_id, slot, text, model, outcome, reason, tokens_in, tokens_out, cost, latency),
         )
 
-    def outputs(self, run_id: str) -> dict[tuple[str, str], dict[str, Any]]:
-        rows = self.conn.execute("SELECT * FROM outputs WHERE run_id = ?", (run_id,)).fetchall()
+    def outputs(self, run_id: str, item_ids: Iterable[str] | None = None) -> dict[tuple[str, str], dict[str, Any]]:
+        """The system's outputs for the run (only those of `item_ids`, when given)."""
+        if item_ids is None:
+            rows = self.conn.execute("SELECT * FROM outputs WHERE run_id = ?", (run_id,)).fetchall()
+        else:
+            rows = self._for_items("SELECT * FROM outputs WHERE run_id = ? AND item_id IN ({})", run_id, item_ids)
         return {(r["item_id"], r["slot"]): dict(r) for r in rows}
+
+    def output_totals(self, run_id: str) -> dict[str, Any]:
+        """Over a run's outputs: errors, the known cost of the others and how many of them had no price."""
+        row = self.conn.execute(
+            "SELECT SUM(outcome = 'error') AS errors,"
+            " SUM(CASE WHEN outcome != 'error' THEN cost END) AS cost,"
+            " SUM(outcome != 'error' AND cost IS NULL) AS unpriced FROM outputs WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()
+        return {"errors": row["errors"] or 0, "cost": row["cost"] or 0.0, "unpriced": row["unpriced"] or 0}
+
+    def _for_items(self, sql: str, run_id: str, item_ids: Iterable[str]) -> list[sqlite3.Row]:
+        """Rows of `sql` (its IN list a `{}`) for the run and these items, in chunks under SQLite's
+        parameter limit."""
+        ids, rows = list(item_ids), []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows += self.conn.execute(sql.format(",".join("?" * len(chunk))), (run_id, *chunk)).fetchall()
+        return rows
 
     # ---- calls and cache ----------------------------------------------------------------
     def log_call(
@@ -283,15 +324,44 @@ class Store:
         row = self.conn.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()
         return _loads(row["response"]) if row else None
 
-    def answered_calls(self, run_id: str) -> dict[tuple[str, str | None], tuple[int, float | None]]:
-        """Each (cache key, payer) this run got an answer for: (attempts it took, latency of the answer).
-        The payer is None for a call logged before calls named one."""
-        rows = self.conn.execute(
+    def unsettled_calls(self, run_id: str) -> dict[tuple[str, str | None], tuple[int, float | None]]:
+        """Each (cache key, payer) this run got an answer for whose payer has nothing stored yet
+        (a judgment's task without its judgment, a case's output slot without a usable output):
+        (attempts it took, latency of the answer). The payer is None for a call logged before calls
+        named one, always kept. Read one call at a time, so only the unsettled ones are held: after
+        a kill, about the calls that were in flight."""
+        out: dict[tuple[str, str | None], tuple[int, float | None]] = {}
+        calls = self.conn.execute(
             "SELECT cache_key, payer, attempt, latency FROM calls WHERE run_id = ? AND response IS NOT NULL"
             " ORDER BY id",
             (run_id,),
-        ).fetchall()
-        return {(r["cache_key"], r["payer"]): (r["attempt"] + 1, r["latency"]) for r in rows}
+        )
+        settled: dict[str | None, bool] = {}  # the payers of this batch already looked up
+        for key, payer, attempt, latency in calls:
+            if payer not in settled:
+                if len(settled) > 4096:
+                    settled.clear()
+                settled[payer] = self._settled(run_id, payer)
+            if not settled[payer]:
+                out[(key, payer)] = (attempt + 1, latency)
+        return out
+
+    def _settled(self, run_id: str, payer: str | None) -> bool:
+        """Whether what `payer` (see `juge.engine.payer_of`) names is stored."""
+        parts = [] if payer is None else payer.split("\x1f")
+        if len(parts) == 4:
+            item, judge, order, repeat = parts
+            sql = "SELECT 1 FROM judgments WHERE run_id = ? AND item_id = ? AND judge = ? AND ord = ? AND repeat = ?"
+            params: tuple[Any, ...] = (run_id, item, judge, order, int(repeat)) if repeat.isdigit() else ()
+        elif len(parts) == 2:
+            sql = (
+                "SELECT 1 FROM outputs WHERE run_id = ? AND item_id = ? AND slot = ? AND outcome IN ('ok', 'refused')"
+                " AND text != ''"
+            )
+            params = (run_id, *parts)
+        else:
+            return False
+        return bool(params) and self.conn.execute(sql, params).fetchone() is not None
 
     def count_calls(self, run_id: str | None = None) -> int:
         if run_id is None:
@@ -369,39 +439,85 @@ class Store:
         ).fetchall()
         return {(r["item_id"], r["judge"], r["ord"], r["repeat"]) for r in rows}
 
+    def done_keys_of(self, run_id: str, item_ids: Iterable[str]) -> set[tuple[str, str, str, int]]:
+        """`done_keys` for these items only (a large run is checked a page of cases at a time)."""
+        rows = self._for_items(
+            "SELECT item_id, judge, ord, repeat FROM judgments WHERE run_id = ? AND item_id IN ({})", run_id, item_ids
+        )
+        return {(r["item_id"], r["judge"], r["ord"], r["repeat"]) for r in rows}
+
+    def count_judgments(self, run_id: str) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM judgments WHERE run_id = ?", (run_id,)).fetchone()[0]
+
     def judgments(self, run_id: str) -> list[Judgment]:
         rows = self.conn.execute("SELECT * FROM judgments WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
-        return [
-            Judgment(
-                run_id=r["run_id"],
-                item_id=r["item_id"],
-                judge=r["judge"],
-                model=r["model"],
-                template=r["template"],
-                template_hash=r["template_hash"],
-                order=r["ord"] or None,
-                repeat=r["repeat"],
-                text=r["text"],
-                verdict=_loads(r["verdict"]),
-                outcome=r["outcome"],
-                reason=r["reason"],
-                distribution=_loads(r["distribution"]),
-                tokens_in=r["tokens_in"],
-                tokens_out=r["tokens_out"],
-                cost=r["cost"],
-                latency=r["latency"],
-                attempts=r["attempts"],
-                timestamp=datetime.fromisoformat(r["timestamp"]),
-            )
-            for r in rows
-        ]
+        return [_judgment(r) for r in rows]
+
+    def judge_overview(self, run_id: str) -> list[dict[str, Any]]:
+        """Per judge of a run, in the order each first judged: judgments (`n`), outcomes, sorted
+        models, the template of its first judgment, and what its setup can be told from (any order;
+        any object or number among its ok verdicts), aggregated in SQL."""
+        judges = self.conn.execute(
+            # SQLite takes a bare column of a MIN() aggregate from that row: the first judgment's template.
+            "SELECT judge, COUNT(*) AS n, MIN(id) AS first, template, template_hash, MAX(ord != '') AS any_order,"
+            " MAX(outcome = 'ok' AND json_type(verdict) = 'object') AS any_object,"
+            " MAX(outcome = 'ok' AND json_type(verdict) IN ('integer', 'real')) AS any_number"
+            " FROM judgments WHERE run_id = ? GROUP BY judge ORDER BY first",
+            (run_id,),
+        ).fetchall()
+        outcomes: dict[str, dict[str, int]] = defaultdict(dict)
+        for r in self.conn.execute(
+            "SELECT judge, outcome, COUNT(*) FROM judgments WHERE run_id = ? GROUP BY judge, outcome", (run_id,)
+        ):
+            outcomes[r[0]][r[1]] = r[2]
+        models: dict[str, list[str]] = defaultdict(list)
+        for r in self.conn.execute(
+            "SELECT DISTINCT judge, model FROM judgments WHERE run_id = ? ORDER BY judge, model", (run_id,)
+        ):
+            models[r[0]].append(r[1])
+        return [{**dict(r), "outcomes": outcomes[r["judge"]], "models": models[r["judge"]]} for r in judges]
+
+    def iter_judgments_by_item(self, run_id: str) -> Iterator[Judgment]:
+        """A run's judgments ordered by item id (its unique index), read one at a time. The cursor
+        stays open while it is read: for a finished run, not while the engine writes."""
+        for r in self.conn.execute("SELECT * FROM judgments WHERE run_id = ? ORDER BY item_id", (run_id,)):
+            yield _judgment(r)
+
+    def iter_check_results_by_item(self, run_id: str) -> Iterator[tuple[str, dict[str, tuple[bool, str | None]]]]:
+        """(item id, {check: (passed, reason)}) for each item with results, by item id, one at a time."""
+        item, results = None, {}
+        for r in self.conn.execute("SELECT * FROM check_results WHERE run_id = ? ORDER BY item_id", (run_id,)):
+            if r["item_id"] != item:
+                if item is not None:
+                    yield item, results
+                item, results = r["item_id"], {}
+            results[r["name"]] = (bool(r["passed"]), r["reason"])
+        if item is not None:
+            yield item, results
+
+    def iter_case_kinds_by_item(self, run_id: str) -> Iterator[tuple[str, bool]]:
+        """(item id, is a pair) for each of a run's cases, by item id, one at a time."""
+        for r in self.conn.execute(
+            "SELECT item_id, json_extract(record, '$.output_1') IS NOT NULL"
+            " AND json_extract(record, '$.output_2') IS NOT NULL FROM run_cases WHERE run_id = ? ORDER BY item_id",
+            (run_id,),
+        ):
+            yield r[0], bool(r[1])
 
     # ---- checks -------------------------------------------------------------------------
     def save_checks(self, run_id: str, item_id: str, results: dict[str, tuple[bool, str | None]]) -> None:
+        self.save_checks_of(run_id, [(item_id, results)])
+
+    def save_checks_of(self, run_id: str, items: Iterable[tuple[str, dict[str, tuple[bool, str | None]]]]) -> None:
+        """The check results of several items in one transaction."""
         with self.transaction() as c:
             c.executemany(
                 "INSERT OR REPLACE INTO check_results (run_id, item_id, name, passed, reason) VALUES (?, ?, ?, ?, ?)",
-                [(run_id, item_id, name, int(ok), reason) for name, (ok, reason) in results.items()],
+                [
+                    (run_id, item_id, name, int(ok), reason)
+                    for item_id, results in items
+                    for name, (ok, reason) in results.items()
+                ],
             )
 
     def check_results(self, run_id: str) -> dict[str, dict[str, tuple[bool, str | None]]]:
@@ -472,3 +588,27 @@ class Store:
             "INSERT INTO holdout_use_items (use_id, item_id, grp) VALUES (?, ?, ?)",
             [(cur.lastrowid, item_id, group) for item_id, group in items],
         )
+
+
+def _judgment(r: sqlite3.Row) -> Judgment:
+    return Judgment(
+        run_id=r["run_id"],
+        item_id=r["item_id"],
+        judge=r["judge"],
+        model=r["model"],
+        template=r["template"],
+        template_hash=r["template_hash"],
+        order=r["ord"] or None,
+        repeat=r["repeat"],
+        text=r["text"],
+        verdict=_loads(r["verdict"]),
+        outcome=r["outcome"],
+        reason=r["reason"],
+        distribution=_loads(r["distribution"]),
+        tokens_in=r["tokens_in"],
+        tokens_out=r["tokens_out"],
+        cost=r["cost"],
+        latency=r["latency"],
+        attempts=r["attempts"],
+        timestamp=datetime.fromisoformat(r["timestamp"]),
+    )

@@ -116,30 +116,47 @@ def case_outcomes(
     for j in judgments:
         if j.order is None:
             by_item.setdefault(j.item_id, []).append(j)
-    out: dict[str, CaseOutcome] = {}
-    for item_id in item_ids:
-        failed, missing, evidence = [], [], 0
-        for name, (passed, reason) in sorted(checks.get(item_id, {}).items()):
-            evidence += 1
-            if not passed:
-                failed.append(f"check {name} failed" + (f": {reason}" if reason else ""))
-        judged = {j.judge for j in by_item.get(item_id, [])}
-        for name in sorted((expected or {}).get(item_id, set()) - judged):
-            missing.append(f"judge {name}: no judgment")
-        for j in by_item.get(item_id, []):
-            evidence += 1
-            judged_pass = judgment_passes(j, threshold)
-            tag = f"judge {j.judge}" + (f" (repeat {j.repeat})" if j.repeat else "")
-            if judged_pass is None:
-                missing.append(f"{tag}: {j.outcome if j.outcome != 'ok' else 'unreadable verdict'}")
-            elif not judged_pass:
-                failed.append(f"{tag} said FAIL ({j.verdict!r})")
-        if failed:
-            out[item_id] = CaseOutcome("fail", failed)
-        elif missing:
-            out[item_id] = CaseOutcome("missing", missing)
-        elif evidence:
-            out[item_id] = CaseOutcome("pass", [])
-        else:
-            out[item_id] = CaseOutcome("missing", ["no check or single-answer judgment recorded"])
-    return out
+    return {
+        item_id: case_outcome(
+            by_item.get(item_id, []),
+            checks.get(item_id, {}),
+            threshold=threshold,
+            expected=(expected or {}).get(item_id),
+        )
+        for item_id in item_ids
+    }
+
+
+def case_outcome(
+    judgments: Iterable[Judgment],
+    checks: Mapping[str, tuple[bool, str | None]],
+    *,
+    threshold: float | None = None,
+    expected: set[str] | None = None,
+) -> CaseOutcome:
+    """The verdict of one case from its single-answer judgments (pairwise ones are skipped), its
+    check results and the judges it needs (see `case_outcomes`)."""
+    own = [j for j in judgments if j.order is None]
+    failed, missing, evidence = [], [], 0
+    for name, (passed, reason) in sorted(checks.items()):
+        evidence += 1
+        if not passed:
+            failed.append(f"check {name} failed" + (f": {reason}" if reason else ""))
+    judged = {j.judge for j in own}
+    for name in sorted((expected or set()) - judged):
+        missing.append(f"judge {name}: no judgment")
+    for j in own:
+        evidence += 1
+        judged_pass = judgment_passes(j, threshold)
+        tag = f"judge {j.judge}" + (f" (repeat {j.repeat})" if j.repeat else "")
+        if judged_pass is None:
+            missing.append(f"{tag}: {j.outcome if j.outcome != 'ok' else 'unreadable verdict'}")
+        elif not judged_pass:
+            failed.append(f"{tag} said FAIL ({j.verdict!r})")
+    if failed:
+        return CaseOutcome("fail", failed)
+    if missing:
+        return CaseOutcome("missing", missing)
+    if evidence:
+        return CaseOutcome("pass", [])
+    return CaseOutcome("missing", ["no check or single-answer judgment recorded"])

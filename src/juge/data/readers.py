@@ -231,6 +231,45 @@ def read_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> li
     seen: dict[str, int] = {}
     rows = read_rows(path)
     check_mapping(path, rows, mapping, CASE_FIELDS)
+    for lineno, case in _cases_of(path, rows, mapping):
+        if case.id in seen:
+            raise duplicate_case(path, case.id, lineno, seen[case.id])
+        seen[case.id] = lineno
+        cases.append(case)
+    return cases
+
+
+def iter_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> Iterator[tuple[int, Case]]:
+    """The cases of a file as (line number, Case), one at a time (a JSONL file is never held whole).
+
+    The same errors as :func:`read_cases` but two: duplicate ids are the caller's to find (see
+    `duplicate_case`), and a mapping naming a column no row has is found by a first pass over the
+    rows (only when there is a mapping), so it is reported before any row's error, as there.
+    """
+    path = Path(path)
+    if mapping:
+        check_mapping_streamed(path, mapping, CASE_FIELDS)
+    yield from _cases_of(path, iter_rows(path), mapping)
+
+
+def duplicate_case(path: Path, case_id: str, line: int, first: int) -> InputError:
+    return input_error(path, f"duplicate id {case_id!r} (first on line {first})", line=line, field="id")
+
+
+def check_mapping_streamed(path: Path, mapping: Mapping[str, str], fields: Iterable[str]) -> None:
+    """`check_mapping` (the same first error) over the rows read one at a time."""
+    unseen = set(mapping.values())
+    for _, row in iter_rows(path):
+        unseen -= row.keys()
+        if not unseen:
+            break
+    # Only whether a column occurs matters: one stand-in row holding every column seen.
+    check_mapping(path, [(0, dict.fromkeys(set(mapping.values()) - unseen))], mapping, fields)
+
+
+def _cases_of(
+    path: Path, rows: Iterable[tuple[int, dict[str, Any]]], mapping: Mapping[str, str] | None
+) -> Iterator[tuple[int, Case]]:
     for lineno, row in rows:
         row = _apply_mapping(row, mapping)
         _parse_json_fields(row, ("messages", "meta"))
@@ -246,13 +285,7 @@ def read_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> li
             case = Case.model_validate({**known, "meta": meta})
         except ValidationError as exc:
             raise _validation_error(path, lineno, exc) from None
-        if case.id in seen:
-            raise input_error(
-                path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno, field="id"
-            )
-        seen[case.id] = lineno
-        cases.append(case)
-    return cases
+        yield lineno, case
 
 
 def read_labels(

@@ -1,18 +1,25 @@
 """A run's summary: per-check pass rates, per-judge verdicts and outcomes, pass/fail/missing per case.
 
-It reads the store only, so reports and comparisons use it without importing the engine.
+It reads the store only, so reports and comparisons use it without importing the engine. It never
+holds a run whole: per-judge facts come from SQL aggregates, and the judgments, check results and
+cases are read in item order side by side, one item at a time.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import groupby
+from operator import attrgetter
 from typing import Any
 
 from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
 from juge.store import Store
-from juge.verdicts import SCORED_SETUPS, case_outcomes, expected_judges
+from juge.verdicts import SCORED_SETUPS, case_outcome
+
+OUTCOMES = ("ok", "refused", "unparsed", "error")
+PAIR_VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
 
 
 def summarize(
@@ -26,54 +33,19 @@ def summarize(
     `[gate] min_score`); otherwise they are summarised but named under `not_counted`.
     Pairwise verdicts are summarised and never pass or fail a case.
     """
-    cases = store.run_cases(run_id)
-    checks = store.check_results(run_id)
-    judgments = store.judgments(run_id)
     setups = {j.name: j.setup for j in judges or []}
-
-    check_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for results in checks.values():
-        for name, (ok, _) in results.items():
-            check_counts[name][0] += int(ok)
-            check_counts[name][1] += 1
-
     per_judge: dict[str, dict[str, Any]] = {}
-    by_judge: dict[str, list[Judgment]] = defaultdict(list)
-    for j in judgments:
-        by_judge[j.judge].append(j)
-    not_counted = []
-    counted: list[Judgment] = []
-    for name, js in by_judge.items():
-        setup = setups.get(name) or _infer_setup(js)
-        outcomes = Counter(j.outcome for j in js)
-        verdicts: Counter[str] = Counter()
-        for j in js:
-            if j.outcome != "ok":
-                continue
-            if isinstance(j.verdict, dict):  # per-criterion JSON: count each criterion's value
-                verdicts.update(f"{k} = {v}" for k, v in j.verdict.items())
-            else:
-                verdicts[str(j.verdict)] += 1
-        entry: dict[str, Any] = {
-            "setup": setup,
-            "n": len(js),
-            "model": sorted({j.model for j in js}),
-            "template": js[0].template,
-            "template_hash": js[0].template_hash,
-            "outcomes": {k: outcomes.get(k, 0) for k in ("ok", "refused", "unparsed", "error")},
-            "verdicts": dict(sorted(verdicts.items())),
+    for row in store.judge_overview(run_id):
+        name = row["judge"]
+        per_judge[name] = {
+            "setup": setups.get(name) or _infer_setup(row),
+            "n": row["n"],
+            "model": row["models"],
+            "template": row["template"],
+            "template_hash": row["template_hash"],
+            "outcomes": {k: row["outcomes"].get(k, 0) for k in OUTCOMES},
+            "verdicts": {},
         }
-        if setup == "pairwise":
-            letters: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
-            for j in js:
-                letters[(j.item_id, j.repeat)][j.order or ""] = j.verdict if j.outcome == "ok" else None
-            combined = Counter(combine_orders(o.get("12"), o.get("21")) or "missing" for o in letters.values())
-            entry["pair_verdicts"] = {k: combined.get(k, 0) for k in ("A", "B", "tie", "inconsistent", "missing")}
-        elif setup in SCORED_SETUPS and min_score is None:
-            not_counted.append(name)
-        else:
-            counted.extend(js)
-        per_judge[name] = entry
     for judge in judges or []:  # a judge that has not judged anything yet (an interrupted run) is listed too
         if judge.name not in per_judge:
             per_judge[judge.name] = {
@@ -82,26 +54,64 @@ def summarize(
                 "model": [],
                 "template": "",
                 "template_hash": "",
-                "outcomes": dict.fromkeys(("ok", "refused", "unparsed", "error"), 0),
+                "outcomes": dict.fromkeys(OUTCOMES, 0),
                 "verdicts": {},
             }
-            if judge.setup in SCORED_SETUPS and min_score is None:
-                not_counted.append(judge.name)
-    outputs = store.outputs(run_id)
-    # Money spent by this run: cached answers cost nothing now, and a failed call has no price.
-    cost = _cost_summary(
-        [j.cost for j in judgments if j.outcome != "error"],
-        [o["cost"] for o in outputs.values() if o["outcome"] != "error"],
-    )
-    system_errors = sum(1 for o in outputs.values() if o["outcome"] == "error")
+    not_counted = [n for n, e in per_judge.items() if e["setup"] in SCORED_SETUPS and min_score is None]
+    pairwise = {n for n, e in per_judge.items() if e["setup"] == "pairwise"}
+    counted_judges = set(per_judge) - pairwise - set(not_counted)
     # The judges a case needs: from the eval's judges when known (a case a judge has not reached
     # yet is missing), else from the judgments stored.
     known = [(j.name, j.setup) for j in judges] if judges else [(n, e["setup"]) for n, e in per_judge.items()]
-    expected = expected_judges(cases, known, count_scores=min_score is not None)
-    outcomes_by_case = case_outcomes([c.id for c in cases], counted, checks, threshold=min_score, expected=expected)
-    tally = Counter(o.verdict for o in outcomes_by_case.values())
-    n_cases = len(cases)
-    has_evidence = bool(checks) or bool(counted)
+    needed = {n for n, setup in known if setup != "pairwise" and (min_score is not None or setup not in SCORED_SETUPS)}
+
+    verdicts: dict[str, Counter[str]] = defaultdict(Counter)
+    pair_verdicts: dict[str, Counter[str]] = defaultdict(Counter)
+    check_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    tally: Counter[str] = Counter()
+    judge_cost, judge_unpriced, n_cases, any_counted = 0.0, 0, 0, False
+    for is_pair, js, checks in _items(store, run_id):
+        for name, (ok, _) in checks.items():
+            check_counts[name][0] += int(ok)
+            check_counts[name][1] += 1
+        letters: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
+        counted = []
+        for j in js:
+            if j.outcome != "error":
+                if j.cost is None:
+                    judge_unpriced += 1
+                else:
+                    judge_cost += j.cost
+            if j.outcome == "ok":
+                if isinstance(j.verdict, dict):  # per-criterion JSON: count each criterion's value
+                    verdicts[j.judge].update(f"{k} = {v}" for k, v in j.verdict.items())
+                else:
+                    verdicts[j.judge][str(j.verdict)] += 1
+            if j.judge in pairwise:
+                letters[(j.judge, j.repeat)][j.order or ""] = j.verdict if j.outcome == "ok" else None
+            elif j.judge in counted_judges:
+                counted.append(j)
+        for (name, _), orders in letters.items():
+            pair_verdicts[name][combine_orders(orders.get("12"), orders.get("21")) or "missing"] += 1
+        any_counted = any_counted or bool(counted)
+        if is_pair is None:  # judgments or checks of an item that is not among the run's cases
+            continue
+        n_cases += 1
+        outcome = case_outcome(counted, checks, threshold=min_score, expected=set() if is_pair else needed)
+        tally[outcome.verdict] += 1
+    for name, entry in per_judge.items():
+        entry["verdicts"] = dict(sorted(verdicts[name].items()))
+        if name in pairwise:
+            entry["pair_verdicts"] = {k: pair_verdicts[name].get(k, 0) for k in PAIR_VERDICTS}
+    outputs = store.output_totals(run_id)
+    # Money spent by this run: cached answers cost nothing now, and a failed call has no price.
+    cost = {
+        "judges": judge_cost,
+        "system": outputs["cost"],
+        "total": judge_cost + outputs["cost"],
+        "unpriced": judge_unpriced + outputs["unpriced"],
+    }
+    has_evidence = bool(check_counts) or any_counted
     return {
         "run_id": run_id,
         "n_cases": n_cases,
@@ -115,30 +125,39 @@ def summarize(
         "pass_rate": tally.get("pass", 0) / n_cases if n_cases and has_evidence else None,
         "min_score": min_score,
         "not_counted": not_counted,
-        "system_errors": system_errors,
+        "system_errors": outputs["errors"],
         "cost": cost,
         "calls": store.count_calls(run_id),
     }
 
 
-def _cost_summary(judge_costs: Sequence[float | None], system_costs: Sequence[float | None]) -> dict[str, Any]:
-    """Known cost in US$ of judges and of the system under test, and how many calls had no price."""
-    known = [c for c in [*judge_costs, *system_costs] if c is not None]
-    return {
-        "judges": sum(c for c in judge_costs if c is not None),
-        "system": sum(c for c in system_costs if c is not None),
-        "total": sum(known),
-        "unpriced": sum(1 for c in [*judge_costs, *system_costs] if c is None),
-    }
+def _items(
+    store: Store, run_id: str
+) -> Iterator[tuple[bool | None, list[Judgment], dict[str, tuple[bool, str | None]]]]:
+    """Per item id, in order, over the run's cases, judgments and check results: (is a pair, or None
+    for an item that is not a case of the run; its judgments; its check results)."""
+    cases = store.iter_case_kinds_by_item(run_id)
+    judgments = groupby(store.iter_judgments_by_item(run_id), key=attrgetter("item_id"))
+    checks = store.iter_check_results_by_item(run_id)
+    case, group, check = next(cases, None), next(judgments, None), next(checks, None)
+    while case is not None or group is not None or check is not None:
+        item = min(x[0] for x in (case, group, check) if x is not None)
+        is_pair, js, results = None, [], {}
+        if case is not None and case[0] == item:
+            is_pair, case = case[1], next(cases, None)
+        if group is not None and group[0] == item:
+            js, group = list(group[1]), next(judgments, None)
+        if check is not None and check[0] == item:
+            results, check = check[1], next(checks, None)
+        yield is_pair, js, results
 
 
-def _infer_setup(js: Sequence[Judgment]) -> str | None:
-    """The setup of a judge known only from its stored judgments."""
-    if any(j.order for j in js):
+def _infer_setup(row: dict[str, Any]) -> str | None:
+    """The setup of a judge known only from its stored judgments (see `Store.judge_overview`)."""
+    if row["any_order"]:
         return "pairwise"
-    values = [j.verdict for j in js if j.outcome == "ok"]
-    if any(isinstance(v, dict) for v in values):
+    if row["any_object"]:
         return "criteria"
-    if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+    if row["any_number"]:
         return "score"
-    return "passfail" if values else None
+    return "passfail" if row["outcomes"].get("ok") else None
