@@ -199,8 +199,10 @@ def run_bench(root: Path, sizes: list[int], seed: int) -> None:
     base_rss, _, _ = measure([sys.executable, "-c", "import juge.cli, juge.runner"], root / "import.log")
     print(f"baseline: python importing juge's run path: peak RSS {mib(base_rss)}")
     print(f"target: peak RSS <= {mib(TARGET_BYTES)} at 1,000,000 cases, flat from 100k to 1M\n")
-    print(f"{'cases':>10} {'input':>10} {'store':>10} {'peak RSS':>10} {'wall':>8} {'CPU':>8} {'RSS/target':>10} "
-        f"{'CPU/case':>9}")
+    print(
+        f"{'cases':>10} {'input':>10} {'store':>10} {'peak RSS':>10} {'wall':>8} {'CPU':>8} {'RSS/target':>10} "
+        f"{'CPU/case':>9}"
+    )
     rows = []
     for size in sizes:
         folder = root / f"run{size}"
