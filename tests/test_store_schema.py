@@ -111,7 +111,7 @@ def test_a_store_from_before_schema_versions_upgrades_and_keeps_its_data(tmp_pat
         assert store.outputs("r1")[("c1", "output")]["text"] == "A."
         (judgment,) = store.judgments("r1")
         assert (judgment.verdict, judgment.attempts) == ("PASS", None)
-        assert store.answered_calls("r1") == {("k1", None): (1, 0.5)}  # a call from before payers
+        assert store.unsettled_calls("r1") == {("k1", None): (1, 0.5)}  # a call from before payers
         store.log_call(
             run_id="r1",
             cache_key="k2",
@@ -125,7 +125,7 @@ def test_a_store_from_before_schema_versions_upgrades_and_keeps_its_data(tmp_pat
             latency=0.1,
             payer="c1|j||0",
         )
-        assert store.answered_calls("r1")[("k2", "c1|j||0")] == (1, 0.1)
+        assert store.unsettled_calls("r1")[("k2", "c1|j||0")] == (1, 0.1)
     assert layout(path) == layout(fresh)  # the migrations end where a new store starts
     assert stored_version(path) == stored_version(fresh) == [SCHEMA_VERSION]
 
