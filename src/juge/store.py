@@ -485,7 +485,8 @@ class Store:
 
     def iter_check_results_by_item(self, run_id: str) -> Iterator[tuple[str, dict[str, tuple[bool, str | None]]]]:
         """(item id, {check: (passed, reason)}) for each item with results, by item id, one at a time."""
-        item, results = None, {}
+        item: str | None = None
+        results: dict[str, tuple[bool, str | None]] = {}
         for r in self.conn.execute("SELECT * FROM check_results WHERE run_id = ? ORDER BY item_id", (run_id,)):
             if r["item_id"] != item:
                 if item is not None:
