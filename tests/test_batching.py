@@ -89,7 +89,7 @@ def expected_verdict(config: MockConfig, db: Path, item: str, provider: str) -> 
     return parse_passfail(expected_answer(config, MODEL, messages)).verdict
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", ["openai", pytest.param("anthropic", marks=pytest.mark.needs("anthropic"))])
 def test_submit_returns_pending_then_a_later_run_collects(tmp_path, provider):
     mock = MockConfig(batch_delay=0.6)
     with serve_in_thread(mock) as server:
@@ -134,7 +134,7 @@ def test_a_cached_rerun_sends_no_batch(tmp_path):
         assert server.stats()["batches_created"] == 1
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", ["openai", pytest.param("anthropic", marks=pytest.mark.needs("anthropic"))])
 def test_partial_failure_and_expiry_become_error_judgments(tmp_path, provider):
     mock = MockConfig(batch_errors=0.25, batch_expire=0.2, seed=3)
     with serve_in_thread(mock) as server:

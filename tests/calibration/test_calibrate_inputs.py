@@ -337,8 +337,9 @@ def test_calibrate_cli_unknown_judge_or_template_is_an_error(tmp_path: Path, mon
     assert code == 2 and "--template pair-v9" in err
 
 
+@pytest.mark.needs("pyarrow")
 def test_mtbench_export_as_parquet(tmp_path: Path) -> None:
-    pa = pytest.importorskip("pyarrow")
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows = [

