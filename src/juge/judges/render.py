@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass
 from importlib import resources
@@ -38,11 +39,30 @@ TAGS = (
     "own_solution",
     "example",
 )
-# Characters a reader (or a tokenizer) may skip inside a tag: invisible format characters
-# (Unicode category Cf: zero-width space and joiners, bidi controls, soft hyphen, BOM); around
-# the slash, white space too.
-_INVISIBLE = "[" + "".join(re.escape(chr(c)) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf") + "]*"
-_BLANK = _INVISIBLE[:-2] + "\\s]*"
+# Unicode category Cf (format characters: zero-width space and joiners, bidi controls, soft hyphen,
+# BOM, ...) as code point ranges, for the Unicode version of `unicodedata` below; under another
+# version the table is built by scanning every code point once, on first use (a test checks the
+# ranges against that scan).
+FORMAT_RANGES_UNICODE = "14.0.0"
+FORMAT_RANGES = (
+    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
+    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)  # fmt: skip
+
+
+def scan_format_characters() -> str:
+    """Every character of Unicode category Cf, in code point order, by asking `unicodedata` of each."""
+    return "".join(chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf")
+
+
+def format_characters() -> str:
+    """Every character of Unicode category Cf, in code point order."""
+    if unicodedata.unidata_version == FORMAT_RANGES_UNICODE:
+        return "".join(chr(c) for first, last in FORMAT_RANGES for c in range(first, last + 1))
+    return scan_format_characters()
 
 
 def _look_alikes(ch: str) -> str:
@@ -54,29 +74,32 @@ def _look_alikes(ch: str) -> str:
     return "[" + "".join(re.escape(c) for c in sorted(same)) + "]"
 
 
-def _spelled_with_invisible(tag: str) -> str:
-    """A tag name as a pattern that also matches it written with look-alike letters and with
-    invisible characters between its letters."""
-    return _INVISIBLE.join(_look_alikes(ch) for ch in tag)
-
-
 # `<`, or a character a reader takes for it (fullwidth, small form, angle quotation marks and
 # brackets), that opens or closes one of our tags, even when the tag is spelled with invisible
 # characters (`<\u200b/response>`), look-alike letters (Cyrillic `е`) or a fullwidth slash.
 _LESS_THAN = "[<\uff1c\ufe64\u2039\u2329\u27e8\u3008\u02c2\u1438]"
-_TAG_OPENING = re.compile(
-    _LESS_THAN
-    + "(?="
-    + _BLANK
-    + "[/\uff0f\u2215\u2044]?"
-    + _BLANK
-    + "(?:"
-    + "|".join(_spelled_with_invisible(t) for t in TAGS)
-    + ")"
-    + "(?!"
-    + _INVISIBLE
-    + "[A-Za-z0-9_-]))",
-)
+
+
+@functools.cache
+def _tag_opening() -> re.Pattern[str]:
+    """The pattern `neutralise` defuses, built on first use (not when `juge --help` imports this)."""
+    # What a reader (or a tokenizer) may skip inside a tag: invisible format characters; around
+    # the slash, white space too.
+    invisible = "[" + "".join(re.escape(c) for c in format_characters()) + "]*"
+    blank = invisible[:-2] + "\\s]*"
+    tags = "|".join(invisible.join(_look_alikes(ch) for ch in tag) for tag in TAGS)
+    return re.compile(
+        _LESS_THAN
+        + "(?="
+        + blank
+        + "[/\uff0f\u2215\u2044]?"
+        + blank
+        + "(?:"
+        + tags
+        + ")(?!"
+        + invisible
+        + "[A-Za-z0-9_-]))"
+    )
 
 
 def neutralise(text: str) -> str:
@@ -85,7 +108,7 @@ def neutralise(text: str) -> str:
     Also a tag disguised with invisible characters inside it (white space around the slash), or
     written with a fullwidth ``＜`` or ``／``: a model may read those as the tag.
     """
-    return _TAG_OPENING.sub("&lt;", text)
+    return _tag_opening().sub("&lt;", text)
 
 
 def wrap(tag: str, text: str | None) -> str:
