@@ -51,8 +51,9 @@ def report(label: str, cmd: list[str], env: dict[str, str], runs: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--src", type=Path, default=SRC, help="the juge source tree to measure (another checkout's src/)")
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = {**os.environ, "PYTHONPATH": str(args.src)}
     juge = shutil.which("juge")
     help_cmd = [juge, "--help"] if juge else [sys.executable, "-m", "juge.cli", "--help"]
     runs = [importtime(env) for _ in range(args.runs)]
