@@ -143,7 +143,7 @@ def test_rated_items_with_scale(tmp_path: Path) -> None:
     ]
     assert data.baselines == {"old_judge": {"a": 2.0, "b": 4.0}}
     path.write_text("id,output,rating_1\na,x,Good\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"rated\.csv:2: field 'rating_1': 'Good' is not a number"):
+    with pytest.raises(InputError, match=r"rated\.csv:2: field 'rating_1': value 'Good' is not in --scale"):
         read_rated_items(path, label_cols=["rating_1"], scale=scale)
     with pytest.raises(InputError, match="no column 'rating_9'"):
         read_rated_items(path, label_cols=["rating_9"])

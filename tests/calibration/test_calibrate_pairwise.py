@@ -169,9 +169,23 @@ def test_tie_in_both_orders_and_refusal() -> None:
 
 
 def test_absent_order_is_missing() -> None:
-    table = build_pair_table([Case(id="P", output_1="a", output_2="b")], votes("P", "A"), [call("P", "12", "A")])
+    # The judge was asked in both orders (on Q); P lacks order 21, so P's verdict is missing.
+    cases = [Case(id=i, output_1="a", output_2="b") for i in ("P", "Q")]
+    judgments = [call("P", "12", "A"), call("Q", "12", "A"), call("Q", "21", "B")]
+    table = build_pair_table(cases, votes("P", "A") + votes("Q", "A"), judgments)
     assert verdict_counts(table.items, "j/t")["missing"] == 1
-    assert vs_people(table.items, "j/t", BOOT)["agreement"]["value"] is None
+    assert table.items[0].judges["j/t"].verdict is None
+    assert vs_people(table.items[:1], "j/t", BOOT)["agreement"]["value"] is None
+
+
+def test_a_judge_asked_in_one_order_only_has_that_verdict_and_no_flip_rate() -> None:
+    cases = [Case(id=i, output_1="a", output_2="b") for i in ("P", "Q")]
+    table = build_pair_table(cases, votes("P", "A") + votes("Q", "B"), [call("P", "12", "A"), call("Q", "12", "A")])
+    assert [it.judges["j/t"].verdict for it in table.items] == ["A", "A"]
+    assert table.judges["j/t"].both_orders is False
+    study = pairwise_study(table, split=None, boot=BOOT)
+    assert study["judges"]["j/t"]["order_flip_rate"] is None  # never measured, so not 0
+    assert study["judges"]["j/t"]["vs_people"]["agreement"]["value"] == 0.5
 
 
 def test_self_consistency_counts_items_whose_letter_changed() -> None:
@@ -215,7 +229,7 @@ def test_study_json_has_the_issue_keys(table) -> None:
     )
     assert study["split"] == "dev"
     assert (study["n_items"], study["n_votes"], study["n_raters"], study["n_without_majority"]) == (3, 7, 3, 1)
-    assert set(study["ceiling"]) == {"agreement", "kappa", "agreement_without_ties", "n_pairs"}
+    assert set(study["ceiling"]) == {"agreement", "kappa", "krippendorff_alpha", "agreement_without_ties", "n_pairs"}
     assert set(study["judges"]) == {"j/t", LONGER_ANSWER}
     judge = study["judges"]["j/t"]
     assert {

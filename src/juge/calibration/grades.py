@@ -32,7 +32,7 @@ import numpy as np
 
 from juge import __version__
 from juge.calibration.pairtable import judge_key
-from juge.calibration.pairwise import Bootstrap, label_pairs
+from juge.calibration.pairwise import Bootstrap, label_pairs, people_alpha
 from juge.data.adapters import normalise_passfail
 from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError
@@ -281,6 +281,7 @@ def score_ceiling(
     figures = _pooled(items, _rater_pairs, labels, boot, weighted=True)
     figures |= _correlations(items, lambda it: [(float(a), float(b)) for a, b in _rater_pairs(it)], boot)
     figures["krippendorff_alpha"] = _alpha(items, None, boot)
+    figures["krippendorff_alpha_interval"] = people_alpha(_values(items), "interval", boot)
     out: dict[str, Any] = {k: v.to_dict() for k, v in figures.items()}
     out["n_pairs"] = sum(len(_rater_pairs(it)) for it in items)
     if threshold is not None:
@@ -298,7 +299,15 @@ def score_ceiling(
 def pooled_ceiling(items: Sequence[GradedItem], labels: list, boot: Bootstrap, *, weighted: bool) -> dict[str, Any]:
     """Rater vs rater agreement and kappa (quadratic-weighted too when ``weighted``), pooled pairs."""
     figures = _pooled(items, _rater_pairs, labels, boot, weighted=weighted)
+    if weighted:  # a score
+        figures["krippendorff_alpha"] = people_alpha(_values(items), "ordinal", boot)
+    else:
+        figures["krippendorff_alpha"] = people_alpha(_values(items), "nominal", boot, labels)
     return {**{k: v.to_dict() for k, v in figures.items()}, "n_pairs": sum(len(_rater_pairs(it)) for it in items)}
+
+
+def _values(items: Sequence[GradedItem]) -> list[list[Any]]:
+    return [[v for _, v in it.ratings] for it in items]
 
 
 def _judge_pairs(

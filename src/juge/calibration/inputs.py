@@ -7,8 +7,8 @@ kind of study (pairwise, single score, PASS/FAIL) and writes the JSON atomically
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -19,19 +19,29 @@ from juge.calibration.pairtable import build_pair_table
 from juge.calibration.pairwise import Bootstrap, pairwise_study
 from juge.data.adapters import (
     CalibrationData,
-    iter_recorded_calls,
     normalise_passfail,
-    read_label_rows,
+    read_labelled_items,
     read_mtbench_human_judgments,
     read_pairwise_items,
-    read_rated_items,
 )
-from juge.data.readers import file_hash, iter_rows, read_cases
+from juge.data.judgments import JudgmentsSource, read_judgments_source
+from juge.data.labels import LabelCounts, RawVote, convert_votes, decide_kind, long_votes
+from juge.data.readers import (
+    Source,
+    file_format,
+    is_in_memory,
+    iter_rows,
+    mapped_rows,
+    read_cases,
+    source_hash,
+    source_name,
+)
 from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError, input_error
 from juge.files import write_with
 
 StudyKind = Literal["pairwise", "score", "passfail"]
+LABEL_FIELDS = tuple(HumanLabel.model_fields)
 
 
 class NotPairs(InputError):
@@ -50,12 +60,14 @@ class StudyInputs:
     notices: list[str] = field(default_factory=list)
     declared_scale: tuple[float, float] | None = None
     warnings: list[str] = field(default_factory=list)
+    counts: LabelCounts = field(default_factory=LabelCounts)
+    criteria: dict[str, list[HumanLabel]] | None = None  # several criteria: one label set each
 
 
-def _is_sample_layout(path: Path) -> bool:
-    if path.suffix.lower() not in (".jsonl", ".json", ".ndjson"):
+def _is_sample_layout(items: Source, format: str | None = None) -> bool:
+    if is_in_memory(items) or file_format(Path(items), format) not in ("jsonl", "json"):
         return False
-    rows = iter_rows(path)
+    rows = iter_rows(items, format=format)
     try:
         return "human_ratings" in next(rows)[1]
     finally:
@@ -74,24 +86,38 @@ def _guess_kind(data: CalibrationData) -> StudyKind:
 
 def load_inputs(
     *,
-    items: Path | None = None,
-    judgments: Sequence[Path] = (),
-    labels: Path | None = None,
+    items: Source | None = None,
+    judgments: Sequence[Path | str | JudgmentsSource] = (),
+    labels: Source | None = None,
     from_hf: Path | None = None,
     turn: int = 1,
     run: str | None = None,
     db: Path | None = None,
     kind: StudyKind | None = None,
     label_cols: Sequence[str] = (),
-    scale: dict[str, float] | None = None,
+    scale: Mapping[str, Any] | None = None,
     id_col: str = "id",
     output_col: str = "output",
     baseline_cols: Sequence[str] = (),
     judges: Sequence[str] = (),
     templates: Sequence[str] = (),
     lean: bool = False,
+    format: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    labels_map: Mapping[str, str] | None = None,
+    missing: Iterable[str] = (),
+    criteria: Mapping[str, Sequence[str]] | None = None,
+    labels_nested: str | None = None,
 ) -> StudyInputs:
     """Read items, labels and judgments from the given sources; keep only the chosen judges/templates.
+
+    `items` and `labels` are paths (any shape :func:`juge.data.readers.iter_rows` reads; `format` names it
+    when the suffix does not) or records in memory (a list of dicts, a DataFrame); `labels` may be the items
+    themselves. `mapping` (``--map``) and `labels_map` (``--labels-map``) rename columns to juge's fields,
+    `scale` maps raw label values to the kind's values and `missing` lists the raw values meaning "no label".
+    Labels sit in the item rows (`label_cols`, one set of columns per criterion in `criteria`, or a nested
+    field `labels_nested`) or in a long file (`labels`). Several criteria give one label set each
+    (``StudyInputs.criteria``); the first is ``data.labels``.
 
     ``lean=True`` (a study, which measures nothing on an item without a human label): items of the
     sample layout that carry no vote are checked but kept only as ids and splits (``data.left_out``),
@@ -102,30 +128,38 @@ def load_inputs(
         raise InputError("--from-hf reads items and votes from the dataset; do not combine it with --items or --run")
     if from_hf is None and items is None and run is None:
         raise InputError("nothing to calibrate: give --items FILE, --from-hf DIR or --run RUN_ID (see --help)")
+    if label_cols and criteria:
+        raise InputError("give either --label-cols (one criterion) or --criterion NAME=COLS (several), not both")
+    if mapping is None and (id_col != "id" or output_col != "output"):
+        mapping = {k: v for k, v in (("id", id_col), ("output", output_col)) if v != k}
+    missing_set = frozenset(missing)
+    counts = LabelCounts()
     recorded: list[Judgment | RecordedCall] = []
     run_outputs: dict[tuple[str, str], dict[str, Any]] = {}
+    raw: dict[str | None, list[RawVote]] = {}
+    raw_baselines: dict[str, list[RawVote]] = {}
     if from_hf is not None:
         data = read_mtbench_human_judgments(from_hf, turn=turn)
-    elif items is not None and label_cols:
-        guessed = kind if kind in ("score", "passfail") else "score"
-        data = read_rated_items(
+    elif items is not None and (label_cols or criteria or labels_nested):
+        read = read_labelled_items(
             items,
+            mapping=mapping,
+            format=format,
             label_cols=label_cols,
-            kind=guessed,
-            scale=scale,
-            id_col=id_col,
-            output_col=output_col,
+            criteria=criteria,
+            labels_nested=labels_nested,
             baseline_cols=baseline_cols,
         )
-        kind = guessed
-    elif items is not None and _is_sample_layout(items):
+        data = CalibrationData(list(read.cases), [], {}, {"items": source_hash(items)})
+        raw, raw_baselines = read.votes, read.baselines
+    elif items is not None and not mapping and _is_sample_layout(items, format):
         data = read_pairwise_items(
             items,
             **({"baseline_fields": baseline_cols} if baseline_cols else {}),
             lean=lean and labels is None and run is None,
         )
     elif items is not None:
-        data = CalibrationData(read_cases(items), [], {}, {"items": file_hash(items)})
+        data = CalibrationData(list(read_cases(items, mapping, format=format)), [], {}, {"items": source_hash(items)})
     else:
         data = CalibrationData([], [], {}, {})
     if run is not None:
@@ -141,39 +175,76 @@ def load_inputs(
             data.sources[f"run {info['id']} dataset"] = info["dataset_hash"]
             recorded += store.judgments(info["id"])
             run_outputs = store.outputs(info["id"])
-            if not data.labels and labels is None:
+            if not data.labels and labels is None and not raw:
                 ids = {c.id for c in data.cases}
                 data.labels = [lab for lab in store.labels() if lab.item_id in ids]
     notices: list[str] = []
     warnings: list[str] = []
-    if kind == "pairwise" and not all(c.is_pair for c in data.cases):
+    pairs = bool(data.cases) and all(c.is_pair for c in data.cases)
+    if kind == "pairwise" and not pairs:
         bad = next(c.id for c in data.cases if not c.is_pair)
-        raise NotPairs(f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2")
+        raise NotPairs(
+            f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2 "
+            "(name the answer columns with --map output_1=COLUMN,output_2=COLUMN)"
+        )
     if labels is not None:
-        pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
-        rows = read_label_rows(labels, pairwise=pairwise)
-        if data.labels:
+        same = not is_in_memory(labels) and items is not None and not is_in_memory(items)
+        same = same and Path(labels) == Path(items)  # type: ignore[arg-type]
+        rows = mapped_rows(labels, labels_map, LABEL_FIELDS, format=format if same else None, option="--labels-map")
+        votes = long_votes(source_name(labels), rows)
+        n_carried = len(data.labels) + sum(len(v) for v in raw.values())
+        if n_carried:
             notices.append(
-                f"--labels {labels}: its {len(rows)} labels replace the {len(data.labels)} human votes "
+                f"--labels {source_name(labels)}: its {len(votes)} labels replace the {n_carried} human votes "
                 "carried by the items"
             )
-        data.labels = rows
-        notices += _check_label_ids(labels, rows, data.cases)
-        data.sources["labels"] = file_hash(labels)
+        raw = {None: votes}
+        data.sources["labels"] = source_hash(labels)
+    if raw:
+        every = [v for vs in raw.values() for v in vs]
+        chosen = decide_kind(every, kind=kind, scale=scale, pairs=pairs, missing=missing_set)
+        if chosen == "pairwise" and not pairs and data.cases:
+            bad = next(c.id for c in data.cases if not c.is_pair)
+            raise NotPairs(
+                f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2 "
+                "(name the answer columns with --map output_1=COLUMN,output_2=COLUMN)"
+            )
+        convert = {
+            "kind": chosen,
+            "scale": scale,
+            "missing": missing_set,
+            "counts": counts,
+            "kind_given": kind is not None,
+        }
+        per_criterion = {name: convert_votes(vs, **convert) for name, vs in raw.items()}  # type: ignore[arg-type]
+        for col, vs in raw_baselines.items():
+            data.baselines[col] = {
+                lab.item_id: lab.label for lab in convert_votes(vs, **{**convert, "counts": LabelCounts()})
+            }  # type: ignore[arg-type]
+        kind = chosen
+        data.labels = list(next(iter(per_criterion.values())))
+        if labels is not None:
+            notices += _check_label_ids(source_name(labels), data.labels, data.cases, counts)
+        else:
+            counts.unknown_item = 0
+    else:
+        per_criterion = {}
     pair_ids = {c.id for c in data.cases if c.is_pair} | data.left_out.ids
-    pairwise = kind == "pairwise" or (kind is None and bool(data.cases) and all(c.is_pair for c in data.cases))
+    pairwise = kind == "pairwise" or (kind is None and pairs)
     keep = calls_a_pair_study_uses(data.labels) if pairwise else None
-    for k, path in enumerate(judgments):
-        calls = iter_recorded_calls(path, pair_ids=pair_ids)
+    for k, source in enumerate(judgments):
+        calls, sha = read_judgments_source(source, pair_ids=pair_ids)
         recorded += calls if keep is None else filter(keep, calls)
-        data.sources["judgments" if k == 0 else f"judgments_{k + 1}"] = file_hash(path)
+        data.sources["judgments" if k == 0 else f"judgments_{k + 1}"] = sha()
     if not data.labels:
         raise InputError(
             "no human labels: the items carry none; give --labels FILE (item_id, rater_id, label)"
             + (" or --label-cols" if items is not None else "")
         )
     data.labels, mismatch, unhashed = labels_on_these_outputs(
-        data.labels, with_run_outputs(data.cases, run_outputs), source=f"--labels {labels}" if labels else "labels"
+        data.labels,
+        with_run_outputs(data.cases, run_outputs),
+        source=f"--labels {source_name(labels)}" if labels is not None else "labels",
     )
     warnings += mismatch
     if run is not None:
@@ -196,18 +267,27 @@ def load_inputs(
             )
         recorded = [j for j in recorded if j.template in templates]
     kind = kind or _guess_kind(data)
-    if kind in ("score", "passfail"):
+    if kind in ("score", "passfail") and not (len(per_criterion) > 1 or labels_nested):
         recorded, dropped = _keep_judges_of_kind(kind, recorded)
         notices += dropped
-    declared = (min(scale.values()), max(scale.values())) if scale else None
+    numbers = [v for v in (scale or {}).values() if isinstance(v, int | float)]
+    declared = (min(numbers), max(numbers)) if numbers and kind == "score" else None
+    has_splits = bool(_splits(data))
+    if not has_splits and from_hf is None:
+        notices.append(
+            "the items carry no split: every item is studied (--split all). A policy needs a dev/holdout split: "
+            "juge split --items FILE --by group --holdout 0.3 -o items-split.jsonl"
+        )
     return StudyInputs(
         kind,
         data,
         recorded,
-        has_splits=bool(_splits(data)),
+        has_splits=has_splits,
         notices=notices,
         declared_scale=declared,
         warnings=warnings,
+        counts=counts,
+        criteria={str(k): v for k, v in per_criterion.items()} if len(per_criterion) > 1 or labels_nested else None,
     )
 
 
@@ -332,20 +412,24 @@ def _keep_judges_of_kind(
     return [j for j in recorded if (j.judge, j.template) not in foreign], notices
 
 
-def _check_label_ids(path: Path, labels: Sequence[HumanLabel], cases: Sequence[Case | PairSummary]) -> list[str]:
-    """A notice for labels on ids that match no item; an error when none of them matches an item."""
+def _check_label_ids(
+    path: str, labels: Sequence[HumanLabel], cases: Sequence[Case | PairSummary], counts: LabelCounts
+) -> list[str]:
+    """Count (and note) labels on ids that match no item; an error when none of them matches an item."""
     ids = {c.id for c in cases}
     unmatched = sorted({lab.item_id for lab in labels} - ids)
-    if not unmatched or not labels:
+    if not unmatched or not labels or not cases:
         return []
     n_rows = sum(lab.item_id not in ids for lab in labels)
+    counts.unknown_item += n_rows
     examples = ", ".join(repr(i) for i in unmatched[:3]) + (", ..." if len(unmatched) > 3 else "")
     if n_rows == len(labels):
         sample = ", ".join(repr(c.id) for c in list(cases)[:3]) or "none"
         raise input_error(
             path,
             f"no label's item_id matches an item (labels name {examples}; "
-            f"items are {sample}{', ...' if len(cases) > 3 else ''})",
+            f"items are {sample}{', ...' if len(cases) > 3 else ''}); map the item key with "
+            "--labels-map item_id=COLUMN (or a composite, item_id=doc+system) and the items' with --map id=...",
             field="item_id",
         )
     return [
@@ -383,8 +467,43 @@ def run_study(
 ) -> dict[str, Any]:
     """Build the per-item table and compute the study's JSON (the inputs' notices lead its notes).
 
-    Refuses (InputError) a study with no item: no item of the split carries a human label.
+    Several criteria (``inputs.criteria``) give ``{"kind": "criteria", "criteria": {name: study},
+    "side_by_side": [...]}``. Refuses (InputError) a study with no item: no item of the split carries a
+    human label.
     """
+    if inputs.criteria:
+        return _criteria_study(inputs, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
+    result = _one_study(inputs, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
+    result["counts"] = input_counts(inputs, inputs.data.labels)
+    result["notes"] = [*inputs.warnings, *inputs.notices, *result.get("notes", [])]
+    return result
+
+
+def input_counts(inputs: StudyInputs, labels: Sequence[HumanLabel | Vote]) -> dict[str, int]:
+    """Every item and label value accounted for: read, without a label, missing, on an unknown item, duplicate."""
+    data = inputs.data
+    ids = {c.id for c in data.cases} | data.left_out.ids
+    labelled = {lab.item_id for lab in labels}
+    counts = inputs.counts
+    return {
+        "items_read": len(ids),
+        "items_without_label": len(ids - labelled),
+        "label_values_read": counts.values_read or len(labels),
+        "missing_values": counts.missing_values,
+        "labels_unknown_item": counts.unknown_item,
+        "duplicate_votes": counts.duplicate_votes,
+    }
+
+
+def _one_study(
+    inputs: StudyInputs,
+    *,
+    split: str,
+    boot: Bootstrap,
+    truth: Truth,
+    threshold: float | None,
+    progress: Callable[[str, int, int], None] | None,
+) -> dict[str, Any]:
     data = inputs.data
     if inputs.kind == "pairwise":
         if truth != "each" or threshold is not None:
@@ -396,21 +515,94 @@ def run_study(
         except ValueError as exc:
             raise InputError(str(exc)) from None
         _refuse_empty(len(table.split(split).items), split, inputs)
-        result = pairwise_study(table, split=split, boot=boot, progress=progress)
-    else:
-        grades = build_grade_table(
-            inputs.kind,
-            data.cases,
-            data.labels,
-            inputs.judgments,
-            baselines=data.baselines,
-            sources=data.sources,
-            declared_scale=inputs.declared_scale,
+        return pairwise_study(table, split=split, boot=boot, progress=progress)
+    grades = build_grade_table(
+        inputs.kind,
+        data.cases,
+        data.labels,
+        inputs.judgments,
+        baselines=data.baselines,
+        sources=data.sources,
+        declared_scale=inputs.declared_scale,
+    )
+    _refuse_empty(len(grades.split(split).items), split, inputs)
+    return grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
+
+
+def criterion_judgments(judgments: Sequence[Judgment | RecordedCall], criterion: str) -> list[Judgment | RecordedCall]:
+    """The calls as one criterion's study reads them: a verdict holding one value per criterion (a criteria
+    judge) gives its value for this criterion (calls lacking it are left out); any other verdict is kept."""
+    out: list[Judgment | RecordedCall] = []
+    for j in judgments:
+        if isinstance(j.verdict, dict):
+            if criterion not in j.verdict:
+                continue
+            j = (
+                j._replace(verdict=j.verdict[criterion])
+                if isinstance(j, tuple)
+                else j.model_copy(update={"verdict": j.verdict[criterion]})
+            )
+        out.append(j)
+    return out
+
+
+def _criteria_study(
+    inputs: StudyInputs,
+    *,
+    split: str,
+    boot: Bootstrap,
+    truth: Truth,
+    threshold: float | None,
+    progress: Callable[[str, int, int], None] | None,
+) -> dict[str, Any]:
+    studies: dict[str, Any] = {}
+    notes: list[str] = [*inputs.warnings, *inputs.notices]
+    for name, labels in (inputs.criteria or {}).items():
+        judgments = criterion_judgments(inputs.judgments, name)
+        if inputs.kind in ("score", "passfail"):
+            judgments, dropped = _keep_judges_of_kind(inputs.kind, judgments)
+            notes += [f"{name}: {d}" for d in dropped]
+        one = replace(inputs, data=replace(inputs.data, labels=list(labels)), judgments=judgments, criteria=None)
+        if not labels:
+            notes.append(f"criterion {name!r} has no human label: no study")
+            continue
+        study = _one_study(one, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
+        study["counts"] = input_counts(inputs, labels)
+        studies[name] = study
+    if not studies:
+        raise InputError("nothing to study: no criterion has a human label")
+    first = next(iter(studies.values()))
+    return {
+        "kind": "criteria",
+        "criterion_kind": inputs.kind,
+        "split": first["split"],
+        "criteria": studies,
+        "side_by_side": side_by_side(studies),
+        "counts": input_counts(inputs, [lab for labs in (inputs.criteria or {}).values() for lab in labs]),
+        "bootstrap": first.get("bootstrap"),
+        "notes": notes,
+    }
+
+
+def side_by_side(studies: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per criterion: items, votes, the people's ceiling and each judge's agreement with each person."""
+    rows = []
+    for name, study in studies.items():
+        ceiling = study.get("ceiling", {})
+        judges = {}
+        for key, figures in study.get("judges", {}).items():
+            vs = figures.get("vs_people", figures)
+            judges[key] = {"agreement": vs.get("agreement"), "kappa": vs.get("kappa")}
+        rows.append(
+            {
+                "criterion": name,
+                "n_items": study.get("n_items"),
+                "n_votes": study.get("n_votes"),
+                "ceiling": {k: ceiling.get(k) for k in ("agreement", "kappa", "krippendorff_alpha")},
+                "judges": judges,
+            }
         )
-        _refuse_empty(len(grades.split(split).items), split, inputs)
-        result = grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
-    result["notes"] = [*inputs.warnings, *inputs.notices, *result.get("notes", [])]
-    return result
+    return rows
 
 
 def _refuse_empty(n_items: int, split: str, inputs: StudyInputs) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
-from juge.judges.pairwise import PairVerdict, as_agreement_label, combine_orders
+from juge.judges.pairwise import PairVerdict, as_agreement_label, combine_orders, to_fixed_order
 
 LABELS = ("A", "B", "tie")
 ORDERS = ("12", "21")
@@ -188,8 +188,12 @@ def add_judgments(table: PairTable, judgments: Iterable[Judgment | RecordedCall]
             item.judges[key] = JudgeOnItem(verdict=None)
         item.judges[key].calls.setdefault(j.order, []).append(call)  # type: ignore[arg-type]
     for key, item_ids in judged.items():
+        orders = {order for item_id in item_ids for order in by_id[item_id].judges[key].calls}
+        one_order = orders if len(orders) == 1 else None
+        if one_order:  # asked in one order only: that order's verdict, and no order-flip rate
+            table.judges[key].both_orders = False
         for item_id in item_ids:
-            _combine(by_id[item_id].judges[key])
+            _combine(by_id[item_id].judges[key], one_order=next(iter(one_order)) if one_order else None)
     return table
 
 
@@ -203,10 +207,14 @@ def _pair_call(j: Judgment | RecordedCall) -> Call:
     return Call(letter, j.outcome, j.text, j.model, j.repeat)
 
 
-def _combine(on: JudgeOnItem) -> None:
-    """Order each order's calls by repeat (file order among equal repeats) and combine the first of each."""
+def _combine(on: JudgeOnItem, one_order: str | None = None) -> None:
+    """Order each order's calls by repeat (file order among equal repeats) and combine the first of each
+    (a judge asked in `one_order` only: that order's letter, mapped to the fixed order)."""
     for calls in on.calls.values():
         calls.sort(key=lambda call: call.repeat)
+    if one_order is not None:
+        on.verdict = to_fixed_order(on.letter(one_order), one_order)  # type: ignore[assignment]
+        return
     on.verdict = combine_orders(on.letter("12"), on.letter("21"))
 
 

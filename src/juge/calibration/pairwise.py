@@ -9,7 +9,8 @@ Definitions (issue 3; the tests pin them on hand-worked cases):
   combinations, in the order the votes are listed), pooled over items. Agreement =
   share of equal labels; Cohen's kappa on the pooled pairs (first rater of the pair
   as rows, second as columns, categories A/B/tie); agreement without ties = the
-  same over pairs where neither rater said tie.
+  same over pairs where neither rater said tie; Krippendorff's alpha (nominal) of
+  the votes.
 - Majority: the label with strictly the most votes; an item with a tie for the top
   has no majority and is left out of every majority comparison (``n_without_majority``).
 - Judge vs majority: over items with a majority and a verdict. Judge vs people: every
@@ -44,6 +45,7 @@ from juge import __version__
 from juge.calibration.pairtable import LABELS, ORDERS, PairItem, PairTable
 from juge.data.records import OUTCOMES
 from juge.stats import Estimate, kappa_estimate, pair_tables, paired_ratio_difference, ratio_estimate
+from juge.stats.alpha import alpha_estimate
 
 VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
 
@@ -104,9 +106,24 @@ def ceiling(items: Sequence[PairItem], boot: Bootstrap = Bootstrap()) -> dict[st
     return {
         "agreement": _est(figures["agreement"]),
         "kappa": _est(figures["kappa"]),
+        "krippendorff_alpha": _est(people_alpha([[v for _, v in it.votes] for it in items], "nominal", boot, LABELS)),
         "agreement_without_ties": _est(without),
         "n_pairs": sum(len(rater_pairs(it)) for it in items),
     }
+
+
+def people_alpha(
+    per_item: Sequence[Sequence[Any]], level: str, boot: Bootstrap, order: Sequence[Any] | None = None
+) -> Estimate:
+    """Krippendorff's alpha among the people (nominal for A/B/tie and PASS/FAIL, ordinal or interval for scores)."""
+    return alpha_estimate(
+        per_item,
+        level=level,  # type: ignore[arg-type]
+        order=order,
+        n_resamples=boot.n_resamples,
+        seed=boot.seed,
+        confidence=boot.level,
+    )
 
 
 def vs_majority(items: Sequence[PairItem], key: str, boot: Bootstrap = Bootstrap()) -> dict[str, Any]:

@@ -35,10 +35,18 @@ def study_progress(console: Console) -> Iterator[Callable[[str, int, int], None]
         yield step
 
 
-def _scale_option(text: str | None) -> dict[str, float] | None:
-    from juge.data.adapters import parse_scale
-
-    return parse_scale(text)
+def _criteria_option(values: list[str]) -> dict[str, list[str]] | None:
+    """``--criterion coherence=c_r1,c_r2`` (repeatable) -> {"coherence": ["c_r1", "c_r2"]}."""
+    out: dict[str, list[str]] = {}
+    for value in values:
+        name, sep, cols = value.partition("=")
+        columns = [c.strip() for c in cols.split(",") if c.strip()]
+        if not sep or not name.strip() or not columns:
+            raise InputError(f"--criterion: expected NAME=COLUMN,COLUMN (e.g. coherence=c_r1,c_r2), got {value!r}")
+        if name.strip() in out:
+            raise InputError(f"--criterion: {name.strip()!r} is given twice")
+        out[name.strip()] = columns
+    return out or None
 
 
 def calibrate_command(
@@ -51,19 +59,84 @@ def calibrate_command(
         ),
     ] = None,
     judgments: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Option(
             "--judgments",
-            help="Recorded judge calls (JSONL: item_id, judge, model, prompt, order, letter, outcome, "
-            "text). Repeatable.",
+            help="Recorded judge calls (item_id, judge, model, prompt, order, letter, outcome, text), another "
+            "tool's verdicts with --judgments-map, inspect:LOG.eval or promptfoo:results.json. Repeatable.",
+        ),
+    ] = None,
+    judgments_map: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judgments-map",
+            help="Read --judgments as a table of verdicts: item_id=COL,verdict=COL (also judge, model, template, "
+            "order, text, repeat). Once for all files or once per file.",
+        ),
+    ] = None,
+    judge_name: Annotated[
+        list[str] | None,
+        typer.Option("--judge-name", help="The judge of a mapped --judgments file (default: its file name)."),
+    ] = None,
+    judgments_scale: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judgments-scale",
+            help='Raw verdicts to A/B/tie, PASS/FAIL or numbers, e.g. "1=A,2=B,Tie=tie"; any other value is unparsed.',
         ),
     ] = None,
     labels: Annotated[
         Path | None,
         typer.Option(
             "--labels",
-            help="Human labels, one row per rater per item (item_id, rater_id, label). They replace the "
-            "votes the items carry (human_ratings, --label-cols, or the run's stored labels).",
+            help="Human labels, one row per rater per item (item_id, rater_id, label; other names with "
+            "--labels-map). May be the items file itself. They replace the votes the items carry.",
+        ),
+    ] = None,
+    labels_map: Annotated[
+        str | None,
+        typer.Option(
+            "--labels-map",
+            help="Columns of --labels as juge's fields, e.g. item_id=doc+system,rater_id=worker,label=verdict "
+            "(+ joins columns into one key).",
+        ),
+    ] = None,
+    field_map: Annotated[
+        str | None,
+        typer.Option(
+            "--map",
+            help="Columns of --items as juge's fields, e.g. id=row,output_1=left,output_2=right (id=doc+system joins "
+            "columns).",
+        ),
+    ] = None,
+    file_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="Format of --items (and --labels when it is the same file) when the suffix does not say: "
+            "jsonl, json, csv, tsv or parquet (gzip is recognised by its bytes).",
+        ),
+    ] = None,
+    missing: Annotated[
+        str | None,
+        typer.Option(
+            "--missing",
+            help='Raw label values that mean "no label", e.g. NULL,NA,"" : left out and counted (empty cells always are).',
+        ),
+    ] = None,
+    criterion: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--criterion",
+            help="A criterion and its label columns, e.g. coherence=c_r1,c_r2 (repeatable): one study per criterion.",
+        ),
+    ] = None,
+    labels_nested: Annotated[
+        str | None,
+        typer.Option(
+            "--labels-nested",
+            help="An item field holding one object per rater, each key a criterion (a rater_id/worker key names "
+            "the rater): one study per criterion.",
         ),
     ] = None,
     from_hf: Annotated[
@@ -89,15 +162,21 @@ def calibrate_command(
     template: Annotated[list[str] | None, typer.Option("--template", help="Only this template (repeatable).")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every figure to this JSON file.")] = None,
     kind: Annotated[
-        str | None, typer.Option(help="pairwise, score or passfail. Default: guessed from the items and labels.")
+        str | None,
+        typer.Option(
+            help="pairwise, score or passfail. Default: from --scale, else pairs -> pairwise, else the labels."
+        ),
     ] = None,
     label_cols: Annotated[
         str | None,
-        typer.Option("--label-cols", help="Columns holding one rater's rating each, e.g. rating_1,rating_2."),
+        typer.Option("--label-cols", help="Columns holding one rater's label each, e.g. rating_1,rating_2."),
     ] = None,
     scale: Annotated[
         str | None,
-        typer.Option(help="Words to scale points, e.g. Bad=1,'Could be Improved'=2,Acceptable=3,Excellent=4."),
+        typer.Option(
+            help="Raw label values to the kind's values: Bad=1,'Could be Improved'=2 (scores), 0=tie,1=A,2=B "
+            "(pairwise), yes=PASS,no=FAIL (passfail)."
+        ),
     ] = None,
     id_col: Annotated[str, typer.Option("--id-col", help="With --label-cols: the id column.")] = "id",
     output_col: Annotated[str, typer.Option("--output-col", help="With --label-cols: the answer column.")] = "output",
@@ -139,19 +218,31 @@ def calibrate_command(
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
+    from juge.data.judgments import parse_judgments_options
+    from juge.data.labels import parse_missing, parse_scale
+    from juge.data.readers import parse_mapping
+
     console, err = Console(), Console(stderr=True)
+    sources = parse_judgments_options(judgments or [], judgments_map or [], judge_name or [], judgments_scale or [])
+    criteria = _criteria_option(criterion or [])
     with staged_output(json_path, "--json") as json_tmp:  # an unwritable --json fails before the study
         inputs = load_inputs(
             items=items,
-            judgments=judgments or [],
+            judgments=sources,
             labels=labels,
+            labels_map=parse_mapping(labels_map, "--labels-map"),
+            mapping=parse_mapping(field_map),
+            format=file_format,
+            missing=parse_missing(missing),
+            criteria=criteria,
+            labels_nested=labels_nested,
             from_hf=from_hf,
             turn=turn,
             run=run,
             db=db,
             kind=kind,  # type: ignore[arg-type]
             label_cols=[c.strip() for c in label_cols.split(",") if c.strip()] if label_cols else [],
-            scale=_scale_option(scale),
+            scale=parse_scale(scale, kind=kind),  # type: ignore[arg-type]
             id_col=id_col,
             output_col=output_col,
             baseline_cols=baseline_col or [],

@@ -24,7 +24,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from juge.data.readers import file_hash, iter_rows, read_rows
+from juge.data.labels import RawVote, nested_votes, wide_votes
+from juge.data.readers import (
+    CASE_FIELDS,
+    Source,
+    cases_from_rows,
+    file_hash,
+    iter_rows,
+    mapped_rows,
+    read_rows,
+    source_hash,
+    source_name,
+)
 from juge.data.records import (
     OUTCOMES,
     Case,
@@ -549,37 +560,12 @@ def read_mtbench_human_judgments(directory: str | Path, *, turn: int = 1) -> Cal
 # ---- single-score and PASS/FAIL items with ratings in columns ---------------------------
 
 
-def parse_scale(text: str | None) -> dict[str, float] | None:
-    """`Bad=1,'Could be Improved'=2,Acceptable=3` -> {"Bad": 1.0, "Could be Improved": 2.0, ...}."""
-    if not text:
-        return None
-    scale: dict[str, float] = {}
-    for part in _split_outside_quotes(text):
-        name, sep, value = part.rpartition("=")
-        name = name.strip().strip("'\"")
-        if not sep or not name:
-            raise InputError(f"--scale: {part!r} is not NAME=NUMBER (e.g. Bad=1,'Could be Improved'=2)")
-        try:
-            scale[name] = float(value)
-        except ValueError:
-            raise InputError(f"--scale: {value!r} in {part!r} is not a number") from None
-    return scale
+def parse_scale(text: str | None) -> dict[str, Any] | None:
+    """`Bad=1,'Could be Improved'=2,Acceptable=3` -> {"Bad": 1.0, "Could be Improved": 2.0, ...}; targets may
+    also be A/B/tie or PASS/FAIL (see :func:`juge.data.labels.parse_scale`)."""
+    from juge.data.labels import parse_scale as parse
 
-
-def _split_outside_quotes(text: str) -> list[str]:
-    parts, current, quote = [], "", None
-    for ch in text:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == ",":
-            parts.append(current)
-            current = ""
-            continue
-        current += ch
-    parts.append(current)
-    return [p for p in (s.strip() for s in parts) if p]
+    return parse(text)
 
 
 def normalise_passfail(value: Any) -> str | None:
@@ -594,83 +580,82 @@ def normalise_passfail(value: Any) -> str | None:
     return None
 
 
+@dataclass
+class LabelledItems:
+    """Items whose human labels sit in their own rows, as read (labels not yet converted for a kind)."""
+
+    cases: list[Case]
+    votes: dict[str | None, list[RawVote]]  # per criterion; None when there is one
+    baselines: dict[str, list[RawVote]]  # per baseline column: a verdict recorded with the item
+    source: str
+
+
+def read_labelled_items(
+    items: Source,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    format: str | None = None,
+    label_cols: Sequence[str] = (),
+    criteria: Mapping[str, Sequence[str]] | None = None,
+    labels_nested: str | None = None,
+    baseline_cols: Sequence[str] = (),
+) -> LabelledItems:
+    """Items (any shape, columns mapped) with human labels in columns (``label_cols``, one set per criterion
+    in ``criteria``) or in a nested field (``labels_nested``). The label and baseline columns do not go to
+    a case's meta."""
+    name = source_name(items)
+    rows = list(mapped_rows(items, mapping, CASE_FIELDS, format=format))
+    header = set().union(*(row.keys() for _, row in rows))
+    for col in baseline_cols:
+        if col not in header:
+            raise input_error(
+                name, f"--baseline-col: no column {col!r} (columns: {', '.join(sorted(header))})", line=1, field=col
+            )
+    columns = [*label_cols, *(c for cols in (criteria or {}).values() for c in cols)]
+    cases = cases_from_rows(
+        name,
+        rows,
+        drop=[*columns, *baseline_cols, *([labels_nested] if labels_nested else [])],
+        id_mapped=bool(mapping and "id" in mapping),
+    )
+    votes: dict[str | None, list[RawVote]] = {}
+    if label_cols:
+        votes[None] = wide_votes(name, rows, label_cols)
+    for criterion, cols in (criteria or {}).items():
+        votes[criterion] = wide_votes(name, rows, cols, option=f"--criterion {criterion}")
+    if labels_nested:
+        votes.update(nested_votes(name, rows, labels_nested))
+    baselines = {col: wide_votes(name, rows, [col], option="--baseline-col") for col in baseline_cols}
+    return LabelledItems(cases, votes, baselines, name)
+
+
 def read_rated_items(
     path: str | Path,
     *,
     label_cols: Sequence[str],
     kind: str = "score",
-    scale: Mapping[str, float] | None = None,
+    scale: Mapping[str, Any] | None = None,
     id_col: str = "id",
     output_col: str = "output",
-    question_col: str = "question",
-    category_col: str = "category",
-    group_col: str = "group",
-    split_col: str = "split",
     baseline_cols: Sequence[str] = (),
 ) -> CalibrationData:
-    """Single-answer items (CSV/JSONL) whose human ratings sit in columns, one column per rater.
+    """Single-answer items (any shape) whose human ratings sit in columns, one column per rater.
 
     `kind` is "score" (ordinal numbers; `scale` maps words to numbers) or "passfail".
     An empty cell is a missing rating. `baseline_cols` hold a verdict recorded with
     the item (e.g. an earlier judge's score) and become baselines, never labels.
     """
-    path = Path(path)
+    from juge.data.labels import LabelCounts, convert_votes
+
     if not label_cols:
         raise InputError("--label-cols: name the columns that hold the human ratings (e.g. rating_1,rating_2)")
-    rows = read_rows(path)
-    header = set().union(*(row.keys() for _, row in rows))
-    for col in [*label_cols, id_col, *baseline_cols]:
-        if col not in header:
-            raise input_error(path, f"no column {col!r} (columns: {', '.join(sorted(header))})", line=1, field=col)
-
-    def value_of(raw: Any, line: int, col: str) -> float | str | None:
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
-            return None
-        if kind == "passfail":
-            label = normalise_passfail(raw)
-            if label is None:
-                raise input_error(path, f"{raw!r} is not PASS or FAIL", line=line, field=col)
-            return label
-        if scale is not None and str(raw).strip() in scale:
-            return scale[str(raw).strip()]
-        try:
-            return float(raw)
-        except (TypeError, ValueError):
-            hint = f"; --scale knows {sorted(scale)}" if scale else "; map words to numbers with --scale"
-            raise input_error(path, f"{raw!r} is not a number{hint}", line=line, field=col) from None
-
-    cases: list[Case] = []
-    labels: list[HumanLabel] = []
-    baselines: dict[str, dict[str, Any]] = {col: {} for col in baseline_cols}
-    seen: dict[str, int] = {}
-    for line, row in rows:
-        item_id = row.get(id_col)
-        if item_id in (None, ""):
-            raise input_error(path, "required field is missing", line=line, field=id_col)
-        item_id = str(item_id)
-        if item_id in seen:
-            raise input_error(
-                path, f"duplicate id {item_id!r} (first on line {seen[item_id]})", line=line, field=id_col
-            )
-        seen[item_id] = line
-        taken = {id_col, output_col, question_col, category_col, group_col, split_col, *label_cols, *baseline_cols}
-        cases.append(
-            Case(
-                id=item_id,
-                group=str(row.get(group_col) or item_id),
-                category=row.get(category_col),
-                question=row.get(question_col),
-                output=row.get(output_col),
-                split=row.get(split_col),
-                meta={k: v for k, v in row.items() if k not in taken},
-            )
-        )
-        for col in label_cols:
-            value = value_of(row.get(col), line, col)
-            if value is not None:
-                labels.append(HumanLabel(item_id=item_id, rater_id=col, label=value))
-        for col in baseline_cols:
-            value = value_of(row.get(col), line, col)
-            if value is not None:
-                baselines[col][item_id] = value
-    return CalibrationData(cases, labels, baselines, {"items": file_hash(path)})
+    mapping = {k: v for k, v in (("id", id_col), ("output", output_col)) if v != k}
+    read = read_labelled_items(path, mapping=mapping, label_cols=label_cols, baseline_cols=baseline_cols)
+    counts = LabelCounts()
+    convert = {"kind": kind, "scale": scale, "missing": frozenset(), "counts": counts}
+    labels = convert_votes(read.votes[None], **convert)  # type: ignore[arg-type]
+    baselines = {
+        col: {lab.item_id: lab.label for lab in convert_votes(v, **convert)}  # type: ignore[arg-type]
+        for col, v in read.baselines.items()
+    }
+    return CalibrationData(list(read.cases), list(labels), baselines, {"items": source_hash(path)})

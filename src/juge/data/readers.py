@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import codecs
 import csv
+import gzip
 import hashlib
 import io
 import json
+import math
 import random
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,13 +49,85 @@ def records_hash(records: Iterable[BaseModel]) -> str:
 def _check_file(path: Path) -> None:
     if not path.exists():
         raise InputError(f"{path}: file not found")
+    if path.is_dir() and not _is_hf_dataset(path):
+        raise InputError(
+            f"{path}: is a folder; give a file (.jsonl, .json, .csv, .tsv, .parquet, or .gz of one) "
+            "or a Hugging Face dataset saved with save_to_disk"
+        )
+
+
+# ---- formats -------------------------------------------------------------------------------
+
+FORMATS = ("jsonl", "json", "csv", "tsv", "parquet")
+_SUFFIXES = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+}
+_GZIP_MAGIC = b"\x1f\x8b"
+KEY_JOIN = "/"  # a composite key `doc+system` reads as "<doc>/<system>"
+
+Records = Sequence[Mapping[str, Any]]
+Source = str | Path | Records | Any  # a path, a list of dicts, or a DataFrame-like table in memory
+
+
+def is_in_memory(source: Any) -> bool:
+    """True for records held in memory (a list of dicts, a pandas DataFrame, a pyarrow Table, a HF Dataset)."""
+    return not isinstance(source, str | Path)
+
+
+def source_name(source: Any) -> str:
+    """What errors call a source: its path, or ``<records>`` / ``<DataFrame>`` for data in memory."""
+    if not is_in_memory(source):
+        return str(source)
+    return "<DataFrame>" if hasattr(source, "columns") and hasattr(source, "to_dict") else "<records>"
+
+
+def file_format(path: Path, format: str | None = None) -> str:
+    """The format of `path`: `format` when given (one of FORMATS), else from its suffix (a `.gz` is looked
+    through: `cases.csv.gz` is csv); a folder is a Hugging Face dataset (``hf``)."""
+    if format is not None:
+        if format not in FORMATS:
+            raise InputError(f"--format: {format!r} is not one of {', '.join(FORMATS)}")
+        return format
     if path.is_dir():
-        raise InputError(f"{path}: is a folder; give a JSONL or CSV file")
+        return "hf"
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    fmt = _SUFFIXES.get(suffixes[-1]) if suffixes else None
+    if fmt is None:
+        raise InputError(
+            f"{path}: unknown format {path.suffix or '(no suffix)'!r}; name the file .jsonl, .json, .csv, .tsv "
+            "or .parquet (a .gz of any), or give --format"
+        )
+    return fmt
+
+
+def _is_gzip(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(2) == _GZIP_MAGIC
+
+
+def _open_bytes(path: Path) -> Any:
+    """The file's bytes as a binary stream, gunzipped when it is gzip (known by its first bytes, not its name)."""
+    return gzip.open(path, "rb") if _is_gzip(path) else path.open("rb")
+
+
+def _read_bytes(path: Path) -> bytes:
+    with _open_bytes(path) as f:
+        try:
+            return f.read()
+        except (OSError, EOFError) as exc:
+            raise input_error(path, f"cannot be decompressed: {exc}") from None
 
 
 def _read_text(path: Path) -> str:
     _check_file(path)
-    raw = path.read_bytes()
+    raw = _read_bytes(path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -65,7 +139,7 @@ def _read_text(path: Path) -> str:
 
 
 def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines of a UTF-8 text file as (line number, text), read one at a time.
+    """Non-blank lines of a UTF-8 text file (gzipped or not) as (line number, text), read one at a time.
 
     Lines end at ``\n`` (a ``\r`` before it is whitespace to JSON); a UTF-8 BOM is dropped. A byte
     that is not UTF-8 is reported with its offset after the BOM, as by a whole-file decode; a file
@@ -73,34 +147,59 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
     """
     _check_file(path)
     offset, any_text = 0, False
-    with path.open("rb") as f:
-        for lineno, raw in enumerate(f, start=1):
-            if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8) :]  # offsets count from after it, as in a whole-file decode
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                where = offset + exc.start
-                raise input_error(path, f"not UTF-8 (byte {where}); re-save the file as UTF-8", line=lineno) from None
-            offset += len(raw)
-            if line.strip():
-                any_text = True
-                yield lineno, line
+    with _open_bytes(path) as f:
+        try:
+            for lineno, raw in enumerate(f, start=1):
+                if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8) :]  # offsets count from after it, as in a whole-file decode
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    where = offset + exc.start
+                    raise input_error(
+                        path, f"not UTF-8 (byte {where}); re-save the file as UTF-8", line=lineno
+                    ) from None
+                offset += len(raw)
+                if line.strip():
+                    any_text = True
+                    yield lineno, line
+        except (OSError, EOFError) as exc:  # a truncated or corrupt .gz
+            raise input_error(path, f"cannot be decompressed: {exc}") from None
     if not any_text:
         raise input_error(path, "file is empty")
 
 
-def iter_rows(path: str | Path) -> Generator[tuple[int, dict[str, Any]], None, None]:
-    """Rows of a JSONL or CSV file as (line number, dict), one at a time: a JSONL file is never held whole.
+def iter_rows(source: Source, *, format: str | None = None) -> Generator[tuple[int, dict[str, Any]], None, None]:
+    """Rows of a file or of records in memory as (line number, dict), one at a time.
 
-    The same rows and errors as :func:`read_rows`; a later row's error is raised when that row is reached.
+    Files: JSON lines, a JSON document (an array of objects, an object of objects keyed by id, or an
+    object holding one array of objects), CSV, TSV, Parquet, a ``.gz`` of any, chosen by suffix or
+    `format`; a folder written by Hugging Face ``Dataset.save_to_disk``. A JSON lines file is never held
+    whole. In memory: a list of dicts, a pandas DataFrame, a pyarrow Table or a HF Dataset; their line is
+    the row number counted from 1. Errors name the file (or ``<records>``) and line.
     """
-    path = Path(path)
-    if path.suffix.lower() not in {".jsonl", ".ndjson", ".json"}:
-        yield from read_rows(path)
+    if is_in_memory(source):
+        yield from _memory_rows(source)
         return
-    for lineno, line in _jsonl_lines(path):
-        yield lineno, _json_object(path, lineno, line)
+    path = Path(source)
+    _check_file(path)
+    fmt = file_format(path, format)
+    if fmt == "jsonl":
+        for lineno, line in _jsonl_lines(path):
+            yield lineno, _json_object(path, lineno, line)
+    elif fmt == "json":
+        yield from _json_document_rows(path)
+    elif fmt in ("csv", "tsv"):
+        yield from _csv_rows(path, "\t" if fmt == "tsv" else ",")
+    elif fmt == "parquet":
+        yield from _parquet_rows(path)
+    else:
+        yield from _hf_dataset_rows(path)
+
+
+def read_rows(source: Source, *, format: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """Every row of :func:`iter_rows` as a list."""
+    return list(iter_rows(source, format=format))
 
 
 def _json_object(path: Path, lineno: int, line: str) -> dict[str, Any]:
@@ -113,44 +212,225 @@ def _json_object(path: Path, lineno: int, line: str) -> dict[str, Any]:
     return obj
 
 
-def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
-    """Rows of a JSONL or CSV file as (line number, dict). The format follows the suffix."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix in {".jsonl", ".ndjson", ".json"}:
-        return list(iter_rows(path))
+def _json_document_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """A `.json` file: an array of objects, an object of objects, an object with one array of objects, or
+    (as ``Dataset.to_json`` writes) JSON lines. Each record's line is the line its value starts on."""
     text = _read_text(path)
-    if suffix in {".csv", ".tsv"}:
-        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",", strict=True)
-        rows = []
-        try:
-            if not reader.fieldnames:
-                raise input_error(path, "no header row")
-            for row in reader:
-                lineno = reader.line_num
-                if None in row:
-                    raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})", line=lineno)
-                if None in row.values():  # the columns a short row lacks (a cell read is always a str)
-                    raise input_error(
-                        path,
-                        f"fewer values than header columns ({len(reader.fieldnames)}); "
-                        "an empty cell still needs its comma",
-                        line=lineno,
-                    )
-                rows.append((lineno, {k: (v if v != "" else None) for k, v in row.items()}))
-        except csv.Error as exc:
-            # line_num is the last line read cleanly; the bad row starts on the next one.
-            raise input_error(
-                path, f"malformed CSV in the row starting here: {exc} (an unclosed quote?)", line=reader.line_num + 1
-            ) from None
-        if not rows:
-            raise input_error(path, "header only, no rows")
-        return rows
-    raise InputError(f"{path}: unknown format {suffix!r}; use .jsonl or .csv")
+    decoder = json.JSONDecoder()
+    start = len(text) - len(text.lstrip())
+    try:
+        first, end = decoder.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+    if text[end:].strip():  # more than one document: JSON lines under a .json name
+        for lineno, line in enumerate(text.split("\n"), start=1):
+            if line.strip():
+                yield lineno, _json_object(path, lineno, line)
+        return
+
+    def line_of(pos: int) -> int:
+        return text.count("\n", 0, pos) + 1
+
+    if isinstance(first, dict):
+        arrays = [k for k, v in first.items() if isinstance(v, list)]
+        if first and all(isinstance(v, dict) for v in first.values()):
+            for key, pos in _member_positions(text, start, decoder):
+                record = first[key]
+                yield line_of(pos), record if "id" in record else {"id": key, **record}
+            return
+        if len(arrays) == 1 and all(isinstance(v, dict) for v in first[arrays[0]]):
+            inner = text.index("[", _value_position(text, start, decoder, arrays[0]))
+            yield from _array_rows(path, text, inner, decoder, line_of)
+            return
+        raise input_error(
+            path,
+            "a JSON object that holds no records: expected an array of objects, an object of objects "
+            "(keyed by id), or an object with one array of objects",
+            line=line_of(start),
+        )
+    if not isinstance(first, list):
+        raise input_error(path, f"expected a JSON array of objects, got {type(first).__name__}", line=1)
+    yield from _array_rows(path, text, start, decoder, line_of)
+
+
+def _skip(text: str, pos: int, chars: str = " \t\r\n") -> int:
+    while pos < len(text) and text[pos] in chars:
+        pos += 1
+    return pos
+
+
+def _array_rows(
+    path: Path, text: str, start: int, decoder: json.JSONDecoder, line_of: Callable[[int], int]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The objects of the (valid) JSON array starting at `start`, with the line each starts on."""
+    pos = _skip(text, start + 1)
+    while pos < len(text) and text[pos] != "]":
+        value, end = decoder.raw_decode(text, pos)
+        if not isinstance(value, dict):
+            raise input_error(path, f"expected a JSON object, got {type(value).__name__}", line=line_of(pos))
+        yield line_of(pos), value
+        pos = _skip(text, _skip(text, end), " \t\r\n,")
+
+
+def _member_positions(text: str, start: int, decoder: json.JSONDecoder) -> Iterator[tuple[str, int]]:
+    """(key, position of its value) for each member of the (valid) JSON object starting at `start`."""
+    pos = _skip(text, start + 1)
+    while pos < len(text) and text[pos] != "}":
+        key, end = decoder.raw_decode(text, pos)
+        pos = _skip(text, _skip(text, end), " \t\r\n:")
+        yield key, pos
+        _, end = decoder.raw_decode(text, pos)
+        pos = _skip(text, _skip(text, end), " \t\r\n,")
+
+
+def _value_position(text: str, start: int, decoder: json.JSONDecoder, key: str) -> int:
+    return next(pos for k, pos in _member_positions(text, start, decoder) if k == key)
+
+
+def _csv_rows(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    text = _read_text(path)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    any_row = False
+    try:
+        if not reader.fieldnames:
+            raise input_error(path, "no header row")
+        for row in reader:
+            lineno = reader.line_num
+            if None in row:
+                raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})", line=lineno)
+            if None in row.values():  # the columns a short row lacks (a cell read is always a str)
+                raise input_error(
+                    path,
+                    f"fewer values than header columns ({len(reader.fieldnames)}); an empty cell still needs its comma",
+                    line=lineno,
+                )
+            any_row = True
+            yield lineno, {k: (v if v != "" else None) for k, v in row.items()}
+    except csv.Error as exc:
+        # line_num is the last line read cleanly; the bad row starts on the next one.
+        raise input_error(
+            path, f"malformed CSV in the row starting here: {exc} (an unclosed quote?)", line=reader.line_num + 1
+        ) from None
+    if not any_row:
+        raise input_error(path, "header only, no rows")
+
+
+def _pyarrow(path: Path) -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        raise input_error(path, "reading Parquet or Arrow needs pyarrow: pip install 'juge[parquet]'") from None
+    return pyarrow
+
+
+def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a Parquet file (gzipped or not), batch by batch; the line is the row number from 1."""
+    _pyarrow(path)
+    import pyarrow.parquet as pq
+
+    try:
+        f = pq.ParquetFile(io.BytesIO(_read_bytes(path)) if _is_gzip(path) else path)
+    except Exception as exc:  # pyarrow raises its own error types for a file that is not Parquet
+        raise input_error(path, f"not a readable Parquet file ({exc})") from None
+    lineno = 0
+    for batch in f.iter_batches():
+        for row in batch.to_pylist():
+            lineno += 1
+            yield lineno, row
+    if not lineno:
+        raise input_error(path, "no rows")
+
+
+def _is_hf_dataset(path: Path) -> bool:
+    return path.is_dir() and ((path / "state.json").is_file() or (path / "dataset_dict.json").is_file())
+
+
+def _hf_dataset_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a folder written by ``datasets.Dataset.save_to_disk`` (Arrow stream files listed in its
+    state.json), read with pyarrow alone; the line is the row number from 1."""
+    if (path / "dataset_dict.json").is_file():
+        splits = json.loads((path / "dataset_dict.json").read_text()).get("splits", [])
+        raise input_error(
+            path,
+            f"a DatasetDict with splits {', '.join(map(str, splits))}: give one split's folder, e.g. "
+            f"{path / str(splits[0]) if splits else path}",
+        )
+    pa = _pyarrow(path)
+    try:
+        files = [entry["filename"] for entry in json.loads((path / "state.json").read_text())["_data_files"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise input_error(path / "state.json", f"not a save_to_disk state file ({exc})") from None
+    lineno = 0
+    for name in files:
+        with pa.memory_map(str(path / name)) as source:
+            for batch in pa.ipc.open_stream(source):
+                for row in batch.to_pylist():
+                    lineno += 1
+                    yield lineno, row
+    if not lineno:
+        raise input_error(path, "no rows")
+
+
+def _memory_rows(source: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of records in memory; missing values (None, NaN, pandas NA) become None."""
+    name = source_name(source)
+    if hasattr(source, "columns") and hasattr(source, "to_dict"):  # a pandas DataFrame
+        records: Iterable[Any] = source.to_dict("records")
+    elif hasattr(source, "to_pylist"):  # a pyarrow Table
+        records = source.to_pylist()
+    elif hasattr(source, "to_list") and hasattr(source, "features"):  # a Hugging Face Dataset
+        records = source.to_list()
+    else:
+        records = source
+    any_row = False
+    for lineno, row in enumerate(records, start=1):
+        if not isinstance(row, Mapping):
+            raise input_error(name, f"expected a record (a dict), got {type(row).__name__}", line=lineno)
+        any_row = True
+        yield lineno, {str(k): _missing_to_none(v) for k, v in row.items()}
+    if not any_row:
+        raise input_error(name, "no records")
+
+
+def _missing_to_none(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | bool | list | dict):
+        return value
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    try:
+        import pandas as pd
+
+        if pd.isna(value) is True:
+            return None
+    except (ImportError, TypeError, ValueError):
+        pass
+    if hasattr(value, "item"):  # a numpy scalar
+        return value.item()
+    if hasattr(value, "tolist"):  # a numpy array in a cell
+        return value.tolist()
+    return value
+
+
+def source_hash(source: Source) -> str:
+    """sha256 of a file's bytes, of a save_to_disk folder's data files, or of records' canonical JSON."""
+    if is_in_memory(source):
+        h = hashlib.sha256()
+        for _, row in _memory_rows(source):
+            h.update(json.dumps(row, sort_keys=True, default=str, ensure_ascii=False).encode())
+            h.update(b"\n")
+        return h.hexdigest()
+    path = Path(source)
+    if path.is_dir():
+        h = hashlib.sha256()
+        for f in sorted(p for p in path.iterdir() if p.suffix == ".arrow"):
+            h.update(file_hash(f).encode())
+        return h.hexdigest()
+    return file_hash(path)
 
 
 def parse_mapping(text: str | None, option: str = "--map") -> dict[str, str] | None:
-    """`ours=theirs,...` (a command-line column mapping) -> {ours: theirs}."""
+    """`ours=theirs,...` (a command-line column mapping) -> {ours: theirs}; `theirs` may join columns
+    with `+` (`id=doc+system`: the id is "<doc>/<system>")."""
     if not text:
         return None
     mapping = {}
@@ -158,49 +438,114 @@ def parse_mapping(text: str | None, option: str = "--map") -> dict[str, str] | N
         ours, sep, theirs = part.partition("=")
         if not sep or not ours.strip() or not theirs.strip():
             raise InputError(f"{option}: expected juge_field=column pairs separated by commas, got {part!r}")
+        if ours.strip() in mapping:
+            raise InputError(f"{option}: {ours.strip()!r} is mapped twice")
         mapping[ours.strip()] = theirs.strip()
     return mapping
 
 
+def _columns(theirs: str, row: Mapping[str, Any]) -> list[str]:
+    """The columns a mapped field reads: the one named, or the parts of a `+` composite."""
+    if theirs in row or "+" not in theirs:
+        return [theirs]
+    return [part.strip() for part in theirs.split("+")]
+
+
 def check_mapping(
-    path: Path, rows: Sequence[tuple[int, dict[str, Any]]], mapping: Mapping[str, str] | None, fields: Iterable[str]
+    path: Any,
+    rows: Iterable[tuple[int, dict[str, Any]]],
+    mapping: Mapping[str, str] | None,
+    fields: Iterable[str],
+    option: str = "--map",
 ) -> None:
     """A mapping may only name juge's fields, and only columns the file has: a typo is an error, not a no-op."""
     if not mapping:
         return
+    check_mapping_fields(path, mapping, fields, option)
+    seen: set[str] = set()
+    for _, row in rows:
+        seen.update(row)
+    _check_mapped_columns(path, mapping, seen, option)
+
+
+def check_mapping_fields(path: Any, mapping: Mapping[str, str], fields: Iterable[str], option: str = "--map") -> None:
     known = set(fields)
-    for ours, theirs in mapping.items():
+    for ours in mapping:
         if ours not in known:
             raise input_error(
-                path,
-                f"column mapping names {ours!r}, which is not a juge field (fields: {', '.join(sorted(known))})",
+                source_name(path),
+                f"{option} names {ours!r}, which is not a juge field here (fields: {', '.join(sorted(known))})",
                 field=ours,
             )
-        if not any(theirs in row for _, row in rows):
+
+
+def _check_mapped_columns(path: Any, mapping: Mapping[str, str], columns: set[str], option: str) -> None:
+    for ours, theirs in mapping.items():
+        missing = [c for c in _columns(theirs, dict.fromkeys(columns)) if c not in columns]
+        if missing:
             raise input_error(
-                path, f"column mapping reads {ours!r} from column {theirs!r}, which no row of the file has", field=ours
+                source_name(path),
+                f"{option} reads {ours!r} from column {missing[0]!r}, which no row of the file has "
+                f"(columns: {', '.join(sorted(columns)) or 'none'})",
+                field=ours,
             )
 
 
-def _apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> dict[str, Any]:
+def apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> dict[str, Any]:
+    """The row with the mapped columns under juge's names. A `+` composite joins its parts' text with
+    "/" and is missing (None) when any part is missing."""
     if not mapping:
         return dict(row)
     out = dict(row)
     for ours, theirs in mapping.items():
-        if theirs in out:
-            out[ours] = out.pop(theirs)
+        cols = _columns(theirs, row)
+        if len(cols) == 1:
+            if theirs in row:
+                out[ours] = row[theirs]
+                if theirs != ours and theirs not in mapping:
+                    out.pop(theirs, None)
+            continue
+        parts = [row.get(c) for c in cols]
+        out[ours] = None if any(p in (None, "") for p in parts) else KEY_JOIN.join(str(p) for p in parts)
     return out
 
 
-def case_line(path: str | Path, case_id: str, mapping: Mapping[str, str] | None = None) -> int | None:
+_apply_mapping = apply_mapping
+
+
+def mapped_rows(
+    source: Source,
+    mapping: Mapping[str, str] | None,
+    fields: Iterable[str],
+    *,
+    format: str | None = None,
+    option: str = "--map",
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of :func:`iter_rows` with `mapping` applied, one at a time. The mapping is checked first (its
+    fields, then, in a first pass over the rows that stops once every column is found, its columns), so a
+    typo in it is reported before any row's error."""
+    if mapping:
+        check_mapping_fields(source, mapping, fields, option)
+        needed = {c for theirs in mapping.values() for c in [theirs, *theirs.split("+")]}
+        seen: set[str] = set()
+        for _, row in iter_rows(source, format=format):
+            seen |= needed & row.keys()
+            if all(not [c for c in _columns(t, dict.fromkeys(seen)) if c not in seen] for t in mapping.values()):
+                break
+        _check_mapped_columns(source, mapping, seen, option)
+    for lineno, row in iter_rows(source, format=format):
+        yield lineno, apply_mapping(row, mapping)
+
+
+def case_line(path: Source, case_id: str, mapping: Mapping[str, str] | None = None) -> int | None:
     """The line of case `case_id` in its cases file, for a message about that case (None if absent)."""
-    for lineno, row in read_rows(path):
-        if str(_apply_mapping(row, mapping).get("id")) == case_id:
+    for lineno, row in iter_rows(path):
+        if str(apply_mapping(row, mapping).get("id")) == case_id:
             return lineno
     return None
 
 
-def _validation_error(path: Path, line: int, exc: ValidationError) -> InputError:
+def _validation_error(path: Path | str, line: int, exc: ValidationError) -> InputError:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"]) or None
     msg = err["msg"]
@@ -220,18 +565,27 @@ def _parse_json_fields(row: dict[str, Any], fields: Sequence[str]) -> None:
                 pass
 
 
-def read_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> list[Case]:
-    """Read cases from JSONL or CSV. Fields juge does not know go to `meta`.
+def read_cases(source: Source, mapping: Mapping[str, str] | None = None, *, format: str | None = None) -> list[Case]:
+    """Read cases from any shape :func:`iter_rows` reads. Fields juge does not know go to `meta`.
 
     Raises InputError naming file, line and field for malformed rows, a missing or
     duplicate id, wrong types, an empty or non-UTF-8 file.
     """
-    path = Path(path)
+    return cases_from_rows(
+        source_name(source),
+        mapped_rows(source, mapping, CASE_FIELDS, format=format),
+        id_mapped=bool(mapping and "id" in mapping),
+    )
+
+
+def cases_from_rows(
+    path: str, rows: Iterable[tuple[int, dict[str, Any]]], *, drop: Iterable[str] = (), id_mapped: bool = False
+) -> list[Case]:
+    """Cases from rows already mapped to juge's field names; the `drop` columns (labels, baselines) are not
+    kept in `meta`. A missing or duplicate id, or a field of the wrong type, is an error naming its line."""
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    rows = read_rows(path)
-    check_mapping(path, rows, mapping, CASE_FIELDS)
-    for lineno, case in _cases_of(path, rows, mapping):
+    for lineno, case in _cases_of(path, rows, drop=drop, id_mapped=id_mapped):
         if case.id in seen:
             raise duplicate_case(path, case.id, lineno, seen[case.id])
         seen[case.id] = lineno
@@ -239,48 +593,43 @@ def read_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> li
     return cases
 
 
-def iter_cases(path: str | Path, mapping: Mapping[str, str] | None = None) -> Iterator[tuple[int, Case]]:
-    """The cases of a file as (line number, Case), one at a time (a JSONL file is never held whole).
+def iter_cases(
+    source: Source, mapping: Mapping[str, str] | None = None, *, format: str | None = None
+) -> Iterator[tuple[int, Case]]:
+    """The cases of a source as (line number, Case), one at a time (a JSONL file is never held whole).
 
-    The same errors as :func:`read_cases` but two: duplicate ids are the caller's to find (see
-    `duplicate_case`), and a mapping naming a column no row has is found by a first pass over the
-    rows (only when there is a mapping), so it is reported before any row's error, as there.
+    The same errors as :func:`read_cases` but one: duplicate ids are the caller's to find (see
+    `duplicate_case`).
     """
-    path = Path(path)
-    if mapping:
-        check_mapping_streamed(path, mapping, CASE_FIELDS)
-    yield from _cases_of(path, iter_rows(path), mapping)
+    yield from _cases_of(
+        source_name(source),
+        mapped_rows(source, mapping, CASE_FIELDS, format=format),
+        id_mapped=bool(mapping and "id" in mapping),
+    )
 
 
-def duplicate_case(path: Path, case_id: str, line: int, first: int) -> InputError:
+def duplicate_case(path: str | Path, case_id: str, line: int, first: int) -> InputError:
     return input_error(path, f"duplicate id {case_id!r} (first on line {first})", line=line, field="id")
 
 
-def check_mapping_streamed(path: Path, mapping: Mapping[str, str], fields: Iterable[str]) -> None:
-    """`check_mapping` (the same first error) over the rows read one at a time."""
-    unseen = set(mapping.values())
-    for _, row in iter_rows(path):
-        unseen -= row.keys()
-        if not unseen:
-            break
-    # Only whether a column occurs matters: one stand-in row holding every column seen.
-    check_mapping(path, [(0, dict.fromkeys(set(mapping.values()) - unseen))], mapping, fields)
-
-
 def _cases_of(
-    path: Path, rows: Iterable[tuple[int, dict[str, Any]]], mapping: Mapping[str, str] | None
+    path: str, rows: Iterable[tuple[int, dict[str, Any]]], *, drop: Iterable[str] = (), id_mapped: bool = False
 ) -> Iterator[tuple[int, Case]]:
-    for lineno, row in rows:
-        row = _apply_mapping(row, mapping)
+    dropped = set(drop)
+    for lineno, raw in rows:
+        row = {k: v for k, v in raw.items() if k not in dropped}
         _parse_json_fields(row, ("messages", "meta"))
         if row.get("id") in (None, ""):
-            raise input_error(path, "required field is missing", line=lineno, field="id")
+            hint = "" if id_mapped else f"; name the id column with --map id=COLUMN ({_cols(raw)})"
+            raise input_error(path, f"required field is missing{hint}", line=lineno, field="id")
         meta = row.pop("meta", None) or {}
         if not isinstance(meta, dict):
             raise input_error(path, "must be a JSON object", line=lineno, field="meta")
         meta = dict(meta)
         known = {k: v for k, v in row.items() if k in CASE_FIELDS}
         meta.update({k: v for k, v in row.items() if k not in CASE_FIELDS})
+        if isinstance(known.get("id"), float) and known["id"].is_integer():
+            known["id"] = int(known["id"])  # a numeric id column read as float (Parquet, pandas)
         try:
             case = Case.model_validate({**known, "meta": meta})
         except ValidationError as exc:
@@ -288,20 +637,24 @@ def _cases_of(
         yield lineno, case
 
 
+def _cols(row: Mapping[str, Any]) -> str:
+    names = list(row)
+    return "columns: " + ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+
+
 def read_labels(
-    path: str | Path,
+    source: Source,
     mapping: Mapping[str, str] | None = None,
     allowed: Iterable[str | int | float] | None = None,
+    *,
+    format: str | None = None,
 ) -> list[HumanLabel]:
     """Read one human label per row. `allowed` is the declared label set; any other label is an error."""
-    path = Path(path)
+    path = source_name(source)
     allowed_set = {str(a) for a in allowed} if allowed is not None else None
     labels: list[HumanLabel] = []
     seen: dict[tuple[str, str], int] = {}
-    rows = read_rows(path)
-    check_mapping(path, rows, mapping, HumanLabel.model_fields)
-    for lineno, row in rows:
-        row = _apply_mapping(row, mapping)
+    for lineno, row in mapped_rows(source, mapping, HumanLabel.model_fields, format=format, option="--labels-map"):
         try:
             label = HumanLabel.model_validate(row)
         except ValidationError as exc:

@@ -65,6 +65,8 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
     table = _table("Ceiling: person vs person (every pair of raters on an item, pooled)", "figure", "value")
     table.add_row("agreement", fmt(ceiling["agreement"]))
     table.add_row("Cohen's kappa", fmt(ceiling["kappa"]))
+    if "krippendorff_alpha" in ceiling:
+        table.add_row("Krippendorff's alpha (nominal)", fmt(ceiling["krippendorff_alpha"]))
     table.add_row("agreement without ties", fmt(ceiling["agreement_without_ties"]))
     table.add_row("human majority picks the longer answer", fmt(result.get("majority_picks_longer")))
     console.print(table)
@@ -220,13 +222,22 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
     console.print(_cell(f"Human truth: {truth['mode']} ({truth['n_items']} items)."))
     score = result["kind"] == "score"
     stats = (
-        ["agreement", "kappa", "weighted_kappa", "pearson", "spearman", "krippendorff_alpha"]
+        [
+            "agreement",
+            "kappa",
+            "weighted_kappa",
+            "pearson",
+            "spearman",
+            "krippendorff_alpha",
+            "krippendorff_alpha_interval",
+        ]
         if score
-        else ["agreement", "kappa"]
+        else ["agreement", "kappa", "krippendorff_alpha"]
     )
     table = _table("Ceiling: rater vs rater", "figure", "value")
     for name in stats:
-        table.add_row(name.replace("_", " "), fmt(result["ceiling"].get(name)))
+        if name in result["ceiling"]:
+            table.add_row(ALPHA_NAMES.get(name, name.replace("_", " ")), fmt(result["ceiling"].get(name)))
     if result["ceiling"].get("at_threshold"):
         at = result["ceiling"]["at_threshold"]
         table.add_row(f"agreement at >= {at['threshold']:g}", fmt(at["agreement"]))
@@ -291,12 +302,68 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
     console.print(table)
 
 
+ALPHA_NAMES = {
+    "krippendorff_alpha": "krippendorff alpha",
+    "krippendorff_alpha_interval": "krippendorff alpha (interval)",
+}
+COUNT_NAMES = {
+    "items_read": "items read",
+    "items_without_label": "items without a human label (left out)",
+    "label_values_read": "label values read",
+    "missing_values": "missing label values (left out)",
+    "labels_unknown_item": "labels on an unknown item (left out)",
+    "duplicate_votes": "duplicate votes (counted once)",
+}
+
+
+def print_counts(counts: dict[str, int] | None, console: Console) -> None:
+    """Every item and label value accounted for, one line each."""
+    if not counts:
+        return
+    console.print(
+        _cell("Input: " + "; ".join(f"{COUNT_NAMES.get(k, k)}: {v}" for k, v in counts.items())), soft_wrap=True
+    )
+
+
+def print_side_by_side(result: dict[str, Any], console: Console) -> None:
+    """One row per criterion: the people's ceiling and each judge's agreement with each person."""
+    rows = result["side_by_side"]
+    keys = list(dict.fromkeys(k for row in rows for k in row["judges"]))
+    table = _table(
+        "Criteria side by side (agreement with each person; ceiling: person vs person)",
+        "criterion",
+        "n items",
+        "ceiling agreement",
+        "ceiling kappa",
+        "ceiling alpha",
+        *(f"{k} agreement" for k in keys),
+    )
+    for row in rows:
+        ceiling = row["ceiling"]
+        table.add_row(
+            _cell(row["criterion"]),
+            str(row["n_items"]),
+            fmt(ceiling.get("agreement")),
+            fmt(ceiling.get("kappa")),
+            fmt(ceiling.get("krippendorff_alpha")),
+            *(fmt(row["judges"].get(k, {}).get("agreement")) for k in keys),
+        )
+    console.print(table)
+
+
 def print_result(result: dict[str, Any], console: Console, warnings: Sequence[str] = ()) -> None:
     """Every table of a study, then its notes; the notes that are `warnings` stand out as such."""
-    if result["kind"] == "pairwise":
+    if result["kind"] == "criteria":
+        for name, study in result["criteria"].items():
+            console.print(_cell(f"\n== criterion {name} =="), style="bold")
+            print_result({**study, "notes": []}, console)
+        console.print()
+        print_side_by_side(result, console)
+    elif result["kind"] == "pairwise":
         print_pairwise(result, console)
     else:
         print_grades(result, console)
+    print_counts(result.get("counts"), console)
     for note in result.get("notes", []):
         if note in warnings:
             console.print(_cell(f"warning: {note}"), style="yellow")

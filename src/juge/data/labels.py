@@ -1,0 +1,407 @@
+"""Human labels in the shapes people keep them, turned into HumanLabels of one kind.
+
+- wide: one column per rater on the item rows (``--label-cols r1,r2``), one set of columns per
+  criterion (``--criterion coherence=c_r1,c_r2``);
+- long: one row per rater per item (``--labels FILE --labels-map item_id=doc+system,rater_id=worker``);
+- nested: a field of the item holding one object per rater, each key a criterion
+  (``--labels-nested annotations``).
+
+Raw values are read first (:class:`RawVote`, with the file, line and field they came from), then
+converted all at once for the study's kind: the whole set of values decides what is wrong with them
+(``values 0, 1, 2 look like pairwise codes``). A ``--scale`` maps raw values to A/B/tie, PASS/FAIL or
+numbers; ``--missing`` markers (and empty cells) are left out and counted; the same vote twice is
+counted once. Every left-out value is counted in :class:`LabelCounts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from juge.data.records import HumanLabel
+from juge.errors import InputError, input_error
+
+Kind = Literal["pairwise", "score", "passfail"]
+PAIR_ALIASES = {"a": "A", "b": "B", "tie": "tie", "c": "tie", "model_a": "A", "model_b": "B"}
+RATER_KEYS = ("rater_id", "rater", "worker_id", "worker", "annotator_id", "annotator", "user_id")
+
+
+@dataclass(frozen=True, slots=True)
+class RawVote:
+    """One rater's value on one item as read, before it is converted for the study's kind."""
+
+    item_id: str
+    rater_id: str
+    value: Any
+    path: str
+    line: int
+    field: str
+    extra: tuple[tuple[str, Any], ...] = ()  # explanation, output_hash
+
+
+@dataclass
+class LabelCounts:
+    """What happened to every label value read: kept, missing, on an unknown item, or a duplicate."""
+
+    values_read: int = 0
+    missing_values: int = 0
+    unknown_item: int = 0
+    duplicate_votes: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def split_list(text: str) -> list[str]:
+    """Comma-separated parts, commas inside quotes kept; quotes around a part removed (``""`` is empty)."""
+    parts, current, quote = [], "", None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            parts.append(current)
+            current = ""
+            continue
+        current += ch
+    parts.append(current)
+    out = []
+    for part in (p.strip() for p in parts):
+        if len(part) >= 2 and part[0] == part[-1] and part[0] in "'\"":
+            part = part[1:-1]
+        out.append(part)
+    return out
+
+
+def parse_missing(text: str | None) -> frozenset[str]:
+    """``--missing NULL,NA,""`` -> the raw texts that mean "no label" (an empty cell always does)."""
+    if not text:
+        return frozenset()
+    return frozenset(split_list(text))
+
+
+def raw_key(value: Any) -> str:
+    """The text a raw value is looked up by in a scale or a missing list (``1.0`` from a float column is ``1``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def is_missing(value: Any, missing: frozenset[str]) -> bool:
+    if value is None or (isinstance(value, float) and value != value):
+        return True
+    key = raw_key(value)
+    return key == "" or key in missing
+
+
+def target_kind(value: Any) -> Kind | None:
+    """The kind a converted value belongs to: A/B/tie pairwise, PASS/FAIL passfail, a number score."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return "score"
+    text = str(value).strip()
+    if text.lower() in PAIR_ALIASES:
+        return "pairwise"
+    if text.upper() in ("PASS", "FAIL"):
+        return "passfail"
+    try:
+        float(text)
+    except ValueError:
+        return None
+    return "score"
+
+
+def parse_scale(text: str | None, option: str = "--scale", kind: Kind | None = None) -> dict[str, Any] | None:
+    """``RAW=TARGET,...`` -> {raw text: target}. Targets are numbers (``Bad=1``), A/B/tie (``0=tie,1=A,2=B``)
+    or PASS/FAIL (``yes=PASS``), all of one kind (`kind` when the study's kind is known)."""
+    if not text:
+        return None
+    scale: dict[str, Any] = {}
+    kinds: set[Kind] = set()
+    for part in _split_pairs(text):
+        raw, sep, target = part.rpartition("=")
+        raw = raw.strip().strip("'\"")
+        target = target.strip().strip("'\"")
+        if not sep:
+            raise InputError(f"{option}: {part!r} is not RAW=TARGET (e.g. Bad=1, 0=tie,1=A,2=B or yes=PASS)")
+        found = target_kind(target)
+        if found is None:
+            raise InputError(f"{option}: {target!r} in {part!r} is not a number, A, B, tie, PASS or FAIL")
+        kinds.add(found)
+        if found == "score":
+            scale[raw] = float(target)
+        elif found == "pairwise":
+            scale[raw] = PAIR_ALIASES[target.lower()]
+        else:
+            scale[raw] = target.upper()
+    if len(kinds) > 1:
+        raise InputError(f"{option}: mixes {' and '.join(sorted(kinds))} values; give one kind of target")
+    found_kind = next(iter(kinds))
+    if kind is not None and found_kind != kind:
+        expected = {"pairwise": "A, B or tie", "passfail": "PASS or FAIL", "score": "numbers"}[kind]
+        raise InputError(f"{option}: a {kind} study needs targets that are {expected}, got {text!r}")
+    return scale
+
+
+def _split_pairs(text: str) -> list[str]:
+    parts, current, quote = [], "", None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            parts.append(current)
+            current = ""
+            continue
+        current += ch
+    parts.append(current)
+    return [p for p in (s.strip() for s in parts) if p]
+
+
+def scale_kind(scale: Mapping[str, Any] | None) -> Kind | None:
+    if not scale:
+        return None
+    return target_kind(next(iter(scale.values())))
+
+
+# ---- reading raw votes ---------------------------------------------------------------------------
+
+
+def wide_votes(
+    path: str, rows: Iterable[tuple[int, dict[str, Any]]], columns: Sequence[str], option: str = "--label-cols"
+) -> list[RawVote]:
+    """One vote per item row and label column (the rater is the column); the id is the row's `id`."""
+    votes: list[RawVote] = []
+    header: set[str] = set()
+    for line, row in rows:
+        header.update(row)
+        item_id = _id_text(row.get("id"))
+        for col in columns:
+            if col in row:
+                votes.append(RawVote(item_id, col, row[col], path, line, col))
+    for col in columns:
+        if col not in header:
+            raise input_error(
+                path, f"{option}: no column {col!r} (columns: {', '.join(sorted(header))})", line=1, field=col
+            )
+    return votes
+
+
+def nested_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]], nested: str) -> dict[str, list[RawVote]]:
+    """Votes per criterion from a field holding one object per rater (``{"worker": "w1", "coherence": 4}``).
+
+    The rater is the object's rater_id/rater/worker/annotator key when it has one, else its position."""
+    by_criterion: dict[str, list[RawVote]] = {}
+    any_field = False
+    for line, row in rows:
+        value = row.get(nested)
+        if value is None:
+            continue
+        any_field = True
+        if isinstance(value, str):
+            import json
+
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                raise input_error(
+                    path, "--labels-nested: not a JSON list of objects", line=line, field=nested
+                ) from None
+        if isinstance(value, dict):
+            value = list(value.values()) if all(isinstance(v, dict) for v in value.values()) else [value]
+        if not isinstance(value, list):
+            raise input_error(
+                path,
+                f"--labels-nested: expected a list of objects, got {type(value).__name__}",
+                line=line,
+                field=nested,
+            )
+        for k, vote in enumerate(value):
+            where = f"{nested}[{k}]"
+            if not isinstance(vote, dict):
+                raise input_error(path, "--labels-nested: each rater's entry must be an object", line=line, field=where)
+            rater_key = next((key for key in RATER_KEYS if vote.get(key) not in (None, "")), None)
+            rater = str(vote[rater_key]) if rater_key else f"{nested}[{k}]"
+            for criterion, raw in vote.items():
+                if criterion == rater_key:
+                    continue
+                by_criterion.setdefault(criterion, []).append(
+                    RawVote(_id_text(row.get("id")), rater, raw, path, line, f"{where}.{criterion}")
+                )
+    if not any_field:
+        raise input_error(path, f"--labels-nested: no row has a field {nested!r}", field=nested)
+    return by_criterion
+
+
+def long_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> list[RawVote]:
+    """One vote per row of a long file whose columns are mapped to item_id, rater_id and label."""
+    votes: list[RawVote] = []
+    for line, row in rows:
+        for name in ("item_id", "rater_id"):
+            if row.get(name) in (None, ""):
+                raise input_error(
+                    path,
+                    f"required field is missing; map it with --labels-map {name}=COLUMN",
+                    line=line,
+                    field=name,
+                )
+        if "label" not in row:
+            raise input_error(
+                path, "required field is missing; map it with --labels-map label=COLUMN", line=line, field="label"
+            )
+        extra = tuple((k, row[k]) for k in ("explanation", "output_hash") if row.get(k) is not None)
+        votes.append(RawVote(_id_text(row["item_id"]), str(row["rater_id"]), row["label"], path, line, "label", extra))
+    return votes
+
+
+def _id_text(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+# ---- converting them for a kind ---------------------------------------------------------------------
+
+
+def decide_kind(
+    votes: Sequence[RawVote],
+    *,
+    kind: Kind | None,
+    scale: Mapping[str, Any] | None,
+    pairs: bool,
+    missing: frozenset[str],
+) -> Kind:
+    """The study's kind: as given, else the scale's targets, else pairs -> pairwise, else from the values."""
+    if kind is not None:
+        return kind
+    if scale:
+        return scale_kind(scale) or "score"
+    if pairs:
+        return "pairwise"
+    values = {raw_key(v.value) for v in votes if not is_missing(v.value, missing)}
+    if values and all(_number(v) is None and _passfail(v) is not None for v in values):
+        return "passfail"
+    return "score"
+
+
+def convert_votes(
+    votes: Sequence[RawVote],
+    *,
+    kind: Kind,
+    scale: Mapping[str, Any] | None,
+    missing: frozenset[str],
+    counts: LabelCounts,
+    kind_given: bool = True,
+) -> list[HumanLabel]:
+    """HumanLabels of `kind` from raw votes: a value in `scale` is what the scale says, any other is read as the
+    kind reads it (A/B/tie, PASS/FAIL, a number). Missing values are counted and left out; the same vote twice
+    is counted once; the same rater with two different labels on one item is an error naming both lines.
+    A value that cannot be read is an error naming its file, line and field and the option to use."""
+    present = [v for v in votes if not is_missing(v.value, missing)]
+    counts.values_read += len(votes)
+    counts.missing_values += len(votes) - len(present)
+    bad = [v for v in present if _convert(v.value, kind, scale) is None]
+    if bad:
+        raise _conversion_error(bad, present, kind, scale, kind_given, missing)
+    labels: list[HumanLabel] = []
+    first: dict[tuple[str, str], tuple[RawVote, Any]] = {}
+    for vote in present:
+        value = _convert(vote.value, kind, scale)
+        key = (vote.item_id, vote.rater_id)
+        if key in first:
+            earlier, earlier_value = first[key]
+            if earlier_value != value:
+                raise input_error(
+                    vote.path,
+                    f"rater {vote.rater_id!r} labelled item {vote.item_id!r} twice with different labels "
+                    f"({earlier_value!r} on line {earlier.line}, {value!r} here); keep one",
+                    line=vote.line,
+                    field="rater_id" if vote.field == "label" else vote.field,
+                )
+            counts.duplicate_votes += 1
+            continue
+        first[key] = (vote, value)
+        try:
+            labels.append(HumanLabel(item_id=vote.item_id, rater_id=vote.rater_id, label=value, **dict(vote.extra)))
+        except ValueError as exc:
+            raise input_error(vote.path, str(exc).splitlines()[-1], line=vote.line, field=vote.field) from None
+    return labels
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _passfail(text: str) -> str | None:
+    from juge.data.adapters import normalise_passfail
+
+    return normalise_passfail(text)
+
+
+def _convert(value: Any, kind: Kind, scale: Mapping[str, Any] | None) -> Any:
+    key = raw_key(value)
+    if scale is not None and key in scale:
+        return scale[key]
+    if kind == "pairwise":
+        return PAIR_ALIASES.get(key.lower())
+    if kind == "passfail":
+        return _passfail(key)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return _number(key)
+
+
+def _conversion_error(
+    bad: Sequence[RawVote],
+    present: Sequence[RawVote],
+    kind: Kind,
+    scale: Mapping[str, Any] | None,
+    kind_given: bool,
+    missing: frozenset[str],
+) -> InputError:
+    first = bad[0]
+    values = sorted({raw_key(v.value) for v in present}, key=lambda t: (_number(t) is None, _number(t) or 0, t))
+    shown = ", ".join(values[:8]) + (", ..." if len(values) > 8 else "")
+    unknown = sorted({raw_key(v.value) for v in bad})
+    looks_missing = [u for u in unknown if u.upper() in ("NULL", "NA", "N/A", "NAN", "NONE", "-", "?")]
+    if looks_missing:
+        first = next(v for v in bad if raw_key(v.value) in looks_missing)
+        return input_error(
+            first.path,
+            f"value {first.value!r} looks like a missing label: give --missing {','.join(looks_missing)}",
+            line=first.line,
+            field=first.field,
+        )
+    if scale is not None:
+        return input_error(
+            first.path,
+            f"value {first.value!r} is not in --scale (it maps {', '.join(sorted(scale))}); "
+            f"add it to --scale, or list it in --missing if it means no label",
+            line=first.line,
+            field=first.field,
+        )
+    kind_option = "" if kind_given else f"--kind {kind} "
+    if kind == "pairwise":
+        numbers = [n for n in (_number(v) for v in values) if n is not None]
+        if numbers and len(values) <= 4:
+            codes = ",".join(f"{v}={t}" for v, t in zip(values, ("tie", "A", "B", "?")))
+            message = f'values {shown} look like pairwise codes: give {kind_option}--scale "{codes}" (your codes)'
+        else:
+            message = (
+                f"{first.value!r} is not one of A, B, tie (values: {shown}); give {kind_option}--scale mapping "
+                f'your values, e.g. --scale "{values[0]}=A,..."'
+            )
+    elif kind == "passfail":
+        message = f'values {shown} are not PASS/FAIL (or yes/no, true/false, 1/0): give --scale "{values[0]}=PASS,..."'
+    else:
+        pair_like = set(values) <= {"A", "B", "tie", "a", "b", "Tie", "TIE"}
+        if pair_like:
+            message = f"values {shown} look like pairwise labels: give --kind pairwise (and map the two answers)"
+        else:
+            message = f'values {shown} are not numbers: give --scale mapping them to numbers, e.g. "{values[0]}=1,..."'
+    return input_error(first.path, message, line=first.line, field=first.field)

@@ -1,0 +1,429 @@
+"""Bring your data as it is (issue 13): every shape of items, labels and verdicts, read without conversion.
+
+Each test writes a file of one shape, runs `juge calibrate` as a user would, and checks the figures
+against scikit-learn / krippendorff computed on the same votes by hand-made arrays.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from itertools import combinations
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from cli_helpers import run_cli
+from juge.data.readers import read_cases, read_rows
+
+CODES = {"0": "tie", "1": "A", "2": "B"}
+# 12 pairs; three raters coded 0 = tie, 1 = first better, 2 = second better; r_c leaves two blank / NULL.
+VOTES = [
+    ("1", "1", "1"),
+    ("2", "2", "1"),
+    ("0", "1", "1"),
+    ("2", "2", "2"),
+    ("1", "2", "NULL"),
+    ("1", "1", ""),
+    ("0", "0", "0"),
+    ("2", "1", "2"),
+    ("1", "1", "2"),
+    ("2", "2", "2"),
+    ("1", "0", "1"),
+    ("2", "2", "0"),
+]
+RATERS = ("rater_a", "rater_b", "rater_c")
+
+
+def _rows() -> list[dict]:
+    return [
+        {"doc": f"d{k // 2}", "system": f"s{k % 2}", "left": "short", "right": "a longer one", **dict(zip(RATERS, v))}
+        for k, v in enumerate(VOTES)
+    ]
+
+
+def _present(value: str) -> bool:
+    return value not in ("", "NULL")
+
+
+def expected_ceiling() -> tuple[float, float, float]:
+    """Agreement, Cohen's kappa (sklearn, pooled rater pairs) and nominal alpha (krippendorff) of VOTES."""
+    y1, y2 = [], []
+    for v in VOTES:
+        labels = [CODES[x] for x in v if _present(x)]
+        for a, b in combinations(labels, 2):
+            y1.append(a)
+            y2.append(b)
+    agreement = float(np.mean([a == b for a, b in zip(y1, y2)]))
+    kappa = cohen_kappa_score(y1, y2, labels=["A", "B", "tie"])
+    data = np.array([[float(v[r]) if _present(v[r]) else np.nan for v in VOTES] for r in range(3)])
+    alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+    return agreement, kappa, alpha
+
+
+def write_csv(path: Path, rows: list[dict], delimiter: str = ",") -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter=delimiter)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+PAIR_OPTIONS = (
+    "--map",
+    "id=doc+system,output_1=left,output_2=right",
+    "--label-cols",
+    ",".join(RATERS),
+    "--kind",
+    "pairwise",
+    "--scale",
+    "0=tie,1=A,2=B",
+    "--missing",
+    'NULL,""',
+    "--resamples",
+    "50",
+)
+
+
+def _calibrate(monkeypatch, capsys, tmp_path: Path, *args: str) -> tuple[int, dict | None, str, str]:
+    out = tmp_path / "out.json"
+    code, stdout, err = run_cli(monkeypatch, capsys, "calibrate", *args, "--json", str(out))
+    return code, (json.loads(out.read_text()) if out.exists() else None), stdout, err
+
+
+def _check_ceiling(result: dict) -> None:
+    agreement, kappa, alpha = expected_ceiling()
+    ceiling = result["ceiling"]
+    assert ceiling["agreement"]["value"] == pytest.approx(agreement)
+    assert ceiling["kappa"]["value"] == pytest.approx(kappa)
+    assert ceiling["krippendorff_alpha"]["value"] == pytest.approx(alpha)
+
+
+def _write_shape(tmp_path: Path, shape: str) -> Path:
+    rows = _rows()
+    if shape == "csv":
+        return write_csv(tmp_path / "items.csv", rows)
+    if shape == "tsv":
+        return write_csv(tmp_path / "items.tsv", rows, delimiter="\t")
+    if shape == "jsonl":
+        path = tmp_path / "items.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return path
+    if shape == "json-array":
+        path = tmp_path / "items.json"
+        path.write_text(json.dumps(rows, indent=2))
+        return path
+    if shape == "json-object":
+        path = tmp_path / "items.json"
+        path.write_text(json.dumps({"records": rows}, indent=2))
+        return path
+    if shape == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = tmp_path / "items.parquet"
+        pq.write_table(pa.Table.from_pylist(rows), path)
+        return path
+    if shape == "csv.gz":
+        plain = write_csv(tmp_path / "plain.csv", rows)
+        path = tmp_path / "items.csv.gz"
+        path.write_bytes(gzip.compress(plain.read_bytes()))
+        return path
+    if shape == "jsonl.gz":
+        path = tmp_path / "items.jsonl.gz"
+        path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+        return path
+    if shape == "parquet.gz":
+        raw = _write_shape(tmp_path, "parquet")
+        path = tmp_path / "items.parquet.gz"
+        path.write_bytes(gzip.compress(raw.read_bytes()))
+        return path
+    raise AssertionError(shape)
+
+
+@pytest.mark.parametrize(
+    "shape", ["csv", "tsv", "jsonl", "json-array", "json-object", "parquet", "csv.gz", "jsonl.gz", "parquet.gz"]
+)
+def test_wide_pairwise_codes_in_every_file_shape(tmp_path, monkeypatch, capsys, shape) -> None:
+    path = _write_shape(tmp_path, shape)
+    code, result, out, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS)
+    assert code == 0, err
+    assert result["kind"] == "pairwise" and result["split"] == "all"
+    _check_ceiling(result)
+    assert result["counts"]["missing_values"] == 2
+    assert result["counts"]["items_read"] == 12 and result["counts"]["items_without_label"] == 0
+    assert "missing label values (left out): 2" in out
+
+
+def test_format_option_reads_a_file_without_a_known_suffix(tmp_path, monkeypatch, capsys) -> None:
+    path = write_csv(tmp_path / "items.txt", _rows())
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS)
+    assert code == 2 and result is None and "--format" in err
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(path), "--format", "csv", *PAIR_OPTIONS
+    )
+    assert code == 0, err
+    _check_ceiling(result)
+
+
+def test_pairwise_codes_without_a_scale_name_the_option(tmp_path, monkeypatch, capsys) -> None:
+    path = write_csv(tmp_path / "items.csv", [{k: v for k, v in r.items() if k != "rater_c"} for r in _rows()])
+    code, result, _, err = _calibrate(
+        monkeypatch,
+        capsys,
+        tmp_path,
+        "--items",
+        str(path),
+        "--map",
+        "id=doc+system,output_1=left,output_2=right",
+        "--label-cols",
+        "rater_a,rater_b",
+    )
+    assert code == 2 and result is None
+    assert "items.csv:2: field 'rater_a'" in err
+    assert "values 0, 1, 2 look like pairwise codes: give --kind pairwise --scale" in err
+
+
+def test_a_missing_marker_is_named_not_blamed_on_a_valid_label(tmp_path, monkeypatch, capsys) -> None:
+    path = write_csv(tmp_path / "items.csv", _rows())
+    options = [o for o in PAIR_OPTIONS]
+    del options[options.index("--missing") : options.index("--missing") + 2]
+    code, _, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(path), *options)
+    assert code == 2
+    assert "items.csv:6: field 'rater_c'" in err and "--missing NULL" in err
+
+
+def test_long_labels_in_the_items_file_itself(tmp_path, monkeypatch, capsys) -> None:
+    # One row per rater per item: the item key is two columns, the rater a worker id, the label yes/no/NULL.
+    rows = []
+    for k, v in enumerate(VOTES):
+        for r, value in zip(RATERS, v):
+            word = {"1": "yes", "2": "no", "0": "no"}.get(value, "NULL" if value == "NULL" else "")
+            rows.append({"doc": f"d{k // 2}", "system": f"s{k % 2}", "answer": "x", "worker": r, "verdict": word})
+    rows.append(dict(rows[0]))  # the same vote twice: counted once
+    rows.append({**rows[0], "doc": "nowhere"})  # a label on an item that is not there
+    path = write_csv(tmp_path / "long.csv", rows)
+    items = write_csv(
+        tmp_path / "items.csv",
+        [{"doc": f"d{k // 2}", "system": f"s{k % 2}", "answer": "x"} for k in range(len(VOTES))],
+    )
+    code, result, out, err = _calibrate(
+        monkeypatch,
+        capsys,
+        tmp_path,
+        "--items",
+        str(items),
+        "--map",
+        "id=doc+system,output=answer",
+        "--labels",
+        str(path),
+        "--labels-map",
+        "item_id=doc+system,rater_id=worker,label=verdict",
+        "--scale",
+        "yes=PASS,no=FAIL",
+        "--missing",
+        "NULL",
+        "--resamples",
+        "50",
+    )
+    assert code == 0, err
+    assert result["kind"] == "passfail"
+    counts = result["counts"]
+    assert (counts["duplicate_votes"], counts["labels_unknown_item"], counts["missing_values"]) == (1, 1, 2)
+    words = [[{"1": "PASS", "2": "FAIL", "0": "FAIL"}[x] for x in v if _present(x)] for v in VOTES]
+    y1 = [a for ws in words for a, _ in combinations(ws, 2)]
+    y2 = [b for ws in words for _, b in combinations(ws, 2)]
+    assert result["ceiling"]["kappa"]["value"] == pytest.approx(cohen_kappa_score(y1, y2))
+    data = np.array([[{"PASS": 1.0, "FAIL": 0.0}[ws[r]] if r < len(ws) else np.nan for ws in words] for r in range(3)])
+    # raters are positions here, as only the values per item matter to alpha
+    alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+    assert result["ceiling"]["krippendorff_alpha"]["value"] == pytest.approx(alpha)
+    assert "duplicate votes (counted once): 1" in out
+
+
+def test_several_criteria_side_by_side(tmp_path, monkeypatch, capsys) -> None:
+    rng = np.random.default_rng(3)
+    rows = []
+    for k in range(15):
+        base = int(rng.integers(1, 6))
+        rows.append(
+            {
+                "id": f"i{k}",
+                "output": "x",
+                "c_r1": base,
+                "c_r2": int(np.clip(base + rng.integers(-1, 2), 1, 5)),
+                "f_r1": int(rng.integers(1, 6)),
+                "f_r2": int(rng.integers(1, 6)),
+            }
+        )
+    items = write_csv(tmp_path / "items.csv", rows)
+    judgments = tmp_path / "judge.jsonl"
+    judgments.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "item_id": r["id"],
+                    "judge": "j",
+                    "model": "m",
+                    "prompt": "criteria-v1",
+                    "verdict": {"coherence": r["c_r1"], "fluency": 3},
+                    "outcome": "ok",
+                    "text": "t",
+                }
+            )
+            + "\n"
+            for r in rows
+        )
+    )
+    code, result, out, err = _calibrate(
+        monkeypatch,
+        capsys,
+        tmp_path,
+        "--items",
+        str(items),
+        "--criterion",
+        "coherence=c_r1,c_r2",
+        "--criterion",
+        "fluency=f_r1,f_r2",
+        "--judgments",
+        str(judgments),
+        "--resamples",
+        "30",
+    )
+    assert code == 0, err
+    assert result["kind"] == "criteria" and list(result["criteria"]) == ["coherence", "fluency"]
+    for name, prefix in (("coherence", "c"), ("fluency", "f")):
+        study = result["criteria"][name]
+        data = np.array([[r[f"{prefix}_r1"] for r in rows], [r[f"{prefix}_r2"] for r in rows]], dtype=float)
+        alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")
+        assert study["ceiling"]["krippendorff_alpha"]["value"] == pytest.approx(alpha)
+        interval = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
+        assert study["ceiling"]["krippendorff_alpha_interval"]["value"] == pytest.approx(interval)
+        kappa = cohen_kappa_score(data[0], data[1])
+        assert study["ceiling"]["kappa"]["value"] == pytest.approx(kappa)
+    # the judge's coherence verdict is rater 1's score: it agrees with rater 1 always, with rater 2 as r1 does
+    judge = result["criteria"]["coherence"]["judges"]["j/criteria-v1"]
+    same = np.mean([r["c_r1"] == r["c_r2"] for r in rows])
+    assert judge["agreement"]["value"] == pytest.approx((1 + same) / 2)
+    assert [row["criterion"] for row in result["side_by_side"]] == ["coherence", "fluency"]
+    assert "Criteria side by side" in out
+
+
+def test_nested_labels_one_object_per_rater(tmp_path, monkeypatch, capsys) -> None:
+    rows = [
+        {
+            "id": f"i{k}",
+            "output": "x",
+            "annotations": [
+                {"worker": "w1", "coherence": 1 + k % 5, "fluency": 1 + (k * 2) % 5},
+                {"worker": "w2", "coherence": 1 + (k + k % 2) % 5, "fluency": 1 + (k * 2) % 5},
+            ],
+        }
+        for k in range(12)
+    ]
+    items = tmp_path / "items.json"
+    items.write_text(json.dumps(rows))
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(items), "--labels-nested", "annotations", "--resamples", "30"
+    )
+    assert code == 0, err
+    assert set(result["criteria"]) == {"coherence", "fluency"}
+    coherence = [[a["coherence"] for a in r["annotations"]] for r in rows]
+    data = np.array(coherence, dtype=float).T
+    alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")
+    assert result["criteria"]["coherence"]["ceiling"]["krippendorff_alpha"]["value"] == pytest.approx(alpha)
+    assert result["criteria"]["fluency"]["ceiling"]["agreement"]["value"] == 1.0
+
+
+def test_recorded_verdicts_of_another_tool(tmp_path, monkeypatch, capsys) -> None:
+    path = write_csv(tmp_path / "items.csv", _rows())
+    verdicts = write_csv(
+        tmp_path / "other.csv",
+        [{"row": f"d{k // 2}/s{k % 2}", "answer": ("1", "2", "Tie", "??")[k % 4]} for k in range(len(VOTES))],
+    )
+    code, result, out, err = _calibrate(
+        monkeypatch,
+        capsys,
+        tmp_path,
+        "--items",
+        str(path),
+        *PAIR_OPTIONS,
+        "--judgments",
+        str(verdicts),
+        "--judgments-map",
+        "item_id=row,verdict=answer",
+        "--judge-name",
+        "other-tool",
+        "--judgments-scale",
+        "1=A,2=B,Tie=tie",
+    )
+    assert code == 0, err
+    (key,) = [k for k in result["judges"] if k.startswith("other-tool")]
+    judge = result["judges"][key]
+    assert judge["outcomes"]["unparsed"] == 3  # "??" on items 3, 7, 11: counted, never a verdict
+    assert judge["verdict_counts"]["missing"] == 3
+    assert judge["order_flip_rate"] is None  # asked in one order only: not measured, not 0
+    pairs = [(("A", "B", "tie")[k % 4], CODES[x]) for k, v in enumerate(VOTES) if k % 4 != 3 for x in v if _present(x)]
+    assert judge["vs_people"]["agreement"]["value"] == pytest.approx(np.mean([a == b for a, b in pairs]))
+    assert judge["vs_people"]["kappa"]["value"] == pytest.approx(
+        cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs], labels=["A", "B", "tie"])
+    )
+
+
+def test_readme_example_without_a_split_column_studies_every_item(tmp_path, monkeypatch, capsys) -> None:
+    rated = tmp_path / "rated.csv"
+    rated.write_text("id,output,rating_1,rating_2\na,x,Bad,Acceptable\nb,y,Excellent,Excellent\nc,z,Bad,Bad\n")
+    code, result, _, err = _calibrate(
+        monkeypatch,
+        capsys,
+        tmp_path,
+        "--items",
+        str(rated),
+        "--label-cols",
+        "rating_1,rating_2",
+        "--scale",
+        "Bad=1,'Could be Improved'=2,Acceptable=3,Excellent=4",
+        "--threshold",
+        "3",
+        "--resamples",
+        "20",
+    )
+    assert code == 0, err
+    assert result["split"] == "all" and result["n_items"] == 3
+    assert any("no split" in n and "juge split" in n for n in result["notes"])
+
+
+def test_in_memory_records_and_dataframes_use_the_same_reader(tmp_path) -> None:
+    import pandas as pd
+
+    rows = [{"ticket": "T1", "answer": "a", "n": 1.0}, {"ticket": "T2", "answer": "b", "n": float("nan")}]
+    mapping = {"id": "ticket", "output": "answer"}
+    from_list = read_cases(rows, mapping)
+    from_frame = read_cases(pd.DataFrame(rows), mapping)
+    assert [c.model_dump() for c in from_list][0] == [c.model_dump() for c in from_frame][0]
+    assert from_frame[1].meta == {"n": None}  # NaN is a missing value
+    with pytest.raises(Exception, match=r"<DataFrame>:2: field 'id'"):
+        read_cases(pd.DataFrame([{"id": "a"}, {"id": None}]))
+
+
+def test_json_record_lines_point_at_the_line_a_record_starts(tmp_path) -> None:
+    path = tmp_path / "items.json"
+    path.write_text('[\n  {"id": "a"},\n\n  {"id": "b",\n   "x": 1}\n]\n')
+    assert [line for line, _ in read_rows(path)] == [2, 4]
+    path.write_text('{"a": {"output": "x"}, "b": {"output": "y"}}')
+    assert [row["id"] for _, row in read_rows(path)] == ["a", "b"]  # an object of records keyed by id
+
+
+def test_hugging_face_dataset_saved_to_disk(tmp_path, monkeypatch, capsys) -> None:
+    datasets = pytest.importorskip("datasets")
+    ds = datasets.Dataset.from_list(_rows())
+    ds.save_to_disk(str(tmp_path / "hf"))
+    ds.to_parquet(str(tmp_path / "hf.parquet"))
+    for path in (tmp_path / "hf", tmp_path / "hf.parquet"):
+        code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS)
+        assert code == 0, err
+        _check_ceiling(result)
