@@ -398,7 +398,7 @@ def test_readme_example_without_a_split_column_studies_every_item(tmp_path, monk
 
 
 def test_in_memory_records_and_dataframes_use_the_same_reader(tmp_path) -> None:
-    import pandas as pd
+    pd = pytest.importorskip("pandas")
 
     rows = [{"ticket": "T1", "answer": "a", "n": 1.0}, {"ticket": "T2", "answer": "b", "n": float("nan")}]
     mapping = {"id": "ticket", "output": "answer"}
