@@ -28,6 +28,7 @@ from juge.data.judgments import JudgmentsSource, read_judgments_source
 from juge.data.labels import LabelCounts, RawVote, convert_votes, decide_kind, long_votes
 from juge.data.readers import (
     Source,
+    as_path,
     file_format,
     is_in_memory,
     iter_rows,
@@ -65,7 +66,7 @@ class StudyInputs:
 
 
 def _is_sample_layout(items: Source, format: str | None = None) -> bool:
-    if is_in_memory(items) or file_format(Path(items), format) not in ("jsonl", "json"):
+    if is_in_memory(items) or file_format(as_path(items), format) not in ("jsonl", "json"):
         return False
     rows = iter_rows(items, format=format)
     try:
@@ -154,7 +155,7 @@ def load_inputs(
         raw, raw_baselines = read.votes, read.baselines
     elif items is not None and not mapping and _is_sample_layout(items, format):
         data = read_pairwise_items(
-            items,
+            as_path(items),
             **({"baseline_fields": baseline_cols} if baseline_cols else {}),
             lean=lean and labels is None and run is None,
         )
@@ -209,18 +210,15 @@ def load_inputs(
                 f"a pairwise study needs two answers per item; item {bad!r} has no output_1/output_2 "
                 "(name the answer columns with --map output_1=COLUMN,output_2=COLUMN)"
             )
-        convert = {
-            "kind": chosen,
-            "scale": scale,
-            "missing": missing_set,
-            "counts": counts,
-            "kind_given": kind is not None,
-        }
-        per_criterion = {name: convert_votes(vs, **convert) for name, vs in raw.items()}  # type: ignore[arg-type]
+
+        def convert(votes: Sequence[RawVote], into: LabelCounts) -> list[HumanLabel]:
+            return convert_votes(
+                votes, kind=chosen, scale=scale, missing=missing_set, counts=into, kind_given=kind is not None
+            )
+
+        per_criterion = {name: convert(vs, counts) for name, vs in raw.items()}
         for col, vs in raw_baselines.items():
-            data.baselines[col] = {
-                lab.item_id: lab.label for lab in convert_votes(vs, **{**convert, "counts": LabelCounts()})
-            }  # type: ignore[arg-type]
+            data.baselines[col] = {lab.item_id: lab.label for lab in convert(vs, LabelCounts())}
         kind = chosen
         data.labels = list(next(iter(per_criterion.values())))
         if labels is not None:
@@ -413,7 +411,7 @@ def _keep_judges_of_kind(
 
 
 def _check_label_ids(
-    path: str, labels: Sequence[HumanLabel], cases: Sequence[Case | PairSummary], counts: LabelCounts
+    path: str, labels: Sequence[HumanLabel | Vote], cases: Sequence[Case | PairSummary], counts: LabelCounts
 ) -> list[str]:
     """Count (and note) labels on ids that match no item; an error when none of them matches an item."""
     ids = {c.id for c in cases}

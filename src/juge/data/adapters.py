@@ -645,17 +645,20 @@ def read_rated_items(
     An empty cell is a missing rating. `baseline_cols` hold a verdict recorded with
     the item (e.g. an earlier judge's score) and become baselines, never labels.
     """
-    from juge.data.labels import LabelCounts, convert_votes
+    from juge.data.labels import Kind, LabelCounts, convert_votes
 
     if not label_cols:
         raise InputError("--label-cols: name the columns that hold the human ratings (e.g. rating_1,rating_2)")
     mapping = {k: v for k, v in (("id", id_col), ("output", output_col)) if v != k}
     read = read_labelled_items(path, mapping=mapping, label_cols=label_cols, baseline_cols=baseline_cols)
     counts = LabelCounts()
-    convert = {"kind": kind, "scale": scale, "missing": frozenset(), "counts": counts}
-    labels = convert_votes(read.votes[None], **convert)  # type: ignore[arg-type]
+    chosen: Kind = "passfail" if kind == "passfail" else "score"
+    labels = convert_votes(read.votes[None], kind=chosen, scale=scale, missing=frozenset(), counts=counts)
     baselines = {
-        col: {lab.item_id: lab.label for lab in convert_votes(v, **convert)}  # type: ignore[arg-type]
+        col: {
+            lab.item_id: lab.label
+            for lab in convert_votes(v, kind=chosen, scale=scale, missing=frozenset(), counts=counts)
+        }
         for col, v in read.baselines.items()
     }
     return CalibrationData(list(read.cases), list(labels), baselines, {"items": source_hash(path)})

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from juge.data.labels import PAIR_ALIASES, is_missing, raw_key
-from juge.data.readers import Source, is_in_memory, mapped_rows, source_hash, source_name
+from juge.data.readers import Source, as_path, is_in_memory, mapped_rows, source_hash, source_name
 from juge.data.records import RecordedCall
 from juge.errors import InputError, input_error
 
@@ -60,7 +60,7 @@ def foreign_calls(spec: JudgmentsSource, *, pair_ids: Collection[str] = ()) -> I
     """One RecordedCall per row of a mapped table of verdicts (see the module's docstring)."""
     name = source_name(spec.source)
     mapping = dict(spec.mapping or {})
-    default_judge = spec.judge_name or (Path(spec.source).stem if not is_in_memory(spec.source) else "judge")
+    default_judge = spec.judge_name or (as_path(spec.source).stem if not is_in_memory(spec.source) else "judge")
     seen: dict[tuple[str, str, str, str, int], int] = {}
     for line, row in mapped_rows(spec.source, mapping, FIELDS, format=spec.format, option="--judgments-map"):
         if row.get("item_id") in (None, ""):

@@ -16,7 +16,7 @@ import math
 import random
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -77,6 +77,11 @@ Source = str | Path | Records | Any  # a path, a list of dicts, or a DataFrame-l
 def is_in_memory(source: Any) -> bool:
     """True for records held in memory (a list of dicts, a pandas DataFrame, a pyarrow Table, a HF Dataset)."""
     return not isinstance(source, str | Path)
+
+
+def as_path(source: Source) -> Path:
+    """The path of a source that is not in memory."""
+    return Path(cast(str | Path, source))
 
 
 def source_name(source: Any) -> str:
@@ -181,7 +186,7 @@ def iter_rows(source: Source, *, format: str | None = None) -> Generator[tuple[i
     if is_in_memory(source):
         yield from _memory_rows(source)
         return
-    path = Path(source)
+    path = as_path(source)
     _check_file(path)
     fmt = file_format(path, format)
     if fmt == "jsonl":
@@ -419,7 +424,7 @@ def source_hash(source: Source) -> str:
             h.update(json.dumps(row, sort_keys=True, default=str, ensure_ascii=False).encode())
             h.update(b"\n")
         return h.hexdigest()
-    path = Path(source)
+    path = as_path(source)
     if path.is_dir():
         h = hashlib.sha256()
         for f in sorted(p for p in path.iterdir() if p.suffix == ".arrow"):
