@@ -34,6 +34,7 @@ from juge.providers.pricing import call_cost
 from juge.store import Store
 
 T = TypeVar("T")
+SHARED_POLL = 0.2  # seconds between looks at tasks another process sharing the run is judging
 
 
 @dataclass
@@ -361,22 +362,39 @@ class Engine:
             bar = progress.add_task(
                 description, total=total, completed=min(total, self.store.count_judgments(run_id)), rate=""
             )
-            queue = self._not_done(run_id, tasks)
+            queue: Iterator[JudgeTask] = self._not_done(run_id, tasks)
+            elsewhere: list[JudgeTask] = []  # being judged by another process sharing the run
 
             async def worker() -> None:
                 """Judges the next task until none is left. A task is in flight until its judgment is
                 committed, so `concurrency` workers keep a kill's loss to the calls in flight."""
                 nonlocal stored
                 for task in queue:
+                    claimed = self.store.claim(run_id, task.key)
+                    if not claimed:  # stored meanwhile (None) or being judged elsewhere (False)
+                        if claimed is False:
+                            elsewhere.append(task)
+                        else:
+                            progress.update(bar, advance=1)
+                        continue
                     judgment = await self.judge_one(run_id, task, providers[task.judge.name])
                     stored += self.store.save_judgment(run_id, judgment)
                     # Shielded: a worker cancelled while waiting must not cancel the commit the others wait on.
                     await asyncio.shield(self.commit_soon())
+                    self.store.release(run_id, task.key)
                     rate = stored / max(time.perf_counter() - started, 1e-9)
                     progress.update(bar, advance=1, rate=f"{rate:.1f}/s")
 
             with self.store.grouped():
-                await run_together(worker() for _ in range(max(1, min(self.options.concurrency, total))))
+                workers = max(1, min(self.options.concurrency, total))
+                while True:
+                    await run_together(worker() for _ in range(workers))
+                    if not elsewhere:
+                        break
+                    # Other processes are judging these: wait for them (a killed one's come back to us).
+                    await asyncio.sleep(SHARED_POLL)
+                    workers = min(self.options.concurrency, len(elsewhere))
+                    queue, elsewhere = iter(elsewhere), []
         return stored
 
     def _not_done(self, run_id: str, tasks: Iterable[JudgeTask], page: int = 256) -> Iterator[JudgeTask]:

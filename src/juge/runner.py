@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -558,9 +558,11 @@ def stored_run(
     `resume`), else a new one from `create()`. When the block ends without an error the run is
     summarised (`summarize`, the engine's counters, then `extra`) and finished; after an error
     (an interrupt) it stays unfinished, to be resumed."""
-    with run_lock(store.path, eval_hash):
-        found = store.find_resumable_run(eval_hash, dataset_hash) if resume else None
-        run = StoredRun(found or create(), resumed=found is not None)
+    # A shared store (PostgreSQL) lets several processes judge one run; on SQLite a second is refused.
+    with nullcontext() if store.shares_runs else run_lock(Path(store.path), eval_hash):
+        with store.joining(eval_hash):
+            found = store.find_resumable_run(eval_hash, dataset_hash) if resume else None
+            run = StoredRun(found or create(), resumed=found is not None)
         yield run
         run.summary = summarize(store, run.id, judges, min_score) | {"engine": dict(engine.stats)} | run.extra
         store.finish_run(run.id, run.summary)

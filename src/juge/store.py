@@ -56,8 +56,26 @@ class RunNotFound(LookupError):
     pass
 
 
+def is_database_url(db: str | Path) -> bool:
+    """`db` names a PostgreSQL database (``postgresql://...``) rather than a SQLite file."""
+    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
+
+
+def open_store(db: str | Path) -> Store:
+    """The store at `db`: a SQLite file, or a PostgreSQL database given by URL (`juge.store_pg`)."""
+    if is_database_url(db):
+        from juge.store_pg import PgStore
+
+        return PgStore(str(db))
+    return Store(db)
+
+
 class Store:
     """A handle on one juge database. Cheap to open; safe to open from several processes."""
+
+    # Whether several processes may judge one run at once (PostgreSQL); on SQLite one process
+    # works on an eval at a time (runner.run_lock) and a task needs no claim.
+    shares_runs = False
 
     def __init__(self, path: str | Path = DEFAULT_DB):
         self.path = Path(path)
@@ -144,6 +162,19 @@ class Store:
             self.conn.execute("COMMIT")
 
     # ---- runs ---------------------------------------------------------------------------
+    @contextmanager
+    def joining(self, eval_hash: str) -> Iterator[None]:
+        """Held while finding or creating an eval's run (a store shared by processes locks it)."""
+        yield
+
+    def claim(self, run_id: str, key: tuple[str, str, str, int]) -> bool | None:
+        """Whether this process judges the task now (True), it is stored already (None), or another
+        process is judging it (False). One process per run here: always True."""
+        return True
+
+    def release(self, run_id: str, key: tuple[str, str, str, int]) -> None:
+        """Lets go of a claimed task once its judgment is committed."""
+
     def create_run(
         self,
         *,
@@ -391,15 +422,13 @@ class Store:
         (the latest, should a key have been sent twice)."""
         rows = self.conn.execute(
             "SELECT r.key, b.id FROM batches b JOIN batch_requests r ON r.batch_id = b.id"
-            " WHERE b.run_id = ? AND b.provider = ? ORDER BY b.submitted_at, b.rowid",
+            " WHERE b.run_id = ? AND b.provider = ? ORDER BY b.submitted_at",
             (run_id, provider),
         ).fetchall()
         return {r[0]: r[1] for r in rows}
 
     def run_batches(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self.conn.execute(
-            "SELECT * FROM batches WHERE run_id = ? ORDER BY submitted_at, rowid", (run_id,)
-        ).fetchall()
+        rows = self.conn.execute("SELECT * FROM batches WHERE run_id = ? ORDER BY submitted_at", (run_id,)).fetchall()
         return [{**dict(r), "detail": _loads(r["detail"])} for r in rows]
 
     # ---- judgments ----------------------------------------------------------------------

@@ -93,7 +93,7 @@ def load_inputs(
     from_hf: Path | None = None,
     turn: int = 1,
     run: str | None = None,
-    db: Path | None = None,
+    db: str | Path | None = None,
     kind: StudyKind | None = None,
     label_cols: Sequence[str] = (),
     scale: Mapping[str, Any] | None = None,
@@ -164,9 +164,9 @@ def load_inputs(
     else:
         data = CalibrationData([], [], {}, {})
     if run is not None:
-        from juge.store import DEFAULT_DB, RunNotFound, Store
+        from juge.store import DEFAULT_DB, RunNotFound, open_store
 
-        with Store(db or DEFAULT_DB) as store:
+        with open_store(db or DEFAULT_DB) as store:
             try:
                 info = store.get_run(run)
             except RunNotFound as exc:

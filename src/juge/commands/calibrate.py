@@ -149,7 +149,10 @@ def calibrate_command(
     ] = None,
     turn: Annotated[int, typer.Option(help="With --from-hf: which turn to study (1 or 2).")] = 1,
     run: Annotated[str | None, typer.Option("--run", help="Judgments (and cases) of a stored run.")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="Store for --run (default .juge/juge.db).")] = None,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="Store for --run: a SQLite file (default .juge/juge.db) or a postgresql:// URL."),
+    ] = None,
     split: Annotated[
         str | None, typer.Option(help="dev, holdout or all. Default: dev when the items carry a split, else all.")
     ] = None,

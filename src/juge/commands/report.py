@@ -45,8 +45,13 @@ def report_command(
         typer.Option("--compare", metavar="OLD NEW", help="Report what changed from run OLD to run NEW (same cases)."),
     ] = None,
     db: Annotated[
-        Path, typer.Option("--db", envvar="JUGE_DB", help="juge database for --run and --compare.")
-    ] = DEFAULT_DB,
+        str,
+        typer.Option(
+            "--db",
+            envvar="JUGE_DB",
+            help="juge database for --run and --compare (a SQLite file or a postgresql:// URL).",
+        ),
+    ] = str(DEFAULT_DB),
     output: Annotated[
         Path | None,
         typer.Option(
@@ -144,7 +149,7 @@ def report_command(
 def _store_report(
     run: str | None,
     compare: tuple[str, str] | None,
-    db: Path,
+    db: str,
     output: Path | None,
     fmt: str,
     *,
@@ -157,13 +162,13 @@ def _store_report(
     """`--run` or `--compare`: read the store, build the data, then write (nothing is written on an error)."""
     from juge.reports import SUFFIXES, render_report, write_atomic
     from juge.reports.runs import build_compare_data, build_run_data
-    from juge.store import RunNotFound, Store
+    from juge.store import RunNotFound, is_database_url, open_store
 
     if max_cases < 0:
         raise InputError("--max-cases must be 0 or more")
-    if not db.is_file():
+    if not is_database_url(db) and not Path(db).is_file():
         raise InputError(f"{db}: no juge database here; give --db PATH (the one `juge run` wrote to)")
-    with Store(db) as store:
+    with open_store(db) as store:
         try:
             if run is not None:
                 data = build_run_data(store, run, max_cases=max_cases)

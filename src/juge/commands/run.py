@@ -17,11 +17,18 @@ from juge.data.readers import parse_mapping
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic, write_with
 from juge.judges.pairwise import combine_orders
-from juge.store import DEFAULT_DB, RunNotFound, Store
+from juge.store import DEFAULT_DB, RunNotFound, Store, is_database_url, open_store
 
 err = Console(stderr=True)
 
-DbOption = Annotated[Path, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")]
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        help="juge database: a SQLite file, or a PostgreSQL URL (postgresql://user@host/db) shared by a team.",
+        envvar="JUGE_DB",
+    ),
+]
 
 
 def _rate(p: int, n: int) -> str:
@@ -104,11 +111,11 @@ def _read_only(path: Path | None) -> set[str] | None:
     return ids
 
 
-def _open(db: Path, create: bool = False) -> Store:
+def _open(db: str, create: bool = False) -> Store:
     """Open the store; commands that only read it refuse a path where none exists."""
-    if not create and not db.exists():
+    if not is_database_url(db) and not create and not Path(db).exists():
         raise InputError(f"{db}: no juge database here (run `juge run` first, or pass --db)")
-    return Store(db)
+    return open_store(db)
 
 
 def run_command(
@@ -152,7 +159,7 @@ def run_command(
             "[engine] batch_poll seconds (without it, a run whose batches are still out exits 75).",
         ),
     ] = False,
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
 ) -> None:
     """Run an evaluation: checks first, then every judge on every case (pairs in both orders).
 
@@ -253,15 +260,16 @@ def _print_pending(result: Any) -> None:
         err.print(f"  batch {batch['id']}: {batch['state']}" + (f" ({counts})" if counts else ""), markup=False)
 
 
-def runs_command(db: DbOption = DEFAULT_DB) -> None:
+def runs_command(db: DbOption = str(DEFAULT_DB)) -> None:
     """List stored runs with their versions and summary."""
     out = Console()
     with _open(db) as store:
         runs = store.list_runs()
+        where = str(store.path)  # a database URL without its password
     if not runs:
-        out.print(f"no runs in {db}", markup=False)
+        out.print(f"no runs in {where}", markup=False)
         return
-    out.print(f"[bold]{len(runs)} runs in {escape(str(db))}[/], newest first", highlight=False)
+    out.print(f"[bold]{len(runs)} runs in {escape(where)}[/], newest first", highlight=False)
     for r in runs:
         s = r["summary"] or {}
         rate = s.get("pass_rate")
@@ -364,7 +372,7 @@ def show_command(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     case: Annotated[str | None, typer.Option(help="Show only this case id.")] = None,
     full: Annotated[bool, typer.Option("--full", help="Do not shorten raw judge texts.")] = False,
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
 ) -> None:
     """Per-case results: checks, verdicts, and the raw judge text."""
     out = Console()
@@ -437,7 +445,7 @@ def spreadsheet_safe(value: Any) -> Any:
 def export_command(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .jsonl, .csv or .parquet.")],
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
     raw_csv: Annotated[
         bool,
         typer.Option(
