@@ -27,6 +27,7 @@ from typing import Any, NamedTuple, TypeVar
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from juge.batching import BatchedProvider
 from juge.checks import Check, run_checks
 from juge.data.records import Case, Judgment
 from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response
@@ -145,8 +146,8 @@ class Engine:
         for attempt in range(opts.retries + 1):
             started = time.perf_counter()
             try:
-                if getattr(provider, "deferred", False):  # batch mode: answered when its batch ends
-                    response = await provider.complete_keyed(request, key)  # type: ignore[attr-defined]
+                if isinstance(provider, BatchedProvider):  # batch mode: answered when its batch ends
+                    response = await provider.complete_keyed(request, key)
                 else:
                     async with asyncio.timeout(opts.timeout):
                         response = await provider.complete(request)
