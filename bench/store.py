@@ -7,6 +7,8 @@
    - **ours**: the real store (SQLite, WAL) with group commit, as ``juge run`` uses it;
    - **commit each**: the same store with every write committed on its own (the engine before
      group commit: three commits per call);
+   - **postgresql** (with ``--postgres URL`` of an empty database): ours on PostgreSQL, CPU of
+     juge's process only (the server's is not counted);
    - **no store**: the baseline; the call log, cache and judgment writes do nothing and the cache
      never hits (everything else, rendering, parsing and asyncio, is the same).
 
@@ -47,7 +49,7 @@ from juge.engine import Engine, EngineOptions, build_tasks
 from juge.judges import judge_from_dict
 from juge.providers import make_provider
 from juge.runner import run_eval
-from juge.store import Store
+from juge.store import Store, open_store
 from juge.testing.mockserver import MockConfig, serve_in_subprocess
 
 RATE_LATENCY, RATE_CONCURRENCY = 0.05, 50  # 50 calls in flight, 50 ms each: 1,000 calls/s
@@ -136,7 +138,7 @@ def server_requests(url: str) -> int:
     return httpx.get(url.removesuffix("/v1") + "/stats", timeout=10, trust_env=False).json()["requests"]
 
 
-def store_overhead(n: int) -> None:
+def store_overhead(n: int, postgres: str | None = None) -> None:
     print(
         f"1. store overhead: {n:,} judge calls at {RATE_CONCURRENCY / RATE_LATENCY:,.0f} calls/s "
         f"(scripted provider, {RATE_LATENCY * 1000:g} ms, concurrency {RATE_CONCURRENCY})"
@@ -148,6 +150,13 @@ def store_overhead(n: int) -> None:
                 cpu, wall = paced_run(store, n)
             results[label] = cpu
             print(f"   {label:20s} {cpu / n * 1e6:6.0f} µs CPU per call, {n / wall:6.0f} calls/s")
+    if postgres:
+        with open_store(postgres) as store:
+            if store.list_runs():
+                raise SystemExit("--postgres: give an empty database (it holds runs, whose cache would answer)")
+            cpu, wall = paced_run(store, n)
+        results["postgresql"] = cpu
+        print(f"   {'postgresql (group)':20s} {cpu / n * 1e6:6.0f} µs CPU per call, {n / wall:6.0f} calls/s")
     base = results["no store"]
     ours = (results["ours (group commit)"] - base) / n * 1e6
     each = (results["commit each"] - base) / n * 1e6
@@ -155,6 +164,9 @@ def store_overhead(n: int) -> None:
         f"   store + cache overhead per call: ours {ours:.0f} µs ({ours / 1000:.1%} of a core at 1,000 calls/s); "
         f"commit each {each:.0f} µs; commit each / ours = {each / max(ours, 1e-9):.1f}"
     )
+    if postgres:
+        pg = (results["postgresql"] - base) / n * 1e6
+        print(f"   on PostgreSQL: {pg:.0f} µs per call in juge's process (the server's own CPU is not counted)")
 
 
 def cached_rerun(n: int) -> None:
@@ -206,9 +218,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=5000, help="judge calls per store variant at 1,000 calls/s")
     ap.add_argument("--cached-calls", type=int, default=10_000, help="judge calls of the cached re-run")
+    ap.add_argument("--postgres", metavar="URL", help="also measure the store in this (empty) PostgreSQL database")
     args = ap.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    store_overhead(args.calls)
+    store_overhead(args.calls, args.postgres)
     cached_rerun(args.cached_calls)
 
 

@@ -208,3 +208,30 @@ def test_a_postgresql_store_carries_the_schema_version_and_refuses_a_newer_one(p
         store.conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
     with pytest.raises(NewerStoreError, match="newer juge"):
         open_store(pg_db)
+
+
+def test_batch_mode_on_postgresql_submits_then_collects_and_takes_the_run_alone(pg_db, tmp_path, monkeypatch):
+    from rich.console import Console
+
+    from juge.config import load_eval
+    from juge.errors import InputError
+    from juge.runner import run_eval
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    quiet = Console(quiet=True)
+    with serve_in_thread(MockConfig(batch_delay=0.5)) as server:
+        path = write_eval(tmp_path, server.url, 10)
+        path.write_text(path.read_text().replace("[engine]", '[engine]\nmode = "batch"\nbatch_poll = 0.05'))
+        config = load_eval(path)
+        with open_store(pg_db) as store, open_store(pg_db) as other:
+            first = run_eval(config, store, progress=False, console=quiet)
+            assert first.pending is not None and server.stats()["batches_created"] == 1
+            # the lock is per eval and held by a connection: a second process is refused
+            with store.exclusive("held"), pytest.raises(InputError, match="another juge run"):
+                with other.exclusive("held"):
+                    pass
+            done = run_eval(config, other, progress=False, console=quiet, wait=True)
+        assert done.pending is None and done.run_id == first.run_id and done.stored_now == 10
+        assert server.stats()["batches_created"] == 1 and server.stats()["requests"] == 0
+    rows = stored(pg_db)
+    assert len(rows) == 10 and len(set(rows)) == 10

@@ -48,6 +48,9 @@ class EngineOptions:
     progress: bool = True
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     seed: int | None = None  # jitter seed, for reproducible tests
+    # Claim each task in a store that processes share (PostgreSQL). Off in batch mode, where one
+    # process holds the run and every task is in flight at once (a claim each would be a lock each).
+    claims: bool = True
 
 
 @dataclass(frozen=True)
@@ -371,7 +374,7 @@ class Engine:
                 committed, so `concurrency` workers keep a kill's loss to the calls in flight."""
                 nonlocal stored
                 for task in queue:
-                    claimed = self.store.claim(run_id, task.key)
+                    claimed = self.store.claim(run_id, task.key) if self.options.claims else True
                     if not claimed:  # stored meanwhile (None) or being judged elsewhere (False)
                         if claimed is False:
                             elsewhere.append(task)

@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -387,6 +387,7 @@ def run_eval(
         max_backoff=eng.max_backoff,
         progress=progress,
         prices=batch_price_table(config.spec.prices) if batch else price_table(config.spec.prices),
+        claims=not batch,
     )
     engine = Engine(store, options, console)
     for warning in same_family_warnings(config.spec.system.model if config.spec.system else None, judges):
@@ -457,6 +458,7 @@ def run_eval(
             resume=resume,
             create=new_run,
             min_score=config.spec.gate.min_score,
+            alone=batch,
         ) as run:
             run_id = run.id
             if run.resumed:
@@ -553,13 +555,20 @@ def stored_run(
     resume: bool,
     create: Callable[[], str],
     min_score: float | None = None,
+    alone: bool = False,
 ) -> Iterator[StoredRun]:
     """The run an eval judges, under its lock: the unfinished run of the same eval and data (when
     `resume`), else a new one from `create()`. When the block ends without an error the run is
     summarised (`summarize`, the engine's counters, then `extra`) and finished; after an error
     (an interrupt) it stays unfinished, to be resumed."""
-    # A shared store (PostgreSQL) lets several processes judge one run; on SQLite a second is refused.
-    with nullcontext() if store.shares_runs else run_lock(Path(store.path), eval_hash):
+    # A shared store (PostgreSQL) lets several processes judge one run, unless the run is to be `alone`
+    # (batch mode); on SQLite a second process is always refused.
+    lock: AbstractContextManager[Any] = nullcontext()
+    if not store.shares_runs:
+        lock = run_lock(Path(store.path), eval_hash)
+    elif alone:
+        lock = store.exclusive(eval_hash)  # type: ignore[attr-defined]
+    with lock:
         with store.joining(eval_hash):
             found = store.find_resumable_run(eval_hash, dataset_hash) if resume else None
             run = StoredRun(found or create(), resumed=found is not None)

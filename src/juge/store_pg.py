@@ -224,6 +224,21 @@ class PgStore(Store):
         finally:
             self.conn.execute("SELECT pg_advisory_unlock(?)", (key,))
 
+    @contextmanager
+    def exclusive(self, eval_hash: str) -> Iterator[None]:
+        """This process alone on the eval's run (batch mode), for as long as its connection lives."""
+        key = _lock_key("juge-run-alone", eval_hash)
+        self.commit()
+        if not self.conn.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()[0]:
+            raise InputError(
+                f"another juge run is working on this eval in {self.path} right now (batch mode takes the "
+                "run alone); wait for it to finish, then run again to collect its batches"
+            )
+        try:
+            yield
+        finally:
+            self.conn.execute("SELECT pg_advisory_unlock(?)", (key,))
+
     def claim(self, run_id: str, key: tuple[str, str, str, int]) -> bool | None:
         """True: this process judges the task now; None: it is stored already; False: another process
         is judging it (ask again later)."""
