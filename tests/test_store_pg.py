@@ -133,6 +133,7 @@ def stored(db: str) -> list[tuple]:
         return [(r["id"], j.item_id) for r in runs for j in store.judgments(r["id"])]
 
 
+@pytest.mark.slow
 def test_juge_run_on_postgresql_stores_the_run_and_answers_a_rerun_from_the_cache(pg_db, tmp_path):
     with serve_in_thread(MOCK) as server:
         path = write_eval(tmp_path, server.url, 20)
@@ -146,7 +147,20 @@ def test_juge_run_on_postgresql_stores_the_run_and_answers_a_rerun_from_the_cach
         assert server.stats()["requests"] == 20  # all from the cache
     rows = stored(pg_db)
     assert len(rows) == 40 and len(set(rows)) == 40
+    run_id = json.loads((tmp_path / "first.json").read_text())["run_id"]
     assert json.loads((tmp_path / "first.json").read_text())["judges"]["correct"]["n"] == 20
+    # the commands that read a store read this one (JUGE_DB)
+    env = dict(os.environ, JUGE_DB=pg_db, NO_COLOR="1", COLUMNS="200")
+    for args in (
+        ["runs"],
+        ["show", run_id, "--case", "c003"],
+        ["export", run_id, "-o", str(tmp_path / "run.jsonl")],
+        ["report", "--run", run_id, "-o", str(tmp_path / "run.html")],
+    ):
+        done = subprocess.run([sys.executable, "-m", "juge.cli", *args], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, (args, done.stderr)
+    assert len((tmp_path / "run.jsonl").read_text().splitlines()) == 20
+    assert run_id in (tmp_path / "run.html").read_text()
 
 
 def test_two_processes_share_one_run_and_judge_each_case_once(pg_db, tmp_path):
@@ -235,3 +249,68 @@ def test_batch_mode_on_postgresql_submits_then_collects_and_takes_the_run_alone(
         assert server.stats()["batches_created"] == 1 and server.stats()["requests"] == 0
     rows = stored(pg_db)
     assert len(rows) == 10 and len(set(rows)) == 10
+
+
+def test_a_run_on_postgresql_summarises_as_the_same_run_on_sqlite(pg_db, tmp_path):
+    """Pairs in both orders, a score judge and a PASS/FAIL judge: the summary (built from the store's
+    aggregate queries) and the judgments are the same in both stores."""
+    from rich.console import Console
+
+    from juge.config import load_eval
+    from juge.runner import run_eval
+
+    cases = [{"id": f"s{i}", "question": f"Q{i}?", "output": f"A{i}."} for i in range(6)]
+    cases += [{"id": f"p{i}", "question": f"P{i}?", "output_1": f"one {i}", "output_2": f"two {i}"} for i in range(4)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    rules = [  # (what the last user message matches, the answer)
+        ("one 1|one 3", "First is better. [[A]]"),
+        ("one 0|one 2", "Second is better. [[B]]"),
+        ("NOTE", "Reasoning.\nNOTE: 3"),
+        ("A[135][.]", "FAIL\nWrong."),
+    ]
+    responses = "".join(
+        f"[[provider.options.responses]]\nmatch = {json.dumps(m)}\ntext = {json.dumps(t)}\n" for m, t in rules
+    )
+    (tmp_path / "eval.toml").write_text(
+        f"""
+cases = "cases.jsonl"
+[[judges]]
+name = "pair"
+setup = "pairwise"
+description = "Which answer is better."
+model = "scripted-1"
+[[judges]]
+name = "ok"
+setup = "passfail"
+description = "Correct."
+model = "scripted-1"
+[[judges]]
+name = "score"
+setup = "score"
+model = "scripted-1"
+[judges.rubric]
+description = "How good."
+levels = {{ 1 = "bad", 2 = "poor", 3 = "fine", 4 = "great" }}
+[provider]
+name = "scripted"
+[provider.options]
+default = "PASS\\nFine."
+{responses}"""
+    )
+    config = load_eval(tmp_path / "eval.toml")
+    summaries, judgments = [], []
+    for db in (str(tmp_path / "juge.db"), pg_db):
+        with open_store(db) as store:
+            result = run_eval(config, store, progress=False, console=Console(quiet=True))
+            summaries.append({k: v for k, v in result.summary.items() if k not in ("run_id", "engine")})
+            judgments.append(
+                sorted((j.item_id, j.judge, j.order, j.outcome, str(j.verdict)) for j in store.judgments(result.run_id))
+            )
+    assert summaries[0] == summaries[1]
+    assert judgments[0] == judgments[1]
+    outcomes = summaries[0]["judges"]
+    assert outcomes["pair"]["verdicts"] == {"A": 4, "B": 4}  # the same letter in both orders:
+    assert outcomes["pair"]["pair_verdicts"]["inconsistent"] == 4
+    assert outcomes["ok"]["verdicts"] == {"FAIL": 3, "PASS": 3}
+    assert outcomes["score"]["verdicts"] == {"3": 6}
+    assert outcomes["ok"]["verdicts"] == {"FAIL": 3, "PASS": 3}

@@ -293,9 +293,10 @@ class Store:
     def output_totals(self, run_id: str) -> dict[str, Any]:
         """Over a run's outputs: errors, the known cost of the others and how many of them had no price."""
         row = self.conn.execute(
-            "SELECT SUM(outcome = 'error') AS errors,"
+            "SELECT SUM(CASE WHEN outcome = 'error' THEN 1 ELSE 0 END) AS errors,"
             " SUM(CASE WHEN outcome != 'error' THEN cost END) AS cost,"
-            " SUM(outcome != 'error' AND cost IS NULL) AS unpriced FROM outputs WHERE run_id = ?",
+            " SUM(CASE WHEN outcome != 'error' AND cost IS NULL THEN 1 ELSE 0 END) AS unpriced"
+            " FROM outputs WHERE run_id = ?",
             (run_id,),
         ).fetchone()
         return {"errors": row["errors"] or 0, "cost": row["cost"] or 0.0, "unpriced": row["unpriced"] or 0}
