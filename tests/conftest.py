@@ -9,6 +9,7 @@ it, instead of failing with an ImportError.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 from collections.abc import Callable
 from glob import glob
@@ -53,6 +54,16 @@ DRIVERS: dict[str, tuple[Callable[[], str | None], ...]] = {
     ),
     "pyarrow": (_module("pyarrow", "pip install -e '.[test]'"),),
     "anthropic": (_module("anthropic", "pip install -e '.[anthropic]'"),),
+    "pandas": (_module("pandas", "pip install pandas"),),
+    "datasets": (_module("datasets", "pip install datasets"),),
+    "inspect_ai": (_module("inspect_ai", "pip install -e '.[inspect]'"),),
+    "promptfoo": (
+        lambda: (
+            None
+            if os.environ.get("JUGE_PROMPTFOO") or shutil.which("promptfoo")
+            else "no promptfoo command (npm install promptfoo; JUGE_PROMPTFOO=path/to/promptfoo)"
+        ),
+    ),
 }
 
 

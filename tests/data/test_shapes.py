@@ -145,6 +145,7 @@ def _write_shape(tmp_path: Path, shape: str) -> Path:
     raise AssertionError(shape)
 
 
+@pytest.mark.needs("pyarrow")
 @pytest.mark.parametrize(
     "shape", ["csv", "tsv", "jsonl", "json-array", "json-object", "parquet", "csv.gz", "jsonl.gz", "parquet.gz"]
 )
@@ -397,8 +398,9 @@ def test_readme_example_without_a_split_column_studies_every_item(tmp_path, monk
     assert any("no split" in n and "juge split" in n for n in result["notes"])
 
 
+@pytest.mark.needs("pandas")
 def test_in_memory_records_and_dataframes_use_the_same_reader(tmp_path) -> None:
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
 
     rows = [{"ticket": "T1", "answer": "a", "n": 1.0}, {"ticket": "T2", "answer": "b", "n": float("nan")}]
     mapping = {"id": "ticket", "output": "answer"}
@@ -418,8 +420,10 @@ def test_json_record_lines_point_at_the_line_a_record_starts(tmp_path) -> None:
     assert [row["id"] for _, row in read_rows(path)] == ["a", "b"]  # an object of records keyed by id
 
 
+@pytest.mark.needs("datasets", "pyarrow")
 def test_hugging_face_dataset_saved_to_disk(tmp_path, monkeypatch, capsys) -> None:
-    datasets = pytest.importorskip("datasets")
+    import datasets
+
     ds = datasets.Dataset.from_list(_rows())
     ds.save_to_disk(str(tmp_path / "hf"))
     ds.to_parquet(str(tmp_path / "hf.parquet"))

@@ -269,17 +269,47 @@ LabelsOption = Annotated[
         "the items carry.",
     ),
 ]
+MapOption = Annotated[
+    str | None,
+    typer.Option(
+        "--map",
+        help="Columns of --items as juge's fields, e.g. id=row,output_1=left,output_2=right (+ joins columns: "
+        "id=doc+system).",
+    ),
+]
+LabelsMapOption = Annotated[
+    str | None,
+    typer.Option("--labels-map", help="Columns of --labels as juge's fields, e.g. item_id=doc+system,rater_id=worker."),
+]
 PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
 
 
-def _study_data(items: Path | None, judgments: list[Path] | None, run: str | None, labels: Path | None, db: Path):
+def _study_data(
+    items: Path | None,
+    judgments: list[Path] | None,
+    run: str | None,
+    labels: Path | None,
+    db: Path,
+    field_map: str | None = None,
+    labels_map: str | None = None,
+):
     from juge.calibration.inputs import NotPairs, load_inputs
+    from juge.data.readers import parse_mapping
     from juge.policy.derivation import pair_study_data
 
     if not judgments and run is None:
         raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
     try:
-        inputs = load_inputs(items=items, judgments=judgments or (), labels=labels, run=run, db=db, kind="pairwise")
+        inputs = load_inputs(
+            items=items,
+            judgments=judgments or (),
+            labels=labels,
+            run=run,
+            db=db,
+            kind="pairwise",
+            mapping=parse_mapping(field_map),
+            labels_map=parse_mapping(labels_map, "--labels-map"),
+        )
     except NotPairs as exc:
         raise InputError(
             f"juge policy supports pairwise judges for now (two answers per item, votes A/B/tie): {exc}"
@@ -416,6 +446,8 @@ def derive_command(
     judgments: JudgmentsOption = None,
     run: RunOption = None,
     labels: LabelsOption = None,
+    field_map: MapOption = None,
+    labels_map: LabelsMapOption = None,
     db: DbOption = DEFAULT_DB,
     split: Annotated[
         str, typer.Option(help="The split the policy is derived on. Not holdout: it is kept for the one `policy test`.")
@@ -473,7 +505,7 @@ def derive_command(
     for name, value in (("--target", target), ("--confidence", confidence)):
         if not 0 < value < 1:
             raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
-    data = _study_data(items, judgments, run, labels, db)
+    data = _study_data(items, judgments, run, labels, db, field_map, labels_map)
     policy = derive_policy(
         data,
         split=split,
@@ -512,6 +544,8 @@ def test_command(
     judgments: JudgmentsOption = None,
     run: RunOption = None,
     labels: LabelsOption = None,
+    field_map: MapOption = None,
+    labels_map: LabelsMapOption = None,
     db: DbOption = DEFAULT_DB,
     split: Annotated[str, typer.Option(help="The held-out split.")] = "holdout",
     force: Annotated[
@@ -533,7 +567,7 @@ def test_command(
     from juge.policy.holdout import run_holdout_test
 
     policy = read_policy(policy_path)
-    data = _study_data(items, judgments, run, labels, db)
+    data = _study_data(items, judgments, run, labels, db, field_map, labels_map)
     with staged_json(json_path) as stage, Store(db) as store:
         # The JSON goes to a temporary file inside the transaction that records the use: an unwritable
         # --json fails before the holdout is used up.
