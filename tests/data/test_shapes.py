@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import re
 from itertools import combinations
 from pathlib import Path
 
@@ -431,3 +432,30 @@ def test_hugging_face_dataset_saved_to_disk(tmp_path, monkeypatch, capsys) -> No
         code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS)
         assert code == 0, err
         _check_ceiling(result)
+
+
+def test_a_criteria_report_puts_the_criteria_side_by_side(tmp_path, monkeypatch, capsys) -> None:
+    rows = [{"id": f"i{k}", "output": "x", "c_r1": 1 + k % 4, "c_r2": 1 + (k + 1) % 4, "f_r1": 2, "f_r2": 2 + k % 2}
+            for k in range(8)]  # fmt: skip
+    items = write_csv(tmp_path / "items.csv", rows)
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(items), "--criterion", "coherence=c_r1,c_r2",
+        "--criterion", "fluency=f_r1,f_r2", "--resamples", "20",
+    )  # fmt: skip
+    assert code == 0, err
+    for fmt in ("html", "md", "json"):
+        out = tmp_path / f"report.{fmt}"
+        code, _, err = run_cli(
+            monkeypatch, capsys, "report", str(tmp_path / "out.json"), "-o", str(out), "--format", fmt
+        )
+        assert code == 0, err
+        text = out.read_text()
+        if fmt == "json":
+            data = json.loads(text)
+            assert list(data["criteria"]) == ["coherence", "fluency"]
+            assert data["side_by_side"] == result["side_by_side"]
+        else:
+            assert "Criteria side by side" in text or "criteria side by side" in text
+            assert "Criterion: coherence" in text and "Criterion: fluency" in text
+    ids = re.findall(r'\bid="([^"]+)"', (tmp_path / "report.html").read_text())
+    assert len(ids) == len(set(ids))  # each criterion's section has its own ids

@@ -52,6 +52,13 @@ def write_report(
         # A packaged file (importlib.resources Traversable, e.g. the demo's items) is read through a real path.
         with as_file(Path(items) if isinstance(items, str) else items) as items_path:
             cases = read_items(items_path)
+    if calibration.get("kind") == "criteria":  # several criteria: one report each, side by side first
+        from juge.reports.criteria import render_criteria
+
+        def build(study: dict[str, Any]) -> dict[str, Any]:
+            return build_report_data(study, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
+
+        return write_atomic(path, render_criteria(calibration, fmt, build))
     data = build_report_data(calibration, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
     return write_atomic(path, render_report(data, fmt))
 
@@ -75,6 +82,8 @@ def read_json_object(path: str | Path, what: str) -> dict[str, Any]:
 def read_calibration(path: str | Path) -> dict[str, Any]:
     """A calibration result written by `juge calibrate --json`; refuses files that are not one."""
     obj = read_json_object(path, "calibration")
+    if obj.get("kind") == "criteria" and isinstance(obj.get("criteria"), dict):
+        return obj
     if not isinstance(obj.get("judges"), dict):
         raise input_error(
             path,
