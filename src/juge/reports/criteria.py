@@ -31,9 +31,9 @@ def render_criteria(calibration: dict[str, Any], fmt: str, build: Callable[[dict
     keys = list(dict.fromkeys(k for row in rows for k in row["judges"]))
     if fmt == "md":
         lines = ["# juge calibration report: criteria side by side", ""]
-        head = ["criterion", "n items", "ceiling agreement", "ceiling kappa", "ceiling alpha"]
-        head += [f"{k} agreement" for k in keys]
-        lines += ["| " + " | ".join(_md(h) for h in head) + " |", "|" + "---|" * len(head)]
+        titles = ["criterion", "n items", "ceiling agreement", "ceiling kappa", "ceiling alpha"]
+        titles += [f"{k} agreement" for k in keys]
+        lines += ["| " + " | ".join(_md(h) for h in titles) + " |", "|" + "---|" * len(titles)]
         for row in rows:
             cells = [_md(row["criterion"]), str(row["n_items"]), *(_fmt(row["ceiling"].get(s)) for s in _CEILING)]
             cells += [_fmt(row["judges"].get(k, {}).get("agreement")) for k in keys]
@@ -60,7 +60,7 @@ def render_criteria(calibration: dict[str, Any], fmt: str, build: Callable[[dict
     for k, (name, page) in enumerate(pages.items()):
         found = _BODY.search(page)
         body = found.group(1) if found else ""
-        body = _ID.sub(lambda m, k=k: f"{m.group(1)}c{k}-{m.group(2)}", body)  # type: ignore[misc]
+        body = _ID.sub(lambda m, k=k: f"{m.group(1)}c{k}-{m.group(2)}", body)
         sections.append(f"<section id='criterion-{k}'><h1>Criterion: {html.escape(str(name))}</h1>{body}</section>")
     return head + "<main>" + "".join(table) + "".join(sections) + "</main>\n</body>\n</html>\n"
 
