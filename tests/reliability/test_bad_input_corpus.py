@@ -24,6 +24,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "bad_inputs"
 RUN = ("run", "--db", "{db}", "--no-progress", "--json", "{out}")
 RUN_CASES = (*RUN, "--judge", "good/judge.toml", "--cases")
 CALIBRATE = ("calibrate", "--items", "good/items.jsonl", "--resamples", "20", "--json", "{out}")
+CALIBRATE_PLAIN = ("calibrate", "--resamples", "20", "--json", "{out}", "--items")
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,59 @@ CASES = [
         4,
         "rater_id",
         "labelled item 'i1' twice",
+    ),
+    # labels and verdicts in other shapes (issue 13): the message names the option to use
+    BadInput(
+        "labels-pairwise-codes-without-scale",
+        (
+            *CALIBRATE_PLAIN,
+            "pairs_codes_no_scale.csv",
+            "--map",
+            "id=doc+system,output_1=left,output_2=right",
+            "--label-cols",
+            "rater_a,rater_b",
+        ),
+        "pairs_codes_no_scale.csv",
+        2,
+        "rater_a",
+        "values 0, 1, 2 look like pairwise codes: give --kind pairwise --scale",
+    ),
+    BadInput(
+        "labels-null-without-missing",
+        (*CALIBRATE_PLAIN, "labels_null_marker.csv", "--label-cols", "r1,r2"),
+        "labels_null_marker.csv",
+        3,
+        "r1",
+        "looks like a missing label: give --missing NULL",
+    ),
+    BadInput(
+        "labels-long-unmapped-rater",
+        (
+            *CALIBRATE_PLAIN,
+            "good/cases.jsonl",
+            "--labels",
+            "labels_long_no_rater.jsonl",
+            "--labels-map",
+            "item_id=doc,label=verdict",
+        ),
+        "labels_long_no_rater.jsonl",
+        1,
+        "rater_id",
+        "--labels-map rater_id=COLUMN",
+    ),
+    BadInput(
+        "judgments-map-unknown-column",
+        (
+            *CALIBRATE,
+            "--judgments",
+            "judgments_unmapped.csv",
+            "--judgments-map",
+            "item_id=row,verdict=answer",
+        ),
+        "judgments_unmapped.csv",
+        None,
+        "item_id",
+        "--judgments-map reads 'item_id' from column 'row'",
     ),
     # eval files
     BadInput("eval-toml-syntax", (*RUN, "eval_syntax.toml"), "eval_syntax.toml", 3, None, "invalid TOML"),
