@@ -459,3 +459,42 @@ def test_a_criteria_report_puts_the_criteria_side_by_side(tmp_path, monkeypatch,
             assert "Criterion: coherence" in text and "Criterion: fluency" in text
     ids = re.findall(r'\bid="([^"]+)"', (tmp_path / "report.html").read_text())
     assert len(ids) == len(set(ids))  # each criterion's section has its own ids
+
+
+def test_a_whole_study_from_records_in_memory() -> None:
+    # What the Python API passes: items, labels and judgments as lists of dicts, one judge as a mapped table.
+    from juge.calibration.inputs import load_inputs, run_study
+    from juge.calibration.pairwise import Bootstrap
+    from juge.data.judgments import JudgmentsSource
+
+    items = [{"doc": r["doc"], "system": r["system"], "left": r["left"], "right": r["right"]} for r in _rows()]
+    labels = [
+        {"item": f"{r['doc']}/{r['system']}", "who": rater, "code": r[rater]} for r in _rows() for rater in RATERS
+    ]
+    calls = [
+        {"item_id": f"{r['doc']}/{r['system']}", "judge": "j", "model": "m", "prompt": "p", "order": order,
+         "letter": "A", "outcome": "ok", "text": "[[A]]"}
+        for r in _rows() for order in ("12", "21")
+    ]  # fmt: skip
+    table = [{"row": f"{r['doc']}/{r['system']}", "answer": "2"} for r in _rows()]
+    inputs = load_inputs(
+        items=items,
+        mapping={"id": "doc+system", "output_1": "left", "output_2": "right"},
+        labels=labels,
+        labels_map={"item_id": "item", "rater_id": "who", "label": "code"},
+        scale={"0": "tie", "1": "A", "2": "B"},
+        missing=("NULL",),
+        judgments=[calls, JudgmentsSource(table, {"item_id": "row", "verdict": "answer"}, "other", {"2": "B"})],
+    )
+    result = run_study(inputs, split="all", boot=Bootstrap(n_resamples=20))
+    _check_ceiling(result)
+    figures = result["judges"]
+    # judge j says A in both orders (fixed order: answer 2 in order 21 is B, so A/B: inconsistent -> tie)
+    assert figures["j/p"]["verdict_counts"]["inconsistent"] == len(VOTES)
+    assert figures["other/recorded"]["verdict_counts"]["B"] == len(VOTES)
+    assert figures["other/recorded"]["order_flip_rate"] is None
+    people = [CODES[x] for v in VOTES for x in v if _present(x)]
+    assert figures["other/recorded"]["vs_people"]["agreement"]["value"] == pytest.approx(
+        people.count("B") / len(people)
+    )
+    assert result["versions"]["sources_sha256"]["items"]  # records are hashed like files

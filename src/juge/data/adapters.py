@@ -206,12 +206,12 @@ def read_pairwise_items(
     )
 
 
-def read_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ()) -> list[Judgment]:
+def read_recorded_judgments(path: Source, *, pair_ids: Collection[str] = ()) -> list[Judgment]:
     """Read recorded judge calls: one JSON object per line (see :func:`iter_recorded_judgments`)."""
     return list(iter_recorded_judgments(path, pair_ids=pair_ids))
 
 
-def iter_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ()) -> Iterator[Judgment]:
+def iter_recorded_judgments(path: Source, *, pair_ids: Collection[str] = ()) -> Iterator[Judgment]:
     """Recorded judge calls, one JSON object per line, checked and yielded one at a time.
 
     Fields: item_id, judge, model, prompt (or template), order (`12`/`21`, absent for
@@ -220,19 +220,17 @@ def iter_recorded_judgments(path: str | Path, *, pair_ids: Collection[str] = ())
     not `ok` must not carry a letter (fail closed). A call on an item in `pair_ids` (a pair of
     answers) must say its order.
     """
-    path = Path(path)
     for line, fields in _checked_calls(path, pair_ids):
-        yield _judgment(path, line, fields)
+        yield _judgment(source_name(path), line, fields)
 
 
-def iter_recorded_calls(path: str | Path, *, pair_ids: Collection[str] = ()) -> Iterator[RecordedCall]:
+def iter_recorded_calls(path: Source, *, pair_ids: Collection[str] = ()) -> Iterator[RecordedCall]:
     """The calls of :func:`iter_recorded_judgments`, with the same checks and errors, as compact records.
 
     A call whose verdict is text (or absent) and whose token counts are whole numbers (or absent) holds
     nothing a Judgment would convert or refuse beyond the checks made here, so no Judgment is built for
     it (most of the time spent reading); any other call is checked by building its Judgment.
     """
-    path = Path(path)
     for line, fields in _checked_calls(path, pair_ids):
         verdict, tokens = fields["verdict"], (fields["tokens_in"], fields["tokens_out"])
         if (verdict is None or type(verdict) is str) and all(n is None or type(n) is int for n in tokens):
@@ -249,11 +247,11 @@ def iter_recorded_calls(path: str | Path, *, pair_ids: Collection[str] = ()) -> 
                 fields["outcome"],
             )
         else:
-            judgment = _judgment(path, line, fields)
+            judgment = _judgment(source_name(path), line, fields)
             yield RecordedCall(*(getattr(judgment, name) for name in RecordedCall._fields))
 
 
-def _judgment(path: Path, line: int, fields: dict[str, Any]) -> Judgment:
+def _judgment(path: str, line: int, fields: dict[str, Any]) -> Judgment:
     try:
         return Judgment(**fields)
     except ValidationError as exc:
@@ -264,25 +262,26 @@ def _judgment(path: Path, line: int, fields: dict[str, Any]) -> Judgment:
 CallKey = tuple[str, str, str, int]  # (judge, template, order or "", repeat): one call per item
 
 
-def _checked_calls(path: Path, pair_ids: Collection[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _checked_calls(path: Source, pair_ids: Collection[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, the Judgment's fields) of each recorded call, after the checks that name the field at fault.
 
     Duplicates are found by :class:`_CallsSeen`; the first line of a duplicate is looked up again.
     """
+    name = source_name(path)
     seen = _CallsSeen()
     for line, row in iter_rows(path):
-        _check_call_row(path, line, row, pair_ids)
+        _check_call_row(name, line, row, pair_ids)
         try:
             repeat = int(row.get("repeat") or 0)
         except (TypeError, ValueError):
             raise input_error(
-                path, f"repeat {row['repeat']!r} is not a whole number", line=line, field="repeat"
+                name, f"repeat {row['repeat']!r} is not a whole number", line=line, field="repeat"
             ) from None
         item_id = sys.intern(str(row["item_id"]))
         key = _call_key(row, repeat)
         if not seen.add(item_id, key):
             raise input_error(
-                path,
+                name,
                 f"duplicate call for item {item_id!r}, judge {key[0]!r}, template {key[1]!r}, "
                 f"order {key[2] or None!r} "
                 f"(first on line {_first_line(path, item_id, key)})",
@@ -306,7 +305,7 @@ def _checked_calls(path: Path, pair_ids: Collection[str]) -> Iterator[tuple[int,
             try:
                 fields["timestamp"] = datetime.fromisoformat(str(row["at"]))
             except ValueError:
-                raise input_error(path, f"not an ISO timestamp: {row['at']!r}", line=line, field="at") from None
+                raise input_error(name, f"not an ISO timestamp: {row['at']!r}", line=line, field="at") from None
         yield line, fields
 
 
@@ -339,7 +338,7 @@ class _CallsSeen:
         return not mask & bit
 
 
-def _check_call_row(path: Path, line: int, row: dict[str, Any], pair_ids: Collection[str]) -> None:
+def _check_call_row(path: str, line: int, row: dict[str, Any], pair_ids: Collection[str]) -> None:
     for name in ("item_id", "judge", "outcome"):
         if row.get(name) in (None, ""):
             raise input_error(path, "required field is missing", line=line, field=name)
@@ -383,7 +382,7 @@ def _call_key(row: dict[str, Any], repeat: int) -> CallKey:
     )
 
 
-def _first_line(path: Path, item_id: str, key: CallKey) -> int:
+def _first_line(path: Source, item_id: str, key: CallKey) -> int:
     """The line of the first call with this key on this item (the rows before it were checked already)."""
     return next(
         line
