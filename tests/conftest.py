@@ -87,6 +87,12 @@ def skip_without(*drivers: str) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The machine's holdout registry of this session: module- and session-scoped fixtures run before the
+    # per-test `juge_home` fixture, and must not touch the real one in the user's home either.
+    import os
+    import tempfile
+
+    os.environ["JUGE_HOME"] = tempfile.mkdtemp(prefix="juge-home-session-")
     config.addinivalue_line("markers", f"needs(*drivers): skipped unless each is present ({', '.join(DRIVERS)})")
 
 
@@ -98,6 +104,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 REPO = Path(__file__).resolve().parents[1]
 SHARED_SAMPLE = REPO.parent / "shared" / "data" / "mtbench-sample"
 PACKAGED_SAMPLE = REPO / "src" / "juge" / "demo_data"
+
+
+@pytest.fixture(autouse=True)
+def juge_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test gets its own machine-wide holdout registry: the real one in the user's home is never touched."""
+    home = tmp_path_factory.mktemp("juge-home")
+    monkeypatch.setenv("JUGE_HOME", str(home))
+    return home
 
 
 @pytest.fixture

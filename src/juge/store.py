@@ -582,21 +582,30 @@ class Store:
         rows = self.conn.execute("SELECT * FROM holdout_uses WHERE data_hash = ? ORDER BY id", (data_hash,)).fetchall()
         return [dict(r) for r in rows]
 
-    def holdout_uses_sharing(self, item_ids: Iterable[str], groups: Iterable[str]) -> list[dict[str, Any]]:
-        """Earlier holdout uses that tested any of these item ids or groups, oldest first, each with the
-        ``shared_items`` and ``shared_groups`` (sorted)."""
-        ids, grps = set(item_ids), set(groups)
-        shared: dict[int, tuple[set[str], set[str]]] = {}
-        for r in self.conn.execute("SELECT use_id, item_id, grp FROM holdout_use_items"):
-            if r["item_id"] in ids or r["grp"] in grps:
-                items, groups_ = shared.setdefault(r["use_id"], (set(), set()))
+    def holdout_uses_sharing(
+        self, item_ids: Iterable[str], groups: Iterable[str], fingerprints: Iterable[str] = ()
+    ) -> list[dict[str, Any]]:
+        """Earlier holdout uses that tested any of these item ids, groups or item content fingerprints, oldest
+        first, each with the ``shared_items`` and ``shared_groups`` (sorted) and ``shared_fingerprints`` (a count)."""
+        ids, grps, fps = set(item_ids), set(groups), set(fingerprints)
+        shared: dict[int, tuple[set[str], set[str], set[str]]] = {}
+        for r in self.conn.execute("SELECT use_id, item_id, grp, fingerprint FROM holdout_use_items"):
+            if r["item_id"] in ids or r["grp"] in grps or (r["fingerprint"] and r["fingerprint"] in fps):
+                items, groups_, prints = shared.setdefault(r["use_id"], (set(), set(), set()))
                 if r["item_id"] in ids:
                     items.add(r["item_id"])
                 if r["grp"] in grps:
                     groups_.add(r["grp"])
+                if r["fingerprint"] in fps:
+                    prints.add(r["fingerprint"])
         rows = self.conn.execute("SELECT * FROM holdout_uses ORDER BY id").fetchall()
         return [
-            {**dict(r), "shared_items": sorted(shared[r["id"]][0]), "shared_groups": sorted(shared[r["id"]][1])}
+            {
+                **dict(r),
+                "shared_items": sorted(shared[r["id"]][0]),
+                "shared_groups": sorted(shared[r["id"]][1]),
+                "shared_fingerprints": len(shared[r["id"]][2]),
+            }
             for r in rows
             if r["id"] in shared
         ]
@@ -607,17 +616,17 @@ class Store:
         policy_hash: str,
         forced: bool,
         result: dict[str, Any] | None,
-        items: Iterable[tuple[str, str]] = (),
+        items: Iterable[tuple[str, str] | tuple[str, str, str]] = (),
     ) -> None:
-        """Record one holdout test and its (item id, group) pairs. Call it inside ``transaction()`` with the
-        check of earlier uses, so two concurrent tests cannot both pass the check."""
+        """Record one holdout test and its (item id, group[, content fingerprint]) rows. Call it inside
+        ``transaction()`` with the check of earlier uses, so two concurrent tests cannot both pass the check."""
         cur = self.conn.execute(
             "INSERT INTO holdout_uses (data_hash, policy_hash, forced, used_at, result) VALUES (?, ?, ?, ?, ?)",
             (data_hash, policy_hash, int(forced), now_iso(), _dumps(result)),
         )
         self.conn.executemany(
-            "INSERT INTO holdout_use_items (use_id, item_id, grp) VALUES (?, ?, ?)",
-            [(cur.lastrowid, item_id, group) for item_id, group in items],
+            "INSERT INTO holdout_use_items (use_id, item_id, grp, fingerprint) VALUES (?, ?, ?, ?)",
+            [(cur.lastrowid, row[0], row[1], row[2] if len(row) > 2 else None) for row in items],
         )
 
 

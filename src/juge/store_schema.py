@@ -123,7 +123,8 @@ CREATE TABLE IF NOT EXISTS holdout_uses (
 CREATE TABLE IF NOT EXISTS holdout_use_items (
     use_id INTEGER NOT NULL REFERENCES holdout_uses(id),
     item_id TEXT NOT NULL,
-    grp TEXT NOT NULL
+    grp TEXT NOT NULL,
+    fingerprint TEXT
 );
 CREATE TABLE IF NOT EXISTS batches (
     id TEXT PRIMARY KEY,
@@ -326,5 +327,10 @@ MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
     Migration(5, "a call names what it was made for (payer)", lambda c: _add_columns(c, "calls", (("payer", "TEXT"),))),
     Migration(6, "provider batches and the requests each carried", lambda c: run_script(c, _BATCHES)),
     # From 7 on, each migration runs exactly once, on the layout of the version before it.
+    Migration(
+        7,
+        "a tested holdout item keeps its content fingerprint (tested once per machine, whatever its id)",
+        lambda c: run_script(c, "ALTER TABLE holdout_use_items ADD COLUMN fingerprint TEXT"),  # SQLite and PostgreSQL
+    ),
 )
 SCHEMA_VERSION = latest_version(MIGRATIONS)

@@ -215,12 +215,13 @@ def test_the_refusal_names_an_item_as_an_item_and_a_group_as_a_group():
     text = _used_before(
         [
             {
-                "shared_items": ["mtb-q100-a-vs-b"],
-                "shared_groups": ["100"],
-                "data_hash": "d" * 64,
+                "shared_items": 1,
+                "shared_groups": 1,
+                "examples": ["item 'mtb-q100-a-vs-b'", "group '100'"],
+                "found_in": ["store"],
                 "used_at": "2026-11-29T14:00",
                 "policy_hash": "p" * 64,
             }
         ]
     )
-    assert "e.g. item 'mtb-q100-a-vs-b' and group '100'" in text
+    assert "e.g. item 'mtb-q100-a-vs-b' and group '100'" in text and "found in store" in text

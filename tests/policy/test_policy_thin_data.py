@@ -110,7 +110,8 @@ def test_items_without_split_say_how_to_make_one(tmp_path: Path) -> None:
     assert not (tmp_path / "p.json").exists()
 
 
-def test_a_pass_fail_run_is_refused_plainly(tmp_path: Path) -> None:
+def test_a_pass_fail_run_without_a_split_is_refused_plainly(tmp_path: Path) -> None:
+    """PASS/FAIL judges get policies now; a run of cases with no split still cannot give one, and says how."""
     db = tmp_path / "j.db"
     with Store(db) as store:
         store.create_run(
@@ -145,4 +146,4 @@ def test_a_pass_fail_run_is_refused_plainly(tmp_path: Path) -> None:
     )
     assert res.exit_code == 2
     text = " ".join(res.output.split())
-    assert "juge policy supports pairwise judges for now" in text and "is not one of" not in text
+    assert "no item has a `split` field" in text and "juge split" in text and "is not one of" not in text

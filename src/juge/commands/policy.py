@@ -292,10 +292,14 @@ def _study_data(
     db: Path,
     field_map: str | None = None,
     labels_map: str | None = None,
+    kind: str | None = None,
 ):
+    """The policy's inputs: ``PairStudyData`` for pairs, ``GradeStudyData`` for PASS/FAIL or scores
+    (``kind``: the policy's judge kind; None: guessed from the items and labels)."""
     from juge.calibration.inputs import NotPairs, load_inputs
     from juge.data.readers import parse_mapping
     from juge.policy.derivation import pair_study_data
+    from juge.policy.grades import grade_study_data
 
     if not judgments and run is None:
         raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
@@ -306,19 +310,19 @@ def _study_data(
             labels=labels,
             run=run,
             db=db,
-            kind="pairwise",
+            kind=kind,  # type: ignore[arg-type]
             mapping=parse_mapping(field_map),
             labels_map=parse_mapping(labels_map, "--labels-map"),
         )
     except NotPairs as exc:
-        raise InputError(
-            f"juge policy supports pairwise judges for now (two answers per item, votes A/B/tie): {exc}"
-        ) from None
+        raise InputError(f"the policy is for a pairwise judge (two answers per item, votes A/B/tie): {exc}") from None
     for warning in inputs.warnings:
         err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
     for notice in inputs.notices:
         err.print(Text("note: " + notice, style="yellow"), soft_wrap=True)
-    return pair_study_data(inputs)
+    if kind is not None and inputs.kind != kind:
+        raise InputError(f"the policy is for a {kind} judge, but these items and labels are a {inputs.kind} study")
+    return pair_study_data(inputs) if inputs.kind == "pairwise" else grade_study_data(inputs)
 
 
 def _bootstrap(seed: int, resamples: int):
@@ -475,6 +479,21 @@ def derive_command(
             help="Candidate judge (name or judge/template); repeatable. Default: every judge in the judgments.",
         ),
     ] = None,
+    min_recall: Annotated[
+        float | None,
+        typer.Option(
+            "--min-recall",
+            help="PASS/FAIL judges: the judge decides a category alone only if it catches at least this share of "
+            "human FAILs (on top of catching as many as one person catches of another's).",
+        ),
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            help="Score judges: a case passes at this score or above. Default: chosen on dev from the labels "
+            "(the point at which people agree most on pass/fail) and written into the policy."
+        ),
+    ] = None,
     audit_n: Annotated[int, typer.Option("--audit-n", min=1, help="Decisions a person reads each week (rule 5).")] = 10,
     output: Annotated[Path, typer.Option("-o", "--output", help="The policy for people (Markdown).")] = Path(
         "JUDGE_POLICY.md"
@@ -495,7 +514,8 @@ def derive_command(
     person; (5) a weekly audit sample; (6) --rule guarantee: route by confidence with a
     stated guarantee. Writes JUDGE_POLICY.md for people and policy.json for juge.
     """
-    from juge.policy.derivation import derive_policy, policy_markdown
+    from juge.policy.derivation import derive_any_policy, policy_markdown
+    from juge.policy.grades import GradeStudyData
 
     if split == "holdout" and not force_split:
         raise InputError(
@@ -506,18 +526,23 @@ def derive_command(
         if not 0 < value < 1:
             raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
     data = _study_data(items, judgments, run, labels, db, field_map, labels_map)
-    policy = derive_policy(
+    policy = derive_any_policy(
         data,
         split=split,
         margin=margin,
         rule=rule,
         target=target,
         confidence=confidence,
+        min_recall=min_recall,
+        threshold=threshold,
         judges=judge,
         audit_n=audit_n,
         boot=_bootstrap(seed, resamples),
     )
-    _policy_tables(policy)
+    if isinstance(data, GradeStudyData):
+        _grade_policy_tables(policy)
+    else:
+        _policy_tables(policy)
     write_atomic(output, policy_markdown(policy))
     out.print(Text(f"wrote {output}"))
     write_json(json_path, policy)
@@ -555,27 +580,33 @@ def test_command(
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
 ) -> None:
-    """Test a policy once on the holdout split and record the use in the store.
+    """Test a policy once on the holdout split; record the test in the store, this machine's registry and the
+    policy file.
 
     Reports the decisions, the share the judge decides alone, and on those items:
     agreement and kappa with the majority, judge vs each person and person vs person;
-    the judge on every holdout item with no policy; per category. A test that shares
-    any item or group with an earlier test (a subset, relabelled or renamed copy
-    included), with any policy, is refused (exit 2) unless --force, which is flagged.
+    the judge on every holdout item with no policy; per category, and whether the policy
+    HELD on holdout (the dev decision stands) or NOT (a gap now beyond the margin); exit 0
+    either way. A test that shares any item (by content: question and answers), id or
+    group with an earlier test, from any store or directory, with any policy, is refused
+    (exit 2) unless --force, which is recorded and shown as FORCED.
     """
     from juge.policy.derivation import read_policy
-    from juge.policy.holdout import run_holdout_test
+    from juge.policy.holdout import test_policy
 
-    policy = read_policy(policy_path)
-    data = _study_data(items, judgments, run, labels, db, field_map, labels_map)
-    with staged_json(json_path) as stage, Store(db) as store:
-        # The JSON goes to a temporary file inside the transaction that records the use: an unwritable
-        # --json fails before the holdout is used up.
-        result = run_holdout_test(
-            policy, data, store, split=split, force=force, boot=_bootstrap(seed, resamples), before_recording=stage
+    kind = read_policy(policy_path)["judge_kind"]  # a bad policy file is named before the data is read
+    data = _study_data(items, judgments, run, labels, db, field_map, labels_map, kind=kind)
+    with Store(db) as store:
+        result = test_policy(
+            policy_path, data, store, split=split, force=force, boot=_bootstrap(seed, resamples), json_path=json_path
         )
+    policy = read_policy(policy_path)
     if result.get("warning"):  # once, with the figures it qualifies (and in --json)
         out.print(Text(result["warning"], style="bold red"))
+    if kind != "pairwise":
+        _grade_test_tables(policy, result)
+        _print_conclusion(result, json_path, policy_path)
+        return
     table = Table(
         title=Text(f"Policy {policy['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
         title_justify="left",
@@ -599,7 +630,7 @@ def test_command(
         )
     out.print(table)
     table = Table(title="Per category (items the judge decides)", title_justify="left")
-    for col in ("category", "judge decides", "vs majority", "judge vs each person", "person vs person"):
+    for col in ("category", "judge decides", "vs majority", "judge vs each person", "person vs person", "on holdout"):
         table.add_column(col)
     for cat, block in result["per_category"].items():
         j = block["on_judged_items"]
@@ -609,8 +640,11 @@ def test_command(
             fmt(j["vs_majority"]["agreement"]),
             fmt(j["vs_people"]["agreement"]),
             fmt(j["ceiling"]),
+            _held_text(block["conclusion"]),
         )
     out.print(table)
+    for cat, block in result["per_category"].items():
+        out.print(Text(f"{cat}: {block['conclusion']['reason']}"))
     g = result.get("guarantee")
     if g:
         held = {True: "held", False: "NOT held", None: "untested (the judge decided no item with a majority)"}[
@@ -624,37 +658,151 @@ def test_command(
             )
         )
     out.print("Agreement with the majority is never compared with person vs person (the ceiling).")
+    _print_conclusion(result, json_path, policy_path)
+
+
+def _print_conclusion(result: dict[str, Any], json_path: Path | None, policy_path: Path) -> None:
+    conclusion = result["conclusion"]
+    style = "bold green" if conclusion["held"] else "bold red"
+    out.print(Text("Policy on holdout: ", style="bold") + Text(conclusion["reason"], style=style), soft_wrap=True)
     if json_path is not None:
         out.print(Text(f"wrote {json_path}"))
+    out.print(Text(f"recorded in {policy_path} (holdout_tests), the store and this machine's holdout registry"))
+
+
+def _grade_policy_tables(policy: dict[str, Any]) -> None:
+    """A PASS/FAIL or score policy in the terminal: the candidates, the threshold, the categories."""
+    kind = policy["judge_kind"]
+    sel = policy["selection"]
+    table = Table(
+        title=f"Rule 1: candidates on dev, by {sel['by'].replace('_', ' ')} with each person, on the "
+        f"{sel['n_shared_items']} items every candidate graded",
+        title_justify="left",
+    )
+    for col in ("candidate", "coverage", "agreement", "kappa", "weighted kappa" if kind == "score" else ""):
+        if col:
+            table.add_column(col)
+    for row in sel["candidates"]:
+        cov, f = row["coverage"], row["vs_people"]
+        cells = [fmt(f["agreement"]), fmt(f["kappa"])] + ([fmt(f["weighted_kappa"])] if kind == "score" else [])
+        mark = " (chosen)" if row["key"] == sel["chosen"] else ""
+        table.add_row(Text(row["key"] + mark), f"{cov['value']:.1%} ({cov['n_with_verdict']}/{cov['n_items']})", *cells)
+    out.print(table)
+    if kind == "score":
+        how = "chosen on dev from the labels" if policy.get("threshold_choice") else "given"
+        out.print(Text(f"threshold: a case passes at {policy['threshold']:g} or above ({how})"))
+    table = Table(title=f"Rule 3: categories (margin {policy['margin']:g})", title_justify="left")
+    for col in ("category", "judged", "decision", "why"):
+        table.add_column(col)
+    for cat, r in policy["categories"].items():
+        decision = Text(r["decision"])
+        if r.get("too_few"):
+            decision.append(" (too few items to decide)", style="yellow")
+        table.add_row(Text(cat), f"{r['n_with_verdict']}/{r['n_items']}", decision, Text(r["reason"]))
+    out.print(table)
+
+
+def _grade_test_tables(policy: dict[str, Any], result: dict[str, Any]) -> None:
+    kind = policy["judge_kind"]
+    table = Table(
+        title=Text(f"Policy {policy['policy_hash'][:12]} on split {result['split']} ({result['n_items']} items)"),
+        title_justify="left",
+    )
+    table.add_column("decision")
+    table.add_column("items", justify="right")
+    for label, count in result["decisions"].items():
+        table.add_row(Text(label), str(count))
+    out.print(table)
+    out.print(Text(f"judge decides alone: {fmt(result['judge_decides'])}"))
+    table = Table(title="On the holdout: judge vs each person, people vs each other (same items)", title_justify="left")
+    cols = ["items", "agreement", "kappa"]
+    cols += ["failures caught", "false flags"] if kind == "passfail" else ["weighted kappa", "agreement at threshold"]
+    for col in cols:
+        table.add_column(col)
+    for name, block in (("judged by the policy", result["on_judged_items"]), ("all, no policy", result["no_policy"])):
+        for who, f in (("judge", block["vs_people"]), ("people", block["people"])):
+            if kind == "passfail":
+                extra = [
+                    f"{fmt(f['failures_caught']['rate'])} (caught {f['failures_caught']['k']} of "
+                    f"{f['failures_caught']['n']})",
+                    fmt(f["false_flags"]["rate"]),
+                ]
+            else:
+                extra = [fmt(f["weighted_kappa"]), fmt((f.get("at_threshold") or {}).get("agreement"))]
+            table.add_row(f"{name}: {who}", fmt(f["agreement"]), fmt(f["kappa"]), *extra)
+    out.print(table)
+    for cat, block in result["per_category"].items():
+        out.print(Text(f"{cat}: {block['conclusion']['reason']}"))
+
+
+def _held_text(conclusion: dict[str, Any]) -> Text:
+    if conclusion["dev_decision"] != "judge":
+        return Text("person (stands)")
+    return {
+        True: Text("held", style="green"),
+        False: Text("NOT HELD", style="bold red"),
+        None: Text("untested", style="yellow"),
+    }[conclusion["held"]]
 
 
 @exits_2_on_input_error
 def route_command(
     policy_path: PolicyOption,
     item: Annotated[
-        Path, typer.Option("--item", help='The new item as one JSON object, with its judge calls under "judgments".')
-    ],
+        Path | None,
+        typer.Option(
+            "--item",
+            help='One new item as a JSON object; without --eval its judge calls come under "judgments".',
+        ),
+    ] = None,
+    items: Annotated[
+        Path | None,
+        typer.Option("--items", help="New items (JSONL/CSV, read with the eval file's mapping); needs --eval."),
+    ] = None,
+    eval_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval",
+            help="Eval file whose judge the policy names: call it live (engine, cache, retries, store) on the items.",
+        ),
+    ] = None,
     judgments: Annotated[
         Path | None, typer.Option("--judgments", help="The item's judge calls in a separate JSONL file.")
     ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="With --eval: write the decisions (JSONL) here, not stdout.")
+    ] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="With --eval: calls in flight at once.")] = None,
+    db: DbOption = DEFAULT_DB,
     json_path: JsonOption = None,
 ) -> None:
-    """Route one new item: judge (its verdict stands) or person, with the reason.
+    """Route new items: judge (its verdict stands) or person, with the reason.
 
-    Item-level reasons come first: the answers' order changed the verdict, or a
-    judgment was refused, unparsed or missing; then the category (or, under --rule
-    guarantee, the judge's confidence).
+    With --eval, the policy's judge is called live through the engine on --items (or one --item) and one
+    decision per item is written as JSONL; the judge's model and template hash must be the ones the policy
+    was derived with (else exit 2). Without it, --item carries its recorded judge calls. Item-level reasons
+    come first: the answers' order changed the verdict, or a judgment was refused, unparsed or missing;
+    then the category (or, under --rule guarantee, the judge's confidence).
     """
     from juge.data.adapters import read_recorded_judgments
     from juge.policy.derivation import read_policy
     from juge.policy.route import read_route_item, route_item
 
     policy = read_policy(policy_path)
+    if eval_file is not None:
+        _route_live(policy, eval_file, item, items, output, concurrency, db, json_path)
+        return
+    if items is not None or output is not None:
+        raise InputError("--items and -o need --eval: the eval file names the judge to call on new items")
+    if item is None:
+        raise InputError("give --item FILE (one item with its judge calls), or --eval with --items or --item")
     case, calls = read_route_item(item)
     if judgments is not None:
         calls += [j for j in read_recorded_judgments(judgments) if j.item_id == case.id]
     decision = route_item(policy, case.id, case.category, calls)
     words = {"A": "answer 1 is better", "B": "answer 2 is better", "tie": "a tie", "inconsistent": "inconsistent"}
+    if decision.passes is not None:
+        words[decision.verdict or ""] = "passes" if decision.passes else "does not pass"
     out.print(Text(decision.label, style="bold"))
     out.print(Text(f"reason: {decision.detail}"))
     verdict = decision.verdict
@@ -663,6 +811,56 @@ def route_command(
         + Text("" if decision.route == "judge" else " -- not to be used: a person decides")
     )
     write_json(json_path, decision.to_dict())
+
+
+def _route_live(
+    policy: dict[str, Any],
+    eval_file: Path,
+    item: Path | None,
+    items: Path | None,
+    output: Path | None,
+    concurrency: int | None,
+    db: Path,
+    json_path: Path | None,
+) -> None:
+    from juge.config import load_eval
+    from juge.live_route import route_live
+    from juge.policy.route import read_route_item
+
+    if (item is None) == (items is None):
+        raise InputError("with --eval, give the new items as --items FILE or one --item FILE")
+    config = load_eval(eval_file)
+    cases = None
+    if item is not None:
+        case, recorded = read_route_item(item)
+        if recorded:
+            err.print(Text(f"note: {item}: its {len(recorded)} recorded judge calls are not used; the judge is called"))
+        cases = [case]
+    with staged_output(output, "-o") as tmp, Store(db) as store:
+        routed = route_live(policy, config, store, items=items, cases=cases, concurrency=concurrency)
+        lines = "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in routed.decisions)
+        if tmp is not None:
+            tmp.write_text(lines, encoding="utf-8")
+    if output is None:
+        print(lines, end="")
+    n_judge = sum(d.route == "judge" for d in routed.decisions)
+    err.print(
+        Text(
+            f"routed {len(routed.decisions)} items: {n_judge} to the judge, {len(routed.decisions) - n_judge} to a "
+            f"person; {routed.calls} calls, {routed.cache_hits} cache hits, {routed.retries} retries "
+            f"(run {routed.run_id})"
+        )
+    )
+    if json_path is not None:  # stdout carries the JSONL: say so on stderr
+        summary = {
+            "run_id": routed.run_id,
+            "calls": routed.calls,
+            "cache_hits": routed.cache_hits,
+            "retries": routed.retries,
+            "decisions": [d.to_dict() for d in routed.decisions],
+        }
+        write_atomic(json_path, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        err.print(Text(f"wrote {json_path}"))
 
 
 def _require_policy_judges(policy: dict[str, Any], run_id: str, calls: list) -> None:

@@ -56,6 +56,9 @@ from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
 from juge.stats import paired_ratio_difference
 
 POLICY_FORMAT = 1
+# The policy file's schema: 2 adds judge_kind (pairwise, passfail, score) and holdout_tests; a file
+# without schema_version is a pairwise policy of schema 1 and loads as it is.
+SCHEMA_VERSION = 2
 RULES = ("margin", "lower-bound", "guarantee")
 DIGITS = 3
 MIN_PAIRS = 30
@@ -117,9 +120,13 @@ def no_split_error(split: str, cases: Iterable[Case]) -> InputError:
     return InputError(f"no item with split {split!r} and human votes; splits in the data: {', '.join(splits)}")
 
 
+UNHASHED = ("policy_hash", "holdout_tests")
+
+
 def policy_hash(policy: dict[str, Any]) -> str:
-    """sha256 of the policy's canonical JSON, without the hash itself."""
-    body = {k: v for k, v in policy.items() if k != "policy_hash"}
+    """sha256 of the policy's canonical JSON, without the hash itself and the record of its holdout tests
+    (``juge policy test`` appends to it; every other edit breaks the hash)."""
+    body = {k: v for k, v in policy.items() if k not in UNHASHED}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -415,6 +422,8 @@ def derive_policy(
     policy: dict[str, Any] = {
         "kind": "juge-policy",
         "format": POLICY_FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "judge_kind": "pairwise",
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "juge_version": __version__,
         "rule": rule,
@@ -460,6 +469,12 @@ def read_policy(path: Path) -> dict[str, Any]:
         raise InputError(f"{path}: policy format {policy.get('format')!r}; this juge reads format {POLICY_FORMAT}")
     if policy.get("policy_hash") != policy_hash(policy):
         raise InputError(f"{path}: the policy was edited after it was derived (hash mismatch); derive it again")
+    if policy.get("schema_version", 1) > SCHEMA_VERSION:
+        raise InputError(
+            f"{path}: policy schema_version {policy['schema_version']}; this juge reads up to {SCHEMA_VERSION} "
+            "(upgrade juge)"
+        )
+    policy.setdefault("judge_kind", "pairwise")  # schema 1: pairwise only
     return policy
 
 
@@ -478,6 +493,10 @@ def _est(e: dict[str, Any] | None) -> str:
 
 def policy_markdown(policy: dict[str, Any]) -> str:
     """JUDGE_POLICY.md: the rules in plain words, the numbers behind each, limits, and when to recalibrate."""
+    if policy.get("judge_kind", "pairwise") != "pairwise":
+        from juge.policy.grades import grade_policy_markdown
+
+        return grade_policy_markdown(policy)
     p = policy
     key = p["judge"]
     info = p["judges"][key]
@@ -684,3 +703,35 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def derive_any_policy(
+    data: Any,
+    *,
+    split: str = "dev",
+    margin: float = 0.05,
+    rule: str = "margin",
+    target: float = 0.9,
+    confidence: float = 0.9,
+    min_recall: float | None = None,
+    threshold: float | None = None,
+    judges: Sequence[str] | None = None,
+    audit_n: int = 10,
+    boot: Bootstrap = Bootstrap(),
+) -> dict[str, Any]:
+    """The policy for whatever judge the data holds: ``PairStudyData`` (pairwise) or ``GradeStudyData``
+    (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
+    ``rule="guarantee"`` (pairs)."""
+    from juge.policy.grades import GradeStudyData, derive_grade_policy
+
+    if isinstance(data, GradeStudyData):
+        return derive_grade_policy(
+            data, split=split, margin=margin, rule=rule, min_recall=min_recall, threshold=threshold,
+            judges=judges, audit_n=audit_n, boot=boot,
+        )  # fmt: skip
+    if min_recall is not None or threshold is not None:
+        raise InputError("--min-recall and --threshold are for PASS/FAIL and score judges; these items are pairs")
+    return derive_policy(
+        data, split=split, margin=margin, rule=rule, target=target, confidence=confidence, judges=judges,
+        audit_n=audit_n, boot=boot,
+    )  # fmt: skip

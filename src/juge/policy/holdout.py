@@ -1,11 +1,20 @@
 """Test a judge policy once on the holdout split, and record that the holdout was used.
 
-The store's ``holdout_uses`` table records every test with its data hash (items and
-human labels) and, in ``holdout_use_items``, its item ids and groups. A test whose
-data hash, or any item id or group, was in an earlier test (with any policy) is
-refused unless forced: a subset, a relabelled copy or a renamed split is the same
-holdout. A forced test is flagged in its result and in every later one
-(``previous_uses``).
+Every test is recorded in three places: the store's ``holdout_uses`` table (data hash; item ids,
+groups and content fingerprints in ``holdout_use_items``), the machine's registry
+(:mod:`juge.policy.registry`, content fingerprints, whatever the store or directory) and the
+policy file itself (``holdout_tests``). A test whose data hash, or any item id, group or content
+fingerprint, was in an earlier test found in any of them (with any policy) is refused unless
+forced: a subset, a relabelled copy, a renamed split or a copy with ids prefixed and groups
+shifted is the same holdout. A forced test is flagged FORCED in its result, the policy file and
+every later one (``previous_uses``).
+
+The conclusion: per category, whether the dev decision stands on holdout (for a category the judge
+decides, judge vs person minus person vs person on the category's holdout items with a verdict is
+still within the margin, compared as printed, or under ``lower-bound`` the interval's lower bound
+is still above -margin); overall, whether every such category held and the gap on all the items
+the judge decided is within the margin too (``guarantee``: whether the guarantee held). A category
+the policy sends to a person stands whatever holdout shows: a person deciding is never the risk.
 
 Figures on the holdout (all with a clustered bootstrap interval over items):
 the decisions and the share the judge decides alone; on the items the judge decides,
@@ -16,16 +25,34 @@ item with no policy; and all of it per category.
 
 from __future__ import annotations
 
+import json
+import os
+import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from juge.calibration.pairtable import PairItem
 from juge.calibration.pairwise import Bootstrap, ceiling, vs_majority, vs_people
+from juge.data.records import Case
 from juge.errors import InputError
-from juge.policy.derivation import PairStudyData, no_split_error, split_hash
+from juge.files import staged_output
+from juge.policy.derivation import (
+    DIGITS,
+    PairStudyData,
+    category_row,
+    no_split_error,
+    policy_hash,
+    r3,
+    read_policy,
+    split_hash,
+)
 from juge.policy.guarantee import check_on_holdout
-from juge.policy.route import JUDGE, RouteDecision, route_item
+from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
+from juge.policy.route import JUDGE, RouteDecision, check_versions, route_item
 from juge.stats import ratio_estimate
 from juge.store import Store
 
@@ -57,41 +84,344 @@ def _figures(items: Sequence[PairItem], decided: set[str], boot: Bootstrap) -> d
     }
 
 
-def run_holdout_test(
-    policy: dict[str, Any],
-    data: PairStudyData,
-    store: Store,
-    *,
-    split: str = "holdout",
-    force: bool = False,
-    boot: Bootstrap = Bootstrap(),
-    before_recording: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Apply the policy to the holdout split, once; record the use in the store and return the result.
+@dataclass(frozen=True)
+class LedgerItem:
+    """What the ledgers keep of one tested item: its id and group (this store) and its content fingerprint."""
 
-    ``before_recording(result)`` runs inside the transaction that records the use (e.g. writing the output
-    to a temporary file): if it raises, nothing is recorded and the holdout is not used up.
-    """
-    table = data.table().split(split)
-    items = table.items
-    if not items:
-        raise no_split_error(split, data.cases)
-    ids = {it.item_id for it in items}
-    data_hash = split_hash([c for c in data.cases if c.id in ids], data.labels)
+    item_id: str
+    group: str
+    fingerprint: str
+
+
+def ledger_items(item_ids: Iterable[str], cases: Iterable[Case]) -> list[LedgerItem]:
+    by_id = {c.id: c for c in cases}
+    return [LedgerItem(i, by_id[i].group, case_fingerprint(by_id[i])) for i in item_ids]
+
+
+def check_test_split(policy: dict[str, Any], data_hash: str, groups: Iterable[str], split: str) -> None:
+    """The test items are not the dev items, and share no group with them."""
     derived_on = policy["dev"].get("split", "dev")
     if data_hash == policy["dev"]["data_hash"]:
         raise InputError(
             f"the policy was derived on these very items (split {derived_on!r}); testing it on them "
             "measures nothing. Test it on items it has not seen: --split NAME of another split"
         )
-    overlap = sorted({it.group for it in items} & set(policy["dev"]["groups"]))
+    overlap = sorted(set(groups) & set(policy["dev"]["groups"]))
     if overlap:
         raise InputError(
             f"{len(overlap)} groups of split {split!r} are also in split {derived_on!r} the policy was "
             f"derived on (e.g. {overlap[0]!r}): the test items must not share groups with them"
         )
-    _previous_uses(store, data_hash, items, force)  # refuse early, before the figures
 
+
+def previous_tests(
+    store: Store,
+    registry: Registry,
+    policy: dict[str, Any],
+    data_hash: str,
+    items: Sequence[LedgerItem],
+    force: bool,
+) -> list[dict[str, Any]]:
+    """Earlier tests of these items found in the store (same data hash, or a shared item id, group or content
+    fingerprint), in the machine's registry or in the policy file (a shared content fingerprint), with any
+    policy; one entry per test, naming where it was found.
+
+    Refuses (HoldoutAlreadyUsed) unless ``force``: dropping an item, editing a label, renaming the split, or
+    copying the items under new ids and groups to another store or directory does not make them unseen.
+    """
+    fingerprints = {it.fingerprint for it in items}
+    found: dict[str, dict[str, Any]] = {}
+
+    def add(key: str, where: str, row: dict[str, Any]) -> None:
+        entry = found.setdefault(
+            key,
+            {
+                "test_id": row.get("test_id"),
+                "used_at": row["used_at"],
+                "policy_hash": row["policy_hash"],
+                "forced": bool(row["forced"]),
+                "shared_items": 0,
+                "shared_groups": 0,
+                "examples": [],
+                "found_in": [],
+            },
+        )
+        entry["found_in"].append(where)
+        entry["shared_items"] = max(entry["shared_items"], row.get("n_shared_items", 0))
+        entry["shared_groups"] = max(entry["shared_groups"], row.get("n_shared_groups", 0))
+        entry["examples"] += [e for e in row.get("examples", []) if e not in entry["examples"]]
+
+    by_id = {
+        u["id"]: {**u, "shared_items": [], "shared_groups": [], "shared_fingerprints": len(items)}
+        for u in store.holdout_uses(data_hash)
+    }
+    by_id |= {
+        u["id"]: u
+        for u in store.holdout_uses_sharing([it.item_id for it in items], [it.group for it in items], fingerprints)
+    }
+    for use_id in sorted(by_id):
+        u = by_id[use_id]
+        test_id = (json.loads(u["result"]) if u.get("result") else {}).get("test_id")
+        examples = [f"item {u['shared_items'][0]!r}"] if u["shared_items"] else []
+        examples += [f"group {u['shared_groups'][0]!r}"] if u["shared_groups"] else []
+        add(
+            test_id or f"store-{use_id}",
+            "store",
+            {
+                **u,
+                "test_id": test_id,
+                "n_shared_items": max(len(u["shared_items"]), u["shared_fingerprints"]),
+                "n_shared_groups": len(u["shared_groups"]),
+                "examples": examples,
+            },
+        )
+    for t in registry.tests_sharing(fingerprints):
+        add(
+            t["test_id"],
+            f"this machine's registry (store {t['store']}, from {t['cwd']})",
+            {**t, "n_shared_items": t["shared_items"]},
+        )
+    for t in policy.get("holdout_tests") or []:
+        shared = len(fingerprints & set(t.get("fingerprints") or ()))
+        if shared:
+            add(
+                t.get("test_id") or f"policy-{t['used_at']}",
+                "the policy file",
+                {**t, "policy_hash": policy["policy_hash"], "n_shared_items": shared},
+            )
+    previous = sorted(found.values(), key=lambda u: u["used_at"])
+    if previous and not force:
+        raise HoldoutAlreadyUsed(
+            f"{_used_before(previous)}. A holdout is evaluated once; a second test, even on a subset, relabelled, "
+            "renamed or copied holdout, makes its figures optimistic. Test on items no earlier test used, or pass "
+            "--force to test again: the result will be flagged as FORCED."
+        )
+    return previous
+
+
+def _used_before(previous: Sequence[dict[str, Any]]) -> str:
+    """Which earlier tests used these items, in words: the first one, where it was found, and how many there were."""
+    first = previous[0]
+    what = f"{first['shared_items']} of these items"
+    if first["shared_groups"]:
+        what += f" and {first['shared_groups']} of their groups"
+    if first["examples"]:
+        what += f" (e.g. {' and '.join(first['examples'][:2])})"
+    return (
+        f"{what} were already tested on {first['used_at']} with policy {first['policy_hash'][:12]} "
+        f"(found in {'; '.join(first['found_in'])}; {len(previous)} earlier test(s) of these items)"
+    )
+
+
+def record_test(
+    store: Store,
+    registry: Registry,
+    policy: dict[str, Any],
+    result: dict[str, Any],
+    items: Sequence[LedgerItem],
+    summary: dict[str, Any],
+) -> None:
+    """Record the test in the store and in the machine's registry (call inside both transactions)."""
+    store.record_holdout_use(
+        result["data_hash"],
+        policy["policy_hash"],
+        result["forced"],
+        {"test_id": result["test_id"], **summary},
+        items=[(it.item_id, it.group, it.fingerprint) for it in items],
+    )
+    registry.record(
+        test_id=result["test_id"],
+        policy_hash=policy["policy_hash"],
+        split=result["split"],
+        data_hash=result["data_hash"],
+        forced=result["forced"],
+        fingerprints=[it.fingerprint for it in items],
+        store=str(Path(store.path).resolve()) if getattr(store, "path", None) else None,
+        used_at=result["tested_at"],
+    )
+
+
+def policy_file_entry(result: dict[str, Any], items: Sequence[LedgerItem]) -> dict[str, Any]:
+    """What the policy file keeps of one test: when, on what, forced or not, the conclusion, and the items'
+    content fingerprints (so the same file refuses them on any machine)."""
+    return {
+        "test_id": result["test_id"],
+        "used_at": result["tested_at"],
+        "split": result["split"],
+        "data_hash": result["data_hash"],
+        "n_items": len(items),
+        "forced": result["forced"],
+        "held": result["conclusion"]["held"],
+        "conclusion": result["conclusion"]["reason"],
+        "fingerprints_hash": fingerprint_set_hash(it.fingerprint for it in items),
+        "fingerprints": sorted({it.fingerprint for it in items}),
+    }
+
+
+def new_test_header(policy: dict[str, Any], split: str, data_hash: str, previous: Sequence[dict[str, Any]]) -> dict:
+    """The fields every test result starts with."""
+    header: dict[str, Any] = {
+        "kind": "juge-policy-test",
+        "schema_version": TEST_SCHEMA_VERSION,
+        "test_id": uuid.uuid4().hex,
+        "tested_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "policy_hash": policy["policy_hash"],
+        "judge_kind": policy.get("judge_kind", "pairwise"),
+        "judges": policy["judges"],
+        "rule": policy["rule"],
+        "margin": policy["margin"],
+        "split": split,
+        "data_hash": data_hash,
+        "forced": bool(previous),
+        "previous_uses": [
+            {
+                k: u[k]
+                for k in ("test_id", "used_at", "policy_hash", "forced", "shared_items", "shared_groups", "found_in")
+            }
+            for u in previous
+        ],
+    }
+    if previous:
+        header["warning"] = f"FORCED: {_used_before(previous)}; these figures are not an untouched holdout estimate"
+    return header
+
+
+TEST_SCHEMA_VERSION = 2
+
+
+def gap_conclusion(
+    dev_row: dict[str, Any] | None, holdout_row: dict[str, Any], *, margin: float, rule: str
+) -> dict[str, Any]:
+    """Does one category's dev decision stand on holdout? ``holdout_row`` is the category's figures measured
+    on holdout exactly as on dev (its ``decision`` is what holdout alone would have decided)."""
+    dev_decision = dev_row["decision"] if dev_row else "person"
+    out = {
+        "dev_decision": dev_decision,
+        "dev_gap": dev_row.get("gap") if dev_row else None,
+        "holdout_gap": holdout_row.get("gap"),
+        "holdout_decision": holdout_row["decision"],
+        "holdout_reason": holdout_row["reason"],
+    }
+    if dev_row is None:
+        out["held"] = True
+        out["reason"] = "not in the policy (no dev figures): a person decides"
+    elif dev_decision != JUDGE:
+        out["held"] = True
+        out["reason"] = "a person decides: the dev decision stands (holdout: " + holdout_row["reason"] + ")"
+    elif holdout_row.get("gap") is None and rule != "lower-bound":
+        out["held"] = None
+        out["reason"] = "untested: no judge-vs-person or person-vs-person figure on holdout"
+    elif holdout_row["decision"] == JUDGE:
+        out["held"] = True
+        out["reason"] = "held: " + holdout_row["reason"]
+    else:
+        out["held"] = False
+        out["reason"] = "NOT HELD: " + holdout_row["reason"].replace("more than", "now beyond").replace(
+            "not above", "now not above"
+        )
+    return out
+
+
+def overall_conclusion(per_category: dict[str, dict[str, Any]], overall_gap: dict[str, Any] | None) -> dict:
+    """Held when every category the judge decides held and, when given, the gap on all judged items too."""
+    failed = [c for c, r in per_category.items() if r["held"] is False]
+    untested = [c for c, r in per_category.items() if r["held"] is None]
+    gap_failed = overall_gap is not None and overall_gap.get("within_margin") is False
+    if failed or gap_failed:
+        parts = [f"not held in {', '.join(failed)}"] if failed else []
+        if gap_failed:
+            parts.append(f"on all judged items {overall_gap['reason']}")  # type: ignore[index]
+        return {"held": False, "reason": "NOT HELD: " + "; ".join(parts)}
+    judged = [c for c, r in per_category.items() if r["dev_decision"] == JUDGE]
+    if not judged:
+        return {"held": True, "reason": "held: the policy lets the judge decide no category alone"}
+    reason = f"held in every category the judge decides ({', '.join(judged)})"
+    if untested:
+        reason += f"; untested in {', '.join(untested)} (no figure on holdout)"
+    if overall_gap is not None and overall_gap.get("reason"):
+        reason += f"; on all judged items {overall_gap['reason']}"
+    return {"held": True, "reason": "held: " + reason}
+
+
+def margin_gap(jp: dict[str, Any], pp: dict[str, Any], margin: float) -> dict[str, Any]:
+    """judge vs person minus person vs person as printed, and whether it is within the margin."""
+    jp_r, pp_r = r3(jp.get("value")), r3(pp.get("value"))
+    if jp_r is None or pp_r is None:
+        return {"judge_vs_person": jp_r, "person_vs_person": pp_r, "gap": None, "within_margin": None, "reason": None}
+    gap = round(jp_r - pp_r, DIGITS)
+    ok = gap >= -margin
+    return {
+        "judge_vs_person": jp_r,
+        "person_vs_person": pp_r,
+        "gap": gap,
+        "within_margin": ok,
+        "reason": f"judge vs person {jp_r:.3f} vs person vs person {pp_r:.3f}: gap {gap:+.3f}, "
+        f"{'within' if ok else 'beyond'} the {margin:g} margin",
+    }
+
+
+def run_holdout_test(
+    policy: dict[str, Any],
+    data: Any,
+    store: Store,
+    *,
+    split: str = "holdout",
+    force: bool = False,
+    boot: Bootstrap = Bootstrap(),
+    before_recording: Callable[[dict[str, Any]], None] | None = None,
+    registry: Registry | None = None,
+) -> dict[str, Any]:
+    """Apply the policy to the holdout split, once; record the test and return the result.
+
+    ``data`` is a ``PairStudyData`` for a pairwise policy, a ``GradeStudyData`` for a PASS/FAIL or score
+    policy. ``before_recording(result)`` runs inside the transactions that record the test (e.g. writing
+    the outputs to temporary files): if it raises, nothing is recorded and the holdout is not used up.
+    ``registry``: the machine's registry (default: the one at :func:`juge.policy.registry.registry_path`).
+    """
+    kind = policy.get("judge_kind", "pairwise")
+    if kind == "pairwise":
+        table = data.table().split(split)
+        items = table.items
+    else:
+        from juge.policy.grades import grade_holdout_items
+
+        table, items = grade_holdout_items(policy, data, split)
+    if not items:
+        raise no_split_error(split, data.cases)
+    ids = {it.item_id for it in items}
+    data_hash = split_hash([c for c in data.cases if c.id in ids], data.labels)
+    check_test_split(policy, data_hash, {it.group for it in items}, split)
+    ledger = ledger_items([it.item_id for it in items], data.cases)
+    for key in policy["judges"]:  # another model or template version is bad input, named before the ledgers
+        check_versions(
+            policy, key, (j for j in data.judgments if j.item_id in ids and f"{j.judge}/{j.template}" == key)
+        )
+    own_registry = registry is None
+    registry = registry or Registry()
+    try:
+        previous_tests(store, registry, policy, data_hash, ledger, force)  # refuse early, before the figures
+        if kind == "pairwise":
+            figures = _pair_figures(policy, data, items, boot)
+        else:
+            from juge.policy.grades import grade_holdout_figures
+
+            figures = grade_holdout_figures(policy, data, table, items, boot)
+        with store.transaction(), registry.locked():  # the checks and the records are one
+            previous = previous_tests(store, registry, policy, data_hash, ledger, force)
+            summary = figures.pop("_summary")
+            result = {**new_test_header(policy, split, data_hash, previous), **figures, "_ledger": ledger}
+            if before_recording is not None:
+                before_recording(result)
+            record_test(store, registry, policy, result, ledger, summary)
+    finally:
+        if own_registry:
+            registry.close()
+    del result["_ledger"]
+    return result
+
+
+def _pair_figures(policy: dict[str, Any], data: PairStudyData, items: list[PairItem], boot: Bootstrap) -> dict:
+    ids = {it.item_id for it in items}
     by_item: dict[str, list] = {}
     for j in data.judgments:
         if j.item_id in ids:
@@ -105,19 +435,28 @@ def run_holdout_test(
     decided = {d.item_id for d in decisions if d.route == JUDGE}
     counts = Counter(d.label for d in decisions)
     categories = sorted({it.category for it in items})
-    figures = {
+    rule = "lower-bound" if policy["rule"] == "lower-bound" else "margin"
+    figures: dict[str, Any] = {
         "decisions": dict(sorted(counts.items())),
         **_figures(items, decided, boot),
-        "per_category": {
-            c: {
-                **_figures([it for it in items if it.category == c], decided, boot),
-                "decisions": dict(sorted(Counter(d.label for d in decisions if d.category == c).items())),
-            }
-            for c in categories
-        },
+        "per_category": {},
         "items": [d.to_dict() for d in decisions],
         "guarantee": None,
     }
+    per_conclusion = {}
+    for c in categories:
+        cat_items = [it for it in items if it.category == c]
+        holdout_row = category_row(cat_items, POLICY_KEY, margin=policy["margin"], rule=rule, boot=boot)
+        conclusion = gap_conclusion(policy["categories"].get(c), holdout_row, margin=policy["margin"], rule=rule)
+        per_conclusion[c] = conclusion
+        figures["per_category"][c] = {
+            **_figures(cat_items, decided, boot),
+            "decisions": dict(sorted(Counter(d.label for d in decisions if d.category == c).items())),
+            "holdout_gap": {k: holdout_row[k] for k in ("n_with_verdict", "vs_people", "ceiling", "gap", "difference")},
+            "conclusion": conclusion,
+        }
+    judged_block = figures["on_judged_items"]
+    overall_gap = margin_gap(judged_block["vs_people"]["agreement"], judged_block["ceiling"], policy["margin"])
     if policy["rule"] == "guarantee":  # checked on the items the policy let the judge decide alone
         wrong = [
             None if it.majority is None or it.item_id not in decided else it.judges[POLICY_KEY].label != it.majority
@@ -127,80 +466,67 @@ def run_holdout_test(
         figures["guarantee"] = check_on_holdout(
             g["threshold"], [it.item_id in decided for it in items], wrong, target=g["target"], confidence=boot.level
         )
-    with store.transaction():  # the check and the record are one: two concurrent tests cannot both pass
-        previous = _previous_uses(store, data_hash, items, force)
-        result: dict[str, Any] = {
-            "kind": "juge-policy-test",
-            "policy_hash": policy["policy_hash"],
-            "judges": policy["judges"],
-            "rule": policy["rule"],
-            "split": split,
-            "data_hash": data_hash,
-            "forced": bool(previous),
-            "previous_uses": [
-                {
-                    "used_at": u["used_at"],
-                    "policy_hash": u["policy_hash"],
-                    "forced": bool(u["forced"]),
-                    "shared_items": len(u["shared_items"]),
-                    "shared_groups": len(u["shared_groups"]),
-                }
-                for u in previous
-            ],
-            **figures,
+        held = figures["guarantee"]["held"]
+        conclusion = {
+            "held": held,
+            "reason": {
+                True: "held: the judge's disagreement with the majority stayed within the guarantee",
+                False: "NOT HELD: the judge's disagreement with the majority exceeded the guarantee",
+                None: "untested: the judge decided no item with a majority",
+            }[held],
         }
-        if result["forced"]:
-            result["warning"] = f"FORCED: {_used_before(previous)}; these figures are not an untouched holdout estimate"
-        if before_recording is not None:
-            before_recording(result)
-        store.record_holdout_use(
-            data_hash,
-            policy["policy_hash"],
-            bool(previous),
-            {
-                "decisions": result["decisions"],
-                "judge_decides": result["judge_decides"],
-                "vs_majority": result["on_judged_items"]["vs_majority"]["agreement"],
-            },
-            items=[(it.item_id, it.group) for it in items],
+    else:
+        conclusion = overall_conclusion(per_conclusion, overall_gap)
+    figures["conclusion"] = {**conclusion, "on_judged_items": overall_gap}
+    figures["_summary"] = {
+        "decisions": figures["decisions"],
+        "judge_decides": figures["judge_decides"],
+        "vs_majority": judged_block["vs_majority"]["agreement"],
+        "held": conclusion["held"],
+    }
+    return figures
+
+
+def test_policy(
+    policy_path: Path,
+    data: Any,
+    store: Store,
+    *,
+    split: str = "holdout",
+    force: bool = False,
+    boot: Bootstrap = Bootstrap(),
+    json_path: Path | None = None,
+    registry: Registry | None = None,
+) -> dict[str, Any]:
+    """`juge policy test`: read the policy, test it once on ``split``, and write the test into the policy file
+    (and the result to ``json_path``). Both files are staged and renamed only once the test is recorded, so an
+    unwritable one fails before the holdout is used up, and nothing is half-written."""
+    policy = read_policy(policy_path)
+    with staged_output(json_path, "--json") as json_tmp, staged_output(policy_path, "--policy") as policy_tmp:
+        assert policy_tmp is not None
+
+        def stage(result: dict[str, Any]) -> None:
+            ledger = result["_ledger"]
+            if json_tmp is not None:
+                _write_json(json_tmp, {k: v for k, v in result.items() if not k.startswith("_")})
+            updated = {
+                **policy,
+                "holdout_tests": [*(policy.get("holdout_tests") or []), policy_file_entry(result, ledger)],
+            }
+            assert policy_hash(updated) == policy["policy_hash"]  # the tests are outside what the hash covers
+            _write_json(policy_tmp, updated)
+
+        result = run_holdout_test(
+            policy, data, store, split=split, force=force, boot=boot, before_recording=stage, registry=registry
         )
     return result
 
 
-def _previous_uses(store: Store, data_hash: str, items: Sequence[PairItem], force: bool) -> list[dict[str, Any]]:
-    """Earlier tests of this holdout: the same data hash, or any shared item id or group (with any policy).
-
-    Refuses (HoldoutAlreadyUsed) unless ``force``: dropping an item, editing a label or renaming the split
-    changes the data hash but not the items a person already saw figures for.
-    """
-    by_id = {u["id"]: {**u, "shared_items": [], "shared_groups": []} for u in store.holdout_uses(data_hash)}
-    by_id |= {u["id"]: u for u in store.holdout_uses_sharing([it.item_id for it in items], [it.group for it in items])}
-    previous = [by_id[k] for k in sorted(by_id)]
-    if previous and not force:
-        raise HoldoutAlreadyUsed(
-            f"{_used_before(previous)}. A holdout is evaluated once; a second test, even on a subset, relabelled or "
-            "renamed copy, makes its figures optimistic. Test on items no earlier test used, or pass --force to test "
-            "again: the result will be flagged as forced."
-        )
-    return previous
+test_policy.__test__ = False  # type: ignore[attr-defined]  # a function of juge, not a test for pytest
 
 
-def _used_before(previous: Sequence[dict[str, Any]]) -> str:
-    """Which earlier tests used these items, in words: the first one, and how many there were."""
-    first = previous[0]
-    if first["shared_items"] or first["shared_groups"]:
-        examples = []
-        if first["shared_items"]:
-            examples.append(f"item {first['shared_items'][0]!r}")
-        if first["shared_groups"]:
-            examples.append(f"group {first['shared_groups'][0]!r}")
-        what = (
-            f"{len(first['shared_items'])} of these items and {len(first['shared_groups'])} of their groups "
-            f"(e.g. {' and '.join(examples)}) were"
-        )
-    else:
-        what = f"this holdout (data hash {first['data_hash'][:12]}) was"
-    return (
-        f"{what} already tested on {first['used_at']} with policy {first['policy_hash'][:12]} "
-        f"({len(previous)} earlier test(s) of these items)"
-    )
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        f.flush()
+        os.fsync(f.fileno())

@@ -57,6 +57,7 @@ class RouteDecision:
     verdict: str | None
     template: str | None
     confidence: float | None = None
+    passes: bool | None = None  # PASS/FAIL and score judges: does the verdict pass the case
 
     @property
     def label(self) -> str:
@@ -87,6 +88,10 @@ def route_item(
     policy: dict[str, Any], item_id: str, category: str | None, judgments: Iterable[Judgment]
 ) -> RouteDecision:
     """Route one item with its recorded judgments (any judges; the policy picks its own template)."""
+    if policy.get("judge_kind", "pairwise") != "pairwise":
+        from juge.policy.grades import route_grade_item
+
+        return route_grade_item(policy, item_id, category, judgments)
     category = category or "(none)"
     key = policy["templates_by_category"].get(category)
     if key is None:
@@ -246,8 +251,9 @@ def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
             id=str(item_id),
             category=row.get("category"),
             question=row.get("question"),
-            output_1=row.get("answer_1"),
-            output_2=row.get("answer_2"),
+            output=row.get("output", row.get("answer")),
+            output_1=row.get("answer_1", row.get("output_1")),
+            output_2=row.get("answer_2", row.get("output_2")),
             reference=row.get("reference"),
         )
     except ValidationError as exc:

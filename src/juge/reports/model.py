@@ -347,6 +347,15 @@ def _forced_warning(result: dict[str, Any]) -> str | None:
     return None
 
 
+def _conclusion(obj: Any) -> dict[str, Any] | None:
+    """Whether the policy (or one category's decision) held on holdout, and why, in words."""
+    obj = _mapping(obj)
+    if not isinstance(obj.get("reason"), str):
+        return None
+    held = obj.get("held")
+    return {"held": held if isinstance(held, bool) else None, "reason": obj["reason"]}
+
+
 def _policy_test(result: Any) -> dict[str, Any] | None:
     """The one-shot holdout test of a policy (`juge policy test --json`)."""
     if not isinstance(result, dict):
@@ -364,6 +373,7 @@ def _policy_test(result: Any) -> dict[str, Any] | None:
             "all_vs_people": estimate(_mapping(everything.get("vs_people")).get("agreement")),
             "all_ceiling": estimate(everything.get("ceiling")),
             "decisions": _counts(obj.get("decisions"), ()) or {},
+            "conclusion": _conclusion(obj.get("conclusion")),
         }
 
     return {

@@ -1,0 +1,136 @@
+"""Route new items live: call the policy's judge through the engine, then apply the policy.
+
+`juge route --policy policy.json --eval eval.toml --items new.jsonl` runs only the eval file's judges the
+policy names (``judge/template``), on the new items instead of the eval's cases, with no checks and no
+system under test: the engine's cache, retries and store, both orders for pairs, a resumable run. Before
+any call, each judge's model and template hash must be ones the policy was derived with (else
+InputError, exit 2): a policy says nothing about another judge version. The stored judgments are then
+routed by :func:`juge.policy.route.route_cases`, item-level reasons first.
+
+This module calls a model, so it lives outside ``policy/`` (which only reads stored judgments).
+"""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from juge.config import EvalConfig, GateSpec
+from juge.data.records import Case
+from juge.errors import InputError
+from juge.policy.route import RouteDecision, route_cases
+from juge.runner import run_eval
+from juge.store import Store
+
+
+@dataclass
+class LiveRouting:
+    """The decisions, and what the run cost in calls."""
+
+    run_id: str
+    decisions: list[RouteDecision]
+    calls: int
+    cache_hits: int
+    retries: int
+
+
+def policy_judges(policy: dict[str, Any], config: EvalConfig) -> list[int]:
+    """Indexes of the eval's judges the policy uses; refuses a missing judge or another model or template hash."""
+    by_key = {f"{j.name}/{j.template_id}": i for i, j in enumerate(config.judges)}
+    chosen = []
+    for key, info in policy["judges"].items():
+        if key not in by_key:
+            raise InputError(
+                f"{config.source}: no judge {info.get('judge', key)!r} with template {info.get('template')!r}, which "
+                f"the policy uses (its judges here: {', '.join(by_key) or 'none'}); add it to the eval file"
+            )
+        i = by_key[key]
+        judge = config.judges[i]
+        if judge.model not in info["models"]:
+            raise config.judge_error(
+                i,
+                f"judge {judge.name} runs model {judge.model!r}, but the policy was derived with "
+                f"{', '.join(info['models'])}; derive a new policy for this model",
+                "model",
+            )
+        hashes = info.get("template_hashes") or []
+        if judge.template_hash not in hashes:
+            why = (
+                f"not the one the policy was derived with ({', '.join(h[:12] for h in hashes)})"
+                if hashes
+                else "and the policy records no template hash (it was derived from judgments that carry none), "
+                "so the prompt cannot be shown to be the same"
+            )
+            raise config.judge_error(
+                i,
+                f"judge {judge.name}: template {judge.template_id} has hash {judge.template_hash} {why}; derive a "
+                "policy from a run of this judge (juge run, then juge policy derive --run RUN_ID)",
+                "template",
+            )
+        chosen.append(i)
+    return sorted(set(chosen))
+
+
+def routing_config(
+    config: EvalConfig, judges: Sequence[int], items: Path, *, mapping: dict[str, str] | None = None
+) -> EvalConfig:
+    """The eval file with only the policy's judges, no checks, no system, no gate, and the new items as its
+    cases (read with the eval's column mapping, or ``mapping`` when given)."""
+    routed = copy.copy(config)
+    update: dict[str, Any] = {
+        "checks": [],
+        "system": None,
+        "gate": GateSpec(),
+        "sample": None,
+        "cases": str(items.resolve()),
+    }
+    if mapping is not None:
+        update["mapping"] = mapping
+    routed.spec = config.spec.model_copy(update=update)
+    routed.checks = []
+    routed.judges = [config.judges[i] for i in judges]
+    routed.judge_files = [config.judge_files[i] for i in judges]
+    return routed
+
+
+def route_live(
+    policy: dict[str, Any],
+    config: EvalConfig,
+    store: Store,
+    *,
+    items: Path | None = None,
+    cases: Sequence[Case] | None = None,
+    concurrency: int | None = None,
+    progress: bool = False,
+) -> LiveRouting:
+    """Judge ``items`` (a cases file) or ``cases`` with the policy's judge and route each one."""
+    if (items is None) == (cases is None):
+        raise InputError("give the new items as a file (--items) or one item (--item), not both")
+    if items is not None and not items.is_file():
+        raise InputError(f"--items {items}: {'is a folder' if items.is_dir() else 'file not found'}")
+    judges = policy_judges(policy, config)
+    if items is not None:
+        return _route(policy, routing_config(config, judges, items), store, concurrency, progress)
+    # A run reads its cases from a file: the given ones go to a scratch file in juge's own layout
+    # (the same content gives the same file, so a second run is the same run, answered from the cache).
+    with tempfile.TemporaryDirectory(prefix="juge-route-") as scratch:
+        path = Path(scratch) / "items.jsonl"
+        path.write_text("".join(c.model_dump_json(exclude_defaults=True) + "\n" for c in cases or ()), "utf-8")
+        return _route(policy, routing_config(config, judges, path, mapping={}), store, concurrency, progress)
+
+
+def _route(
+    policy: dict[str, Any], routed: EvalConfig, store: Store, concurrency: int | None, progress: bool
+) -> LiveRouting:
+    batch = routed.spec.engine.mode == "batch"  # a decision needs the verdict: wait for a batch's answers
+    result = run_eval(routed, store, concurrency=concurrency, progress=progress, wait=batch)
+    run_cases = store.run_cases(result.run_id)
+    decisions = route_cases(policy, run_cases, store.judgments(result.run_id))
+    stats = result.engine_stats
+    return LiveRouting(
+        result.run_id, decisions, stats.get("calls", 0), stats.get("cache_hits", 0), stats.get("retries", 0)
+    )

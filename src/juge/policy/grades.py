@@ -1,0 +1,655 @@
+"""Policies for judges that grade one answer: PASS/FAIL, and a score with a threshold.
+
+The same shape as the pairwise policy (:mod:`juge.policy.derivation`), with the figures that fit a grade:
+
+1. The judge is the candidate with the highest kappa with each person on dev (quadratic-weighted for
+   scores), compared on the items where every candidate has a grade; ties by agreement, then key.
+2. (Reference prompts are a pairwise rule; a grade judge uses one template everywhere.)
+3. Per category, on that category's dev items where the judge has a grade, against person vs person on
+   the same items (every pair of distinct raters), compared as printed (3 decimals):
+
+   - PASS/FAIL: the judge decides alone when its agreement AND its kappa with each person are within
+     ``margin`` of person vs person, AND its *failures caught* (the share of human FAIL votes it calls
+     FAIL) is not below what one person catches of another's FAILs (over ordered pairs of raters: among
+     the FAIL votes of one, the share the other also called FAIL), AND, with ``min_recall``, not below
+     that either. False flags (the share of human PASS votes it calls FAIL, and the people's own) are
+     reported next to it. A category with no human FAIL on dev cannot show that the judge catches
+     failures: it goes to a person.
+   - Scores: the judge decides alone when its agreement at the threshold (``score >= threshold`` on both
+     sides) AND its quadratic-weighted kappa with each person are within ``margin`` of person vs person.
+     The threshold is ``threshold`` when given, else chosen on dev from the labels alone: the scale point
+     at which people agree most with each other on pass/fail (kappa at the threshold, as printed; ties to
+     the lower point), so the cut is one people can reproduce and the judge plays no part in choosing it.
+
+4. An item whose judgment is refused, unparsed, an error or missing goes to a person (first, whatever
+   its category).
+5. A weekly audit, as for pairs.
+
+Only ``rule="margin"`` is offered for grades (``lower-bound`` and ``guarantee`` are pairwise for now).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from juge import __version__
+from juge.calibration.grades import (
+    PASSFAIL,
+    GradedItem,
+    GradeOnItem,
+    GradeTable,
+    Kind,
+    _at_threshold,
+    _caught,
+    _judge_pairs,
+    _pooled,
+    _rater_pairs,
+    _read_value,
+    _scale,
+    build_grade_table,
+)
+from juge.calibration.inputs import StudyInputs
+from juge.calibration.pairwise import Bootstrap
+from juge.data.records import Case, HumanLabel, Judgment
+from juge.errors import InputError
+from juge.policy.derivation import (
+    DIGITS,
+    POLICY_FORMAT,
+    SCHEMA_VERSION,
+    TOO_FEW,
+    no_split_error,
+    policy_hash,
+    r3,
+    split_hash,
+    too_few,
+)
+from juge.policy.route import (
+    JUDGE,
+    PERSON,
+    REASON_CATEGORY,
+    REASON_MISSING,
+    REASON_UNCALIBRATED,
+    RouteDecision,
+    check_versions,
+)
+from juge.stats import ratio_estimate
+
+POLICY_KEY = "policy"
+
+
+@dataclass
+class GradeStudyData:
+    """What a grade policy reads: items, human labels, recorded judgments of one kind, the files' hashes."""
+
+    kind: Kind
+    cases: list[Case]
+    labels: list[HumanLabel]
+    judgments: list[Judgment]
+    baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    declared_scale: tuple[float, float] | None = None
+
+    def table(self) -> GradeTable:
+        return build_grade_table(
+            self.kind,
+            self.cases,
+            self.labels,
+            self.judgments,
+            baselines=self.baselines,
+            sources=self.sources,
+            declared_scale=self.declared_scale,
+        )
+
+
+def grade_study_data(inputs: StudyInputs) -> GradeStudyData:
+    data = inputs.data
+    if inputs.kind not in ("passfail", "score"):
+        raise InputError(f"these items are a {inputs.kind} study, not PASS/FAIL or scores")
+    kind: Kind = "passfail" if inputs.kind == "passfail" else "score"
+    return GradeStudyData(
+        kind,
+        list(data.cases),  # type: ignore[arg-type]
+        list(data.labels),  # type: ignore[arg-type]
+        list(inputs.judgments),  # type: ignore[arg-type]
+        dict(data.baselines),
+        dict(data.sources),
+        inputs.declared_scale,
+    )
+
+
+# ---- figures --------------------------------------------------------------------------------
+
+
+def _has_grade(item: GradedItem, key: str) -> bool:
+    return key in item.judges and item.judges[key].value is not None
+
+
+def _ordered_rater_pairs(item: GradedItem) -> list[tuple[Any, Any]]:
+    """(other, reference) for every ordered pair of distinct raters: one person's label against another's."""
+    pairs = _rater_pairs(item)
+    return pairs + [(b, a) for a, b in pairs]
+
+
+def _threshold_pairs(pairs_of, threshold: float):
+    return lambda it: [(_at_threshold(a, threshold), _at_threshold(b, threshold)) for a, b in pairs_of(it)]
+
+
+def grade_figures(
+    items: Sequence[GradedItem], key: str, kind: Kind, labels: list, boot: Bootstrap, threshold: float | None
+) -> dict[str, Any]:
+    """Judge vs each person and person vs person on the same items (those where the judge has a grade)."""
+    judged = [it for it in items if _has_grade(it, key)]
+    jp_pairs = _judge_pairs(key, "each")
+    judge: dict[str, Any] = {
+        k: v.to_dict() for k, v in _pooled(judged, jp_pairs, labels, boot, weighted=kind == "score").items()
+    }
+    people: dict[str, Any] = {
+        k: v.to_dict() for k, v in _pooled(judged, _rater_pairs, labels, boot, weighted=kind == "score").items()
+    }
+    out: dict[str, Any] = {"n_items": len(items), "n_with_verdict": len(judged), "judge": judge, "people": people}
+    out["n_votes"] = sum(len(it.ratings) for it in judged)
+    if kind == "passfail":
+        per_judge = [jp_pairs(it) for it in judged]
+        per_people = [_ordered_rater_pairs(it) for it in judged]
+        judge["failures_caught"] = _caught(per_judge, "FAIL", boot)
+        judge["false_flags"] = _caught(per_judge, "PASS", boot)
+        people["failures_caught"] = _caught(per_people, "FAIL", boot)
+        people["false_flags"] = _caught(per_people, "PASS", boot)
+    elif threshold is not None:
+        binary = ["below", "at or above"]
+        judge["at_threshold"] = {
+            k: v.to_dict()
+            for k, v in _pooled(judged, _threshold_pairs(jp_pairs, threshold), binary, boot, weighted=False).items()
+        }
+        people["at_threshold"] = {
+            k: v.to_dict()
+            for k, v in _pooled(judged, _threshold_pairs(_rater_pairs, threshold), binary, boot, weighted=False).items()
+        }
+    return out
+
+
+def _gap(judge: dict[str, Any] | None, people: dict[str, Any] | None) -> float | None:
+    j, p = r3((judge or {}).get("value")), r3((people or {}).get("value"))
+    return None if j is None or p is None else round(j - p, DIGITS)
+
+
+def decide(
+    figures: dict[str, Any], kind: Kind, *, margin: float, min_recall: float | None
+) -> tuple[str, str, dict[str, Any]]:
+    """(decision, reason in words, the checks with their figures) for one category."""
+    j, p = figures["judge"], figures["people"]
+    if kind == "passfail":
+        measures = [("agreement", j["agreement"], p["agreement"]), ("kappa", j["kappa"], p["kappa"])]
+    else:
+        at_j, at_p = j.get("at_threshold") or {}, p.get("at_threshold") or {}
+        measures = [
+            ("agreement at the threshold", at_j.get("agreement"), at_p.get("agreement")),
+            ("weighted kappa", j["weighted_kappa"], p["weighted_kappa"]),
+        ]
+    checks: dict[str, Any] = {}
+    words, ok = [], True
+    for name, je, pe in measures:
+        gap = _gap(je, pe)
+        if gap is None:
+            return (
+                PERSON,
+                f"no judge-vs-person or person-vs-person {name} (no grades, or fewer than two raters per item)",
+                checks,
+            )
+        passed = gap >= -margin
+        checks[name] = {"judge": r3(je["value"]), "people": r3(pe["value"]), "gap": gap, "ok": passed}
+        ok &= passed
+        words.append(
+            f"{name} {r3(je['value']):.3f} vs {r3(pe['value']):.3f} ({gap:+.3f}, "
+            f"{'within' if passed else 'more than'} the {margin:g} margin)"
+        )
+    if kind == "passfail":
+        jr, pr = j["failures_caught"], p["failures_caught"]
+        jv, pv = r3(jr["rate"]["value"]), r3(pr["rate"]["value"])
+        if jv is None:
+            return PERSON, "no human FAIL on dev: failures caught cannot be measured; " + "; ".join(words), checks
+        if pv is None:
+            return (
+                PERSON,
+                "no two people rated an item one of them called FAIL: the people's failures caught cannot be "
+                "measured; " + "; ".join(words),
+                checks,
+            )
+        bar = max(pv, min_recall) if min_recall is not None else pv
+        passed = jv >= bar
+        checks["failures caught"] = {"judge": jv, "people": pv, "min_recall": min_recall, "ok": passed}
+        ok &= passed
+        need = f"one person catches {pv:.3f} of another's" + (
+            f", --min-recall {min_recall:g}" if min_recall is not None else ""
+        )
+        words.append(
+            f"failures caught {jv:.3f} (caught {jr['k']} of {jr['n']}; {need}: {'not below' if passed else 'below'})"
+        )
+        words.append(
+            f"false flags {r3(j['false_flags']['rate']['value'])} (people {r3(p['false_flags']['rate']['value'])})"
+        )
+    return (JUDGE if ok else PERSON), "; ".join(words), checks
+
+
+def _num(e: dict[str, Any]) -> str:
+    return "n/a" if e.get("value") is None else f"{e['value']:.3f}"
+
+
+def category_row(
+    items: Sequence[GradedItem],
+    key: str,
+    kind: Kind,
+    labels: list,
+    boot: Bootstrap,
+    *,
+    threshold: float | None,
+    margin: float,
+    min_recall: float | None,
+) -> dict[str, Any]:
+    """Rule 3 on one category (dev, or the same measured on holdout): figures, decision, reason."""
+    figures = grade_figures(items, key, kind, labels, boot, threshold)
+    decision, reason, checks = decide(figures, kind, margin=margin, min_recall=min_recall)
+    # The headline pair (a report's "judge vs person" and "person vs person" columns): agreement, at the
+    # threshold for scores.
+    if kind == "passfail":
+        jp, pp = figures["judge"]["agreement"], figures["people"]["agreement"]
+    else:
+        jp = (figures["judge"].get("at_threshold") or {}).get("agreement") or {}
+        pp = (figures["people"].get("at_threshold") or {}).get("agreement") or {}
+    return {
+        "template": key,
+        **figures,
+        "checks": checks,
+        # The agreements under the keys a pairwise policy uses, so reports read either kind alike.
+        "vs_people": jp,
+        "ceiling": pp,
+        "gap": _gap(jp, pp),
+        "decision": decision,
+        "reason": reason,
+        "too_few": too_few(figures["n_with_verdict"], figures["judge"]["agreement"], figures["people"]["agreement"]),
+    }
+
+
+# ---- derive ---------------------------------------------------------------------------------
+
+
+def choose_threshold(items: Sequence[GradedItem], scale: list, boot: Bootstrap) -> dict[str, Any]:
+    """The scale point (above the lowest) at which people agree most with each other on pass/fail."""
+    rows: list[dict[str, Any]] = []
+    for t in scale[1:]:
+        fig = _pooled(items, _threshold_pairs(_rater_pairs, float(t)), ["below", "at or above"], boot, weighted=False)
+        rows.append({"threshold": float(t), "kappa": fig["kappa"].to_dict(), "agreement": fig["agreement"].to_dict()})
+    usable = [r for r in rows if r["kappa"]["value"] is not None]
+    if not usable:
+        raise InputError(
+            "cannot choose a threshold on dev: no item has two raters who gave a score (or the scale has one "
+            "point); give --threshold N"
+        )
+    best = max(usable, key=lambda r: (r3(r["kappa"]["value"]), -r["threshold"]))
+    return {"chosen": best["threshold"], "how": "people's kappa at the threshold on dev, highest", "candidates": rows}
+
+
+def _candidates(table: GradeTable, names: Sequence[str] | None) -> list[str]:
+    if names:
+        keys = [k for k, info in table.judges.items() if k in names or info["judge"] in names]
+        if not keys:
+            raise InputError(f"--judge {', '.join(names)}: no such judge in the data; known: {', '.join(table.judges)}")
+        return keys
+    keys = [k for k, info in table.judges.items() if not info["baseline"]]
+    if not keys:
+        raise InputError("no judge in the judgments to derive a policy for")
+    return keys
+
+
+def choose_grade_judge(
+    items: Sequence[GradedItem], candidates: Sequence[str], kind: Kind, labels: list, boot: Bootstrap
+) -> dict[str, Any]:
+    shared = [it for it in items if all(_has_grade(it, k) for k in candidates)]
+    if not shared:
+        raise InputError("no dev item on which every candidate judge has a grade; name the candidates with --judge")
+    main = "weighted_kappa" if kind == "score" else "kappa"
+    rows: list[dict[str, Any]] = []
+    for key in candidates:
+        n = sum(_has_grade(it, key) for it in items)
+        figures = _pooled(shared, _judge_pairs(key, "each"), labels, boot, weighted=kind == "score")
+        rows.append(
+            {
+                "key": key,
+                "coverage": {"value": n / len(items), "n_with_verdict": n, "n_items": len(items)},
+                "vs_people": {k: v.to_dict() for k, v in figures.items()},
+            }
+        )
+    rows.sort(
+        key=lambda r: (
+            -(r3(r["vs_people"][main]["value"]) or -2.0),
+            -(r3(r["vs_people"]["agreement"]["value"]) or -1.0),
+            r["key"],
+        )
+    )
+    return {
+        "by": main,
+        "candidates": rows,
+        "n_shared_items": len(shared),
+        "chosen": rows[0]["key"],
+        "runner_up": rows[1]["key"] if len(rows) > 1 else None,
+    }
+
+
+def derive_grade_policy(
+    data: GradeStudyData,
+    *,
+    split: str = "dev",
+    margin: float = 0.05,
+    rule: str = "margin",
+    min_recall: float | None = None,
+    threshold: float | None = None,
+    judges: Sequence[str] | None = None,
+    audit_n: int = 10,
+    boot: Bootstrap = Bootstrap(),
+) -> dict[str, Any]:
+    """A PASS/FAIL or score policy on the dev split (see the module's rules), as the policy file's dict."""
+    if rule != "margin":
+        raise InputError(
+            f"--rule {rule}: PASS/FAIL and score policies use the margin rule (lower-bound and "
+            "guarantee are for pairwise judges)"
+        )
+    if not 0 <= margin < 1:
+        raise InputError(f"--margin {margin}: must be between 0 and 1")
+    if min_recall is not None and not 0 <= min_recall <= 1:
+        raise InputError(f"--min-recall {min_recall}: must be a share between 0 and 1")
+    if min_recall is not None and data.kind != "passfail":
+        raise InputError("--min-recall applies to PASS/FAIL judges (failures caught)")
+    if threshold is not None and data.kind != "score":
+        raise InputError("--threshold applies to score judges")
+    table = data.table()
+    sub = table.split(split)
+    items = sub.items
+    if not items:
+        raise no_split_error(split, data.cases)
+    labels = _scale(sub, "each")
+    threshold_choice = None
+    if data.kind == "score" and threshold is None:
+        threshold_choice = choose_threshold(items, labels, boot)
+        threshold = threshold_choice["chosen"]
+    selection = choose_grade_judge(items, _candidates(sub, judges), data.kind, labels, boot)
+    key = selection["chosen"]
+    categories = sorted({it.category for it in items})
+    per_category = {
+        c: category_row(
+            [it for it in items if it.category == c],
+            key,
+            data.kind,
+            labels,
+            boot,
+            threshold=threshold,
+            margin=margin,
+            min_recall=min_recall,
+        )
+        for c in categories
+    }
+    info = sub.judges[key]
+    dev_cases = [c for c in data.cases if c.id in {it.item_id for it in items}]
+    policy: dict[str, Any] = {
+        "kind": "juge-policy",
+        "format": POLICY_FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "judge_kind": data.kind,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "juge_version": __version__,
+        "rule": rule,
+        "margin": margin,
+        "min_recall": min_recall,
+        "threshold": threshold,
+        "threshold_choice": threshold_choice,
+        "scale": labels,
+        "judge": key,
+        "templates_by_category": dict.fromkeys(categories, key),
+        "judges": {
+            key: {
+                **info,
+                "models": sorted(list(info["models"])),
+                "template_hashes": sorted(list(info["template_hashes"])),
+            }
+        },
+        "dev": {
+            "split": split,
+            "data_hash": split_hash(dev_cases, data.labels),
+            "n_items": len(items),
+            "n_votes": sum(len(it.ratings) for it in items),
+            "groups": sorted({it.group for it in items}),
+            "sources_sha256": dict(data.sources),
+        },
+        "selection": selection,
+        "reference": {},
+        "categories": per_category,
+        "guarantee": None,
+        "audit": {"n": audit_n, "every": "week"},
+        "bootstrap": {"n_resamples": boot.n_resamples, "seed": boot.seed, "level": boot.level, "unit": "item"},
+    }
+    policy["policy_hash"] = policy_hash(policy)
+    return policy
+
+
+# ---- route ----------------------------------------------------------------------------------
+
+
+def route_grade_item(
+    policy: dict[str, Any], item_id: str, category: str | None, judgments: Iterable[Judgment]
+) -> RouteDecision:
+    """Route one single-answer item with its judgments: item-level reasons first, then the category."""
+    category = category or "(none)"
+    key = policy["templates_by_category"].get(category)
+    if key is None:
+        return RouteDecision(
+            item_id, category, PERSON, REASON_UNCALIBRATED, f"the policy has no dev figures for category {category!r}",
+            None, None,
+        )  # fmt: skip
+    calls = [j for j in judgments if j.item_id == item_id and f"{j.judge}/{j.template}" == key]
+    if not calls:
+        info = policy["judges"][key]
+        return RouteDecision(
+            item_id, category, PERSON, REASON_MISSING,
+            f"no judgment from the policy's judge {info['judge']!r} with template {info['template']!r}", None, key,
+        )  # fmt: skip
+    check_versions(policy, key, calls)
+    first = min(calls, key=lambda j: j.repeat)
+    kind = policy["judge_kind"]
+    value = _read_value(kind, first.verdict) if first.outcome == "ok" else None
+    if value is None:
+        problem = (
+            first.outcome
+            if first.outcome != "ok"
+            else f"verdict {first.verdict!r} is not " + ("PASS or FAIL" if kind == "passfail" else "a score")
+        )
+        return RouteDecision(item_id, category, PERSON, REASON_MISSING, problem, None, key)
+    verdict, passes = _verdict(policy, value)
+    row = policy["categories"][category]
+    if row["decision"] != JUDGE:
+        return RouteDecision(
+            item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row['reason']}", verdict, key, passes=passes
+        )
+    return RouteDecision(
+        item_id, category, JUDGE, "category", f"{category}: {row['reason']}", verdict, key, passes=passes
+    )
+
+
+def _verdict(policy: dict[str, Any], value: float | str) -> tuple[str, bool]:
+    if policy["judge_kind"] == "passfail":
+        return str(value), value == "PASS"
+    score = float(value)
+    return (f"{score:g}", score >= policy["threshold"])
+
+
+# ---- holdout --------------------------------------------------------------------------------
+
+
+def grade_holdout_items(policy: dict[str, Any], data: GradeStudyData, split: str) -> tuple[GradeTable, list]:
+    if data.kind != policy["judge_kind"]:
+        raise InputError(f"the policy is for a {policy['judge_kind']} judge, these items are a {data.kind} study")
+    table = data.table().split(split)
+    return table, table.items
+
+
+def _test_figures(
+    items: Sequence[GradedItem], decided: set[str], kind: Kind, labels: list, boot: Bootstrap, threshold: float | None
+) -> dict[str, Any]:
+    judged = [it for it in items if it.item_id in decided]
+    on_judged = grade_figures(judged, POLICY_KEY, kind, labels, boot, threshold)
+    everywhere = grade_figures(items, POLICY_KEY, kind, labels, boot, threshold)
+    return {
+        "n_items": len(items),
+        "judge_decides": ratio_estimate(
+            [it.item_id in decided for it in items], [1] * len(items), **boot.kwargs
+        ).to_dict(),
+        "on_judged_items": {
+            "vs_people": on_judged["judge"],
+            "ceiling": on_judged["people"]["agreement"],
+            "people": on_judged["people"],
+            "vs_majority": None,
+        },
+        "no_policy": {
+            "vs_people": everywhere["judge"],
+            "ceiling": everywhere["people"]["agreement"],
+            "people": everywhere["people"],
+            "vs_majority": None,
+        },
+    }
+
+
+def grade_holdout_figures(
+    policy: dict[str, Any], data: GradeStudyData, table: GradeTable, items: list[GradedItem], boot: Bootstrap
+) -> dict[str, Any]:
+    """The holdout figures and conclusion of a grade policy (the recording is :mod:`juge.policy.holdout`'s)."""
+    from juge.policy.holdout import gap_conclusion, margin_gap, overall_conclusion
+
+    kind, threshold = policy["judge_kind"], policy.get("threshold")
+    labels = sorted(set(_scale(table, "each")) | set(policy.get("scale") or ())) if kind == "score" else list(PASSFAIL)
+    ids = {it.item_id for it in items}
+    by_item: dict[str, list[Judgment]] = {}
+    for j in data.judgments:
+        if j.item_id in ids:
+            by_item.setdefault(j.item_id, []).append(j)
+    decisions = [route_grade_item(policy, it.item_id, it.category, by_item.get(it.item_id, [])) for it in items]
+    for it, d in zip(items, decisions):
+        if d.template and d.template in it.judges:
+            it.judges[POLICY_KEY] = it.judges[d.template]
+        else:
+            it.judges[POLICY_KEY] = GradeOnItem(None)
+    decided = {d.item_id for d in decisions if d.route == JUDGE}
+    figures: dict[str, Any] = {
+        "decisions": dict(sorted(Counter(d.label for d in decisions).items())),
+        **_test_figures(items, decided, kind, labels, boot, threshold),
+        "threshold": threshold,
+        "per_category": {},
+        "items": [d.to_dict() for d in decisions],
+        "guarantee": None,
+    }
+    conclusions = {}
+    for c in sorted({it.category for it in items}):
+        cat_items = [it for it in items if it.category == c]
+        row = category_row(
+            cat_items, POLICY_KEY, kind, labels, boot,
+            threshold=threshold, margin=policy["margin"], min_recall=policy.get("min_recall"),
+        )  # fmt: skip
+        dev_row = policy["categories"].get(c)
+        conclusion = gap_conclusion(dev_row, row, margin=policy["margin"], rule="margin")
+        if dev_row and dev_row["decision"] == JUDGE and row["decision"] != JUDGE:
+            conclusion["reason"] = "NOT HELD: " + row["reason"]
+        conclusions[c] = conclusion
+        figures["per_category"][c] = {
+            **_test_figures(cat_items, decided, kind, labels, boot, threshold),
+            "decisions": dict(sorted(Counter(d.label for d in decisions if d.category == c).items())),
+            "holdout_gap": {k: row[k] for k in ("n_with_verdict", "judge", "people", "checks", "gap")},
+            "conclusion": conclusion,
+        }
+    judged = figures["on_judged_items"]
+    main = "agreement" if kind == "passfail" else "weighted_kappa"
+    overall_gap = margin_gap(judged["vs_people"][main], judged["people"][main], policy["margin"])
+    figures["conclusion"] = {**overall_conclusion(conclusions, overall_gap), "on_judged_items": overall_gap}
+    figures["_summary"] = {
+        "decisions": figures["decisions"],
+        "judge_decides": figures["judge_decides"],
+        "held": figures["conclusion"]["held"],
+    }
+    return figures
+
+
+def grade_policy_markdown(policy: dict[str, Any]) -> str:
+    """JUDGE_POLICY.md for a PASS/FAIL or score judge: the rules in words with the dev figures behind them."""
+    p = policy
+    kind = p["judge_kind"]
+    info = p["judges"][p["judge"]]
+    cats = p["categories"]
+    to_judge = [c for c, r in cats.items() if r["decision"] == JUDGE]
+    to_person = [c for c, r in cats.items() if r["decision"] != JUDGE]
+    what = "PASS/FAIL" if kind == "passfail" else f"score (a case passes at {p['threshold']:g} or above)"
+    lines = [
+        "# Judge policy",
+        "",
+        f"A {what} judge, derived {p['created_at']} by juge {p['juge_version']} on the `{p['dev']['split']}` split: "
+        f"{p['dev']['n_items']} items, {p['dev']['n_votes']} human labels. Dev data hash "
+        f"`{p['dev']['data_hash'][:16]}`, policy hash `{p['policy_hash'][:16]}`. Every figure was measured on dev, "
+        "where the rules were chosen: quote the holdout figures of `juge policy test`.",
+        "",
+        "## In short",
+        "",
+        f"- The judge is **{_cell(p['judge'])}** (model {_cell(', '.join(info['models']))}).",
+        f"- The judge decides alone in: {_cell(', '.join(to_judge)) or 'no category'}.",
+        f"- A person decides in: {_cell(', '.join(to_person)) or 'no category'}.",
+        "- Any item whose judgment was refused, unparsed, an error or missing goes to a person.",
+        f"- Every week a person reads {p['audit']['n']} random decisions the judge made alone (`juge audit-sample`).",
+        "",
+        "## Which categories the judge may decide",
+        "",
+    ]
+    if kind == "passfail":
+        lines.append(
+            f"The judge decides a category alone when its agreement and its kappa with each person are within "
+            f"{p['margin']:g} of person vs person, and it catches at least as many failures (human FAIL votes it "
+            "calls FAIL) as one person catches of another's"
+            + (f", and at least {p['min_recall']:g}" if p.get("min_recall") is not None else "")
+            + ". False flags (human PASS votes it calls FAIL) are shown next to it."
+        )
+    else:
+        choice = p.get("threshold_choice")
+        lines.append(
+            f"The judge decides a category alone when its agreement at the threshold (score >= {p['threshold']:g} on "
+            f"both sides) and its quadratic-weighted kappa with each person are within {p['margin']:g} of person vs "
+            "person."
+            + (
+                " The threshold was chosen on dev from the labels alone: the point at which people agree most with "
+                "each other on pass/fail."
+                if choice
+                else " The threshold was given (--threshold)."
+            )
+        )
+    lines += ["", "| category | items | judged | decision | figures |", "|---|---|---|---|---|"]
+    for c, r in cats.items():
+        flag = f" ({TOO_FEW}: {r['too_few']})" if r.get("too_few") else ""
+        lines.append(
+            f"| {_cell(c)} | {r['n_items']} | {r['n_with_verdict']} | **{r['decision']}**{flag} | {_cell(r['reason'])} |"
+        )
+    lines += [
+        "",
+        "## What this policy must not be used for",
+        "",
+        f"- Another judge model or prompt version: it holds for model {_cell(', '.join(info['models']))} and the "
+        "template hashes in policy.json; `juge route` refuses other versions.",
+        "- Categories not in the table above (such items go to a person).",
+        "- Claims that an answer is correct: a judge verdict is a model output, never a human label.",
+        "",
+        "## When to recalibrate",
+        "",
+        "- The judge's model, prompt template or parser changes; the items change; the weekly audit disagrees with "
+        "the judge clearly more often than on dev; in any case every few months.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
