@@ -29,6 +29,11 @@ concurrency = 8
 retries = 4
 timeout = 60
 mode = "online"                   # or "batch": OpenAI Batch / Anthropic Message Batches (half price)
+rpm = 500                         # optional: requests per minute, per provider (sent no faster)
+tpm = 200000                      # optional: tokens per minute, per provider
+
+[engine.limits."gpt-4o-mini"]     # optional: a budget for one model (or one provider name)
+tpm = 100000
 
 [gate]
 min_pass_rate = 0.9               # exit code 1 below this
@@ -67,6 +72,14 @@ class SystemSpec(BaseModel):
     max_tokens: int = 1024
 
 
+class LimitSpec(BaseModel):
+    """A rate budget: requests and tokens per minute (None: no limit)."""
+
+    model_config = ConfigDict(extra="forbid")
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
+
+
 class EngineSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     concurrency: int = Field(default=8, ge=1, le=1024)  # bench/throughput.py runs 1,024 calls in flight
@@ -77,6 +90,11 @@ class EngineSpec(BaseModel):
     mode: Literal["online", "batch"] = "online"  # batch: the provider's batch API (half price, within 24 h)
     batch_poll: float = Field(default=30.0, gt=0)  # seconds between status checks of `juge run --wait`
     batch_size: int | None = Field(default=None, ge=1)  # most requests per batch (default: the provider's limit)
+    # Rate budgets, enforced before a request is sent (juge.limits): per provider, and in `limits`
+    # per provider name or model name ([engine.limits."gpt-4o-mini"] rpm = ..., tpm = ...).
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
+    limits: dict[str, LimitSpec] = Field(default_factory=dict)
 
 
 class GateSpec(BaseModel):

@@ -30,6 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from juge.batching import BatchedProvider
 from juge.checks import Check, run_checks
 from juge.data.records import Case, Judgment
+from juge.limits import Adaptive, Budget, Clock, Spend
 from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response
 from juge.providers.pricing import call_cost
 from juge.store import Store
@@ -51,6 +52,12 @@ class EngineOptions:
     # Claim each task in a store that processes share (PostgreSQL). Off in batch mode, where one
     # process holds the run and every task is in flight at once (a claim each would be a lock each).
     claims: bool = True
+    # Rate budgets (see juge.limits): requests and tokens per minute for each provider (endpoint),
+    # and in `limits` per provider name or model name (rpm, tpm; None: no limit).
+    rpm: int | None = None
+    tpm: int | None = None
+    limits: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    time_scale: float = 1.0  # simulated seconds per real second (tests and benchmarks only)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,9 @@ class Engine:
         self.stats: Counter[str] = Counter()
         self._paid_before: dict[str | None, dict[tuple[str, str | None], tuple[int, float | None]]] = {}
         self._next_commit: asyncio.Future[None] | None = None
+        self.clock = Clock(self.options.time_scale)
+        self._adaptive: dict[str, Adaptive] = {}
+        self._budgets: dict[str, Budget | None] = {}
 
     async def call(
         self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0, payer: str | None = None
@@ -146,17 +156,30 @@ class Engine:
             **request.cache_params(),
             "meta": request.meta,
         }
+        deferred = isinstance(provider, BatchedProvider)
         for attempt in range(opts.retries + 1):
             started = time.perf_counter()
+            gate, spends = (None, []) if deferred else await self._admit(provider, request)
             try:
-                if isinstance(provider, BatchedProvider):  # batch mode: answered when its batch ends
+                if deferred:  # batch mode: answered when its batch ends
+                    assert isinstance(provider, BatchedProvider)
                     response = await provider.complete_keyed(request, key)
                 else:
                     async with asyncio.timeout(opts.timeout):
                         response = await provider.complete(request)
-            except ProviderClosed:  # the run is shutting down: not this call's failure, nothing to log
-                raise
-            except Exception as exc:  # a provider's bug or a malformed reply fails this call, not the run
+            except BaseException as exc:
+                if gate is not None:
+                    throttled = isinstance(exc, ProviderError) and exc.status == 429
+                    for budget, spend in spends:
+                        if throttled:
+                            budget.refund(spend)
+                    retry_after = exc.retry_after if isinstance(exc, ProviderError) else None
+                    gate.release(throttled=throttled, retry_after=retry_after)
+                if isinstance(exc, ProviderClosed):  # the run is shutting down: not this call's failure
+                    raise
+                if not isinstance(exc, Exception):
+                    raise
+                # a provider's bug or a malformed reply fails this call, not the run
                 latency = time.perf_counter() - started
                 if isinstance(exc, ProviderError):
                     err = exc
@@ -186,9 +209,13 @@ class Engine:
                 if err.retry_after is not None:  # the server said how long to wait (Retry-After), up to max_backoff
                     delay = max(delay, min(err.retry_after, opts.max_backoff))
                 self.stats["retries"] += 1
-                await asyncio.sleep(delay)
+                await self.clock.sleep(delay)
                 continue
             latency = time.perf_counter() - started
+            if gate is not None:
+                for budget, spend in spends:
+                    budget.settle(spend, request, response.tokens_in, response.tokens_out)
+                gate.release(throttled=False, latency=latency * self.clock.scale)
             self.stats["calls"] += 1
             self.store.log_call(
                 run_id=run_id,
@@ -207,6 +234,34 @@ class Engine:
             self.commit_soon()
             return Answer(response, latency, attempt + 1)
         raise AssertionError("unreachable")
+
+    async def _admit(self, provider: Provider, request: Request) -> tuple[Adaptive, list[tuple[Budget, Spend]]]:
+        """A slot of the provider's adaptive concurrency, then room in its budgets (its own and its
+        model's); returns the gate to release and the spends to settle."""
+        ident = provider.cache_identity
+        gate = self._adaptive.get(ident)
+        if gate is None:
+            gate = self._adaptive[ident] = Adaptive(self.options.concurrency, self.clock)
+        await gate.acquire()
+        spends = []
+        try:
+            for name, scope in ((provider.name, ident), (request.model, f"{ident}\x1f{request.model}")):
+                budget = self._budget(scope, name, model=scope != ident)
+                if budget is not None:
+                    spends.append((budget, await budget.admit(request)))
+        except BaseException:
+            gate.release(throttled=False)
+            raise
+        return gate, spends
+
+    def _budget(self, scope: str, name: str, *, model: bool) -> Budget | None:
+        """The budget of a provider (`[engine] rpm/tpm`, or `limits[provider name]`) or of one of its
+        models (`limits[model]`), made on first use; None when nothing limits it."""
+        if scope not in self._budgets:
+            opts = self.options
+            rpm, tpm = opts.limits.get(name, (None, None) if model else (opts.rpm, opts.tpm))
+            self._budgets[scope] = Budget(rpm, tpm, self.clock) if rpm or tpm else None
+        return self._budgets[scope]
 
     def commit_soon(self) -> asyncio.Future[None]:
         """A future done once every write made so far is committed: one commit per event-loop turn

@@ -237,6 +237,9 @@ def injection_command(
         timeout=eng.timeout,
         backoff=eng.backoff,
         max_backoff=eng.max_backoff,
+        rpm=eng.rpm,
+        tpm=eng.tpm,
+        limits={name: (limit.rpm, limit.tpm) for name, limit in eng.limits.items()},
         progress=not no_progress,
         prices=price_table(config.spec.prices if config is not None else None),
     )

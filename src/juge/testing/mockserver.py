@@ -31,6 +31,12 @@ Latency is ``fixed``, ``uniform`` (``latency`` +- ``spread``), ``exponential``
 ``max_concurrency`` caps the requests in service: the others ``queue`` (the
 default) or are ``reject``-ed with 429.
 
+``rpm`` and ``tpm`` are per-minute limits, as a judge API's: a request that would take the last
+60 seconds over ``rpm`` requests, or over ``tpm`` tokens (its prompt's and its answer's, counted
+as the ``usage`` it returns), is answered 429 with the seconds until it would fit as Retry-After.
+The window runs on a clock ``time_scale`` times faster than real time (a benchmark simulates
+minutes in seconds); Retry-After is in those simulated seconds.
+
 In a test::
 
     with serve_in_thread(MockConfig(latency=0.01, faults={"server_error": 0.2})) as server:
@@ -56,7 +62,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -109,6 +115,10 @@ class MockConfig:
     batch_delay: float = 0.0
     batch_errors: float = 0.0
     batch_expire: float = 0.0
+    # Per-minute limits (None: none) on a clock `time_scale` times real time.
+    rpm: int | None = None
+    tpm: int | None = None
+    time_scale: float = 1.0
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - set(FAULT_KINDS)
@@ -178,6 +188,9 @@ class MockModelServer:
         self.connections: set[_Connection] = set()
         self.tasks: set[asyncio.Task[None]] = set()  # answers being prepared
         self.batches = MockBatches(config)
+        self.window: deque[tuple[float, int]] = deque()  # (simulated time, tokens) admitted in the last minute
+        self.window_tokens = 0
+        self.started = time.monotonic()
 
     @property
     def url(self) -> str:
@@ -216,6 +229,9 @@ class MockModelServer:
             "max_inflight": self.max_inflight,
             "distinct_requests": len(self.seen),
             "max_attempts_per_request": max(self.seen.values(), default=0),
+            "rate_limited": self.counts["rate_limited"],
+            "admitted_tokens": self.counts["admitted_tokens"],
+            "clock": self._now(),
             **self.batches.stats(),
         }
 
@@ -269,6 +285,16 @@ class MockModelServer:
             conn.send(400, _error_body(f"bad request body: {exc}", "invalid_request_error"), keep_alive)
             return
         self.counts["requests"] += 1
+        if self.config.rpm is not None or self.config.tpm is not None:
+            wait = self._over_limit(model, messages)
+            if wait is not None:
+                self.counts["rate_limited"] += 1
+                self.seen[request_digest(model, messages)] += 1  # an attempt, as the client counts it
+                headers = {"retry-after": str(max(1, math.ceil(wait))), "retry-after-ms": str(math.ceil(wait * 1000))}
+                conn.send(
+                    429, _error_body("rate limit reached (per minute)", "rate_limit_exceeded"), keep_alive, headers
+                )
+                return
         if self.slots is not None and self.config.over_capacity == "reject" and self.slots.locked():
             self.counts["over_capacity"] += 1
             self.seen[request_digest(model, messages)] += 1  # an attempt, as the client counts it
@@ -327,9 +353,43 @@ class MockModelServer:
         finally:
             self.inflight -= 1
 
+    def _now(self) -> float:
+        return (time.monotonic() - self.started) * self.config.time_scale
+
+    def _over_limit(self, model: str, messages: list[dict[str, Any]]) -> float | None:
+        """None when the request fits this minute's limits (it is then counted), else the simulated
+        seconds until it would. Its tokens are those its `usage` will report."""
+        c, now = self.config, self._now()
+        while self.window and self.window[0][0] <= now - 60.0:
+            self.window_tokens -= self.window.popleft()[1]
+        tokens = _prompt_tokens(messages) + len(expected_answer(c, model, messages).split())
+        wait = 0.0
+        if c.rpm is not None and len(self.window) >= c.rpm:
+            wait = self.window[len(self.window) - c.rpm][0] + 60.0 - now
+        if c.tpm is not None and self.window_tokens + tokens > c.tpm:
+            excess, freed = self.window_tokens + tokens - c.tpm, 0
+            for at, spent in self.window:
+                freed += spent
+                if freed >= excess:
+                    wait = max(wait, at + 60.0 - now)
+                    break
+            else:
+                wait = max(wait, 60.0)
+        if wait > 0:
+            return wait
+        self.window.append((now, tokens))
+        self.window_tokens += tokens
+        self.counts["admitted_tokens"] += tokens
+        return None
+
     def _retry_headers(self) -> dict[str, str]:
         seconds = self.config.retry_after
         return {"retry-after": str(max(1, math.ceil(seconds))), "retry-after-ms": str(int(seconds * 1000))}
+
+
+def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """The mock's token count of a prompt: its words."""
+    return sum(len(str(m.get("content", "")).split()) for m in messages)
 
 
 def _error_body(message: str, code: str) -> dict[str, Any]:
@@ -339,7 +399,7 @@ def _error_body(message: str, code: str) -> dict[str, Any]:
 def _completion(
     digest: bytes, model: str, messages: list[dict[str, Any]], text: str, *, refused: bool
 ) -> dict[str, Any]:
-    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
+    prompt_tokens = _prompt_tokens(messages)
     message: dict[str, Any] = {"role": "assistant", "content": None if refused else text}
     if refused:
         message["refusal"] = "I can't help with that request."
