@@ -10,7 +10,7 @@ from typing import Any
 from juge.providers.base import Provider, as_provider
 
 _BUILTIN: dict[str, str] = {
-    "openai": "juge.providers.openai_compat:OpenAICompatProvider",
+    "openai": "juge.providers.fleet:openai_provider",  # one endpoint, or a fleet of them
     "anthropic": "juge.providers.anthropic:AnthropicProvider",
     "replay": "juge.providers.replay:ReplayProvider",
     "scripted": "juge.providers.scripted:ScriptedProvider",
