@@ -137,8 +137,25 @@ def resampled_totals(per_item: ArrayLike, *, n_resamples: int = N_RESAMPLES, see
     if n_items and sizes.size * ITEMS_PER_PATTERN_FOR_MULTINOMIAL <= n_items:
         blocks = (m @ patterns for m in _pattern_count_blocks(sizes, n_resamples, seed))
     else:
-        blocks = (w @ rows for w in _item_count_blocks(n_items, n_resamples, seed))
+        blocks = _item_draw_totals(rows, n_resamples, seed)
     return np.concatenate(list(blocks))
+
+
+def _item_draw_totals(rows: np.ndarray, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """``W @ rows`` for consecutive blocks of resamples, from the item draws of :func:`resample_weights`
+    (the same stream), summed by gathering each column at the drawn items: several times faster than
+    counting the draws into ``W`` and multiplying (the counts matrix is never made)."""
+    n_items = rows.shape[0]
+    rng = np.random.default_rng(seed)
+    columns = [np.ascontiguousarray(rows[:, j]) for j in range(rows.shape[1])]
+    block = max(1, BLOCK_ENTRIES // max(n_items, 1))
+    for start in range(0, n_resamples, block):
+        count = min(block, n_resamples - start)
+        if n_items == 0:
+            yield np.zeros((count, rows.shape[1]))
+            continue
+        draws = rng.integers(0, n_items, size=(count, n_items))
+        yield np.stack([np.take(column, draws).sum(axis=1) for column in columns], axis=1)
 
 
 def percentile_interval(resampled: ArrayLike, *, level: float = LEVEL) -> tuple[float | None, float | None]:
