@@ -134,6 +134,7 @@ def resampled_totals(per_item: ArrayLike, *, n_resamples: int = N_RESAMPLES, see
     rows = x.reshape(x.shape[0], int(np.prod(x.shape[1:])))
     n_items = rows.shape[0]
     patterns, sizes = _patterns(rows)
+    blocks: Iterator[np.ndarray]
     if n_items and sizes.size * ITEMS_PER_PATTERN_FOR_MULTINOMIAL <= n_items:
         blocks = (m @ patterns for m in _pattern_count_blocks(sizes, n_resamples, seed))
     else:
