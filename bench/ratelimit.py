@@ -16,7 +16,7 @@ Reported per setting, over the simulated window: requests and tokens the server 
 minute as a share of its limits (the binding one is the figure), and the share of requests it
 answered 429. Target: budget = limit sustains >= 0.95 of the limit with <= 1 % of requests 429.
 
-    python bench/ratelimit.py [--rpm 600] [--tpm 30000] [--minutes 5] [--warmup 1] [--time-scale 4]
+    python bench/ratelimit.py [--rpm 600] [--tpm 30000] [--minutes 5] [--warmup 1] [--time-scale 2]
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def main() -> None:
     ap.add_argument("--tpm", type=int, default=30_000, help="the server's (and the budget's) tokens per minute")
     ap.add_argument("--minutes", type=float, default=5.0, help="simulated minutes measured")
     ap.add_argument("--warmup", type=float, default=1.0, help="simulated minutes before the measured window")
-    ap.add_argument("--time-scale", type=float, default=4.0, help="simulated seconds per real second")
+    ap.add_argument("--time-scale", type=float, default=2.0, help="simulated seconds per real second")
     ap.add_argument("--latency", type=float, default=0.02, help="the server's latency, real seconds")
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=1, help="runs of each setting")
