@@ -15,6 +15,11 @@ own process (its own core) with a fixed latency (default 50 ms), at each concurr
 - **SDK gather**: a plain ``asyncio.gather`` over ``openai.AsyncOpenAI().chat.completions.create``
   (its default HTTP client, retries off) with a semaphore of the same concurrency. It is slow, so it
   runs ``--sdk-calls`` calls (default 2,000), not N; calls/s is what is compared.
+- **SDK+aiohttp gather**: the same, with the SDK's aiohttp transport (``openai[aiohttp]``,
+  ``DefaultAioHttpClient``): the fair comparison, since juge's provider also talks over aiohttp.
+- **juge run**: the command end to end in its own process (start-up, reading and checking the
+  cases file, creating the run, judging, the summary), ``--calls`` cases against the same server;
+  calls/s = calls / the process's wall time. Beside the engine alone it shows what the rest costs.
 - **sequential**: the same SDK call in a plain ``for`` loop, one call at a time. Only
   ``--sequential-calls`` (default 200) are timed and the rate is scaled to N (the output says so).
 
@@ -31,6 +36,8 @@ import asyncio
 import json
 import os
 import platform
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -64,6 +71,8 @@ class Level:
     ours: Rate
     sdk: Rate
     max_inflight: int  # the most requests the server had in service during our run
+    sdk_aiohttp: Rate
+    run: Rate  # `juge run` end to end, start-up included
 
     def limit(self, latency: float) -> float:
         return min(self.concurrency / latency, self.server.calls_per_s)
@@ -161,6 +170,49 @@ async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: 
     await client.close()
 
 
+async def sdk_aiohttp_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> None:
+    """`sdk_gather` with the SDK's aiohttp transport (openai[aiohttp])."""
+    client = openai.AsyncOpenAI(
+        base_url=url, api_key="not-needed", max_retries=0, timeout=60, http_client=openai.DefaultAioHttpClient()
+    )
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(messages: list[dict[str, str]]) -> str | None:
+        async with semaphore:
+            completion = await client.chat.completions.create(
+                model=MODEL,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=0.0,
+                max_tokens=1024,
+            )
+            return completion.choices[0].message.content
+
+    await asyncio.gather(*(one(m) for m in bodies))
+    await client.close()
+
+
+def juge_run(url: str, tasks: list[JudgeTask], concurrency: int, folder: Path) -> Rate:
+    """`juge run` on the cases of `tasks` in its own process: calls / wall time, start-up included."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "cases.jsonl").open("w", encoding="utf-8") as out:
+        for t in tasks:
+            out.write(json.dumps({"id": t.case.id, "question": t.case.question, "output": t.case.output}) + "\n")
+    (folder / "eval.toml").write_text(
+        f'cases = "cases.jsonl"\n[provider]\nname = "openai"\noptions = {{ base_url = "{url}" }}\n'
+        f'[[judges]]\nname = "helpful"\nsetup = "passfail"\nmodel = "{MODEL}"\n'
+        'description = "The answer does what the customer asked."\n'
+        f"[engine]\nconcurrency = {concurrency}\nretries = 0\ntimeout = 60\n"
+    )
+    command = [sys.executable, "-m", "juge.cli", "run", str(folder / "eval.toml"), "--db", str(folder / "j.db")]
+    start = time.perf_counter()
+    child = subprocess.Popen([*command, "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"juge run failed: {child.stderr.read().decode()[-2000:] if child.stderr else ''}")
+    return Rate(len(tasks) / wall, (usage.ru_utime + usage.ru_stime) / len(tasks) * 1e6)
+
+
 async def sdk_sequential(url: str, bodies: list[list[dict[str, str]]]) -> None:
     client = openai.AsyncOpenAI(base_url=url, api_key="not-needed", max_retries=0, timeout=60)
     for messages in bodies:
@@ -209,30 +261,39 @@ def main() -> None:
             max_inflight = server.stats()["max_inflight"]
             sdk_bodies = bodies[: args.sdk_calls]
             sdk_rate = timed(len(sdk_bodies), sdk_gather(server.url, sdk_bodies, concurrency))
-            levels.append(Level(concurrency, server_rate, our_rate, sdk_rate, max_inflight))
+            aio_rate = timed(len(sdk_bodies), sdk_aiohttp_gather(server.url, sdk_bodies, concurrency))
+            run_rate = juge_run(
+                server.url, judge_tasks(args.calls, f"r{concurrency}"), concurrency, Path(tmp) / f"r{concurrency}"
+            )
+            levels.append(Level(concurrency, server_rate, our_rate, sdk_rate, max_inflight, aio_rate, run_rate))
             print(
                 f"concurrency {concurrency:5d}: raw client (server capacity) {server_rate.calls_per_s:6.0f}/s "
                 f"({server_rate.cpu_us:4.0f} µs CPU/call), ours {our_rate.calls_per_s:6.0f}/s "
                 f"({our_rate.cpu_us:4.0f} µs; server saw <= {max_inflight} at once), "
-                f"SDK gather {sdk_rate.calls_per_s:5.0f}/s ({sdk_rate.cpu_us:5.0f} µs)",
+                f"SDK gather {sdk_rate.calls_per_s:5.0f}/s ({sdk_rate.cpu_us:5.0f} µs), "
+                f"SDK+aiohttp {aio_rate.calls_per_s:5.0f}/s ({aio_rate.cpu_us:5.0f} µs), "
+                f"juge run {run_rate.calls_per_s:5.0f}/s ({run_rate.cpu_us:4.0f} µs)",
                 flush=True,
             )
 
     print()
     print(
         "| concurrency | limit c/latency | server capacity | limit | ours calls/s | ours/limit "
-        "| ours/SDK gather | ours/sequential |"
+        "| ours/SDK gather | ours/SDK+aiohttp | juge run calls/s | juge run/limit | ours/sequential |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for lv in levels:
         ours_rate = lv.ours.calls_per_s
         print(
             f"| {lv.concurrency} | {lv.concurrency / args.latency:.0f} | {lv.server.calls_per_s:.0f}"
             f" | {lv.limit(args.latency):.0f} | {ours_rate:.0f} | {ours_rate / lv.limit(args.latency):.2f}"
-            f" | {ours_rate / lv.sdk.calls_per_s:.1f} | {ours_rate / sequential:.0f} |"
+            f" | {ours_rate / lv.sdk.calls_per_s:.1f} | {ours_rate / lv.sdk_aiohttp.calls_per_s:.1f}"
+            f" | {lv.run.calls_per_s:.0f} | {lv.run.calls_per_s / lv.limit(args.latency):.2f}"
+            f" | {ours_rate / sequential:.0f} |"
         )
     cpu = ", ".join(
-        f"{lv.concurrency}: ours {lv.ours.cpu_us:.0f}, raw {lv.server.cpu_us:.0f}, SDK {lv.sdk.cpu_us:.0f}"
+        f"{lv.concurrency}: ours {lv.ours.cpu_us:.0f}, juge run {lv.run.cpu_us:.0f}, raw {lv.server.cpu_us:.0f}, "
+        f"SDK {lv.sdk.cpu_us:.0f}, SDK+aiohttp {lv.sdk_aiohttp.cpu_us:.0f}"
         for lv in levels
     )
     print(f"client CPU per call, µs (one core; 1e6 / µs bounds calls/s): {cpu}")
