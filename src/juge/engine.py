@@ -159,7 +159,7 @@ class Engine:
         deferred = isinstance(provider, BatchedProvider)
         for attempt in range(opts.retries + 1):
             started = time.perf_counter()
-            gate, spends = (None, []) if deferred else await self._admit(provider, request)
+            gate, spends = (None, []) if deferred else await self._admit(provider, request, retry=attempt > 0)
             try:
                 if deferred:  # batch mode: answered when its batch ends
                     assert isinstance(provider, BatchedProvider)
@@ -235,14 +235,16 @@ class Engine:
             return Answer(response, latency, attempt + 1)
         raise AssertionError("unreachable")
 
-    async def _admit(self, provider: Provider, request: Request) -> tuple[Adaptive, list[tuple[Budget, Spend]]]:
+    async def _admit(
+        self, provider: Provider, request: Request, *, retry: bool = False
+    ) -> tuple[Adaptive, list[tuple[Budget, Spend]]]:
         """A slot of the provider's adaptive concurrency, then room in its budgets (its own and its
         model's); returns the gate to release and the spends to settle."""
         ident = provider.cache_identity
         gate = self._adaptive.get(ident)
         if gate is None:
             gate = self._adaptive[ident] = Adaptive(self.options.concurrency, self.clock)
-        await gate.acquire()
+        await gate.acquire(retry=retry)
         spends = []
         try:
             for name, scope in ((provider.name, ident), (request.model, f"{ident}\x1f{request.model}")):

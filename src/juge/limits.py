@@ -175,8 +175,10 @@ class Adaptive:
         self.round = 0.0  # a recent answer's latency: the limit halves at most once per round
         self.decreases = 0
 
-    async def acquire(self) -> None:
-        while (wait := self.paused_until - self.clock.now()) > 0:
+    async def acquire(self, *, retry: bool = False) -> None:
+        """A slot; first the server's Retry-After pause, unless this is a `retry` (which waited its
+        own backoff, at least the Retry-After it was answered)."""
+        if not retry and (wait := self.paused_until - self.clock.now()) > 0:
             await self.clock.sleep(wait)
         if self.inflight < int(self.limit) and not self.waiters:
             self.inflight += 1
