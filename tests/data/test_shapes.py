@@ -199,7 +199,8 @@ def test_a_missing_marker_is_named_not_blamed_on_a_valid_label(tmp_path, monkeyp
     assert "items.csv:6: field 'rater_c'" in err and "--missing NULL" in err
 
 
-def test_long_labels_in_the_items_file_itself(tmp_path, monkeypatch, capsys) -> None:
+@pytest.mark.parametrize("same_file", [False, True])
+def test_long_labels_in_their_own_file_or_the_items_file_itself(tmp_path, monkeypatch, capsys, same_file) -> None:
     # One row per rater per item: the item key is two columns, the rater a worker id, the label yes/no/NULL.
     rows = []
     for k, v in enumerate(VOTES):
@@ -213,6 +214,9 @@ def test_long_labels_in_the_items_file_itself(tmp_path, monkeypatch, capsys) -> 
         tmp_path / "items.csv",
         [{"doc": f"d{k // 2}", "system": f"s{k % 2}", "answer": "x"} for k in range(len(VOTES))],
     )
+    if same_file:  # one row per rater per item holds the items too; the unknown item is then an item
+        rows.pop()
+        items = path = write_csv(tmp_path / "long.csv", rows)
     code, result, out, err = _calibrate(
         monkeypatch,
         capsys,
@@ -235,7 +239,9 @@ def test_long_labels_in_the_items_file_itself(tmp_path, monkeypatch, capsys) -> 
     assert code == 0, err
     assert result["kind"] == "passfail"
     counts = result["counts"]
-    assert (counts["duplicate_votes"], counts["labels_unknown_item"], counts["missing_values"]) == (1, 1, 2)
+    unknown = 0 if same_file else 1
+    assert (counts["duplicate_votes"], counts["labels_unknown_item"], counts["missing_values"]) == (1, unknown, 2)
+    assert counts["items_read"] == len(VOTES)
     words = [[{"1": "PASS", "2": "FAIL", "0": "FAIL"}[x] for x in v if _present(x)] for v in VOTES]
     y1 = [a for ws in words for a, _ in combinations(ws, 2)]
     y2 = [b for ws in words for _, b in combinations(ws, 2)]

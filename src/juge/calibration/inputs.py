@@ -27,8 +27,10 @@ from juge.data.adapters import (
 from juge.data.judgments import JudgmentsSource, read_judgments_source
 from juge.data.labels import LabelCounts, RawVote, convert_votes, decide_kind, long_votes
 from juge.data.readers import (
+    CASE_FIELDS,
     Source,
     as_path,
+    cases_from_rows,
     file_format,
     is_in_memory,
     iter_rows,
@@ -159,6 +161,10 @@ def load_inputs(
             **({"baseline_fields": baseline_cols} if baseline_cols else {}),
             lean=lean and labels is None and run is None,
         )
+    elif items is not None and labels is not None and _same_source(items, labels):
+        data = CalibrationData(
+            _items_of_long_rows(items, mapping, labels_map, format), [], {}, {"items": source_hash(items)}
+        )
     elif items is not None:
         data = CalibrationData(list(read_cases(items, mapping, format=format)), [], {}, {"items": source_hash(items)})
     else:
@@ -189,8 +195,7 @@ def load_inputs(
             "(name the answer columns with --map output_1=COLUMN,output_2=COLUMN)"
         )
     if labels is not None:
-        same = not is_in_memory(labels) and items is not None and not is_in_memory(items)
-        same = same and Path(labels) == Path(items)  # type: ignore[arg-type]
+        same = items is not None and _same_source(items, labels)
         rows = mapped_rows(labels, labels_map, LABEL_FIELDS, format=format if same else None, option="--labels-map")
         votes = long_votes(source_name(labels), rows)
         n_carried = len(data.labels) + sum(len(v) for v in raw.values())
@@ -286,6 +291,33 @@ def load_inputs(
         warnings=warnings,
         counts=counts,
         criteria={str(k): v for k, v in per_criterion.items()} if len(per_criterion) > 1 or labels_nested else None,
+    )
+
+
+def _same_source(a: Source, b: Source) -> bool:
+    if is_in_memory(a) or is_in_memory(b):
+        return a is b
+    return as_path(a).resolve() == as_path(b).resolve()
+
+
+def _items_of_long_rows(
+    items: Source, mapping: Mapping[str, str] | None, labels_map: Mapping[str, str] | None, format: str | None
+) -> list[Case | PairSummary]:
+    """The items of a file that also holds the labels, one row per rater per item: the first row of each
+    item id is the item (the rater and label columns are not kept in its meta)."""
+    label_columns = {c for theirs in (labels_map or {}).values() for c in theirs.split("+")}
+    label_columns |= {"rater_id", "label", "explanation", "output_hash"} - set((labels_map or {}).values())
+    first: dict[Any, tuple[int, dict[str, Any]]] = {}
+    for line, row in mapped_rows(items, mapping, CASE_FIELDS, format=format):
+        first.setdefault(row.get("id"), (line, row))
+    id_columns = {c for c in (mapping or {}).get("id", "id").split("+")}
+    return list(
+        cases_from_rows(
+            source_name(items),
+            first.values(),
+            drop=label_columns - id_columns - set(mapping or {}),
+            id_mapped=bool(mapping and "id" in mapping),
+        )
     )
 
 
