@@ -504,3 +504,25 @@ def test_a_whole_study_from_records_in_memory() -> None:
         people.count("B") / len(people)
     )
     assert result["versions"]["sources_sha256"]["items"]  # records are hashed like files
+
+
+def test_several_mapped_judges_pair_their_options_in_order(tmp_path, monkeypatch, capsys) -> None:
+    path = write_csv(tmp_path / "items.csv", _rows())
+    first = write_csv(tmp_path / "a.csv", [{"row": f"{r['doc']}/{r['system']}", "answer": "1"} for r in _rows()])
+    second = write_csv(tmp_path / "b.csv", [{"key": f"{r['doc']}/{r['system']}", "v": "B"} for r in _rows()])
+    maps = ("--judgments-map", "item_id=row,verdict=answer", "--judgments-map", "item_id=key,verdict=v")
+    files = ("--judgments", str(first), "--judgments", str(second))
+    names = ("--judge-name", "tool-a", "--judge-name", "tool-b")
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS, *files, *maps, *names,
+        "--judgments-scale", "1=A,2=B,B=B",
+    )  # fmt: skip
+    assert code == 0, err
+    assert result["judges"]["tool-a/recorded"]["verdict_counts"]["A"] == len(VOTES)
+    assert result["judges"]["tool-b/recorded"]["verdict_counts"]["B"] == len(VOTES)
+    (tmp_path / "out.json").unlink()
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS, *files, *maps,
+        "--judge-name", "x", "--judge-name", "y", "--judge-name", "z",
+    )  # fmt: skip
+    assert code == 2 and result is None and "--judge-name: given 3 times for 2 --judgments" in err
