@@ -152,3 +152,49 @@ def test_an_engine_within_the_servers_budget_meets_no_429_and_one_without_a_budg
     assert stats["clock"] >= 30  # 30 requests at 20 a minute take more than a simulated half minute
     stored, stats, gate = results[False]
     assert stored == 30 and stats["rate_limited"] >= 5 and gate.decreases >= 1  # 429s met, concurrency halved
+
+
+def test_a_models_budget_holds_back_only_that_models_requests(tmp_path) -> None:
+    from juge.engine import Engine, EngineOptions
+    from juge.providers import make_provider
+    from juge.store import Store
+
+    provider = make_provider("scripted", default="PASS\nok")
+    options = EngineOptions(progress=False, time_scale=60, limits={"slow-model": (2, None)})
+    with Store(tmp_path / "j.db") as store:
+        engine = Engine(store, options)
+
+        async def main() -> dict[str, float]:
+            done: dict[str, float] = {}
+            for model in ("slow-model", "free-model"):
+                for i in range(3):
+                    req = Request(messages=({"role": "user", "content": f"{model} {i}"},), model=model)
+                    await engine.call(provider, req, run_id=None)
+                done[model] = engine.clock.now()
+            return done
+
+        done = asyncio.run(main())
+    assert done["slow-model"] >= WINDOW  # its third request waited for the first to leave the minute
+    assert done["free-model"] - done["slow-model"] < WINDOW / 2  # the other model's went at once
+
+
+def test_the_eval_files_budgets_reach_the_engine(tmp_path) -> None:
+    from juge.config import load_eval
+    from juge.errors import InputError
+
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "question": "q", "output": "o"}\n')
+    good = tmp_path / "eval.toml"
+    good.write_text(
+        'cases = "cases.jsonl"\n[engine]\nrpm = 500\ntpm = 20000\n[engine.limits."gpt-4o-mini"]\ntpm = 1000\n'
+    )
+    engine = load_eval(good).spec.engine
+    assert (engine.rpm, engine.tpm, engine.limits["gpt-4o-mini"].tpm, engine.limits["gpt-4o-mini"].rpm) == (
+        500,
+        20000,
+        1000,
+        None,
+    )
+    bad = tmp_path / "bad.toml"
+    bad.write_text('cases = "cases.jsonl"\n[engine]\nrpm = 0\n')
+    with pytest.raises(InputError, match="rpm"):
+        load_eval(bad)
