@@ -53,6 +53,7 @@ from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
+from juge.results import PolicyResult
 from juge.stats import paired_ratio_difference
 
 POLICY_FORMAT = 1
@@ -735,3 +736,13 @@ def derive_any_policy(
         data, split=split, margin=margin, rule=rule, target=target, confidence=confidence, judges=judges,
         audit_n=audit_n, boot=boot,
     )  # fmt: skip
+
+
+def derive_policy_result(data: Any, **options: Any) -> PolicyResult:
+    """:func:`derive_any_policy` as the typed :class:`juge.results.PolicyResult` (``to_dict()`` is the file)."""
+    return PolicyResult.model_validate(derive_any_policy(data, **options))
+
+
+def read_policy_result(path: Path) -> PolicyResult:
+    """:func:`read_policy` as the typed :class:`juge.results.PolicyResult`."""
+    return PolicyResult.model_validate(read_policy(path))

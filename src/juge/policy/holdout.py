@@ -53,6 +53,7 @@ from juge.policy.derivation import (
 from juge.policy.guarantee import check_on_holdout
 from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
 from juge.policy.route import JUDGE, RouteDecision, check_versions, route_item
+from juge.results import HoldoutTest
 from juge.stats import ratio_estimate
 from juge.store import Store
 
@@ -530,3 +531,11 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         f.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         f.flush()
         os.fsync(f.fileno())
+
+
+def test_policy_result(policy_path: Path, data: Any, store: Store, **options: Any) -> HoldoutTest:
+    """:func:`test_policy` as the typed :class:`juge.results.HoldoutTest` (``to_dict()`` is the --json file)."""
+    return HoldoutTest.model_validate(test_policy(policy_path, data, store, **options))
+
+
+test_policy_result.__test__ = False  # type: ignore[attr-defined]
