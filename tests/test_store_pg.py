@@ -76,13 +76,30 @@ def test_the_store_keeps_runs_calls_judgments_and_the_cache(pg_db):
 
 def test_a_claimed_task_is_not_claimed_by_another_process_until_released(pg_db):
     with open_store(pg_db) as one, open_store(pg_db) as two:
-        key = ("a", "j", "", 0)
-        assert one.claim("r", key) is True
-        assert two.claim("r", key) is False
-        one.release("r", key)
-        assert two.claim("r", key) is True
+        a, b = ("a", "j", "", 0), ("b", "j", "12", 1)
+        assert one.claim_many("r", [a]) == {a: True}
+        assert two.claim_many("r", [a, b]) == {a: False, b: True}
+        one.release("r", a)
+        assert two.claim_many("r", [a]) == {a: False}  # let go only once committed
+        one.commit()
+        assert two.claim_many("r", [a]) == {a: True}
+        run_id = one.create_run(dataset_hash="d", juge_version="t", cases=[Case(id="c", output="o")])
+        c = ("c", "j", "", 0)
+        judgment = Judgment(
+            run_id=run_id,
+            item_id="c",
+            judge="j",
+            model="m",
+            template="t",
+            template_hash="h",
+            text="PASS",
+            outcome="ok",
+            verdict="PASS",
+        )
+        one.save_judgment(run_id, judgment)
+        assert two.claim_many(run_id, [c]) == {c: None}  # stored: nobody judges it again
     with open_store(pg_db) as three:  # a closed connection lets go of its claims
-        assert three.claim("r", key) is True
+        assert three.claim_many("r", [a, b]) == {a: True, b: True}
 
 
 # ---- juge run on PostgreSQL, one process and several -----------------------------------------

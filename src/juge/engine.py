@@ -36,6 +36,7 @@ from juge.providers.pricing import call_cost
 from juge.store import Store
 
 T = TypeVar("T")
+CLAIM_PAGE = 32  # tasks claimed at once in a store shared by processes (one round trip)
 SHARED_POLL = 0.2  # seconds between looks at tasks another process sharing the run is judging
 
 
@@ -423,21 +424,33 @@ class Engine:
             bar = progress.add_task(
                 description, total=total, completed=min(total, self.store.count_judgments(run_id)), rate=""
             )
-            queue: Iterator[JudgeTask] = self._not_done(run_id, tasks)
             elsewhere: list[JudgeTask] = []  # being judged by another process sharing the run
+
+            def claimed(tasks: Iterable[JudgeTask]) -> Iterator[JudgeTask]:
+                """The tasks this process judges: in a store shared by processes, those it claims (a
+                few at a time); one stored meanwhile is skipped, one being judged elsewhere waits."""
+                if not self.options.claims:
+                    yield from tasks
+                    return
+                it = iter(tasks)
+                while chunk := list(islice(it, CLAIM_PAGE)):
+                    got = self.store.claim_many(run_id, [t.key for t in chunk])
+                    for task in chunk:
+                        state = True if got is None else got[task.key]
+                        if state:
+                            yield task
+                        elif state is False:
+                            elsewhere.append(task)
+                        else:
+                            progress.update(bar, advance=1)
+
+            queue: Iterator[JudgeTask] = claimed(self._not_done(run_id, tasks))
 
             async def worker() -> None:
                 """Judges the next task until none is left. A task is in flight until its judgment is
                 committed, so `concurrency` workers keep a kill's loss to the calls in flight."""
                 nonlocal stored
                 for task in queue:
-                    claimed = self.store.claim(run_id, task.key) if self.options.claims else True
-                    if not claimed:  # stored meanwhile (None) or being judged elsewhere (False)
-                        if claimed is False:
-                            elsewhere.append(task)
-                        else:
-                            progress.update(bar, advance=1)
-                        continue
                     judgment = await self.judge_one(run_id, task, providers[task.judge.name])
                     stored += self.store.save_judgment(run_id, judgment)
                     # Shielded: a worker cancelled while waiting must not cancel the commit the others wait on.
@@ -452,10 +465,13 @@ class Engine:
                     await run_together(worker() for _ in range(workers))
                     if not elsewhere:
                         break
-                    # Other processes are judging these: wait for them (a killed one's come back to us).
+                    # Other processes are judging these: wait for them (a killed one's come back to us),
+                    # having let go of ours (they may be waiting for them too).
+                    self.store.commit()
                     await asyncio.sleep(SHARED_POLL)
                     workers = min(self.options.concurrency, len(elsewhere))
-                    queue, elsewhere = iter(elsewhere), []
+                    queue = claimed(elsewhere)
+                    elsewhere = []
         return stored
 
     def _not_done(self, run_id: str, tasks: Iterable[JudgeTask], page: int = 256) -> Iterator[JudgeTask]:

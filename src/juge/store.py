@@ -20,7 +20,7 @@ import json
 import sqlite3
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -167,13 +167,15 @@ class Store:
         """Held while finding or creating an eval's run (a store shared by processes locks it)."""
         yield
 
-    def claim(self, run_id: str, key: tuple[str, str, str, int]) -> bool | None:
-        """Whether this process judges the task now (True), it is stored already (None), or another
-        process is judging it (False). One process per run here: always True."""
-        return True
+    def claim_many(
+        self, run_id: str, keys: Sequence[tuple[str, str, str, int]]
+    ) -> dict[tuple[str, str, str, int], bool | None] | None:
+        """Claims tasks for this process: per key, True (judge it now), None (stored already) or False
+        (another process is judging it); None for all: one process per run here, every task is its."""
+        return None
 
     def release(self, run_id: str, key: tuple[str, str, str, int]) -> None:
-        """Lets go of a claimed task once its judgment is committed."""
+        """Lets go of a claimed task once its judgment is committed (at the latest with the next commit)."""
 
     def create_run(
         self,

@@ -182,6 +182,7 @@ class PgStore(Store):
         self.conn = PgConnection(url)  # type: ignore[assignment]
         self._grouped = False
         self._claimed: set[int] = set()
+        self._releases: list[int] = []  # claims of committed judgments, let go at the next commit
         try:
             self._upgrade()
         except BaseException:
@@ -286,24 +287,34 @@ class PgStore(Store):
         finally:
             self.conn.execute("SELECT pg_advisory_unlock(?)", (key,))
 
-    def claim(self, run_id: str, key: tuple[str, str, str, int]) -> bool | None:
-        """True: this process judges the task now; None: it is stored already; False: another process
-        is judging it (ask again later)."""
-        lock = _lock_key("juge-task", run_id, *map(str, key))
-        if not self.conn.execute("SELECT pg_try_advisory_lock(?)", (lock,)).fetchone()[0]:
-            return False
-        # Looked for only once the lock is held: a judgment committed before its claim was let go is seen.
-        if self.conn.execute(
-            "SELECT 1 FROM judgments WHERE run_id = ? AND item_id = ? AND judge = ? AND ord = ? AND repeat = ?",
-            (run_id, *key),
-        ).fetchone():
-            self.conn.execute("SELECT pg_advisory_unlock(?)", (lock,))
-            return None
-        self._claimed.add(lock)
-        return True
+    def claim_many(
+        self, run_id: str, keys: Sequence[tuple[str, str, str, int]]
+    ) -> dict[tuple[str, str, str, int], bool | None]:
+        locks = {key: _lock_key("juge-task", run_id, *map(str, key)) for key in keys}
+        got = {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT k FROM unnest(?::bigint[]) AS k WHERE pg_try_advisory_lock(k)", (list(locks.values()),)
+            )
+        }
+        mine = [key for key, lock in locks.items() if lock in got]
+        # Looked for only once the locks are held: a judgment committed before its claim was let go is seen.
+        done = self.done_keys_of(run_id, {key[0] for key in mine}) if mine else set()
+        stale = [locks[key] for key in mine if key in done]
+        if stale:
+            self.conn.execute("SELECT pg_advisory_unlock(k) FROM unnest(?::bigint[]) AS k", (stale,))
+        self._claimed.update(locks[key] for key in mine if key not in done)
+        return {key: (None if key in done else True) if locks[key] in got else False for key in keys}
 
     def release(self, run_id: str, key: tuple[str, str, str, int]) -> None:
         lock = _lock_key("juge-task", run_id, *map(str, key))
         if lock in self._claimed:
             self._claimed.discard(lock)
-            self.conn.execute("SELECT pg_advisory_unlock(?)", (lock,))
+            self._releases.append(lock)
+
+    def commit(self) -> None:
+        """Commit, then let go of the tasks whose judgments are committed (one statement for all)."""
+        super().commit()
+        if self._releases:
+            releases, self._releases = self._releases, []
+            self.conn.execute("SELECT pg_advisory_unlock(k) FROM unnest(?::bigint[]) AS k", (releases,))
