@@ -334,25 +334,29 @@ class Store:
         (encoded once for both rows)."""
         response_json = _dumps(response)
         created_at = now_iso()
-        self._write(
-            _INSERT_CALL,
-            (
-                run_id,
-                cache_key,
-                provider,
-                model,
-                attempt,
-                _dumps(request),
-                response_json,
-                error,
-                status,
-                latency,
-                created_at,
-                payer,
-            ),
+        call = (
+            run_id,
+            cache_key,
+            provider,
+            model,
+            attempt,
+            _dumps(request),
+            response_json,
+            error,
+            status,
+            latency,
+            created_at,
+            payer,
         )
         if cache and response is not None:
-            self._write(_INSERT_CACHE, (cache_key, provider, model, response_json, created_at))
+            self._write_answer(call, (cache_key, provider, model, response_json, created_at))
+        else:
+            self._write(_INSERT_CALL, call)
+
+    def _write_answer(self, call: tuple[Any, ...], entry: tuple[Any, ...]) -> None:
+        """An answered call's row and its cache entry."""
+        self._write(_INSERT_CALL, call)
+        self._write(_INSERT_CACHE, entry)
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()
