@@ -39,7 +39,7 @@ class BatchPending(ProviderClosed):
 
 
 def supports_batches(provider: Provider) -> bool:
-    return callable(getattr(provider, "batches", None))
+    return provider.batches() is not None
 
 
 class BatchedProvider(Provider):
@@ -61,7 +61,10 @@ class BatchedProvider(Provider):
         self.name = provider.name
         self.identity = provider.cache_identity
         self.cache_identity = self.identity
-        self.api: BatchAPI = provider.batches()  # type: ignore[attr-defined]
+        api = provider.batches()
+        if api is None:
+            raise ValueError(f"provider {provider.name!r} has no batch API")
+        self.api: BatchAPI = api
         self.store, self.run_id = store, run_id
         self.wait, self.poll = wait, poll
         self.max_requests = min(max_requests or self.api.max_requests, self.api.max_requests)

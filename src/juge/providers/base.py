@@ -15,7 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from juge.providers.batch_api import BatchAPI
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -179,6 +182,10 @@ class Provider(ABC):
     async def aclose(self) -> None:  # noqa: B027 - a default that does nothing, not an abstract method
         return None
 
+    def batches(self) -> BatchAPI | None:
+        """Its batch API (``[engine] mode = "batch"``), or None: by default a provider has none."""
+        return None
+
 
 class PluginProvider(Provider):
     """A plugin's provider that does not subclass `Provider` (the interface was a protocol of `name`
@@ -205,6 +212,10 @@ class PluginProvider(Provider):
         close = getattr(self.plugin, "aclose", None)
         if close is not None:
             await close()
+
+    def batches(self) -> BatchAPI | None:
+        batches = getattr(self.plugin, "batches", None)
+        return batches() if batches is not None else None
 
 
 def as_provider(made: Any) -> Provider:
