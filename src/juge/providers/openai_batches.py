@@ -29,7 +29,10 @@ class OpenAIBatches:
     def __init__(self, root: str, headers: Mapping[str, str], *, trust_env: bool, payload: Any, response: Any):
         self.root = root
         self.headers = {k: v for k, v in headers.items() if k != "content-type"}
-        self.client = httpx.AsyncClient(trust_env=trust_env, timeout=httpx.Timeout(300.0, connect=30.0))
+        self.trust_env = trust_env
+        self._client: httpx.AsyncClient | None = (
+            None  # made at the first call: asking whether batches exist opens nothing
+        )
         self._payload, self._response = payload, response
 
     def _line(self, key: str, request: Request) -> bytes:
@@ -41,7 +44,9 @@ class OpenAIBatches:
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            reply = await self.client.request(method, self.root + path, headers=self.headers, **kwargs)
+            if self._client is None:
+                self._client = httpx.AsyncClient(trust_env=self.trust_env, timeout=httpx.Timeout(300.0, connect=30.0))
+            reply = await self._client.request(method, self.root + path, headers=self.headers, **kwargs)
         except httpx.TimeoutException as exc:
             raise ProviderError(f"batch API {method} {path}: timeout: {exc}", retryable=True) from exc
         except httpx.TransportError as exc:
@@ -116,7 +121,8 @@ class OpenAIBatches:
         return key, ProviderError(f"batch request failed: {text or 'no reason given'}", status=code)
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self._client is not None:
+            await self._client.aclose()
 
 
 def _field(reply: httpx.Response, name: str) -> Any:
