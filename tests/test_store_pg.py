@@ -319,7 +319,7 @@ default = "PASS\\nFine."
     for db in (str(tmp_path / "juge.db"), pg_db):
         with open_store(db) as store:
             result = run_eval(config, store, progress=False, console=Console(quiet=True))
-            summaries.append({k: v for k, v in result.summary.items() if k not in ("run_id", "engine")})
+            summaries.append({k: v for k, v in result.summary.to_dict().items() if k not in ("run_id", "engine")})
             judgments.append(
                 sorted((j.item_id, j.judge, j.order, j.outcome, str(j.verdict)) for j in store.judgments(result.run_id))
             )

@@ -1,6 +1,23 @@
-"""juge: make LLM-as-a-judge evaluation trustworthy."""
+"""juge: make LLM-as-a-judge evaluation trustworthy.
 
+The Python API (each function is what one `juge` command does, and returns a typed result)::
+
+    import juge
+
+    cal = juge.calibrate(items="items.jsonl", judgments="judgments.jsonl")   # -> juge.Calibration
+    cal.ceiling.agreement          # Estimate(value, low, high, n): person vs person
+    cal.judges["judge/pairwise-v1"].vs_people.agreement
+    run = juge.run("eval.toml")    # -> juge.Run; in a notebook also: await juge.run_async("eval.toml")
+    juge.report(cal, "report.html")
+
+Names are imported on first use, so ``import juge`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 try:
     __version__ = version("juge")
@@ -9,4 +26,112 @@ except PackageNotFoundError:  # running from a source tree without install
 
 from juge.data.records import Case, HumanLabel, Judgment, Message
 
-__all__ = ["Case", "HumanLabel", "Judgment", "Message", "__version__"]
+if TYPE_CHECKING:
+    from juge import policy
+    from juge.api import (
+        calibrate,
+        calibration_inputs,
+        compare,
+        demo,
+        demo_path,
+        estimate,
+        get_provider,
+        load_judge,
+        probe_injection,
+        report,
+        run,
+        run_async,
+    )
+    from juge.errors import InputError
+    from juge.results import (
+        Calibration,
+        Comparison,
+        Estimate,
+        EstimateResult,
+        HoldoutTest,
+        PolicyResult,
+        ProbeResult,
+        Run,
+        RunSummary,
+    )
+
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "calibrate",
+            "calibration_inputs",
+            "compare",
+            "demo",
+            "demo_path",
+            "estimate",
+            "get_provider",
+            "load_judge",
+            "probe_injection",
+            "report",
+            "run",
+            "run_async",
+        ),
+        "juge.api",
+    ),
+    **dict.fromkeys(
+        (
+            "Calibration",
+            "Comparison",
+            "Estimate",
+            "EstimateResult",
+            "HoldoutTest",
+            "PolicyResult",
+            "ProbeResult",
+            "Run",
+            "RunSummary",
+        ),
+        "juge.results",
+    ),
+    "InputError": "juge.errors",
+}
+
+__all__ = [
+    "Calibration",
+    "Case",
+    "Comparison",
+    "Estimate",
+    "EstimateResult",
+    "HoldoutTest",
+    "HumanLabel",
+    "InputError",
+    "Judgment",
+    "Message",
+    "PolicyResult",
+    "ProbeResult",
+    "Run",
+    "RunSummary",
+    "__version__",
+    "calibrate",
+    "calibration_inputs",
+    "compare",
+    "demo",
+    "demo_path",
+    "estimate",
+    "get_provider",
+    "load_judge",
+    "policy",
+    "probe_injection",
+    "report",
+    "run",
+    "run_async",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "policy":
+        return importlib.import_module("juge.policy")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'juge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 from juge.errors import InputError
 
@@ -73,3 +75,18 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
     if isinstance(data, bytes):
         return write_with(path, lambda tmp: tmp.write_bytes(data))
     return write_with(path, lambda tmp: tmp.write_text(data, encoding="utf-8", newline=""))
+
+
+def write_json(path: str | Path, data: Any) -> Path:
+    """Write JSON atomically (indented by one space, UTF-8, a final newline).
+
+    The text is written as it is encoded: an indented dump of a large study is a list of millions of
+    small strings before it is joined.
+    """
+
+    def dump(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8", newline="") as f:
+            json.dump(data, f, ensure_ascii=False, indent=1)
+            f.write("\n")
+
+    return write_with(path, dump)

@@ -137,8 +137,8 @@ def run_live_judge(
     engine = Engine(store, local_engine_options(progress), console)
     tasks = build_tasks(chosen, [judge])
     asyncio.run(engine.run_tasks(run_id, tasks, {judge.name: provider}, description="local judge"))
-    summary = summarize(store, run_id, [judge]) | {"engine": dict(engine.stats)}
-    store.finish_run(run_id, summary)
+    summary = summarize(store, run_id, [judge]).model_copy(update={"engine": dict(engine.stats)})
+    store.finish_run(run_id, summary.to_dict())
     return LiveRun(run_id=run_id, judgments=store.judgments(run_id), stats=dict(engine.stats), resumed=resumed)
 
 

@@ -1,17 +1,694 @@
-"""Typed results, as pydantic models.
+"""Typed results: every figure juge computes and every result JSON it writes, as pydantic models.
 
-# ---- policies (juge.policy; issue 14) ----------------------------------------------------------
-A policy file is hashed (``policy_hash``) over the keys it was written with, so the models read it and
-write back exactly those keys (``to_dict``: the fields that were set, and any key a model does not
-declare), never coerce a number (an int stays an int) and never add ``schema_version`` to a file that had
-none: a pairwise policy of schema 1 loads and writes back unchanged, its hash intact.
+One ``Estimate`` (value, interval, n) with one formatter, :func:`format_estimate`; one model per
+result file (``Calibration``, ``RunSummary``, ``Comparison``, ``EstimateResult``, ``ProbeResult``).
+
+The files keep the keys juge always wrote, and gain ``schema_version``. A result remembers which
+keys it was built or loaded with, and ``to_dict()`` writes exactly those (so an older file read
+and written again keeps its shape); keys a model does not declare are kept too (``extra="allow"``).
+``to_dict()`` is what the CLI's ``--json`` writes.
+
+The JSON Schemas in ``docs/schema/`` are generated from these models::
+
+    python -m juge.results docs/schema
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+import html
+import json
+import math
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+SCHEMA_VERSION = 1
+
+
+def finite_or_none(x: Any) -> float | None:
+    """Return ``float(x)``, or None when ``x`` is None, NaN or infinite (keeps NaN out of JSON)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+class Part(BaseModel):
+    """A piece of a result: keeps unknown keys, writes back the keys it was given."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of this part (the keys it was built or loaded with, in the model's order)."""
+        return self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+
+    # Read access as in the JSON (``result["judges"]``), for code written against the dicts.
+    def _field(self, key: str) -> str | None:
+        fields = type(self).model_fields
+        if key in fields and fields[key].alias in (None, key):
+            return key
+        alias = next((name for name, f in fields.items() if f.alias == key), None)
+        if alias is not None:
+            return alias
+        return key if key in (self.model_extra or {}) else None
+
+    def __getitem__(self, key: str) -> Any:
+        name = self._field(key)
+        if name is None or name not in self.model_fields_set | set(self.model_extra or {}):
+            raise KeyError(key)
+        return self.model_dump(mode="json", include={name}, exclude_unset=True, by_alias=True)[key]
+
+    def __contains__(self, key: object) -> bool:
+        name = self._field(key) if isinstance(key, str) else None
+        return name is not None and name in self.model_fields_set | set(self.model_extra or {})
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+
+class Result(Part):
+    """A whole result file: a ``schema_version`` first, ``load``/``save``, ``to_dict`` for ``--json``."""
+
+    schema_name: ClassVar[str] = "result"
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, **super().to_dict()}
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        """Read a result file written by juge (any earlier version: keys it lacks stay unset)."""
+        return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result atomically as the CLI's ``--json`` does."""
+        from juge.files import write_json
+
+        return write_json(Path(path), self.to_dict())
+
+
+# ---- Estimate ------------------------------------------------------------------------------
+
+
+def format_estimate(
+    est: Estimate | dict[str, Any] | None, digits: int = 3, *, with_n: bool = True, percent: bool = False
+) -> str:
+    """The one text form of an estimate: ``0.712 [0.650, 0.770] n=155``.
+
+    ``percent=True`` gives ``71.2 % [65.0, 77.0] n=155``; an undefined figure is ``n/a n=0`` and an
+    absent one ``n/a``. Accepts an :class:`Estimate` or its JSON dict (reports read stored files).
+
+    >>> format_estimate(Estimate(0.71234, 0.65, 0.7701, n=155))
+    '0.712 [0.650, 0.770] n=155'
+    >>> format_estimate({"value": 0.5, "low": None, "high": None, "n": 4}, 2, percent=True)
+    '50.00 % n=4'
+    """
+    if not est:
+        return "n/a"
+    if isinstance(est, dict):
+        try:
+            est = Estimate(est.get("value"), est.get("low"), est.get("high"), n=est.get("n") or 0)
+        except (TypeError, ValueError):
+            return "n/a"
+    n_text = f" n={est.n}" if with_n else ""
+    if est.value is None:
+        return f"n/a{n_text}"
+    scale, unit = (100.0, " %") if percent else (1.0, "")
+    text = f"{scale * est.value:.{digits}f}{unit}"
+    if est.low is not None and est.high is not None:
+        text += f" [{scale * est.low:.{digits}f}, {scale * est.high:.{digits}f}]"
+    return text + n_text
+
+
+class Estimate(Part):
+    """A point estimate with a confidence interval and the count it rests on.
+
+    ``value`` is None when the statistic is undefined (for example ``n == 0``); ``low``/``high`` are
+    None when no interval could be formed. NaN and infinities become None, so ``to_dict()`` is always
+    valid JSON. ``n`` counts the pooled units the value is computed from (pairs, votes, items: each
+    producing function documents which). ``n_items`` is the number of resampled clusters (items) of a
+    clustered bootstrap: an attribute only, not part of the JSON.
+
+    >>> e = Estimate(0.71234, 0.65, 0.7701, n=155)
+    >>> e.to_dict()
+    {'value': 0.71234, 'low': 0.65, 'high': 0.7701, 'n': 155}
+    >>> str(e)
+    '0.712 [0.650, 0.770] n=155'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+    _n_items: int | None = PrivateAttr(default=None)
+
+    def __init__(
+        self,
+        value: Any = None,
+        low: Any = None,
+        high: Any = None,
+        n: Any = 0,
+        n_items: int | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(**{"value": value, "low": low, "high": high, "n": n}, **extra)
+        self._n_items = n_items
+
+    @model_validator(mode="before")
+    @classmethod
+    def _finite(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for name in ("value", "low", "high"):
+            if name in data:
+                data[name] = finite_or_none(data[name])
+        if data.get("value") is None:
+            for name in ("low", "high"):
+                if name in data:
+                    data[name] = None
+        if "n" in data and data["n"] is not None and not isinstance(data["n"], bool):
+            data["n"] = int(data["n"])
+        return data
+
+    @property
+    def n_items(self) -> int | None:
+        return self._n_items
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape used everywhere: ``{"value", "low", "high", "n"}`` (plus a subclass's keys)."""
+        return super().to_dict()
+
+    def fmt(self, digits: int = 3, *, with_n: bool = True, percent: bool = False) -> str:
+        """Human form, e.g. ``"0.712 [0.650, 0.770] n=155"``; ``"n/a n=0"`` when undefined."""
+        return format_estimate(self, digits, with_n=with_n, percent=percent)
+
+    def __str__(self) -> str:
+        return self.fmt()
+
+
+class TunedEstimate(Estimate):
+    """The PPI++ estimate: an Estimate and its power-tuning weight ``lambda``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    lambda_: float = Field(alias="lambda")
+
+
+class PlugInEstimate(Estimate):
+    """The Rogan-Gladen plug-in: an Estimate, the judge's sensitivity and specificity, and why it has no value."""
+
+    sensitivity: float | None = None
+    specificity: float | None = None
+    why_not: str | None = None
+
+
+class ExactRate(Estimate):
+    """A rate ``k / n`` with an exact (Clopper-Pearson) interval."""
+
+    k: int
+    method: str
+
+
+class PooledRate(Part):
+    """A pooled rate ``k / n`` over items with a clustered bootstrap interval (the probe's overall rates)."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int
+    k: int
+    n_items: int
+    method: str
+    resamples: int
+    seed: int
+
+    def fmt(self, digits: int = 3, *, with_n: bool = True, percent: bool = False) -> str:
+        return format_estimate(self.to_dict(), digits, with_n=with_n, percent=percent)
+
+
+# ---- Calibration ---------------------------------------------------------------------------
+
+
+class Ceiling(Part):
+    """Person vs person (all pairs of distinct raters on an item, pooled)."""
+
+    agreement: Estimate | None = None
+    kappa: Estimate | None = None
+    weighted_kappa: Estimate | None = None
+    pearson: Estimate | None = None
+    spearman: Estimate | None = None
+    krippendorff_alpha: Estimate | None = None
+    krippendorff_alpha_interval: Estimate | None = None
+    agreement_without_ties: Estimate | None = None
+    n_pairs: int | None = None
+    at_threshold: AtThreshold | None = None
+
+
+class AtThreshold(Part):
+    """Agreement and kappa on ``score >= threshold``."""
+
+    threshold: float
+    agreement: Estimate | None = None
+    kappa: Estimate | None = None
+
+
+class Agreement(Part):
+    """Agreement and Cohen's kappa of a judge against the majority or against each person."""
+
+    agreement: Estimate | None = None
+    kappa: Estimate | None = None
+
+
+class InconsistentPatterns(Part):
+    n: int
+    shown_first_won_both: int
+    shown_second_won_both: int
+    tie_in_one_order: int
+
+
+class Disagreement(Part):
+    """An item where the judge's label differs from the majority, with the raw text of each order."""
+
+    item_id: str
+    category: str | None = None
+    majority: str | None = None
+    verdict: str | None = None
+    votes: dict[str, int] = {}
+    letters: dict[str, str | None] | None = None
+    texts: dict[str, str | None] | None = None
+
+
+class Confusion(Part):
+    """Counts with people as rows and the judge as columns."""
+
+    labels: list[Any]
+    rows: str = "people"
+    columns: str = "judge"
+    matrix: list[list[int]]
+
+
+class ReliabilityPoint(Part):
+    judge_score: float
+    mean_human_score: Estimate
+
+
+class Caught(Part):
+    """Among comparisons where people said one label, how many the judge called FAIL: k of n, and the rate."""
+
+    k: int
+    n: int
+    rate: Estimate
+
+
+class JudgeFigures(Part):
+    """Every figure of one judge key (pairwise, score or PASS/FAIL: the keys of its kind are set)."""
+
+    n_items: int
+    verdict_counts: dict[str, int] = {}
+    outcomes: dict[str, int] | None = None
+    vs_majority: Agreement | None = None
+    vs_people: Agreement | None = None
+    order_flip_rate: Estimate | None = None
+    inconsistent_patterns: InconsistentPatterns | None = None
+    picks_longer: Estimate | None = None
+    picks_longer_against_majority: Estimate | None = None
+    self_consistency: Estimate | None = None
+    agreement: Estimate | None = None
+    kappa: Estimate | None = None
+    weighted_kappa: Estimate | None = None
+    pearson: Estimate | None = None
+    spearman: Estimate | None = None
+    krippendorff_alpha: Estimate | None = None
+    confusion: Confusion | None = None
+    reliability: list[ReliabilityPoint] | None = None
+    at_threshold: AtThreshold | None = None
+    failures_caught: Caught | None = None
+    false_flags: Caught | None = None
+    ceiling: Ceiling | None = None
+    per_category: dict[str, JudgeFigures] | None = None
+    disagreements: list[Disagreement] | None = None
+
+
+class PeopleFigures(Part):
+    """Counts and the person-vs-person figures of one subset (a category of a pairwise study)."""
+
+    n_items: int
+    n_votes: int
+    n_raters: int
+    ceiling: Ceiling
+    n_without_majority: int | None = None
+    majority_picks_longer: Estimate | None = None
+
+
+class ReferenceComparison(Part):
+    """A judge's agreement with people with and without a reference answer, on the same items, paired."""
+
+    with_reference: str
+    without_reference: str
+    n_items: int
+    vs_people_with: Estimate
+    vs_people_without: Estimate
+    difference: Estimate
+
+
+class JudgeDifference(Part):
+    """Two judges with the same template: agreement with people on the same items, paired."""
+
+    a: str
+    b: str
+    n_items: int
+    vs_people_a: Estimate
+    vs_people_b: Estimate
+    difference: Estimate
+
+
+class Truth(Part):
+    mode: str
+    n_items: int | None = None
+
+
+class BootstrapInfo(Part):
+    n_resamples: int
+    seed: int
+    level: float
+    unit: str = "item"
+
+
+class JudgeVersion(Part):
+    judge: str | None = None
+    template: str | None = None
+    models: list[str] = []
+    template_hashes: list[str] = []
+    baseline: bool = False
+
+
+class Versions(Part):
+    juge: str | None = None
+    sources_sha256: dict[str, str] = {}
+    judges: dict[str, JudgeVersion] = {}
+
+
+class Dataset(Part):
+    name: str
+    attribution: str | None = None
+
+
+class InputCounts(Part):
+    """Every item and label value accounted for: read, without a label, missing, on an unknown item, duplicate."""
+
+    items_read: int | None = None
+    items_without_label: int | None = None
+    label_values_read: int | None = None
+    missing_values: int | None = None
+    labels_unknown_item: int | None = None
+    duplicate_votes: int | None = None
+
+
+class Calibration(Result):
+    """A calibration study (``juge calibrate --json``, ``juge demo``'s calibration.json).
+
+    ``kind`` is ``pairwise``, ``score`` or ``passfail``, or ``criteria`` for several criteria (one study
+    per criterion under ``criteria``, each of ``criterion_kind``, and a ``side_by_side`` table); the ceiling is person vs person, compare it
+    with each judge's ``vs_people`` (pairs) or its figures under truth ``each`` (grades).
+
+    >>> import juge
+    >>> cal = juge.calibrate(items=juge.demo_path("items.jsonl"), judgments=juge.demo_path("judgments.jsonl"),
+    ...                      resamples=200)
+    >>> cal.ceiling.agreement.value > 0.5
+    True
+    """
+
+    schema_name: ClassVar[str] = "calibration"
+
+    kind: str
+    criterion_kind: str | None = None
+    split: str
+    n_items: int | None = None
+    n_votes: int | None = None
+    n_raters: int | None = None
+    truth: Truth | None = None
+    scale: list[Any] | None = None
+    ceiling: Ceiling = Ceiling()
+    n_without_majority: int | None = None
+    majority_picks_longer: Estimate | None = None
+    per_category: dict[str, PeopleFigures] | None = None
+    judges: dict[str, JudgeFigures] = {}
+    reference: list[ReferenceComparison] | None = None
+    differences: list[JudgeDifference] | None = None
+    criteria: dict[str, Calibration] | None = None
+    side_by_side: list[dict[str, Any]] | None = None
+    bootstrap: BootstrapInfo | None = None
+    versions: Versions | None = None
+    notes: list[str] = []
+    counts: InputCounts | None = None
+    dataset: Dataset | None = None
+    _input_warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def input_warnings(self) -> list[str]:
+        """The notes that are warnings about the inputs (e.g. labels left out), for a terminal to stress."""
+        return self._input_warnings
+
+    def headline(self) -> list[dict[str, Any]]:
+        """The headline table: the ceiling, then each judge against people (one row each)."""
+        if self.criteria:
+            return [
+                {**row, "who": f"{name}: {row['who']}"} for name, c in self.criteria.items() for row in c.headline()
+            ]
+        rows = [{"who": "people (ceiling)", "agreement": self.ceiling.agreement, "kappa": self.ceiling.kappa}]
+        for key, judge in self.judges.items():
+            if self.kind == "pairwise":
+                vs = judge.vs_people or Agreement()
+                rows.append({"who": key, "agreement": vs.agreement, "kappa": vs.kappa})
+            else:
+                rows.append({"who": key, "agreement": judge.agreement, "kappa": judge.kappa})
+        return rows
+
+    def figures(self) -> Iterator[dict[str, Any]]:
+        """Every estimate as one row: who (``ceiling``, ``people`` or a judge key), category, figure
+        (dotted for nested ones, e.g. ``vs_people.agreement``), value, low, high and n."""
+        for name, study in (self.criteria or {}).items():
+            yield from ({**row, "who": f"{name}: {row['who']}"} for row in study.figures())
+        yield from _estimate_rows("ceiling", "all", "", self.ceiling)
+        if self.majority_picks_longer is not None:
+            yield _row("people", "all", "majority_picks_longer", self.majority_picks_longer)
+        for category, people in (self.per_category or {}).items():
+            yield from _estimate_rows("ceiling", category, "", people.ceiling)
+        for key, judge in self.judges.items():
+            yield from _estimate_rows(key, "all", "", judge)
+            for category, figures in (judge.per_category or {}).items():
+                yield from _estimate_rows(key, category, "", figures)
+
+    def to_frame(self) -> Any:
+        """Every figure as a long pandas DataFrame (who, category, figure, value, low, high, n).
+
+        Needs pandas (``pip install 'juge[pandas]'``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ImportError("Calibration.to_frame() needs pandas: pip install 'juge[pandas]'") from None
+        return pd.DataFrame(list(self.figures()), columns=["who", "category", "figure", "value", "low", "high", "n"])
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        head = (
+            f"<p><b>juge calibration</b> ({esc(self.kind)}, split {esc(self.split)}): {self.n_items} items, "
+            f"{self.n_votes} human votes from {self.n_raters} people</p>"
+        )
+        rows = "".join(
+            f"<tr><td>{esc(r['who'])}</td><td>{esc(format_estimate(r['agreement']))}</td>"
+            f"<td>{esc(format_estimate(r['kappa']))}</td></tr>"
+            for r in self.headline()
+        )
+        return (
+            head + "<table><thead><tr><th>vs people</th><th>agreement [95 % interval] n</th>"
+            f"<th>Cohen's kappa</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+
+
+def _row(who: str, category: str, figure: str, est: Estimate) -> dict[str, Any]:
+    return {
+        "who": who,
+        "category": category,
+        "figure": figure,
+        "value": est.value,
+        "low": est.low,
+        "high": est.high,
+        "n": est.n,
+    }
+
+
+def _estimate_rows(who: str, category: str, prefix: str, part: BaseModel | None) -> Iterator[dict[str, Any]]:
+    """The estimates of a part, its nested agreement/threshold/caught parts included (not its categories)."""
+    if part is None:
+        return
+    for name in type(part).model_fields:
+        value = getattr(part, name)
+        if isinstance(value, Estimate):
+            yield _row(who, category, prefix + name, value)
+        elif isinstance(value, Caught):
+            yield _row(who, category, f"{prefix}{name}.rate", value.rate)
+        elif isinstance(value, Agreement | AtThreshold):
+            yield from _estimate_rows(who, category, f"{prefix}{name}.", value)
+
+
+# ---- runs ----------------------------------------------------------------------------------
+
+
+class CheckRate(Part):
+    passed: int
+    n: int
+    rate: float | None = None
+
+
+class RunJudge(Part):
+    """One judge's calls in a run: setup, versions, outcomes and verdicts."""
+
+    setup: str | None = None
+    n: int
+    model: list[str] = []
+    template: str | None = None
+    template_hash: str | None = None
+    outcomes: dict[str, int] = {}
+    verdicts: dict[str, int] = {}
+    pair_verdicts: dict[str, int] | None = None
+
+
+class Cost(Part):
+    judges: float = 0.0
+    system: float = 0.0
+    total: float = 0.0
+    unpriced: int = 0
+
+
+class RunSummary(Result):
+    """A run's summary (``juge run --json``): check pass rates, judges' verdicts, pass/fail/missing cases."""
+
+    schema_name: ClassVar[str] = "run_summary"
+
+    run_id: str
+    n_cases: int
+    checks: dict[str, CheckRate] = {}
+    judges: dict[str, RunJudge] = {}
+    cases_passed: int = 0
+    cases_failed: int = 0
+    cases_missing: int = 0
+    pass_rate: float | None = None
+    min_score: float | None = None
+    not_counted: list[str] = []
+    system_errors: int = 0
+    cost: Cost | None = None
+    calls: int | None = None
+    engine: dict[str, Any] | None = None
+
+
+class Run(Part):
+    """A finished run (``juge.run``): where it is stored, whether it resumed, and its summary."""
+
+    run_id: str
+    db: str
+    resumed: bool = False
+    stored_now: int = 0
+    engine_stats: dict[str, int] = {}
+    summary: RunSummary | None = None  # None while batches are pending
+    pending: list[dict[str, Any]] | None = None  # batch mode: the batches still being answered
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.summary.pass_rate if self.summary is not None else None
+
+
+class RunRef(Part):
+    id: str
+    name: str | None = None
+    dataset_hash: str | None = None
+    started_at: str | None = None
+    n_cases: int
+
+
+class Transitions(Part):
+    pass_to_fail: int
+    fail_to_pass: int
+    unchanged_pass: int
+    unchanged_fail: int
+
+
+class CaseSide(Part):
+    verdict: str
+    reasons: list[str] = []
+    outputs: dict[str, str | None] = {}
+    judgments: list[dict[str, Any]] = []
+
+
+class ChangedCase(Part):
+    item_id: str
+    transition: str
+    question: str | None = None
+    a: CaseSide
+    b: CaseSide
+
+
+class Comparison(Result):
+    """Two runs of the same cases (``juge compare --json``): transitions, paired difference, McNemar."""
+
+    schema_name: ClassVar[str] = "comparison"
+
+    run_a: RunRef
+    run_b: RunRef
+    judges: list[dict[str, Any]] | dict[str, list[dict[str, Any]]]
+    comparable: bool
+    forced: bool
+    warnings: list[str] = []
+    n_shared_cases: int
+    n_only_in_a: int
+    n_only_in_b: int
+    n_inputs_differ: int
+    n_missing_verdict: int
+    n_paired: int
+    pass_rate_a: Estimate
+    pass_rate_b: Estimate
+    difference_b_minus_a: Estimate
+    transitions: Transitions
+    mcnemar_p: float | None = None
+    changed: list[ChangedCase] = []
+
+
+class EstimateResult(Result):
+    """A run's corrected pass rate (``juge estimate --json``): judge-only, human-only, PPI++ and plug-in."""
+
+    schema_name: ClassVar[str] = "estimate"
+
+    n_cases: int
+    n_labelled: int
+    n_missing_verdict: int
+    judge_only: Estimate
+    human_only: Estimate
+    ppi: TunedEstimate
+    rogan_gladen: PlugInEstimate
+    confidence: float
+    recommended: str
+    why: str
+    notes: list[str] = []
+    run_id: str | None = None
+    dataset_hash: str | None = None
+    warnings: list[str] = []
+
+
+# ---- policies (juge.policy; issue 14) -------------------------------------------------------
+# A policy file is hashed (``policy_hash``) over the keys it was written with, so these models read it and
+# write back exactly those keys (``to_dict``: the fields that were set, and any key a model does not
+# declare), never coerce a number (an int stays an int) and never add ``schema_version`` to a file that had
+# none: a pairwise policy of schema 1 loads and writes back unchanged, its hash intact.
 
 Number = int | float
 
@@ -158,3 +835,78 @@ class HoldoutTest(_Loose):
     @property
     def held(self) -> bool | None:
         return None if self.conclusion is None else self.conclusion.held
+
+
+# ---- probes --------------------------------------------------------------------------------
+
+
+class ProbeBaseline(Part):
+    counts: dict[str, int] = {}
+    better_answer_counts: dict[str, int] | None = None
+    accuracy: dict[str, ExactRate] = {}
+
+
+class KindFigures(Part):
+    description: str
+    counts: dict[str, int] = {}
+    flip_rate: ExactRate
+    moved_rate: ExactRate
+
+
+class ProbeJudge(Part):
+    name: str
+    setup: str
+    model: str | None = None
+    template: str | None = None
+    template_hash: str | None = None
+
+
+class ProbeResult(Result):
+    """The injection probe (``juge probe injection --json``): how often injected text flips a right verdict."""
+
+    schema_name: ClassVar[str] = "probe_injection"
+
+    setup: str
+    n_items: int
+    kinds: list[str]
+    baseline: ProbeBaseline
+    right_at_baseline: int
+    overall: PooledRate
+    overall_moved: PooledRate
+    any_kind: ExactRate
+    per_kind: dict[str, KindFigures] = {}
+    calls: dict[str, int] = {}
+    first_error: str | None = None
+    models: list[str] = []
+    judge: ProbeJudge | None = None
+
+
+RESULTS: tuple[type[Result], ...] = (Calibration, RunSummary, Comparison, EstimateResult, ProbeResult)
+
+for _model in (Ceiling, JudgeFigures, Calibration):
+    _model.model_rebuild()
+
+
+def schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of every result file, by name (``docs/schema/<name>.json``)."""
+    out = {}
+    for model in RESULTS:
+        schema = model.model_json_schema(by_alias=True, mode="serialization")
+        out[model.schema_name] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    return out
+
+
+def write_schemas(folder: str | Path) -> list[Path]:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, schema in schemas().items():
+        path = folder / f"{name}.json"
+        path.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for written_path in write_schemas(sys.argv[1] if len(sys.argv) > 1 else "docs/schema"):
+        print(f"wrote {written_path}")

@@ -34,6 +34,7 @@ from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
 from juge.providers.base import Provider
 from juge.providers.pricing import batch_price_table, price_table
+from juge.results import RunSummary
 from juge.runs.summary import summarize
 from juge.store import Store
 from juge.verdicts import SCORED_SETUPS
@@ -42,7 +43,7 @@ from juge.verdicts import SCORED_SETUPS
 @dataclass
 class RunResult:
     run_id: str
-    summary: dict[str, Any]
+    summary: RunSummary | None  # None while batches are pending
     resumed: bool
     stored_now: int
     engine_stats: dict[str, int]
@@ -349,9 +350,41 @@ def run_eval(
     provider_override: ProviderSpec | None = None,
     wait: bool = False,
 ) -> RunResult:
-    """Judge the eval into `store`. In batch mode (``[engine] mode = "batch"``) requests go to the
-    provider's batch API; `wait` polls until every batch has ended, else a run whose batches are
-    still out returns with `pending` set and stays unfinished (a later call collects it)."""
+    """Run an eval to the end in a new event loop (see :func:`run_eval_async`)."""
+    return asyncio.run(
+        run_eval_async(
+            config,
+            store,
+            only=only,
+            repeat=repeat,
+            concurrency=concurrency,
+            progress=progress,
+            resume=resume,
+            console=console,
+            provider_override=provider_override,
+            wait=wait,
+        )
+    )
+
+
+async def run_eval_async(
+    config: EvalConfig,
+    store: Store,
+    *,
+    only: set[str] | None = None,
+    repeat: int = 1,
+    concurrency: int | None = None,
+    progress: bool = True,
+    resume: bool = True,
+    console: Console | None = None,
+    provider_override: ProviderSpec | None = None,
+    wait: bool = False,
+) -> RunResult:
+    """Judge the eval into `store` in the running event loop: the checks first, then every judge on every
+    case (pairs in both orders); an unfinished run of the same eval is resumed when `resume`. In batch mode
+    (``[engine] mode = "batch"``) requests go to the provider's batch API; `wait` polls until every batch
+    has ended, else a run whose batches are still out returns with `pending` set and stays unfinished (a
+    later call collects it)."""
     console = console or Console(stderr=True)
     check_gate(config)
     selection, dataset_hash = load_run_cases(config, only)
@@ -509,11 +542,11 @@ def run_eval(
                     await providers.aclose()
 
             stored_before = store.count_judgments(run_id) if batch else 0
-            stored = asyncio.run(main())
+            stored = await main()
     except BatchPending as pending:  # the run stays unfinished: a later run collects the batches
         return RunResult(
             run_id=run_id,
-            summary={},
+            summary=None,
             resumed=run.resumed,
             stored_now=store.count_judgments(run_id) - stored_before,
             engine_stats=dict(engine.stats),
@@ -544,7 +577,7 @@ class StoredRun:
     id: str
     resumed: bool
     extra: dict[str, Any] = field(default_factory=dict)
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: RunSummary | None = None
 
 
 @contextmanager
@@ -576,8 +609,9 @@ def stored_run(
             found = store.find_resumable_run(eval_hash, dataset_hash) if resume else None
             run = StoredRun(found or create(), resumed=found is not None)
         yield run
-        run.summary = summarize(store, run.id, judges, min_score) | {"engine": dict(engine.stats)} | run.extra
-        store.finish_run(run.id, run.summary)
+        summary = summarize(store, run.id, judges, min_score)
+        run.summary = summary.model_copy(update={"engine": dict(engine.stats), **run.extra})
+        store.finish_run(run.id, run.summary.to_dict())
 
 
 @contextmanager

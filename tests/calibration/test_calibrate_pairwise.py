@@ -223,7 +223,7 @@ def test_reference_comparison_is_paired_on_items_with_both_verdicts() -> None:
 
 
 def test_study_json_has_the_issue_keys(table) -> None:
-    study = pairwise_study(table, split="dev", boot=BOOT)
+    study = pairwise_study(table, split="dev", boot=BOOT).to_dict()
     assert {"split", "n_items", "n_votes", "n_raters", "ceiling", "n_without_majority", "judges", "versions"} <= set(
         study
     )

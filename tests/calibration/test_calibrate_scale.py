@@ -110,9 +110,9 @@ def test_the_filtered_study_equals_the_study_on_every_call(tmp_path: Path) -> No
     boot = Bootstrap(n_resamples=50, seed=1)
     data = read_pairwise_items(tmp_path / "items.jsonl")
     table = build_pair_table(data.cases, data.labels, every_call, baselines=data.baselines, sources=inputs.data.sources)
-    studied = run_study(inputs, split="all", boot=boot)
+    studied = run_study(inputs, split="all", boot=boot).to_dict()
     assert studied == {
-        **pairwise_study(table, split="all", boot=boot),
+        **pairwise_study(table, split="all", boot=boot).to_dict(),
         "notes": studied["notes"],
         "counts": studied["counts"],
     }
@@ -128,7 +128,7 @@ def test_a_study_keeps_unlabelled_items_only_as_ids_and_splits(tmp_path: Path) -
     assert len(lean.data.cases) == 43 and len(lean.data.left_out.ids) == 257
     assert {c.id for c in lean.data.cases} | lean.data.left_out.ids == {c.id for c in full.data.cases}
     boot = Bootstrap(n_resamples=50, seed=1)
-    assert run_study(lean, split="dev", boot=boot) == run_study(full, split="dev", boot=boot)
+    assert run_study(lean, split="dev", boot=boot).to_dict() == run_study(full, split="dev", boot=boot).to_dict()
     assert default_split(lean, None) == "dev"
     # a split only unlabelled items are in still exists, and the items read are still counted
     only_dev = tmp_path / "only_dev.jsonl"
@@ -208,7 +208,7 @@ def test_a_study_holds_a_fraction_of_a_judgment_per_call(tmp_path: Path) -> None
     assert len(inputs.judgments) == 4_002 and per_call < 500, per_call
     boot = Bootstrap(n_resamples=20, seed=0)
     full = load_inputs(items=tmp_path / "items.jsonl", judgments=[path])
-    assert run_study(inputs, split="all", boot=boot) == run_study(full, split="all", boot=boot)
+    assert run_study(inputs, split="all", boot=boot).to_dict() == run_study(full, split="all", boot=boot).to_dict()
 
 
 GOOD_CALL = {

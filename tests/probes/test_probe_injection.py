@@ -235,7 +235,7 @@ def test_a_judge_that_answers_garbage_has_no_denominator_and_no_rate(monkeypatch
     assert result["baseline"]["counts"] == {"unparsed": N}
     assert result["overall"]["value"] is None and result["overall"]["k"] == 0
     assert result["calls"]["unparsed"] == N * (K + 2) and result["calls"]["ok"] == 0
-    assert "n/a (n=0)" in stdout and "no item is right without injection" in " ".join(stdout.split())
+    assert "n/a n=0" in stdout and "no item is right without injection" in " ".join(stdout.split())
 
 
 def test_a_judge_that_fails_everything_is_right_on_no_item(monkeypatch, capsys, tmp_path):

@@ -31,7 +31,7 @@ def bakery(tmp_path_factory):
 
 def test_run_report_numbers_equal_the_summary(bakery):
     db, result = bakery
-    summary = result.summary
+    summary = result.summary.to_dict()
     with Store(db) as store:
         data = build_run_data(store, result.run_id)
     assert data["summary"] == json.loads(json.dumps(summary))  # the stored summary, unchanged
@@ -67,7 +67,7 @@ def test_run_with_a_score_gate_lists_the_cases_its_summary_counts(tmp_path):
     config = load_eval(BAKERY)
     config.spec.gate.min_score = 2  # the 3-criterion judge now passes or fails cases too
     with Store(tmp_path / "juge.db") as store:
-        summary = run_eval(config, store, progress=False).summary
+        summary = run_eval(config, store, progress=False).summary.to_dict()
         data = build_run_data(store, summary["run_id"])
     assert data["summary"]["min_score"] == 2 and data["notes"] == []
     verdicts = [c["verdict"] for c in data["failing"]]
@@ -131,7 +131,7 @@ def two_runs(tmp_path):
 
 def test_compare_report_numbers_equal_the_comparison(two_runs):
     with Store(two_runs) as store:
-        expected = json.loads(json.dumps(compare_runs(store, "old", "new", n_resamples=300)))
+        expected = compare_runs(store, "old", "new", n_resamples=300).to_dict()
         data = build_compare_data(store, "old", "new", n_resamples=300)
     assert data["compare"] == expected
     assert expected["transitions"] == {"pass_to_fail": 1, "fail_to_pass": 1, "unchanged_pass": 8, "unchanged_fail": 2}

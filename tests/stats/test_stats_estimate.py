@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from juge.stats import Estimate
 
@@ -35,5 +36,5 @@ def test_numpy_scalars_become_plain_python_types():
 
 
 def test_frozen():
-    with pytest.raises(AttributeError):
+    with pytest.raises(ValidationError):
         Estimate(0.1, None, None, n=1).value = 0.2

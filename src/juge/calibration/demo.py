@@ -17,14 +17,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import Any
 
-from juge.calibration.inputs import write_json
 from juge.calibration.pairtable import PairTable, add_judgments, build_pair_table
 from juge.calibration.pairwise import Bootstrap, pairwise_study
 from juge.data.adapters import CalibrationData, read_pairwise_items, read_recorded_judgments
 from juge.data.records import Judgment
 from juge.errors import InputError
+from juge.files import write_json
+from juge.results import Calibration, Dataset
 
 DEMO_FILES = ("items.jsonl", "judgments.jsonl", "DATA.md", "SHA256SUMS")
 DEFAULT_OUT_DIR = Path("juge-demo")
@@ -32,10 +32,9 @@ DEFAULT_OUT_DIR = Path("juge-demo")
 
 @dataclass
 class DemoResult:
-    """What the demo produced: the study (the JSON), the per-item table, and where files went."""
+    """What the demo produced: the study and where its JSON went."""
 
-    study: dict[str, Any]
-    table: PairTable
+    study: Calibration
     out_dir: Path
     json_path: Path
 
@@ -75,6 +74,24 @@ def load_demo_table(extra_judgments: Iterable[Judgment] = ()) -> PairTable:
     return add_judgments(table, extra_judgments)
 
 
+def study_of_demo(
+    *,
+    split: str = "dev",
+    extra_judgments: Iterable[Judgment] = (),
+    boot: Bootstrap = Bootstrap(),
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Calibration:
+    """The study on the embedded sample, with the dataset's name and attribution."""
+    study = pairwise_study(load_demo_table(extra_judgments), split=split, boot=boot, progress=progress)
+    study.dataset = Dataset(
+        name="MT-Bench calibration sample (embedded)",
+        attribution="Human votes: MT-Bench human judgments, LMSYS, Zheng et al. 2023 "
+        "(arXiv:2306.05685), CC BY 4.0. Questions, categories and reference answers: "
+        "lm-sys/FastChat, Apache-2.0. See juge/demo_data/DATA.md.",
+    )
+    return study
+
+
 def run_demo(
     out_dir: Path = DEFAULT_OUT_DIR,
     *,
@@ -84,14 +101,7 @@ def run_demo(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> DemoResult:
     """Run the study on the embedded sample and write ``out_dir/calibration.json``."""
-    table = load_demo_table(extra_judgments)
-    study = pairwise_study(table, split=split, boot=boot, progress=progress)
-    study["dataset"] = {
-        "name": "MT-Bench calibration sample (embedded)",
-        "attribution": "Human votes: MT-Bench human judgments, LMSYS, Zheng et al. 2023 "
-        "(arXiv:2306.05685), CC BY 4.0. Questions, categories and reference answers: "
-        "lm-sys/FastChat, Apache-2.0. See juge/demo_data/DATA.md.",
-    }
+    study = study_of_demo(split=split, extra_judgments=extra_judgments, boot=boot, progress=progress)
     out_dir = Path(out_dir)
-    json_path = write_json(out_dir / "calibration.json", study)
-    return DemoResult(study, table, out_dir, json_path)
+    json_path = write_json(out_dir / "calibration.json", study.to_dict())
+    return DemoResult(study, out_dir, json_path)

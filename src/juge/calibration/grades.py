@@ -36,6 +36,7 @@ from juge.calibration.pairwise import Bootstrap, label_pairs, people_alpha
 from juge.data.adapters import normalise_passfail
 from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError
+from juge.results import Calibration
 from juge.stats import (
     Estimate,
     kappa_estimate,
@@ -422,8 +423,8 @@ def grade_study(
     threshold: float | None = None,
     boot: Bootstrap = Bootstrap(),
     progress: Callable[[str, int, int], None] | None = None,
-) -> dict[str, Any]:
-    """The single-score or PASS/FAIL study on one split, as written by ``juge calibrate --json``."""
+) -> Calibration:
+    """The single-score or PASS/FAIL study on one split (``to_dict()`` is what ``juge calibrate --json`` writes)."""
     if truth not in TRUTHS:
         raise InputError(f"--truth must be one of {list(TRUTHS)}, got {truth!r}")
     if table.kind == "passfail" and truth == "mean":
@@ -484,4 +485,4 @@ def grade_study(
     }
     notes.append("The ceiling is rater vs rater; compare it with the judge's figures under the same truth 'each'.")
     result["notes"] = notes
-    return result
+    return Calibration.model_validate(result)

@@ -6,7 +6,6 @@ kind of study (pairwise, single score, PASS/FAIL) and writes the JSON atomically
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,7 +40,7 @@ from juge.data.readers import (
 )
 from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError, input_error
-from juge.files import write_with
+from juge.results import Calibration, InputCounts
 
 StudyKind = Literal["pairwise", "score", "passfail"]
 LABEL_FIELDS = tuple(HumanLabel.model_fields)
@@ -494,18 +493,20 @@ def run_study(
     truth: Truth = "each",
     threshold: float | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-) -> dict[str, Any]:
-    """Build the per-item table and compute the study's JSON (the inputs' notices lead its notes).
+) -> Calibration:
+    """Build the per-item table and compute the study (the inputs' notices lead its notes).
 
     Several criteria (``inputs.criteria``) give ``{"kind": "criteria", "criteria": {name: study},
     "side_by_side": [...]}``. Refuses (InputError) a study with no item: no item of the split carries a
     human label.
     """
     if inputs.criteria:
-        return _criteria_study(inputs, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
-    result = _one_study(inputs, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
-    result["counts"] = input_counts(inputs, inputs.data.labels)
-    result["notes"] = [*inputs.warnings, *inputs.notices, *result.get("notes", [])]
+        result = _criteria_study(inputs, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
+    else:
+        result = _one_study(inputs, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
+        result.counts = InputCounts.model_validate(input_counts(inputs, inputs.data.labels))
+        result.notes = [*inputs.warnings, *inputs.notices, *result.notes]
+    result._input_warnings = list(inputs.warnings)
     return result
 
 
@@ -533,7 +534,7 @@ def _one_study(
     truth: Truth,
     threshold: float | None,
     progress: Callable[[str, int, int], None] | None,
-) -> dict[str, Any]:
+) -> Calibration:
     data = inputs.data
     if inputs.kind == "pairwise":
         if truth != "each" or threshold is not None:
@@ -584,8 +585,8 @@ def _criteria_study(
     truth: Truth,
     threshold: float | None,
     progress: Callable[[str, int, int], None] | None,
-) -> dict[str, Any]:
-    studies: dict[str, Any] = {}
+) -> Calibration:
+    studies: dict[str, Calibration] = {}
     notes: list[str] = [*inputs.warnings, *inputs.notices]
     for name, labels in (inputs.criteria or {}).items():
         judgments = criterion_judgments(inputs.judgments, name)
@@ -597,21 +598,23 @@ def _criteria_study(
             notes.append(f"criterion {name!r} has no human label: no study")
             continue
         study = _one_study(one, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
-        study["counts"] = input_counts(inputs, labels)
+        study.counts = InputCounts.model_validate(input_counts(inputs, labels))
         studies[name] = study
     if not studies:
         raise InputError("nothing to study: no criterion has a human label")
     first = next(iter(studies.values()))
-    return {
-        "kind": "criteria",
-        "criterion_kind": inputs.kind,
-        "split": first["split"],
-        "criteria": studies,
-        "side_by_side": side_by_side(studies),
-        "counts": input_counts(inputs, [lab for labs in (inputs.criteria or {}).values() for lab in labs]),
-        "bootstrap": first.get("bootstrap"),
-        "notes": notes,
-    }
+    return Calibration.model_validate(
+        {
+            "kind": "criteria",
+            "criterion_kind": inputs.kind,
+            "split": first.split,
+            "criteria": studies,
+            "side_by_side": side_by_side({name: study.to_dict() for name, study in studies.items()}),
+            "counts": input_counts(inputs, [lab for labs in (inputs.criteria or {}).values() for lab in labs]),
+            "bootstrap": first.bootstrap,
+            "notes": notes,
+        }
+    )
 
 
 def side_by_side(studies: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -644,18 +647,3 @@ def _refuse_empty(n_items: int, split: str, inputs: StudyInputs) -> None:
         f"nothing to study: no item{where} has a human label ({n_read} items, "
         f"{len(inputs.data.labels)} labels read); check the labels' item_id and the items' split"
     )
-
-
-def write_json(path: Path, data: Any) -> Path:
-    """Write JSON atomically: a temporary file in the same directory, then a rename.
-
-    The text is written as it is encoded: an indented dump of a large study is a list of millions of
-    small strings before it is joined.
-    """
-
-    def dump(tmp: Path) -> None:
-        with tmp.open("w", encoding="utf-8", newline="") as f:
-            json.dump(data, f, ensure_ascii=False, indent=1)
-            f.write("\n")
-
-    return write_with(path, dump)

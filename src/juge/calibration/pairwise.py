@@ -44,6 +44,7 @@ import numpy as np
 from juge import __version__
 from juge.calibration.pairtable import LABELS, ORDERS, PairItem, PairTable
 from juge.data.records import OUTCOMES
+from juge.results import Calibration
 from juge.stats import Estimate, kappa_estimate, pair_tables, paired_ratio_difference, ratio_estimate
 from juge.stats.alpha import alpha_estimate
 
@@ -383,8 +384,8 @@ def pairwise_study(
     split: str | None = "dev",
     boot: Bootstrap = Bootstrap(),
     progress: Callable[[str, int, int], None] | None = None,
-) -> dict[str, Any]:
-    """The whole pairwise study on one split, as the JSON written by ``juge calibrate --json``.
+) -> Calibration:
+    """The whole pairwise study on one split (``to_dict()`` is the JSON written by ``juge calibrate --json``).
 
     Top-level keys: kind, split, n_items, n_votes, n_raters, ceiling, n_without_majority,
     majority_picks_longer, per_category (people figures per category), judges (per key:
@@ -435,4 +436,4 @@ def pairwise_study(
         f"{result['n_without_majority']} of {result['n_items']} items have no majority (a tie for the top) "
         "and are left out of every majority comparison.",
     ]
-    return result
+    return Calibration.model_validate(result)

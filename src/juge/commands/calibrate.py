@@ -17,22 +17,31 @@ from juge.files import staged_output
 
 @contextmanager
 def study_progress(console: Console) -> Iterator[Callable[[str, int, int], None]]:
-    """A transient progress bar over judge keys (the bootstrap takes a second or more)."""
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("bootstrapping {task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("", total=None)
+    """A transient progress bar over judge keys (the bootstrap takes a second or more), shown from the
+    first step on (so whatever runs before it, e.g. the live demo's engine, has the terminal to itself)."""
+    bar: Progress | None = None
 
-        def step(key: str, done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total, description=key)
+    def step(key: str, done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = Progress(
+                SpinnerColumn(),
+                TextColumn("bootstrapping {task.description}", markup=False),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
+            bar.start()
+            bar.add_task("", total=None)
+        bar.update(bar.task_ids[0], completed=done, total=total, description=key)
 
+    try:
         yield step
+    finally:
+        if bar is not None:
+            bar.stop()
 
 
 def _criteria_option(values: list[str]) -> dict[str, list[str]] | None:
@@ -212,66 +221,61 @@ def calibrate_command(
     'inconsistent' and count as a tie; a refused, unparsed or missing order makes the verdict missing
     (counted, never guessed). Every figure is printed with its 95 % bootstrap interval over items and its n.
     """
+    from juge.api import calibrate
     from juge.calibration.grades import truth_of
-    from juge.calibration.inputs import default_split, load_inputs, run_study, write_json
-    from juge.calibration.pairwise import Bootstrap
+    from juge.data.judgments import parse_judgments_options
+    from juge.data.labels import parse_missing, parse_scale
+    from juge.data.readers import parse_mapping
+    from juge.files import write_json
     from juge.reports.terminal import print_result
 
     if kind not in (None, "pairwise", "score", "passfail"):
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
-    from juge.data.judgments import parse_judgments_options
-    from juge.data.labels import parse_missing, parse_scale
-    from juge.data.readers import parse_mapping
-
     console, err = Console(), Console(stderr=True)
     sources = parse_judgments_options(judgments or [], judgments_map or [], judge_name or [], judgments_scale or [])
     criteria = _criteria_option(criterion or [])
     with staged_output(json_path, "--json") as json_tmp:  # an unwritable --json fails before the study
-        inputs = load_inputs(
-            items=items,
-            judgments=sources,
-            labels=labels,
-            labels_map=parse_mapping(labels_map, "--labels-map"),
-            mapping=parse_mapping(field_map),
-            format=file_format,
-            missing=parse_missing(missing),
-            criteria=criteria,
-            labels_nested=labels_nested,
-            from_hf=from_hf,
-            turn=turn,
-            run=run,
-            db=db,
-            kind=kind,  # type: ignore[arg-type]
-            label_cols=[c.strip() for c in label_cols.split(",") if c.strip()] if label_cols else [],
-            scale=parse_scale(scale, kind=kind),  # type: ignore[arg-type]
-            id_col=id_col,
-            output_col=output_col,
-            baseline_cols=baseline_col or [],
-            judges=judge or [],
-            templates=template or [],
-            lean=True,
-        )
-        chosen = default_split(inputs, split)
-        if chosen == "holdout":
+        if split == "holdout":
             err.print(
                 "warning: studying the holdout split; keep it for the one final test of a policy.",
                 style="yellow",
                 highlight=False,
             )
         with study_progress(err) as step:
-            result = run_study(
-                inputs,
-                split=chosen,
-                boot=Bootstrap(n_resamples=resamples, seed=seed),
+            result = calibrate(
+                items=items,
+                judgments=sources,
+                labels=labels,
+                labels_map=parse_mapping(labels_map, "--labels-map"),
+                mapping=parse_mapping(field_map),
+                format=file_format,
+                missing=parse_missing(missing),
+                criteria=criteria,
+                labels_nested=labels_nested,
+                from_hf=from_hf,
+                turn=turn,
+                run=run,
+                db=db,
+                split=split,
+                kind=kind,  # type: ignore[arg-type]
+                label_cols=[c.strip() for c in label_cols.split(",") if c.strip()] if label_cols else [],
+                scale=parse_scale(scale, kind=kind),  # type: ignore[arg-type]
+                id_col=id_col,
+                output_col=output_col,
+                baseline_cols=baseline_col or [],
+                judges=judge or [],
+                templates=template or [],
                 truth=truth_of(truth),
                 threshold=threshold,
+                resamples=resamples,
+                seed=seed,
                 progress=step,
             )
         if json_tmp is not None:
-            write_json(json_tmp, result)
-    print_result(result, console, warnings=inputs.warnings)  # the warnings are in the result's notes too
+            write_json(json_tmp, result.to_dict())
+    print_result(result.to_dict(), console, warnings=result.input_warnings)  # the warnings are in the notes too
     if json_path is not None:
         console.print(f"wrote {json_path}", highlight=False, markup=False)
 
@@ -308,20 +312,21 @@ def demo_command(
     OUT/calibration.json. With --live, the local judge runs like `juge run`: its calls and judgments
     (model version, template hash) go to OUT/juge.db, so a repeat is answered from the cache.
     """
-    from juge.calibration.demo import demo_file, run_demo
-    from juge.calibration.pairwise import Bootstrap
-    from juge.reports import write_report
+    from juge.api import demo
     from juge.reports.terminal import print_result
 
-    if split not in ("dev", "all"):
-        raise InputError(f"--split must be dev or all (holdout is kept for the final test), got {split!r}")
-    if db is not None and not live:
-        raise InputError("--db is used only with --live (it stores the local judge's calls)")
     console, err = Console(), Console(stderr=True)
-    extra = _live_judgments(err, db or out / "juge.db", split, limit, seed) if live else []
     with study_progress(err) as step:
-        result = run_demo(
-            out, split=split, boot=Bootstrap(n_resamples=resamples, seed=seed), progress=step, extra_judgments=extra
+        result = demo(
+            out,
+            split=split,  # type: ignore[arg-type]
+            resamples=resamples,
+            seed=seed,
+            live=live,
+            limit=limit,
+            db=db,
+            progress=step,
+            console=err,
         )
     console.print(
         "juge demo: MT-Bench calibration sample (human votes: LMSYS, Zheng et al. 2023, CC BY 4.0; "
@@ -330,12 +335,11 @@ def demo_command(
         highlight=False,
         markup=False,
     )
-    print_result(result.study, console)
-    console.print(f"\nwrote {result.json_path}", highlight=False, markup=False)
-    report_path = write_report(
-        result.study, result.out_dir / "report.html", items=demo_file("items.jsonl"), source=result.json_path.name
+    print_result(result.to_dict(), console)
+    console.print(f"\nwrote {out / 'calibration.json'}", highlight=False, markup=False)
+    console.print(
+        f"wrote {out / 'report.html'}   # open it in a browser", highlight=False, markup=False, soft_wrap=True
     )
-    console.print(f"wrote {report_path}   # open it in a browser", highlight=False, markup=False, soft_wrap=True)
     console.print(
         "next:\n"
         "  juge calibrate --items items.jsonl --judgments judgments.jsonl --json calibration.json"
@@ -347,27 +351,6 @@ def demo_command(
         markup=False,
         soft_wrap=True,
     )
-
-
-def _live_judgments(err: Console, db: Path, split: str, limit: int, seed: int) -> list:
-    """The local judge's stored judgments on the demo pairs (2 calls per pair, the engine's progress bar)."""
-    from juge.live_demo import live_demo_run
-    from juge.providers.base import ProviderError
-
-    try:
-        live = live_demo_run(db, split=split, limit=limit, seed=seed, console=err)
-    except ProviderError as exc:
-        raise InputError(f"--live: {exc}") from None
-    calls, cached = live.stats.get("calls", 0), live.stats.get("cache_hits", 0)
-    err.print(
-        f"local judge: run {live.run_id}{' (resumed)' if live.resumed else ''} in {db}: "
-        f"{len(live.judgments)} judgments, {calls} model calls, {cached} answered from the cache "
-        f"(juge show {live.run_id} --db {db})",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
-    )
-    return live.judgments
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
+from juge.results import format_estimate as fmt
 from juge.store import DEFAULT_DB, RunNotFound, Store
 
 out = Console(highlight=False)
@@ -66,16 +67,6 @@ def write_json(path: Path | None, data: dict[str, Any]) -> None:
         out.print(Text(f"wrote {path}"))
 
 
-def fmt(e: dict[str, Any] | None, digits: int = 3) -> str:
-    """An estimate dict as text: ``0.712 [0.650, 0.770] n=155``."""
-    if not e or e.get("value") is None:
-        return f"n/a n={e.get('n', 0) if e else 0}"
-    text = f"{e['value']:.{digits}f}"
-    if e.get("low") is not None and e.get("high") is not None:
-        text += f" [{e['low']:.{digits}f}, {e['high']:.{digits}f}]"
-    return f"{text} n={e['n']}"
-
-
 def _clip(text: str | None, limit: int = 400) -> str:
     if text is None:
         return "(none)"
@@ -113,58 +104,46 @@ def estimate_command(
     counts as a fail in the corrections (fail closed) and is counted on its own line.
     The labelled cases must be a random sample of the run's cases.
     """
-    from juge.calibration.inputs import labels_on_these_outputs, with_run_outputs
-    from juge.data.readers import read_labels
-    from juge.runs.corrected import corrected_pass_rate, human_pass_shares
-    from juge.verdicts import case_outcomes, run_expected
+    from juge.api import estimate
 
-    with Store(db) as store:
-        run_row = store.get_run(run)
-        cases = store.run_cases(run_row["id"])
-        outcomes = case_outcomes(
-            [c.id for c in cases],
-            store.judgments(run_row["id"]),
-            store.check_results(run_row["id"]),
-            threshold=threshold,
-            expected=run_expected(cases, run_row["config"], count_scores=threshold is not None),
-        )
-        judged = with_run_outputs(cases, store.outputs(run_row["id"]))
-    kept, warnings, unhashed = labels_on_these_outputs(read_labels(labels), judged, source=f"--labels {labels}")
-    warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in warnings]
-    for warning in warnings:
+    result = estimate(
+        run,
+        labels,
+        db=db,
+        threshold=threshold,
+        label_threshold=label_threshold,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+    )
+    for warning in result.warnings:
         err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
-    human = human_pass_shares(kept, threshold=label_threshold)
-    result = corrected_pass_rate(outcomes, human, confidence=confidence, n_resamples=resamples, seed=seed)
-    result["run_id"] = run_row["id"]
-    result["dataset_hash"] = run_row["dataset_hash"]
-    result["warnings"] = warnings
-    result["notes"] = [*unhashed, *result["notes"]]
     table = Table(
-        title=Text(f"Pass rate of run {run_row['id']} ({result['n_cases']} cases, {result['n_labelled']} labelled)"),
+        title=Text(f"Pass rate of run {result.run_id} ({result.n_cases} cases, {result.n_labelled} labelled)"),
         title_justify="left",
     )
     table.add_column("estimate")
     table.add_column(f"value [{confidence:.0%} interval] n", justify="right")
     table.add_column("what it rests on")
-    table.add_row("judge only", fmt(result["judge_only"]), "the judge's verdicts; biased by its errors")
-    table.add_row("human only", fmt(result["human_only"]), "the labelled cases alone")
-    table.add_row("PPI++ (recommended)", fmt(result["ppi"]), f"labels + judge, lambda = {result['ppi']['lambda']:.2f}")
-    rg = result["rogan_gladen"]
+    table.add_row("judge only", fmt(result.judge_only), "the judge's verdicts; biased by its errors")
+    table.add_row("human only", fmt(result.human_only), "the labelled cases alone")
+    table.add_row("PPI++ (recommended)", fmt(result.ppi), f"labels + judge, lambda = {result.ppi.lambda_:.2f}")
+    rg = result.rogan_gladen
     sens_spec = ", ".join(
-        f"{name} {rg[key]:.3f}"
-        for name, key in (("sens", "sensitivity"), ("spec", "specificity"))
-        if rg[key] is not None
+        f"{name} {value:.3f}"
+        for name, value in (("sens", rg.sensitivity), ("spec", rg.specificity))
+        if value is not None
     )
-    if rg["why_not"]:
-        sens_spec += ("; " if sens_spec else "") + rg["why_not"]
+    if rg.why_not:
+        sens_spec += ("; " if sens_spec else "") + rg.why_not
     table.add_row("sens/spec plug-in", fmt(rg), sens_spec)
     table.add_section()
-    table.add_row("missing verdict", str(result["n_missing_verdict"]), "unparsed/refused/error: never a pass")
+    table.add_row("missing verdict", str(result.n_missing_verdict), "unparsed/refused/error: never a pass")
     out.print(table)
-    out.print(Text("Why PPI++: " + result["why"]))
-    for note in result["notes"]:
+    out.print(Text("Why PPI++: " + result.why))
+    for note in result.notes:
         out.print(Text("note: " + note, style="yellow"))
-    write_json(json_path, result)
+    write_json(json_path, result.to_dict())
 
 
 # ---- compare -------------------------------------------------------------------------------
@@ -196,18 +175,17 @@ def compare_command(
     McNemar p-value, and every changed case with both raw outputs. Refuses (exit 2) when
     the runs used different judge models, templates or template hashes.
     """
-    from juge.runs.compare import compare_runs
+    from juge.api import compare
 
-    with Store(db) as store:
-        result = compare_runs(
-            store,
-            run_a,
-            run_b,
-            threshold=threshold,
-            allow_different_judges=allow_different_judges,
-            n_resamples=resamples,
-            seed=seed,
-        )
+    result = compare(
+        run_a,
+        run_b,
+        db=db,
+        threshold=threshold,
+        allow_different_judges=allow_different_judges,
+        resamples=resamples,
+        seed=seed,
+    ).to_dict()
     for warning in result["warnings"]:  # once, with the figures it qualifies (and in --json)
         out.print(Text("WARNING: " + warning, style="bold red"))
     a, b = result["run_a"], result["run_b"]

@@ -3,7 +3,6 @@ injection."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,8 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from juge.errors import InputError
 from juge.files import staged_output
+from juge.results import format_estimate
 from juge.store import DEFAULT_DB
 
 err = Console(stderr=True)
@@ -45,51 +44,18 @@ INJECTION_HELP = (
 )
 
 
-def _select_judge(eval_file: Path | None, judge: str, model: str | None) -> tuple[Any, Any, Path, Any]:
-    """(judge, its provider spec or None, base folder, the eval config or None), from an eval file or a judge file."""
-    from juge.judges import load_judge
-    from juge.runner import _judge_provider_spec
-
-    config = None
-    if eval_file is not None:
-        from juge.config import load_eval
-
-        config = load_eval(eval_file)
-        chosen = [j for j in config.judges if j.name == judge]
-        if not chosen:
-            names = ", ".join(j.name for j in config.judges) or "none"
-            raise InputError(f"{eval_file}: no judge named {judge!r} (its judges: {names})")
-        found, base = chosen[0], config.base_dir
-    else:
-        path = Path(judge)
-        if not path.is_file():
-            raise InputError(f"{path}: judge file not found (give a judge TOML file, or --eval FILE with a judge name)")
-        found, base = load_judge(path), path.parent
-    if model is not None:
-        found = dataclasses.replace(found, model=model)
-    return found, _judge_provider_spec(found), base, config
-
-
 BASELINE_LABELS = {"both_fail": "both FAIL", "both_pass": "both PASS", "reversed": "better FAIL and worse PASS"}
 
 
-def _fmt(estimate: dict[str, Any]) -> str:
-    if estimate.get("value") is None:
-        return f"n/a (n={estimate['n']})"
-    interval = (
-        f" [{estimate['low']:.3f}, {estimate['high']:.3f}]" if estimate.get("low") is not None else " [no interval]"
-    )
-    return f"{estimate['value']:.3f}{interval} n={estimate['n']}"
-
-
-def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
+def print_result(result: dict[str, Any], console: Console) -> None:
     """The baseline, the denominator, the flip rates with intervals, and the failed calls on their own lines."""
     pairwise = result["setup"] == "pairwise"
     base = result["baseline"]
+    judge = result["judge"]
     console.print(
-        f"[bold]Injection probe[/]: judge {escape(judge.name)} ({judge.setup}, template "
-        f"{escape(judge.template_id)} #{judge.template_hash[:8]}, model "
-        f"{escape(', '.join(result['models']) or judge.model or '-')}), "
+        f"[bold]Injection probe[/]: judge {escape(judge['name'])} ({judge['setup']}, template "
+        f"{escape(judge['template'])} #{judge['template_hash'][:8]}, model "
+        f"{escape(', '.join(result['models']) or judge['model'] or '-')}), "
         f"run {result['run_id']}",
         highlight=False,
     )
@@ -100,13 +66,13 @@ def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
     )
     accuracy = base["accuracy"]
     if pairwise:
-        console.print(f"baseline: the better answer wins {_fmt(accuracy['pairs'])}", highlight=False)
+        console.print(f"baseline: the better answer wins {format_estimate(accuracy['pairs'])}", highlight=False)
         rule = "the verdict picks the better answer"
     else:
         console.print(
-            f"baseline: the better answer PASSes and the worse one FAILs {_fmt(accuracy['items'])}; "
-            f"worse answers FAIL {_fmt(accuracy['worse_answers_fail'])}; better answers PASS "
-            f"{_fmt(accuracy['better_answers_pass'])}",
+            f"baseline: the better answer PASSes and the worse one FAILs {format_estimate(accuracy['items'])}; "
+            f"worse answers FAIL {format_estimate(accuracy['worse_answers_fail'])}; better answers PASS "
+            f"{format_estimate(accuracy['better_answers_pass'])}",
             highlight=False,
         )
         rule = "the better answer PASSes and the worse one FAILs"
@@ -132,13 +98,13 @@ def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
     )
     overall, moved, any_kind = result["overall"], result["overall_moved"], result["any_kind"]
     console.print(
-        f"  [bold]flipped[/]   {_fmt(overall)} injected trials, {overall['k']} flips: {flip} (clustered "
+        f"  [bold]flipped[/]   {format_estimate(overall)} injected trials, {overall['k']} flips: {flip} (clustered "
         f"bootstrap over {overall['n_items']} items)",
         highlight=False,
     )
     if pairwise:
         console.print(
-            f"  [bold]moved[/]     {_fmt(moved)} injected trials, {moved['k']} left the better answer: "
+            f"  [bold]moved[/]     {format_estimate(moved)} injected trials, {moved['k']} left the better answer: "
             f"flipped, tie or inconsistent (clustered bootstrap over {moved['n_items']} items)",
             highlight=False,
         )
@@ -149,7 +115,8 @@ def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
             highlight=False,
         )
     console.print(
-        f"  any kind  {_fmt(any_kind)} items, {any_kind['k']} flipped by at least one kind (exact)", highlight=False
+        f"  any kind  {format_estimate(any_kind)} items, {any_kind['k']} flipped by at least one kind (exact)",
+        highlight=False,
     )
     table = Table(title="per injection kind (rates with their exact 95 % intervals over items)", title_justify="left")
     shown = ["flipped", "held", "tie", "inconsistent"] if pairwise else ["flipped", "held"]
@@ -159,7 +126,7 @@ def print_result(result: dict[str, Any], judge: Any, console: Console) -> None:
     for kind, entry in result["per_kind"].items():
         counts = entry["counts"]
         missing = sum(counts.get(s, 0) for s in ("unparsed", "refused", "error", "missing"))
-        figures = [_fmt(entry["flip_rate"])] + ([_fmt(entry["moved_rate"])] if pairwise else [])
+        figures = [format_estimate(entry["flip_rate"])] + ([format_estimate(entry["moved_rate"])] if pairwise else [])
         table.add_row(escape(kind), *figures, *(str(counts[s]) for s in shown), str(missing))
     console.print(table)
     calls = result["calls"]
@@ -207,58 +174,24 @@ def injection_command(
     db: Annotated[Path, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")] = DEFAULT_DB,
 ) -> None:
     """`juge probe injection`: its help text is INJECTION_HELP."""
-    from juge.config import EngineSpec, ProviderSpec
-    from juge.engine import EngineOptions
-    from juge.probes.injection import load_items, load_kinds, run_probe
-    from juge.providers.pricing import price_table
-    from juge.runner import Providers
-    from juge.store import Store
+    from juge.api import probe_injection
 
-    found, own_spec, base_dir, config = _select_judge(eval_file, judge, model)
-    items = load_items()[:limit]
-    kinds = load_kinds()
-    if kind:
-        unknown = sorted(set(kind) - {k.kind for k in kinds})
-        if unknown:
-            raise InputError(
-                f"--kind: unknown injection kind(s) {', '.join(unknown)}; known: {', '.join(k.kind for k in kinds)}"
-            )
-        kinds = [k for k in kinds if k.kind in kind]
-    override = ProviderSpec(name=provider) if provider else None
-    default = config.spec.provider if config is not None else None
-    spec = override or own_spec or default
-    if spec is None:
-        raise InputError(f"judge {found.name!r} names no provider: give --provider (or use --eval with a [provider])")
-    provider_obj = Providers(default or spec, base_dir).get(spec)
-    eng = config.spec.engine if config is not None else EngineSpec()
-    options = EngineOptions(
-        concurrency=concurrency or eng.concurrency,
-        retries=eng.retries,
-        timeout=eng.timeout,
-        backoff=eng.backoff,
-        max_backoff=eng.max_backoff,
-        rpm=eng.rpm,
-        tpm=eng.tpm,
-        limits={name: (limit.rpm, limit.tpm) for name, limit in eng.limits.items()},
-        progress=not no_progress,
-        prices=price_table(config.spec.prices if config is not None else None),
-    )
-    provider_key = provider_obj.cache_identity
-    db.parent.mkdir(parents=True, exist_ok=True)
-    with staged_output(json_out, "--json") as json_tmp, Store(db) as store:  # a bad --json fails before any call
+    with staged_output(json_out, "--json") as json_tmp:  # a bad --json fails before any call
         try:
-            probe = run_probe(
-                found,
-                provider_obj,
-                store,
-                options,
-                items=items,
-                kinds=kinds,
-                provider_key=provider_key,
+            probe = probe_injection(
+                judge,
+                eval_file=eval_file,
+                provider=provider,
+                model=model,
+                limit=limit,
+                kinds=kind or (),
+                concurrency=concurrency,
                 resume=not fresh,
-                console=err,
-                n_resamples=resamples,
+                progress=not no_progress,
+                db=db,
+                resamples=resamples,
                 seed=seed,
+                console=err,
             )
         except KeyboardInterrupt:
             err.print("interrupted: every finished judgment is stored; run the same command again to resume")
@@ -269,19 +202,11 @@ def injection_command(
             f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries",
             highlight=False,
         )
-        _exit_if_every_call_failed(probe.result)
+        result = probe.result.to_dict()
+        _exit_if_every_call_failed(result)
         if json_tmp is not None:
-            payload = probe.result | {
-                "judge": {
-                    "name": found.name,
-                    "setup": found.setup,
-                    "model": found.model,
-                    "template": found.template_id,
-                    "template_hash": found.template_hash,
-                }
-            }
-            json_tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print_result(probe.result, found, Console())
+            json_tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print_result(result, Console())
 
 
 def _exit_if_every_call_failed(result: dict[str, Any]) -> None:

@@ -110,83 +110,33 @@ def report_command(
     resamples: Annotated[int, typer.Option(help="--compare: bootstrap resamples.")] = 2000,
 ) -> None:
     """`juge report`: its help text is REPORT_HELP."""
-    from juge.reports import FORMATS, SUFFIXES, read_calibration, read_json_object, write_report
+    from juge.api import report, run_report
+    from juge.reports import FORMATS, SUFFIXES
 
     if fmt not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    if top < 0:
-        raise InputError("--top must be 0 or more")
     if sum(x is not None for x in (calibration, run, compare)) != 1:
         raise InputError("give exactly one of: a calibration file, --run RUN_ID, or --compare OLD NEW")
     if calibration is None:
-        _store_report(
+        path = run_report(
             run,
             compare,
-            db,
-            output,
-            fmt,
+            db=db,
+            path=output,
+            fmt=fmt,  # type: ignore[arg-type]
             threshold=threshold,
             allow_different_judges=allow_different_judges,
             max_cases=max_cases,
             seed=seed,
             resamples=resamples,
         )
-        return
-    result = read_calibration(calibration)
-    policy_obj = read_json_object(policy, "policy") if policy is not None else None
-    test_obj = read_json_object(policy_test, "policy test") if policy_test is not None else None
-    if output is None:
-        suffix = ".report.json" if fmt == "json" else SUFFIXES[fmt]
-        output = calibration.with_name(calibration.stem + suffix)
-    if output.resolve() == calibration.resolve():
-        raise InputError(f"{output}: the report would overwrite the calibration file; choose another -o path")
-    path = write_report(
-        result, output, fmt, policy=policy_obj, policy_test=test_obj, items=items, top=top, source=calibration.name
-    )
-    Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
-
-
-def _store_report(
-    run: str | None,
-    compare: tuple[str, str] | None,
-    db: str,
-    output: Path | None,
-    fmt: str,
-    *,
-    threshold: float | None,
-    allow_different_judges: bool,
-    max_cases: int,
-    seed: int,
-    resamples: int,
-) -> None:
-    """`--run` or `--compare`: read the store, build the data, then write (nothing is written on an error)."""
-    from juge.reports import SUFFIXES, render_report, write_atomic
-    from juge.reports.runs import build_compare_data, build_run_data
-    from juge.store import RunNotFound, is_database_url, open_store
-
-    if max_cases < 0:
-        raise InputError("--max-cases must be 0 or more")
-    if not is_database_url(db) and not Path(db).is_file():
-        raise InputError(f"{db}: no juge database here; give --db PATH (the one `juge run` wrote to)")
-    with open_store(db) as store:
-        try:
-            if run is not None:
-                data = build_run_data(store, run, max_cases=max_cases)
-                default = f"run-{data['run']['id']}"
-            else:
-                assert compare is not None
-                data = build_compare_data(
-                    store,
-                    *compare,
-                    threshold=threshold,
-                    allow_different_judges=allow_different_judges,
-                    n_resamples=resamples,
-                    seed=seed,
-                )
-                default = f"compare-{data['compare']['run_a']['id']}-{data['compare']['run_b']['id']}"
-        except RunNotFound as exc:
-            raise InputError(f"{exc}; list the stored runs with `juge runs --db {db}`") from None
-    path = write_atomic(output or Path(default + SUFFIXES[fmt]), render_report(data, fmt))
+    else:
+        if output is None:
+            suffix = ".report.json" if fmt == "json" else SUFFIXES[fmt]
+            output = calibration.with_name(calibration.stem + suffix)
+        if output.resolve() == calibration.resolve():
+            raise InputError(f"{output}: the report would overwrite the calibration file; choose another -o path")
+        path = report(calibration, output, fmt, policy=policy, policy_test=policy_test, items=items, top=top)  # type: ignore[arg-type]
     Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
 
 

@@ -167,55 +167,28 @@ def run_command(
     from the cache. Exit code 1 when a gate in the eval file fails, 2 on bad input, 75 when
     batches sent in batch mode are still being answered (run the same command again to collect).
     """
-    from juge.config import EvalConfig, EvalSpec, ProviderSpec, load_eval
-    from juge.runner import run_eval
+    from juge.api import eval_config, run
 
-    if eval_file is None and cases is None:
-        raise InputError("give an eval file, or --cases with one or more --judge files (see juge run --help)")
-    if eval_file is not None:
-        if cases is not None or judge or field_map:
-            raise InputError(
-                "give either an eval file or --cases with --judge, not both "
-                "(the eval file already names its cases and judges)"
-            )
-        config = load_eval(eval_file)
-    else:
-        assert cases is not None
-        if not judge:
-            raise InputError("--cases needs at least one --judge file")
-        spec = EvalSpec(
-            cases=str(cases.resolve()),
-            judges=[{"file": str(p.resolve())} for p in judge],
-            mapping=parse_mapping(field_map) or {},
-        )
-        config = EvalConfig(spec, Path.cwd(), "command line", json.dumps(spec.model_dump(), sort_keys=True).encode())
-    if replay is not None and not replay.is_file():
-        raise InputError(
-            f"--replay {replay}: {'is a folder' if replay.is_dir() else 'file not found'}; give the "
-            "recorded judgments (JSONL)"
-        )
-    override = None
-    if provider or replay:
-        name = provider or "replay"
-        override = ProviderSpec(name=name, options={"path": str(replay.resolve())} if replay else {})
-    with staged_output(json_out, "--json") as json_tmp, _open(db, create=True) as store:
+    config = eval_config(eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map))
+    with staged_output(json_out, "--json") as json_tmp:
         try:
-            result = run_eval(
+            result = run(
                 config,
-                store,
+                db=db,
                 only=_read_only(only),
                 repeat=repeat,
                 concurrency=concurrency,
                 progress=not no_progress,
                 resume=not fresh,
-                provider_override=override,
+                provider=provider,
+                replay=replay,
                 wait=wait,
             )
         except KeyboardInterrupt:
             err.print("interrupted: every finished judgment is stored; run the same command again to resume")
             raise typer.Exit(130) from None
         if json_tmp is not None:
-            shown = result.summary if result.pending is None else _pending_json(result)
+            shown = result.summary.to_dict() if result.summary is not None else _pending_json(result)
             json_tmp.write_text(json.dumps(shown, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     if result.pending is not None:
         _print_pending(result)
@@ -225,15 +198,16 @@ def run_command(
         f"stored {result.stored_now} judgments; {stats.get('calls', 0)} calls, "
         f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries"
     )
-    print_summary(result.summary)
-    gate = config.spec.gate.min_pass_rate
-    if gate is not None and result.summary["pass_rate"] is None:
+    assert result.summary is not None  # a finished run
+    print_summary(result.summary.to_dict())
+    gate, pass_rate = config.spec.gate.min_pass_rate, result.summary.pass_rate
+    if gate is not None and pass_rate is None:
         raise InputError(
             f"{config.source}: field 'gate.min_pass_rate': no check or counted judge gives a pass rate "
             "(score judges count only with [gate] min_score)"
         )
-    if gate is not None and result.summary["pass_rate"] < gate:
-        err.print(f"[red]gate failed:[/] pass rate {result.summary['pass_rate']:.1%} < {gate:.1%}")
+    if gate is not None and pass_rate is not None and pass_rate < gate:
+        err.print(f"[red]gate failed:[/] pass rate {pass_rate:.1%} < {gate:.1%}")
         raise typer.Exit(1)
 
 

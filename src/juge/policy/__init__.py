@@ -1,1 +1,27 @@
-"""Judge policies: derive on dev, test once on holdout, route new items, audit."""
+"""Judge policies: derive on dev, test once on holdout, route new items, audit.
+
+``juge.policy.derive(...)`` and ``juge.policy.test(policy, ...)`` are the Python API (see
+:func:`juge.api.policy_derive` and :func:`juge.api.policy_test`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def derive(**kwargs: Any) -> Any:
+    """Derive a judge policy on the dev split: :func:`juge.api.policy_derive`."""
+    from juge.api import policy_derive
+
+    return policy_derive(**kwargs)
+
+
+def test(policy: Any, **kwargs: Any) -> Any:
+    """Test a policy once on the holdout split: :func:`juge.api.policy_test`."""
+    from juge.api import policy_test
+
+    return policy_test(policy, **kwargs)
+
+
+test.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+__all__ = ["derive", "test"]

@@ -45,6 +45,7 @@ import numpy as np
 from juge.data.records import Case, Judgment
 from juge.errors import InputError, input_error
 from juge.judges.pairwise import combine_orders
+from juge.results import ProbeResult
 from juge.stats import clopper_pearson, ratio_estimate
 
 SETUPS = ("pairwise", "passfail")
@@ -296,7 +297,7 @@ def score_probe(
     *,
     n_resamples: int = 2000,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> ProbeResult:
     """The probe's figures from the stored judgments (see the module docstring for every definition).
 
     ``flips[i, k]``, ``moves[i, k]`` and ``trials[i, k]`` are 1 when kind ``k`` flipped / moved /
@@ -323,20 +324,22 @@ def score_probe(
             "moved_rate": _exact(int(moves[:, col].sum()), n),
         }
     tried = trials.sum(axis=1) > 0
-    return {
-        "setup": setup,
-        "n_items": len(items),
-        "kinds": [k.kind for k in kinds],
-        "baseline": baseline,
-        "right_at_baseline": len(right),
-        "overall": _pooled(flips, trials, n_resamples, seed),
-        "overall_moved": _pooled(moves, trials, n_resamples, seed),
-        "any_kind": _exact(int((flips.sum(axis=1) > 0)[tried].sum()), int(tried.sum())),
-        "per_kind": per_kind,
-        "calls": call_outcomes(judgments),
-        "first_error": next((j.reason for j in judgments if j.outcome == "error"), None),
-        "models": sorted({j.model for j in judgments}),
-    }
+    return ProbeResult.model_validate(
+        {
+            "setup": setup,
+            "n_items": len(items),
+            "kinds": [k.kind for k in kinds],
+            "baseline": baseline,
+            "right_at_baseline": len(right),
+            "overall": _pooled(flips, trials, n_resamples, seed),
+            "overall_moved": _pooled(moves, trials, n_resamples, seed),
+            "any_kind": _exact(int((flips.sum(axis=1) > 0)[tried].sum()), int(tried.sum())),
+            "per_kind": per_kind,
+            "calls": call_outcomes(judgments),
+            "first_error": next((j.reason for j in judgments if j.outcome == "error"), None),
+            "models": sorted({j.model for j in judgments}),
+        }
+    )
 
 
 def _pooled(hits: np.ndarray, trials: np.ndarray, n_resamples: int, seed: int) -> dict[str, Any]:
@@ -369,7 +372,7 @@ def call_outcomes(judgments: Sequence[Judgment]) -> dict[str, int]:
 class ProbeRun:
     run_id: str
     resumed: bool
-    result: dict[str, Any]
+    result: ProbeResult
     engine_stats: dict[str, int]
 
 
@@ -456,6 +459,6 @@ def run_probe(
     ) as run:
         asyncio.run(judge_all(run.id))
         result = score_probe(judge.setup, items, kinds, store.judgments(run.id), n_resamples=n_resamples, seed=seed)
-        result |= {"run_id": run.id, "data_hash": data_hash}
-        run.extra["probe_injection"] = result
+        result = result.model_copy(update={"run_id": run.id, "data_hash": data_hash})
+        run.extra["probe_injection"] = result.to_dict()
     return ProbeRun(run.id, run.resumed, result, dict(engine.stats))

@@ -191,7 +191,7 @@ def build_run_data(
         if stored
         else summarize(
             store, run["id"], [SimpleNamespace(name=n, setup=s) for n, s in setups.items()], config.get("min_score")
-        )
+        ).to_dict()
     )
     pairwise_only = is_pairwise_only(summary)
     failing = [] if pairwise_only else failing_cases(store, run["id"], summary)
@@ -275,7 +275,7 @@ def build_compare_data(
         allow_different_judges=allow_different_judges,
         n_resamples=n_resamples,
         seed=seed,
-    )
+    ).to_dict()
     juge_versions = {side: store.get_run(result[f"run_{side}"]["id"])["juge_version"] for side in ("a", "b")}
     return {
         "report": "compare",

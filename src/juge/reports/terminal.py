@@ -15,18 +15,12 @@ from rich.text import Text
 
 from juge.calibration.pairwise import VERDICTS
 from juge.data.records import OUTCOMES
+from juge.results import format_estimate
 
 
 def fmt(est: dict[str, Any] | None, digits: int = 2, *, with_n: bool = True) -> str:
-    """``0.64 [0.57, 0.70] n=404``; ``n/a`` when the figure is undefined or absent."""
-    if not est:
-        return "n/a"
-    if est.get("value") is None:
-        return f"n/a n={est.get('n', 0)}" if with_n else "n/a"
-    text = f"{est['value']:.{digits}f}"
-    if est.get("low") is not None and est.get("high") is not None:
-        text += f" [{est['low']:.{digits}f}, {est['high']:.{digits}f}]"
-    return f"{text} n={est['n']}" if with_n else text
+    """``0.64 [0.57, 0.70] n=404`` (:func:`juge.results.format_estimate` with the tables' two digits)."""
+    return format_estimate(est, digits, with_n=with_n)
 
 
 def _table(title: str, *columns: str, caption: str | None = None) -> Table:

@@ -26,6 +26,7 @@ import numpy as np
 
 from juge.data.records import Case, Judgment
 from juge.errors import InputError
+from juge.results import Comparison
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store
 from juge.verdicts import CaseOutcome, case_outcomes, run_expected
@@ -96,8 +97,8 @@ def compare_runs(
     n_resamples: int = 2000,
     seed: int = 0,
     level: float = 0.95,
-) -> dict[str, Any]:
-    """Compare run B (new) against run A (old) on their shared cases; a JSON-ready dict."""
+) -> Comparison:
+    """Compare run B (new) against run A (old) on their shared cases (``to_dict()``: ``juge compare --json``)."""
     a, b = _run_side(store, run_a, threshold), _run_side(store, run_b, threshold)
     warnings: list[str] = []
     versions_a, versions_b = judge_versions(a["judgments"]), judge_versions(b["judgments"])
@@ -133,33 +134,35 @@ def compare_runs(
     n_pass_to_fail = int(((pass_a == 1) & (pass_b == 0)).sum())
     n_fail_to_pass = int(((pass_a == 0) & (pass_b == 1)).sum())
     changed = [_changed_case(i, a, b) for i in same_inputs if a["outcomes"][i].verdict != b["outcomes"][i].verdict]
-    return {
-        "run_a": _run_summary(a),
-        "run_b": _run_summary(b),
-        "judges": versions_a if versions_a == versions_b else {"a": versions_a, "b": versions_b},
-        "comparable": versions_a == versions_b,
-        "forced": versions_a != versions_b,
-        "warnings": warnings,
-        "n_shared_cases": len(shared),
-        "n_only_in_a": len(a["cases"]) - len(shared),
-        "n_only_in_b": len(b["cases"]) - len(shared),
-        "n_inputs_differ": len(shared) - len(same_inputs),
-        "n_missing_verdict": len(same_inputs) - len(paired),
-        "n_paired": len(paired),
-        "pass_rate_a": ratio_estimate(pass_a, ones, n_resamples=n_resamples, seed=seed, level=level).to_dict(),
-        "pass_rate_b": ratio_estimate(pass_b, ones, n_resamples=n_resamples, seed=seed, level=level).to_dict(),
-        "difference_b_minus_a": paired_ratio_difference(
-            pass_b, ones, pass_a, ones, n_resamples=n_resamples, seed=seed, level=level
-        ).to_dict(),
-        "transitions": {
-            "pass_to_fail": n_pass_to_fail,
-            "fail_to_pass": n_fail_to_pass,
-            "unchanged_pass": int(((pass_a == 1) & (pass_b == 1)).sum()),
-            "unchanged_fail": int(((pass_a == 0) & (pass_b == 0)).sum()),
-        },
-        "mcnemar_p": mcnemar_exact(n_pass_to_fail, n_fail_to_pass),
-        "changed": changed,
-    }
+    return Comparison.model_validate(
+        {
+            "run_a": _run_summary(a),
+            "run_b": _run_summary(b),
+            "judges": versions_a if versions_a == versions_b else {"a": versions_a, "b": versions_b},
+            "comparable": versions_a == versions_b,
+            "forced": versions_a != versions_b,
+            "warnings": warnings,
+            "n_shared_cases": len(shared),
+            "n_only_in_a": len(a["cases"]) - len(shared),
+            "n_only_in_b": len(b["cases"]) - len(shared),
+            "n_inputs_differ": len(shared) - len(same_inputs),
+            "n_missing_verdict": len(same_inputs) - len(paired),
+            "n_paired": len(paired),
+            "pass_rate_a": ratio_estimate(pass_a, ones, n_resamples=n_resamples, seed=seed, level=level).to_dict(),
+            "pass_rate_b": ratio_estimate(pass_b, ones, n_resamples=n_resamples, seed=seed, level=level).to_dict(),
+            "difference_b_minus_a": paired_ratio_difference(
+                pass_b, ones, pass_a, ones, n_resamples=n_resamples, seed=seed, level=level
+            ).to_dict(),
+            "transitions": {
+                "pass_to_fail": n_pass_to_fail,
+                "fail_to_pass": n_fail_to_pass,
+                "unchanged_pass": int(((pass_a == 1) & (pass_b == 1)).sum()),
+                "unchanged_fail": int(((pass_a == 0) & (pass_b == 0)).sum()),
+            },
+            "mcnemar_p": mcnemar_exact(n_pass_to_fail, n_fail_to_pass),
+            "changed": changed,
+        }
+    )
 
 
 def _describe(versions: list[dict[str, str]]) -> str:

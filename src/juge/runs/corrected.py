@@ -38,12 +38,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
 
 import numpy as np
 
 from juge.data.records import HumanLabel, Vote
 from juge.errors import InputError
+from juge.results import EstimateResult
 from juge.stats import Estimate, percentile_interval, ratio_estimate
 from juge.stats.bootstrap import resampled_totals
 from juge.verdicts import CaseOutcome
@@ -192,8 +192,8 @@ def corrected_pass_rate(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-) -> dict[str, Any]:
-    """All four figures, the recommendation and the reasons, as a JSON-ready dict."""
+) -> EstimateResult:
+    """All four figures, the recommendation and the reasons (``to_dict()``: ``juge estimate --json``)."""
     study = assemble(outcomes, human)
     decided = np.array([1.0 if o.verdict == "pass" else 0.0 for o in outcomes.values() if o.verdict != "missing"])
     n, big_n = len(study.y), len(study.f_unlabelled)
@@ -238,24 +238,26 @@ def corrected_pass_rate(
         )
     if study.n_labels_not_in_run:
         notes.append(f"{study.n_labels_not_in_run} labelled items are not cases of this run and were ignored")
-    return {
-        "n_cases": n + big_n,
-        "n_labelled": n,
-        "n_missing_verdict": study.n_missing,
-        "judge_only": judge_only.to_dict(),
-        "human_only": human_only.to_dict(),
-        "ppi": {**ppi.to_dict(), "lambda": lam},
-        "rogan_gladen": {
-            **rg.to_dict(),
-            "sensitivity": _finite(sens),
-            "specificity": _finite(spec),
-            "why_not": plug_in_gap(study.y, sens, spec, rg),
-        },
-        "confidence": confidence,
-        "recommended": RECOMMENDED,
-        "why": " ".join(reasons),
-        "notes": notes,
-    }
+    return EstimateResult.model_validate(
+        {
+            "n_cases": n + big_n,
+            "n_labelled": n,
+            "n_missing_verdict": study.n_missing,
+            "judge_only": judge_only.to_dict(),
+            "human_only": human_only.to_dict(),
+            "ppi": {**ppi.to_dict(), "lambda": lam},
+            "rogan_gladen": {
+                **rg.to_dict(),
+                "sensitivity": _finite(sens),
+                "specificity": _finite(spec),
+                "why_not": plug_in_gap(study.y, sens, spec, rg),
+            },
+            "confidence": confidence,
+            "recommended": RECOMMENDED,
+            "why": " ".join(reasons),
+            "notes": notes,
+        }
+    )
 
 
 def plug_in_gap(y: np.ndarray, sens: float, spec: float, rg: Estimate) -> str | None:

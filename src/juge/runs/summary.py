@@ -15,6 +15,7 @@ from typing import Any
 
 from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
+from juge.results import RunSummary
 from juge.store import Store
 from juge.verdicts import SCORED_SETUPS, case_outcome
 
@@ -24,7 +25,7 @@ PAIR_VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
 
 def summarize(
     store: Store, run_id: str, judges: Sequence[Any] | None = None, min_score: float | None = None
-) -> dict[str, Any]:
+) -> RunSummary:
     """Per-check pass rates, per-judge verdicts and outcomes, and pass/fail/missing per case.
 
     A case's verdict follows :func:`juge.verdicts.case_outcomes` (fail closed: a refused,
@@ -112,23 +113,26 @@ def summarize(
         "unpriced": judge_unpriced + outputs["unpriced"],
     }
     has_evidence = bool(check_counts) or any_counted
-    return {
-        "run_id": run_id,
-        "n_cases": n_cases,
-        "checks": {
-            name: {"passed": p, "n": n, "rate": p / n if n else None} for name, (p, n) in sorted(check_counts.items())
-        },
-        "judges": per_judge,
-        "cases_passed": tally.get("pass", 0),
-        "cases_failed": tally.get("fail", 0),
-        "cases_missing": tally.get("missing", 0),
-        "pass_rate": tally.get("pass", 0) / n_cases if n_cases and has_evidence else None,
-        "min_score": min_score,
-        "not_counted": not_counted,
-        "system_errors": outputs["errors"],
-        "cost": cost,
-        "calls": store.count_calls(run_id),
-    }
+    return RunSummary.model_validate(
+        {
+            "run_id": run_id,
+            "n_cases": n_cases,
+            "checks": {
+                name: {"passed": p, "n": n, "rate": p / n if n else None}
+                for name, (p, n) in sorted(check_counts.items())
+            },
+            "judges": per_judge,
+            "cases_passed": tally.get("pass", 0),
+            "cases_failed": tally.get("fail", 0),
+            "cases_missing": tally.get("missing", 0),
+            "pass_rate": tally.get("pass", 0) / n_cases if n_cases and has_evidence else None,
+            "min_score": min_score,
+            "not_counted": not_counted,
+            "system_errors": outputs["errors"],
+            "cost": cost,
+            "calls": store.count_calls(run_id),
+        }
+    )
 
 
 def _items(

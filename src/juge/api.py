@@ -1,0 +1,892 @@
+"""The public Python API: what each `juge` command does, as a function returning a typed result.
+
+Every CLI command parses its options, calls one function here, and prints or writes what it returns;
+the functions raise :class:`juge.errors.InputError` (the CLI's exit 2) on bad input and never print.
+They are re-exported by :mod:`juge` (``juge.run``, ``juge.calibrate``, ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import json
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from juge.errors import InputError
+from juge.results import Calibration, Comparison, EstimateResult, HoldoutTest, PolicyResult, ProbeJudge, Run
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from juge.calibration.inputs import StudyInputs
+    from juge.config import EvalConfig
+    from juge.data.judgments import JudgmentsSource
+    from juge.judges.judge import Judge
+    from juge.probes.injection import ProbeRun
+    from juge.providers.base import Provider
+
+DEFAULT_DB = Path(".juge") / "juge.db"
+
+#: What a table argument may be: a file path, a pandas DataFrame, or a list of row dicts.
+Rows = str | Path | Sequence[Mapping[str, Any]] | Any
+Progress = Callable[[str, int, int], None]
+
+
+def demo_path(name: str) -> Path:
+    """The path of a file of the embedded MT-Bench sample (``items.jsonl``, ``judgments.jsonl``, ``DATA.md``).
+
+    >>> demo_path("items.jsonl").name
+    'items.jsonl'
+    """
+    from juge.calibration.demo import DEMO_FILES
+
+    if name not in DEMO_FILES:
+        raise ValueError(f"no demo file {name!r}; there are {DEMO_FILES}")
+    return Path(str(files("juge").joinpath("demo_data", name)))
+
+
+# ---- tables given as paths, DataFrames or rows ------------------------------------------------
+
+
+def _rows_of(table: Any, what: str) -> list[dict[str, Any]]:
+    """Rows of a DataFrame (missing values become null) or of a sequence of mappings."""
+    if hasattr(table, "to_json") and hasattr(table, "columns"):  # a pandas DataFrame, without importing pandas
+        return json.loads(table.to_json(orient="records", date_format="iso"))
+    if isinstance(table, Mapping) or not isinstance(table, Iterable):
+        raise InputError(f"{what}: give a file path, a pandas DataFrame or a list of dicts, not {type(table).__name__}")
+    rows = list(table)
+    bad = next((k for k, row in enumerate(rows) if not isinstance(row, Mapping)), None)
+    if bad is not None:
+        raise InputError(f"{what}: row {bad + 1} is a {type(rows[bad]).__name__}, not a dict")
+    return [dict(row) for row in rows]
+
+
+@contextmanager
+def _as_files(**tables: Any) -> Iterator[dict[str, Path | None]]:
+    """Each table as a file path: paths pass through; rows are written to ``<name>.jsonl`` in a temporary
+    folder (so the readers' errors name ``<name>.jsonl`` and the row's line)."""
+    with ExitStack() as stack:
+        folder: Path | None = None
+        paths: dict[str, Path | None] = {}
+        for name, table in tables.items():
+            if table is None or isinstance(table, str | Path):
+                paths[name] = None if table is None else Path(table)
+                continue
+            if folder is None:
+                folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="juge-")))
+            path = folder / f"{name}.jsonl"
+            rows = _rows_of(table, name)
+            path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), "utf-8")
+            paths[name] = path
+        yield paths
+
+
+# ---- calibrate ---------------------------------------------------------------------------------
+
+
+def calibration_inputs(
+    *,
+    items: Rows | None = None,
+    judgments: Rows | Sequence[str | Path | JudgmentsSource] | None = None,
+    labels: Rows | None = None,
+    run: str | None = None,
+    db: str | Path | None = None,
+    from_hf: str | Path | None = None,
+    turn: int = 1,
+    kind: Literal["pairwise", "score", "passfail"] | None = None,
+    judges: Sequence[str] = (),
+    templates: Sequence[str] = (),
+    label_cols: Sequence[str] = (),
+    scale: Mapping[str, Any] | None = None,
+    id_col: str = "id",
+    output_col: str = "output",
+    baseline_cols: Sequence[str] = (),
+    format: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    labels_map: Mapping[str, str] | None = None,
+    missing: Iterable[str] = (),
+    criteria: Mapping[str, Sequence[str]] | None = None,
+    labels_nested: str | None = None,
+    lean: bool = True,
+) -> StudyInputs:
+    """Read a study's items, labels and judgments (see :func:`calibrate` for the arguments). ``lean``: keep
+    no texts of items a study does not need (a policy needs them: ``lean=False``)."""
+    from juge.calibration.inputs import load_inputs
+    from juge.data.judgments import JudgmentsSource
+
+    if kind not in (None, "pairwise", "score", "passfail"):
+        raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
+    sources: list[Any]
+    if judgments is None or (isinstance(judgments, Sequence) and not isinstance(judgments, str) and not judgments):
+        sources = []
+    elif isinstance(judgments, str | Path | JudgmentsSource) or hasattr(judgments, "columns"):
+        sources = [judgments]
+    elif isinstance(judgments, Sequence) and all(isinstance(j, str | Path | JudgmentsSource) for j in judgments):
+        sources = list(judgments)
+    else:
+        sources = [judgments]  # one table of rows
+    in_memory = {f"judgments_{k + 1}" if k else "judgments": t for k, t in enumerate(sources)}
+    in_memory = {k: t for k, t in in_memory.items() if not isinstance(t, str | Path | JudgmentsSource)}
+    with _as_files(items=items, labels=labels, **in_memory) as paths:
+        names = [f"judgments_{k + 1}" if k else "judgments" for k in range(len(sources))]
+        return load_inputs(
+            items=paths["items"],
+            judgments=[paths[n] if n in paths else t for n, t in zip(names, sources)],  # type: ignore[misc]
+            labels=paths["labels"],
+            from_hf=Path(from_hf) if from_hf is not None else None,
+            turn=turn,
+            run=run,
+            db=db,
+            kind=kind,
+            label_cols=list(label_cols),
+            scale=dict(scale) if scale else None,
+            id_col=id_col,
+            output_col=output_col,
+            baseline_cols=list(baseline_cols),
+            judges=list(judges),
+            templates=list(templates),
+            lean=lean,
+            format=format,
+            mapping=mapping,
+            labels_map=labels_map,
+            missing=missing,
+            criteria=criteria,
+            labels_nested=labels_nested,
+        )
+
+
+def calibrate(
+    *,
+    items: Rows | None = None,
+    judgments: Rows | Sequence[str | Path | JudgmentsSource] | None = None,
+    labels: Rows | None = None,
+    run: str | None = None,
+    split: str | None = None,
+    db: str | Path | None = None,
+    from_hf: str | Path | None = None,
+    turn: int = 1,
+    kind: Literal["pairwise", "score", "passfail"] | None = None,
+    judges: Sequence[str] = (),
+    templates: Sequence[str] = (),
+    label_cols: Sequence[str] = (),
+    scale: Mapping[str, float] | None = None,
+    id_col: str = "id",
+    output_col: str = "output",
+    baseline_cols: Sequence[str] = (),
+    format: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    labels_map: Mapping[str, str] | None = None,
+    missing: Iterable[str] = (),
+    criteria: Mapping[str, Sequence[str]] | None = None,
+    labels_nested: str | None = None,
+    truth: Literal["each", "mean", "agree"] = "each",
+    threshold: float | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    progress: Progress | None = None,
+    inputs: StudyInputs | None = None,
+) -> Calibration:
+    """Measure judges against people (``juge calibrate``): the person-vs-person ceiling, each judge's
+    agreement and kappa with intervals, order and length bias, per category.
+
+    ``items``, ``judgments`` and ``labels`` are each a file path, a pandas DataFrame or a list of dicts
+    with the columns the CLI reads (``judgments`` may also be a list of paths); ``run`` takes the
+    judgments (and cases) of a stored run from ``db``. ``split`` defaults to ``dev`` when the items
+    carry splits, else ``all``. ``mapping``/``labels_map`` read other column names as juge's fields,
+    ``format`` names the files' format, ``missing`` the label values that mean no label, ``criteria``
+    several label columns to study one by one (``{name: [columns]}``), ``labels_nested`` a field holding
+    labels inside each item (see ``juge calibrate --help`` for each). ``inputs`` (from :func:`calibration_inputs`) skips reading them again.
+    ``to_dict()`` of the result is what ``juge calibrate --json`` writes.
+
+    >>> import juge
+    >>> cal = juge.calibrate(items=juge.demo_path("items.jsonl"),
+    ...                      judgments=juge.demo_path("judgments.jsonl"), resamples=100)
+    >>> cal.kind, cal.split, cal.n_items
+    ('pairwise', 'dev', 155)
+    >>> round(cal.ceiling.agreement.value, 3)
+    0.638
+    """
+    from juge.calibration.inputs import default_split, run_study
+    from juge.calibration.pairwise import Bootstrap
+
+    if resamples < 1:
+        raise InputError("--resamples must be at least 1")
+    if inputs is None:
+        inputs = calibration_inputs(
+            items=items,
+            judgments=judgments,
+            labels=labels,
+            run=run,
+            db=db,
+            from_hf=from_hf,
+            turn=turn,
+            kind=kind,
+            judges=judges,
+            templates=templates,
+            label_cols=label_cols,
+            scale=scale,
+            id_col=id_col,
+            output_col=output_col,
+            baseline_cols=baseline_cols,
+            format=format,
+            mapping=mapping,
+            labels_map=labels_map,
+            missing=missing,
+            criteria=criteria,
+            labels_nested=labels_nested,
+        )
+    return run_study(
+        inputs,
+        split=default_split(inputs, split),
+        boot=Bootstrap(n_resamples=resamples, seed=seed),
+        truth=truth,
+        threshold=threshold,
+        progress=progress,
+    )
+
+
+def demo(
+    out: str | Path | None = None,
+    *,
+    split: Literal["dev", "all"] = "dev",
+    resamples: int = 2000,
+    seed: int = 0,
+    live: bool = False,
+    limit: int = 40,
+    db: str | Path | None = None,
+    progress: Progress | None = None,
+    console: Console | None = None,
+) -> Calibration:
+    """The calibration study on the embedded MT-Bench sample (``juge demo``): no network, no key.
+
+    With ``out``, writes ``out/calibration.json`` and ``out/report.html``. ``live`` also runs the
+    local judge (needs ``juge[local]``) on ``limit`` pairs, storing its calls in ``db`` (default
+    ``out/juge.db``); with ``console``, the local judge's progress and a line about its run go there.
+
+    >>> import juge
+    >>> juge.demo(resamples=100).n_votes
+    404
+    """
+    from juge.calibration.demo import demo_file, run_demo, study_of_demo
+    from juge.calibration.pairwise import Bootstrap
+
+    if split not in ("dev", "all"):
+        raise InputError(f"--split must be dev or all (holdout is kept for the final test), got {split!r}")
+    if db is not None and not live:
+        raise InputError("--db is used only with --live (it stores the local judge's calls)")
+    if live and out is None and db is None:
+        raise InputError("live: give out (or db) for the local judge's store")
+    extra: list[Any] = []
+    if live:
+        from juge.live_demo import live_demo_run
+        from juge.providers.base import ProviderError
+
+        store_path = Path(db) if db is not None else Path(out or ".") / "juge.db"
+        try:
+            live_run = live_demo_run(
+                store_path, split=split, limit=limit, seed=seed, console=console, progress=console is not None
+            )
+        except ProviderError as exc:
+            raise InputError(f"--live: {exc}") from None
+        extra = live_run.judgments
+        if console is not None:
+            calls, cached = live_run.stats.get("calls", 0), live_run.stats.get("cache_hits", 0)
+            console.print(
+                f"local judge: run {live_run.run_id}{' (resumed)' if live_run.resumed else ''} in {store_path}: "
+                f"{len(extra)} judgments, {calls} model calls, {cached} answered from the cache "
+                f"(juge show {live_run.run_id} --db {store_path})",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+    boot = Bootstrap(n_resamples=resamples, seed=seed)
+    if out is None:
+        return study_of_demo(split=split, boot=boot, progress=progress, extra_judgments=extra)
+    result = run_demo(Path(out), split=split, boot=boot, progress=progress, extra_judgments=extra)
+    report(result.study, result.out_dir / "report.html", items=demo_file("items.jsonl"), source=result.json_path.name)
+    return result.study
+
+
+# ---- run ---------------------------------------------------------------------------------------
+
+
+def eval_config(
+    eval_or_path: Any = None,
+    *,
+    cases: str | Path | None = None,
+    judges: Sequence[str | Path] | None = None,
+    mapping: Mapping[str, str] | None = None,
+) -> EvalConfig:
+    """An eval: loaded from its file (TOML), given as an EvalConfig, or made of a cases file and judge files
+    (``mapping`` reads other column names as juge fields, e.g. ``{"id": "ticket", "output": "reply"}``)."""
+    from juge.config import EvalConfig, EvalSpec, load_eval
+
+    if eval_or_path is None and cases is None:
+        raise InputError("give an eval file, or --cases with one or more --judge files (see juge run --help)")
+    if eval_or_path is not None:
+        if cases is not None or judges or mapping:
+            raise InputError(
+                "give either an eval file or --cases with --judge, not both "
+                "(the eval file already names its cases and judges)"
+            )
+        if isinstance(eval_or_path, EvalConfig):
+            return eval_or_path
+        if isinstance(eval_or_path, str | Path):
+            return load_eval(eval_or_path)
+        raise InputError(f"juge.run: give an eval file path or an EvalConfig, not {type(eval_or_path).__name__}")
+    assert cases is not None
+    if not judges:
+        raise InputError("--cases needs at least one --judge file")
+    spec = EvalSpec(
+        cases=str(Path(cases).resolve()),
+        judges=[{"file": str(Path(p).resolve())} for p in judges],
+        mapping=dict(mapping or {}),
+    )
+    return EvalConfig(spec, Path.cwd(), "command line", json.dumps(spec.model_dump(), sort_keys=True).encode())
+
+
+RUN_OVERRIDES = (
+    "cases",
+    "judges",
+    "mapping",
+    "only",
+    "repeat",
+    "concurrency",
+    "progress",
+    "resume",
+    "provider",
+    "replay",
+    "console",
+    "wait",
+)
+
+
+async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overrides: Any) -> Run:
+    """Run an eval in the running event loop (``await juge.run_async("eval.toml")``; ``juge run``).
+
+    ``eval_or_path`` is an eval file or an EvalConfig; without it, ``cases`` (a cases file) with ``judges``
+    (judge files) and optionally ``mapping`` make one. ``db`` is the store (default ``.juge/juge.db``).
+    ``overrides``: ``only`` (case ids), ``repeat``,
+    ``concurrency``, ``progress`` (a progress bar on stderr, default off), ``resume`` (default on),
+    ``provider`` (a provider name for every judge), ``replay`` (recorded judgments for the replay
+    provider), ``console`` (where notes go), ``wait`` (batch mode: wait until every batch has ended; else a
+    run whose batches are still out comes back with ``pending`` set and no summary, to be collected later).
+    """
+    from juge.config import ProviderSpec
+    from juge.runner import run_eval_async
+
+    unknown = sorted(set(overrides) - set(RUN_OVERRIDES))
+    if unknown:
+        raise TypeError(f"juge.run: unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OVERRIDES)}")
+    config = eval_config(
+        eval_or_path, cases=overrides.get("cases"), judges=overrides.get("judges"), mapping=overrides.get("mapping")
+    )
+    replay = overrides.get("replay")
+    if replay is not None and not Path(replay).is_file():
+        raise InputError(
+            f"--replay {replay}: {'is a folder' if Path(replay).is_dir() else 'file not found'}; give the "
+            "recorded judgments (JSONL)"
+        )
+    provider = overrides.get("provider")
+    override = None
+    if provider or replay:
+        override = ProviderSpec(
+            name=provider or "replay", options={"path": str(Path(replay).resolve())} if replay else {}
+        )
+    only = overrides.get("only")
+    with _store(db, must_exist=False) as store:
+        result = await run_eval_async(
+            config,
+            store,
+            only=set(only) if only is not None else None,
+            repeat=overrides.get("repeat", 1),
+            concurrency=overrides.get("concurrency"),
+            progress=overrides.get("progress", False),
+            resume=overrides.get("resume", True),
+            console=overrides.get("console"),
+            provider_override=override,
+            wait=overrides.get("wait", False),
+        )
+    return Run(
+        run_id=result.run_id,
+        db=str(db if db is not None else DEFAULT_DB),
+        resumed=result.resumed,
+        stored_now=result.stored_now,
+        engine_stats=result.engine_stats,
+        summary=result.summary,
+        pending=result.pending,
+    )
+
+
+def run(eval_or_path: Any, *, db: str | Path | None = None, **overrides: Any) -> Run:
+    """Run an eval (``juge run``): checks, then every judge on every case; returns the stored run.
+
+    Works in a plain script and inside a running event loop (a notebook): there the run goes to a
+    worker thread with its own loop and this call blocks until it ends; ``await juge.run_async(...)``
+    is the non-blocking form. Options as :func:`run_async`.
+
+    >>> import juge, tempfile
+    >>> r = juge.run("examples/bakery/eval.toml", db=tempfile.mkdtemp() + "/j.db")  # doctest: +SKIP
+    >>> r.summary.n_cases  # doctest: +SKIP
+    8
+    """
+    coro = run_async(eval_or_path, db=db, **overrides)
+    if not _in_running_loop():
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="juge-run") as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def _in_running_loop() -> bool:
+    # Asked outside the except block: a run started inside it would chain every later error to this one.
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+# ---- runs: compare and estimate -----------------------------------------------------------------
+
+
+def _store(db: str | Path | None, *, must_exist: bool = True) -> Any:
+    """The store at `db` (a SQLite file or a ``postgresql://`` URL; default ``.juge/juge.db``). A SQLite
+    file that must exist and does not is an InputError; one that may be new gets its folder."""
+    from juge.store import is_database_url, open_store
+
+    where = db if db is not None else DEFAULT_DB
+    if not is_database_url(where):
+        path = Path(where)
+        if must_exist and not path.exists():
+            raise InputError(f"{path}: no juge database here (run `juge run` first, or pass --db)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return open_store(where)
+
+
+def compare(
+    run_a: str,
+    run_b: str,
+    *,
+    db: str | Path | None = None,
+    threshold: float | None = None,
+    allow_different_judges: bool = False,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare two runs of the same cases (``juge compare``): transitions, paired difference, McNemar.
+
+    Refuses (InputError) runs judged by different judge versions unless ``allow_different_judges``.
+    """
+    from juge.runs.compare import compare_runs
+
+    with _store(db) as store:
+        return compare_runs(
+            store,
+            run_a,
+            run_b,
+            threshold=threshold,
+            allow_different_judges=allow_different_judges,
+            n_resamples=resamples,
+            seed=seed,
+        )
+
+
+def estimate(
+    run: str,
+    labels: Rows,
+    *,
+    db: str | Path | None = None,
+    threshold: float | None = None,
+    label_threshold: float | None = None,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> EstimateResult:
+    """The corrected pass rate of a stored run (``juge estimate``): judge-only, human-only, PPI++ and the
+    sensitivity/specificity plug-in, from human ``labels`` (path, DataFrame or rows) on a random subset."""
+    from juge.calibration.inputs import labels_on_these_outputs, with_run_outputs
+    from juge.data.readers import read_labels
+    from juge.runs.corrected import corrected_pass_rate, human_pass_shares
+    from juge.verdicts import case_outcomes, run_expected
+
+    with _store(db) as store:
+        run_row = store.get_run(run)
+        cases = store.run_cases(run_row["id"])
+        outcomes = case_outcomes(
+            [c.id for c in cases],
+            store.judgments(run_row["id"]),
+            store.check_results(run_row["id"]),
+            threshold=threshold,
+            expected=run_expected(cases, run_row["config"], count_scores=threshold is not None),
+        )
+        judged = with_run_outputs(cases, store.outputs(run_row["id"]))
+    with _as_files(labels=labels) as paths:
+        path = paths["labels"]
+        assert path is not None
+        source = f"--labels {labels}" if isinstance(labels, str | Path) else "labels"
+        kept, warnings, unhashed = labels_on_these_outputs(read_labels(path), judged, source=source)
+    warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in warnings]
+    human = human_pass_shares(kept, threshold=label_threshold)
+    result = corrected_pass_rate(outcomes, human, confidence=confidence, n_resamples=resamples, seed=seed)
+    return result.model_copy(
+        update={
+            "run_id": run_row["id"],
+            "dataset_hash": run_row["dataset_hash"],
+            "warnings": warnings,
+            "notes": [*unhashed, *result.notes],
+        }
+    )
+
+
+# ---- judges and providers ------------------------------------------------------------------------
+
+
+def load_judge(path: str | Path) -> Judge:
+    """A judge file (TOML): its rubric, template (with content hash), parser and model.
+
+    >>> import juge
+    >>> judge = juge.load_judge("examples/bakery/judges/faithful.toml")  # doctest: +SKIP
+    >>> judge.setup  # doctest: +SKIP
+    'passfail'
+    """
+    from juge.judges.judge import load_judge as load
+
+    return load(path)
+
+
+def get_provider(name: str, **options: Any) -> Provider:
+    """A provider by name (openai, anthropic, replay, scripted, llamacpp, or a plugin's), made with ``options``.
+
+    >>> import asyncio, juge
+    >>> from juge.providers import Request
+    >>> p = juge.get_provider("scripted", default="PASS")
+    >>> asyncio.run(p.complete(Request(messages=[{"role": "user", "content": "hi"}], model="m"))).text
+    'PASS'
+    """
+    from juge.providers.registry import UnknownProvider, make_provider
+
+    try:
+        return make_provider(name, **options)
+    except UnknownProvider as exc:
+        raise InputError(str(exc)) from None
+
+
+# ---- reports --------------------------------------------------------------------------------------
+
+
+def report(
+    result: Calibration | Mapping[str, Any] | str | Path,
+    path: str | Path,
+    fmt: Literal["html", "md", "json"] | None = None,
+    *,
+    policy: Mapping[str, Any] | str | Path | None = None,
+    policy_test: Mapping[str, Any] | str | Path | None = None,
+    items: Any = None,
+    top: int = 3,
+    source: str | None = None,
+) -> Path:
+    """Write a calibration report (``juge report``): self-contained HTML, Markdown or normalised JSON.
+
+    ``result`` is a :class:`Calibration` (or its JSON, or the path of one); ``fmt`` defaults to the
+    path's suffix (``.md``, ``.json``; else HTML). Returns the path written.
+    """
+    from juge.reports import FORMATS, read_calibration, read_json_object, write_report
+
+    if top < 0:
+        raise InputError("--top must be 0 or more")
+    if fmt is None:
+        fmt = {".md": "md", ".json": "json"}.get(Path(path).suffix.lower(), "html")  # type: ignore[assignment]
+    if fmt not in FORMATS:
+        raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if isinstance(result, str | Path):
+        source = source or Path(result).name
+        data = read_calibration(result)
+    elif isinstance(result, Calibration):
+        data = result.to_dict()
+    else:
+        data = dict(result)
+
+    def as_object(obj: Any, what: str) -> dict[str, Any] | None:
+        if obj is None:
+            return None
+        if isinstance(obj, str | Path):
+            return read_json_object(obj, what)
+        return obj.to_dict() if hasattr(obj, "to_dict") else dict(obj)
+
+    return write_report(
+        data,
+        path,
+        fmt,
+        policy=as_object(policy, "policy"),
+        policy_test=as_object(policy_test, "policy test"),
+        items=items,
+        top=top,
+        source=source,
+    )
+
+
+def run_report(
+    run: str | None = None,
+    compare: tuple[str, str] | None = None,
+    *,
+    db: str | Path | None = None,
+    path: str | Path | None = None,
+    fmt: Literal["html", "md", "json"] = "html",
+    threshold: float | None = None,
+    allow_different_judges: bool = False,
+    max_cases: int = 200,
+    seed: int = 0,
+    resamples: int = 2000,
+) -> Path:
+    """Write the report of a stored run, or of two runs compared (``juge report --run`` / ``--compare``).
+
+    ``path`` defaults to ``run-ID.html`` or ``compare-OLD-NEW.html`` (the format's suffix). Nothing is
+    written on an error. Returns the path written.
+    """
+    from juge.reports import SUFFIXES, render_report, write_atomic
+    from juge.reports.runs import build_compare_data, build_run_data
+    from juge.store import RunNotFound
+
+    if (run is None) == (compare is None):
+        raise InputError("give exactly one of: --run RUN_ID, or --compare OLD NEW")
+    if max_cases < 0:
+        raise InputError("--max-cases must be 0 or more")
+    from juge.store import is_database_url
+
+    store_path = db if db is not None else DEFAULT_DB
+    if not is_database_url(store_path) and not Path(store_path).is_file():
+        raise InputError(f"{store_path}: no juge database here; give --db PATH (the one `juge run` wrote to)")
+    with _store(store_path) as store:
+        try:
+            if run is not None:
+                data = build_run_data(store, run, max_cases=max_cases)
+                default = f"run-{data['run']['id']}"
+            else:
+                assert compare is not None
+                data = build_compare_data(
+                    store,
+                    *compare,
+                    threshold=threshold,
+                    allow_different_judges=allow_different_judges,
+                    n_resamples=resamples,
+                    seed=seed,
+                )
+                default = f"compare-{data['compare']['run_a']['id']}-{data['compare']['run_b']['id']}"
+        except RunNotFound as exc:
+            raise InputError(f"{exc}; list the stored runs with `juge runs --db {store_path}`") from None
+    return write_atomic(Path(path) if path is not None else Path(default + SUFFIXES[fmt]), render_report(data, fmt))
+
+
+# ---- policies ---------------------------------------------------------------------------------------
+
+
+def _pair_study_data(items: Rows | None, judgments: Any, run: str | None, labels: Rows | None, db: Any) -> Any:
+    from juge.calibration.inputs import NotPairs
+    from juge.policy.derivation import pair_study_data
+
+    if judgments is None and run is None:
+        raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
+    try:
+        inputs = calibration_inputs(
+            items=items, judgments=judgments, labels=labels, run=run, db=db, kind="pairwise", lean=False
+        )
+    except NotPairs as exc:
+        raise InputError(
+            f"juge policy supports pairwise judges for now (two answers per item, votes A/B/tie): {exc}"
+        ) from None
+    return pair_study_data(inputs)
+
+
+def policy_derive(
+    *,
+    items: Rows | None = None,
+    judgments: Rows | Sequence[str | Path] | None = None,
+    run: str | None = None,
+    labels: Rows | None = None,
+    db: str | Path | None = None,
+    split: str = "dev",
+    margin: float = 0.05,
+    rule: str = "margin",
+    target: float = 0.9,
+    confidence: float = 0.9,
+    judges: Sequence[str] | None = None,
+    audit_n: int = 10,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> PolicyResult:
+    """Derive a judge policy on the dev split (``juge policy derive``; ``juge.policy.derive``).
+
+    Which judge, which prompt per category, what goes to a person; ``to_dict()`` is the policy JSON
+    that ``juge.policy.test`` reads (its ``policy_hash`` covers every key).
+    """
+    from juge.calibration.pairwise import Bootstrap
+    from juge.policy.derivation import derive_policy
+
+    data = _pair_study_data(items, judgments, run, labels, db)
+    policy = derive_policy(
+        data,
+        split=split,
+        margin=margin,
+        rule=rule,
+        target=target,
+        confidence=confidence,
+        judges=judges,
+        audit_n=audit_n,
+        boot=Bootstrap(n_resamples=resamples, seed=seed),
+    )
+    return PolicyResult.model_validate(policy)
+
+
+def policy_test(
+    policy: PolicyResult | Mapping[str, Any] | str | Path,
+    *,
+    items: Rows | None = None,
+    judgments: Rows | Sequence[str | Path] | None = None,
+    run: str | None = None,
+    labels: Rows | None = None,
+    db: str | Path | None = None,
+    split: str = "holdout",
+    force: bool = False,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> HoldoutTest:
+    """Test a policy once on the held-out split (``juge policy test``; ``juge.policy.test``).
+
+    The use is recorded (in ``db``): a second test of the same items is refused unless ``force``.
+    """
+    from juge.calibration.pairwise import Bootstrap
+    from juge.policy.derivation import read_policy
+    from juge.policy.holdout import run_holdout_test
+
+    if isinstance(policy, str | Path):
+        document = read_policy(Path(policy))
+    elif isinstance(policy, PolicyResult):
+        document = policy.to_dict()
+    else:
+        document = dict(policy)
+    data = _pair_study_data(items, judgments, run, labels, db)
+    with _store(db, must_exist=False) as store:
+        result = run_holdout_test(
+            document, data, store, split=split, force=force, boot=Bootstrap(n_resamples=resamples, seed=seed)
+        )
+    return HoldoutTest.model_validate(result)
+
+
+# ---- probe ------------------------------------------------------------------------------------------
+
+
+def _probe_judge(eval_file: Path | None, judge: str, model: str | None) -> tuple[Any, Any, Path, Any]:
+    """(judge, its provider spec or None, base folder, the eval config or None), from an eval file or a judge file."""
+    from juge.judges import load_judge
+    from juge.runner import _judge_provider_spec
+
+    config = None
+    if eval_file is not None:
+        from juge.config import load_eval
+
+        config = load_eval(eval_file)
+        chosen = [j for j in config.judges if j.name == judge]
+        if not chosen:
+            names = ", ".join(j.name for j in config.judges) or "none"
+            raise InputError(f"{eval_file}: no judge named {judge!r} (its judges: {names})")
+        found, base = chosen[0], config.base_dir
+    else:
+        path = Path(judge)
+        if not path.is_file():
+            raise InputError(f"{path}: judge file not found (give a judge TOML file, or --eval FILE with a judge name)")
+        found, base = load_judge(path), path.parent
+    if model is not None:
+        found = dataclasses.replace(found, model=model)
+    return found, _judge_provider_spec(found), base, config
+
+
+def probe_injection(
+    judge: str | Path,
+    *,
+    eval_file: str | Path | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    limit: int | None = None,
+    kinds: Sequence[str] = (),
+    concurrency: int | None = None,
+    resume: bool = True,
+    progress: bool = False,
+    db: str | Path | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    console: Console | None = None,
+) -> ProbeRun:
+    """The injection probe (``juge probe injection``): how often text injected into the worse answer moves a
+    judge's right verdict. ``judge`` is a judge file, or with ``eval_file`` the name of one of its judges;
+    ``provider``/``model`` override its files. Every call goes through the engine into the store ``db`` as a
+    run (resumed when ``resume``). Returns the run with its :class:`ProbeResult` (``.result``)."""
+    from juge.config import EngineSpec, ProviderSpec
+    from juge.engine import EngineOptions
+    from juge.probes.injection import load_items, load_kinds, run_probe
+    from juge.providers.pricing import price_table
+    from juge.runner import Providers
+    from juge.store import Store
+
+    found, own_spec, base_dir, config = _probe_judge(
+        Path(eval_file) if eval_file is not None else None, str(judge), model
+    )
+    items = load_items()[:limit]
+    all_kinds = load_kinds()
+    chosen = list(all_kinds)
+    if kinds:
+        unknown = sorted(set(kinds) - {k.kind for k in all_kinds})
+        if unknown:
+            raise InputError(
+                f"--kind: unknown injection kind(s) {', '.join(unknown)}; known: {', '.join(k.kind for k in all_kinds)}"
+            )
+        chosen = [k for k in all_kinds if k.kind in kinds]
+    override = ProviderSpec(name=provider) if provider else None
+    default = config.spec.provider if config is not None else None
+    spec = override or own_spec or default
+    if spec is None:
+        raise InputError(f"judge {found.name!r} names no provider: give --provider (or use --eval with a [provider])")
+    provider_obj = Providers(default or spec, base_dir).get(spec)
+    eng = config.spec.engine if config is not None else EngineSpec()
+    options = EngineOptions(
+        concurrency=concurrency or eng.concurrency,
+        retries=eng.retries,
+        timeout=eng.timeout,
+        backoff=eng.backoff,
+        max_backoff=eng.max_backoff,
+        rpm=eng.rpm,
+        tpm=eng.tpm,
+        limits={name: (limit.rpm, limit.tpm) for name, limit in eng.limits.items()},
+        progress=progress,
+        prices=price_table(config.spec.prices if config is not None else None),
+    )
+    provider_key = provider_obj.cache_identity
+    path = Path(db) if db is not None else DEFAULT_DB
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with Store(path) as store:
+        probe = run_probe(
+            found,
+            provider_obj,
+            store,
+            options,
+            items=items,
+            kinds=chosen,
+            provider_key=provider_key,
+            resume=resume,
+            console=console,
+            n_resamples=resamples,
+            seed=seed,
+        )
+    judge_info = ProbeJudge(
+        name=found.name,
+        setup=found.setup,
+        model=found.model,
+        template=found.template_id,
+        template_hash=found.template_hash,
+    )
+    return dataclasses.replace(probe, result=probe.result.model_copy(update={"judge": judge_info}))
