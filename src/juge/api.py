@@ -686,21 +686,31 @@ def run_report(
 # ---- policies ---------------------------------------------------------------------------------------
 
 
-def _pair_study_data(items: Rows | None, judgments: Any, run: str | None, labels: Rows | None, db: Any) -> Any:
+def _policy_study_data(
+    items: Rows | None, judgments: Any, run: str | None, labels: Rows | None, db: Any, kind: str | None = None
+) -> Any:
+    """A policy's inputs: pairs (``PairStudyData``) or PASS/FAIL and score grades (``GradeStudyData``)."""
     from juge.calibration.inputs import NotPairs
     from juge.policy.derivation import pair_study_data
+    from juge.policy.grades import grade_study_data
 
     if judgments is None and run is None:
         raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
     try:
         inputs = calibration_inputs(
-            items=items, judgments=judgments, labels=labels, run=run, db=db, kind="pairwise", lean=False
+            items=items,
+            judgments=judgments,
+            labels=labels,
+            run=run,
+            db=db,
+            kind=kind,  # type: ignore[arg-type]
+            lean=False,
         )
     except NotPairs as exc:
-        raise InputError(
-            f"juge policy supports pairwise judges for now (two answers per item, votes A/B/tie): {exc}"
-        ) from None
-    return pair_study_data(inputs)
+        raise InputError(f"the policy is for a pairwise judge (two answers per item, votes A/B/tie): {exc}") from None
+    if kind is not None and inputs.kind != kind:
+        raise InputError(f"the policy is for a {kind} judge, but these items and labels are a {inputs.kind} study")
+    return pair_study_data(inputs) if inputs.kind == "pairwise" else grade_study_data(inputs)
 
 
 def policy_derive(
@@ -710,6 +720,7 @@ def policy_derive(
     run: str | None = None,
     labels: Rows | None = None,
     db: str | Path | None = None,
+    kind: str | None = None,
     split: str = "dev",
     margin: float = 0.05,
     rule: str = "margin",
@@ -722,14 +733,15 @@ def policy_derive(
 ) -> PolicyResult:
     """Derive a judge policy on the dev split (``juge policy derive``; ``juge.policy.derive``).
 
+    For a pairwise, PASS/FAIL or score judge (``kind``; default: guessed from the items and labels).
     Which judge, which prompt per category, what goes to a person; ``to_dict()`` is the policy JSON
     that ``juge.policy.test`` reads (its ``policy_hash`` covers every key).
     """
     from juge.calibration.pairwise import Bootstrap
-    from juge.policy.derivation import derive_policy
+    from juge.policy.derivation import derive_any_policy
 
-    data = _pair_study_data(items, judgments, run, labels, db)
-    policy = derive_policy(
+    data = _policy_study_data(items, judgments, run, labels, db, kind)
+    policy = derive_any_policy(
         data,
         split=split,
         margin=margin,
@@ -770,7 +782,7 @@ def policy_test(
         document = policy.to_dict()
     else:
         document = dict(policy)
-    data = _pair_study_data(items, judgments, run, labels, db)
+    data = _policy_study_data(items, judgments, run, labels, db, document.get("judge_kind", "pairwise"))
     with _store(db, must_exist=False) as store:
         result = run_holdout_test(
             document, data, store, split=split, force=force, boot=Bootstrap(n_resamples=resamples, seed=seed)
