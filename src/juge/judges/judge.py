@@ -262,6 +262,8 @@ class JudgeSpec(BaseModel):
     model: str = ""
     temperature: float = Field(default=0.0, ge=0.0)
     max_tokens: int = Field(default=1024, gt=0)
+    # Provenance written by `juge tune` (parent judge, variant, example ids): not part of the version.
+    tuned: dict[str, Any] | None = None
 
 
 _RUBRIC_KEYS = ("description", "levels", "items", "criteria", "examples")

@@ -1,0 +1,122 @@
+"""`juge tune`: improve a judge against people, and report how much of the gain is real.
+
+    >>> from juge.tune import tune
+    >>> result = tune("judge.toml", items="items.jsonl", labels="labels.jsonl", out="tuned/")  # doctest: +SKIP
+    >>> result.chosen, result.in_sample["value"], result.out_of_fold["value"]  # doctest: +SKIP
+
+See :mod:`juge.tune.selection` for the figures and :mod:`juge.tune.variants` for the candidates.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from juge.errors import InputError
+from juge.providers.base import Provider
+from juge.tune.models import CandidateResult, HoldoutFigure, TuneResult
+from juge.tune.variants import LabelledItem
+
+__all__ = ["CandidateResult", "HoldoutFigure", "TuneResult", "labelled_items", "tune"]
+
+
+def labelled_items(
+    items: Path, labels: Path | None, kind: str, *, split: str, limit: int | None = None, seed: int = 0
+) -> list[LabelledItem]:
+    """The items of `split` that carry at least one human label, with their labels; with `limit`, the
+    items of the first `limit` groups in a seeded order."""
+    import random
+
+    from juge.calibration.inputs import load_inputs
+
+    inputs = load_inputs(items=items, labels=labels, kind=kind)  # type: ignore[arg-type]
+    if not inputs.has_splits:
+        raise InputError(
+            f"{items}: no split column; tune chooses on dev and tests once on holdout: "
+            "run `juge split` first (it adds a dev/holdout split by group)"
+        )
+    votes: dict[str, list[Any]] = defaultdict(list)
+    explanations: dict[str, str] = {}
+    for lab in inputs.data.labels:
+        votes[lab.item_id].append(lab.label)
+        if lab.explanation and lab.item_id not in explanations:
+            explanations[lab.item_id] = lab.explanation
+    from juge.data.records import Case
+
+    cases = [c for c in inputs.data.cases if isinstance(c, Case) and c.split == split and votes.get(c.id)]
+    if limit is not None:
+        groups = sorted({c.group for c in cases})
+        random.Random(seed).shuffle(groups)
+        keep = set(groups[:limit])
+        cases = [c for c in cases if c.group in keep]
+    if not cases:
+        raise InputError(f"{items}: no item in split {split!r} has a human label")
+    return [LabelledItem(c, tuple(votes[c.id]), explanations.get(c.id)) for c in cases]
+
+
+def tune(
+    judge: str | Path,
+    *,
+    items: str | Path,
+    labels: str | Path | None = None,
+    out: str | Path,
+    variants: str | Path | None = None,
+    folds: int = 5,
+    threshold: float | None = None,
+    budget: float | None = None,
+    provider: Provider | None = None,
+    provider_name: str | None = None,
+    model: str | None = None,
+    db: str | Path | None = None,
+    limit: int | None = None,
+    shots: tuple[int, ...] = (2, 4, 8),
+    test: bool = False,
+    force: bool = False,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    concurrency: int = 8,
+    progress: bool = False,
+) -> TuneResult:
+    """Evaluate candidate judges on dev, choose one, write ``out/judge.toml``, ``out/TUNING.md`` and
+    ``out/tuning.json``; with ``test=True`` run the chosen judge once on the holdout."""
+    from juge.store import DEFAULT_DB, Store
+    from juge.tune.outputs import write_outputs
+    from juge.tune.search import tune_judge
+    from juge.tune.variants import base_spec
+
+    judge_path, out_dir = Path(judge), Path(out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"--out {out_dir}: is a file; give a folder")
+    _, base = base_spec(judge_path)
+    kind = base.setup if base.setup in ("pairwise", "passfail") else "score"
+    dev = labelled_items(Path(items), Path(labels) if labels else None, kind, split="dev", limit=limit, seed=seed)
+    provider_obj = provider or _provider_for(base, judge_path.parent, provider_name)
+    with Store(Path(db) if db else DEFAULT_DB) as store:
+        result, tuned = tune_judge(
+            judge_path, dev=dev, provider=provider_obj, store=store,
+            variants_dir=Path(variants) if variants else None, folds=folds, threshold=threshold, budget=budget,
+            shots=shots, model=model, seed=seed, n_resamples=n_resamples, concurrency=concurrency, progress=progress,
+        )  # fmt: skip
+        if test:
+            from juge.tune.holdout import test_on_holdout
+
+            hold = labelled_items(Path(items), Path(labels) if labels else None, kind, split="holdout", limit=limit,
+                                  seed=seed)  # fmt: skip
+            provider_obj = provider or _provider_for(base, judge_path.parent, provider_name)
+            result.holdout = test_on_holdout(
+                tuned, judge_path.parent, hold, provider=provider_obj, store=store, threshold=threshold,
+                force=force, seed=seed, n_resamples=n_resamples, concurrency=concurrency,
+            )  # fmt: skip
+    write_outputs(out_dir, result, tuned)
+    return result
+
+
+def _provider_for(judge: Any, base_dir: Path, name: str | None) -> Provider:
+    from juge.config import ProviderSpec
+    from juge.runner import Providers, _judge_provider_spec
+
+    spec = ProviderSpec(name=name) if name else _judge_provider_spec(judge)
+    if spec is None:
+        raise InputError(f"judge {judge.name!r} names no provider: give --provider")
+    return Providers(spec, base_dir).get(spec)

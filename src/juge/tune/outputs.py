@@ -1,0 +1,109 @@
+"""What `juge tune` writes: the chosen judge (TOML, with provenance), TUNING.md and tuning.json.
+
+All three are written to temporary files and moved into place together at the end, so an
+interrupted or failed tune leaves no half-written folder behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from juge.tune.models import TuneResult
+
+
+def _fmt(est: dict[str, Any] | None) -> str:
+    if not est or est.get("value") is None:
+        return "n/a"
+    text = f"{est['value']:.3f}"
+    if est.get("low") is not None and est.get("high") is not None:
+        text += f" [{est['low']:.3f}, {est['high']:.3f}]"
+    return f"{text} n={est.get('n')}"
+
+
+def _diff(est: dict[str, Any] | None) -> str:
+    if not est or est.get("value") is None:
+        return "—"
+    return f"{est['value']:+.3f} [{est['low']:+.3f}, {est['high']:+.3f}]"
+
+
+def _cell(text: str) -> str:
+    """Markdown table cell: names and descriptions may hold | or newlines."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def tuning_markdown(result: TuneResult) -> str:
+    lines = [
+        f"# Tuning {result.judge}",
+        "",
+        f"**Chosen: `{result.chosen}`.** {result.reason}.",
+        "",
+        f"Metric: {result.metric}, on {result.n_items} labelled dev items in {result.n_groups} groups, "
+        f"{result.folds} folds by group (seed {result.seed}).",
+        "",
+        "| figure | agreement |",
+        "|---|---|",
+        f"| in-sample (chosen on these labels: optimistic) | {_fmt(result.in_sample)} |",
+        f"| out-of-fold (cross-fitted choice, scored on held folds) | {_fmt(result.out_of_fold)} |",
+        f"| optimism (in-sample minus out-of-fold) | "
+        f"{'n/a' if result.optimism is None else f'{result.optimism:+.3f}'} |",
+    ]
+    if result.holdout is not None:
+        forced = " (FORCED: this holdout had been tested before)" if result.holdout.forced else ""
+        lines.append(f"| holdout (tested once){forced} | {_fmt(result.holdout.agreement)} |")
+    else:
+        lines.append("| holdout | not tested: `juge tune ... --test` runs the chosen judge once on holdout |")
+    lines += [
+        "",
+        "Quote the out-of-fold (or holdout) figure, never the in-sample one.",
+        "",
+        "## Candidates",
+        "",
+        "| candidate | what | agreement | difference to best | cost per item | decision |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in result.candidates:
+        lines.append(
+            f"| `{_cell(c.name)}` | {_cell(c.what)} | {_fmt(c.agreement)} | {_diff(c.difference_to_best)} | "
+            f"{c.cost_per_item:.4g} {c.cost_unit} | {_cell(c.decision)} |"
+        )
+    for name, why in result.skipped.items():
+        lines.append(f"| `{_cell(name)}` | | | | | {_cell(why)} |")
+    lines += [
+        "",
+        f"Choice made in each fold (from the other folds): {', '.join(str(c) for c in result.chosen_per_fold)}.",
+        "",
+        f"The tuned judge is `judge.toml` (template hash {result.tuned_template_hash}); its `[tuned]` table "
+        "says where it came from.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_outputs(folder: Path, result: TuneResult, tuned: dict[str, Any]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    contents = {
+        "judge.toml": tomli_w.dumps(_toml_safe(tuned)),
+        "TUNING.md": tuning_markdown(result),
+        "tuning.json": json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n",
+    }
+    staged = []
+    for name, text in contents.items():
+        tmp = folder / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        staged.append((tmp, folder / name))
+    for tmp, final in staged:
+        os.replace(tmp, final)
+
+
+def _toml_safe(value: Any) -> Any:
+    """TOML has no null: drop None values (a judge file leaves them out)."""
+    if isinstance(value, dict):
+        return {str(k): _toml_safe(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_toml_safe(v) for v in value if v is not None]
+    return value

@@ -1,0 +1,298 @@
+"""`juge tune`: evaluate candidate judges on dev through the engine, choose one like a policy
+would, and report the in-sample, out-of-fold and (once) holdout figures.
+
+Every call goes through :class:`juge.engine.Engine` in one stored run (cache, retries, call log,
+resume after an interrupt). A candidate that learns from labels (few-shot) is a separate judge per
+fold, shown only examples from the other folds, and judges only its fold's items.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from juge import __version__
+from juge.data.records import Case, Judgment
+from juge.errors import InputError
+from juge.judges.judge import Judge
+from juge.judges.pairwise import as_agreement_label, combine_orders
+from juge.providers.base import Provider
+from juge.tune.models import CandidateResult, TuneResult
+from juge.tune.selection import Table, cheapest_within_noise_rule, group_folds, out_of_fold_estimate, rank
+from juge.tune.variants import LabelledItem, Variant, base_spec, build, from_files, generate
+from juge.tune.variants import base_spec as read_base_spec
+
+
+@dataclass
+class Plan:
+    """The judges to call and the items each judges: (candidate, fold or None) -> judge."""
+
+    judges: dict[tuple[str, int | None], Judge] = field(default_factory=dict)
+    items: dict[tuple[str, int | None], list[Case]] = field(default_factory=dict)
+
+
+def comparable(setup: str, value: Any, threshold: float | None) -> Any:
+    """A label or verdict in the form agreement compares: A/B/tie, PASS/FAIL, a number, or (scores
+    with a threshold) PASS/FAIL at the threshold."""
+    if value is None:
+        return None
+    if setup == "pairwise":
+        return as_agreement_label(value) if value in ("A", "B", "tie", "inconsistent") else None
+    if setup == "passfail":
+        text = str(value).strip().upper()
+        return text if text in ("PASS", "FAIL") else None
+    number = float(value)
+    return ("PASS" if number >= threshold else "FAIL") if threshold is not None else number
+
+
+def verdicts_of(judgments: Sequence[Judgment], setup: str) -> dict[str, Any]:
+    """The verdict per item of one judge (pairwise: both orders combined, else None)."""
+    if setup != "pairwise":
+        return {j.item_id: j.verdict for j in judgments if j.outcome == "ok"}
+    orders: dict[str, dict[str, Any]] = defaultdict(dict)
+    for j in judgments:
+        orders[j.item_id][j.order or ""] = j.verdict if j.outcome == "ok" else None
+    return {item: combine_orders(o.get("12"), o.get("21")) for item, o in orders.items()}
+
+
+def tune_judge(
+    judge_path: Path,
+    *,
+    dev: Sequence[LabelledItem],
+    provider: Provider,
+    store: Any,
+    variants_dir: Path | None = None,
+    folds: int = 5,
+    threshold: float | None = None,
+    budget: float | None = None,
+    shots: Sequence[int] = (2, 4, 8),
+    model: str | None = None,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    concurrency: int = 8,
+    progress: bool = False,
+) -> tuple[TuneResult, dict[str, Any]]:
+    """Run every candidate on the dev items, rank them and choose. Returns the result and the
+    chosen judge's TOML table (its examples, if any, drawn from all of dev)."""
+    spec, base = read_base_spec(judge_path)
+    if model is not None:
+        spec["model"] = model
+        base = build(spec, base.name, judge_path.parent, str(judge_path))
+    if base.setup not in ("passfail", "score", "pairwise"):
+        raise InputError(f"{judge_path}: juge tune tunes passfail, score and pairwise judges, not {base.setup}")
+    if base.setup == "score" and threshold is None:
+        raise InputError(
+            "--threshold: a score judge is tuned on PASS/FAIL at a threshold (a person's and the judge's "
+            "score >= threshold is a PASS); give the threshold on the judge's scale"
+        )
+    groups = [it.case.group or it.case.id for it in dev]
+    fold_of = group_folds(groups, folds, seed)
+    fold = np.array([fold_of[g] for g in groups])
+    has_reference = all(it.case.reference for it in dev)
+    candidates = generate(spec, base, has_reference=has_reference, threshold=threshold, shots=shots, seed=seed)
+    for name, path in from_files(variants_dir) if variants_dir is not None else []:
+        file_spec, _ = base_spec(path)
+        candidates.append(Variant(name, f"judge file {path}", False, lambda _, s=file_spec: s))
+    base_dir = judge_path.parent
+    plan = Plan()
+    skipped: dict[str, str] = {}
+    for v in candidates:
+        try:
+            if v.learns:
+                for k in range(folds):
+                    train = [it for it, f in zip(dev, fold) if f != k]
+                    key = (v.name, k)
+                    plan.judges[key] = build(v.make(train), f"{base.name}.{v.name}.fold{k}", base_dir, v.name)
+                    plan.items[key] = [it.case for it, f in zip(dev, fold) if f == k]
+            else:
+                plan.judges[(v.name, None)] = build(v.make(dev), f"{base.name}.{v.name}", base_dir, v.name)
+                plan.items[(v.name, None)] = [it.case for it in dev]
+        except InputError as exc:
+            skipped[v.name] = f"cannot be built for this judge: {exc}"
+    run_id, judgments = _judge_all(plan, candidates, provider, store, budget, concurrency, progress, skipped)
+    by_judge: dict[str, list[Judgment]] = defaultdict(list)
+    for j in judgments:
+        by_judge[j.judge].append(j)
+    ran = [v for v in candidates if v.name not in skipped]
+    if not ran:
+        raise InputError("no candidate could be evaluated: " + "; ".join(f"{k}: {m}" for k, m in skipped.items()))
+    pairs = np.array([len(it.labels) for it in dev], dtype=float)
+    labels = [[comparable(base.setup, lab, threshold) for lab in it.labels] for it in dev]
+    matches: dict[str, list[float]] = {}
+    costs: dict[str, float] = {}
+    usage: dict[str, dict[str, Any]] = {}
+    for v in ran:
+        verdict: dict[str, Any] = {}
+        js: list[Judgment] = []
+        for (name, _), judge in plan.judges.items():
+            if name == v.name:
+                js += by_judge.get(judge.name, [])
+                verdict |= verdicts_of(by_judge.get(judge.name, []), base.setup)
+        mapped = {
+            item: comparable(base.setup, v.verdict_map(x) if (v.verdict_map and x is not None) else x, threshold)
+            for item, x in verdict.items()
+        }
+        matches[v.name] = [float(sum(lab == mapped.get(it.case.id) for lab in labs)) if mapped.get(it.case.id)
+                           is not None else 0.0 for it, labs in zip(dev, labels)]  # fmt: skip
+        usage[v.name] = _usage(js, len(dev))
+        costs[v.name] = usage[v.name]["cost_per_item"]
+    names = [v.name for v in ran]
+    table = Table.from_items(names, matches, pairs.tolist(), groups, fold_of, costs)
+    rows, best, chosen = rank(table, n_resamples=n_resamples, seed=seed)
+    rule = cheapest_within_noise_rule(n_resamples=max(100, n_resamples // 10), seed=seed)
+    oof, per_fold = out_of_fold_estimate(table, rule, n_resamples=max(100, n_resamples // 5), seed=seed)
+    in_sample = rows[chosen].agreement
+    chosen_variant = ran[chosen]
+    final_spec = chosen_variant.make(dev) | {"name": base.name}
+    provenance = {
+        "parent": str(judge_path),
+        "parent_template_hash": base.template_hash,
+        "variant": chosen_variant.name,
+        "examples": chosen_variant.example_ids(dev) if chosen_variant.example_ids else [],
+        "tuned_by": f"juge {__version__}",
+        "run_id": run_id,
+    }
+    final = build(final_spec, base.name, base_dir, "tuned judge")
+    result = TuneResult(
+        judge=base.name,
+        setup=base.setup,
+        metric="agreement with each person" + (f" at threshold {threshold:g}" if threshold is not None else ""),
+        n_items=len(dev),
+        n_groups=len(set(groups)),
+        folds=folds,
+        seed=seed,
+        run_id=run_id,
+        candidates=[
+            CandidateResult(
+                name=r.name,
+                what=next(v.what for v in ran if v.name == r.name),
+                agreement=r.agreement.to_dict(),
+                difference_to_best=r.difference_to_best.to_dict() if r.difference_to_best else None,
+                within_noise=r.within_noise,
+                decision=_decision(i, best, chosen, r.within_noise),
+                **usage[r.name],
+            )
+            for i, r in enumerate(rows)
+        ],
+        skipped=skipped,
+        best=names[best],
+        chosen=names[chosen],
+        reason=_reason(rows, best, chosen, usage),
+        in_sample=in_sample.to_dict(),
+        out_of_fold=oof.to_dict(),
+        optimism=(in_sample.value - oof.value) if in_sample.value is not None and oof.value is not None else None,
+        chosen_per_fold=[names[c] if c >= 0 else None for c in per_fold],
+        tuned_template_hash=final.template_hash,
+        provenance=provenance,
+    )
+    return result, final_spec | {"tuned": provenance}
+
+
+def _decision(i: int, best: int, chosen: int, near: bool) -> str:
+    if i == chosen:
+        return "chosen"
+    if i == best:
+        return "best, not chosen: a cheaper candidate is within noise of it"
+    return "within noise of the best, not the cheapest" if near else "worse than the best beyond noise"
+
+
+def _reason(rows: Sequence[Any], best: int, chosen: int, usage: dict[str, dict[str, Any]]) -> str:
+    c, b = rows[chosen], rows[best]
+    unit = usage[c.name]["cost_unit"]
+    if chosen == best:
+        return f"{c.name} agrees best with people, and no cheaper candidate is within noise of it"
+    return (
+        f"{c.name} costs {c.cost:.4g} {unit} per item against {b.cost:.4g} for the best ({b.name}), and its "
+        f"difference to the best, {c.difference_to_best.value:+.3f} [{c.difference_to_best.low:+.3f}, "
+        f"{c.difference_to_best.high:+.3f}], reaches 0: within noise"
+    )
+
+
+def _usage(js: Sequence[Judgment], n_items: int) -> dict[str, Any]:
+    """What a candidate costs per item at list price (whether or not this round paid for its calls:
+    a cached answer is free now, not in production), in US$ when every call's model has a price,
+    else in tokens (said which)."""
+    from juge.providers.pricing import call_cost, price_table
+
+    prices = price_table()
+    listed = [call_cost(j.model, j.tokens_in, j.tokens_out, prices) for j in js]
+    priced = bool(js) and all(c is not None for c in listed)
+    tokens = sum((j.tokens_in or 0) + (j.tokens_out or 0) for j in js)
+    total = sum(c or 0.0 for c in listed) if priced else float(tokens)
+    latencies = [j.latency for j in js if j.latency is not None]
+    outcomes = {k: sum(1 for j in js if j.outcome == k) for k in ("ok", "refused", "unparsed", "error")}
+    return {
+        "calls": len(js),
+        "outcomes": outcomes,
+        "tokens": tokens,
+        "cost_unit": "USD" if priced else "tokens",
+        "cost_per_item": total / n_items if n_items else 0.0,
+        "latency_mean": float(np.mean(latencies)) if latencies else None,
+    }
+
+
+def _judge_all(
+    plan: Plan,
+    candidates: Sequence[Variant],
+    provider: Provider,
+    store: Any,
+    budget: float | None,
+    concurrency: int,
+    progress: bool,
+    skipped: dict[str, str],
+) -> tuple[str, list[Judgment]]:
+    """One stored run for the whole tuning round; candidates in order, each through the engine. With
+    a budget, a candidate is started only while the money spent so far is below it."""
+    from juge.engine import Engine, EngineOptions, build_tasks
+    from juge.runner import stored_run
+
+    cases = {c.id: c for cs in plan.items.values() for c in cs}
+    identity = (
+        json.dumps(sorted((n, f, j.template_hash, j.model) for (n, f), j in plan.judges.items()), default=str)
+        + json.dumps(sorted(cases), default=str)
+        + str(getattr(provider, "cache_identity", provider.name))
+    )
+    eval_hash = "tune:" + hashlib.sha256(identity.encode()).hexdigest()[:24]
+    data_hash = hashlib.sha256(json.dumps(sorted(cases)).encode()).hexdigest()
+    engine = Engine(store, EngineOptions(concurrency=concurrency, progress=progress))
+    judges = list(plan.judges.values())
+
+    def new_run() -> str:
+        return store.create_run(
+            dataset_hash=data_hash,
+            juge_version=__version__,
+            cases=list(cases.values()),
+            eval_hash=eval_hash,
+            name="tune",
+            config={"tune": True, "judges": [{"name": j.name, "setup": j.setup, "template": j.template_id,
+                                              "template_hash": j.template_hash, "model": j.model} for j in judges]},
+        )  # fmt: skip
+
+    async def judge_all(run_id: str) -> None:
+        try:
+            for v in candidates:
+                if v.name in skipped:
+                    continue
+                spent = sum(j.cost or 0.0 for j in store.judgments(run_id))
+                if budget is not None and spent >= budget:
+                    skipped[v.name] = f"not run: the budget of US${budget:g} was spent (US${spent:.4f})"
+                    continue
+                for (name, _), judge in plan.judges.items():
+                    if name == v.name:
+                        tasks = build_tasks(plan.items[(name, _)], [judge])
+                        await engine.run_tasks(run_id, tasks, {judge.name: provider}, description=f"tuning {name}")
+        finally:
+            await provider.aclose()
+
+    with stored_run(store, engine, judges, eval_hash=eval_hash, dataset_hash=data_hash, resume=True,
+                    create=new_run) as run:  # fmt: skip
+        asyncio.run(judge_all(run.id))
+        return run.id, store.judgments(run.id)

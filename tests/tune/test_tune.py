@@ -1,0 +1,187 @@
+"""`juge tune` end to end through the engine and the store, with scripted judges whose accuracy
+depends on what the prompt holds."""
+
+import hashlib
+import json
+import tomllib
+
+import pytest
+
+from juge.providers.base import Request, Response
+from juge.providers.scripted import ScriptedProvider
+from juge.store import Store
+from juge.tune import tune
+
+JUDGE = """\
+name = "helpful"
+setup = "passfail"
+model = "m1"
+provider = "scripted"
+description = "The answer solves the user's problem."
+"""
+
+
+def write_data(tmp_path, n_groups=60, holdout=20):
+    items, labels = [], []
+    for g in range(n_groups + holdout):
+        truth = "PASS" if (g * 7) % 3 else "FAIL"
+        item = {
+            "id": f"i{g}",
+            "group": f"q{g}",
+            "split": "dev" if g < n_groups else "holdout",
+            "question": f"Question {g}?",
+            "output": f"Answer {g}. TRUTH:{truth}",
+            "reference": f"Ref {g}.",
+        }
+        items.append(item)
+        labels += [
+            {"item_id": f"i{g}", "rater_id": r, "label": truth, "explanation": f"Rater {r} saw it."}
+            for r in ("ann", "bob")
+        ]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+    (tmp_path / "judge.toml").write_text(JUDGE)
+    return tmp_path / "judge.toml", tmp_path / "items.jsonl", tmp_path / "labels.jsonl"
+
+
+def scripted(base: float, fewshot: float, reference: float = 0.0) -> ScriptedProvider:
+    """Right with probability `base`, or `fewshot` when the prompt holds worked examples, minus
+    `reference` when it holds the reference answer; decided by a hash of the prompt (deterministic)."""
+
+    def answer(request: Request) -> Response:
+        system, user = request.messages[0]["content"], request.messages[-1]["content"]
+        words = sum(len(m["content"].split()) for m in request.messages)
+        if "<response>" not in user:  # solve-first: the judge's own answer
+            return Response(text="My own answer.", model="m1", tokens_in=words, tokens_out=3)
+        truth = "PASS" if "TRUTH:PASS" in user else "FAIL"
+        accuracy = (fewshot if "Worked examples" in system else base) - (reference if "<reference>" in user else 0)
+        draw = int(hashlib.sha256((system + user).encode()).hexdigest()[:8], 16) / 16**8
+        verdict = truth if draw < accuracy else ("FAIL" if truth == "PASS" else "PASS")
+        text = verdict if "exactly one word" in user else f"{verdict}\nIt does or does not, as said."
+        return Response(text=text, model="m1", tokens_in=words, tokens_out=len(text.split()))
+
+    return ScriptedProvider(fn=answer)
+
+
+def test_tune_picks_few_shot_when_it_helps_and_reports_out_of_fold(tmp_path):
+    judge, items, labels = write_data(tmp_path)
+    result = tune(
+        judge,
+        items=items,
+        labels=labels,
+        out=tmp_path / "tuned",
+        provider=scripted(0.55, 0.95, 0.3),
+        db=tmp_path / "j.db",
+        folds=4,
+        n_resamples=400,
+    )
+    by_name = {c.name: c for c in result.candidates}
+    assert set(by_name) >= {
+        "as-given",
+        "fewshot-2",
+        "fewshot-4",
+        "fewshot-8",
+        "verdict-only",
+        "reference",
+        "solve-first",
+    }
+    assert result.chosen.startswith("fewshot-")
+    assert by_name["reference"].agreement["value"] < by_name["as-given"].agreement["value"]
+    assert not by_name["as-given"].within_noise
+    # figures: in-sample is the chosen candidate's dev agreement; out-of-fold is not above it here
+    chosen = by_name[result.chosen]
+    assert result.in_sample == chosen.agreement
+    assert result.optimism == pytest.approx(result.in_sample["value"] - result.out_of_fold["value"])
+    # outputs: the tuned judge loads, carries its examples from dev only and says where it came from
+    from juge.judges import load_judge
+
+    tuned = load_judge(tmp_path / "tuned" / "judge.toml")
+    data = tomllib.loads((tmp_path / "tuned" / "judge.toml").read_text())
+    assert data["tuned"]["variant"] == result.chosen
+    assert len(tuned.rubric.examples) == int(result.chosen.split("-")[1])
+    assert all(int(i[1:]) < 60 for i in data["tuned"]["examples"])  # dev items only
+    saved = json.loads((tmp_path / "tuned" / "tuning.json").read_text())
+    assert saved["chosen"] == result.chosen and saved["schema_version"] == 1
+    assert "out-of-fold" in (tmp_path / "tuned" / "TUNING.md").read_text()
+
+
+def test_tune_prefers_the_cheaper_candidate_within_noise(tmp_path):
+    judge, items, labels = write_data(tmp_path)
+    # few-shot is barely better than the judge as given: not worth its longer prompt
+    result = tune(
+        judge,
+        items=items,
+        labels=labels,
+        out=tmp_path / "tuned",
+        provider=scripted(0.80, 0.82),
+        db=tmp_path / "j.db",
+        folds=4,
+        n_resamples=400,
+    )
+    by_name = {c.name: c for c in result.candidates}
+    chosen = by_name[result.chosen]
+    assert chosen.within_noise
+    assert chosen.cost_per_item == min(c.cost_per_item for c in result.candidates if c.within_noise)
+    assert not result.chosen.startswith("fewshot-")
+
+
+def test_few_shot_examples_never_come_from_the_judged_fold(tmp_path):
+    judge, items, labels = write_data(tmp_path, n_groups=24, holdout=0)
+    seen: list[tuple[str, str]] = []
+    inner = scripted(0.6, 0.9)
+
+    async def spy(request: Request) -> Response:
+        seen.append((request.messages[0]["content"], request.messages[-1]["content"]))
+        return await ScriptedProvider.complete(inner, request)
+
+    inner.complete = spy  # type: ignore[method-assign]
+    tune(
+        judge,
+        items=items,
+        labels=labels,
+        out=tmp_path / "tuned",
+        provider=inner,
+        db=tmp_path / "j.db",
+        folds=3,
+        n_resamples=200,
+        shots=(4,),
+    )
+    shown = 0
+    for system, user in seen:
+        if "Worked examples" in system:
+            judged = user.split("Answer ")[1].split(".")[0]
+            assert f"Answer {judged}." not in system  # the judged item is never its own example
+            shown += 1
+    assert shown == 24  # each dev item judged once by its fold's few-shot judge
+
+
+def test_tune_resumes_from_the_cache(tmp_path):
+    judge, items, labels = write_data(tmp_path, n_groups=20, holdout=0)
+    first_provider = scripted(0.6, 0.9)
+    first = tune(
+        judge,
+        items=items,
+        labels=labels,
+        out=tmp_path / "a",
+        provider=first_provider,
+        db=tmp_path / "j.db",
+        folds=2,
+        n_resamples=200,
+        shots=(2,),
+    )
+    again_provider = scripted(0.6, 0.9)
+    again = tune(
+        judge,
+        items=items,
+        labels=labels,
+        out=tmp_path / "b",
+        provider=again_provider,
+        db=tmp_path / "j.db",
+        folds=2,
+        n_resamples=200,
+        shots=(2,),
+    )
+    assert first_provider.calls > 0 and again_provider.calls == 0
+    assert again.chosen == first.chosen and again.out_of_fold == first.out_of_fold
+    with Store(tmp_path / "j.db") as store:
+        assert len(store.list_runs()) >= 1
