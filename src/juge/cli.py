@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "juge.commands.label",
     "juge.commands.report",
     "juge.commands.probe",
+    "juge.commands.tune",
 )
 
 

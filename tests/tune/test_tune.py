@@ -185,3 +185,103 @@ def test_tune_resumes_from_the_cache(tmp_path):
     assert again.chosen == first.chosen and again.out_of_fold == first.out_of_fold
     with Store(tmp_path / "j.db") as store:
         assert len(store.list_runs()) >= 1
+
+
+CLI_JUDGE = """\
+name = "helpful"
+setup = "passfail"
+model = "m1"
+description = "The answer solves the user's problem."
+
+[provider]
+name = "scripted"
+
+[[provider.options.responses]]
+match = "TRUTH:PASS(?s:.*)exactly one word"
+text = "PASS"
+
+[[provider.options.responses]]
+match = "TRUTH:FAIL(?s:.*)exactly one word"
+text = "FAIL"
+
+[[provider.options.responses]]
+match = "TRUTH:PASS"
+text = "PASS\\nIt solves it."
+
+[[provider.options.responses]]
+match = "TRUTH:FAIL"
+text = "FAIL\\nIt does not."
+
+[[provider.options.responses]]
+match = "."
+text = "My own answer."
+"""
+
+
+def test_cli_tune_writes_its_outputs_and_json(tmp_path):
+    from typer.testing import CliRunner
+
+    from juge.cli import app
+
+    judge, items, labels = write_data(tmp_path, n_groups=16, holdout=0)
+    judge.write_text(CLI_JUDGE)
+    out, js = tmp_path / "tuned", tmp_path / "t.json"
+    args = [
+        "tune",
+        "--judge",
+        str(judge),
+        "--items",
+        str(items),
+        "--labels",
+        str(labels),
+        "--out",
+        str(out),
+        "--folds",
+        "2",
+        "--shots",
+        "2",
+        "--resamples",
+        "200",
+        "--no-progress",
+        "--json",
+        str(js),
+        "--db",
+        str(tmp_path / "j.db"),
+    ]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    data = json.loads(js.read_text())
+    assert data == json.loads((out / "tuning.json").read_text())
+    assert all(c["agreement"]["value"] == 1.0 for c in data["candidates"] if c["name"] != "solve-first")
+    assert data["out_of_fold"]["value"] == 1.0 and data["optimism"] == 0.0
+    # every candidate is perfect: the cheapest one is chosen, the constrained verdict alone
+    assert data["chosen"] == "verdict-only"
+
+
+def test_cli_tune_without_a_split_is_exit_2_and_writes_nothing(tmp_path, monkeypatch):
+    from juge.cli import main
+
+    judge, items, labels = write_data(tmp_path, n_groups=10, holdout=0)
+    rows = [json.loads(line) for line in items.read_text().splitlines()]
+    items.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "split"}) + "\n" for r in rows))
+    monkeypatch.setattr(
+        "sys.argv",
+        [
+            "juge",
+            "tune",
+            "--judge",
+            str(judge),
+            "--items",
+            str(items),
+            "--labels",
+            str(labels),
+            "--out",
+            str(tmp_path / "tuned"),
+            "--db",
+            str(tmp_path / "j.db"),
+        ],
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 2
+    assert not (tmp_path / "tuned").exists()

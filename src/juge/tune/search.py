@@ -27,7 +27,7 @@ from juge.judges.pairwise import as_agreement_label, combine_orders
 from juge.providers.base import Provider
 from juge.tune.models import CandidateResult, TuneResult
 from juge.tune.selection import Table, cheapest_within_noise_rule, group_folds, out_of_fold_estimate, rank
-from juge.tune.variants import LabelledItem, Variant, base_spec, build, from_files, generate
+from juge.tune.variants import LabelledItem, Variant, base_spec, build, constant, from_files, generate
 from juge.tune.variants import base_spec as read_base_spec
 
 
@@ -100,7 +100,7 @@ def tune_judge(
     candidates = generate(spec, base, has_reference=has_reference, threshold=threshold, shots=shots, seed=seed)
     for name, path in from_files(variants_dir) if variants_dir is not None else []:
         file_spec, _ = base_spec(path)
-        candidates.append(Variant(name, f"judge file {path}", False, lambda _, s=file_spec: s))
+        candidates.append(Variant(name, f"judge file {path}", False, constant(file_spec)))
     base_dir = judge_path.parent
     plan = Plan()
     skipped: dict[str, str] = {}

@@ -27,7 +27,7 @@ bootstrap difference to the best has an interval that reaches 0 (within noise of
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,7 +63,7 @@ class Table:
     def from_items(
         cls,
         names: Sequence[str],
-        matches: dict[str, Sequence[float]],
+        matches: Mapping[str, Sequence[float]],
         pairs: Sequence[float],
         groups: Sequence[str],
         folds: dict[str, int],

@@ -45,6 +45,15 @@ class Variant:
     example_ids: Callable[[Sequence[LabelledItem]], list[str]] | None = None
 
 
+def constant(spec: dict[str, Any]) -> Callable[[Sequence[LabelledItem]], dict[str, Any]]:
+    """A variant that learns nothing from the labelled items."""
+
+    def make(_: Sequence[LabelledItem]) -> dict[str, Any]:
+        return spec
+
+    return make
+
+
 def base_spec(path: Path) -> tuple[dict[str, Any], Judge]:
     """The judge file's table with its rubric inlined (so variants can add examples to it)."""
     from juge.judges import load_judge
@@ -132,11 +141,7 @@ def generate(
 ) -> list[Variant]:
     """The generated variants that apply to this judge (the judge as given first)."""
     fixed = dict(spec)
-
-    def same(_: Sequence[LabelledItem], s: dict[str, Any] = fixed) -> dict[str, Any]:
-        return s
-
-    out = [Variant("as-given", "the judge as given", False, same)]
+    out = [Variant("as-given", "the judge as given", False, constant(fixed))]
     can_show = judge.setup in ("passfail", "score", "pairwise") and not judge.rubric.examples
     for k in shots if can_show else ():
 
@@ -171,7 +176,7 @@ def generate(
     if not judge.solve_first:
         toggles.append(("solve-first", "the judge answers the question itself first", {"solve_first": True}))
     for name, what, change in toggles:
-        out.append(Variant(name, what, False, lambda _, s=fixed | change: s))
+        out.append(Variant(name, what, False, constant(fixed | change)))
     coarse = _coarser_scale(fixed, judge, threshold)
     if coarse is not None:
         out.append(coarse)
@@ -199,7 +204,7 @@ def _coarser_scale(spec: Mapping[str, Any], judge: Judge, threshold: float | Non
         "scale-1-4",
         f"a 1-4 scale with described levels (mapped back onto {lo}-{hi})",
         False,
-        lambda _: coarse,
+        constant(coarse),
         verdict_map=lambda v: lo + (float(v) - 1) * (hi - lo) / 3,
     )
 
