@@ -103,6 +103,8 @@ def test_tune_picks_few_shot_when_it_helps_and_reports_out_of_fold(tmp_path):
     saved = json.loads((tmp_path / "tuned" / "tuning.json").read_text())
     assert saved["chosen"] == result.chosen and saved["schema_version"] == 1
     assert "out-of-fold" in (tmp_path / "tuned" / "TUNING.md").read_text()
+    html = (tmp_path / "tuned" / "report.html").read_text()
+    assert f"chosen {result.chosen}" in html and html.count("<tr><td>") >= len(result.candidates) + 3
 
 
 def test_tune_prefers_the_cheaper_candidate_within_noise(tmp_path):

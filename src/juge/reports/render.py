@@ -99,7 +99,7 @@ def _environment(autoescape: bool) -> Environment:
 
 
 # Report data with a "report" key other than calibration has its own templates (no plots).
-OTHER_REPORTS = ("run", "compare")
+OTHER_REPORTS = ("run", "compare", "tune")
 
 
 def _other_report(data: dict[str, Any]) -> str | None:

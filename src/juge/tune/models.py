@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +37,7 @@ class HoldoutFigure(BaseModel):
 class TuneResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
     schema_version: int = SCHEMA_VERSION
+    report: Literal["tune"] = "tune"  # the report template `juge.reports` renders it with
     judge: str
     setup: str
     metric: str

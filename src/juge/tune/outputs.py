@@ -13,6 +13,7 @@ from typing import Any
 
 import tomli_w
 
+from juge.reports.render import render_html
 from juge.tune.models import TuneResult
 
 
@@ -90,6 +91,7 @@ def write_outputs(folder: Path, result: TuneResult, tuned: dict[str, Any]) -> No
         "judge.toml": tomli_w.dumps(_toml_safe(tuned)),
         "TUNING.md": tuning_markdown(result),
         "tuning.json": json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n",
+        "report.html": render_html(result.to_dict()),
     }
     staged = []
     for name, text in contents.items():
