@@ -44,17 +44,21 @@ def write_data(tmp_path, n_groups=60, holdout=20):
     return tmp_path / "judge.toml", tmp_path / "items.jsonl", tmp_path / "labels.jsonl"
 
 
-def scripted(base: float, fewshot: float, reference: float = 0.0) -> ScriptedProvider:
+def scripted(base: float, fewshot: float, reference: float = 0.0, proposal: float | None = None) -> ScriptedProvider:
     """Right with probability `base`, or `fewshot` when the prompt holds worked examples, minus
     `reference` when it holds the reference answer; decided by a hash of the prompt (deterministic)."""
 
     def answer(request: Request) -> Response:
         system, user = request.messages[0]["content"], request.messages[-1]["content"]
         words = sum(len(m["content"].split()) for m in request.messages)
+        if system.startswith("You improve the rubric"):
+            return Response(text="<rubric>Read the TRUTH marker.</rubric>", model="m1", tokens_in=words, tokens_out=5)
         if "<response>" not in user:  # solve-first: the judge's own answer
             return Response(text="My own answer.", model="m1", tokens_in=words, tokens_out=3)
         truth = "PASS" if "TRUTH:PASS" in user else "FAIL"
         accuracy = (fewshot if "Worked examples" in system else base) - (reference if "<reference>" in user else 0)
+        if proposal is not None and "Read the TRUTH marker." in system:
+            accuracy = proposal
         draw = int(hashlib.sha256((system + user).encode()).hexdigest()[:8], 16) / 16**8
         verdict = truth if draw < accuracy else ("FAIL" if truth == "PASS" else "PASS")
         text = verdict if "exactly one word" in user else f"{verdict}\nIt does or does not, as said."
@@ -287,3 +291,35 @@ def test_cli_tune_without_a_split_is_exit_2_and_writes_nothing(tmp_path, monkeyp
         main()
     assert exit_info.value.code == 2
     assert not (tmp_path / "tuned").exists()
+
+
+def test_propose_makes_candidates_from_other_folds_disagreements(tmp_path):
+    judge, items, labels = write_data(tmp_path, n_groups=30, holdout=0)
+    provider = scripted(0.6, 0.6, proposal=0.97)
+    asked: list[str] = []
+    inner = provider.fn
+
+    def spy(request: Request) -> Response:
+        if request.messages[0]["content"].startswith("You improve the rubric"):
+            asked.append(request.messages[-1]["content"])
+        return inner(request)
+
+    provider.fn = spy
+    result = tune(
+        judge,
+        items=items,
+        labels=labels,
+        out=tmp_path / "tuned",
+        provider=provider,
+        db=tmp_path / "j.db",
+        folds=3,
+        n_resamples=300,
+        shots=(),
+        propose=2,
+    )
+    assert {"proposal-1", "proposal-2"} <= {c.name for c in result.candidates}
+    assert result.chosen.startswith("proposal-")
+    assert len(asked) == (3 + 1) * 2  # each fold's training set and all of dev, two proposals each
+    assert all(prompt.count("<case>") <= 6 for prompt in asked)
+    tuned = tomllib.loads((tmp_path / "tuned" / "judge.toml").read_text())
+    assert tuned["rubric"]["description"] == "Read the TRUTH marker."

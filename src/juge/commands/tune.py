@@ -64,6 +64,9 @@ def tune_command(
         str | None, typer.Option(help="Provider for every candidate, overriding the judge file.")
     ] = None,
     model: Annotated[str | None, typer.Option(help="Model for every candidate, overriding the judge file.")] = None,
+    propose: Annotated[
+        int, typer.Option(min=0, max=10, help="Ask the judge's model for N rewritten rubrics (each a candidate).")
+    ] = 0,
     limit: Annotated[int | None, typer.Option(min=2, help="Use only N dev groups (a quick, cheap look).")] = None,
     test: Annotated[bool, typer.Option("--test", help="Run the chosen judge once on the holdout.")] = False,
     force: Annotated[bool, typer.Option("--force", help="With --test: test a holdout again (recorded).")] = False,
@@ -87,7 +90,7 @@ def tune_command(
     with staged_output(json_out, "--json") as json_tmp:
         result = tune(
             judge, items=items, labels=labels, out=out, variants=variants, folds=folds, threshold=threshold,
-            budget=budget, provider_name=provider, model=model, db=db, limit=limit, shots=sizes, test=test,
+            budget=budget, provider_name=provider, model=model, db=db, limit=limit, shots=sizes, propose=propose, test=test,
             force=force, seed=seed, n_resamples=resamples, concurrency=concurrency, progress=not no_progress,
         )  # fmt: skip
         if json_tmp is not None:

@@ -71,6 +71,7 @@ def tune(
     db: str | Path | None = None,
     limit: int | None = None,
     shots: tuple[int, ...] = (2, 4, 8),
+    propose: int = 0,
     test: bool = False,
     force: bool = False,
     seed: int = 0,
@@ -96,7 +97,7 @@ def tune(
         result, tuned = tune_judge(
             judge_path, dev=dev, provider=provider_obj, store=store,
             variants_dir=Path(variants) if variants else None, folds=folds, threshold=threshold, budget=budget,
-            shots=shots, model=model, seed=seed, n_resamples=n_resamples, concurrency=concurrency, progress=progress,
+            shots=shots, model=model, propose_n=propose, seed=seed, n_resamples=n_resamples, concurrency=concurrency, progress=progress,
         )  # fmt: skip
         if test:
             from juge.tune.holdout import test_on_holdout

@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,7 @@ def tune_judge(
     budget: float | None = None,
     shots: Sequence[int] = (2, 4, 8),
     model: str | None = None,
+    propose_n: int = 0,
     seed: int = 0,
     n_resamples: int = 2000,
     concurrency: int = 8,
@@ -104,20 +105,33 @@ def tune_judge(
     base_dir = judge_path.parent
     plan = Plan()
     skipped: dict[str, str] = {}
-    for v in candidates:
-        try:
-            if v.learns:
-                for k in range(folds):
-                    train = [it for it, f in zip(dev, fold) if f != k]
-                    key = (v.name, k)
-                    plan.judges[key] = build(v.make(train), f"{base.name}.{v.name}.fold{k}", base_dir, v.name)
-                    plan.items[key] = [it.case for it, f in zip(dev, fold) if f == k]
-            else:
-                plan.judges[(v.name, None)] = build(v.make(dev), f"{base.name}.{v.name}", base_dir, v.name)
-                plan.items[(v.name, None)] = [it.case for it in dev]
-        except InputError as exc:
-            skipped[v.name] = f"cannot be built for this judge: {exc}"
-    run_id, judgments = _judge_all(plan, candidates, provider, store, budget, concurrency, progress, skipped)
+    add_to_plan(plan, candidates, dev, fold, folds, base, base_dir, skipped)
+
+    async def propose(engine: Any, run_id: str) -> list[Variant]:
+        """Rubric proposals from the judge-as-given's disagreements, each a candidate of its own."""
+        from juge.tune.propose import proposal_variants, propose_all
+
+        mine = [j for j in store.judgments(run_id) if j.judge == f"{base.name}.as-given"]
+        verdicts = verdicts_of(mine, base.setup)
+        training = [[it for it, f in zip(dev, fold) if f != k] for k in range(folds)] + [list(dev)]
+        proposals, failures = await propose_all(
+            engine,
+            provider,
+            run_id,
+            base,
+            propose_n,
+            training,
+            verdicts,
+            lambda v: comparable(base.setup, v, threshold),
+        )
+        extra = proposal_variants(propose_n, spec, proposals, failures)
+        add_to_plan(plan, extra, dev, fold, folds, base, base_dir, skipped)
+        candidates.extend(extra)
+        return extra
+
+    run_id, judgments = _judge_all(
+        plan, candidates, provider, store, budget, concurrency, progress, skipped, propose if propose_n else None
+    )
     by_judge: dict[str, list[Judgment]] = defaultdict(list)
     for j in judgments:
         by_judge[j.judge].append(j)
@@ -196,6 +210,34 @@ def tune_judge(
     return result, final_spec | {"tuned": provenance}
 
 
+def add_to_plan(
+    plan: Plan,
+    variants: Sequence[Variant],
+    dev: Sequence[LabelledItem],
+    fold: np.ndarray,
+    folds: int,
+    base: Judge,
+    base_dir: Path,
+    skipped: dict[str, str],
+) -> None:
+    """The judges of each variant: one per fold for a variant that learns from labels (shown only the
+    other folds' items, judging only its fold's), else one judging every dev item."""
+    for v in variants:
+        try:
+            if v.learns:
+                for k in range(folds):
+                    train = [it for it, f in zip(dev, fold) if f != k]
+                    plan.judges[(v.name, k)] = build(v.make(train), f"{base.name}.{v.name}.fold{k}", base_dir, v.name)
+                    plan.items[(v.name, k)] = [it.case for it, f in zip(dev, fold) if f == k]
+            else:
+                plan.judges[(v.name, None)] = build(v.make(dev), f"{base.name}.{v.name}", base_dir, v.name)
+                plan.items[(v.name, None)] = [it.case for it in dev]
+        except InputError as exc:
+            skipped[v.name] = f"not evaluated: {exc}"
+            for key in [key for key in plan.judges if key[0] == v.name]:
+                del plan.judges[key], plan.items[key]
+
+
 def _decision(i: int, best: int, chosen: int, near: bool) -> str:
     if i == chosen:
         return "chosen"
@@ -241,13 +283,14 @@ def _usage(js: Sequence[Judgment], n_items: int) -> dict[str, Any]:
 
 def _judge_all(
     plan: Plan,
-    candidates: Sequence[Variant],
+    candidates: list[Variant],
     provider: Provider,
     store: Any,
     budget: float | None,
     concurrency: int,
     progress: bool,
     skipped: dict[str, str],
+    extend: Callable[[Any, str], Awaitable[list[Variant]]] | None = None,
 ) -> tuple[str, list[Judgment]]:
     """One stored run for the whole tuning round; candidates in order, each through the engine. With
     a budget, a candidate is started only while the money spent so far is below it."""
@@ -276,19 +319,24 @@ def _judge_all(
                                               "template_hash": j.template_hash, "model": j.model} for j in judges]},
         )  # fmt: skip
 
+    async def run_variants(run_id: str, variants: Sequence[Variant]) -> None:
+        for v in variants:
+            if v.name in skipped:
+                continue
+            spent = sum(j.cost or 0.0 for j in store.judgments(run_id))
+            if budget is not None and spent >= budget:
+                skipped[v.name] = f"not run: the budget of US${budget:g} was spent (US${spent:.4f})"
+                continue
+            for key, judge in list(plan.judges.items()):
+                if key[0] == v.name:
+                    tasks = build_tasks(plan.items[key], [judge])
+                    await engine.run_tasks(run_id, tasks, {judge.name: provider}, description=f"tuning {v.name}")
+
     async def judge_all(run_id: str) -> None:
         try:
-            for v in candidates:
-                if v.name in skipped:
-                    continue
-                spent = sum(j.cost or 0.0 for j in store.judgments(run_id))
-                if budget is not None and spent >= budget:
-                    skipped[v.name] = f"not run: the budget of US${budget:g} was spent (US${spent:.4f})"
-                    continue
-                for (name, _), judge in plan.judges.items():
-                    if name == v.name:
-                        tasks = build_tasks(plan.items[(name, _)], [judge])
-                        await engine.run_tasks(run_id, tasks, {judge.name: provider}, description=f"tuning {name}")
+            await run_variants(run_id, list(candidates))
+            if extend is not None:
+                await run_variants(run_id, await extend(engine, run_id))
         finally:
             await provider.aclose()
 
