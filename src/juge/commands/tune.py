@@ -67,6 +67,10 @@ def tune_command(
     propose: Annotated[
         int, typer.Option(min=0, max=10, help="Ask the judge's model for N rewritten rubrics (each a candidate).")
     ] = 0,
+    candidates: Annotated[
+        str | None,
+        typer.Option("--candidates", help="Only these candidates, comma-separated (e.g. as-given,fewshot-4)."),
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=2, help="Use only N dev groups (a quick, cheap look).")] = None,
     test: Annotated[bool, typer.Option("--test", help="Run the chosen judge once on the holdout.")] = False,
     force: Annotated[bool, typer.Option("--force", help="With --test: test a holdout again (recorded).")] = False,
@@ -86,12 +90,13 @@ def tune_command(
         raise InputError(f"--shots {shots!r}: give whole numbers separated by commas, e.g. 2,4,8") from None
     if any(k < 1 for k in sizes):
         raise InputError(f"--shots {shots!r}: each size must be at least 1")
+    names = tuple(c.strip() for c in (candidates or "").split(",") if c.strip())
     console = Console()
     with staged_output(json_out, "--json") as json_tmp:
         result = tune(
             judge, items=items, labels=labels, out=out, variants=variants, folds=folds, threshold=threshold,
-            budget=budget, provider_name=provider, model=model, db=db, limit=limit, shots=sizes, propose=propose, test=test,
-            force=force, seed=seed, n_resamples=resamples, concurrency=concurrency, progress=not no_progress,
+            budget=budget, provider_name=provider, model=model, db=db, limit=limit, shots=sizes, propose=propose,
+            candidates=names, test=test, force=force, seed=seed, n_resamples=resamples, concurrency=concurrency, progress=not no_progress,
         )  # fmt: skip
         if json_tmp is not None:
             json_tmp.write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

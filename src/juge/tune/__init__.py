@@ -72,6 +72,7 @@ def tune(
     limit: int | None = None,
     shots: tuple[int, ...] = (2, 4, 8),
     propose: int = 0,
+    candidates: tuple[str, ...] = (),
     test: bool = False,
     force: bool = False,
     seed: int = 0,
@@ -97,7 +98,8 @@ def tune(
         result, tuned = tune_judge(
             judge_path, dev=dev, provider=provider_obj, store=store,
             variants_dir=Path(variants) if variants else None, folds=folds, threshold=threshold, budget=budget,
-            shots=shots, model=model, propose_n=propose, seed=seed, n_resamples=n_resamples, concurrency=concurrency, progress=progress,
+            shots=shots, model=model, propose_n=propose, only=candidates, seed=seed, n_resamples=n_resamples,
+            concurrency=concurrency, progress=progress,
         )  # fmt: skip
         if test:
             from juge.tune.holdout import test_on_holdout

@@ -75,6 +75,7 @@ def tune_judge(
     budget: float | None = None,
     shots: Sequence[int] = (2, 4, 8),
     model: str | None = None,
+    only: Sequence[str] = (),
     propose_n: int = 0,
     seed: int = 0,
     n_resamples: int = 2000,
@@ -102,6 +103,12 @@ def tune_judge(
     for name, path in from_files(variants_dir) if variants_dir is not None else []:
         file_spec, _ = base_spec(path)
         candidates.append(Variant(name, f"judge file {path}", False, constant(file_spec)))
+    if only:
+        known = [v.name for v in candidates]
+        unknown = [n for n in only if n not in known and not n.startswith("proposal-")]
+        if unknown:
+            raise InputError(f"--candidates: no candidate named {unknown[0]!r} (candidates: {', '.join(known)})")
+        candidates = [v for v in candidates if v.name in only]
     base_dir = judge_path.parent
     plan = Plan()
     skipped: dict[str, str] = {}
