@@ -21,7 +21,7 @@ def test_folds_keep_groups_whole_and_balanced():
     assert sorted(np.bincount(list(folds.values()))) == [4, 4, 4, 4, 4]
     assert group_folds([f"q{i}" for i in range(20)], 5, seed=1) == folds  # seeded
     with pytest.raises(ValueError):
-        group_folds(["a", "b"], 3)
+        group_folds(["a", "b", "c", "d", "e"], 3)  # fewer than two groups per fold
 
 
 def test_table_sums_items_into_groups_hand_worked():

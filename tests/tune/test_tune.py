@@ -323,3 +323,49 @@ def test_propose_makes_candidates_from_other_folds_disagreements(tmp_path):
     assert all(prompt.count("<case>") <= 6 for prompt in asked)
     tuned = tomllib.loads((tmp_path / "tuned" / "judge.toml").read_text())
     assert tuned["rubric"]["description"] == "Read the TRUTH marker."
+
+
+def test_tune_test_is_once_per_machine_across_stores_and_renamed_copies(tmp_path):
+    judge, items, labels = write_data(tmp_path, n_groups=20, holdout=10)
+    kwargs = dict(labels=labels, folds=2, n_resamples=200, shots=(2,), test=True)
+    first = tune(judge, items=items, out=tmp_path / "a", provider=scripted(0.6, 0.9), db=tmp_path / "one.db", **kwargs)
+    assert first.holdout is not None and not first.holdout.forced
+    assert first.holdout.n_items == 10 and first.holdout.agreement["n"] == 20
+    from juge.errors import InputError
+
+    with pytest.raises(InputError):  # another store
+        tune(judge, items=items, out=tmp_path / "b", provider=scripted(0.6, 0.9), db=tmp_path / "two.db", **kwargs)
+    renamed = tmp_path / "renamed.jsonl"
+    rows = [json.loads(line) for line in items.read_text().splitlines()]
+    renamed.write_text("".join(json.dumps(r | {"id": "x-" + r["id"], "group": "g-" + r["group"]}) + "\n" for r in rows))
+    relabelled = tmp_path / "relabelled.jsonl"
+    relabelled.write_text("".join(
+        json.dumps(x | {"item_id": "x-" + x["item_id"]}) + "\n" for x in map(json.loads, labels.read_text().splitlines())
+    ))  # fmt: skip
+    with pytest.raises(InputError):  # a renamed copy
+        tune(judge, items=renamed, out=tmp_path / "c", provider=scripted(0.6, 0.9), db=tmp_path / "three.db",
+             **(kwargs | {"labels": relabelled}))  # fmt: skip
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+    forced = tune(judge, items=items, out=tmp_path / "d", provider=scripted(0.6, 0.9), db=tmp_path / "two.db",
+                  force=True, **kwargs)  # fmt: skip
+    assert forced.holdout is not None and forced.holdout.forced
+    assert "FORCED" in (tmp_path / "d" / "TUNING.md").read_text()
+
+
+@pytest.mark.parametrize("setup,label,extra", [("passfail", "FAIL", ""), ("pairwise", "tie", "")])
+def test_few_shot_examples_parse_for_constrained_judges(tmp_path, setup, label, extra):
+    from juge.data.records import Case
+    from juge.tune.variants import LabelledItem, base_spec, build, generate
+
+    path = tmp_path / "j.toml"
+    path.write_text(f'name = "j"\nsetup = "{setup}"\nconstrained = true\ndescription = "Good."\n{extra}')
+    spec, judge = base_spec(path)
+    pair = setup == "pairwise"
+    items = [
+        LabelledItem(Case(id=f"i{k}", question="Q?", **({"output_1": "a", "output_2": "b"} if pair else {"output": "a"})),
+                     (label, label), None)
+        for k in range(3)
+    ]  # fmt: skip
+    fewshot = next(v for v in generate(spec, judge, has_reference=False, threshold=None) if v.name == "fewshot-2")
+    built = build(fewshot.make(items), "j.fewshot-2", tmp_path, "test")
+    assert [ex.judgment for ex in built.rubric.examples] == ["C" if pair else "FAIL"] * 2

@@ -19,7 +19,7 @@ def test_tune_runs_offline_with_the_local_model_on_the_sample(tmp_path):
     out = tmp_path / "tuned"
     args = ["tune", "--judge", str(REPO / "examples" / "tune" / "local-pairwise.toml"),
             "--items", str(REPO / "src" / "juge" / "demo_data" / "items.jsonl"), "--out", str(out),
-            "--limit", "3", "--folds", "2", "--shots", "2", "--candidates", "as-given,fewshot-2",
+            "--limit", "4", "--folds", "2", "--shots", "2", "--candidates", "as-given,fewshot-2",
             "--concurrency", "1", "--resamples", "200", "--no-progress", "--db", str(tmp_path / "j.db")]  # fmt: skip
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output

@@ -96,7 +96,10 @@ def tune_judge(
             "score >= threshold is a PASS); give the threshold on the judge's scale"
         )
     groups = [it.case.group or it.case.id for it in dev]
-    fold_of = group_folds(groups, folds, seed)
+    try:
+        fold_of = group_folds(groups, folds, seed)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     fold = np.array([fold_of[g] for g in groups])
     has_reference = all(it.case.reference for it in dev)
     candidates = generate(spec, base, has_reference=has_reference, threshold=threshold, shots=shots, seed=seed)

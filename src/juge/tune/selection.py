@@ -43,8 +43,11 @@ def group_folds(groups: Sequence[str], k: int, seed: int = 0) -> dict[str, int]:
     unique = sorted(set(groups))
     if k < 2:
         raise ValueError("cross-fitting needs at least 2 folds")
-    if len(unique) < k:
-        raise ValueError(f"{len(unique)} dev groups cannot make {k} folds: give fewer --folds or label more groups")
+    if len(unique) < 2 * k:
+        raise ValueError(
+            f"{len(unique)} labelled dev groups are too few for {k} folds (at least 2 per fold, {2 * k}): "
+            "give fewer --folds, a larger --limit, or label more groups"
+        )
     order = np.random.default_rng(seed).permutation(len(unique))
     return {unique[g]: n % k for n, g in enumerate(order)}
 

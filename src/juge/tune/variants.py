@@ -105,6 +105,8 @@ def pick_examples(items: Sequence[LabelledItem], k: int, seed: int) -> list[Labe
 def example_judgment(judge: Judge, label: Any, explanation: str | None) -> str:
     """The exact answer the judge's format asks for, with the person's explanation as the reason."""
     reason = " ".join((explanation or "").split()) or "A person who read it gave this verdict."
+    if judge.constrained:  # the verdict alone, exactly as the judge is asked to answer
+        return {"A": "A", "B": "B", "tie": "C"}[label] if judge.setup == "pairwise" else str(label)
     if judge.setup == "passfail":
         return f"{label}\n{reason}"
     if judge.setup == "pairwise":

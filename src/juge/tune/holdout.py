@@ -1,0 +1,108 @@
+"""`juge tune --test`: the chosen judge, once, on the holdout, through the machine's holdout registry.
+
+The same test-once rule as a policy's holdout (:mod:`juge.policy.registry`): items are known by a
+content fingerprint, so a second test of any of them, from any store, directory or renamed copy, is
+refused unless forced, and a forced test is recorded and shown as FORCED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from juge import __version__
+from juge.errors import InputError
+from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
+from juge.providers.base import Provider
+from juge.stats import ratio_estimate
+from juge.tune.models import HoldoutFigure
+from juge.tune.variants import LabelledItem, build
+
+
+def _refuse(previous: Sequence[dict[str, Any]], n: int) -> None:
+    first = previous[0]
+    shared = sum(t["shared_items"] for t in previous)
+    raise InputError(
+        f"the holdout was tested before: {shared} of its {n} items were used by an earlier test "
+        f"({first['test_id']} on {first['used_at']}, store {first['store']}, from {first['cwd']}); a holdout is "
+        "tested once per machine. --force tests it again, and the result is marked FORCED"
+    )
+
+
+def test_on_holdout(
+    tuned: dict[str, Any],
+    base_dir: Path,
+    hold: Sequence[LabelledItem],
+    *,
+    provider: Provider,
+    store: Any,
+    threshold: float | None,
+    force: bool,
+    seed: int,
+    n_resamples: int,
+    concurrency: int,
+) -> HoldoutFigure:
+    from juge.engine import Engine, EngineOptions, build_tasks
+    from juge.runner import stored_run
+    from juge.tune.search import comparable, verdicts_of
+
+    judge = build(tuned, str(tuned["name"]), base_dir, "tuned judge")
+    fingerprints = [case_fingerprint(it.case) for it in hold]
+    with Registry() as registry:
+        previous = registry.tests_sharing(fingerprints)
+        if previous and not force:
+            _refuse(previous, len(hold))  # before any call is paid for
+        cases = [it.case for it in hold]
+        data_hash = fingerprint_set_hash(fingerprints)
+        eval_hash = "tune-holdout:" + hashlib.sha256(
+            json.dumps([judge.template_hash, judge.model, data_hash, provider.cache_identity]).encode()
+        ).hexdigest()[:24]
+        engine = Engine(store, EngineOptions(concurrency=concurrency, progress=False))
+
+        def new_run() -> str:
+            return store.create_run(
+                dataset_hash=data_hash,
+                juge_version=__version__,
+                cases=cases,
+                eval_hash=eval_hash,
+                name="tune --test",
+                config={"tune_holdout": True, "judges": [{"name": judge.name, "setup": judge.setup,
+                        "template": judge.template_id, "template_hash": judge.template_hash, "model": judge.model}]},
+            )  # fmt: skip
+
+        async def judge_all(run_id: str) -> None:
+            try:
+                await engine.run_tasks(run_id, build_tasks(cases, [judge]), {judge.name: provider}, description="holdout")
+            finally:
+                await provider.aclose()
+
+        with stored_run(store, engine, [judge], eval_hash=eval_hash, dataset_hash=data_hash, resume=True,
+                        create=new_run) as run:  # fmt: skip
+            asyncio.run(judge_all(run.id))
+            verdicts = verdicts_of(store.judgments(run.id), judge.setup)
+            run_id = run.id
+        with registry.locked():
+            previous = registry.tests_sharing(fingerprints)
+            if previous and not force:
+                _refuse(previous, len(hold))
+            registry.record(
+                test_id=f"tune:{judge.name}:{judge.template_hash}", policy_hash=judge.template_hash, split="holdout",
+                data_hash=data_hash, forced=bool(previous), fingerprints=fingerprints, store=str(store.path),
+            )  # fmt: skip
+    groups = sorted({it.case.group for it in hold})
+    index = {g: n for n, g in enumerate(groups)}
+    hits, pairs = np.zeros(len(groups)), np.zeros(len(groups))
+    for it in hold:
+        said = comparable(judge.setup, verdicts.get(it.case.id), threshold)
+        g = index[it.case.group]
+        pairs[g] += len(it.labels)
+        if said is not None:
+            hits[g] += sum(comparable(judge.setup, lab, threshold) == said for lab in it.labels)
+    est = ratio_estimate(hits, pairs, n_resamples=n_resamples, seed=seed)
+    return HoldoutFigure(agreement=est.to_dict(), n_items=len(hold), run_id=run_id, forced=bool(previous))
