@@ -60,9 +60,12 @@ def test_on_holdout(
             _refuse(previous, len(hold))  # before any call is paid for
         cases = [it.case for it in hold]
         data_hash = fingerprint_set_hash(fingerprints)
-        eval_hash = "tune-holdout:" + hashlib.sha256(
-            json.dumps([judge.template_hash, judge.model, data_hash, provider.cache_identity]).encode()
-        ).hexdigest()[:24]
+        eval_hash = (
+            "tune-holdout:"
+            + hashlib.sha256(
+                json.dumps([judge.template_hash, judge.model, data_hash, provider.cache_identity]).encode()
+            ).hexdigest()[:24]
+        )
         engine = Engine(store, EngineOptions(concurrency=concurrency, progress=False))
 
         def new_run() -> str:
@@ -78,7 +81,9 @@ def test_on_holdout(
 
         async def judge_all(run_id: str) -> None:
             try:
-                await engine.run_tasks(run_id, build_tasks(cases, [judge]), {judge.name: provider}, description="holdout")
+                await engine.run_tasks(
+                    run_id, build_tasks(cases, [judge]), {judge.name: provider}, description="holdout"
+                )
             finally:
                 await provider.aclose()
 
