@@ -52,3 +52,17 @@ def test_grade_policies_derive_and_test_typed(tmp_path):
     assert result.to_dict() == json.loads((tmp_path / "h.json").read_text())
     reread = read_policy_result(tmp_path / "pf" / "policy.json")
     assert reread.tested and reread.holdout_tests[0].test_id == result.test_id and reread.holdout_tests[0].held is False
+
+
+def test_the_typed_entry_points_take_str_paths(tmp_path):
+    # A Python user writes read_policy_result("policy.json"); a str used to fail with AttributeError.
+    data = grade_data(tmp_path / "pf", PASSFAIL_DEV + PASSFAIL_HOLDOUT)
+    typed = derive_policy_result(data, boot=BOOT)
+    (tmp_path / "policy.json").write_text(json.dumps(typed.to_dict()))
+    assert read_policy_result(str(tmp_path / "policy.json")).policy_hash == typed.policy_hash
+    with Store(tmp_path / "j.db") as store:
+        result = test_policy_result(
+            str(tmp_path / "policy.json"), data, store, boot=BOOT, json_path=str(tmp_path / "h.json")
+        )
+    assert result.to_dict() == json.loads((tmp_path / "h.json").read_text())
+    assert read_policy_result(str(tmp_path / "policy.json")).holdout_tests[0].test_id == result.test_id

@@ -456,8 +456,9 @@ def derive_policy(
     return policy
 
 
-def read_policy(path: Path) -> dict[str, Any]:
+def read_policy(path: Path | str) -> dict[str, Any]:
     """Load a policy JSON and check it is one juge wrote and nobody edited."""
+    path = Path(path)  # the Python API is called with str paths too
     if not path.exists():
         raise InputError(f"{path}: policy file not found (write one with juge policy derive --json)")
     try:
@@ -743,6 +744,6 @@ def derive_policy_result(data: Any, **options: Any) -> PolicyResult:
     return PolicyResult.model_validate(derive_any_policy(data, **options))
 
 
-def read_policy_result(path: Path) -> PolicyResult:
+def read_policy_result(path: Path | str) -> PolicyResult:
     """:func:`read_policy` as the typed :class:`juge.results.PolicyResult`."""
     return PolicyResult.model_validate(read_policy(path))

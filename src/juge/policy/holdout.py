@@ -489,19 +489,21 @@ def _pair_figures(policy: dict[str, Any], data: PairStudyData, items: list[PairI
 
 
 def test_policy(
-    policy_path: Path,
+    policy_path: Path | str,
     data: Any,
     store: Store,
     *,
     split: str = "holdout",
     force: bool = False,
     boot: Bootstrap = Bootstrap(),
-    json_path: Path | None = None,
+    json_path: Path | str | None = None,
     registry: Registry | None = None,
 ) -> dict[str, Any]:
     """`juge policy test`: read the policy, test it once on ``split``, and write the test into the policy file
     (and the result to ``json_path``). Both files are staged and renamed only once the test is recorded, so an
     unwritable one fails before the holdout is used up, and nothing is half-written."""
+    policy_path = Path(policy_path)  # the Python API is called with str paths too
+    json_path = None if json_path is None else Path(json_path)
     policy = read_policy(policy_path)
     with staged_output(json_path, "--json") as json_tmp, staged_output(policy_path, "--policy") as policy_tmp:
         assert policy_tmp is not None
@@ -533,7 +535,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         os.fsync(f.fileno())
 
 
-def test_policy_result(policy_path: Path, data: Any, store: Store, **options: Any) -> HoldoutTest:
+def test_policy_result(policy_path: Path | str, data: Any, store: Store, **options: Any) -> HoldoutTest:
     """:func:`test_policy` as the typed :class:`juge.results.HoldoutTest` (``to_dict()`` is the --json file)."""
     return HoldoutTest.model_validate(test_policy(policy_path, data, store, **options))
 
