@@ -4,6 +4,7 @@ reads, and whose stand-in judge misses exactly the flaws of its blind-spot categ
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -61,3 +62,27 @@ def test_init_unknown_kind(tmp_path, monkeypatch, capsys):
 def test_splits_keep_both_sides():
     splits = [r["split"] for r in starter_cases("pairwise")]
     assert 0 < splits.count("holdout") < splits.count("dev")
+
+
+@pytest.mark.parametrize("kind", ["passfail", "score"])
+def test_the_project_readme_policy_steps_run(tmp_path, monkeypatch, capsys, kind):
+    # Policies cover every kind of judge: the project's README must show the policy steps, and they must run.
+    project = tmp_path / "eval"
+    assert run_cli(monkeypatch, capsys, "init", str(project), "--kind", kind)[0] == 0
+    monkeypatch.chdir(project)
+    code, out, err = run_cli(monkeypatch, capsys, "run", "eval.toml", "--no-progress")
+    assert code == 0, err
+    run_id = re.search(r"run ([0-9a-f]{12}):", out).group(1)  # type: ignore[union-attr]
+    values = ["PASS", "FAIL"] if kind == "passfail" else [1, 2, 3, 4]
+    with open("labels.jsonl", "w") as f:
+        for i, row in enumerate(starter_cases(kind)):
+            for j, rater in enumerate(("alice", "bob")):
+                label = values[(i + j * (i % 2)) % len(values)]
+                f.write(json.dumps({"item_id": row["id"], "rater_id": rater, "label": label}) + "\n")
+    steps = [line.split("  #")[0] for line in (project / "README.md").read_text().splitlines()]
+    steps = [s.replace("RUN_ID", run_id).split()[1:] for s in steps if s.startswith("juge policy ")]
+    assert [s[:2] for s in steps] == [["policy", "derive"], ["policy", "test"]]
+    for args in steps:
+        code, _, err = run_cli(monkeypatch, capsys, *args)
+        assert code == 0, (args, err)
+    assert json.loads((project / "policy.json").read_text())["judge_kind"] == kind

@@ -174,14 +174,13 @@ _LABEL_WORDS = {
 
 
 def _readme(kind: str, judge: str, n: int) -> str:
+    # Policies cover every kind of judge (pairwise, PASS/FAIL, score with a threshold chosen on dev).
     policy = (
         "\n## 6. Decide what the judge may judge alone\n\n"
         "```bash\n"
         "juge policy derive --run RUN_ID --labels labels.jsonl -o JUDGE_POLICY.md --json policy.json\n"
         "juge policy test --policy policy.json --run RUN_ID --labels labels.jsonl   # once, on the holdout\n"
         "```\n"
-        if kind == "pairwise"
-        else "\n## 6. Next\n\n`juge policy` is written for pairwise judges; for this judge, `calibrate` is the measure.\n"
     )
     return f"""# Your evaluation: next steps
 
