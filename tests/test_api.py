@@ -119,6 +119,9 @@ def test_run_compare_estimate_and_report_return_typed_results(tmp_path) -> None:
     from_rows = juge.estimate(first.run_id, [{"item_id": i, "rater_id": "r", "label": "PASS"} for i in ids], db=db,
                               threshold=2, resamples=100)  # fmt: skip
     assert from_rows.ppi == estimated.ppi
+    # The README passes the Run objects juge.run returns; they used to reach SQLite and fail to bind.
+    assert juge.compare(first, second, db=db, threshold=2, resamples=100) == compared
+    assert juge.estimate(first, labels, db=db, threshold=2, resamples=100) == estimated
     path = juge.report(juge.demo(resamples=20), tmp_path / "r.md")
     assert path.read_text(encoding="utf-8").startswith("#")
 

@@ -469,9 +469,14 @@ def _store(db: str | Path | None, *, must_exist: bool = True) -> Any:
     return open_store(where)
 
 
+def _run_id(run: str | Run) -> str:
+    """A run id, or the id of a :class:`Run` that ``juge.run`` returned (the README passes those)."""
+    return run.run_id if isinstance(run, Run) else run
+
+
 def compare(
-    run_a: str,
-    run_b: str,
+    run_a: str | Run,
+    run_b: str | Run,
     *,
     db: str | Path | None = None,
     threshold: float | None = None,
@@ -488,8 +493,8 @@ def compare(
     with _store(db) as store:
         return compare_runs(
             store,
-            run_a,
-            run_b,
+            _run_id(run_a),
+            _run_id(run_b),
             threshold=threshold,
             allow_different_judges=allow_different_judges,
             n_resamples=resamples,
@@ -498,7 +503,7 @@ def compare(
 
 
 def estimate(
-    run: str,
+    run: str | Run,
     labels: Rows,
     *,
     db: str | Path | None = None,
@@ -516,7 +521,7 @@ def estimate(
     from juge.verdicts import case_outcomes, run_expected
 
     with _store(db) as store:
-        run_row = store.get_run(run)
+        run_row = store.get_run(_run_id(run))
         cases = store.run_cases(run_row["id"])
         outcomes = case_outcomes(
             [c.id for c in cases],
