@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from juge.errors import InputError
+from juge.errors import Fault, InputError
 
 app = typer.Typer(
     name="juge",
@@ -72,6 +72,9 @@ def main() -> None:
     except InputError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
+    except Fault as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(3)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Errors that reach the user. The CLI turns these into a message and exit code 2."""
+"""Errors that reach the user. The CLI turns these into a message and exit code 2 (InputError) or 3 (Fault)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ class InputError(Exception):
     line: int | None = None
     field: str | None = None
     detail: str | None = None
+
+
+class Fault(Exception):
+    """Nothing could be measured (every call failed), or the store could not be written (disk full,
+    permissions): says what failed first and what to do. Exit code 3."""
 
 
 def where(path: str | Path, line: int | None = None, field: str | None = None) -> str:

@@ -369,3 +369,17 @@ def test_few_shot_examples_parse_for_constrained_judges(tmp_path, setup, label, 
     fewshot = next(v for v in generate(spec, judge, has_reference=False, threshold=None) if v.name == "fewshot-2")
     built = build(fewshot.make(items), "j.fewshot-2", tmp_path, "test")
     assert [ex.judgment for ex in built.rubric.examples] == ["C" if pair else "FAIL"] * 2
+
+
+def test_tune_measures_nothing_when_every_call_fails_and_says_why(tmp_path, monkeypatch):
+    from juge.cli import main
+
+    judge, items, labels = write_data(tmp_path, n_groups=8, holdout=0)
+    judge.write_text(JUDGE.replace('provider = "scripted"\n', "") + '[provider]\nname = "scripted"\n')
+    monkeypatch.setattr("sys.argv", ["juge", "tune", "--judge", str(judge), "--items", str(items), "--labels",
+                                     str(labels), "--out", str(tmp_path / "tuned"), "--db", str(tmp_path / "j.db"),
+                                     "--folds", "2", "--shots", "2", "--no-progress"])  # fmt: skip
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 3
+    assert not (tmp_path / "tuned").exists()

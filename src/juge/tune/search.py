@@ -21,7 +21,7 @@ import numpy as np
 
 from juge import __version__
 from juge.data.records import Case, Judgment
-from juge.errors import InputError
+from juge.errors import Fault, InputError
 from juge.judges.judge import Judge
 from juge.judges.pairwise import as_agreement_label, combine_orders
 from juge.providers.base import Provider
@@ -145,9 +145,17 @@ def tune_judge(
     by_judge: dict[str, list[Judgment]] = defaultdict(list)
     for j in judgments:
         by_judge[j.judge].append(j)
+    for v in candidates:
+        mine = [j for key, judge in plan.judges.items() if key[0] == v.name for j in by_judge.get(judge.name, [])]
+        if v.name not in skipped and not any(j.outcome == "ok" for j in mine):
+            first = next((j.reason or j.text for j in mine if j.outcome != "ok"), None) or "no call was made"
+            skipped[v.name] = f"not measured: no call gave a verdict (first: {first})"
     ran = [v for v in candidates if v.name not in skipped]
     if not ran:
-        raise InputError("no candidate could be evaluated: " + "; ".join(f"{k}: {m}" for k, m in skipped.items()))
+        raise Fault(
+            "nothing could be measured: no candidate got a verdict. "
+            + "; ".join(f"{k}: {m}" for k, m in skipped.items())
+        )
     pairs = np.array([len(it.labels) for it in dev], dtype=float)
     labels = [[comparable(base.setup, lab, threshold) for lab in it.labels] for it in dev]
     matches: dict[str, list[float]] = {}
