@@ -14,6 +14,7 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parser_attacks import LETTER_DISGUISES, PAIRWISE_CONTRADICTIONS, PASSFAIL_CONTRADICTIONS, WORD_DISGUISES
 
 from juge.judges.parsers import parse_criteria, parse_pairwise, parse_passfail, parse_score
 
@@ -268,3 +269,39 @@ def test_pairwise_near_misses_inside_the_marker(letter: str, position: int, char
     marker = f"[[{letter}]]"
     mutated = marker[: position + 1] + char + marker[position + 1 :]
     assert parse_pairwise(f"Reasoning. {mutated}").outcome == "unparsed"
+
+
+# --- contradictions in any disguise (the attack corpus's phrasings, fuzzed) ---------
+
+filler_line = st.sampled_from(["The hours are right.", "It names the bakery.", "", "Tone is polite."])
+
+
+@FUZZ
+@given(
+    st.sampled_from(PASSFAIL_CONTRADICTIONS),
+    st.sampled_from(sorted(WORD_DISGUISES)),
+    st.lists(filler_line, max_size=3),
+    st.sampled_from(["PASS", "FAIL"]),
+)
+def test_passfail_a_contradiction_in_any_disguise_is_unparsed(
+    template: str, disguise: str, filler: list[str], first: str
+) -> None:
+    other = "FAIL" if first == "PASS" else "PASS"
+    body = template.format(w=WORD_DISGUISES[disguise](other)).replace("PASS\n", "", 1)
+    text = "\n".join([first, "A reason.", *filler, body])
+    assert parse_passfail(text).outcome == "unparsed", text
+
+
+@FUZZ
+@given(
+    st.sampled_from(PAIRWISE_CONTRADICTIONS),
+    st.sampled_from(sorted(LETTER_DISGUISES)),
+    st.sampled_from([("A", "B"), ("A", "C"), ("B", "A")]),
+)
+def test_pairwise_a_contradiction_in_any_disguise_is_unparsed(
+    template: str, disguise: str, letters: tuple[str, str]
+) -> None:
+    marker, other = letters
+    text = template.replace("[[A]]", f"[[{marker}]]").replace("Assistant A", f"Assistant {marker}")
+    text = text.format(b=LETTER_DISGUISES[disguise](other))
+    assert parse_pairwise(text).outcome == "unparsed", text

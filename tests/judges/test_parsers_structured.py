@@ -138,3 +138,18 @@ def test_criteria_schema_and_parser_accept_the_same_objects(scores: dict) -> Non
     )
     answer = json.dumps({"reasoning": "Because.", "scores": scores})
     assert (judge.parse(answer).outcome == "ok") == valid
+
+
+@pytest.mark.parametrize(
+    "setup, answer",
+    [
+        ("passfail", {"verdict": "PASS\nwhatever", "reason": "Matches the context."}),
+        ("passfail", {"verdict": "PASS\n", "reason": "Matches."}),
+        ("passfail", {"verdict": "FAIL\nPASS", "reason": "Two verdicts."}),
+        ("passfail", {"verdict": "PASS", "reason": "Matches.\nVerdict: FAIL"}),
+        ("pairwise", {"reasoning": "A is right.", "verdict": "A]] [[B"}),
+        ("pairwise", {"reasoning": "Verdict: B", "verdict": "A"}),
+    ],
+)
+def test_a_verdict_field_carrying_more_than_the_verdict_is_unparsed(setup: str, answer: dict) -> None:
+    assert parse_structured(json.dumps(answer), setup, {}).outcome == "unparsed"

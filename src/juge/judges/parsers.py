@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from juge.judges.contradictions import fold, pairwise_statements, passfail_statements, score_statements
 from juge.judges.textnorm import skeleton
 
 Verdict = str | int | float | dict[str, Any]
@@ -104,9 +105,13 @@ def parse_passfail(text: str, *, require_reason: bool = True) -> ParseResult:
     rest = lines[1:]
     if require_reason and _is_blank("\n".join(rest)):
         return unparsed("no explanation after the verdict")
-    for line in skeleton("\n".join(rest)).splitlines():
+    folded = fold("\n".join(rest))
+    for line in folded.splitlines():
         if _looks_like_verdict_line(line):
             return unparsed("a second verdict line after the first")
+    for verdict, how in passfail_statements(folded):
+        if verdict != first or how.startswith("a line"):
+            return unparsed(f"a second verdict ({verdict}, {how}) after the first")
     return ok(first)
 
 
@@ -163,9 +168,13 @@ def parse_score(
     before = "\n".join(lines[:last])
     if require_reasoning and _is_blank(before):
         return unparsed("no reasoning before the score")
-    for mention in _marker_mentions(marker).finditer(skeleton(before)):
+    folded = fold(before)
+    for mention in _marker_mentions(marker).finditer(folded):
         if float(mention.group(1)) != float(raw):
             return unparsed(f"two '{marker}' values: {mention.group(1)} and {match.group(1)}")
+    for stated in score_statements(folded):
+        if stated != float(raw):
+            return unparsed(f"a second score ({stated:g}) before the '{marker}' line")
     return ok(value)
 
 
@@ -251,18 +260,35 @@ def parse_criteria(
     before = lines[:last]
     if require_reasoning and _is_blank("\n".join(before)):
         return unparsed("no reasoning before the scores")
-    for earlier in before:
-        folded = skeleton(earlier)
-        start, end = folded.find("{"), folded.rfind("}")
-        if start < 0 or end < start:
-            continue
-        try:
-            other = strict_json_object(folded[start : end + 1])
-        except _BadJSON:
-            continue
+    for other in _json_objects(fold("\n".join(before))):
+        if other is None:
+            return unparsed("too many braces before the scores to check for a second JSON object")
         if any(name in other and other[name] != verdict[name] for name in criteria):
             return unparsed("two JSON objects with different scores")
     return ok(verdict)
+
+
+_MAX_OBJECT_STARTS = 2000
+_DECODER = json.JSONDecoder()
+
+
+def _json_objects(text: str) -> Iterator[dict[str, Any] | None]:
+    """Every JSON object in `text`, over any number of lines (None: too many '{' to try them all)."""
+    starts = [m.start() for m in re.finditer(r"\{", text)]
+    if len(starts) > _MAX_OBJECT_STARTS:
+        yield None
+        return
+    covered = -1  # an object nested in one already read is part of it, not a second object
+    for start in starts:
+        if start < covered:
+            continue
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            covered = end
+            yield value
 
 
 # --- pairwise -------------------------------------------------------------------
@@ -292,6 +318,9 @@ def parse_pairwise(text: str) -> ParseResult:
         return unparsed("no [[A]], [[B]] or [[C]] marker")
     if len(loose) != 1:
         return unparsed("a second, disguised verdict marker")
+    for letter, how in pairwise_statements(fold(text)):
+        if letter != exact[0]:
+            return unparsed(f"a second verdict ({letter}, {how}) besides [[{exact[0]}]]")
     return ok(exact[0])
 
 
@@ -322,9 +351,15 @@ def structured_to_text(data: dict[str, Any], setup: str, config: Mapping[str, An
     if set(data) != expected:
         raise ValueError(f"fields must be exactly {sorted(expected)}")
     if setup == "passfail":
-        return f"{field('verdict', str)}\n{field('reason', str)}"
+        verdict = field("verdict", str)
+        if verdict not in _PASSFAIL:
+            raise ValueError("field 'verdict' must be exactly PASS or FAIL")
+        return f"{verdict}\n{field('reason', str)}"
     if setup == "pairwise":
-        return f"{field('reasoning', str)}\n[[{field('verdict', str)}]]"
+        letter = field("verdict", str)
+        if letter not in ("A", "B", "C"):
+            raise ValueError("field 'verdict' must be exactly A, B or C")
+        return f"{field('reasoning', str)}\n[[{letter}]]"
     if setup == "criteria":
         scores = field("scores", dict)
         return f"{field('reasoning', str)}\n{json.dumps(scores)}"

@@ -1,0 +1,36 @@
+"""The attack corpus (parser_attacks.py) against every setup's strict parser, both sides."""
+
+from __future__ import annotations
+
+import pytest
+from parser_attacks import CONFIG, MUST_FAIL, MUST_PARSE, VERDICT
+
+from juge.judges.parsers import PARSERS
+
+SETUPS = sorted(MUST_FAIL)
+
+
+def test_the_corpus_is_large_on_both_sides() -> None:
+    assert set(SETUPS) == set(PARSERS)
+    for setup in SETUPS:
+        assert len(MUST_FAIL[setup]) + len(MUST_PARSE[setup]) >= 100, setup
+        assert len(MUST_FAIL[setup]) >= 50 and len(MUST_PARSE[setup]) >= 50, setup
+        assert len(set(MUST_FAIL[setup])) == len(MUST_FAIL[setup])
+
+
+@pytest.mark.parametrize("setup", SETUPS)
+def test_a_contradicting_second_verdict_is_unparsed(setup: str) -> None:
+    parse = PARSERS[setup]
+    read = [text for text in MUST_FAIL[setup] if parse(text, **CONFIG[setup]).outcome != "unparsed"]
+    assert read == []
+
+
+@pytest.mark.parametrize("setup", SETUPS)
+def test_hostile_looking_prose_still_parses(setup: str) -> None:
+    parse = PARSERS[setup]
+    wrong = [
+        (text, result.reason)
+        for text in MUST_PARSE[setup]
+        if (result := parse(text, **CONFIG[setup])).verdict != VERDICT[setup]
+    ]
+    assert wrong == []
