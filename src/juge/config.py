@@ -59,7 +59,7 @@ from juge.errors import InputError, input_error, toml_key_line, toml_syntax_erro
 
 class ProviderSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = "scripted"
+    name: str  # no default: the test-only `scripted` provider is never chosen silently
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -110,7 +110,7 @@ class EvalSpec(BaseModel):
     sample: int | None = Field(default=None, ge=1)
     seed: int = 0
     mapping: dict[str, str] = Field(default_factory=dict)
-    provider: ProviderSpec = Field(default_factory=ProviderSpec)
+    provider: ProviderSpec | None = None
     system: SystemSpec | None = None
     checks: list[dict[str, Any]] = Field(default_factory=list)
     judges: list[dict[str, Any]] = Field(default_factory=list)

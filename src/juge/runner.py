@@ -49,6 +49,8 @@ class RunResult:
     engine_stats: dict[str, int]
     # Batch mode: the batches still being answered (id, state, counts); the run is unfinished then.
     pending: list[dict[str, Any]] | None = None
+    first_error: str | None = None  # set when no judgment could be made: every call failed
+    warnings: list[str] = field(default_factory=list)
 
 
 def model_family(model: str) -> str:
@@ -78,16 +80,22 @@ def same_family_warnings(system_model: str | None, judges: Sequence[Any]) -> lis
 class Providers:
     """One provider instance per distinct (name, options), built lazily."""
 
-    def __init__(self, default: ProviderSpec, base_dir: Path):
+    def __init__(self, default: ProviderSpec | None, base_dir: Path):
         self.default = default
         self.base_dir = base_dir
         self._made: dict[str, Provider] = {}
 
     def get(self, spec: ProviderSpec | dict[str, Any] | None) -> Provider:
         spec = self.default if spec is None else (spec if isinstance(spec, ProviderSpec) else ProviderSpec(**spec))
+        if spec is None:
+            raise InputError(
+                'no provider configured: name one in the judge file (provider = "openai"), in the eval '
+                "file ([provider] name = ...), or with --provider"
+            )
         # A judge or system naming the eval's provider without options of its own uses the eval's
         # options (its base_url above all): never silently fall back to a provider's default endpoint.
-        options = dict(spec.options or (self.default.options if spec.name == self.default.name else {}))
+        same = self.default is not None and spec.name == self.default.name
+        options = dict(spec.options or (self.default.options if same and self.default else {}))
         if spec.name == "replay" and "path" in options:
             options["path"] = str((self.base_dir / options["path"]).resolve())
         key = json.dumps([spec.name, options], sort_keys=True, default=str)
@@ -552,8 +560,15 @@ async def run_eval_async(
             engine_stats=dict(engine.stats),
             pending=describe(pending.statuses),
         )
+    summary = run.summary.to_dict() if run.summary is not None else {}
     return RunResult(
-        run_id=run_id, summary=run.summary, resumed=run.resumed, stored_now=stored, engine_stats=dict(engine.stats)
+        run_id=run_id,
+        summary=run.summary,
+        resumed=run.resumed,
+        stored_now=stored,
+        engine_stats=dict(engine.stats),
+        first_error=nothing_made(store, run_id, summary),
+        warnings=unparsed_warnings(store, run_id, summary),
     )
 
 
@@ -568,6 +583,53 @@ def check_batchable(config: EvalConfig, providers: Sequence[Provider]) -> None:
                 f'mode = "batch" needs a provider with a batch API (openai, anthropic); {provider.name} has none',
                 "engine.mode",
             )
+
+
+UNPARSED_WARNING = 0.2  # a judge with more unparsed answers than this share probably has a format problem
+
+
+def nothing_made(store: Store, run_id: str, summary: dict[str, Any]) -> str | None:
+    """The first error when no judgment could be made (every judge call failed, or the system under
+    test failed on every case, so nothing was judged); None when anything was measured."""
+    judges = summary.get("judges") or {}
+    made = sum(j["outcomes"][k] for j in judges.values() for k in ("ok", "refused", "unparsed"))
+    errors = sum(j["outcomes"]["error"] for j in judges.values())
+    system_errors = summary.get("system_errors") or 0
+    if made or not (errors or system_errors):
+        return None
+    for j in store.judgments(run_id):
+        if j.outcome == "error":
+            return f"judge {j.judge} on case {j.item_id}: {j.reason or 'no reason recorded'}"
+    for (item_id, _), out in sorted(store.outputs(run_id).items()):
+        if out["outcome"] == "error":
+            return f"the system under test on case {item_id}: {out['reason'] or 'no reason recorded'}"
+    return "every call failed"
+
+
+def unparsed_warnings(store: Store, run_id: str, summary: dict[str, Any]) -> list[str]:
+    """One warning per judge with more than UNPARSED_WARNING of its answers unparsed, quoting one raw answer."""
+    noisy = {
+        name
+        for name, j in (summary.get("judges") or {}).items()
+        if (n := sum(j["outcomes"].values())) and j["outcomes"]["unparsed"] / n > UNPARSED_WARNING
+    }
+    if not noisy:
+        return []
+    example: dict[str, Any] = {}
+    for j in store.judgments(run_id):
+        if j.judge in noisy and j.outcome == "unparsed":
+            example.setdefault(j.judge, j)
+    warnings = []
+    for name in sorted(noisy):
+        outcomes = summary["judges"][name]["outcomes"]
+        j = example.get(name)
+        raw = (j.text[:300] + ("..." if len(j.text) > 300 else "")) if j else ""
+        warnings.append(
+            f"judge {name}: {outcomes['unparsed']} of {sum(outcomes.values())} answers unparsed "
+            f"(more than {UNPARSED_WARNING:.0%}); check the judge's format or model. "
+            f"One raw answer ({j.reason if j else '?'}): {raw!r}"
+        )
+    return warnings
 
 
 @dataclass

@@ -114,6 +114,13 @@ def _read_value(kind: Kind, verdict: Any) -> float | str | None:
     return value if math.isfinite(value) else None
 
 
+def is_score(verdict: Any) -> bool:
+    """A judge's verdict that is a number (a score judge's grade), not a PASS/FAIL word."""
+    if isinstance(verdict, dict):
+        verdict = verdict.get("score")
+    return isinstance(verdict, (int, float)) and not isinstance(verdict, bool)
+
+
 def build_grade_table(
     kind: Kind,
     cases: Iterable[Case | PairSummary],
@@ -164,7 +171,9 @@ def build_grade_table(
         grade = item.judges.setdefault(key, GradeOnItem(None))
         grade.outcomes.append(j.outcome)
         if j.repeat == 0:
-            grade.value = _read_value(kind, j.verdict) if j.outcome == "ok" else None
+            # a score is never a PASS/FAIL (score 1, the worst, would read as PASS): see scores_as_passfail
+            readable = j.outcome == "ok" and not (kind == "passfail" and is_score(j.verdict))
+            grade.value = _read_value(kind, j.verdict) if readable else None
             grade.text = j.text
     for name, values in (baselines or {}).items():
         judges[name] = {"judge": name, "template": None, "models": [], "template_hashes": [], "baseline": True}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from juge.calibration.grades import Kind as GradeKind
-from juge.calibration.grades import Truth, build_grade_table, grade_study
+from juge.calibration.grades import Truth, build_grade_table, grade_study, is_score
 from juge.calibration.grades import _read_value as grade_value
 from juge.calibration.pairtable import build_pair_table
 from juge.calibration.pairwise import Bootstrap, pairwise_study
@@ -428,7 +428,7 @@ def _keep_judges_of_kind(
         if j.outcome != "ok" or j.order is not None:
             graded.setdefault(key, False)
             continue
-        is_grade = grade_value(kind, j.verdict) is not None
+        is_grade = grade_value(kind, j.verdict) is not None or (kind == "passfail" and is_score(j.verdict))
         graded[key] = graded.get(key, False) or is_grade
         example.setdefault(key, j.verdict)
     foreign = {key for key, ok in graded.items() if not ok and key in example}
@@ -547,17 +547,23 @@ def _one_study(
             raise InputError(str(exc)) from None
         _refuse_empty(len(table.split(split).items), split, inputs)
         return pairwise_study(table, split=split, boot=boot, progress=progress)
+    read_at: list[str] = []
+    judgments = inputs.judgments
+    if inputs.kind == "passfail":
+        judgments, read_at = scores_as_passfail(inputs.judgments, threshold)
     grades = build_grade_table(
         inputs.kind,
         data.cases,
         data.labels,
-        inputs.judgments,
+        judgments,
         baselines=data.baselines,
         sources=data.sources,
         declared_scale=inputs.declared_scale,
     )
     _refuse_empty(len(grades.split(split).items), split, inputs)
-    return grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
+    result = grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
+    result["notes"] = [*read_at, *result.get("notes", [])]
+    return result
 
 
 def criterion_judgments(judgments: Sequence[Judgment | RecordedCall], criterion: str) -> list[Judgment | RecordedCall]:
@@ -636,6 +642,39 @@ def side_by_side(studies: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def scores_as_passfail(
+    judgments: Sequence[Judgment | RecordedCall], threshold: float | None
+) -> tuple[list[Judgment | RecordedCall], list[str]]:
+    """A score judge in a PASS/FAIL study: each score >= `threshold` is PASS, below it FAIL.
+
+    Without a threshold the study is refused (InputError): a score is not a PASS/FAIL, and reading
+    score 1, the worst, as PASS (as "1" reads in a labels file) would invert the judge.
+    """
+    scorers = sorted({(j.judge, j.template) for j in judgments if j.outcome == "ok" and is_score(j.verdict)})
+    if not scorers:
+        return list(judgments), []
+    if threshold is None:
+        judge, template = scorers[0]
+        example = next(j.verdict for j in judgments if (j.judge, j.template) == scorers[0] and is_score(j.verdict))
+        raise InputError(
+            f"judge {judge}/{template} gives scores (e.g. {example}) and the human labels are PASS/FAIL: "
+            "give --threshold N to read a score >= N as PASS (below N as FAIL)"
+        )
+
+    def read(j: Judgment | RecordedCall) -> Judgment | RecordedCall:
+        if j.outcome != "ok" or not is_score(j.verdict):
+            return j
+        value = j.verdict["score"] if isinstance(j.verdict, dict) else j.verdict
+        verdict = "PASS" if float(value) >= threshold else "FAIL"
+        return j._replace(verdict=verdict) if isinstance(j, RecordedCall) else j.model_copy(update={"verdict": verdict})
+
+    notes = [
+        f"judge {judge}/{template}: a score >= {threshold:g} is read as PASS, below as FAIL"
+        for judge, template in scorers
+    ]
+    return [read(j) for j in judgments], notes
 
 
 def _refuse_empty(n_items: int, split: str, inputs: StudyInputs) -> None:

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from juge.data.readers import parse_mapping
-from juge.errors import InputError
+from juge.errors import Fault, InputError
 from juge.files import staged_output, write_atomic, write_with
 from juge.judges.pairwise import combine_orders
 from juge.store import DEFAULT_DB, RunNotFound, Store, is_database_url, open_store
@@ -200,6 +200,13 @@ def run_command(
     )
     assert result.summary is not None  # a finished run
     print_summary(result.summary.to_dict())
+    for warning in result.warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    if result.first_error is not None:
+        raise Fault(
+            f"run {result.run_id}: no judgment could be made, every call failed; the first error: "
+            f"{result.first_error} (fix it, then run the same command again to resume)"
+        )
     gate, pass_rate = config.spec.gate.min_pass_rate, result.summary.pass_rate
     if gate is not None and pass_rate is None:
         raise InputError(

@@ -22,6 +22,7 @@ import asyncio
 import ipaddress
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -76,9 +77,16 @@ class OpenAICompatProvider(Provider):
         body = json.dumps(_payload(request), ensure_ascii=False).encode()
         status, headers, raw = await self._post(body)
         if status >= 400:
+            message = _error_message(raw)
+            hint = (
+                _field_hint(message, body, schema_only=status == 500)
+                if 400 <= status <= 500 and status != 429
+                else None
+            )
             raise ProviderError(
-                f"HTTP {status}: {_error_message(raw)}",
-                retryable=status == 429 or status >= 500,
+                f"HTTP {status}: {message}" + (f" ({hint})" if hint else ""),
+                # the same request would be refused again, however often it is sent
+                retryable=hint is None and (status == 429 or status >= 500),
                 status=status,
                 retry_after=retry_after_seconds(headers),
             )
@@ -259,6 +267,28 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+# A request field a server may refuse, and the judge option that sets it.
+_FIELD_OPTIONS = {
+    "response_format": "set structured = false in the judge file (the server does not take a JSON schema)",
+    "json_schema": "set structured = false in the judge file (the server does not take a JSON schema)",
+    "max_tokens": "change max_tokens in the judge file",
+    "temperature": "change temperature in the judge file",
+    "model": "change model in the judge file",
+}
+
+
+def _field_hint(message: str, body: bytes, *, schema_only: bool = False) -> str | None:
+    """What to change when a refusal names a field this request sent: a 4xx, or a 500 naming the
+    JSON schema (a server that does not know it may fail with 500; "model" in a 500 is an overload)."""
+    sent = body.decode("utf-8", "replace")
+    for name, option in _FIELD_OPTIONS.items():
+        if schema_only and name not in ("response_format", "json_schema"):
+            continue
+        if re.search(rf"(?<![A-Za-z_]){name}(?![A-Za-z_])", message) and f'"{name}"' in sent:
+            return f"the server refused the request field '{name}': {option}"
+    return None
 
 
 def _error_message(raw: bytes) -> str:
