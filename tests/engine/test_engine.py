@@ -14,6 +14,7 @@ from juge.cli import app
 from juge.config import load_eval
 from juge.data.records import Case
 from juge.engine import Engine, EngineOptions, build_tasks
+from juge.errors import Fault
 from juge.judges import judge_from_dict
 from juge.providers import Request, make_provider
 from juge.runner import run_eval
@@ -354,7 +355,8 @@ def test_cli_flag_conflicts_and_provider_override(tmp_path):
             "--no-progress",
         ],
     )
-    assert res.exit_code == 0, res.output
+    # every call failed: a Fault (exit 3 from the console script) naming the first error
+    assert isinstance(res.exception, Fault) and "no recorded answer" in str(res.exception), res.output
     with Store(db) as s:
         js = s.judgments(s.list_runs()[0]["id"])
     assert {j.outcome for j in js} == {"error"} and "no recorded answer" in js[0].reason
