@@ -24,10 +24,12 @@ words = ["Crumbl"]
 [[judges]]
 file = "judges/faithful.toml"     # or the judge's table inline
 
-[engine]
-concurrency = 8
-retries = 4
-timeout = 60
+[engine]                          # every number finite; bounds in brackets
+concurrency = 8                   # [1, 1024]
+retries = 4                       # [0, 20]
+timeout = 60                      # seconds per call, (0, 3600]
+backoff = 1.0                     # seconds before the first retry, doubling, [0, 300]
+max_backoff = 60                  # longest wait between attempts, [0, 3600]
 mode = "online"                   # or "batch": OpenAI Batch / Anthropic Message Batches (half price)
 rpm = 500                         # optional: requests per minute, per provider (sent no faster)
 tpm = 200000                      # optional: tokens per minute, per provider
@@ -39,7 +41,7 @@ tpm = 100000
 min_pass_rate = 0.9               # exit code 1 below this
 min_score = 3                     # a score/criteria/additive judge passes a case at this score
 
-[prices]
+[prices]                          # US$ per million tokens, [0, 10000]
 "my-model" = { input = 0.5, output = 1.5 }
 ```
 """
@@ -49,9 +51,9 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from juge.checks import Check, CheckConfigError, make_check
 from juge.errors import InputError, input_error, toml_key_line, toml_syntax_error, with_toml_line
@@ -72,6 +74,14 @@ class SystemSpec(BaseModel):
     max_tokens: int = 1024
 
 
+MAX_TIMEOUT = 3600.0  # seconds one call may take
+MAX_BACKOFF = 300.0  # seconds of the first retry's wait (it doubles per attempt, up to max_backoff)
+MAX_WAIT = 3600.0  # seconds of any one wait between attempts (also a server's Retry-After) or status checks
+MAX_PRICE = 10_000.0  # US$ per million tokens
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
+PRICE_KEYS = ("input", "output", "batch_input", "batch_output")
+
+
 class LimitSpec(BaseModel):
     """A rate budget: requests and tokens per minute (None: no limit)."""
 
@@ -84,11 +94,14 @@ class EngineSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     concurrency: int = Field(default=8, ge=1, le=1024)  # bench/throughput.py runs 1,024 calls in flight
     retries: int = Field(default=4, ge=0, le=20)
-    timeout: float = Field(default=120.0, gt=0)
-    backoff: float = Field(default=1.0, ge=0)
-    max_backoff: float = Field(default=60.0, ge=0)
+    # Finite and bounded: `backoff = 1e308` or `timeout = inf` would make a run against a failing server hang.
+    timeout: float = Field(default=120.0, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
+    backoff: float = Field(default=1.0, ge=0, le=MAX_BACKOFF, allow_inf_nan=False)
+    max_backoff: float = Field(default=60.0, ge=0, le=MAX_WAIT, allow_inf_nan=False)
     mode: Literal["online", "batch"] = "online"  # batch: the provider's batch API (half price, within 24 h)
-    batch_poll: float = Field(default=30.0, gt=0)  # seconds between status checks of `juge run --wait`
+    batch_poll: float = Field(
+        default=30.0, gt=0, le=MAX_WAIT, allow_inf_nan=False
+    )  # seconds between status checks of `juge run --wait`
     batch_size: int | None = Field(default=None, ge=1)  # most requests per batch (default: the provider's limit)
     # Rate budgets, enforced before a request is sent (juge.limits): per provider, and in `limits`
     # per provider name or model name ([engine.limits."gpt-4o-mini"] rpm = ..., tpm = ...).
@@ -100,7 +113,7 @@ class EngineSpec(BaseModel):
 class GateSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     min_pass_rate: float | None = Field(default=None, ge=0, le=1)
-    min_score: float | None = None
+    min_score: float | None = Field(default=None, allow_inf_nan=False)
 
 
 class EvalSpec(BaseModel):
@@ -116,7 +129,18 @@ class EvalSpec(BaseModel):
     judges: list[dict[str, Any]] = Field(default_factory=list)
     engine: EngineSpec = Field(default_factory=EngineSpec)
     gate: GateSpec = Field(default_factory=GateSpec)
-    prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    prices: dict[str, dict[Literal["input", "output", "batch_input", "batch_output"], Price]] = Field(
+        default_factory=dict
+    )
+
+    @field_validator("prices")
+    @classmethod
+    def _price_rows_are_whole(cls, prices: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for model, row in prices.items():
+            missing = [k for k in ("input", "output") if k not in row]
+            if missing:
+                raise ValueError(f"the price row of {model!r} needs {' and '.join(missing)} (US$ per million tokens)")
+        return prices
 
 
 class EvalConfig:
@@ -200,7 +224,7 @@ def load_eval(path: str | Path) -> EvalConfig:
         spec = EvalSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
+        field = ".".join(str(p) for p in err["loc"] if p != "[key]")  # a bad key: its name is the field
         message = {"missing": "required field is missing", "extra_forbidden": "unknown key (check its spelling)"}.get(
             err["type"], err["msg"]
         )

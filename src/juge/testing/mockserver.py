@@ -124,8 +124,18 @@ class MockConfig:
         unknown = set(self.faults) - set(FAULT_KINDS)
         if unknown:
             raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; known: {', '.join(FAULT_KINDS)}")
-        if any(r < 0 for r in self.faults.values()) or sum(self.faults.values()) > 1 + 1e-9:
-            raise ValueError(f"fault rates must be >= 0 and sum to at most 1, got {self.faults}")
+        # NaN compares false with everything: `not 0 <= r <= 1` refuses it (a NaN rate injected nothing)
+        if any(not 0 <= r <= 1 for r in self.faults.values()) or sum(self.faults.values()) > 1 + 1e-9:
+            raise ValueError(f"fault rates must be numbers in [0, 1] that sum to at most 1, got {self.faults}")
+        if self.max_concurrency is not None and self.max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1 (or unset), got {self.max_concurrency}")
+        for name in ("latency", "spread", "retry_after", "hang", "batch_delay"):
+            value = getattr(self, name)
+            if not 0 <= value < math.inf:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+        for name in ("batch_errors", "batch_expire"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if self.latency_dist not in LATENCY_DISTRIBUTIONS:
             raise ValueError(f"latency_dist must be one of {LATENCY_DISTRIBUTIONS}, got {self.latency_dist!r}")
         if self.over_capacity not in ("queue", "reject"):
@@ -633,7 +643,10 @@ def _parse_args(argv: list[str] | None) -> tuple[MockConfig, str, int]:
     if args.config_json:
         raw = json.loads(args.config_json)
         raw["answers"] = tuple(raw.get("answers", MockConfig.answers))
-        return MockConfig(**raw), args.host, args.port
+        try:
+            return MockConfig(**raw), args.host, args.port
+        except (TypeError, ValueError) as exc:
+            ap.error(f"--config-json: {exc}")
     faults = {}
     for item in args.fault:
         kind, _, rate = item.partition("=")
