@@ -44,6 +44,7 @@ from juge.data.records import (
     PairSummary,
     RecordedCall,
     Vote,
+    clean_id,
     lone_surrogate_message,
 )
 from juge.errors import InputError, input_error
@@ -143,7 +144,7 @@ def read_pairwise_items(
         item_id = row.get("item_id", row.get("id"))
         if item_id in (None, ""):
             raise input_error(path, "required field is missing", line=line, field="item_id")
-        item_id = str(item_id)
+        item_id = _clean_id(path, line, "item_id", item_id)
         if item_id in seen:
             raise input_error(
                 path, f"duplicate item {item_id!r} (first on line {seen[item_id]})", line=line, field="item_id"
@@ -277,7 +278,7 @@ def _checked_calls(path: Source, pair_ids: Collection[str]) -> Iterator[tuple[in
             raise input_error(
                 name, f"repeat {row['repeat']!r} is not a whole number", line=line, field="repeat"
             ) from None
-        item_id = sys.intern(str(row["item_id"]))
+        item_id = sys.intern(_clean_id(path, line, "item_id", row["item_id"]))
         key = _call_key(row, repeat)
         if not seen.add(item_id, key):
             raise input_error(
@@ -389,6 +390,13 @@ def _first_line(path: Source, item_id: str, key: CallKey) -> int:
         for line, row in iter_rows(path)
         if str(row["item_id"]) == item_id and _call_key(row, int(row.get("repeat") or 0)) == key
     )
+
+
+def _clean_id(path: Path, line: int, field: str, value: Any) -> str:
+    try:
+        return str(clean_id(value))
+    except ValueError as exc:
+        raise input_error(path, str(exc), line=line, field=field) from None
 
 
 def read_label_rows(path: str | Path, *, pairwise: bool) -> list[HumanLabel]:

@@ -14,6 +14,7 @@ import io
 import json
 import math
 import random
+import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -207,13 +208,87 @@ def read_rows(source: Source, *, format: str | None = None) -> list[tuple[int, d
     return list(iter_rows(source, format=format))
 
 
-def _json_object(path: Path, lineno: int, line: str) -> dict[str, Any]:
+MAX_DEPTH = 64  # levels of nested objects and arrays in one row (a case's meta, a conversation)
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return obj
+
+
+_KEY_END = re.compile(r'"\s*:')
+
+
+def _count_keys(value: Any) -> int:
+    total, stack = 0, [value]
+    while stack:
+        node = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        total += len(node) if isinstance(node, dict) else 0
+        stack.extend(child for child in children if isinstance(child, (dict, list)))
+    return total
+
+
+def _may_hide_duplicates(text: str, value: Any) -> bool:
+    """False when `text` cannot hold a duplicate key: every key is a string followed by ':', so the
+    text has at least as many '":' as the objects have keys, and exactly as many unless a key was lost
+    (or a string value holds '":', which only costs the slower check)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    if isinstance(value, dict) and text.count(":") == len(value):  # the common flat row, counted in C
+        return False
+    return len(_KEY_END.findall(text)) != _count_keys(value)
+
+
+def _too_deep(value: Any) -> str | None:
+    """The top-level field of `value` nested deeper than MAX_DEPTH (iteratively: no recursion limit)."""
+    for key, item in value.items():
+        stack = [(item, 2)]
+        while stack:
+            node, depth = stack.pop()
+            if isinstance(node, (dict, list)):
+                if depth > MAX_DEPTH:
+                    return str(key)
+                stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return None
+
+
+def loads_row(path: Path, lineno: int, text: str, field: str | None = None) -> Any:
+    """JSON text of one row: a duplicate key, a number too long to read or nesting deeper than
+    MAX_DEPTH is an input error naming file, line (and the key), never a silent last-wins or a traceback."""
     try:
-        obj = json.loads(line)
+        value = json.loads(text)
+        if _may_hide_duplicates(text, value):  # rare: only then the slower parse that names the key
+            json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        return value
+    except _DuplicateKey as exc:
+        raise input_error(
+            path, f"duplicate key {exc.key!r} in one object (JSON keeps only the last)", line=lineno, field=exc.key
+        ) from None
     except json.JSONDecodeError as exc:
-        raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
+        raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=lineno, field=field) from None
+    except RecursionError:
+        raise input_error(path, f"JSON nested deeper than {MAX_DEPTH} levels", line=lineno, field=field) from None
+    except ValueError as exc:  # e.g. an integer of over 4,300 digits
+        raise input_error(path, f"unreadable JSON value: {exc}", line=lineno, field=field) from None
+
+
+def _json_object(path: Path, lineno: int, line: str) -> dict[str, Any]:
+    obj = loads_row(path, lineno, line)
     if not isinstance(obj, dict):
         raise input_error(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
+    deep = _too_deep(obj) if line.count("{") + line.count("[") > MAX_DEPTH else None  # counting is cheap
+    if deep is not None:
+        raise input_error(path, f"nested deeper than {MAX_DEPTH} levels", line=lineno, field=deep)
     return obj
 
 
@@ -299,6 +374,9 @@ def _csv_rows(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]
     try:
         if not reader.fieldnames:
             raise input_error(path, "no header row")
+        twice = next((name for k, name in enumerate(reader.fieldnames) if name in reader.fieldnames[:k]), None)
+        if twice is not None:
+            raise input_error(path, f"two columns named {twice!r} (only one would be read)", line=1, field=twice)
         for row in reader:
             lineno = reader.line_num
             if None in row:
@@ -559,15 +637,14 @@ def _validation_error(path: Path | str, line: int, exc: ValidationError) -> Inpu
     return input_error(path, msg, line=line, field=field)
 
 
-def _parse_json_fields(row: dict[str, Any], fields: Sequence[str]) -> None:
+def _parse_json_fields(path: Path, lineno: int, row: dict[str, Any], fields: Sequence[str]) -> None:
     # CSV cells that should hold structures (messages, meta) are JSON text.
     for name in fields:
         value = row.get(name)
-        if isinstance(value, str):
-            try:
-                row[name] = json.loads(value)
-            except json.JSONDecodeError:
-                pass
+        if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+            row[name] = loads_row(path, lineno, value, field=name)
+            if isinstance(row[name], (dict, list)) and _too_deep({name: row[name]}) is not None:
+                raise input_error(path, f"nested deeper than {MAX_DEPTH} levels", line=lineno, field=name)
 
 
 def read_cases(source: Source, mapping: Mapping[str, str] | None = None, *, format: str | None = None) -> list[Case]:
@@ -623,7 +700,7 @@ def _cases_of(
     dropped = set(drop)
     for lineno, raw in rows:
         row = {k: v for k, v in raw.items() if k not in dropped}
-        _parse_json_fields(row, ("messages", "meta"))
+        _parse_json_fields(Path(path), lineno, row, ("messages", "meta"))
         if row.get("id") in (None, ""):
             hint = "" if id_mapped else f"; name the id column with --map id=COLUMN ({_cols(raw)})"
             raise input_error(path, f"required field is missing{hint}", line=lineno, field="id")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
@@ -65,6 +66,37 @@ def _place(at: str) -> str:
     return f" at {at.lstrip('.')}" if at else ""
 
 
+MAX_ID_LENGTH = 256
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_INVISIBLE = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
+
+
+def clean_id(value: Any) -> Any:
+    """An id as juge keeps it: text (a JSON number becomes its digits), NFC-normalised, so ids that
+    differ only in Unicode composition are one id. Refused (ValueError): a boolean, leading or trailing
+    spaces, a control or invisible character (a newline would break a file of ids), over MAX_ID_LENGTH
+    characters. Anything but text and integers is left for the field's type check."""
+    if isinstance(value, bool):
+        raise ValueError("must be a string, not a boolean")
+    if isinstance(value, int):
+        value = str(value)
+    if not isinstance(value, str):
+        return value
+    if value.isascii():
+        bad = _ASCII_CONTROL.search(value)
+        at = bad.group() if bad else None
+    else:
+        value = unicodedata.normalize("NFC", value)
+        at = next((c for c in value if unicodedata.category(c) in _INVISIBLE), None)
+    if at is not None:
+        raise ValueError(f"holds a control or invisible character (U+{ord(at):04X}); ids must be plain text")
+    if value != value.strip():
+        raise ValueError("has leading or trailing spaces; remove them (ids are compared exactly)")
+    if len(value) > MAX_ID_LENGTH:
+        raise ValueError(f"is {len(value)} characters long; ids are at most {MAX_ID_LENGTH}")
+    return value
+
+
 class Message(BaseModel):
     """One turn of a conversation."""
 
@@ -98,15 +130,8 @@ class Case(BaseModel):
 
     _no_lone_surrogates = field_validator("*", mode="before")(refuse_lone_surrogates)
 
-    @field_validator("id", "group", mode="before")
-    @classmethod
-    def _ids_are_text(cls, v: Any) -> Any:
-        # Numeric ids in JSON/CSV are common; keep them as their text form.
-        if isinstance(v, bool):
-            raise ValueError("must be a string, not a boolean")
-        if isinstance(v, int):
-            return str(v)
-        return v
+    # Numeric ids in JSON/CSV are common; they are kept as their text form.
+    _ids_are_text = field_validator("id", "group", mode="before")(clean_id)
 
     @model_validator(mode="after")
     def _default_group(self) -> Case:
@@ -175,12 +200,7 @@ class HumanLabel(BaseModel):
 
     _no_lone_surrogates = field_validator("*", mode="before")(refuse_lone_surrogates)
 
-    @field_validator("item_id", "rater_id", mode="before")
-    @classmethod
-    def _ids_are_text(cls, v: Any) -> Any:
-        if isinstance(v, int) and not isinstance(v, bool):
-            return str(v)
-        return v
+    _ids_are_text = field_validator("item_id", "rater_id", mode="before")(clean_id)
 
 
 class Vote(NamedTuple):
@@ -227,6 +247,8 @@ class Judgment(BaseModel):
     attempts: int | None = None  # provider calls it took, retries included; 0 = from the cache
     timestamp: datetime = Field(default_factory=utcnow)
     run_id: str | None = None
+
+    _item_id_is_clean = field_validator("item_id", mode="before")(clean_id)
 
     @model_validator(mode="after")
     def _fail_closed(self) -> Judgment:
