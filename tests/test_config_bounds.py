@@ -45,9 +45,11 @@ def test_out_of_bounds_options_name_file_line_and_field(tmp_path, body: str, fie
 
 
 def test_bounds_themselves_are_accepted(tmp_path) -> None:
-    body = '[engine]\ntimeout = 3600\nbackoff = 0\nmax_backoff = 3600\n[prices]\n"m1" = { input = 0, output = 10000 }\n'
+    body = (
+        '[engine]\ntimeout = 3600\nbackoff = 0\nmax_backoff = 3600\n[prices]\n"m1" = { input = 0, output = 1000000 }\n'
+    )
     config = load_eval(eval_with(tmp_path, body))
-    assert config.spec.engine.timeout == 3600 and config.spec.prices["m1"]["output"] == 10000
+    assert config.spec.engine.timeout == 3600 and config.spec.prices["m1"]["output"] == 1000000
 
 
 @pytest.mark.parametrize(

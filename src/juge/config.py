@@ -41,7 +41,7 @@ tpm = 100000
 min_pass_rate = 0.9               # exit code 1 below this
 min_score = 3                     # a score/criteria/additive judge passes a case at this score
 
-[prices]                          # US$ per million tokens, [0, 10000]
+[prices]                          # US$ per million tokens, [0, 1000000]
 "my-model" = { input = 0.5, output = 1.5 }
 ```
 """
@@ -77,7 +77,7 @@ class SystemSpec(BaseModel):
 MAX_TIMEOUT = 3600.0  # seconds one call may take
 MAX_BACKOFF = 300.0  # seconds of the first retry's wait (it doubles per attempt, up to max_backoff)
 MAX_WAIT = 3600.0  # seconds of any one wait between attempts (also a server's Retry-After) or status checks
-MAX_PRICE = 10_000.0  # US$ per million tokens
+MAX_PRICE = 1_000_000.0  # US$ per million tokens: $1 a token, far above any list price
 Price = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
 PRICE_KEYS = ("input", "output", "batch_input", "batch_output")
 

@@ -392,7 +392,7 @@ def test_one_browser_labels_in_two_projects(store: LabelStore, tmp_path: Path) -
     browser = client_for(store, store.add_rater(first, "alice"))
     client_for_second = sign_in(browser, store.add_rater(second, "alice"))
     assert client_for_second.status_code == 303
-    assert {c.name for c in browser.cookies.jar} == {f"{COOKIE}_{first.id}", f"{COOKIE}_{second.id}"}
+    assert {c.name for c in browser.cookies.jar} == {f"{COOKIE}_80_{first.id}", f"{COOKIE}_80_{second.id}"}
     chooser = browser.get("/item")  # no project named: the page asks which
     assert chooser.status_code == 200 and f"/item?p={first.id}" in chooser.text and "second" in chooser.text
     for project, choice in ((first, "left"), (second, "2"), (first, "tie")):

@@ -221,6 +221,53 @@ def add_rater_command(
     )
 
 
+@label_app.command("rotate-link")
+def rotate_link_command(
+    name: Annotated[str, typer.Argument(help="Rater name.")],
+    project: ProjectOpt = None,
+    base_url: Annotated[
+        str, typer.Option(help="Address raters reach `juge label serve` at, only used to print the full link.")
+    ] = DEFAULT_BASE_URL,
+    db_url: DbUrl = None,
+) -> None:
+    """Give a rater a new login link: the old one stops working and every browser they signed in is signed out."""
+    from juge.label.db import LabelError
+
+    store = _store(db_url)
+    proj = _project(store, project)
+    try:
+        token = store.rotate_link(proj, name)
+    except LabelError as exc:
+        raise InputError(str(exc)) from None
+    console.print(
+        f"New login link for [b]{escape(name)}[/] in {escape(proj.name)} (the old one no longer works; "
+        "send this one privately, it is shown only once):",
+        highlight=False,
+    )
+    typer.echo(f"{base_url.rstrip('/')}/login?token={token}")
+
+
+@label_app.command("revoke-rater")
+def revoke_rater_command(
+    name: Annotated[str, typer.Argument(help="Rater name.")],
+    project: ProjectOpt = None,
+    db_url: DbUrl = None,
+) -> None:
+    """Stop a rater from signing in (their link and every signed-in browser); their labels stay.
+    `juge label rotate-link NAME` lets them back in with a new link."""
+    from juge.label.db import LabelError
+
+    store = _store(db_url)
+    proj = _project(store, project)
+    try:
+        store.revoke_rater(proj, name)
+    except LabelError as exc:
+        raise InputError(str(exc)) from None
+    console.print(
+        f"Rater [b]{escape(name)}[/] can no longer sign in to {escape(proj.name)}; their labels stay.", highlight=False
+    )
+
+
 @label_app.command("serve")
 def serve_command(
     host: Annotated[

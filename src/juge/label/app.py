@@ -1,12 +1,14 @@
 """The labelling web app: FastAPI routes over `LabelStore`, Jinja2 templates with autoescape.
 
-Security model: a rater opens `/login?token=...` once and confirms "sign in as NAME" (a POST
-whose nonce must match a SameSite=Strict cookie set by that page, so a link on another site
-cannot sign a browser in as someone else); the token goes into an HttpOnly,
-SameSite=Strict cookie, one per project (`juge_label_<project id>`; pages carry ?p=<project id>),
-and is checked (by its sha256) on every request. Every form
-carries the rater's CSRF token. All case text is rendered escaped, and a strict
-Content-Security-Policy (scripts only from /static) stops any script that slipped through.
+Security model (see docs/security.md): a rater opens `/login?token=...` once and confirms "sign in
+as NAME" (a POST whose nonce must match a SameSite=Strict cookie set by that page, so a link on
+another site cannot sign a browser in as someone else). Signing in opens a server-side login: the
+cookie holds a random session id (stored as its sha256, expiring after LOGIN_SECONDS), never the
+token. The cookie is HttpOnly, SameSite=Strict, named per port and project
+(`juge_label_<port>_<project id>`; pages carry ?p=<project id>), so two juge servers on one host
+never share or overwrite one. Failed sign-ins are limited per address. Every form carries the
+rater's CSRF token. All case text is rendered escaped with hidden characters shown (juge.visible),
+and a strict Content-Security-Policy (scripts only from /static) stops any script that slipped through.
 
 Blindness: a rater sees the input, the answer(s) and the rubric - never model names,
 `meta`, judge verdicts or other raters' labels. Pairs are shown Left/Right in a position
@@ -17,23 +19,28 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import time
+from collections import defaultdict, deque
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Form, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from juge.data.records import Case
-from juge.label.db import LabelError, LabelStore, Project, Rater, ReleasedError
+from juge.label.db import LOGIN_SECONDS, LabelError, LabelStore, Project, Rater, ReleasedError
 from juge.label.rubric import canonical_label, choices, to_fixed_order
+from juge.visible import visible_html
 
 HERE = Path(__file__).parent
 COOKIE = "juge_label"
 LOGIN_COOKIE = "juge_login_nonce"  # the sign-in form's nonce, set by the login page
 MAX_EXPLANATION = 5000
+MAX_FORM_INT = 2**62  # ids are positive 64-bit integers; a larger number is a bad form, not a database error
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
     " form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -51,9 +58,37 @@ def fixed_choices(task: str, project: Project) -> list[str]:
     return [c.value for c in choices(task, project.rubric)]
 
 
-def cookie_name(project_id: int) -> str:
-    """The login cookie of one project: a browser can be signed in to several projects at once."""
-    return f"{COOKIE}_{project_id}"
+def port_of(request: Request) -> int:
+    return request.url.port or (443 if request.url.scheme == "https" else 80)
+
+
+def cookie_name(project_id: int, port: int) -> str:
+    """The login cookie of one project on one port: a browser can be signed in to several projects at
+    once, and browsers send a host's cookies to every port, so the port keeps two servers apart."""
+    return f"{COOKIE}_{port}_{project_id}"
+
+
+class LoginLimiter:
+    """At most `limit` failed sign-ins per client address in `window` seconds (then 429 until they age out).
+
+    In memory: the server is one process; a restart forgets (a guess of a 192-bit token stays hopeless)."""
+
+    def __init__(self, limit: int = 10, window: float = 600.0):
+        self.limit, self.window = limit, window
+        self.failures: dict[str, deque[float]] = defaultdict(deque)
+
+    def _recent(self, address: str, now: float) -> deque[float]:
+        times = self.failures[address]
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        return times
+
+    def check(self, address: str) -> None:
+        if len(self._recent(address, time.monotonic())) >= self.limit:
+            raise HTTPException(429, "Too many failed sign-ins from this address. Wait a few minutes and try again.")
+
+    def failed(self, address: str) -> None:
+        self._recent(address, time.monotonic()).append(time.monotonic())
 
 
 class ChooseProject(Exception):
@@ -66,21 +101,23 @@ class ChooseProject(Exception):
 def current_rater(request: Request) -> Rater:
     """The rater signed in to the request's project (?p=ID, or the only project this browser is in).
 
-    Each project has its own cookie (`cookie_name`); a cookie named plain `juge_label`, set by
-    earlier versions, still counts. 401 without a valid login; several logins and no ?p= asks which.
+    Each project has its own cookie (`cookie_name`) holding a login session id; a cookie of an
+    earlier version (the raw token) is no session and does not count. 401 without a valid login;
+    several logins and no ?p= asks which.
     """
-    tokens = [v for k, v in request.cookies.items() if k == COOKIE or k.startswith(COOKIE + "_")]
-    if not tokens:
+    prefix = f"{COOKIE}_{port_of(request)}_"
+    sessions = [v for k, v in request.cookies.items() if k.startswith(prefix)]
+    if not sessions:
         raise HTTPException(401, "Open your personal login link to start labelling.")
     store = request.app.state.store
-    signed_in = [r for r in map(store.rater_by_token, tokens) if r is not None]
+    signed_in = [r for r in map(store.rater_by_login, sessions) if r is not None]
     wanted = request.query_params.get("p")
     if wanted is not None:
         signed_in = [r for r in signed_in if str(r.project_id) == wanted]
         if not signed_in:
             raise HTTPException(401, "You are not signed in to this project. Open your login link for it.")
     if not signed_in:
-        raise HTTPException(401, "This login is not valid. Ask for a new login link.")
+        raise HTTPException(401, "This login has expired or was closed. Open your login link again.")
     if len(signed_in) > 1:
         raise ChooseProject(signed_in)
     return signed_in[0]
@@ -111,8 +148,13 @@ AdjudicatorDep = Annotated[Rater, Depends(adjudicator)]
 def create_app(store: LabelStore) -> FastAPI:
     app = FastAPI(title="juge label", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
+    limiter = app.state.limiter = LoginLimiter()
     env = Environment(
-        loader=FileSystemLoader(HERE / "templates"), autoescape=True, trim_blocks=True, lstrip_blocks=True
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=visible_html,  # hidden characters in any shown text are made visible, never act
     )
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
@@ -135,39 +177,82 @@ def create_app(store: LabelStore) -> FastAPI:
     async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
         return render("error.html", status=exc.status_code, status_code=exc.status_code, message=exc.detail)
 
+    @app.exception_handler(RequestValidationError)
+    async def bad_form(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        """A form field missing, of the wrong type or out of range (a 40-digit number): 400, not 422 or 500."""
+        first = exc.errors()[0] if exc.errors() else {}
+        field = str(first.get("loc", ("", "?"))[-1])
+        return render("error.html", status=400, status_code=400, message=f"The form field {field!r} is not valid.")
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, exc: Exception) -> HTMLResponse:
+        # This answer leaves through Starlette's outermost layer, past the header middleware: set them here.
+        response = render("error.html", status=500, status_code=500, message="Something went wrong on the server.")
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    def address(request: Request) -> str:
+        return request.client.host if request.client else "unknown"
+
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request, token: str = "") -> Response:
         """The login link asks before it signs in (login CSRF: a link from another site must not sign
         a browser in as someone else). The form is tied to this browser by a short-lived cookie."""
+        limiter.check(address(request))
         rater = store.rater_by_token(token)
         if rater is None:
+            limiter.failed(address(request))
             raise HTTPException(401, "This login link is not valid. Ask for a new one.")
-        if request.cookies.get(cookie_name(rater.project_id)) == token:
+        session = request.cookies.get(cookie_name(rater.project_id, port_of(request)))
+        signed_in = store.rater_by_login(session)
+        if signed_in is not None and signed_in.id == rater.id:
             return RedirectResponse(f"/?p={rater.project_id}", status_code=303)  # already signed in as this
         nonce = secrets.token_urlsafe(24)
         response = render(
             "login.html", project=store.project_by_id(rater.project_id), rater_name=rater.name, token=token, nonce=nonce
         )
-        response.set_cookie(LOGIN_COOKIE, nonce, httponly=True, samesite="strict", path="/login", max_age=3600)
+        response.set_cookie(
+            f"{LOGIN_COOKIE}_{port_of(request)}", nonce, httponly=True, samesite="strict", path="/login", max_age=3600
+        )
         return response
 
     @app.post("/login")
     def login(request: Request, token: Annotated[str, Form()] = "", nonce: Annotated[str, Form()] = "") -> Response:
         """Sign in: the form's nonce must match this browser's login cookie, which a SameSite=Strict
         cookie never carries on a request another site starts."""
-        expected = request.cookies.get(LOGIN_COOKIE, "")
+        limiter.check(address(request))
+        login_cookie = f"{LOGIN_COOKIE}_{port_of(request)}"
+        expected = request.cookies.get(login_cookie, "")
         if not expected or not hmac.compare_digest(nonce.encode(), expected.encode()):
             raise HTTPException(
                 403, "This sign-in form has expired or did not come from this site. Open your login link again."
             )
         rater = store.rater_by_token(token)
         if rater is None:
+            limiter.failed(address(request))
             raise HTTPException(401, "This login link is not valid. Ask for a new one.")
         response = RedirectResponse(f"/?p={rater.project_id}", status_code=303)
         response.set_cookie(
-            cookie_name(rater.project_id), token, httponly=True, samesite="strict", max_age=30 * 24 * 3600
+            cookie_name(rater.project_id, port_of(request)),
+            store.open_login(rater),
+            httponly=True,
+            samesite="strict",
+            max_age=int(LOGIN_SECONDS),
         )
-        response.delete_cookie(LOGIN_COOKIE, path="/login", httponly=True, samesite="strict")
+        response.delete_cookie(login_cookie, path="/login", httponly=True, samesite="strict")
+        return response
+
+    @app.post("/logout", response_class=HTMLResponse)
+    def logout(request: Request, rater: CheckedDep) -> HTMLResponse:
+        """Close this browser's login (server side) and drop its cookie."""
+        name = cookie_name(rater.project_id, port_of(request))
+        session = request.cookies.get(name)
+        if session:
+            store.close_login(session)
+        response = render(
+            "error.html", status_code=200, message="You are signed out. Open your login link to sign in again."
+        )
+        response.delete_cookie(name, httponly=True, samesite="strict")
         return response
 
     @app.get("/")
@@ -213,7 +298,7 @@ def create_app(store: LabelStore) -> FastAPI:
     @app.post("/label")
     def post_label(
         rater: CheckedDep,
-        assignment: Annotated[int, Form()],
+        assignment: Annotated[int, Form(ge=1, le=MAX_FORM_INT)],
         choice: Annotated[str, Form()],
         explanation: Annotated[str, Form(max_length=MAX_EXPLANATION)] = "",
     ) -> Response:
@@ -247,7 +332,7 @@ def create_app(store: LabelStore) -> FastAPI:
         return RedirectResponse(f"/item?p={rater.project_id}", status_code=303)
 
     @app.post("/undo")
-    def post_undo(rater: CheckedDep, label_id: Annotated[int | None, Form()] = None) -> Response:
+    def post_undo(rater: CheckedDep, label_id: Annotated[int | None, Form(ge=1, le=MAX_FORM_INT)] = None) -> Response:
         """Undo the label the page offered to undo (its id is in the form), once.
 
         A repeat of the same form (double click, two requests in flight) changes nothing and
@@ -270,7 +355,8 @@ def create_app(store: LabelStore) -> FastAPI:
     @app.get("/adjudicate", response_class=HTMLResponse)
     def adjudicate_page(rater: AdjudicatorDep, msg: str = "") -> HTMLResponse:
         project = store.project_by_id(rater.project_id)
-        rows = store.disagreements(project)
+        rows = store.disagreements(project, reviewer=rater)
+        own = len(store.disagreements(project)) - len(rows)
         for row in rows:
             row["case"] = Case.model_validate_json(row["record"])
         return render(
@@ -281,6 +367,7 @@ def create_app(store: LabelStore) -> FastAPI:
             msg=msg,
             labels=fixed_choices(project.task, project),
             lists=store.list_names(project),
+            own=own,
         )
 
     @app.post("/adjudicate")

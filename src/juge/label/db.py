@@ -61,6 +61,9 @@ from juge.schema import Migration, latest_version, pending
 from juge.store import DEFAULT_DB
 
 SESSION_IDLE_SECONDS = 30 * 60  # a gap this long starts a new labelling session
+LOGIN_SECONDS = 12 * 3600  # a browser's sign-in lasts a working day; then the rater opens their link again
+MAX_RATER_NAME = 64
+REVOKED = "revoked-"  # a token hash of revoked raters: no sha256 (hex) ever equals it
 
 metadata = MetaData()
 
@@ -168,6 +171,14 @@ lists = Table(
     Column("name", String(200), nullable=False),
     Column("created_at", Float, nullable=False),
     UniqueConstraint("project_id", "name"),
+)
+web_logins = Table(  # signed-in browsers: the cookie holds a random session id, stored here as its sha256
+    "label_web_logins",
+    metadata,
+    Column("id_hash", String(64), primary_key=True),
+    Column("rater_id", Integer, ForeignKey("label_raters.id"), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
 )
 list_items = Table(
     "label_list_items",
@@ -282,6 +293,19 @@ def _upgrade(engine: Engine, url: str) -> None:
 
 class LabelError(ValueError):
     """A request the store refuses (unknown project, foreign assignment, bad label)."""
+
+
+def check_rater_name(name: str) -> None:
+    """1 to MAX_RATER_NAME printable characters, no spaces at either end (names are shown and exported)."""
+    if not name or not name.strip():
+        raise LabelError("a rater name cannot be empty")
+    if len(name) > MAX_RATER_NAME:
+        raise LabelError(f"a rater name is at most {MAX_RATER_NAME} characters (this one has {len(name)})")
+    if not name.isprintable() or name != name.strip():
+        raise LabelError(
+            "a rater name must be printable characters without spaces at either end "
+            "(no control, invisible or direction characters)"
+        )
 
 
 class ReleasedError(LabelError):
@@ -429,6 +453,7 @@ class LabelStore:
 
     def add_rater(self, project: Project, name: str, *, adjudicator: bool = False) -> str:
         """Create a rater and return their login token (shown once, stored only as a hash)."""
+        check_rater_name(name)
         token = secrets.token_urlsafe(24)
         try:
             with self.engine.begin() as c:
@@ -452,6 +477,57 @@ class LabelStore:
         if row is None:
             raise LabelError(f"no rater {name!r} in project {project.name!r}")
         return _rater(row)
+
+    def rotate_link(self, project: Project, name: str) -> str:
+        """A new login token for rater `name` (the old link stops working, every browser is signed out)."""
+        token = secrets.token_urlsafe(24)
+        self._replace_token(project, name, hash_token(token))
+        return token
+
+    def revoke_rater(self, project: Project, name: str) -> None:
+        """Rater `name` can no longer sign in (link and browsers); their labels stay."""
+        self._replace_token(project, name, REVOKED + secrets.token_hex(28))
+
+    def _replace_token(self, project: Project, name: str, token_hash: str) -> None:
+        rater = self.rater(project, name)
+        with self.engine.begin() as c:
+            c.execute(update(raters).where(raters.c.id == rater.id).values(token_hash=token_hash))
+            c.execute(delete(web_logins).where(web_logins.c.rater_id == rater.id))
+
+    def is_revoked(self, rater: Rater) -> bool:
+        with self.engine.connect() as c:
+            token_hash = c.execute(select(raters.c.token_hash).where(raters.c.id == rater.id)).scalar_one()
+        return token_hash.startswith(REVOKED)
+
+    def open_login(self, rater: Rater, now: float | None = None) -> str:
+        """Sign a browser in: a new random session id for its cookie (the token never goes into one)."""
+        now = time.time() if now is None else now
+        session = secrets.token_urlsafe(32)
+        with self.engine.begin() as c:
+            c.execute(delete(web_logins).where(web_logins.c.expires_at < now))
+            c.execute(
+                insert(web_logins).values(
+                    id_hash=hash_token(session), rater_id=rater.id, created_at=now, expires_at=now + LOGIN_SECONDS
+                )
+            )
+        return session
+
+    def rater_by_login(self, session: str | None, now: float | None = None) -> Rater | None:
+        """The rater a browser's session id signs in, while it has not expired or been closed."""
+        if not session:
+            return None
+        now = time.time() if now is None else now
+        with self.engine.connect() as c:
+            row = c.execute(
+                select(raters)
+                .join(web_logins, web_logins.c.rater_id == raters.c.id)
+                .where(web_logins.c.id_hash == hash_token(session), web_logins.c.expires_at > now)
+            ).first()
+        return _rater(row) if row else None
+
+    def close_login(self, session: str) -> None:
+        with self.engine.begin() as c:
+            c.execute(delete(web_logins).where(web_logins.c.id_hash == hash_token(session)))
 
     def rater_by_token(self, token: str | None) -> Rater | None:
         if not token:
@@ -729,6 +805,10 @@ class LabelStore:
         raises LabelError. The delete re-checks owner and "still last" in its WHERE clause and
         counts deleted rows, so two racing undos delete at most one label on either database.
         """
+        # An item in review (closed, labels disagreeing) keeps its labels: an adjudicator who labelled it
+        # must not change theirs once the disagreement is known. Checked before the write transaction
+        # (SQLite: a read inside it would wait for its own lock).
+        in_review = {it["pk"] for it in self.disagreements(self.project_by_id(rater.project_id))}
         with self.engine.begin() as c:
             row = c.execute(
                 select(labels.c.rater_id, labels.c.item_pk, items.c.item_id, items.c.project_id)
@@ -739,6 +819,8 @@ class LabelStore:
                 return None
             if row.rater_id != rater.id or row.project_id != rater.project_id:
                 raise LabelError("this label is not yours")
+            if row.item_pk in in_review:
+                raise LabelError("this item is in review (its labels are all in and disagree): it cannot be undone")
             later = labels.alias("later")  # an alias, so the subquery is not correlated to the deleted row
             newer = select(later.c.id).where(later.c.rater_id == rater.id, later.c.id > label_id).exists()
             deleted = c.execute(
@@ -894,13 +976,17 @@ class LabelStore:
                 c.execute(insert(judge_verdicts), rows)
         return len(rows)
 
-    def disagreements(self, project: Project) -> list[dict[str, Any]]:
+    def disagreements(self, project: Project, *, reviewer: Rater | None = None) -> list[dict[str, Any]]:
         """Closed items where raters disagree, or where a judge's verdict differs from the people's label.
 
         Only closed items (all needed labels in) are listed, so nothing here can leak into a
-        rater's view of an item still being labelled. Each row carries `reasons`.
+        rater's view of an item still being labelled. Each row carries `reasons`. With a `reviewer`,
+        the items that reviewer labelled are left out: an adjudicator who also labels never sees the
+        other raters' labels on their own items (another adjudicator reviews those).
         """
         table = [it for it in self.item_table(project) if it["closed"]]
+        if reviewer is not None:
+            table = [it for it in table if reviewer.name not in it["labels"]]
         pks = [it["pk"] for it in table]
         with self.engine.connect() as c:
             judged: dict[int, dict[str, str]] = defaultdict(dict)
@@ -948,12 +1034,16 @@ class LabelStore:
             raise LabelError("only an adjudicator can record a final label")
         if not reason.strip():
             raise LabelError("a final label needs a reason")
+        listed = {
+            it["item_id"]: it["pk"] for it in self.disagreements(self.project_by_id(rater.project_id), reviewer=rater)
+        }
+        if item_id not in listed:
+            raise LabelError(
+                f"item {item_id!r} is not in your review list (only closed items whose labels disagree, "
+                "and none you labelled yourself, can get a final label)"
+            )
         with self.engine.begin() as c:
-            pk = c.execute(
-                select(items.c.id).where(items.c.project_id == rater.project_id, items.c.item_id == item_id)
-            ).scalar_one_or_none()
-            if pk is None:
-                raise LabelError(f"no item {item_id!r}")
+            pk = listed[item_id]
             c.execute(delete(adjudications).where(adjudications.c.item_pk == pk))
             c.execute(
                 insert(adjudications).values(

@@ -20,6 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from juge.reports import plots
+from juge.visible import visible_html, visible_text
 
 NOT_AVAILABLE = "not available"
 RATE_STATS = {
@@ -70,7 +71,7 @@ def fmt_count(value: int | None) -> str:
 
 def md_text(text: Any) -> str:
     """Escape text for Markdown: HTML entities, pipes and backslashes; newlines become <br>."""
-    escaped = html.escape("" if text is None else str(text), quote=False)
+    escaped = html.escape(visible_text("" if text is None else str(text)), quote=False)
     for char in "\\|`*_[]#":
         escaped = escaped.replace(char, "\\" + char)
     return escaped.replace("\r\n", "\n").replace("\n", "<br>")
@@ -84,6 +85,7 @@ def _environment(autoescape: bool) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=visible_html if autoescape else None,  # hidden characters shown, never acting
     )
     env.filters.update(
         value=fmt_value,

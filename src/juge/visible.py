@@ -1,0 +1,50 @@
+"""Text a person reads, with its hidden characters shown.
+
+Case text, answers and judge output may carry characters that change what a reader sees without
+being seen: a right-to-left override (U+202E) reverses the rest of a line, isolates and embeddings
+reorder it, zero-width and other format characters hide inside words, control characters do odd
+things to a terminal or a page. Wherever such text is shown (the labelling app, reports), each of
+these characters is replaced by a visible marker naming it (``⟨U+202E⟩``), so none of them acts and
+the reader sees that it was there; the page also isolates each text block (CSS ``unicode-bidi:
+isolate``) so right-to-left text cannot spill into what follows.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markupsafe import Markup, escape
+
+# Controls (C0 but tab, newline, carriage return; DEL; C1), bidi marks, embeddings, overrides and
+# isolates, zero-width and other format characters, line/paragraph separators, tag characters.
+HIDDEN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
+
+
+def _name(char: str) -> str:
+    return f"U+{ord(char):04X}"
+
+
+def has_hidden(text: str) -> bool:
+    return HIDDEN.search(text) is not None
+
+
+def visible_text(text: str) -> str:
+    """Plain text with each hidden character replaced by ``⟨U+XXXX⟩`` (Markdown, terminals)."""
+    return HIDDEN.sub(lambda m: f"⟨{_name(m.group())}⟩", text)
+
+
+def visible_html(value: object) -> object:
+    """For a Jinja `finalize`: a string holding hidden characters becomes escaped HTML with each one
+    shown as a marked ``U+XXXX``; anything else (numbers, Markup, plain text) is returned as it is."""
+    if not isinstance(value, str) or isinstance(value, Markup) or not has_hidden(value):
+        return value
+    parts, last = [], 0
+    for m in HIDDEN.finditer(value):
+        parts.append(escape(value[last : m.start()]))
+        parts.append(Markup('<span class="hidden-char" title="a hidden character">{}</span>').format(_name(m.group())))
+        last = m.end()
+    parts.append(escape(value[last:]))
+    return Markup("").join(parts)
