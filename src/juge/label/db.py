@@ -251,9 +251,15 @@ def _add_released_at(c: Connection) -> None:
         c.exec_driver_sql("ALTER TABLE label_assignments ADD COLUMN released_at FLOAT")
 
 
+def _add_web_logins(c: Connection) -> None:
+    """Browsers sign in with server-side session ids (before, the cookie held the raw token)."""
+    web_logins.create(c, checkfirst=True)
+
+
 MIGRATIONS: tuple[Migration[Connection], ...] = (
     Migration(1, "items keep the output hash of what raters saw", _add_output_hashes),
     Migration(2, "assignments can be released", _add_released_at),
+    Migration(3, "browsers sign in with server-side sessions", _add_web_logins),
 )
 SCHEMA_VERSION = latest_version(MIGRATIONS)
 
