@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from juge.data.records import Case, HumanLabel, Judgment
+from juge.errors import Fault, InputError
 from juge.schema import pending
 from juge.store_schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION, TABLES, run_script
 
@@ -70,6 +71,73 @@ def open_store(db: str | Path) -> Store:
     return Store(db)
 
 
+# SQLite's primary result codes (the low byte of an extended code) that say what is wrong with the store.
+_BAD_STORE = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+_DISK_FULL = {sqlite3.SQLITE_FULL}
+_CANNOT_WRITE = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_IOERR}
+
+
+def store_error(path: Path, exc: sqlite3.Error) -> Exception | None:
+    """A one-line error naming the file and what to do, for a fault of the store itself (exit 2 for a
+    damaged or foreign file, 3 for a full disk or a store that cannot be written); None for any other
+    error (a constraint, a busy lock), which callers handle."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    reason = str(exc)
+    if code in _BAD_STORE or "not a database" in reason or "malformed" in reason:
+        return InputError(
+            f"{path}: not a juge database, or damaged ({reason}); move it aside (or restore a backup) "
+            "and run again, or pass --db"
+        )
+    if code in _DISK_FULL or "disk is full" in reason:
+        return Fault(
+            f"{path}: the disk is full ({reason}); nothing half-written was kept. Free some space, then run "
+            "the same command again to resume"
+        )
+    if code in _CANNOT_WRITE or "readonly" in reason or "unable to open" in reason:
+        return Fault(
+            f"{path}: cannot write the store ({reason}); check the permissions of the file and its folder "
+            "(and its -wal and -shm files), or pass --db, then run again to resume"
+        )
+    return None
+
+
+class _Connection(sqlite3.Connection):
+    """A connection whose store faults are one-line errors naming the file (see `store_error`).
+
+    After such a fault the open transaction is rolled back: nothing half-written stays."""
+
+    path: Path
+
+    def _fault(self, exc: sqlite3.Error) -> Exception:
+        error = store_error(self.path, exc)
+        if error is None:
+            return exc
+        if self.in_transaction:
+            try:
+                super().execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # the database may be unreadable; the transaction dies with the connection
+        return error
+
+    def execute(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        try:
+            return super().execute(*args)
+        except sqlite3.Error as exc:
+            raise self._fault(exc) from None
+
+    def executemany(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        try:
+            return super().executemany(*args)
+        except sqlite3.Error as exc:
+            raise self._fault(exc) from None
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        except sqlite3.Error as exc:
+            raise self._fault(exc) from None
+
+
 class Store:
     """A handle on one juge database. Cheap to open; safe to open from several processes."""
 
@@ -79,14 +147,29 @@ class Store:
 
     def __init__(self, path: str | Path = DEFAULT_DB):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        if self.path.is_dir():
+            raise InputError(f"{self.path}: is a folder; --db needs a database file (e.g. {self.path / 'juge.db'})")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise Fault(
+                f"{self.path}: cannot create its folder ({exc.strerror or exc}); check the permissions or pass --db"
+            ) from None
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False, factory=_Connection
+            )
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) or exc from None
+        assert isinstance(conn, _Connection)
+        conn.path = self.path
+        self.conn = conn
         self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("PRAGMA busy_timeout=30000")
         self._grouped = False
         try:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA busy_timeout=30000")
             self._upgrade()
         except BaseException:
             self.conn.close()
@@ -156,7 +239,8 @@ class Store:
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:  # a store fault has rolled it back already
+                self.conn.execute("ROLLBACK")
             raise
         else:
             self.conn.execute("COMMIT")
