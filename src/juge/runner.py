@@ -26,7 +26,7 @@ from juge import __version__
 from juge.batching import BatchedProvider, BatchPending, describe, supports_batches
 from juge.config import EvalConfig, ProviderSpec
 from juge.data.readers import case_line, file_hash
-from juge.data.records import Case
+from juge.data.records import Case, Judgment
 from juge.data.selection import Selection, select_cases
 from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, iter_tasks, payer_of, run_together
 from juge.errors import InputError, input_error
@@ -615,19 +615,19 @@ def unparsed_warnings(store: Store, run_id: str, summary: dict[str, Any]) -> lis
     }
     if not noisy:
         return []
-    example: dict[str, Any] = {}
+    example: dict[str, Judgment] = {}
     for j in store.judgments(run_id):
         if j.judge in noisy and j.outcome == "unparsed":
             example.setdefault(j.judge, j)
     warnings = []
     for name in sorted(noisy):
         outcomes = summary["judges"][name]["outcomes"]
-        j = example.get(name)
-        raw = (j.text[:300] + ("..." if len(j.text) > 300 else "")) if j else ""
+        shown = example.get(name)
+        raw = (shown.text[:300] + ("..." if len(shown.text) > 300 else "")) if shown else ""
         warnings.append(
             f"judge {name}: {outcomes['unparsed']} of {sum(outcomes.values())} answers unparsed "
             f"(more than {UNPARSED_WARNING:.0%}); check the judge's format or model. "
-            f"One raw answer ({j.reason if j else '?'}): {raw!r}"
+            f"One raw answer ({shown.reason if shown else '?'}): {raw!r}"
         )
     return warnings
 

@@ -119,13 +119,13 @@ class _Connection(sqlite3.Connection):
                 pass  # the database may be unreadable; the transaction dies with the connection
         return error
 
-    def execute(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, *args: Any) -> sqlite3.Cursor:
         try:
             return super().execute(*args)
         except sqlite3.Error as exc:
             raise self._fault(exc) from None
 
-    def executemany(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+    def executemany(self, *args: Any) -> sqlite3.Cursor:
         try:
             return super().executemany(*args)
         except sqlite3.Error as exc:

@@ -667,6 +667,7 @@ def scores_as_passfail(
         if j.outcome != "ok" or not is_score(j.verdict):
             return j
         value = j.verdict["score"] if isinstance(j.verdict, dict) else j.verdict
+        assert isinstance(value, (int, float))  # is_score said so
         verdict = "PASS" if float(value) >= threshold else "FAIL"
         return j._replace(verdict=verdict) if isinstance(j, RecordedCall) else j.model_copy(update={"verdict": verdict})
 

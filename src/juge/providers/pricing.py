@@ -10,6 +10,7 @@ Batch APIs (OpenAI Batch, Anthropic Message Batches) charge half the list price;
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 # model name prefix -> (input $/Mtok, output $/Mtok); list prices as published in 2025.
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
@@ -20,7 +21,7 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
 }
 
 
-def price_table(extra: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, tuple[float, float]]:
+def price_table(extra: Mapping[str, Mapping[Any, float]] | None = None) -> dict[str, tuple[float, float]]:
     table = dict(DEFAULT_PRICES)
     for model, row in (extra or {}).items():
         table[model] = (float(row["input"]), float(row["output"]))
@@ -30,7 +31,7 @@ def price_table(extra: Mapping[str, Mapping[str, float]] | None = None) -> dict[
 BATCH_DISCOUNT = 0.5  # OpenAI and Anthropic both bill batch requests at half the list price
 
 
-def batch_price_table(extra: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, tuple[float, float]]:
+def batch_price_table(extra: Mapping[str, Mapping[Any, float]] | None = None) -> dict[str, tuple[float, float]]:
     """The prices of batch requests: half of each list price, or a row's own batch_input/batch_output."""
     table = {model: (p_in * BATCH_DISCOUNT, p_out * BATCH_DISCOUNT) for model, (p_in, p_out) in DEFAULT_PRICES.items()}
     for model, row in (extra or {}).items():
