@@ -84,7 +84,9 @@ def test_a_read_only_store_is_exit_3_naming_the_file(tmp_path, monkeypatch, caps
     store_module.Store(db).close()  # an up-to-date store: opening it needs no write
     connect = sqlite3.connect
 
-    def read_only(path, *args, **kwargs):  # root ignores file modes: open the file read-only instead
+    def read_only(path, *args, **kwargs):  # root ignores file modes: open this store read-only instead
+        if Path(path) != db:
+            return connect(path, *args, **kwargs)
         return connect(f"file:{path}?mode=ro", *args, uri=True, **kwargs)
 
     monkeypatch.setattr(store_module.sqlite3, "connect", read_only)
