@@ -278,7 +278,7 @@ def _checked_calls(path: Source, pair_ids: Collection[str]) -> Iterator[tuple[in
             raise input_error(
                 name, f"repeat {row['repeat']!r} is not a whole number", line=line, field="repeat"
             ) from None
-        item_id = sys.intern(_clean_id(path, line, "item_id", row["item_id"]))
+        item_id = sys.intern(_clean_id(name, line, "item_id", row["item_id"]))
         key = _call_key(row, repeat)
         if not seen.add(item_id, key):
             raise input_error(
@@ -392,7 +392,7 @@ def _first_line(path: Source, item_id: str, key: CallKey) -> int:
     )
 
 
-def _clean_id(path: Path, line: int, field: str, value: Any) -> str:
+def _clean_id(path: str | Path, line: int, field: str, value: Any) -> str:
     try:
         return str(clean_id(value))
     except ValueError as exc:
