@@ -421,6 +421,8 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
         engine_stats=result.engine_stats,
         summary=result.summary,
         pending=result.pending,
+        first_error=result.first_error,
+        warnings=result.warnings,
     )
 
 
@@ -465,8 +467,7 @@ def _store(db: str | Path | None, *, must_exist: bool = True) -> Any:
         path = Path(where)
         if must_exist and not path.exists():
             raise InputError(f"{path}: no juge database here (run `juge run` first, or pass --db)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-    return open_store(where)
+    return open_store(where)  # Store makes a new file's folder, or says why it cannot (exit 3)
 
 
 def _run_id(run: str | Run) -> str:

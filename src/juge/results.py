@@ -602,6 +602,8 @@ class Run(Part):
     engine_stats: dict[str, int] = {}
     summary: RunSummary | None = None  # None while batches are pending
     pending: list[dict[str, Any]] | None = None  # batch mode: the batches still being answered
+    first_error: str | None = None  # set when no judgment could be made (every call failed)
+    warnings: list[str] = []  # e.g. a judge with over 20 % of its answers unparsed, with one raw answer
 
     @property
     def pass_rate(self) -> float | None:

@@ -562,7 +562,7 @@ def _one_study(
     )
     _refuse_empty(len(grades.split(split).items), split, inputs)
     result = grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
-    result["notes"] = [*read_at, *result.get("notes", [])]
+    result.notes = [*read_at, *result.notes]
     return result
 
 
