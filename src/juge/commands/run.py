@@ -159,6 +159,12 @@ def run_command(
             "[engine] batch_poll seconds (without it, a run whose batches are still out exits 75).",
         ),
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Print the calls each judge would make and one rendered prompt each; call nothing."
+        ),
+    ] = False,
     db: DbOption = str(DEFAULT_DB),
 ) -> None:
     """Run an evaluation: checks first, then every judge on every case (pairs in both orders).
@@ -170,6 +176,11 @@ def run_command(
     from juge.api import eval_config, run
 
     config = eval_config(eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map))
+    if dry_run:
+        from juge.commands.prompt import print_dry_run
+
+        print_dry_run(config, only=_read_only(only), repeat=repeat, json_out=json_out)
+        return
     with staged_output(json_out, "--json") as json_tmp:
         try:
             result = run(
@@ -352,10 +363,21 @@ def terminal_safe(text: str) -> str:
 def show_command(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     case: Annotated[str | None, typer.Option(help="Show only this case id.")] = None,
+    outcome: Annotated[
+        str | None,
+        typer.Option(
+            "--outcome",
+            help="Only judgments with this outcome (unparsed, refused, error), or cases that fail (fail).",
+        ),
+    ] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help="Only this judge's judgments.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N cases.")] = None,
     full: Annotated[bool, typer.Option("--full", help="Do not shorten raw judge texts.")] = False,
     db: DbOption = str(DEFAULT_DB),
 ) -> None:
     """Per-case results: checks, verdicts, and the raw judge text."""
+    from juge.runs.select import select_cases
+
     out = Console()
     with _open(db) as store:
         try:
@@ -365,22 +387,29 @@ def show_command(
         cases = store.run_cases(run["id"])
         checks = store.check_results(run["id"])
         judgments = store.judgments(run["id"])
+    selected = select_cases(
+        cases,
+        judgments,
+        checks,
+        outcome=outcome,
+        judge=judge,
+        case_id=case,
+        min_score=(run["config"] or {}).get("min_score"),
+    )
     out.print(
         f"[bold]run {run['id']}[/] {escape(run['name'] or '')} data {run['dataset_hash'][:12]}"
         f" juge {run['juge_version']}"
     )
-    by_item: dict[str, list] = {}
-    for j in judgments:
-        by_item.setdefault(j.item_id, []).append(j)
-    for c in cases:
-        if case and c.id != case:
-            continue
+    for sel in selected[:limit]:
+        c = sel.case
         out.rule(escape(c.id + (f" [{c.category}]" if c.category else "")))
         for name, (ok, why) in sorted(checks.get(c.id, {}).items()):
+            if judge is not None:
+                break
             mark = "[green]pass[/]" if ok else f"[red]FAIL[/] {escape(why or '')}"
             out.print(f"  check {escape(name)}: {mark}", highlight=False)
         pairs: dict[tuple[str, int], dict[str, Any]] = {}
-        for j in by_item.get(c.id, []):
+        for j in sel.judgments:
             order = f" order {j.order} ({_SHOWN[j.order]})" if j.order else ""
             rep = f" repeat {j.repeat}" if j.repeat else ""
             verdict = (
@@ -394,6 +423,8 @@ def show_command(
             if j.order:
                 pairs.setdefault((j.judge, j.repeat), {})[j.order] = j.verdict if j.outcome == "ok" else None
         for (judge_name, rep_i), letters in pairs.items():
+            if outcome in ("unparsed", "refused", "error"):
+                break  # one order only: the combined verdict would read as missing
             combined = combine_orders(letters.get("12"), letters.get("21"))
             meaning = _PAIR_MEANING.get(combined or "missing", "")
             rep = f" repeat {rep_i}" if rep_i else ""
@@ -402,6 +433,15 @@ def show_command(
                 f" {combined or 'missing'} ({meaning})",
                 highlight=False,
             )
+    if outcome or judge or limit:
+        what = ", ".join(x for x in (f"outcome {outcome}" if outcome else "", f"judge {judge}" if judge else "") if x)
+        shown = min(len(selected), limit) if limit else len(selected)
+        err.print(
+            f"showing {shown} of {len(selected)} cases"
+            + (f" with {what}" if what else "")
+            + f" ({len(cases)} in the run)",
+            markup=False,
+        )
 
 
 _SHOWN = {"12": "answer 1 shown as A", "21": "answer 2 shown as A"}

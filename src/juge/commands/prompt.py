@@ -1,0 +1,122 @@
+"""`juge prompt`: the exact messages a judge is sent for one case."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from juge.errors import InputError
+from juge.files import write_atomic
+from juge.preview import RenderedPrompt, judge_prompts, pick_case, with_output_placeholder
+
+
+def print_prompts(prompts: Sequence[RenderedPrompt], console: Console) -> None:
+    """Each call's messages, verbatim (control characters shown as escapes), under a rule per role."""
+    from juge.commands.run import terminal_safe
+
+    for p in prompts:
+        order = f", order {p.order}" if p.order else ""
+        step = " (solve-first: its own solution)" if p.step == "solve" else ""
+        console.print(
+            Text(
+                f"judge {p.judge}{step}: {p.setup}, template {p.template} #{p.template_hash}, "
+                f"model {p.model or '(none)'}, case {p.case_id}{order}",
+                style="bold",
+            )
+        )
+        for m in p.messages:
+            console.rule(Text(m["role"]), characters="─")
+            console.print(Text(terminal_safe(m["content"])), soft_wrap=True)
+        if p.allowed:
+            console.print(Text(f"(constrained: the answer must be exactly one of {', '.join(p.allowed)})"))
+        if p.json_schema:
+            console.print(Text("(structured: the provider is asked for " + json.dumps(p.json_schema) + ")"))
+        console.rule(characters="─")
+
+
+def print_dry_run(config: Any, *, only: set[str] | None, repeat: int, json_out: Path | None) -> None:
+    """`juge run --dry-run`: the calls per judge and the first prompt of each; nothing is called or stored."""
+    from juge.preview import dry_run
+    from juge.runner import load_run_cases
+
+    cases, _ = load_run_cases(config, only)
+    result = dry_run(cases, config.judges, repeat, system=config.spec.system is not None)
+    if json_out is not None:
+        write_atomic(json_out, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    out = Console()
+    out.print(Text(f"dry run of {config.source}: {result.n_cases} cases; nothing is called or stored", style="bold"))
+    if config.spec.system is not None:
+        out.print(Text(f"  system under test: {result.system_calls} calls"))
+    for name, n in result.calls.items():
+        out.print(Text(f"  judge {name}: {n} calls (fewer when answers are in the cache)"))
+    print_prompts(result.examples, out)
+
+
+def prompt_command(
+    judge: Annotated[str, typer.Argument(help="A judge's name in the eval file, or a judge file (TOML).")],
+    case: Annotated[
+        str | None, typer.Option("--case", help="Case id. Default: the first case the judge takes.")
+    ] = None,
+    eval_file: Annotated[
+        Path | None, typer.Option("--eval", help="Eval file naming the cases and judges. Default: ./eval.toml.")
+    ] = None,
+    cases: Annotated[
+        Path | None, typer.Option("--cases", help="Cases file (JSONL/CSV), with a judge file instead of an eval.")
+    ] = None,
+    order: Annotated[str | None, typer.Option("--order", help="Pairwise judges: 12 (default) or 21.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the messages as JSON ('-' for standard output).")
+    ] = None,
+) -> None:
+    """Print the exact messages JUDGE is sent for one case (no call is made)."""
+    from juge.config import load_eval
+    from juge.data.readers import read_cases
+    from juge.judges import load_judge
+
+    judge_path = Path(judge)
+    if judge_path.suffix == ".toml" and judge_path.is_file():
+        found = load_judge(judge_path)
+        if cases is None and eval_file is None:
+            raise InputError(f"{judge}: a judge file needs --cases FILE (or --eval FILE) to take a case from")
+    else:
+        found = None
+    if cases is not None:
+        if found is None:
+            raise InputError(f"--cases goes with a judge file; {judge!r} is not one (give --eval for a judge's name)")
+        rows, where, system = read_cases(cases), str(cases), False
+    else:
+        path = eval_file or Path("eval.toml")
+        if not path.is_file():
+            raise InputError(f"{path}: eval file not found (give --eval FILE, or a judge file with --cases)")
+        config = load_eval(path)
+        if found is None:
+            names = [j.name for j in config.judges]
+            found = next((j for j in config.judges if j.name == judge), None)
+            if found is None:
+                raise InputError(f"{path}: no judge named {judge!r} (its judges: {', '.join(names) or 'none'})")
+        rows, where, system = (
+            read_cases(config.cases_path, config.spec.mapping or None),
+            str(config.cases_path),
+            (config.spec.system is not None),
+        )
+    chosen = pick_case(found, rows, case, where)
+    if system:
+        chosen = with_output_placeholder(chosen)
+    prompts = judge_prompts(found, chosen, order)
+    if json_out is not None:
+        text = json.dumps([p.to_dict() for p in prompts], indent=2, ensure_ascii=False) + "\n"
+        if str(json_out) == "-":
+            typer.echo(text, nl=False)
+            return
+        write_atomic(json_out, text)
+    print_prompts(prompts, Console())
+
+
+def register(app: typer.Typer) -> None:
+    app.command("prompt")(prompt_command)
