@@ -364,6 +364,9 @@ RUN_OVERRIDES = (
     "replay",
     "console",
     "wait",
+    "base_url",
+    "api_key_env",
+    "model",
 )
 
 
@@ -374,11 +377,12 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
     (judge files) and optionally ``mapping`` make one. ``db`` is the store (default ``.juge/juge.db``).
     ``overrides``: ``only`` (case ids), ``repeat``,
     ``concurrency``, ``progress`` (a progress bar on stderr, default off), ``resume`` (default on),
-    ``provider`` (a provider name for every judge), ``replay`` (recorded judgments for the replay
-    provider), ``console`` (where notes go), ``wait`` (batch mode: wait until every batch has ended; else a
+    ``provider`` (a provider name for every judge), ``base_url`` and ``api_key_env`` (its endpoint: a
+    server given by address needs no key), ``model`` (every judge's model), ``replay`` (recorded judgments
+    for the replay provider), ``console`` (where notes go), ``wait`` (batch mode: wait until every batch has ended; else a
     run whose batches are still out comes back with ``pending`` set and no summary, to be collected later).
     """
-    from juge.config import ProviderSpec
+    from juge.endpoint import provider_override, with_model
     from juge.runner import run_eval_async
 
     unknown = sorted(set(overrides) - set(RUN_OVERRIDES))
@@ -393,12 +397,13 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
             f"--replay {replay}: {'is a folder' if Path(replay).is_dir() else 'file not found'}; give the "
             "recorded judgments (JSONL)"
         )
-    provider = overrides.get("provider")
-    override = None
-    if provider or replay:
-        override = ProviderSpec(
-            name=provider or "replay", options={"path": str(Path(replay).resolve())} if replay else {}
-        )
+    override = provider_override(
+        overrides.get("provider") or ("replay" if replay else None),
+        overrides.get("base_url"),
+        overrides.get("api_key_env"),
+        {"path": str(Path(replay).resolve())} if replay else None,
+    )
+    config.judges = with_model(config.judges, overrides.get("model"))
     only = overrides.get("only")
     with _store(db, must_exist=False) as store:
         result = await run_eval_async(
@@ -830,6 +835,8 @@ def probe_injection(
     eval_file: str | Path | None = None,
     provider: str | None = None,
     model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
     limit: int | None = None,
     kinds: Sequence[str] = (),
     concurrency: int | None = None,
@@ -842,9 +849,10 @@ def probe_injection(
 ) -> ProbeRun:
     """The injection probe (``juge probe injection``): how often text injected into the worse answer moves a
     judge's right verdict. ``judge`` is a judge file, or with ``eval_file`` the name of one of its judges;
-    ``provider``/``model`` override its files. Every call goes through the engine into the store ``db`` as a
+    ``provider``, ``model``, ``base_url`` and ``api_key_env`` override its files. Every call goes through the engine into the store ``db`` as a
     run (resumed when ``resume``). Returns the run with its :class:`ProbeResult` (``.result``)."""
-    from juge.config import EngineSpec, ProviderSpec
+    from juge.config import EngineSpec
+    from juge.endpoint import provider_override
     from juge.engine import EngineOptions
     from juge.probes.injection import load_items, load_kinds, run_probe
     from juge.providers.pricing import price_table
@@ -864,7 +872,7 @@ def probe_injection(
                 f"--kind: unknown injection kind(s) {', '.join(unknown)}; known: {', '.join(k.kind for k in all_kinds)}"
             )
         chosen = [k for k in all_kinds if k.kind in kinds]
-    override = ProviderSpec(name=provider) if provider else None
+    override = provider_override(provider, base_url, api_key_env)
     default = config.spec.provider if config is not None else None
     spec = override or own_spec or default
     if spec is None:

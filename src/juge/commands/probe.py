@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption
 from juge.files import staged_output
 from juge.results import format_estimate
 from juge.store import DEFAULT_DB
@@ -159,6 +160,8 @@ def injection_command(
         ),
     ] = None,
     model: Annotated[str | None, typer.Option(help="Model for the judge, overriding its file.")] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N probe items (a quick look).")] = None,
     kind: Annotated[
         list[str] | None, typer.Option("--kind", help="Only this injection kind; repeatable (default: all six).")
@@ -183,6 +186,8 @@ def injection_command(
                 eval_file=eval_file,
                 provider=provider,
                 model=model,
+                base_url=base_url,
+                api_key_env=api_key_env,
                 limit=limit,
                 kinds=kind or (),
                 concurrency=concurrency,

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption, with_model
 from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
 from juge.files import staged_output, write_atomic, write_with
@@ -136,6 +137,9 @@ def run_command(
             help="Provider for every judge, overriding the eval and judge files: openai, anthropic, replay, scripted, llamacpp."
         ),
     ] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    model: ModelOption = None,
     replay: Annotated[Path | None, typer.Option(help="Recorded judgments (JSONL) for the replay provider.")] = None,
     only: Annotated[
         Path | None, typer.Option(help="File of case ids (one per line): run only these, e.g. a kept disagreement set.")
@@ -179,6 +183,7 @@ def run_command(
     if dry_run:
         from juge.commands.prompt import print_dry_run
 
+        config.judges = with_model(config.judges, model)
         print_dry_run(config, only=_read_only(only), repeat=repeat, json_out=json_out)
         return
     with staged_output(json_out, "--json") as json_tmp:
@@ -194,6 +199,9 @@ def run_command(
                 provider=provider,
                 replay=replay,
                 wait=wait,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                model=model,
             )
         except KeyboardInterrupt:
             err.print("interrupted: every finished judgment is stored; run the same command again to resume")

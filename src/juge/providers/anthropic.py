@@ -29,9 +29,11 @@ class AnthropicProvider(Provider):
         except ImportError:
             raise ProviderError("the anthropic provider needs: pip install 'juge[anthropic]'") from None
         self._sdk = anthropic
-        key = api_key or os.environ.get(api_key_env)
+        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        # A server of your own (ANTHROPIC_BASE_URL or base_url) may need no key.
+        key = api_key or os.environ.get(api_key_env) or ("not-needed" if base_url else None)
         if key is None:
-            raise ProviderError(f"no API key: set {api_key_env}")
+            raise ProviderError(f"no API key: set {api_key_env} (or give --base-url / ANTHROPIC_BASE_URL)")
         self.name = f"anthropic@{base_url}" if base_url else "anthropic"
         self.client = anthropic.AsyncAnthropic(
             api_key=key, base_url=base_url, max_retries=0, timeout=timeout, http_client=http_client

@@ -51,12 +51,16 @@ class OpenAICompatProvider(Provider):
         timeout: float | None = None,
         http_client: httpx.AsyncClient | None = None,
     ):
+        # OPENAI_BASE_URL counts as a base_url given: its server (a local one above all) needs no key.
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         key = api_key or os.environ.get(api_key_env) or ("not-needed" if base_url else None)
         if key is None:
-            raise ProviderError(f"no API key: set {api_key_env} (or give base_url for a local server)")
+            raise ProviderError(
+                f"no API key: set {api_key_env} (or give --base-url / OPENAI_BASE_URL for a local server, which needs none)"
+            )
         # The endpoint is part of the provider's identity: it goes into the cache key and the call log.
         self.name = f"openai@{base_url}" if base_url else "openai"
-        root = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
+        root = (base_url or OPENAI_BASE_URL).rstrip("/")
         self.root = root
         self.url = root + "/chat/completions"
         self.headers = {
