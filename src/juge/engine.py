@@ -25,12 +25,12 @@ from itertools import islice
 from typing import Any, NamedTuple, TypeVar
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from juge.batching import BatchedProvider
 from juge.checks import Check, run_checks
 from juge.data.records import Case, Judgment
 from juge.limits import Adaptive, Budget, Clock, Spend
+from juge.progress import run_progress
 from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response
 from juge.providers.pricing import call_cost
 from juge.store import Store
@@ -388,19 +388,6 @@ class Engine:
             return 0.0
         return call_cost(response.model, response.tokens_in, response.tokens_out, self.options.prices)
 
-    def _progress(self) -> Progress:
-        return Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=self.console,
-            disable=not self.options.progress,
-            transient=False,
-        )
-
     async def run_tasks(
         self,
         run_id: str,
@@ -419,11 +406,14 @@ class Engine:
             tasks = list(tasks)
             total = len(tasks)
         stored = 0
-        started = time.perf_counter()
-        with self._progress() as progress:
-            bar = progress.add_task(
-                description, total=total, completed=min(total, self.store.count_judgments(run_id)), rate=""
-            )
+        progress = run_progress(
+            self.console,
+            description,
+            total,
+            min(total, self.store.count_judgments(run_id)),
+            enabled=self.options.progress,
+        )
+        with progress:
             elsewhere: list[JudgeTask] = []  # being judged by another process sharing the run
 
             def claimed(tasks: Iterable[JudgeTask]) -> Iterator[JudgeTask]:
@@ -442,7 +432,7 @@ class Engine:
                         elif state is False:
                             elsewhere.append(task)
                         else:
-                            progress.update(bar, advance=1)
+                            progress.advance()
 
             queue: Iterator[JudgeTask] = claimed(self._not_done(run_id, tasks))
 
@@ -456,8 +446,7 @@ class Engine:
                     # Shielded: a worker cancelled while waiting must not cancel the commit the others wait on.
                     await asyncio.shield(self.commit_soon())
                     self.store.release(run_id, task.key)
-                    rate = stored / max(time.perf_counter() - started, 1e-9)
-                    progress.update(bar, advance=1, rate=f"{rate:.1f}/s")
+                    progress.advance(error=judgment.outcome == "error")
 
             with self.store.grouped():
                 workers = max(1, min(self.options.concurrency, total))

@@ -263,9 +263,12 @@ def _print_pending(result: Any) -> None:
 def runs_command(db: DbOption = str(DEFAULT_DB)) -> None:
     """List stored runs with their versions and summary."""
     out = Console()
+    from juge.runs.status import run_done_total
+
     with _open(db) as store:
         runs = store.list_runs()
         where = str(store.path)  # a database URL without its password
+        progress = {r["id"]: run_done_total(store, r) for r in runs if r["status"] == "running" and not r["summary"]}
     if not runs:
         out.print(f"no runs in {where}", markup=False)
         return
@@ -273,11 +276,13 @@ def runs_command(db: DbOption = str(DEFAULT_DB)) -> None:
     for r in runs:
         s = r["summary"] or {}
         rate = s.get("pass_rate")
-        result = (
-            f"pass {rate:.1%} ({s.get('cases_passed')}/{s.get('n_cases')})"
-            if rate is not None
-            else f"{s.get('n_cases', '?')} cases"
-        )
+        if r["status"] == "running" and not s:
+            done, total = progress[r["id"]]
+            result = f"{done}/{total if total is not None else '?'} judgments stored"
+        elif rate is not None:
+            result = f"pass {rate:.1%} ({s.get('cases_passed')}/{s.get('n_cases')})"
+        else:
+            result = f"{s.get('n_cases', '?')} cases"
         status = r["status"] if r["status"] == "done" else f"[yellow]{r['status']}[/]"
         out.print(
             f"[bold]{r['id']}[/]  {escape(r['name'] or '-')}  {r['started_at'][:16].replace('T', ' ')}  "

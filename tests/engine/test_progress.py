@@ -1,0 +1,79 @@
+"""Progress off a terminal: a line every interval with done/total, rate, ETA and errors; `juge runs`
+shows done/total for a running run."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from rich.console import Console
+
+from cli_helpers import run_cli, write_jsonl
+from juge.progress import BarProgress, LineProgress, NoProgress, run_progress
+
+
+def test_line_progress_counts_and_errors():
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=False, width=200)
+    with run_progress(console, "judging", total=10, completed=4, interval=0.0) as progress:
+        assert isinstance(progress, LineProgress)
+        for i in range(6):
+            progress.advance(error=i in (1, 3))
+    lines = buf.getvalue().splitlines()
+    assert lines[0].startswith("judging: 4/10 already stored")
+    ticks = [line for line in lines[1:] if "ETA" in line]
+    assert [re.search(r"(\d+)/10", line).group(1) for line in ticks] == ["5", "6", "7", "8", "9", "10"]
+    assert [int(line.rsplit("errors ", 1)[1]) for line in ticks] == [0, 1, 1, 2, 2, 2]
+    assert "10/10 (100%)" in lines[-1] and "took" in lines[-1] and lines[-1].endswith("errors 2")
+
+
+def test_line_progress_is_quiet_between_intervals():
+    buf = io.StringIO()
+    with run_progress(Console(file=buf, force_terminal=False), "judging", total=100, interval=3600) as p:
+        for _ in range(100):
+            p.advance()
+    assert len(buf.getvalue().splitlines()) == 1  # only the last line
+
+
+def test_bar_on_a_terminal_and_none_when_disabled():
+    terminal = Console(file=io.StringIO(), force_terminal=True)
+    assert isinstance(run_progress(terminal, "judging", total=3), BarProgress)
+    assert isinstance(run_progress(terminal, "judging", total=3, enabled=False), NoProgress)
+
+
+def test_a_run_off_a_terminal_prints_progress_lines(tmp_path, monkeypatch, capsys):
+    cases = write_jsonl(tmp_path / "c.jsonl", [{"id": f"c{i}", "question": "q", "output": f"o{i}"} for i in range(5)])
+    judge = tmp_path / "j.toml"
+    judge.write_text(
+        'name = "j"\nsetup = "passfail"\ndescription = "ok?"\nprovider = "scripted"\n'
+        '[provider_options]\ndefault = "PASS\\nFine."\n'
+        '[[provider_options.responses]]\nmatch = "o3"\ntext = "maybe"\n'
+    )
+    code, _, err = run_cli(
+        monkeypatch, capsys, "run", "--cases", str(cases), "--judge", str(judge), "--db", str(tmp_path / "d.db")
+    )
+    assert code == 0
+    final = [line for line in err.splitlines() if line.startswith("judging: 5/5")]
+    assert final and final[-1].endswith("errors 0")
+
+
+def test_runs_shows_done_over_total_for_a_running_run(tmp_path, monkeypatch, capsys):
+    from juge.data.records import Case, Judgment
+    from juge.store import Store
+
+    db = tmp_path / "d.db"
+    with Store(db) as store:
+        cases = [Case(id="p", output_1="a", output_2="b"), Case(id="s", output="x")]
+        judges = [
+            {"name": n, "setup": s, "template": "t", "template_hash": "h", "model": "m"}
+            for n, s in (("pair", "pairwise"), ("pf", "passfail"))
+        ]
+        config = {"repeat": 1, "judges": judges}
+        run_id = store.create_run(dataset_hash="d", juge_version="t", cases=cases, config=config)
+        store.save_judgment(
+            run_id,
+            Judgment(item_id="s", judge="pf", model="m", template="t", template_hash="h", text="PASS", verdict="PASS", outcome="ok"),
+        )  # fmt: skip
+    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--db", str(db))
+    assert code == 0
+    assert "1/3 judgments stored" in out  # the pair in two orders and the single answer once
