@@ -260,9 +260,9 @@ def test_export_as_parquet_keeps_the_column_types(tmp_path):
     table = pq.read_table(tmp_path / "out.parquet")
     assert table.num_rows == 16
     assert table.schema.field("repeat").type == pa.int64() and table.schema.field("attempts").type == pa.int64()
-    assert json.loads(table.column("verdict")[0].as_py()) in ("PASS", "FAIL") or isinstance(
-        json.loads(table.column("verdict")[0].as_py()), dict
-    )
+    verdicts = set(table.column("verdict").to_pylist())
+    assert verdicts <= {"PASS", "FAIL", None} and "PASS" in verdicts  # plain words; criteria have their own columns
+    assert table.schema.field("criterion.correct").type == pa.int64()
 
 
 def test_bad_eval_file_exit_2(tmp_path):
