@@ -428,6 +428,7 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
         pending=result.pending,
         first_error=result.first_error,
         warnings=result.warnings,
+        reused=result.reused,
     )
 
 
@@ -849,8 +850,8 @@ def probe_injection(
 ) -> ProbeRun:
     """The injection probe (``juge probe injection``): how often text injected into the worse answer moves a
     judge's right verdict. ``judge`` is a judge file, or with ``eval_file`` the name of one of its judges;
-    ``provider``, ``model``, ``base_url`` and ``api_key_env`` override its files. Every call goes through the engine into the store ``db`` as a
-    run (resumed when ``resume``). Returns the run with its :class:`ProbeResult` (``.result``)."""
+    ``provider``, ``model``, ``base_url`` and ``api_key_env`` override its files. Every call goes through
+    the engine into the store ``db`` as a run (resumed when ``resume``). Returns the run with its :class:`ProbeResult` (``.result``)."""
     from juge.config import EngineSpec
     from juge.endpoint import provider_override
     from juge.engine import EngineOptions

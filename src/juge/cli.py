@@ -25,6 +25,7 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "juge.commands.init",
     "juge.commands.run",
+    "juge.commands.runs",
     "juge.commands.prompt",
     "juge.commands.data",
     "juge.commands.calibrate",

@@ -604,6 +604,8 @@ class Run(Part):
     pending: list[dict[str, Any]] | None = None  # batch mode: the batches still being answered
     first_error: str | None = None  # set when no judgment could be made (every call failed)
     warnings: list[str] = []  # e.g. a judge with over 20 % of its answers unparsed, with one raw answer
+    # Answered wholly from the cache and equal to an earlier run: that run (run_id) is kept, no new one.
+    reused: bool = False
 
     @property
     def pass_rate(self) -> float | None:

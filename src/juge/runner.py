@@ -51,6 +51,7 @@ class RunResult:
     pending: list[dict[str, Any]] | None = None
     first_error: str | None = None  # set when no judgment could be made: every call failed
     warnings: list[str] = field(default_factory=list)
+    reused: bool = False  # answered wholly from the cache and identical to run_id, an earlier run: no new run kept
 
 
 def model_family(model: str) -> str:
@@ -560,15 +561,26 @@ async def run_eval_async(
             engine_stats=dict(engine.stats),
             pending=describe(pending.statuses),
         )
-    summary = run.summary.to_dict() if run.summary is not None else {}
+    summary_dict = run.summary.to_dict() if run.summary is not None else {}
+    first_error = nothing_made(store, run_id, summary_dict)
+    warnings = unparsed_warnings(store, run_id, summary_dict)
+    summary, reused = run.summary, False
+    if resume and not run.resumed and engine.stats.get("calls", 0) == 0 and engine.stats.get("cache_hits", 0):
+        from juge.runs.reuse import reuse_earlier_run
+
+        earlier = reuse_earlier_run(store, run_id)
+        if earlier is not None:
+            run_id, reused = earlier, True
+            summary = summary.model_copy(update={"run_id": earlier}) if summary is not None else None
     return RunResult(
         run_id=run_id,
-        summary=run.summary,
+        summary=summary,
         resumed=run.resumed,
         stored_now=stored,
         engine_stats=dict(engine.stats),
-        first_error=nothing_made(store, run_id, summary),
-        warnings=unparsed_warnings(store, run_id, summary),
+        first_error=first_error,
+        warnings=warnings,
+        reused=reused,
     )
 
 

@@ -322,6 +322,14 @@ class Store:
             out.append(run)
         return out
 
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run and everything stored under it (its cases, outputs, calls, judgments and
+        check results). Cache entries stay: they belong to no run and keep re-runs free."""
+        with self.transaction() as c:
+            for table in ("judgments", "check_results", "outputs", "calls", "run_cases"):
+                c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            c.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
     def run_cases(self, run_id: str) -> list[Case]:
         rows = self.conn.execute(
             "SELECT record FROM run_cases WHERE run_id = ? ORDER BY position", (run_id,)
@@ -441,6 +449,13 @@ class Store:
         """An answered call's row and its cache entry."""
         self._write(_INSERT_CALL, call)
         self._write(_INSERT_CACHE, entry)
+
+    def call_requests(self, run_id: str) -> list[dict[str, Any]]:
+        """The requests of a run's answered calls, in the order they were made."""
+        rows = self.conn.execute(
+            "SELECT request FROM calls WHERE run_id = ? AND response IS NOT NULL ORDER BY id", (run_id,)
+        ).fetchall()
+        return [_loads(r["request"]) for r in rows]
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()

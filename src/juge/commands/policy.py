@@ -176,6 +176,7 @@ def compare_command(
     the runs used different judge models, templates or template hashes.
     """
     from juge.api import compare
+    from juge.commands.run import terminal_safe
 
     result = compare(
         run_a,
@@ -207,15 +208,32 @@ def compare_command(
     table.add_row("inputs differ (left out)", str(result["n_inputs_differ"]))
     table.add_row("only in old / only in new", f"{result['n_only_in_a']} / {result['n_only_in_b']}")
     out.print(table)
+    for d in result["judge_diffs"]:
+        a_v, b_v = d["a"], d["b"]
+        out.print(Text(f"\njudge {d['judge']} changed:", style="bold"))
+        if a_v["model"] != b_v["model"]:
+            out.print(Text(f"  model: {a_v['model']} -> {b_v['model']}"))
+        if d["prompt_diff"]:
+            order = f", order {d['order']}" if d["order"] else ""
+            out.print(Text(f"  its prompt for case {d['item_id']}{order}, old -> new:"))
+            for line in d["prompt_diff"]:
+                style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
+                out.print(Text("    " + terminal_safe(line), style=style), soft_wrap=True)
+        elif a_v["template_hash"] != b_v["template_hash"]:
+            out.print(Text("  template hash differs; no call of it on a shared case was logged to diff"))
     if not result["changed"]:
         out.print("No case changed verdict.")
     for case in result["changed"]:
         arrow = case["transition"].replace("->", "→")
         out.print(Text(f"\n{case['item_id']}: {arrow}", style="bold"))
         out.print(Text("question: " + _clip(case["question"], 200)))
+        if case["same_outputs"]:  # only the judge changed: the output once
+            for slot, text in case["a"]["outputs"].items():
+                out.print(Text(f"  {slot} (same in both runs): ", style="cyan") + Text(_clip(text)))
         for side, label in (("a", "old"), ("b", "new")):
-            for slot, text in case[side]["outputs"].items():
-                out.print(Text(f"  {label} {slot}: ", style="cyan") + Text(_clip(text)))
+            if not case["same_outputs"]:
+                for slot, text in case[side]["outputs"].items():
+                    out.print(Text(f"  {label} {slot}: ", style="cyan") + Text(_clip(text)))
             for reason in case[side]["reasons"]:
                 out.print(Text(f"  {label} why: {reason}"))
     write_json(json_path, result)

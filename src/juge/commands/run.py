@@ -217,6 +217,12 @@ def run_command(
         f"stored {result.stored_now} judgments; {stats.get('calls', 0)} calls, "
         f"{stats.get('cache_hits', 0)} cache hits, {stats.get('retries', 0)} retries"
     )
+    if result.reused:
+        err.print(
+            f"every answer came from the cache and matches run {result.run_id}: no new run stored "
+            "(--fresh keeps a new one)",
+            markup=False,
+        )
     assert result.summary is not None  # a finished run
     print_summary(result.summary.to_dict())
     for warning in result.warnings:
@@ -258,49 +264,6 @@ def _print_pending(result: Any) -> None:
     for batch in result.pending:
         counts = ", ".join(f"{k} {v}" for k, v in batch["counts"].items())
         err.print(f"  batch {batch['id']}: {batch['state']}" + (f" ({counts})" if counts else ""), markup=False)
-
-
-def runs_command(db: DbOption = str(DEFAULT_DB)) -> None:
-    """List stored runs with their versions and summary."""
-    out = Console()
-    from juge.runs.status import run_done_total
-
-    with _open(db) as store:
-        runs = store.list_runs()
-        where = str(store.path)  # a database URL without its password
-        progress = {r["id"]: run_done_total(store, r) for r in runs if r["status"] == "running" and not r["summary"]}
-    if not runs:
-        out.print(f"no runs in {where}", markup=False)
-        return
-    out.print(f"[bold]{len(runs)} runs in {escape(where)}[/], newest first", highlight=False)
-    for r in runs:
-        s = r["summary"] or {}
-        rate = s.get("pass_rate")
-        if r["status"] == "running" and not s:
-            done, total = progress[r["id"]]
-            result = f"{done}/{total if total is not None else '?'} judgments stored"
-        elif rate is not None:
-            result = f"pass {rate:.1%} ({s.get('cases_passed')}/{s.get('n_cases')})"
-        else:
-            result = f"{s.get('n_cases', '?')} cases"
-        status = r["status"] if r["status"] == "done" else f"[yellow]{r['status']}[/]"
-        out.print(
-            f"[bold]{r['id']}[/]  {escape(r['name'] or '-')}  {r['started_at'][:16].replace('T', ' ')}  "
-            f"{status}  {result}",
-            highlight=False,
-        )
-        for j in r["config"].get("judges", []):
-            out.print(
-                f"    judge {escape(j['name'])}: {escape(j['template'])}#{j['template_hash'][:8]} "
-                f"{escape(j['model'] or '')}",
-                highlight=False,
-            )
-        system = r["config"].get("system")
-        if system:
-            out.print(
-                f"    system {escape(system['model'])} prompt #{system.get('template_hash', '?')}", highlight=False
-            )
-        out.print(f"    data {r['dataset_hash'][:12]}  juge {r['juge_version']}", style="dim", highlight=False)
 
 
 # Control characters (C0 but tab and newline, DEL, C1) and bidi overrides and isolates: model text
@@ -478,6 +441,5 @@ def export_command(
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run_command)
-    app.command("runs")(runs_command)
     app.command("show")(show_command)
     app.command("export")(export_command)

@@ -27,6 +27,7 @@ import numpy as np
 from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.results import Comparison
+from juge.runs.judgediff import judge_diffs
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store
 from juge.verdicts import CaseOutcome, case_outcomes, run_expected
@@ -142,6 +143,10 @@ def compare_runs(
             "comparable": versions_a == versions_b,
             "forced": versions_a != versions_b,
             "warnings": warnings,
+            # Per changed judge: its model and the diff of its prompt on a shared case (a kept extra key).
+            "judge_diffs": judge_diffs(store, a["run"]["id"], b["run"]["id"], a["judgments"], b["judgments"])
+            if versions_a != versions_b
+            else [],
             "n_shared_cases": len(shared),
             "n_only_in_a": len(a["cases"]) - len(shared),
             "n_only_in_b": len(b["cases"]) - len(shared),
@@ -189,6 +194,7 @@ def _changed_case(item_id: str, a: dict[str, Any], b: dict[str, Any]) -> dict[st
     return {
         "item_id": item_id,
         "transition": f"{oa.verdict}->{ob.verdict}",
+        "same_outputs": a["outputs"][item_id] == b["outputs"][item_id],
         "question": case.question,
         "a": {
             "verdict": oa.verdict,

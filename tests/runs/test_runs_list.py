@@ -1,0 +1,72 @@
+"""`juge runs --eval/--status/--last/--json`, `juge runs rm`, and cached re-runs reusing their run."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from cli_helpers import run_cli
+
+REPO = Path(__file__).resolve().parents[2]
+BAKERY = REPO / "examples" / "bakery" / "eval.toml"
+
+
+def _runs(monkeypatch, capsys, db: Path, *extra: str) -> list[dict]:
+    code, out, err = run_cli(monkeypatch, capsys, "runs", "--db", str(db), "--json", "-", *extra)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _count(db: Path, table: str, run_id: str) -> int:
+    return sqlite3.connect(db).execute(f"SELECT COUNT(*) FROM {table} WHERE run_id = ?", (run_id,)).fetchone()[0]
+
+
+def test_cached_rerun_reuses_the_run_it_repeats(tmp_path, monkeypatch, capsys):
+    db = tmp_path / "j.db"
+    first = tmp_path / "1.json"
+    again = tmp_path / "2.json"
+    assert (
+        run_cli(monkeypatch, capsys, "run", str(BAKERY), "--no-progress", "--db", str(db), "--json", str(first))[0] == 0
+    )
+    code, _, err = run_cli(
+        monkeypatch, capsys, "run", str(BAKERY), "--no-progress", "--db", str(db), "--json", str(again)
+    )
+    assert code == 0
+    one, two = json.loads(first.read_text()), json.loads(again.read_text())
+    assert two["run_id"] == one["run_id"] and "no new run stored" in err
+    assert [r["id"] for r in _runs(monkeypatch, capsys, db)] == [one["run_id"]]
+    # --fresh keeps a new run; a changed judge (new answers) is a new run too.
+    run_cli(monkeypatch, capsys, "run", str(BAKERY), "--no-progress", "--db", str(db), "--fresh")
+    assert len(_runs(monkeypatch, capsys, db)) == 2
+
+
+def test_filters_and_rm(tmp_path, monkeypatch, capsys):
+    db = tmp_path / "j.db"
+    for _ in range(3):
+        run_cli(monkeypatch, capsys, "run", str(BAKERY), "--no-progress", "--db", str(db), "--fresh")
+    cases = tmp_path / "c.jsonl"
+    cases.write_text('{"id": "x", "question": "q", "output": "o"}\n')
+    judge = REPO / "examples" / "bakery" / "judges" / "faithful.toml"
+    run_cli(monkeypatch, capsys, "run", "--cases", str(cases), "--judge", str(judge), "--no-progress", "--db", str(db))
+    every = _runs(monkeypatch, capsys, db)
+    assert len(every) == 4
+    bakery = _runs(monkeypatch, capsys, db, "--eval", "bakery-support")
+    assert len(bakery) == 3 and {r["name"] for r in bakery} == {"bakery-support"}
+    assert len(_runs(monkeypatch, capsys, db, "--eval", str(BAKERY))) == 3
+    assert [r["id"] for r in _runs(monkeypatch, capsys, db, "--last", "2")] == [r["id"] for r in every[:2]]
+    assert len(_runs(monkeypatch, capsys, db, "--status", "done")) == 4
+    assert _runs(monkeypatch, capsys, db, "--status", "running") == []
+
+    gone, kept = bakery[0]["id"], bakery[1]["id"]
+    assert _count(db, "judgments", gone) > 0
+    code, _, _ = run_cli(monkeypatch, capsys, "runs", "rm", gone, "nope-not-a-run", "--db", str(db))
+    assert code == 2 and len(_runs(monkeypatch, capsys, db)) == 4  # nothing deleted on a bad id
+    code, _, err = run_cli(monkeypatch, capsys, "runs", "rm", gone[:8], "--db", str(db))
+    assert code == 0 and gone in err
+    assert [r["id"] for r in _runs(monkeypatch, capsys, db)] == [r["id"] for r in every if r["id"] != gone]
+    for table in ("judgments", "check_results", "calls", "run_cases"):
+        assert _count(db, table, gone) == 0
+    assert _count(db, "judgments", kept) > 0
+    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--db", str(db))
+    assert code == 0 and gone not in out and kept in out
