@@ -56,6 +56,8 @@ def test_help_of_every_command(command):
 def test_version():
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output.startswith("juge ")
+    command = runner.invoke(app, ["version"])
+    assert command.exit_code == 0 and command.output == result.output  # the same line both ways
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv"])

@@ -61,10 +61,8 @@ for _name in COMMAND_MODULES:
 
 @app.command("version")
 def version_command() -> None:
-    """Print the juge version."""
-    from juge import __version__
-
-    typer.echo(__version__)
+    """Print the juge version (the same line as juge --version)."""
+    _print_version(True)
 
 
 def main() -> None:

@@ -66,11 +66,15 @@ def _store(db_url: str | None):  # noqa: ANN202 - keeps SQLAlchemy out of `juge 
         raise InputError(f"--db-url {shown}: cannot open the label database: {reason}") from None
 
 
-def _project(store, name: str | None):  # noqa: ANN001, ANN202
+def _project(store, name: str | None, option: str | None = None):  # noqa: ANN001, ANN202
+    """The project named positionally or with -p (both work on every command; the same name twice
+    is fine), else the only one."""
     from juge.label.db import LabelError
 
+    if name is not None and option is not None and name != option:
+        raise InputError(f"two project names given: {name!r} and -p {option!r}; give one")
     try:
-        return store.project(name)
+        return store.project(name if name is not None else option)
     except LabelError as exc:
         raise InputError(str(exc)) from None
 
@@ -320,13 +324,15 @@ def _listening_socket(host: str, port: int) -> socket.socket:
 
 @label_app.command("status")
 def status_command(
-    name: Annotated[str | None, typer.Argument(help="Project name.")] = None, db_url: DbUrl = None
+    name: Annotated[str | None, typer.Argument(help="Project name (or -p NAME; default: the only project).")] = None,
+    project_opt: ProjectOpt = None,
+    db_url: DbUrl = None,
 ) -> None:
     """Who labelled how much, items done and left, and agreement between raters so far."""
     from juge.label.review import status
 
     store = _store(db_url)
-    s = status(store, _project(store, name))
+    s = status(store, _project(store, name, project_opt))
     console.print(
         f"[b]{escape(s['project'])}[/] ({s['task']}): {s['items']} items, {s['items_closed']} done, "
         f"{s['items_left']} left; {s['labels']} labels; {s['overlap_items']} overlap items"
@@ -354,7 +360,8 @@ def _items(n: int) -> str:
 
 @label_app.command("release")
 def release_command(
-    name: Annotated[str, typer.Argument(help="Project name.")],
+    name: Annotated[str | None, typer.Argument(help="Project name (or -p NAME; default: the only project).")] = None,
+    project_opt: ProjectOpt = None,
     rater: Annotated[
         str | None,
         typer.Option("--rater", help="Free all open items of this rater (with --idle-hours: only the older ones)."),
@@ -380,7 +387,7 @@ def release_command(
     from juge.label.db import LabelError
 
     store = _store(db_url)
-    project = _project(store, name)
+    project = _project(store, name, project_opt)
     try:
         who = None if rater is None else store.rater(project, rater)
     except LabelError as exc:
@@ -397,8 +404,9 @@ def release_command(
 
 @label_app.command("export")
 def export_command(
-    name: Annotated[str, typer.Argument(help="Project name.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="JSONL file to write.")],
+    name: Annotated[str | None, typer.Argument(help="Project name (or -p NAME; default: the only project).")] = None,
+    project_opt: ProjectOpt = None,
     adjudications: Annotated[
         Path | None,
         typer.Option(
@@ -415,7 +423,7 @@ def export_command(
     import json
 
     store = _store(db_url)
-    project = _project(store, name)
+    project = _project(store, name, project_opt)
     rows = store.export_labels(project)
     write_atomic(output, "".join(r.model_dump_json() + "\n" for r in rows))
     console.print(Text(f"Wrote {len(rows)} labels to {output}"))
@@ -427,8 +435,9 @@ def export_command(
 
 @label_app.command("attach-run")
 def attach_run_command(
-    name: Annotated[str, typer.Argument(help="Project name.")],
+    name: Annotated[str, typer.Argument(help="Project name (-p NAME works too).")],
     run_id: Annotated[str, typer.Argument(help="A `juge run` id (or unambiguous prefix) over the same cases.")],
+    project_opt: ProjectOpt = None,
     store_path: Annotated[
         Path,
         typer.Option("--db", help="The juge store holding the run (as for juge run/calibrate --db).", envvar="JUGE_DB"),
@@ -456,7 +465,7 @@ def attach_run_command(
 
     store_path = old_store_path or store_path  # --store: the option's earlier name
     store = _store(db_url)
-    project = _project(store, name)
+    project = _project(store, name, project_opt)
     try:
         verdicts = judge_verdicts(store_path, run_id, project.task)
         judged = run_output_hashes(store_path, run_id)
@@ -501,7 +510,8 @@ def _examples(ids: list[str], k: int = 3) -> str:
 
 @label_app.command("disagreements")
 def disagreements_command(
-    name: Annotated[str, typer.Argument(help="Project name.")],
+    name: Annotated[str | None, typer.Argument(help="Project name (or -p NAME; default: the only project).")] = None,
+    project_opt: ProjectOpt = None,
     save: Annotated[str | None, typer.Option(help="Keep the current set as a named list.")] = None,
     list_name: Annotated[
         str | None, typer.Option("--list", help="Use a saved list instead of the current set.")
@@ -515,7 +525,7 @@ def disagreements_command(
     from juge.label.db import LabelError
 
     store = _store(db_url)
-    project = _project(store, name)
+    project = _project(store, name, project_opt)
     if list_name:
         try:
             ids = store.list_items(project, list_name)

@@ -165,7 +165,10 @@ def figures(obj: Any, stats: tuple[str, ...]) -> dict[str, Any]:
 
 def _judge(key: str, entry: dict[str, Any], info: dict[str, Any], stats: tuple[str, ...]) -> dict[str, Any]:
     per_category = {
-        str(cat): {"vs_people": figures(v, stats), "ceiling": figures(v.get("ceiling"), stats)}
+        str(cat): {
+            "vs_people": figures(v, stats),
+            "ceiling": figures(v.get("ceiling"), stats) | {"n_pairs": count(_mapping(v.get("ceiling")).get("n_pairs"))},
+        }
         for cat, v in _mapping(entry.get("per_category")).items()
         if isinstance(v, dict)
     }
@@ -400,7 +403,7 @@ def _categories(
     rows = []
     for name in names:
         own = _mapping(people.get(name))
-        ceiling = figures(own.get("ceiling"), stats)
+        ceiling = figures(own.get("ceiling"), stats) | {"n_pairs": count(_mapping(own.get("ceiling")).get("n_pairs"))}
         if ceiling["agreement"] is None:
             copies = [j["per_category"][name]["ceiling"] for j in judges if name in j["per_category"]]
             ceiling = next((c for c in copies if c["agreement"] is not None), ceiling)

@@ -152,8 +152,17 @@ def _category_label(cat: dict[str, Any]) -> str:
         {e["agreement"]["n"] for e in cat["judges"].values() if e.get("agreement") and e["agreement"]["n"] is not None}
     )
     votes_text = "?" if not votes else f"{votes[0]}" if len(votes) == 1 else f"{votes[0]}–{votes[-1]}"
-    pairs = cat["ceiling"]["agreement"]["n"] if cat["ceiling"]["agreement"] else "?"
-    return f"{cat['name']}\npairs n={pairs} · votes n={votes_text}"
+    return f"{cat['name']}\npairs n={_pairs_n(cat['ceiling'])} · votes n={votes_text}"
+
+
+def _pairs_n(ceiling: dict[str, Any] | None) -> int:
+    """Rater pairs behind a category's ceiling: its agreement's n, else the pair count the study
+    gives (0 when no item of the category has two raters, which is why there is no ceiling)."""
+    ceiling = ceiling or {}
+    agreement = ceiling.get("agreement") or {}
+    if agreement.get("n") is not None:
+        return int(agreement["n"])
+    return int(ceiling.get("n_pairs") or 0)
 
 
 def category_plot(data: dict[str, Any], columns: int = 4) -> str | None:

@@ -36,13 +36,32 @@
     }, 0);
   });
   // The second click of a double click can land on the next page when it loads fast, and undo
-  // (or label) once more there: mouse clicks on a button in the first moments of a page are
-  // dropped. Keyboard presses (detail 0) are not: they are guarded by `busy` and event.repeat.
+  // (or label) once more there. Such a click is at the same place on screen as the click that sent
+  // the last page's form, and soon after it: within SETTLE_MS of that click, or of this page
+  // appearing (a slow load). The sending click is remembered (sessionStorage, this tab only); a
+  // click elsewhere counts however soon after the page appears. Keyboard presses (detail 0) are
+  // guarded by `busy` and event.repeat instead.
   var SETTLE_MS = 500;
+  var RECENT_MS = 3000;
+  var SAME_PX = 16;
+  var KEY = "juge-label-last-click";
   var shownAt = Date.now();
+  function lastClick() {
+    try { return JSON.parse(window.sessionStorage.getItem(KEY) || "null"); } catch (e) { return null; }
+  }
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("button[type=submit]");
-    if (button && event.detail > 0 && Date.now() - shownAt < SETTLE_MS) event.preventDefault();
+    if (!button || event.detail === 0) return;
+    var last = lastClick();
+    var now = Date.now();
+    var soon = last && (now - last.t < SETTLE_MS || (now - shownAt < SETTLE_MS && now - last.t < RECENT_MS));
+    if (soon && Math.abs(event.screenX - last.x) <= SAME_PX && Math.abs(event.screenY - last.y) <= SAME_PX) {
+      event.preventDefault();
+      return;
+    }
+    try {
+      window.sessionStorage.setItem(KEY, JSON.stringify({ t: now, x: event.screenX, y: event.screenY }));
+    } catch (e) { /* storage off: only the same-page guard (data-sent) applies */ }
   }, true);
 
   // A page restored from the back/forward cache is a fresh page: let its forms be sent again.
