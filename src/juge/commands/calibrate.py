@@ -227,7 +227,7 @@ def calibrate_command(
     from juge.data.labels import parse_missing, parse_scale
     from juge.data.readers import parse_mapping
     from juge.files import write_json
-    from juge.reports.terminal import print_result
+    from juge.reports.terminal import print_result, result_headlines
 
     if kind not in (None, "pairwise", "score", "passfail"):
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
@@ -273,9 +273,11 @@ def calibrate_command(
                 seed=seed,
                 progress=step,
             )
+        study = result.to_dict()
+        study["headline"] = result_headlines(study)  # the one-line answers, first in the output and the JSON
         if json_tmp is not None:
-            write_json(json_tmp, result.to_dict())
-    print_result(result.to_dict(), console, warnings=result.input_warnings)  # the warnings are in the notes too
+            write_json(json_tmp, study)
+    print_result(study, console, warnings=result.input_warnings)  # the warnings are in the notes too
     if json_path is not None:
         console.print(f"wrote {json_path}", highlight=False, markup=False)
 

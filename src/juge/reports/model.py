@@ -17,7 +17,10 @@ from typing import Any
 
 from juge import __version__
 from juge.data.records import Case
+from juge.policy.derivation import MIN_PAIRS
 from juge.reports.disagreements import attach_items, select_disagreements
+from juge.reports.headline import MARGIN as HEADLINE_MARGIN
+from juge.reports.headline import headlines
 
 VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
 OUTCOMES = ("ok", "refused", "unparsed", "error")
@@ -533,7 +536,7 @@ def build_report_data(
     if test_data and policy_data:
         expected, tested = policy_data["settings"].get("policy_hash"), test_data["settings"].get("policy_hash")
         test_data["policy_mismatch"] = bool(expected and tested and expected != tested)
-    return {
+    data = {
         "kind": kind,
         "stats": list(stats),
         "stat_labels": {s: STAT_LABELS[s] for s in stats},
@@ -572,3 +575,6 @@ def build_report_data(
         if isinstance(calibration.get("notes"), list)
         else [],
     }
+    data["headlines"] = [h.to_dict() for h in headlines(data)]
+    data["headline_margin"], data["headline_min_pairs"] = HEADLINE_MARGIN, MIN_PAIRS
+    return data

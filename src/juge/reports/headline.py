@@ -1,0 +1,146 @@
+"""The one-line answer a calibration opens with: can each judge stand in for a person, and where.
+
+Per category, a judge stands in for a person when its agreement with each person is within
+`margin` of person-vs-person agreement, compared as printed (3 decimals), the rule `juge policy
+derive` uses: ``round(jp, 3) - round(pp, 3) >= -margin``. A figure resting on fewer than
+MIN_PAIRS rater pairs (or judge-vs-person votes) is not measured: too few labels. When no
+category can be measured, the pooled figures over all categories decide, and the line says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from juge.policy.derivation import MIN_PAIRS
+
+MARGIN = 0.05
+
+
+@dataclass
+class Place:
+    """One category (or all of them pooled): the two agreements, their n and the decision."""
+
+    name: str
+    judge: float | None
+    people: float | None
+    n_judge: int
+    n_people: int
+    decision: str  # "stands in", "not", "not measured"
+
+    @property
+    def gap(self) -> float | None:
+        if self.judge is None or self.people is None:
+            return None
+        return round(round(self.judge, 3) - round(self.people, 3), 3)
+
+
+@dataclass
+class Headline:
+    judge: str
+    sentence: str
+    stands_in: list[str] = field(default_factory=list)
+    not_in: list[str] = field(default_factory=list)
+    not_measured: list[str] = field(default_factory=list)
+    pooled: bool = False
+    places: list[Place] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge,
+            "sentence": self.sentence,
+            "stands_in": self.stands_in,
+            "not_in": self.not_in,
+            "not_measured": self.not_measured,
+            "pooled": self.pooled,
+            "places": [
+                {
+                    "name": p.name,
+                    "judge_vs_person": p.judge,
+                    "person_vs_person": p.people,
+                    "n_votes": p.n_judge,
+                    "n_pairs": p.n_people,
+                    "gap": p.gap,
+                    "decision": p.decision,
+                }
+                for p in self.places
+            ],
+        }
+
+
+def _place(name: str, judge: dict[str, Any] | None, people: dict[str, Any] | None, margin: float) -> Place:
+    jv = judge.get("value") if judge else None
+    pv = people.get("value") if people else None
+    nj = int((judge or {}).get("n") or 0)
+    npp = int((people or {}).get("n") or 0)
+    if jv is None or pv is None or nj < MIN_PAIRS or npp < MIN_PAIRS:
+        decision = "not measured"
+    else:
+        decision = "stands in" if round(round(jv, 3) - round(pv, 3), 3) >= -margin else "not"
+    return Place(name, jv, pv, nj, npp, decision)
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names)
+
+
+def judge_headline(data: dict[str, Any], judge: dict[str, Any], margin: float = MARGIN) -> Headline:
+    """The line for one judge of the report data (`juge.reports.model.build_report_data`)."""
+    key = judge["key"]
+    places = [
+        _place(c["name"], (c["judges"].get(key) or {}).get("agreement"), c["ceiling"].get("agreement"), margin)
+        for c in data["categories"]
+        if key in c["judges"]
+    ]
+    measured = [p for p in places if p.decision != "not measured"]
+    head = Headline(judge=key, sentence="", places=places)
+    if not measured:
+        overall = _place(
+            "all categories", judge["vs_people"].get("agreement"), data["ceiling"].get("agreement"), margin
+        )
+        head.pooled, head.places = True, [overall, *places]
+        if overall.decision == "not measured":
+            head.not_measured = [p.name for p in places] or ["all categories"]
+            head.sentence = (
+                f"Judge {key}: not measured: too few labels (judge vs person on {overall.n_judge} votes, person vs "
+                f"person on {overall.n_people} rater pairs; at least {MIN_PAIRS} of each are needed)."
+            )
+            return head
+        within = overall.decision == "stands in"
+        where = "over all categories pooled"
+        figures = f"judge vs person {overall.judge:.3f}, person vs person {overall.people:.3f}"
+        per_category = " (per category: not measured, too few labels)" if places else ""
+        head.stands_in, head.not_in = (["all categories"], []) if within else ([], ["all categories"])
+        head.sentence = (
+            f"Judge {key} can stand in for a person {where} ({figures}: within the {margin:g} margin of person vs "
+            f"person){per_category}."
+            if within
+            else f"Judge {key} cannot stand in for a person {where} ({figures}: beyond the {margin:g} margin of "
+            f"person vs person){per_category}."
+        )
+        return head
+    head.stands_in = [p.name for p in places if p.decision == "stands in"]
+    head.not_in = [p.name for p in places if p.decision == "not"]
+    head.not_measured = [p.name for p in places if p.decision == "not measured"]
+    parts = []
+    if head.stands_in:
+        parts.append(
+            f"Judge {key} can stand in for a person on {_names(head.stands_in)} (within the {margin:g} margin of "
+            "person vs person)"
+        )
+        if head.not_in:
+            parts.append(f"not on {_names(head.not_in)}")
+    else:
+        parts.append(
+            f"Judge {key} cannot stand in for a person on {_names(head.not_in)} (beyond the {margin:g} margin of "
+            "person vs person)"
+        )
+    if head.not_measured:
+        parts.append(f"not measured on {_names(head.not_measured)}: too few labels")
+    head.sentence = "; ".join(parts) + "."
+    return head
+
+
+def headlines(data: dict[str, Any], margin: float = MARGIN) -> list[Headline]:
+    """One line per judge (baselines have no line: they make no model call)."""
+    return [judge_headline(data, j, margin) for j in data["judges"] if not j["baseline"]]
