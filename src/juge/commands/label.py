@@ -16,6 +16,7 @@ from rich.text import Text
 
 from juge.errors import InputError
 from juge.files import write_atomic
+from juge.reports.fit import fitted
 
 if TYPE_CHECKING:
     from juge.data.records import Case
@@ -343,7 +344,7 @@ def status_command(
         table.add_row(
             Text(r["rater"]), str(r["labels"]), str(r["sessions"]), mean, "adjudicator" if r["adjudicator"] else "rater"
         )
-    console.print(table)
+    console.print(fitted(table, console))
     if s["pairs"]:
         console.print(
             f"rater vs rater: agreement {s['agreement']:.3f}, Cohen's kappa "

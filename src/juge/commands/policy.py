@@ -17,6 +17,7 @@ from rich.text import Text
 
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
+from juge.reports.fit import fitted
 from juge.results import format_estimate as fmt
 from juge.store import DEFAULT_DB, RunNotFound, Store
 
@@ -139,7 +140,7 @@ def estimate_command(
     table.add_row("sens/spec plug-in", fmt(rg), sens_spec)
     table.add_section()
     table.add_row("missing verdict", str(result.n_missing_verdict), "unparsed/refused/error: never a pass")
-    out.print(table)
+    out.print(fitted(table, out))
     out.print(Text("Why PPI++: " + result.why))
     for note in result.notes:
         out.print(Text("note: " + note, style="yellow"))
@@ -207,7 +208,7 @@ def compare_command(
     table.add_row("missing verdict (either run)", str(result["n_missing_verdict"]))
     table.add_row("inputs differ (left out)", str(result["n_inputs_differ"]))
     table.add_row("only in old / only in new", f"{result['n_only_in_a']} / {result['n_only_in_b']}")
-    out.print(table)
+    out.print(fitted(table, out))
     for d in result["judge_diffs"]:
         a_v, b_v = d["a"], d["b"]
         out.print(Text(f"\njudge {d['judge']} changed:", style="bold"))
@@ -346,7 +347,7 @@ def _policy_tables(policy: dict[str, Any]) -> None:
             fmt(row["vs_majority"]["kappa"]),
             fmt(row["vs_people"]["agreement"]),
         )
-    out.print(table)
+    out.print(fitted(table, out))
     out.print(Text("coverage: dev items with a verdict / dev items"))
     if sel["difference"]:
         d = sel["difference"]
@@ -404,7 +405,7 @@ def _policy_tables(policy: dict[str, Any]) -> None:
             "n/a" if r["gap"] is None else f"{r['gap']:+.3f}",
             decision,
         )
-    out.print(table)
+    out.print(fitted(table, out))
     for cat, r in policy["categories"].items():
         if r.get("too_few"):
             err.print(Text(f"warning: category {cat}: {TOO_FEW} ({r['too_few']})", style="yellow"), soft_wrap=True)
@@ -611,7 +612,7 @@ def test_command(
     table.add_column("items", justify="right")
     for label, count in result["decisions"].items():
         table.add_row(Text(label), str(count))
-    out.print(table)
+    out.print(fitted(table, out))
     out.print(Text(f"judge decides alone: {fmt(result['judge_decides'])}"))
     table = Table(title="Agreement on the holdout", title_justify="left")
     for col in ("items", "vs majority", "kappa", "judge vs each person", "person vs person"):
@@ -624,7 +625,7 @@ def test_command(
             fmt(block["vs_people"]["agreement"]),
             fmt(block["ceiling"]),
         )
-    out.print(table)
+    out.print(fitted(table, out))
     table = Table(title="Per category (items the judge decides)", title_justify="left")
     for col in ("category", "judge decides", "vs majority", "judge vs each person", "person vs person", "on holdout"):
         table.add_column(col)
@@ -638,7 +639,7 @@ def test_command(
             fmt(j["ceiling"]),
             _held_text(block["conclusion"]),
         )
-    out.print(table)
+    out.print(fitted(table, out))
     for cat, block in result["per_category"].items():
         out.print(Text(f"{cat}: {block['conclusion']['reason']}"))
     g = result.get("guarantee")
@@ -683,7 +684,7 @@ def _grade_policy_tables(policy: dict[str, Any]) -> None:
         cells = [fmt(f["agreement"]), fmt(f["kappa"])] + ([fmt(f["weighted_kappa"])] if kind == "score" else [])
         mark = " (chosen)" if row["key"] == sel["chosen"] else ""
         table.add_row(Text(row["key"] + mark), f"{cov['value']:.1%} ({cov['n_with_verdict']}/{cov['n_items']})", *cells)
-    out.print(table)
+    out.print(fitted(table, out))
     if kind == "score":
         how = "chosen on dev from the labels" if policy.get("threshold_choice") else "given"
         out.print(Text(f"threshold: a case passes at {policy['threshold']:g} or above ({how})"))
@@ -695,7 +696,7 @@ def _grade_policy_tables(policy: dict[str, Any]) -> None:
         if r.get("too_few"):
             decision.append(" (too few items to decide)", style="yellow")
         table.add_row(Text(cat), f"{r['n_with_verdict']}/{r['n_items']}", decision, Text(r["reason"]))
-    out.print(table)
+    out.print(fitted(table, out))
 
 
 def _grade_test_tables(policy: dict[str, Any], result: dict[str, Any]) -> None:
@@ -708,7 +709,7 @@ def _grade_test_tables(policy: dict[str, Any], result: dict[str, Any]) -> None:
     table.add_column("items", justify="right")
     for label, count in result["decisions"].items():
         table.add_row(Text(label), str(count))
-    out.print(table)
+    out.print(fitted(table, out))
     out.print(Text(f"judge decides alone: {fmt(result['judge_decides'])}"))
     table = Table(title="On the holdout: judge vs each person, people vs each other (same items)", title_justify="left")
     cols = ["items", "agreement", "kappa"]
@@ -726,7 +727,7 @@ def _grade_test_tables(policy: dict[str, Any], result: dict[str, Any]) -> None:
             else:
                 extra = [fmt(f["weighted_kappa"]), fmt((f.get("at_threshold") or {}).get("agreement"))]
             table.add_row(f"{name}: {who}", fmt(f["agreement"]), fmt(f["kappa"]), *extra)
-    out.print(table)
+    out.print(fitted(table, out))
     for cat, block in result["per_category"].items():
         out.print(Text(f"{cat}: {block['conclusion']['reason']}"))
 

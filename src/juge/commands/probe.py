@@ -14,6 +14,7 @@ from rich.table import Table
 
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption
 from juge.files import staged_output
+from juge.reports.fit import fitted
 from juge.results import format_estimate
 from juge.store import DEFAULT_DB
 
@@ -129,7 +130,7 @@ def print_result(result: dict[str, Any], console: Console) -> None:
         missing = sum(counts.get(s, 0) for s in ("unparsed", "refused", "error", "missing"))
         figures = [format_estimate(entry["flip_rate"])] + ([format_estimate(entry["moved_rate"])] if pairwise else [])
         table.add_row(escape(kind), *figures, *(str(counts[s]) for s in shown), str(missing))
-    console.print(table)
+    console.print(fitted(table, console))
     calls = result["calls"]
     console.print(
         f"judge calls: {sum(calls.values())}, ok {calls['ok']}  (no verdict: neither a flip nor a "

@@ -18,6 +18,7 @@ from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
 from juge.files import staged_output, write_atomic, write_with
 from juge.judges.pairwise import combine_orders
+from juge.reports.fit import fitted
 from juge.store import DEFAULT_DB, RunNotFound, Store, is_database_url, open_store
 
 err = Console(stderr=True)
@@ -47,7 +48,7 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         table.add_column("pass rate", justify="right")
         for name, c in summary["checks"].items():
             table.add_row(escape(name), _rate(c["passed"], c["n"]))
-        console.print(table)
+        console.print(fitted(table, console))
     for name, j in summary["judges"].items():
         console.print(
             f"[bold]Judge {escape(name)}[/]: {j['setup']}, template {escape(j['template'])}"
@@ -67,7 +68,7 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         table.add_section()
         for outcome in ("unparsed", "refused", "error"):
             table.add_row(outcome, str(j["outcomes"][outcome]))
-        console.print(table)
+        console.print(fitted(table, console))
     if summary.get("pass_rate") is not None:
         console.print(f"cases passing every check and judge: {_rate(summary['cases_passed'], n)}", highlight=False)
         console.print(f"cases failing: {summary['cases_failed']}", highlight=False)

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from juge.calibration.pairwise import VERDICTS
 from juge.data.records import OUTCOMES
+from juge.reports.fit import fitted
 from juge.results import format_estimate
 
 
@@ -63,7 +64,7 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
         table.add_row("Krippendorff's alpha (nominal)", fmt(ceiling["krippendorff_alpha"]))
     table.add_row("agreement without ties", fmt(ceiling["agreement_without_ties"]))
     table.add_row("human majority picks the longer answer", fmt(result.get("majority_picks_longer")))
-    console.print(table)
+    console.print(fitted(table, console))
     console.print(
         _cell(
             f"{result['n_without_majority']} of {result['n_items']} items have no majority "
@@ -90,7 +91,7 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
             fmt(j["vs_majority"]["agreement"]),
             fmt(j["vs_majority"]["kappa"]),
         )
-    console.print(table)
+    console.print(fitted(table, console))
     console.print(
         _cell(
             f"Compare 'vs people' with the ceiling (agreement {fmt(ceiling['agreement'], with_n=False)}, "
@@ -104,13 +105,13 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
     )
     for key, j in judges.items():
         table.add_row(_cell(key), *(str(j["verdict_counts"][v]) for v in VERDICTS))
-    console.print(table)
+    console.print(fitted(table, console))
     called = {key: j["outcomes"] for key, j in judges.items() if j.get("outcomes")}
     if called:
         table = _table("Calls by outcome (every order and repeat)", "judge", *OUTCOMES)
         for key, outcomes in called.items():
             table.add_row(_cell(key), *(str(outcomes[o]) for o in OUTCOMES))
-        console.print(table)
+        console.print(fitted(table, console))
 
     table = _table(
         "Order and length bias",
@@ -136,14 +137,14 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
             fmt(j["picks_longer"]),
             fmt(j["picks_longer_against_majority"]),
         )
-    console.print(table)
+    console.print(fitted(table, console))
 
     repeated = {k: j["self_consistency"] for k, j in judges.items() if j.get("self_consistency")}
     if repeated:
         table = _table("Self-consistency (asked again in the same order)", "judge", "verdict changed")
         for key, est in repeated.items():
             table.add_row(_cell(key), fmt(est))
-        console.print(table)
+        console.print(fitted(table, console))
 
     print_per_category(result, console)
 
@@ -166,7 +167,7 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
                 fmt(r["vs_people_without"]),
                 fmt(r["difference"]),
             )
-        console.print(table)
+        console.print(fitted(table, console))
 
     if result.get("differences"):
         table = _table(
@@ -187,7 +188,7 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
                 fmt(d["vs_people_b"]),
                 fmt(d["difference"]),
             )
-        console.print(table)
+        console.print(fitted(table, console))
 
 
 def print_per_category(result: dict[str, Any], console: Console) -> None:
@@ -206,7 +207,7 @@ def print_per_category(result: dict[str, Any], console: Console) -> None:
                 fmt(cat["vs_people"]["agreement"]).replace(" n=", "\nn=") + (f"\n{missing} missing" if missing else "")
             )
         table.add_row(_cell(category), *cells)
-    console.print(table)
+    console.print(fitted(table, console))
 
 
 def print_grades(result: dict[str, Any], console: Console) -> None:
@@ -235,7 +236,7 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
     if result["ceiling"].get("at_threshold"):
         at = result["ceiling"]["at_threshold"]
         table.add_row(f"agreement at >= {at['threshold']:g}", fmt(at["agreement"]))
-    console.print(table)
+    console.print(fitted(table, console))
     if not result["judges"]:
         console.print(
             _cell(
@@ -252,14 +253,14 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
     )
     for key, j in result["judges"].items():
         table.add_row(_cell(key), *(fmt(j.get(s)) for s in stats))
-    console.print(table)
+    console.print(fitted(table, console))
     if score and any(j.get("at_threshold") for j in result["judges"].values()):
         table = _table("Binary verdict at the threshold", "judge", "threshold", "agreement", "kappa")
         for key, j in result["judges"].items():
             if j.get("at_threshold"):
                 at = j["at_threshold"]
                 table.add_row(_cell(key), f">= {at['threshold']:g}", fmt(at["agreement"]), fmt(at["kappa"]))
-        console.print(table)
+        console.print(fitted(table, console))
     if not score:
         table = _table(
             "Failures and false flags",
@@ -283,7 +284,7 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
                 f"{flags['k']} of {flags['n']} ({fmt(flags['rate'], with_n=False)})",
                 f"{matrix[0]}\n{matrix[1]}",
             )
-        console.print(table)
+        console.print(fitted(table, console))
     verdict_names = list(next(iter(result["judges"].values()))["verdict_counts"]) if result["judges"] else []
     table = _table("Verdicts and calls by outcome", "judge", *verdict_names, *OUTCOMES)
     for key, j in result["judges"].items():
@@ -293,7 +294,7 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
             *(str(j["verdict_counts"][v]) for v in verdict_names),
             *(str(outcomes.get(o, "-")) for o in OUTCOMES),
         )
-    console.print(table)
+    console.print(fitted(table, console))
 
 
 ALPHA_NAMES = {
@@ -342,7 +343,7 @@ def print_side_by_side(result: dict[str, Any], console: Console) -> None:
             fmt(ceiling.get("krippendorff_alpha")),
             *(fmt(row["judges"].get(k, {}).get("agreement")) for k in keys),
         )
-    console.print(table)
+    console.print(fitted(table, console))
 
 
 HEADLINE_KINDS = ("pairwise", "passfail", "score")

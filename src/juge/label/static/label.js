@@ -42,7 +42,7 @@
   // click elsewhere counts however soon after the page appears. Keyboard presses (detail 0) are
   // guarded by `busy` and event.repeat instead.
   var SETTLE_MS = 500;
-  var RECENT_MS = 3000;
+  var RECENT_MS = 1000;
   var SAME_PX = 16;
   var KEY = "juge-label-last-click";
   var shownAt = Date.now();
