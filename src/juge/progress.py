@@ -15,7 +15,9 @@ LINE_INTERVAL = 10.0
 
 class RunProgress(Protocol):
     def __enter__(self) -> RunProgress: ...
-    def __exit__(self, *exc: object) -> None: ...
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
     def advance(self, *, error: bool = False) -> None: ...
 
 
@@ -109,7 +111,9 @@ class BarProgress:
         errors = f"[red]{c.errors} errors[/]" if c.errors else ""
         self.progress.update(self.task, advance=1, rate=f"{c.rate(time.monotonic()):.1f}/s", errors=errors)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.progress.__exit__(None, None, None)
 
 
@@ -120,7 +124,9 @@ class NoProgress:
     def advance(self, *, error: bool = False) -> None:
         pass
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         pass
 
 
