@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -35,4 +36,6 @@ def test_positional_and_dash_p_name_the_same_project(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
     assert (tmp_path / "2.jsonl").read_text() == (tmp_path / "3.jsonl").read_text()
     assert juge("disagreements", "-p", "two").exit_code == 0
+    figures = json.loads(juge("status", "-p", "two", "--json", "-").output)
+    assert figures["project"] == "two" and [r["rater"] for r in figures["raters"]] == ["alice"]
     assert juge("release", "-p", "two", "--dry-run").exit_code == 0

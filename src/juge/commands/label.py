@@ -327,13 +327,26 @@ def _listening_socket(host: str, port: int) -> socket.socket:
 def status_command(
     name: Annotated[str | None, typer.Argument(help="Project name (or -p NAME; default: the only project).")] = None,
     project_opt: ProjectOpt = None,
+    json_out: Annotated[
+        Path | None,
+        typer.Option("--json", help="Also write these figures as JSON to this file ('-': standard output)."),
+    ] = None,
     db_url: DbUrl = None,
 ) -> None:
     """Who labelled how much, items done and left, and agreement between raters so far."""
+    import json
+
+    from juge.files import write_atomic
     from juge.label.review import status
 
     store = _store(db_url)
     s = status(store, _project(store, name, project_opt))
+    if json_out is not None:
+        text = json.dumps(s, indent=2, ensure_ascii=False, default=str) + "\n"
+        if str(json_out) == "-":
+            typer.echo(text, nl=False)
+            return
+        write_atomic(json_out, text)
     console.print(
         f"[b]{escape(s['project'])}[/] ({s['task']}): {s['items']} items, {s['items_closed']} done, "
         f"{s['items_left']} left; {s['labels']} labels; {s['overlap_items']} overlap items"

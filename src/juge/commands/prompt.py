@@ -32,7 +32,7 @@ def print_prompts(prompts: Sequence[RenderedPrompt], console: Console) -> None:
         )
         for m in p.messages:
             console.rule(Text(m["role"]), characters="─")
-            console.print(Text(terminal_safe(m["content"])), soft_wrap=True)
+            console.print(Text(terminal_safe(m["content"])))  # wrapped at words; --json has the exact text
         if p.allowed:
             console.print(Text(f"(constrained: the answer must be exactly one of {', '.join(p.allowed)})"))
         if p.json_schema:

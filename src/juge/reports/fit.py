@@ -12,11 +12,15 @@ VERTICAL_BELOW = 100
 
 
 def _text(value: object) -> Text:
+    """A cell as one line of text (a cell's own line breaks were for a narrow column)."""
     if isinstance(value, Text):
-        return value.copy()
-    if isinstance(value, str):
-        return Text.from_markup(value)
-    return Text(str(value))
+        text = value.copy()
+    elif isinstance(value, str):
+        text = Text.from_markup(value)
+    else:
+        text = Text(str(value))
+    text.plain = " ".join(text.plain.split("\n")) if "\n" in text.plain else text.plain
+    return text
 
 
 def _header(value: object) -> str:
@@ -32,6 +36,13 @@ def vertical(table: Table) -> RenderableType:
     columns = table.columns
     headers = [_header(c.header) for c in columns]
     column_cells = [list(c.cells) for c in columns]
+    if len(columns) == 2:  # a two-column table (name and count) reads as `name: value` lines
+        for r in range(table.row_count):
+            name, value = (_text(cc[r]) if r < len(cc) else Text("") for cc in column_cells)
+            lines.append(Text.assemble("  ", name, ": ", value))
+        if table.caption:
+            lines.append(_text(table.caption))
+        return Group(*lines)
     for r in range(table.row_count):
         cells = [cc[r] if r < len(cc) else "" for cc in column_cells]
         first = _text(cells[0]) if cells else Text("")
