@@ -175,6 +175,7 @@ def build_grade_table(
             readable = j.outcome == "ok" and not (kind == "passfail" and is_score(j.verdict))
             grade.value = _read_value(kind, j.verdict) if readable else None
             grade.text = j.text
+            grade.text = j.text
     for name, values in (baselines or {}).items():
         judges[name] = {"judge": name, "template": None, "models": [], "template_hashes": [], "baseline": True}
         for item in items:
@@ -424,6 +425,29 @@ def grade_judge_figures(
     return out
 
 
+def passfail_disagreements(items: Sequence[GradedItem], key: str) -> list[dict[str, Any]]:
+    """PASS/FAIL items where the judge's verdict differs from the people's strict majority, with the
+    vote counts and the judge's raw text (for the report's failure cases)."""
+    out = []
+    for it in items:
+        grade = it.judges.get(key)
+        votes = {label: sum(v == label for _, v in it.ratings) for label in PASSFAIL}
+        majority = next((label for label in PASSFAIL if 2 * votes[label] > sum(votes.values())), None)
+        if grade is None or grade.value is None or majority is None or grade.value == majority:
+            continue
+        out.append(
+            {
+                "item_id": it.item_id,
+                "category": it.category,
+                "majority": majority,
+                "verdict": grade.value,
+                "votes": votes,
+                "text": grade.text,
+            }
+        )
+    return out
+
+
 def grade_study(
     table: GradeTable,
     *,
@@ -476,6 +500,8 @@ def grade_study(
         if not any(key in it.judges for it in items):
             continue
         figures = grade_judge_figures(items, key, kind, truth, labels, boot, threshold)
+        if kind == "passfail":
+            figures["disagreements"] = passfail_disagreements(items, key)
         figures["per_category"] = {
             c: {
                 **grade_judge_figures(by_category[c], key, kind, truth, labels, boot, threshold, detailed=False),

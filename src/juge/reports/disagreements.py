@@ -1,4 +1,5 @@
-"""The items where a pairwise judge and the people disagree most, for the report's failure cases.
+"""The items where a judge (pairwise, or PASS/FAIL) and the people disagree most, for the report's
+failure cases.
 
 The calibration JSON lists, per judge key, the items whose verdict differs from the
 human majority, with the vote counts and the judge's raw text in each order. This
@@ -45,6 +46,8 @@ def disagreement_share(verdict: str | None, vote_counts: dict[str, int]) -> floa
 
 
 def _texts(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    if entry.get("texts") is None and isinstance(entry.get("text"), str):  # a single answer (PASS/FAIL): one call
+        return [{"order": None, "letter": entry.get("verdict"), "text": entry["text"]}]
     texts, letters = entry.get("texts"), entry.get("letters")
     texts = texts if isinstance(texts, dict) else {}
     letters = letters if isinstance(letters, dict) else {}
@@ -82,6 +85,7 @@ def select_disagreements(calibration: dict[str, Any], *, top: int = 3) -> list[d
                     "votes": [],
                     "question": None,
                     "context": None,
+                    "answer": None,
                     "answer_1": None,
                     "answer_2": None,
                     "judge_texts": texts,
@@ -100,6 +104,7 @@ def attach_items(cards: list[dict[str, Any]], cases: dict[str, Case]) -> list[di
             continue
         card["question"] = case.question
         card["context"] = case.context
+        card["answer"] = case.output
         card["answer_1"] = case.output_1
         card["answer_2"] = case.output_2
         ratings = case.meta.get("human_ratings")
