@@ -8,7 +8,7 @@ solution will go; the solution is only known after the first call).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,22 +119,22 @@ class DryRun:
         }
 
 
-def dry_run(cases: Sequence[Case], judges: Sequence[Any], repeat: int = 1, *, system: bool = False) -> DryRun:
+def dry_run(cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1, *, system: bool = False) -> DryRun:
     """Count the calls a run would make (each judge's solve-first calls included) and render the
-    first case of each judge."""
-    from juge.engine import build_tasks
-
-    shown = [with_output_placeholder(c) for c in cases] if system else list(cases)
+    first case of each judge; `cases` is read once, never held whole."""
     calls: Counter[str] = Counter()
-    for task in build_tasks(shown, judges, repeat):
-        calls[task.judge.name] += 2 if task.judge.solve_first else 1
-    result = DryRun(
-        n_cases=len(cases),
-        calls={j.name: calls.get(j.name, 0) for j in judges},
-        system_calls=sum(1 for c in cases if not c.is_pair) if system else 0,
-    )
+    first: dict[str, Case] = {}
+    n_cases = system_calls = 0
+    for case in cases:
+        n_cases += 1
+        shown = with_output_placeholder(case) if system else case
+        system_calls += int(system and not case.is_pair)
+        for judge in judges:
+            if applies(judge, shown):
+                calls[judge.name] += len(judge.orders(shown)) * repeat * (2 if judge.solve_first else 1)
+                first.setdefault(judge.name, shown)
+    result = DryRun(n_cases=n_cases, calls={j.name: calls.get(j.name, 0) for j in judges}, system_calls=system_calls)
     for judge in judges:
-        first = next((c for c in shown if applies(judge, c)), None)
-        if first is not None:
-            result.examples.extend(judge_prompts(judge, first))
+        if judge.name in first:
+            result.examples.extend(judge_prompts(judge, first[judge.name]))
     return result
