@@ -323,10 +323,13 @@ class Store:
         return out
 
     def delete_run(self, run_id: str) -> None:
-        """Remove a run and everything stored under it (its cases, outputs, calls, judgments and
-        check results). Cache entries stay: they belong to no run and keep re-runs free."""
+        """Remove a run and everything stored under it (its cases, outputs, calls, judgments, check
+        results and batches). Cache entries stay: they belong to no run and keep re-runs free."""
         with self.transaction() as c:
-            for table in ("judgments", "check_results", "outputs", "calls", "run_cases"):
+            c.execute(
+                "DELETE FROM batch_requests WHERE batch_id IN (SELECT id FROM batches WHERE run_id = ?)", (run_id,)
+            )
+            for table in ("judgments", "check_results", "outputs", "calls", "batches", "run_cases"):
                 c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             c.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
