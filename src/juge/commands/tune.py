@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.errors import InputError
+from juge.results import format_estimate
 
 TUNE_HELP = """Improve a judge against people, and report how much of the gain is real.
 
@@ -29,15 +30,6 @@ Prints three figures: **in-sample** (chosen on these labels: optimistic), **out-
 the chosen judge once on the holdout. Writes `OUT/judge.toml` (with its provenance),
 `OUT/TUNING.md` and `OUT/tuning.json`. Every call goes through the engine: cached, stored, resumable.
 """
-
-
-def _fmt(est: dict | None) -> str:
-    if not est or est.get("value") is None:
-        return "n/a"
-    text = f"{est['value']:.3f}"
-    if est.get("low") is not None and est.get("high") is not None:
-        text += f" [{est['low']:.3f}, {est['high']:.3f}]"
-    return f"{text} n={est.get('n')}"
 
 
 def tune_command(
@@ -107,7 +99,7 @@ def tune_command(
         diff = c.difference_to_best
         table.add_row(
             Text(c.name),
-            _fmt(c.agreement),
+            format_estimate(c.agreement),
             "—" if diff is None else f"{diff['value']:+.3f} [{diff['low']:+.3f}, {diff['high']:+.3f}]",
             f"{c.cost_per_item:.4g} {c.cost_unit}",
             Text(c.decision),
@@ -116,13 +108,15 @@ def tune_command(
         table.add_row(Text(name), "", "", "", Text(why))
     console.print(table)
     console.print(Text(f"chosen: {result.chosen}: {result.reason}"))
-    console.print(f"in-sample    {_fmt(result.in_sample)}  (chosen on these labels: optimistic)", highlight=False)
-    console.print(f"out-of-fold  {_fmt(result.out_of_fold)}  (quote this one)", highlight=False)
+    console.print(
+        f"in-sample    {format_estimate(result.in_sample)}  (chosen on these labels: optimistic)", highlight=False
+    )
+    console.print(f"out-of-fold  {format_estimate(result.out_of_fold)}  (quote this one)", highlight=False)
     if result.optimism is not None:
         console.print(f"optimism     {result.optimism:+.3f}", highlight=False)
     if result.holdout is not None:
         forced = "  FORCED: tested before" if result.holdout.forced else ""
-        console.print(f"holdout      {_fmt(result.holdout.agreement)}{forced}", highlight=False)
+        console.print(f"holdout      {format_estimate(result.holdout.agreement)}{forced}", highlight=False)
     console.print(Text(f"wrote {out / 'judge.toml'}, {out / 'TUNING.md'}, {out / 'tuning.json'}"))
 
 

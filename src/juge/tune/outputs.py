@@ -14,16 +14,8 @@ from typing import Any
 import tomli_w
 
 from juge.reports.render import render_html
+from juge.results import format_estimate
 from juge.tune.models import TuneResult
-
-
-def _fmt(est: dict[str, Any] | None) -> str:
-    if not est or est.get("value") is None:
-        return "n/a"
-    text = f"{est['value']:.3f}"
-    if est.get("low") is not None and est.get("high") is not None:
-        text += f" [{est['low']:.3f}, {est['high']:.3f}]"
-    return f"{text} n={est.get('n')}"
 
 
 def _diff(est: dict[str, Any] | None) -> str:
@@ -48,14 +40,14 @@ def tuning_markdown(result: TuneResult) -> str:
         "",
         "| figure | agreement |",
         "|---|---|",
-        f"| in-sample (chosen on these labels: optimistic) | {_fmt(result.in_sample)} |",
-        f"| out-of-fold (cross-fitted choice, scored on held folds) | {_fmt(result.out_of_fold)} |",
+        f"| in-sample (chosen on these labels: optimistic) | {format_estimate(result.in_sample)} |",
+        f"| out-of-fold (cross-fitted choice, scored on held folds) | {format_estimate(result.out_of_fold)} |",
         f"| optimism (in-sample minus out-of-fold) | "
         f"{'n/a' if result.optimism is None else f'{result.optimism:+.3f}'} |",
     ]
     if result.holdout is not None:
         forced = " (FORCED: this holdout had been tested before)" if result.holdout.forced else ""
-        lines.append(f"| holdout (tested once){forced} | {_fmt(result.holdout.agreement)} |")
+        lines.append(f"| holdout (tested once){forced} | {format_estimate(result.holdout.agreement)} |")
     else:
         lines.append("| holdout | not tested: `juge tune ... --test` runs the chosen judge once on holdout |")
     lines += [
@@ -69,7 +61,7 @@ def tuning_markdown(result: TuneResult) -> str:
     ]
     for c in result.candidates:
         lines.append(
-            f"| `{_cell(c.name)}` | {_cell(c.what)} | {_fmt(c.agreement)} | {_diff(c.difference_to_best)} | "
+            f"| `{_cell(c.name)}` | {_cell(c.what)} | {format_estimate(c.agreement)} | {_diff(c.difference_to_best)} | "
             f"{c.cost_per_item:.4g} {c.cost_unit} | {_cell(c.decision)} |"
         )
     for name, why in result.skipped.items():
