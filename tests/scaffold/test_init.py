@@ -64,10 +64,9 @@ def test_splits_keep_both_sides():
     assert 0 < splits.count("holdout") < splits.count("dev")
 
 
-@pytest.mark.parametrize("kind", ["passfail", "score"])
-def test_the_project_readme_policy_steps_run(tmp_path, monkeypatch, capsys, kind):
-    # Policies cover every kind of judge: the project's README must show the policy steps, and they must run.
-    project = tmp_path / "eval"
+def _policy_steps(tmp_path, monkeypatch, capsys, kind, name="eval"):
+    """Init a project, run it, write two people's labels; return its README's policy steps, ready to run."""
+    project = tmp_path / name
     assert run_cli(monkeypatch, capsys, "init", str(project), "--kind", kind)[0] == 0
     monkeypatch.chdir(project)
     code, out, err = run_cli(monkeypatch, capsys, "run", "eval.toml", "--no-progress")
@@ -82,7 +81,28 @@ def test_the_project_readme_policy_steps_run(tmp_path, monkeypatch, capsys, kind
     steps = [line.split("  #")[0] for line in (project / "README.md").read_text().splitlines()]
     steps = [s.replace("RUN_ID", run_id).split()[1:] for s in steps if s.startswith("juge policy ")]
     assert [s[:2] for s in steps] == [["policy", "derive"], ["policy", "test"]]
+    return project, steps
+
+
+@pytest.mark.parametrize("kind", ["passfail", "score"])
+def test_the_project_readme_policy_steps_run(tmp_path, monkeypatch, capsys, kind):
+    # Policies cover every kind of judge: the project's README must show the policy steps, and they must run.
+    project, steps = _policy_steps(tmp_path, monkeypatch, capsys, kind)
     for args in steps:
         code, _, err = run_cli(monkeypatch, capsys, *args)
         assert code == 0, (args, err)
     assert json.loads((project / "policy.json").read_text())["judge_kind"] == kind
+
+
+def test_a_second_project_on_the_starter_cases_cannot_test_their_holdout_again(tmp_path, monkeypatch, capsys):
+    # The holdout is recognised by content, once per machine: the project README says so, and this is why.
+    first, steps = _policy_steps(tmp_path, monkeypatch, capsys, "passfail", "first")
+    for args in steps:
+        assert run_cli(monkeypatch, capsys, *args)[0] == 0
+    assert "once per machine" in (first / "README.md").read_text()
+    second, steps = _policy_steps(tmp_path, monkeypatch, capsys, "passfail", "second")
+    derive, test = steps
+    assert run_cli(monkeypatch, capsys, *derive)[0] == 0
+    assert run_cli(monkeypatch, capsys, *test)[0] == 2
+    assert run_cli(monkeypatch, capsys, *test, "--force", "--json", "test.json")[0] == 0
+    assert json.loads((second / "test.json").read_text())["forced"] is True

@@ -180,7 +180,10 @@ def _readme(kind: str, judge: str, n: int) -> str:
         "```bash\n"
         "juge policy derive --run RUN_ID --labels labels.jsonl -o JUDGE_POLICY.md --json policy.json\n"
         "juge policy test --policy policy.json --run RUN_ID --labels labels.jsonl   # once, on the holdout\n"
-        "```\n"
+        "```\n\n"
+        "A holdout is tested once per machine, recognised by the content of its items, not by project.\n"
+        "The starter cases are the same in every `juge init` project, so a second project that tests them\n"
+        "is refused (exit 2; `--force` tests again and flags the result FORCED). Test your own cases.\n"
     )
     return f"""# Your evaluation: next steps
 
