@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -13,6 +13,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from juge.errors import InputError
 from juge.files import staged_output
+
+if TYPE_CHECKING:
+    from juge.results import Calibration
 
 
 @contextmanager
@@ -56,6 +59,15 @@ def _criteria_option(values: list[str]) -> dict[str, list[str]] | None:
             raise InputError(f"--criterion: {name.strip()!r} is given twice")
         out[name.strip()] = columns
     return out or None
+
+
+def study_json(result: Calibration) -> dict[str, Any]:
+    """A study as the JSON `calibrate --json` and `demo --json` write: the one-line answers first."""
+    from juge.reports.terminal import result_headlines
+
+    study = result.to_dict()
+    study["headline"] = result_headlines(study)
+    return study
 
 
 def calibrate_command(
@@ -227,7 +239,7 @@ def calibrate_command(
     from juge.data.labels import parse_missing, parse_scale
     from juge.data.readers import parse_mapping
     from juge.files import write_json
-    from juge.reports.terminal import print_result, result_headlines
+    from juge.reports.terminal import print_result
 
     if kind not in (None, "pairwise", "score", "passfail"):
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
@@ -273,8 +285,7 @@ def calibrate_command(
                 seed=seed,
                 progress=step,
             )
-        study = result.to_dict()
-        study["headline"] = result_headlines(study)  # the one-line answers, first in the output and the JSON
+        study = study_json(result)
         if json_tmp is not None:
             write_json(json_tmp, study)
     print_result(study, console, warnings=result.input_warnings)  # the warnings are in the notes too
@@ -298,6 +309,9 @@ def demo_command(
         ),
     ] = False,
     limit: Annotated[int, typer.Option(help="With --live: how many pairs (a seeded sample).", min=1)] = 40,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Also write every figure to this JSON file (as calibrate --json).")
+    ] = None,
     db: Annotated[
         Path | None,
         typer.Option(
@@ -315,10 +329,11 @@ def demo_command(
     (model version, template hash) go to OUT/juge.db, so a repeat is answered from the cache.
     """
     from juge.api import demo
+    from juge.files import write_json
     from juge.reports.terminal import print_result
 
     console, err = Console(), Console(stderr=True)
-    with study_progress(err) as step:
+    with staged_output(json_path, "--json") as json_tmp, study_progress(err) as step:
         result = demo(
             out,
             split=split,  # type: ignore[arg-type]
@@ -330,6 +345,9 @@ def demo_command(
             progress=step,
             console=err,
         )
+        study = study_json(result)
+        if json_tmp is not None:
+            write_json(json_tmp, study)
     console.print(
         "juge demo: MT-Bench calibration sample (human votes: LMSYS, Zheng et al. 2023, CC BY 4.0; "
         "see juge/demo_data/DATA.md)",
@@ -337,8 +355,10 @@ def demo_command(
         highlight=False,
         markup=False,
     )
-    print_result(result.to_dict(), console)
+    print_result(study, console)
     console.print(f"\nwrote {out / 'calibration.json'}", highlight=False, markup=False)
+    if json_path is not None:
+        console.print(f"wrote {json_path}", highlight=False, markup=False)
     console.print(
         f"wrote {out / 'report.html'}   # open it in a browser", highlight=False, markup=False, soft_wrap=True
     )
