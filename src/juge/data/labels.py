@@ -242,13 +242,15 @@ def long_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> list[Ra
     votes: list[RawVote] = []
     for line, row in rows:
         for name in ("item_id", "rater_id"):
-            if row.get(name) in (None, ""):
+            if name not in row:  # no such column: the file names it otherwise
                 raise input_error(
                     path,
                     f"required field is missing; map it with --labels-map {name}=COLUMN",
                     line=line,
                     field=name,
                 )
+            if row[name] in (None, ""):  # the column is there, this row's cell is empty (a template row)
+                raise input_error(path, _EMPTY[name](row), line=line, field=name)
         if "label" not in row:
             raise input_error(
                 path, "required field is missing; map it with --labels-map label=COLUMN", line=line, field="label"
@@ -256,6 +258,18 @@ def long_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> list[Ra
         extra = tuple((k, row[k]) for k in ("explanation", "output_hash") if row.get(k) is not None)
         votes.append(RawVote(_id_text(row["item_id"]), str(row["rater_id"]), row["label"], path, line, "label", extra))
     return votes
+
+
+def _empty_rater(row: dict[str, Any]) -> str:
+    if row.get("label") in (None, ""):
+        return "this row has no rater and no label: fill in rater_id and label, or delete the row if nobody labelled it"
+    return "rater_id is empty: put the name (or any id) of the person who gave this label, the same on all their rows"
+
+
+_EMPTY = {
+    "item_id": lambda row: "item_id is empty: put the id of the case this label is for (its `id` in the cases)",
+    "rater_id": _empty_rater,
+}
 
 
 def _id_text(value: Any) -> str:
