@@ -14,12 +14,13 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """Run `juge ...` through the real entry point (so input errors exit 2); (exit code, stdout, stderr)."""
+def run_cli(monkeypatch, capsys, *args: str, columns: int = 300) -> tuple[int, str, str]:
+    """Run `juge ...` through the real entry point (so input errors exit 2); (exit code, stdout, stderr).
+    The default width is wide enough that tables do not wrap the figures tests look for."""
     from juge import cli
 
     monkeypatch.setattr(sys, "argv", ["juge", *args])
-    monkeypatch.setenv("COLUMNS", "300")  # wide enough that tables do not wrap the figures tests look for
+    monkeypatch.setenv("COLUMNS", str(columns))
     with pytest.raises(SystemExit) as exc:
         cli.main()
     out, err = capsys.readouterr()

@@ -36,9 +36,12 @@ def test_prompt_prints_what_the_run_sends(tmp_path, monkeypatch, capsys):
         (shown,) = json.loads(out)
         assert shown["order"] == order and shown["case_id"] == "shipping-03"
         assert shown["messages"] == _sent(project / ".juge" / "juge.db", "shipping-03", "better", order)
-    # The terminal form prints the same text.
-    code, out, _ = run_cli(monkeypatch, capsys, "prompt", "better", "--case", "shipping-03")
+    # The terminal form prints the same text, with no line break of its own even in a narrow terminal.
+    code, out, _ = run_cli(monkeypatch, capsys, "prompt", "better", "--case", "shipping-03", columns=40)
     assert "How fast is express delivery?" in out and "<response_b>" in out
+    lines = set(out.splitlines())
+    sent = [line for m in shown["messages"] for line in m["content"].splitlines()]
+    assert max(map(len, sent)) > 40 and all(line in lines for line in sent)
 
 
 def test_prompt_with_a_judge_file_and_bad_names(tmp_path, monkeypatch, capsys):

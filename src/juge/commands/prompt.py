@@ -32,7 +32,8 @@ def print_prompts(prompts: Sequence[RenderedPrompt], console: Console) -> None:
         )
         for m in p.messages:
             console.rule(Text(m["role"]), characters="─")
-            console.print(Text(terminal_safe(m["content"])))  # wrapped at words; --json has the exact text
+            # soft wrap: the terminal folds long lines, but no break is inserted, so a redirect is exact
+            console.print(Text(terminal_safe(m["content"])), soft_wrap=True)
         if p.allowed:
             console.print(Text(f"(constrained: the answer must be exactly one of {', '.join(p.allowed)})"))
         if p.json_schema:
