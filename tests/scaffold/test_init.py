@@ -44,6 +44,9 @@ def test_init_then_run_offline(tmp_path, monkeypatch, capsys, kind):
         good_first = [i % 2 == 0 for i, r in enumerate(rows) if r["category"] != BLIND_SPOT]
         assert judge["pair_verdicts"]["A"] == sum(good_first)
         assert judge["pair_verdicts"]["B"] == len(good_first) - sum(good_first)
+        # Nothing grades a pair pass or fail here: no pass rate, and no case is "missing a verdict".
+        assert summary["pass_rate"] is None
+        assert (summary["cases_passed"], summary["cases_failed"], summary["cases_missing"]) == (0, 0, 0)
 
 
 def test_init_refuses_a_folder_with_files(tmp_path, monkeypatch, capsys):

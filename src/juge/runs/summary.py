@@ -113,6 +113,8 @@ def summarize(
         "unpriced": judge_unpriced + outputs["unpriced"],
     }
     has_evidence = bool(check_counts) or any_counted
+    if not has_evidence and not needed:
+        tally.clear()  # nothing grades a case (pairwise only, or scores without min_score): none is missing
     return RunSummary.model_validate(
         {
             "run_id": run_id,
