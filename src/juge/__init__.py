@@ -29,6 +29,7 @@ from juge.data.records import Case, HumanLabel, Judgment, Message
 if TYPE_CHECKING:
     from juge import policy
     from juge.api import (
+        audit_sample,
         calibrate,
         calibration_inputs,
         compare,
@@ -39,11 +40,13 @@ if TYPE_CHECKING:
         load_judge,
         probe_injection,
         report,
+        route,
         run,
         run_async,
     )
     from juge.errors import InputError
     from juge.results import (
+        AuditSample,
         Calibration,
         Comparison,
         Estimate,
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
         HoldoutTest,
         PolicyResult,
         ProbeResult,
+        RouteResult,
         Run,
         RunSummary,
     )
@@ -58,6 +62,7 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(
         (
+            "audit_sample",
             "calibrate",
             "calibration_inputs",
             "compare",
@@ -68,6 +73,7 @@ _LAZY = {
             "load_judge",
             "probe_injection",
             "report",
+            "route",
             "run",
             "run_async",
         ),
@@ -75,6 +81,7 @@ _LAZY = {
     ),
     **dict.fromkeys(
         (
+            "AuditSample",
             "Calibration",
             "Comparison",
             "Estimate",
@@ -82,6 +89,7 @@ _LAZY = {
             "HoldoutTest",
             "PolicyResult",
             "ProbeResult",
+            "RouteResult",
             "Run",
             "RunSummary",
         ),
@@ -91,6 +99,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AuditSample",
     "Calibration",
     "Case",
     "Comparison",
@@ -103,9 +112,11 @@ __all__ = [
     "Message",
     "PolicyResult",
     "ProbeResult",
+    "RouteResult",
     "Run",
     "RunSummary",
     "__version__",
+    "audit_sample",
     "calibrate",
     "calibration_inputs",
     "compare",
@@ -117,6 +128,7 @@ __all__ = [
     "policy",
     "probe_injection",
     "report",
+    "route",
     "run",
     "run_async",
 ]

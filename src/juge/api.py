@@ -19,7 +19,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from juge.errors import InputError
-from juge.results import Calibration, Comparison, EstimateResult, HoldoutTest, PolicyResult, ProbeJudge, Run
+from juge.results import (
+    AuditSample,
+    Calibration,
+    Comparison,
+    EstimateResult,
+    HoldoutTest,
+    PolicyResult,
+    ProbeJudge,
+    RouteResult,
+    Run,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -698,33 +708,6 @@ def run_report(
 # ---- policies ---------------------------------------------------------------------------------------
 
 
-def _policy_study_data(
-    items: Rows | None, judgments: Any, run: str | None, labels: Rows | None, db: Any, kind: str | None = None
-) -> Any:
-    """A policy's inputs: pairs (``PairStudyData``) or PASS/FAIL and score grades (``GradeStudyData``)."""
-    from juge.calibration.inputs import NotPairs
-    from juge.policy.derivation import pair_study_data
-    from juge.policy.grades import grade_study_data
-
-    if judgments is None and run is None:
-        raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
-    try:
-        inputs = calibration_inputs(
-            items=items,
-            judgments=judgments,
-            labels=labels,
-            run=run,
-            db=db,
-            kind=kind,  # type: ignore[arg-type]
-            lean=False,
-        )
-    except NotPairs as exc:
-        raise InputError(f"the policy is for a pairwise judge (two answers per item, votes A/B/tie): {exc}") from None
-    if kind is not None and inputs.kind != kind:
-        raise InputError(f"the policy is for a {kind} judge, but these items and labels are a {inputs.kind} study")
-    return pair_study_data(inputs) if inputs.kind == "pairwise" else grade_study_data(inputs)
-
-
 def policy_derive(
     *,
     items: Rows | None = None,
@@ -732,12 +715,17 @@ def policy_derive(
     run: str | None = None,
     labels: Rows | None = None,
     db: str | Path | None = None,
+    mapping: Mapping[str, str] | None = None,
+    labels_map: Mapping[str, str] | None = None,
     kind: str | None = None,
     split: str = "dev",
+    force_split: bool = False,
     margin: float = 0.05,
     rule: str = "margin",
     target: float = 0.9,
     confidence: float = 0.9,
+    min_recall: float | None = None,
+    threshold: float | None = None,
     judges: Sequence[str] | None = None,
     audit_n: int = 10,
     resamples: int = 2000,
@@ -746,25 +734,52 @@ def policy_derive(
     """Derive a judge policy on the dev split (``juge policy derive``; ``juge.policy.derive``).
 
     For a pairwise, PASS/FAIL or score judge (``kind``; default: guessed from the items and labels).
-    Which judge, which prompt per category, what goes to a person; ``to_dict()`` is the policy JSON
-    that ``juge.policy.test`` reads (its ``policy_hash`` covers every key).
+    Which judge, which prompt per category, what goes to a person; ``to_dict()`` (or ``save(path)``) is the
+    policy file that ``juge.policy.test`` and ``juge.route`` read (its ``policy_hash`` covers every key).
+    ``split="holdout"`` needs ``force_split`` (the holdout is kept for the one test). ``min_recall`` and
+    ``threshold`` are for PASS/FAIL and score judges, ``target`` and ``confidence`` for ``rule="guarantee"``.
+    What the readers warned about the inputs is in ``.input_warnings`` and ``.input_notices``.
+
+    >>> import juge
+    >>> p = juge.policy.derive(items=juge.demo_path("items.jsonl"),
+    ...                        judgments=juge.demo_path("judgments.jsonl"), resamples=100)
+    >>> p.judge, p.judge_decides("coding")
+    ('chat-strong/pair-v2', False)
     """
     from juge.calibration.pairwise import Bootstrap
     from juge.policy.derivation import derive_any_policy
+    from juge.policy.inputs import policy_study
 
-    data = _policy_study_data(items, judgments, run, labels, db, kind)
+    if split == "holdout" and not force_split:
+        raise InputError(
+            "--split holdout: the holdout split is kept for the one final `juge policy test`; derive "
+            "on dev (the default), or pass --force-split to derive on holdout and test on another split"
+        )
+    for name, value in (("--target", target), ("--confidence", confidence)):
+        if not 0 < value < 1:
+            raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
+    if resamples < 1:
+        raise InputError("--resamples must be at least 1")
+    study = policy_study(
+        items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
+        kind=kind,
+    )  # fmt: skip
     policy = derive_any_policy(
-        data,
+        study.data,
         split=split,
         margin=margin,
         rule=rule,
         target=target,
         confidence=confidence,
+        min_recall=min_recall,
+        threshold=threshold,
         judges=judges,
         audit_n=audit_n,
         boot=Bootstrap(n_resamples=resamples, seed=seed),
     )
-    return PolicyResult.model_validate(policy)
+    result = PolicyResult.model_validate(policy)
+    result._input_warnings, result._input_notices = study.warnings, study.notices
+    return result
 
 
 def policy_test(
@@ -775,31 +790,114 @@ def policy_test(
     run: str | None = None,
     labels: Rows | None = None,
     db: str | Path | None = None,
+    mapping: Mapping[str, str] | None = None,
+    labels_map: Mapping[str, str] | None = None,
     split: str = "holdout",
     force: bool = False,
+    json_path: str | Path | None = None,
     resamples: int = 2000,
     seed: int = 0,
 ) -> HoldoutTest:
     """Test a policy once on the held-out split (``juge policy test``; ``juge.policy.test``).
 
-    The use is recorded (in ``db``): a second test of the same items is refused unless ``force``.
+    The use is recorded in ``db``, in this machine's holdout registry and, when ``policy`` is a file, in the
+    file (``holdout_tests``); a second test of the same items is refused unless ``force``. ``json_path``: also
+    write the result there; the files are written only once the test is recorded, so nothing is half-written.
     """
     from juge.calibration.pairwise import Bootstrap
-    from juge.policy.derivation import read_policy
-    from juge.policy.holdout import run_holdout_test
+    from juge.policy.holdout import run_holdout_test, test_policy
+    from juge.policy.inputs import policy_document, policy_study
 
-    if isinstance(policy, str | Path):
-        document = read_policy(Path(policy))
-    elif isinstance(policy, PolicyResult):
-        document = policy.to_dict()
-    else:
-        document = dict(policy)
-    data = _policy_study_data(items, judgments, run, labels, db, document.get("judge_kind", "pairwise"))
+    if resamples < 1:
+        raise InputError("--resamples must be at least 1")
+    document = policy_document(policy)  # a bad policy file is named before the data is read
+    study = policy_study(
+        items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
+        kind=document["judge_kind"],
+    )  # fmt: skip
+    boot = Bootstrap(n_resamples=resamples, seed=seed)
     with _store(db, must_exist=False) as store:
-        result = run_holdout_test(
-            document, data, store, split=split, force=force, boot=Bootstrap(n_resamples=resamples, seed=seed)
-        )
-    return HoldoutTest.model_validate(result)
+        if isinstance(policy, str | Path):
+            result = test_policy(policy, study.data, store, split=split, force=force, boot=boot, json_path=json_path)
+        else:
+            if json_path is not None:
+                raise InputError("json_path: give the policy as a file (the test is recorded in it) or save the result")
+            result = run_holdout_test(document, study.data, store, split=split, force=force, boot=boot)
+    test = HoldoutTest.model_validate(result)
+    test._input_warnings, test._input_notices = study.warnings, study.notices
+    return test
+
+
+def route(
+    policy: PolicyResult | Mapping[str, Any] | str | Path,
+    *,
+    item: str | Path | None = None,
+    items: str | Path | None = None,
+    judgments: str | Path | None = None,
+    eval_file: str | Path | None = None,
+    db: str | Path | None = None,
+    concurrency: int | None = None,
+    provider: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    model: str | None = None,
+    progress: bool = False,
+) -> RouteResult:
+    """Route new items by a policy (``juge route``): to the judge (its verdict stands) or to a person, with the
+    reason.
+
+    Without ``eval_file``: one ``item`` (JSON) with its recorded judge calls (under ``judgments`` in it, or
+    in a ``judgments`` JSONL file); an item with none goes to a person and ``notes`` says why. With
+    ``eval_file``: the policy's judge is called live through the engine (cache, retries, the store ``db``)
+    on ``items`` (a cases file) or one ``item``; ``provider``, ``base_url``, ``api_key_env`` and ``model``
+    override the eval file's provider and model (a server given by address needs no key).
+    """
+    from juge.policy.inputs import policy_document
+    from juge.policy.route import route_recorded_item
+
+    if eval_file is None:
+        if items is not None:
+            raise InputError("--items needs --eval: the eval file names the judge to call on new items")
+        if provider or base_url or api_key_env or model or concurrency is not None:
+            raise InputError(
+                "--provider, --base-url, --api-key-env, --model and --concurrency apply with --eval (calling the "
+                "judge); without it the item's recorded calls are routed"
+            )
+        if item is None:
+            raise InputError("give --item FILE (one item with its judge calls), or --eval with --items or --item")
+        document = policy_document(policy)
+        return route_recorded_item(document, Path(item), None if judgments is None else Path(judgments))
+    if judgments is not None:
+        raise InputError("--judgments is for recorded calls; with --eval the judge is called")
+    document = policy_document(policy)
+    from juge.live_route import route_new_items
+
+    def call() -> RouteResult:
+        return route_new_items(
+            document, eval_file, item=None if item is None else Path(item), items=None if items is None else Path(items),
+            db=db, concurrency=concurrency, provider=provider, base_url=base_url, api_key_env=api_key_env,
+            model=model, progress=progress,
+        )  # fmt: skip
+
+    if not _in_running_loop():
+        return call()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="juge-route") as pool:
+        return pool.submit(call).result()  # the engine runs its own event loop: not inside the caller's
+
+
+def audit_sample(
+    policy: PolicyResult | Mapping[str, Any] | str | Path,
+    run: str | Run,
+    *,
+    db: str | Path | None = None,
+    n: int = 10,
+    seed: int | None = None,
+) -> AuditSample:
+    """The weekly audit (``juge audit-sample``): ``n`` random decisions the policy's judge made alone in a
+    stored run, each with the item and the judge's raw texts. ``seed`` defaults to the ISO year and week."""
+    from juge.policy.audit import audit_run
+
+    return audit_run(policy, _run_id(run), db=db, n=n, seed=seed)
 
 
 # ---- probe ------------------------------------------------------------------------------------------

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from juge.config import EvalConfig, GateSpec
+from juge.config import EvalConfig, GateSpec, ProviderSpec
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.policy.route import RouteDecision, route_cases
+from juge.results import RouteResult
 from juge.runner import run_eval
 from juge.store import Store
 
@@ -106,28 +107,95 @@ def route_live(
     cases: Sequence[Case] | None = None,
     concurrency: int | None = None,
     progress: bool = False,
+    provider_override: ProviderSpec | None = None,
 ) -> LiveRouting:
-    """Judge ``items`` (a cases file) or ``cases`` with the policy's judge and route each one."""
+    """Judge ``items`` (a cases file) or ``cases`` with the policy's judge and route each one (through
+    ``provider_override`` when given, else the eval file's provider)."""
     if (items is None) == (cases is None):
         raise InputError("give the new items as a file (--items) or one item (--item), not both")
     if items is not None and not items.is_file():
         raise InputError(f"--items {items}: {'is a folder' if items.is_dir() else 'file not found'}")
     judges = policy_judges(policy, config)
     if items is not None:
-        return _route(policy, routing_config(config, judges, items), store, concurrency, progress)
+        return _route(policy, routing_config(config, judges, items), store, concurrency, progress, provider_override)
     # A run reads its cases from a file: the given ones go to a scratch file in juge's own layout
     # (the same content gives the same file, so a second run is the same run, answered from the cache).
     with tempfile.TemporaryDirectory(prefix="juge-route-") as scratch:
         path = Path(scratch) / "items.jsonl"
         path.write_text("".join(c.model_dump_json(exclude_defaults=True) + "\n" for c in cases or ()), "utf-8")
-        return _route(policy, routing_config(config, judges, path, mapping={}), store, concurrency, progress)
+        routed = routing_config(config, judges, path, mapping={})
+        return _route(policy, routed, store, concurrency, progress, provider_override)
+
+
+def route_new_items(
+    policy: dict[str, Any],
+    eval_file: str | Path,
+    *,
+    item: Path | None = None,
+    items: Path | None = None,
+    db: str | Path | None = None,
+    concurrency: int | None = None,
+    provider: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    model: str | None = None,
+    progress: bool = False,
+) -> RouteResult:
+    """Call the policy's judge (from ``eval_file``) on new ``items`` (a cases file) or one ``item`` (JSON), store
+    the run in ``db``, and route each item. ``provider``, ``base_url``, ``api_key_env`` and ``model`` override
+    the eval file's (as on ``juge run``); another model than the policy's is refused before any call."""
+    from juge.api import _store
+    from juge.config import load_eval
+    from juge.endpoint import provider_override, with_model
+    from juge.policy.route import read_route_item
+
+    if (item is None) == (items is None):
+        raise InputError("with --eval, give the new items as --items FILE or one --item FILE")
+    override = provider_override(provider, base_url, api_key_env)  # bad options fail before any file is read
+    config = load_eval(eval_file)
+    config.judges = with_model(config.judges, model)
+    cases, notes = None, []
+    if item is not None:
+        case, recorded = read_route_item(Path(item))
+        if recorded:
+            notes.append(f"{item}: its {len(recorded)} recorded judge calls are not used; the judge is called")
+        cases = [case]
+    with _store(db, must_exist=False) as store:
+        routed = route_live(
+            policy,
+            config,
+            store,
+            items=None if items is None else Path(items),
+            cases=cases,
+            concurrency=concurrency,
+            progress=progress,
+            provider_override=override,
+        )
+    return RouteResult.model_validate(
+        {
+            "policy_hash": policy.get("policy_hash"),
+            "run_id": routed.run_id,
+            "calls": routed.calls,
+            "cache_hits": routed.cache_hits,
+            "retries": routed.retries,
+            "decisions": [d.to_dict() for d in routed.decisions],
+            "notes": notes,
+        }
+    )
 
 
 def _route(
-    policy: dict[str, Any], routed: EvalConfig, store: Store, concurrency: int | None, progress: bool
+    policy: dict[str, Any],
+    routed: EvalConfig,
+    store: Store,
+    concurrency: int | None,
+    progress: bool,
+    provider_override: ProviderSpec | None = None,
 ) -> LiveRouting:
     batch = routed.spec.engine.mode == "batch"  # a decision needs the verdict: wait for a batch's answers
-    result = run_eval(routed, store, concurrency=concurrency, progress=progress, wait=batch)
+    result = run_eval(
+        routed, store, concurrency=concurrency, progress=progress, wait=batch, provider_override=provider_override
+    )
     run_cases = store.run_cases(result.run_id)
     decisions = route_cases(policy, run_cases, store.judgments(result.run_id))
     stats = result.engine_stats

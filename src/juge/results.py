@@ -764,6 +764,42 @@ class PolicyResult(_Loose):
     policy_hash: str
     holdout_tests: list[HoldoutRecord] = []
 
+    _input_warnings: list[str] = PrivateAttr(default_factory=list)
+    _input_notices: list[str] = PrivateAttr(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The policy file. One written before ``schema_version`` (schema 1) gains the key after ``format``;
+        its hash still holds (``juge.policy.derivation.policy_hash`` leaves schema 2's keys out of a schema 1
+        hash)."""
+        data = super().to_dict()
+        if "schema_version" in data:
+            return data
+        keys = list(data)
+        at = keys.index("format") + 1 if "format" in keys else 0
+        return {**dict(list(data.items())[:at]), "schema_version": self.schema_version, **dict(list(data.items())[at:])}
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        """Read a policy file, checking it is one juge wrote and nobody edited (its hash)."""
+        from juge.policy.derivation import read_policy
+
+        return cls.model_validate(read_policy(path))
+
+    def save(self, path: str | Path) -> Path:
+        """Write the policy file atomically, as ``juge policy derive --json`` does."""
+        from juge.files import write_json
+
+        return write_json(Path(path), self.to_dict())
+
+    @property
+    def input_warnings(self) -> list[str]:
+        """What the readers warned about the inputs (e.g. labels left out): shown, never in the file."""
+        return self._input_warnings
+
+    @property
+    def input_notices(self) -> list[str]:
+        return self._input_notices
+
     def judge_decides(self, category: str) -> bool:
         """Whether the judge decides this category alone (rule 3)."""
         row = self.categories.get(category)
@@ -836,9 +872,77 @@ class HoldoutTest(_Loose):
     items: list[dict[str, Any]] = []
     guarantee: dict[str, Any] | None = None
 
+    _input_warnings: list[str] = PrivateAttr(default_factory=list)
+    _input_notices: list[str] = PrivateAttr(default_factory=list)
+
     @property
     def held(self) -> bool | None:
         return None if self.conclusion is None else self.conclusion.held
+
+    @property
+    def input_warnings(self) -> list[str]:
+        """What the readers warned about the inputs: shown, never in the file."""
+        return self._input_warnings
+
+    @property
+    def input_notices(self) -> list[str]:
+        return self._input_notices
+
+
+class RoutedItem(Part):
+    """Where one new item goes, and why (one line of ``juge route --eval`` output)."""
+
+    item_id: str
+    category: str
+    route: Literal["judge", "person"]
+    reason: str
+    detail: str
+    verdict: str | None = None
+    template: str | None = None
+    confidence: float | None = None
+    passes: bool | None = None
+    decision: str  # "judge" or "person: <reason>"
+
+
+class RouteResult(Result):
+    """New items routed by a policy (``juge route --json``): one decision per item; with ``--eval`` (the
+    judge called live) also the run and what it cost in calls."""
+
+    schema_name: ClassVar[str] = "route"
+
+    policy_hash: str | None = None
+    run_id: str | None = None
+    calls: int | None = None
+    cache_hits: int | None = None
+    retries: int | None = None
+    decisions: list[RoutedItem] = []
+    notes: list[str] = []
+
+    @property
+    def n_to_judge(self) -> int:
+        return sum(d.route == "judge" for d in self.decisions)
+
+
+class AuditedDecision(RoutedItem):
+    """A decision the judge made alone, with the item and the judge's raw texts, for a person to read."""
+
+    question: str | None = None
+    context: str | None = None
+    answer_1: str | None = None
+    answer_2: str | None = None
+    reference: str | None = None
+    judge_texts: dict[str, str | None] = {}
+
+
+class AuditSample(Result):
+    """The weekly audit (``juge audit-sample --json``): ``n`` random decisions the judge made alone in a run."""
+
+    schema_name: ClassVar[str] = "audit_sample"
+
+    run_id: str
+    seed: int
+    policy_hash: str
+    sample: list[AuditedDecision] = []
 
 
 # ---- probes --------------------------------------------------------------------------------
@@ -885,7 +989,17 @@ class ProbeResult(Result):
     judge: ProbeJudge | None = None
 
 
-RESULTS: tuple[type[Result], ...] = (Calibration, RunSummary, Comparison, EstimateResult, ProbeResult)
+RESULTS: tuple[type[Result], ...] = (
+    Calibration,
+    RunSummary,
+    Comparison,
+    EstimateResult,
+    ProbeResult,
+    RouteResult,
+    AuditSample,
+)
+# The policy file and its test keep the exact keys their hash and readers expect (see _Loose).
+POLICY_FILES: tuple[type[PolicyResult] | type[HoldoutTest], ...] = (PolicyResult, HoldoutTest)
 
 for _model in (Ceiling, JudgeFigures, Calibration):
     _model.model_rebuild()
@@ -894,7 +1008,7 @@ for _model in (Ceiling, JudgeFigures, Calibration):
 def schemas() -> dict[str, dict[str, Any]]:
     """The JSON Schema of every result file, by name (``docs/schema/<name>.json``)."""
     out = {}
-    for model in RESULTS:
+    for model in (*RESULTS, *POLICY_FILES):
         schema = model.model_json_schema(by_alias=True, mode="serialization")
         out[model.schema_name] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
     return out

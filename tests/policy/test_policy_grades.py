@@ -160,5 +160,5 @@ def test_score_policy_threshold_from_labels_holdout_and_routing(tmp_path):
     res = juge("route", "--policy", tmp_path / "policy.json", "--item", tmp_path / "new.json", "--json",
                tmp_path / "r.json")  # fmt: skip
     assert res.exit_code == 0, res.output
-    routed = json.loads((tmp_path / "r.json").read_text())
+    (routed,) = json.loads((tmp_path / "r.json").read_text())["decisions"]
     assert (routed["route"], routed["verdict"], routed["passes"]) == ("judge", "4", True)

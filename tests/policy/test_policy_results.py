@@ -30,8 +30,11 @@ def test_a_pairwise_policy_of_either_schema_round_trips_with_its_hash():
     old = {k: v for k, v in policy.items() if k not in ("schema_version", "judge_kind", "policy_hash")}
     old["policy_hash"] = policy_hash(old)  # a file written before schema 2
     typed_old = PolicyResult.model_validate(old)
-    assert typed_old.to_dict() == old and "schema_version" not in typed_old.to_dict()
+    written = typed_old.to_dict()  # the same keys, and schema_version 1 after format; the hash still holds
+    assert written == {**old, "schema_version": 1} and list(written)[:3] == ["kind", "format", "schema_version"]
+    assert policy_hash(written) == old["policy_hash"] == policy_hash({**written, "judge_kind": "pairwise"})
     assert typed_old.schema_version == 1 and typed_old.judge_kind == "pairwise"
+    assert policy_hash({**written, "margin": 0.5}) != old["policy_hash"]  # any other edit still breaks it
 
 
 def test_grade_policies_derive_and_test_typed(tmp_path):

@@ -7,6 +7,7 @@ import json
 from importlib.resources import files
 from pathlib import Path
 
+from test_policy_json_schemas import validate
 from typer.testing import CliRunner
 
 from juge.cli import app
@@ -44,7 +45,9 @@ def test_replay_run_of_the_sample_then_audit_and_live_route(tmp_path):
     res = juge("audit-sample", "--policy", policy, "--run", run["id"], "--db", db, "-n", "5", "--seed", "3",
                "--json", tmp_path / "a.json")  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert len(json.loads((tmp_path / "a.json").read_text())["sample"]) == 5
+    audit = json.loads((tmp_path / "a.json").read_text())
+    assert len(audit["sample"]) == 5 and audit["run_id"] == run["id"] and audit["seed"] == 3
+    validate("audit_sample", audit)
 
     # A policy derived from the run carries juge's template hash, so the judge can be called on new items.
     live = tmp_path / "live.json"
@@ -52,9 +55,12 @@ def test_replay_run_of_the_sample_then_audit_and_live_route(tmp_path):
                "-o", tmp_path / "L.md", "--json", live, "--resamples", "200")  # fmt: skip
     assert res.exit_code == 0, res.output
     res = juge("route", "--policy", live, "--eval", DATA / "eval.toml", "--items", EXAMPLES / "new-items.jsonl",
-               "--db", db, "-o", tmp_path / "out.jsonl")  # fmt: skip
+               "--db", db, "-o", tmp_path / "out.jsonl", "--json", tmp_path / "r.json")  # fmt: skip
     assert res.exit_code == 0, res.output
     decisions = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    routed = json.loads((tmp_path / "r.json").read_text())
+    validate("route", routed)
+    assert routed["decisions"] == decisions and routed["calls"] + routed["cache_hits"] > 0
     n_items = len((EXAMPLES / "new-items.jsonl").read_text().splitlines())
     assert len(decisions) == n_items and all(d["route"] in ("judge", "person") for d in decisions)
     coding = next(d for d in decisions if d["category"] == "coding")

@@ -8,18 +8,22 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted
 from juge.results import format_estimate as fmt
-from juge.store import DEFAULT_DB, RunNotFound, Store
+from juge.store import DEFAULT_DB, RunNotFound
+
+if TYPE_CHECKING:
+    from juge.results import HoldoutTest, PolicyResult, RoutedItem
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -281,51 +285,11 @@ LabelsMapOption = Annotated[
 PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
 
 
-def _study_data(
-    items: Path | None,
-    judgments: list[Path] | None,
-    run: str | None,
-    labels: Path | None,
-    db: Path,
-    field_map: str | None = None,
-    labels_map: str | None = None,
-    kind: str | None = None,
-):
-    """The policy's inputs: ``PairStudyData`` for pairs, ``GradeStudyData`` for PASS/FAIL or scores
-    (``kind``: the policy's judge kind; None: guessed from the items and labels)."""
-    from juge.calibration.inputs import NotPairs, load_inputs
-    from juge.data.readers import parse_mapping
-    from juge.policy.derivation import pair_study_data
-    from juge.policy.grades import grade_study_data
-
-    if not judgments and run is None:
-        raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
-    try:
-        inputs = load_inputs(
-            items=items,
-            judgments=judgments or (),
-            labels=labels,
-            run=run,
-            db=db,
-            kind=kind,  # type: ignore[arg-type]
-            mapping=parse_mapping(field_map),
-            labels_map=parse_mapping(labels_map, "--labels-map"),
-        )
-    except NotPairs as exc:
-        raise InputError(f"the policy is for a pairwise judge (two answers per item, votes A/B/tie): {exc}") from None
-    for warning in inputs.warnings:
+def _print_input_notes(result: PolicyResult | HoldoutTest) -> None:
+    for warning in result.input_warnings:
         err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
-    for notice in inputs.notices:
+    for notice in result.input_notices:
         err.print(Text("note: " + notice, style="yellow"), soft_wrap=True)
-    if kind is not None and inputs.kind != kind:
-        raise InputError(f"the policy is for a {kind} judge, but these items and labels are a {inputs.kind} study")
-    return pair_study_data(inputs) if inputs.kind == "pairwise" else grade_study_data(inputs)
-
-
-def _bootstrap(seed: int, resamples: int):
-    from juge.calibration.pairwise import Bootstrap
-
-    return Bootstrap(n_resamples=resamples, seed=seed)
 
 
 def _policy_tables(policy: dict[str, Any]) -> None:
@@ -511,21 +475,20 @@ def derive_command(
     person; (5) a weekly audit sample; (6) --rule guarantee: route by confidence with a
     stated guarantee. Writes JUDGE_POLICY.md for people and policy.json for juge.
     """
-    from juge.policy.derivation import derive_any_policy, policy_markdown
-    from juge.policy.grades import GradeStudyData
+    import juge.policy
+    from juge.data.readers import parse_mapping
+    from juge.policy.derivation import policy_markdown
 
-    if split == "holdout" and not force_split:
-        raise InputError(
-            "--split holdout: the holdout split is kept for the one final `juge policy test`; derive "
-            "on dev (the default), or pass --force-split to derive on holdout and test on another split"
-        )
-    for name, value in (("--target", target), ("--confidence", confidence)):
-        if not 0 < value < 1:
-            raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
-    data = _study_data(items, judgments, run, labels, db, field_map, labels_map)
-    policy = derive_any_policy(
-        data,
+    result = juge.policy.derive(
+        items=items,
+        judgments=judgments,
+        run=run,
+        labels=labels,
+        db=db,
+        mapping=parse_mapping(field_map),
+        labels_map=parse_mapping(labels_map, "--labels-map"),
         split=split,
+        force_split=force_split,
         margin=margin,
         rule=rule,
         target=target,
@@ -534,12 +497,15 @@ def derive_command(
         threshold=threshold,
         judges=judge,
         audit_n=audit_n,
-        boot=_bootstrap(seed, resamples),
+        resamples=resamples,
+        seed=seed,
     )
-    if isinstance(data, GradeStudyData):
-        _grade_policy_tables(policy)
-    else:
+    _print_input_notes(result)
+    policy = result.to_dict()
+    if result.judge_kind == "pairwise":
         _policy_tables(policy)
+    else:
+        _grade_policy_tables(policy)
     write_atomic(output, policy_markdown(policy))
     out.print(Text(f"wrote {output}"))
     write_json(json_path, policy)
@@ -588,24 +554,34 @@ def test_command(
     group with an earlier test, from any store or directory, with any policy, is refused
     (exit 2) unless --force, which is recorded and shown as FORCED.
     """
-    from juge.policy.derivation import read_policy
-    from juge.policy.holdout import test_policy
+    import juge.policy
+    from juge.data.readers import parse_mapping
 
-    kind = read_policy(policy_path)["judge_kind"]  # a bad policy file is named before the data is read
-    data = _study_data(items, judgments, run, labels, db, field_map, labels_map, kind=kind)
-    with Store(db) as store:
-        result = test_policy(
-            policy_path, data, store, split=split, force=force, boot=_bootstrap(seed, resamples), json_path=json_path
-        )
-    policy = read_policy(policy_path)
+    test = juge.policy.test(
+        policy_path,
+        items=items,
+        judgments=judgments,
+        run=run,
+        labels=labels,
+        db=db,
+        mapping=parse_mapping(field_map),
+        labels_map=parse_mapping(labels_map, "--labels-map"),
+        split=split,
+        force=force,
+        json_path=json_path,
+        resamples=resamples,
+        seed=seed,
+    )
+    _print_input_notes(test)
+    result = test.to_dict()
     if result.get("warning"):  # once, with the figures it qualifies (and in --json)
         out.print(Text(result["warning"], style="bold red"))
-    if kind != "pairwise":
-        _grade_test_tables(policy, result)
+    if test.judge_kind != "pairwise":
+        _grade_test_tables(result)
         _print_conclusion(result, json_path, policy_path)
         return
     table = Table(
-        title=Text(f"Policy {policy['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
+        title=Text(f"Policy {result['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
         title_justify="left",
     )
     table.add_column("decision")
@@ -699,10 +675,10 @@ def _grade_policy_tables(policy: dict[str, Any]) -> None:
     out.print(fitted(table, out))
 
 
-def _grade_test_tables(policy: dict[str, Any], result: dict[str, Any]) -> None:
-    kind = policy["judge_kind"]
+def _grade_test_tables(result: dict[str, Any]) -> None:
+    kind = result["judge_kind"]
     table = Table(
-        title=Text(f"Policy {policy['policy_hash'][:12]} on split {result['split']} ({result['n_items']} items)"),
+        title=Text(f"Policy {result['policy_hash'][:12]} on split {result['split']} ({result['n_items']} items)"),
         title_justify="left",
     )
     table.add_column("decision")
@@ -749,7 +725,8 @@ def route_command(
         Path | None,
         typer.Option(
             "--item",
-            help='One new item as a JSON object; without --eval its judge calls come under "judgments".',
+            help='One new item as a JSON object; without --eval its judge calls come under "judgments" '
+            "(or from --judgments).",
         ),
     ] = None,
     items: Annotated[
@@ -764,12 +741,18 @@ def route_command(
         ),
     ] = None,
     judgments: Annotated[
-        Path | None, typer.Option("--judgments", help="The item's judge calls in a separate JSONL file.")
+        Path | None, typer.Option("--judgments", help="The item's recorded judge calls in a separate JSONL file.")
     ] = None,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="With --eval: write the decisions (JSONL) here, not stdout.")
     ] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="With --eval: calls in flight at once.")] = None,
+    provider: Annotated[
+        str | None, typer.Option(help="With --eval: provider for the judge (openai, anthropic, ...), not the eval's.")
+    ] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    model: ModelOption = None,
     db: DbOption = DEFAULT_DB,
     json_path: JsonOption = None,
 ) -> None:
@@ -777,99 +760,65 @@ def route_command(
 
     With --eval, the policy's judge is called live through the engine on --items (or one --item) and one
     decision per item is written as JSONL; the judge's model and template hash must be the ones the policy
-    was derived with (else exit 2). Without it, --item carries its recorded judge calls. Item-level reasons
-    come first: the answers' order changed the verdict, or a judgment was refused, unparsed or missing;
-    then the category (or, under --rule guarantee, the judge's confidence).
+    was derived with (else exit 2); --provider, --base-url, --api-key-env and --model override the eval
+    file's endpoint. Without it, --item carries its recorded judge calls (or --judgments FILE does); an item
+    without any goes to a person, and the output says so. Item-level reasons come first: the answers' order
+    changed the verdict, or a judgment was refused, unparsed or missing; then the category (or, under
+    --rule guarantee, the judge's confidence).
     """
-    from juge.data.adapters import read_recorded_judgments
-    from juge.policy.derivation import read_policy
-    from juge.policy.route import read_route_item, route_item
+    from juge.api import route
 
-    policy = read_policy(policy_path)
+    if eval_file is None and output is not None:
+        raise InputError("-o needs --eval: without it one item is routed and printed")
+    with staged_output(output, "-o") as tmp, staged_json(json_path) as write:
+        result = route(
+            policy_path,
+            item=item,
+            items=items,
+            judgments=judgments,
+            eval_file=eval_file,
+            db=db,
+            concurrency=concurrency,
+            provider=provider,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            model=model,
+        )
+        lines = "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in result.decisions)
+        if eval_file is not None and tmp is not None:
+            tmp.write_text(lines, encoding="utf-8")
+        if write is not None:
+            write(result.to_dict())
+    notes = Console(stderr=True, highlight=False) if eval_file is not None else out  # stdout may carry the JSONL
+    if eval_file is None:
+        _print_decision(result.decisions[0])
+    elif output is None:
+        print(lines, end="")
+    for note in result.notes:
+        notes.print(Text("note: " + note, style="yellow"), soft_wrap=True)
     if eval_file is not None:
-        _route_live(policy, eval_file, item, items, output, concurrency, db, json_path)
-        return
-    if items is not None or output is not None:
-        raise InputError("--items and -o need --eval: the eval file names the judge to call on new items")
-    if item is None:
-        raise InputError("give --item FILE (one item with its judge calls), or --eval with --items or --item")
-    case, calls = read_route_item(item)
-    if judgments is not None:
-        calls += [j for j in read_recorded_judgments(judgments) if j.item_id == case.id]
-    decision = route_item(policy, case.id, case.category, calls)
+        n = len(result.decisions)
+        err.print(
+            Text(
+                f"routed {n} items: {result.n_to_judge} to the judge, {n - result.n_to_judge} to a person; "
+                f"{result.calls} calls, {result.cache_hits} cache hits, {result.retries} retries (run {result.run_id})"
+            )
+        )
+    if json_path is not None:
+        notes.print(Text(f"wrote {json_path}"))
+
+
+def _print_decision(decision: RoutedItem) -> None:
     words = {"A": "answer 1 is better", "B": "answer 2 is better", "tie": "a tie", "inconsistent": "inconsistent"}
     if decision.passes is not None:
         words[decision.verdict or ""] = "passes" if decision.passes else "does not pass"
-    out.print(Text(decision.label, style="bold"))
+    out.print(Text(decision.decision, style="bold"))
     out.print(Text(f"reason: {decision.detail}"))
     verdict = decision.verdict
     out.print(
         Text(f"verdict: {verdict} ({words.get(verdict, '')})" if verdict else "verdict: none")
         + Text("" if decision.route == "judge" else " -- not to be used: a person decides")
     )
-    write_json(json_path, decision.to_dict())
-
-
-def _route_live(
-    policy: dict[str, Any],
-    eval_file: Path,
-    item: Path | None,
-    items: Path | None,
-    output: Path | None,
-    concurrency: int | None,
-    db: Path,
-    json_path: Path | None,
-) -> None:
-    from juge.config import load_eval
-    from juge.live_route import route_live
-    from juge.policy.route import read_route_item
-
-    if (item is None) == (items is None):
-        raise InputError("with --eval, give the new items as --items FILE or one --item FILE")
-    config = load_eval(eval_file)
-    cases = None
-    if item is not None:
-        case, recorded = read_route_item(item)
-        if recorded:
-            err.print(Text(f"note: {item}: its {len(recorded)} recorded judge calls are not used; the judge is called"))
-        cases = [case]
-    with staged_output(output, "-o") as tmp, Store(db) as store:
-        routed = route_live(policy, config, store, items=items, cases=cases, concurrency=concurrency)
-        lines = "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in routed.decisions)
-        if tmp is not None:
-            tmp.write_text(lines, encoding="utf-8")
-    if output is None:
-        print(lines, end="")
-    n_judge = sum(d.route == "judge" for d in routed.decisions)
-    err.print(
-        Text(
-            f"routed {len(routed.decisions)} items: {n_judge} to the judge, {len(routed.decisions) - n_judge} to a "
-            f"person; {routed.calls} calls, {routed.cache_hits} cache hits, {routed.retries} retries "
-            f"(run {routed.run_id})"
-        )
-    )
-    if json_path is not None:  # stdout carries the JSONL: say so on stderr
-        summary = {
-            "run_id": routed.run_id,
-            "calls": routed.calls,
-            "cache_hits": routed.cache_hits,
-            "retries": routed.retries,
-            "decisions": [d.to_dict() for d in routed.decisions],
-        }
-        write_atomic(json_path, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-        err.print(Text(f"wrote {json_path}"))
-
-
-def _require_policy_judges(policy: dict[str, Any], run_id: str, calls: list) -> None:
-    """Refuse a run in which no call comes from a judge and template the policy uses."""
-    wanted = sorted(set(policy["templates_by_category"].values()))
-    present = sorted({f"{j.judge}/{j.template}" for j in calls})
-    if not set(wanted) & set(present):
-        raise InputError(
-            f"run {run_id} has no judgment from the policy's judge {policy['judge']} "
-            f"(templates {', '.join(wanted)}); the run's judges are {', '.join(present) or 'none'}. "
-            "Audit a run of the policy's judge."
-        )
 
 
 @exits_2_on_input_error
@@ -884,36 +833,30 @@ def audit_command(
     json_path: JsonOption = None,
 ) -> None:
     """Draw N random decisions the judge made alone, with the item and the judge's raw text, for a person to read."""
-    from juge.policy.derivation import read_policy
-    from juge.policy.route import audit_sample, weekly_seed
+    from juge.api import audit_sample
 
-    policy = read_policy(policy_path)
-    seed = weekly_seed() if seed is None else seed
-    with Store(db) as store:
-        run_row = store.get_run(run)
-        cases = store.run_cases(run_row["id"])
-        calls = store.judgments(run_row["id"])
-    _require_policy_judges(policy, run_row["id"], calls)
-    sample = audit_sample(policy, cases, calls, n=n, seed=seed)
+    with staged_json(json_path) as write:
+        result = audit_sample(policy_path, run, db=db, n=n, seed=seed)
+        if write is not None:
+            write(result.to_dict())
     out.print(
         Text(
-            f"{len(sample)} judge decisions from run {run_row['id']} (seed {seed}); read each and note "
+            f"{len(result.sample)} judge decisions from run {result.run_id} (seed {result.seed}); read each and note "
             "whether you agree.",
             style="bold",
         )
     )
-    for k, s in enumerate(sample, 1):
-        out.print(Text(f"\n[{k}] {s['item_id']} ({s['category']}): judge verdict {s['verdict']}", style="bold"))
-        out.print(Text("question: " + _clip(s["question"])))
-        if s["context"] is not None:
-            out.print(Text("context: " + _clip(s["context"])))
-        out.print(Text("answer 1: " + _clip(s["answer_1"])))
-        out.print(Text("answer 2: " + _clip(s["answer_2"])))
-        for order, text in s["judge_texts"].items():
+    for k, s in enumerate(result.sample, 1):
+        out.print(Text(f"\n[{k}] {s.item_id} ({s.category}): judge verdict {s.verdict}", style="bold"))
+        out.print(Text("question: " + _clip(s.question)))
+        if s.context is not None:
+            out.print(Text("context: " + _clip(s.context)))
+        out.print(Text("answer 1: " + _clip(s.answer_1)))
+        out.print(Text("answer 2: " + _clip(s.answer_2)))
+        for order, text in s.judge_texts.items():
             out.print(Text(f"judge, order {order}: " + _clip(text)))
-    write_json(
-        json_path, {"run_id": run_row["id"], "seed": seed, "policy_hash": policy["policy_hash"], "sample": sample}
-    )
+    if json_path is not None:
+        out.print(Text(f"wrote {json_path}"))
 
 
 policy_app = typer.Typer(

@@ -1,7 +1,8 @@
 """Judge policies: derive on dev, test once on holdout, route new items, audit.
 
 ``juge.policy.derive(...)`` and ``juge.policy.test(policy, ...)`` are the Python API (see
-:func:`juge.api.policy_derive` and :func:`juge.api.policy_test`).
+:func:`juge.api.policy_derive` and :func:`juge.api.policy_test`); routing and the audit are
+``juge.route(policy, ...)`` and ``juge.audit_sample(policy, run)``.
 """
 
 from __future__ import annotations

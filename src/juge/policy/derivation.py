@@ -122,12 +122,16 @@ def no_split_error(split: str, cases: Iterable[Case]) -> InputError:
 
 
 UNHASHED = ("policy_hash", "holdout_tests")
+SCHEMA_2_KEYS = ("schema_version", "judge_kind")  # a schema 1 file was hashed without them
 
 
 def policy_hash(policy: dict[str, Any]) -> str:
     """sha256 of the policy's canonical JSON, without the hash itself and the record of its holdout tests
-    (``juge policy test`` appends to it; every other edit breaks the hash)."""
-    body = {k: v for k, v in policy.items() if k not in UNHASHED}
+    (``juge policy test`` appends to it; every other edit breaks the hash). A schema 1 policy (pairwise, written
+    before ``schema_version``) is hashed without the keys schema 2 added, so it keeps its hash when it gains
+    ``schema_version: 1`` and ``judge_kind: pairwise`` on being written back."""
+    unhashed = UNHASHED + (SCHEMA_2_KEYS if policy.get("schema_version", 1) == 1 else ())
+    body = {k: v for k, v in policy.items() if k not in unhashed}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -476,7 +480,8 @@ def read_policy(path: Path | str) -> dict[str, Any]:
             f"{path}: policy schema_version {policy['schema_version']}; this juge reads up to {SCHEMA_VERSION} "
             "(upgrade juge)"
         )
-    policy.setdefault("judge_kind", "pairwise")  # schema 1: pairwise only
+    if policy.get("schema_version", 1) == 1 and policy.setdefault("judge_kind", "pairwise") != "pairwise":
+        raise InputError(f"{path}: a policy of schema 1 is for a pairwise judge, but it says {policy['judge_kind']!r}")
     return policy
 
 

@@ -53,7 +53,7 @@ from juge.policy.derivation import (
 from juge.policy.guarantee import check_on_holdout
 from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
 from juge.policy.route import JUDGE, RouteDecision, check_versions, route_item
-from juge.results import HoldoutTest
+from juge.results import HoldoutTest, PolicyResult
 from juge.stats import ratio_estimate
 from juge.store import Store
 
@@ -505,6 +505,7 @@ def test_policy(
     policy_path = Path(policy_path)  # the Python API is called with str paths too
     json_path = None if json_path is None else Path(json_path)
     policy = read_policy(policy_path)
+    file_keys = set(json.loads(policy_path.read_text(encoding="utf-8")))
     with staged_output(json_path, "--json") as json_tmp, staged_output(policy_path, "--policy") as policy_tmp:
         assert policy_tmp is not None
 
@@ -512,10 +513,10 @@ def test_policy(
             ledger = result["_ledger"]
             if json_tmp is not None:
                 _write_json(json_tmp, {k: v for k, v in result.items() if not k.startswith("_")})
-            updated = {
-                **policy,
-                "holdout_tests": [*(policy.get("holdout_tests") or []), policy_file_entry(result, ledger)],
-            }
+            # The file's own keys (read_policy adds judge_kind to a schema 1 file in memory), and schema_version.
+            written = {k: v for k, v in policy.items() if k in file_keys}
+            tests = [*(policy.get("holdout_tests") or []), policy_file_entry(result, ledger)]
+            updated = PolicyResult.model_validate({**written, "holdout_tests": tests}).to_dict()
             assert policy_hash(updated) == policy["policy_hash"]  # the tests are outside what the hash covers
             _write_json(policy_tmp, updated)
 

@@ -33,6 +33,7 @@ from juge.data.records import OUTCOMES, Case, Judgment
 from juge.errors import InputError, input_error
 from juge.judges.pairwise import combine_orders
 from juge.policy.guarantee import pair_confidence
+from juge.results import RouteResult
 
 JUDGE = "judge"
 PERSON = "person"
@@ -290,6 +291,31 @@ def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
             first = exc.errors()[0]
             raise input_error(path, first["msg"], field=f"{where}.{'.'.join(map(str, first['loc']))}") from None
     return case, judgments
+
+
+def route_recorded_item(policy: dict[str, Any], item: Path, judgments: Path | None = None) -> RouteResult:
+    """Route one item with its recorded judge calls (under ``judgments`` in the item file, or in a separate
+    JSONL file). An item with no call at all goes to a person, and a note says how to give its calls."""
+    from juge.data.adapters import read_recorded_judgments
+
+    case, calls = read_route_item(item)
+    if judgments is not None:
+        calls += [j for j in read_recorded_judgments(judgments) if j.item_id == case.id]
+    decision = route_item(policy, case.id, case.category, calls)
+    notes = []
+    if not calls:
+        where = (
+            f"--judgments {judgments} has no call for item {case.id!r} and {item} carries none"
+            if judgments is not None
+            else f'{item} carries no judge calls (no "judgments" list) and no --judgments file was given'
+        )
+        notes.append(
+            f"{where}, so there is no verdict and the item goes to a person: give its recorded calls with "
+            "--judgments FILE, or --eval EVAL_FILE to call the policy's judge on it"
+        )
+    return RouteResult.model_validate(
+        {"policy_hash": policy.get("policy_hash"), "decisions": [decision.to_dict()], "notes": notes}
+    )
 
 
 def _check_call(path: Path, where: str, call: dict[str, Any]) -> None:

@@ -1,0 +1,93 @@
+"""What a policy reads: the study data (pairs, or PASS/FAIL and score grades), and the policy document itself.
+
+Shared by ``juge.policy.derive`` and ``juge.policy.test`` so that both read their inputs the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from juge.errors import InputError
+
+if TYPE_CHECKING:
+    from juge.policy.derivation import PairStudyData
+    from juge.policy.grades import GradeStudyData
+    from juge.results import PolicyResult
+
+
+@dataclass
+class PolicyStudy:
+    """A policy's inputs, with the readers' warnings and notices (about labels left out, files without a
+    hash, ...) for the caller to show; they never enter the policy file (its hash covers every key)."""
+
+    data: PairStudyData | GradeStudyData
+    warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def policy_study(
+    *,
+    items: Any = None,
+    judgments: Any = None,
+    run: str | None = None,
+    labels: Any = None,
+    db: str | Path | None = None,
+    mapping: Mapping[str, str] | None = None,
+    labels_map: Mapping[str, str] | None = None,
+    kind: str | None = None,
+) -> PolicyStudy:
+    """Read a policy's items, labels and judgments (paths, DataFrames or rows, as :func:`juge.calibrate`).
+
+    ``kind``: the policy's judge kind (pairwise, passfail, score); None guesses it from the items and labels.
+    """
+    from juge.api import calibration_inputs
+    from juge.calibration.inputs import NotPairs
+    from juge.policy.derivation import pair_study_data
+    from juge.policy.grades import grade_study_data
+
+    if _empty(judgments) and run is None:
+        raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
+    try:
+        inputs = calibration_inputs(
+            items=items,
+            judgments=None if _empty(judgments) else judgments,
+            labels=labels,
+            run=run,
+            db=db,
+            kind=kind,  # type: ignore[arg-type]
+            mapping=mapping,
+            labels_map=labels_map,
+            lean=False,  # a policy keeps the items' texts (fingerprints, audit samples)
+        )
+    except NotPairs as exc:
+        raise InputError(f"the policy is for a pairwise judge (two answers per item, votes A/B/tie): {exc}") from None
+    if kind is not None and inputs.kind != kind:
+        raise InputError(f"the policy is for a {kind} judge, but these items and labels are a {inputs.kind} study")
+    data = pair_study_data(inputs) if inputs.kind == "pairwise" else grade_study_data(inputs)
+    return PolicyStudy(data, list(inputs.warnings), list(inputs.notices))
+
+
+def _empty(judgments: Any) -> bool:
+    return judgments is None or (
+        isinstance(judgments, Sequence) and not isinstance(judgments, str | bytes) and len(judgments) == 0
+    )
+
+
+def policy_document(policy: PolicyResult | Mapping[str, Any] | str | Path) -> dict[str, Any]:
+    """A policy as its JSON document: read (and checked) from a file, or given as a PolicyResult or a dict."""
+    from juge.policy.derivation import read_policy
+    from juge.results import PolicyResult
+
+    if isinstance(policy, str | Path):
+        return read_policy(Path(policy))
+    if isinstance(policy, PolicyResult):
+        document = policy.to_dict()
+    elif isinstance(policy, Mapping):
+        document = dict(policy)
+    else:
+        raise InputError(f"policy: give a policy file, a PolicyResult or its dict, not {type(policy).__name__}")
+    document.setdefault("judge_kind", "pairwise")  # schema 1: pairwise only
+    return document
