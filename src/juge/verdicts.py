@@ -86,17 +86,32 @@ def expected_judges(
     return {c.id: set() if c.is_pair else set(names) for c in cases}
 
 
-def run_expected(
-    cases: Iterable[Case], run_config: Mapping[str, object] | None, *, count_scores: bool
-) -> dict[str, set[str]]:
-    """`expected_judges` from a stored run's config (its `judges`: name and setup)."""
+def run_judge_setups(run_config: Mapping[str, object] | None) -> list[tuple[str, str | None]]:
+    """(name, setup) of each judge in a stored run's config; an old config without setups gives None."""
     judges = (run_config or {}).get("judges")
-    pairs = [
+    return [
         (j["name"], j.get("setup") if isinstance(j.get("setup"), str) else None)
         for j in (judges if isinstance(judges, list) else [])
         if isinstance(j, dict) and isinstance(j.get("name"), str)
     ]
-    return expected_judges(cases, pairs, count_scores=count_scores)
+
+
+def run_expected(
+    cases: Iterable[Case], run_config: Mapping[str, object] | None, *, count_scores: bool
+) -> dict[str, set[str]]:
+    """`expected_judges` from a stored run's config (its `judges`: name and setup)."""
+    return expected_judges(cases, run_judge_setups(run_config), count_scores=count_scores)
+
+
+def counted_judgments(
+    judgments: Iterable[Judgment], run_config: Mapping[str, object] | None, *, threshold: float | None
+) -> tuple[list[Judgment], list[str]]:
+    """The judgments a case's pass/fail counts, and the judges left out: without a threshold, score-like
+    judges (the run summary's ``not_counted``) say nothing about pass or fail."""
+    if threshold is not None:
+        return list(judgments), []
+    scored = {name for name, setup in run_judge_setups(run_config) if setup in SCORED_SETUPS}
+    return [j for j in judgments if j.judge not in scored], sorted(scored)
 
 
 def case_outcomes(

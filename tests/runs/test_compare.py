@@ -143,3 +143,24 @@ def test_runs_without_any_pass_fail_verdict_are_an_input_error(store):
         )
     with pytest.raises(InputError, match="pairwise judgments"):
         compare_runs(store, "a", "b")
+
+
+def test_score_judges_count_only_with_a_threshold(store):
+    # The run summary leaves a score judge out of pass/fail without min_score; compare does the same.
+    config = {"judges": [{"name": "grader", "setup": "passfail"}, {"name": "quality", "setup": "score"}]}
+    verdicts = {"a": ["PASS", "PASS", "FAIL", "PASS"], "b": ["PASS", "FAIL", "FAIL", "PASS"]}
+    scores = {"a": [5, 1, 4, 2], "b": [5, 4, 4, 1]}
+    for run_id in ("a", "b"):
+        make_run(store, verdicts[run_id], outputs_tag=run_id, run_id=run_id)
+        for i, s in enumerate(scores[run_id]):
+            store.save_judgment(
+                run_id,
+                Judgment(item_id=f"c{i}", judge="quality", model="m", template="score", verdict=s, outcome="ok"),
+            )
+    with store.transaction() as c:
+        c.execute("UPDATE runs SET config = ?", (json.dumps(config),))
+    plain = compare_runs(store, "a", "b", n_resamples=50)
+    assert (plain.pass_rate_a.value, plain.pass_rate_b.value) == (0.75, 0.5)  # grader alone
+    assert any("quality" in w for w in plain.warnings)
+    scored = compare_runs(store, "a", "b", threshold=3, n_resamples=50)
+    assert (scored.pass_rate_a.value, scored.pass_rate_b.value) == (0.25, 0.25)  # both must pass: c0 alone in each

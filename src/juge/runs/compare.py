@@ -30,7 +30,7 @@ from juge.results import Comparison
 from juge.runs.judgediff import judge_diffs
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store
-from juge.verdicts import CaseOutcome, case_outcomes, run_expected
+from juge.verdicts import CaseOutcome, case_outcomes, counted_judgments, run_expected
 
 INPUT_FIELDS = ("question", "messages", "context", "source", "reference")
 
@@ -64,14 +64,16 @@ def _run_side(store: Store, run_id: str, threshold: float | None) -> dict[str, A
     cases = store.run_cases(run["id"])
     judgments = store.judgments(run["id"])
     checks = store.check_results(run["id"])
+    counted, not_counted = counted_judgments(judgments, run["config"], threshold=threshold)
     return {
         "run": run,
         "cases": {c.id: c for c in cases},
         "judgments": judgments,
+        "not_counted": not_counted,
         "check_names": sorted({name for per in checks.values() for name in per}),
         "outcomes": case_outcomes(
             [c.id for c in cases],
-            judgments,
+            counted,
             checks,
             threshold=threshold,
             expected=run_expected(cases, run["config"], count_scores=threshold is not None),
@@ -114,6 +116,11 @@ def compare_runs(
                 " to compare anyway (the result will be flagged)"
             )
         warnings.append("NOT COMPARABLE: " + message)
+    not_counted = sorted(set(a["not_counted"]) | set(b["not_counted"]))
+    if not_counted:
+        warnings.append(
+            f"not counted (score judges: pass --threshold to count a score as a pass): {', '.join(not_counted)}"
+        )
     if a["check_names"] != b["check_names"]:
         warnings.append(f"the runs ran different checks: {a['check_names']} vs {b['check_names']}")
 
