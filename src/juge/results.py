@@ -928,10 +928,11 @@ class AuditedDecision(RoutedItem):
 
     question: str | None = None
     context: str | None = None
-    answer_1: str | None = None
+    answer: str | None = None  # the graded answer (PASS/FAIL and score judges)
+    answer_1: str | None = None  # a pair's answers
     answer_2: str | None = None
     reference: str | None = None
-    judge_texts: dict[str, str | None] = {}
+    judge_texts: dict[str, str | None] = {}  # by order ("12", "21") for a pair; "text" for a single grade
 
 
 class AuditSample(Result):

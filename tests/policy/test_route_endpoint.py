@@ -125,3 +125,26 @@ def test_endpoint_options_need_eval(monkeypatch, capsys, tmp_path, no_keys):
         monkeypatch, capsys, "route", "--policy", str(policy), "--item", "x.json", "--base-url", NOWHERE
     )  # fmt: skip
     assert code == 2 and "--eval" in err
+
+
+def test_audit_of_a_passfail_run_shows_the_answer_and_the_judges_text(monkeypatch, capsys, tmp_path, no_keys):
+    # A PASS/FAIL judgment has no order: the audit used to show "(none)" for the answer and the judge's text.
+    with serve_in_thread(MockConfig(latency=0.0)) as server:
+        policy = policy_from_a_run(monkeypatch, capsys, tmp_path, server.url)
+    run_id = json.loads((tmp_path / "run.json").read_text())["run_id"]
+    code, out, err = run_cli(
+        monkeypatch, capsys, "audit-sample", "--policy", str(policy), "--run", run_id, "--db", str(tmp_path / "j.db"),
+        "-n", "3", "--seed", "1", "--json", str(tmp_path / "a.json"),
+    )  # fmt: skip
+    assert code == 0, err
+    audit = json.loads((tmp_path / "a.json").read_text())
+    validate("audit_sample", audit)
+    assert len(audit["sample"]) == 3 and {s["category"] for s in audit["sample"]} == {"easy"}
+    from juge.store import Store
+
+    with Store(tmp_path / "j.db") as store:
+        texts = {j.item_id: j.text for j in store.judgments(run_id)}
+    for s in audit["sample"]:
+        assert s["answer"] == "A." and s["judge_texts"] == {"text": texts[s["item_id"]]} and texts[s["item_id"]]
+        assert f"judge: {texts[s['item_id']].splitlines()[0]}" in out
+    assert "(none)" not in out

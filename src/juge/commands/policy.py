@@ -851,10 +851,13 @@ def audit_command(
         out.print(Text("question: " + _clip(s.question)))
         if s.context is not None:
             out.print(Text("context: " + _clip(s.context)))
-        out.print(Text("answer 1: " + _clip(s.answer_1)))
-        out.print(Text("answer 2: " + _clip(s.answer_2)))
+        if "answer" in s:
+            out.print(Text("answer: " + _clip(s.answer)))
+        else:
+            out.print(Text("answer 1: " + _clip(s.answer_1)))
+            out.print(Text("answer 2: " + _clip(s.answer_2)))
         for order, text in s.judge_texts.items():
-            out.print(Text(f"judge, order {order}: " + _clip(text)))
+            out.print(Text(("judge: " if order == "text" else f"judge, order {order}: ") + _clip(text)))
     if json_path is not None:
         out.print(Text(f"wrote {json_path}"))
 

@@ -200,7 +200,8 @@ def audit_sample(
     policy: dict[str, Any], cases: Sequence[Case], judgments: Sequence[Judgment], *, n: int, seed: int
 ) -> list[dict[str, Any]]:
     """``n`` random decisions the judge made alone (seeded), with the item (its context too) and the judge's raw
-    texts."""
+    texts: by order for a pair (``answer_1``, ``answer_2``), as ``text`` for a PASS/FAIL or score judge (``answer``)."""
+    pairwise = policy.get("judge_kind", "pairwise") == "pairwise"
     decisions = route_cases(policy, cases, judgments)
     by_id = {c.id: c for c in cases}
     judged = [d for d in decisions if d.route == JUDGE]
@@ -213,15 +214,15 @@ def audit_sample(
             for j in judgments
             if j.item_id == d.item_id and f"{j.judge}/{j.template}" == d.template and j.repeat == 0
         }
+        answers = {"answer_1": case.output_1, "answer_2": case.output_2} if pairwise else {"answer": case.output}
         out.append(
             {
                 **d.to_dict(),
                 "question": case.question,
                 "context": case.context,
-                "answer_1": case.output_1,
-                "answer_2": case.output_2,
+                **answers,
                 "reference": case.reference,
-                "judge_texts": {o: texts.get(o) for o in ORDERS},
+                "judge_texts": {o: texts.get(o) for o in ORDERS} if pairwise else {"text": texts.get(None)},
             }
         )
     return out
