@@ -148,3 +148,24 @@ def test_audit_of_a_passfail_run_shows_the_answer_and_the_judges_text(monkeypatc
         assert s["answer"] == "A." and s["judge_texts"] == {"text": texts[s["item_id"]]} and texts[s["item_id"]]
         assert f"judge: {texts[s['item_id']].splitlines()[0]}" in out
     assert "(none)" not in out
+
+
+def test_juge_route_in_python_also_inside_a_running_event_loop(monkeypatch, capsys, tmp_path, no_keys):
+    import asyncio
+
+    import juge
+
+    new = write_jsonl(tmp_path / "new.jsonl", [case(f"n{k}", ["easy", "hard"][k % 2]) for k in range(4)])
+    with serve_in_thread(MockConfig(latency=0.0)) as server:
+        policy = policy_from_a_run(monkeypatch, capsys, tmp_path, server.url)
+        eval_file = write_eval(tmp_path, model=MODEL, base_url=NOWHERE)
+        options = {"eval_file": eval_file, "items": new, "base_url": server.url, "db": tmp_path / "j.db"}
+
+        async def in_a_notebook() -> juge.RouteResult:
+            return juge.route(juge.PolicyResult.load(policy), **options)  # the engine runs in a worker thread
+
+        first = asyncio.run(in_a_notebook())
+        again = juge.route(str(policy), **options)
+    assert isinstance(first, juge.RouteResult) and first.calls == 4 and again.calls == 0 and again.cache_hits == 4
+    assert [d.route for d in first.decisions] == ["judge", "person"] * 2
+    assert again.to_dict()["decisions"] == first.to_dict()["decisions"]
