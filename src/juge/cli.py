@@ -65,10 +65,19 @@ def version_command() -> None:
     _print_version(True)
 
 
+def _json_to_stdout(args: list[str]) -> bool:
+    return "--json=-" in args or any(a == "--json" and b == "-" for a, b in zip(args, args[1:], strict=False))
+
+
 def main() -> None:
+    from contextlib import nullcontext
+
+    from juge.files import data_on_stdout
+
     err = Console(stderr=True)
     try:
-        app()
+        with data_on_stdout() if _json_to_stdout(sys.argv[1:]) else nullcontext():
+            app()
     except InputError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)

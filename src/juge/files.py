@@ -1,14 +1,19 @@
-"""Output files are written whole or not at all: a temporary file beside the target, then a rename."""
+"""Output files are written whole or not at all: a temporary file beside the target, then a rename.
+
+The path ``-`` is standard output: the text is written there whole once the block succeeds.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from juge.errors import InputError
 
@@ -19,6 +24,39 @@ def _umask() -> int:
     return mask
 
 
+STDOUT = "-"
+_data_stdout: TextIO | None = None  # standard output while `data_on_stdout` sends the rest to stderr
+
+
+def is_stdout(path: str | Path | None) -> bool:
+    return path is not None and str(path) == STDOUT
+
+
+@contextmanager
+def data_on_stdout() -> Iterator[None]:
+    """While a command writes its data to standard output (``--json -``), everything else it prints
+    (tables, progress, "wrote ...") goes to stderr, so the output parses as it is."""
+    global _data_stdout
+    saved = sys.stdout
+    _data_stdout, sys.stdout = saved, sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout, _data_stdout = saved, None
+
+
+@contextmanager
+def _staged_stdout() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="juge-stdout-") as folder:
+        tmp = Path(folder) / "out"
+        tmp.touch()
+        yield tmp
+        stream = _data_stdout or sys.stdout
+        with tmp.open(encoding="utf-8", newline="") as f:
+            shutil.copyfileobj(f, stream)
+        stream.flush()
+
+
 @contextmanager
 def staged(path: str | Path) -> Iterator[Path]:
     """A temporary file beside `path`, made now (so an unwritable place fails before any work);
@@ -26,6 +64,10 @@ def staged(path: str | Path) -> Iterator[Path]:
 
     The file gets the usual permissions (mkstemp's 0600 would hide a shared report from colleagues).
     """
+    if is_stdout(path):
+        with _staged_stdout() as tmp:
+            yield tmp
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.errors import InputError
-from juge.files import write_atomic
+from juge.files import is_stdout, write_atomic
 from juge.reports.fit import fitted
 
 if TYPE_CHECKING:
@@ -336,17 +336,15 @@ def status_command(
     """Who labelled how much, items done and left, and agreement between raters so far."""
     import json
 
-    from juge.files import write_atomic
     from juge.label.review import status
 
     store = _store(db_url)
     s = status(store, _project(store, name, project_opt))
     if json_out is not None:
         text = json.dumps(s, indent=2, ensure_ascii=False, default=str) + "\n"
-        if str(json_out) == "-":
-            typer.echo(text, nl=False)
-            return
         write_atomic(json_out, text)
+        if is_stdout(json_out):
+            return
     console.print(
         f"[b]{escape(s['project'])}[/] ({s['task']}): {s['items']} items, {s['items_closed']} done, "
         f"{s['items_left']} left; {s['labels']} labels; {s['overlap_items']} overlap items"

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from juge.errors import InputError
-from juge.files import write_atomic
+from juge.files import is_stdout, write_atomic
 from juge.preview import RenderedPrompt, judge_prompts, pick_case, with_output_placeholder
 
 
@@ -112,10 +112,9 @@ def prompt_command(
     prompts = judge_prompts(found, chosen, order)
     if json_out is not None:
         text = json.dumps([p.to_dict() for p in prompts], indent=2, ensure_ascii=False) + "\n"
-        if str(json_out) == "-":
-            typer.echo(text, nl=False)
-            return
         write_atomic(json_out, text)
+        if is_stdout(json_out):
+            return
     print_prompts(prompts, Console())
 
 

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from juge.commands.run import DbOption, _open
 from juge.errors import InputError
-from juge.files import write_atomic
+from juge.files import is_stdout, write_atomic
 from juge.store import DEFAULT_DB, RunNotFound, is_database_url
 
 runs_app = typer.Typer(
@@ -46,10 +46,9 @@ def runs_command(
         where = str(store.path)  # a database URL without its password
     if json_out is not None:
         text = json.dumps([run_row(r) for r in runs], indent=2, ensure_ascii=False) + "\n"
-        if str(json_out) == "-":
-            typer.echo(text, nl=False)
-            return
         write_atomic(json_out, text)
+        if is_stdout(json_out):
+            return
     out = Console()
     if not runs:
         out.print(f"no runs in {where}" + (" match" if eval_name or status else ""), markup=False)
