@@ -103,3 +103,22 @@ def test_an_item_without_calls_goes_to_a_person_and_says_how_to_give_them(monkey
     assert routed["decisions"][0]["route"] == "person" and routed["decisions"][0]["verdict"] is None
     (note,) = routed["notes"]
     assert "--judgments" in note and "--eval" in note and note in " ".join(out.split()).replace("note: ", "")
+
+
+def test_policy_test_of_a_file_from_python_records_the_test_in_it(tmp_path, monkeypatch, home):
+    import juge
+    from cli_helpers import tiny_pairwise_study
+
+    options = tiny_pairwise_study(tmp_path)
+    items, judgments, db = options[1], options[3], options[5]
+    policy = juge.policy.derive(items=items, judgments=judgments, db=db, resamples=100)
+    path = policy.save(tmp_path / "policy.json")
+    with pytest.raises(juge.InputError, match="json_path"):  # nowhere to record it but the result
+        juge.policy.test(policy, items=items, judgments=judgments, db=db, json_path=tmp_path / "h.json")
+    test = juge.policy.test(
+        str(path), items=items, judgments=judgments, db=db, resamples=100, json_path=tmp_path / "h.json"
+    )
+    reread = juge.PolicyResult.load(path)
+    assert [t.test_id for t in reread.holdout_tests] == [test.test_id] and reread.policy_hash == policy.policy_hash
+    assert json.loads((tmp_path / "h.json").read_text()) == test.to_dict()
+    validate("policy_test", test.to_dict())

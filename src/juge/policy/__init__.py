@@ -7,17 +7,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from juge.results import HoldoutTest, PolicyResult
 
 
-def derive(**kwargs: Any) -> Any:
+def derive(**kwargs: Any) -> PolicyResult:
     """Derive a judge policy on the dev split: :func:`juge.api.policy_derive`."""
     from juge.api import policy_derive
 
     return policy_derive(**kwargs)
 
 
-def test(policy: Any, **kwargs: Any) -> Any:
+def test(policy: Any, **kwargs: Any) -> HoldoutTest:
     """Test a policy once on the holdout split: :func:`juge.api.policy_test`."""
     from juge.api import policy_test
 
