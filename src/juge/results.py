@@ -1,7 +1,8 @@
 """Typed results: every figure juge computes and every result JSON it writes, as pydantic models.
 
 One ``Estimate`` (value, interval, n) with one formatter, :func:`format_estimate`; one model per
-result file (``Calibration``, ``RunSummary``, ``Comparison``, ``EstimateResult``, ``ProbeResult``).
+result file (``Calibration``, ``RunSummary``, ``Comparison``, ``EstimateResult``, ``ProbeResult``,
+``RouteResult``, ``AuditSample``; the policy file ``PolicyResult`` and its test ``HoldoutTest``).
 
 The files keep the keys juge always wrote, and gain ``schema_version``. A result remembers which
 keys it was built or loaded with, and ``to_dict()`` writes exactly those (so an older file read
