@@ -93,6 +93,18 @@ def test_calibrate_takes_paths_dataframes_and_rows_alike() -> None:
         assert other.to_dict()["judges"] == from_paths.to_dict()["judges"]
 
 
+def test_to_dict_is_what_calibrate_json_writes(monkeypatch, capsys, tmp_path) -> None:
+    items, judgments = juge.demo_path("items.jsonl"), juge.demo_path("judgments.jsonl")
+    cal = juge.calibrate(items=items, judgments=judgments, resamples=50)
+    code, _, err = run_cli(
+        monkeypatch, capsys, "calibrate", "--items", str(items), "--judgments", str(judgments),
+        "--resamples", "50", "--json", str(tmp_path / "c.json"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert cal.to_dict() == json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert cal.headlines and cal.to_dict()["headline"] == cal.headlines
+
+
 def test_bad_rows_are_input_errors_naming_the_argument() -> None:
     with pytest.raises(juge.InputError, match="labels: row 2 is a str"):
         juge.calibrate(items=juge.demo_path("items.jsonl"), labels=[{"item_id": "x"}, "oops"])

@@ -251,7 +251,7 @@ def calibrate(
             criteria=criteria,
             labels_nested=labels_nested,
         )
-    return run_study(
+    study = run_study(
         inputs,
         split=default_split(inputs, split),
         boot=Bootstrap(n_resamples=resamples, seed=seed),
@@ -259,6 +259,15 @@ def calibrate(
         threshold=threshold,
         progress=progress,
     )
+    return _with_headline(study)
+
+
+def _with_headline(study: Calibration) -> Calibration:
+    """The study with its one-line answers (``headline``), as ``--json`` writes it and the report opens."""
+    from juge.reports.terminal import result_headlines
+
+    study.headlines = result_headlines(study.to_dict())
+    return study
 
 
 def demo(
@@ -283,8 +292,9 @@ def demo(
     >>> juge.demo(resamples=100).n_votes
     404
     """
-    from juge.calibration.demo import demo_file, run_demo, study_of_demo
+    from juge.calibration.demo import demo_file, study_of_demo
     from juge.calibration.pairwise import Bootstrap
+    from juge.files import write_json
 
     if split not in ("dev", "all"):
         raise InputError(f"--split must be dev or all (holdout is kept for the final test), got {split!r}")
@@ -316,11 +326,11 @@ def demo(
                 soft_wrap=True,
             )
     boot = Bootstrap(n_resamples=resamples, seed=seed)
-    if out is None:
-        return study_of_demo(split=split, boot=boot, progress=progress, extra_judgments=extra)
-    result = run_demo(Path(out), split=split, boot=boot, progress=progress, extra_judgments=extra)
-    report(result.study, result.out_dir / "report.html", items=demo_file("items.jsonl"), source=result.json_path.name)
-    return result.study
+    study = _with_headline(study_of_demo(split=split, boot=boot, progress=progress, extra_judgments=extra))
+    if out is not None:
+        json_path = write_json(Path(out) / "calibration.json", study.to_dict())
+        report(study, Path(out) / "report.html", items=demo_file("items.jsonl"), source=json_path.name)
+    return study
 
 
 # ---- run ---------------------------------------------------------------------------------------

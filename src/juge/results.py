@@ -452,6 +452,8 @@ class Calibration(Result):
     notes: list[str] = []
     counts: InputCounts | None = None
     dataset: Dataset | None = None
+    # The one-line answers ("Judge X can stand in for a person on ..."), one per judge; none for criteria.
+    headlines: list[dict[str, Any]] | None = Field(default=None, alias="headline")
     _input_warnings: list[str] = PrivateAttr(default_factory=list)
 
     @property

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
 
@@ -23,20 +22,10 @@ from juge.calibration.pairwise import Bootstrap, pairwise_study
 from juge.data.adapters import CalibrationData, read_pairwise_items, read_recorded_judgments
 from juge.data.records import Judgment
 from juge.errors import InputError
-from juge.files import write_json
 from juge.results import Calibration, Dataset
 
 DEMO_FILES = ("items.jsonl", "judgments.jsonl", "DATA.md", "SHA256SUMS")
 DEFAULT_OUT_DIR = Path("juge-demo")
-
-
-@dataclass
-class DemoResult:
-    """What the demo produced: the study and where its JSON went."""
-
-    study: Calibration
-    out_dir: Path
-    json_path: Path
 
 
 def demo_file(name: str):
@@ -90,18 +79,3 @@ def study_of_demo(
         "lm-sys/FastChat, Apache-2.0. See juge/demo_data/DATA.md.",
     )
     return study
-
-
-def run_demo(
-    out_dir: Path = DEFAULT_OUT_DIR,
-    *,
-    split: str = "dev",
-    extra_judgments: Iterable[Judgment] = (),
-    boot: Bootstrap = Bootstrap(),
-    progress: Callable[[str, int, int], None] | None = None,
-) -> DemoResult:
-    """Run the study on the embedded sample and write ``out_dir/calibration.json``."""
-    study = study_of_demo(split=split, extra_judgments=extra_judgments, boot=boot, progress=progress)
-    out_dir = Path(out_dir)
-    json_path = write_json(out_dir / "calibration.json", study.to_dict())
-    return DemoResult(study, out_dir, json_path)

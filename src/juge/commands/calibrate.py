@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,7 +15,7 @@ from juge.errors import InputError
 from juge.files import staged_output
 
 if TYPE_CHECKING:
-    from juge.results import Calibration
+    pass
 
 
 @contextmanager
@@ -59,15 +59,6 @@ def _criteria_option(values: list[str]) -> dict[str, list[str]] | None:
             raise InputError(f"--criterion: {name.strip()!r} is given twice")
         out[name.strip()] = columns
     return out or None
-
-
-def study_json(result: Calibration) -> dict[str, Any]:
-    """A study as the JSON `calibrate --json` and `demo --json` write: the one-line answers first."""
-    from juge.reports.terminal import result_headlines
-
-    study = result.to_dict()
-    study["headline"] = result_headlines(study)
-    return study
 
 
 def calibrate_command(
@@ -285,7 +276,7 @@ def calibrate_command(
                 seed=seed,
                 progress=step,
             )
-        study = study_json(result)
+        study = result.to_dict()
         if json_tmp is not None:
             write_json(json_tmp, study)
     print_result(study, console, warnings=result.input_warnings)  # the warnings are in the notes too
@@ -345,7 +336,7 @@ def demo_command(
             progress=step,
             console=err,
         )
-        study = study_json(result)
+        study = result.to_dict()
         if json_tmp is not None:
             write_json(json_tmp, study)
     console.print(
