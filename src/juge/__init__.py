@@ -45,6 +45,26 @@ if TYPE_CHECKING:
         run_async,
     )
     from juge.errors import InputError
+    from juge.label.api import (
+        label_add_rater,
+        label_attach_run,
+        label_disagreements,
+        label_export,
+        label_init,
+        label_release,
+        label_revoke_rater,
+        label_rotate_link,
+        label_server,
+        label_status,
+    )
+    from juge.label.results import (
+        LabelAttach,
+        LabelDisagreements,
+        LabelExport,
+        LabelInit,
+        LabelRelease,
+        LabelStatus,
+    )
     from juge.results import (
         AuditSample,
         Calibration,
@@ -96,6 +116,25 @@ _LAZY = {
         "juge.results",
     ),
     "InputError": "juge.errors",
+    **dict.fromkeys(
+        (
+            "label_add_rater",
+            "label_attach_run",
+            "label_disagreements",
+            "label_export",
+            "label_init",
+            "label_release",
+            "label_revoke_rater",
+            "label_rotate_link",
+            "label_server",
+            "label_status",
+        ),
+        "juge.api",
+    ),
+    **dict.fromkeys(
+        ("LabelAttach", "LabelDisagreements", "LabelExport", "LabelInit", "LabelRelease", "LabelStatus"),
+        "juge.label.results",
+    ),
 }
 
 __all__ = [
@@ -109,6 +148,12 @@ __all__ = [
     "HumanLabel",
     "InputError",
     "Judgment",
+    "LabelAttach",
+    "LabelDisagreements",
+    "LabelExport",
+    "LabelInit",
+    "LabelRelease",
+    "LabelStatus",
     "Message",
     "PolicyResult",
     "ProbeResult",
@@ -124,6 +169,16 @@ __all__ = [
     "demo_path",
     "estimate",
     "get_provider",
+    "label_add_rater",
+    "label_attach_run",
+    "label_disagreements",
+    "label_export",
+    "label_init",
+    "label_release",
+    "label_revoke_rater",
+    "label_rotate_link",
+    "label_server",
+    "label_status",
     "load_judge",
     "policy",
     "probe_injection",

@@ -19,6 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from juge.errors import InputError
+from juge.label.api import (  # noqa: F401 - re-exported: `juge label ...`, one function per command
+    label_add_rater,
+    label_attach_run,
+    label_disagreements,
+    label_export,
+    label_init,
+    label_release,
+    label_revoke_rater,
+    label_rotate_link,
+    label_server,
+    label_status,
+)
 from juge.results import (
     AuditSample,
     Calibration,

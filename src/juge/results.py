@@ -1011,8 +1011,10 @@ for _model in (Ceiling, JudgeFigures, Calibration):
 
 def schemas() -> dict[str, dict[str, Any]]:
     """The JSON Schema of every result file, by name (``docs/schema/<name>.json``)."""
+    from juge.label.results import LABEL_RESULTS  # its models build on Result: imported here, not at the top
+
     out = {}
-    for model in (*RESULTS, *POLICY_FILES):
+    for model in (*RESULTS, *POLICY_FILES, *LABEL_RESULTS):
         schema = model.model_json_schema(by_alias=True, mode="serialization")
         out[model.schema_name] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
     return out

@@ -1,10 +1,11 @@
-"""`juge label`: blind human labelling in the browser (init, add-rater, serve, status, release, export, review)."""
+"""`juge label`: blind human labelling in the browser (init, add-rater, serve, status, release, export, review).
+
+Each command parses its options, calls one function of `juge.label.api` and prints what it returns.
+The project is named the same way everywhere: as the first argument or with -p/--project.
+"""
 
 from __future__ import annotations
 
-import errno
-import ipaddress
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,16 +16,18 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.errors import InputError
-from juge.files import is_stdout, write_atomic
+from juge.files import is_stdout
 from juge.reports.fit import fitted
 
 if TYPE_CHECKING:
-    from juge.data.records import Case
+    from juge.label.results import LabelResult
 
 label_app = typer.Typer(
     help="Blind human labelling: a small web app for raters, agreement between them, adjudication.\n\n"
     "Typical use: **init** a project from cases and a rubric, **add-rater** for each person (prints a "
-    "login link), **serve**, watch **status**, **release** items a rater left unlabelled, then **export** labels for `juge calibrate`.",
+    "login link), **serve**, watch **status**, **release** items a rater left unlabelled, then **export** labels "
+    "for `juge calibrate`. Every command that works on one project takes it as its first argument or with "
+    "-p/--project (optional when the store holds one project).",
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
@@ -41,58 +44,43 @@ DbUrl = Annotated[
 ]
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"  # `juge label serve` on its default --host and --port
 ProjectOpt = Annotated[str | None, typer.Option("--project", "-p", help="Labelling project (default: the only one).")]
+ProjectArg = Annotated[
+    str | None, typer.Argument(metavar="PROJECT", help="Project name (or -p NAME; default: the only project).")
+]
+JsonOut = Annotated[
+    Path | None,
+    typer.Option("--json", help="Also write these figures as JSON to this file ('-': standard output, nothing else)."),
+]
 
 
-def _store(db_url: str | None):  # noqa: ANN202 - keeps SQLAlchemy out of `juge --help`
-    """The label store at `db_url`; a URL that does not parse or a database that cannot be reached is exit 2."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError, DBAPIError
-
-    from juge.label.db import LabelStore
-
-    try:
-        return LabelStore(db_url)
-    except ArgumentError as exc:
-        raise InputError(
-            f"--db-url {db_url!r} is not a database URL ({exc}); expected e.g. "
-            "sqlite:///labels.db or postgresql+psycopg://user@host/db"
-        ) from None
-    except ImportError as exc:
-        raise InputError(
-            f"--db-url: the database driver is not installed ({exc}); juge ships sqlite and postgresql+psycopg"
-        ) from None
-    except DBAPIError as exc:
-        shown = make_url(db_url).render_as_string(hide_password=True) if db_url else "the default store"
-        reason = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc).strip() else type(exc).__name__
-        raise InputError(f"--db-url {shown}: cannot open the label database: {reason}") from None
-
-
-def _project(store, name: str | None, option: str | None = None):  # noqa: ANN001, ANN202
-    """The project named positionally or with -p (both work on every command; the same name twice
-    is fine), else the only one."""
-    from juge.label.db import LabelError
-
+def _one(name: str | None, option: str | None) -> str | None:
+    """The project named positionally or with -p (the same name twice is fine)."""
     if name is not None and option is not None and name != option:
         raise InputError(f"two project names given: {name!r} and -p {option!r}; give one")
-    try:
-        return store.project(name if name is not None else option)
-    except LabelError as exc:
-        raise InputError(str(exc)) from None
+    return name if name is not None else option
 
 
-def _read_label_cases(path: Path, field_map: str | None) -> list[Case]:
-    """Cases to label; the MT-Bench sample layout through its adapter (model names and provenance go to meta)."""
-    from juge.data.adapters import read_pairwise_items
-    from juge.data.readers import parse_mapping, read_cases, read_rows
+def _project_and(args: list[str], option: str | None, what: str) -> tuple[str | None, str]:
+    """`[PROJECT] THING` arguments: one is the thing (project from -p or the only one), two are project and thing."""
+    if len(args) not in (1, 2):
+        raise typer.BadParameter(f"expected [PROJECT] {what}, got {len(args)} arguments")
+    return (_one(args[0], option), args[1]) if len(args) == 2 else (option, args[0])
 
-    rows = read_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else []
-    if rows and "human_ratings" in rows[0][1]:
-        if field_map:
-            console.print(
-                Text(f"note: {path} is in the MT-Bench sample layout, read as such; --map is not used", style="yellow")
-            )
-        return read_pairwise_items(path, baseline_fields=()).full_cases()
-    return read_cases(path, mapping=parse_mapping(field_map))
+
+def _json(result: LabelResult, json_out: Path | None) -> bool:
+    """Write `result` as JSON when --json is given; True when it went to standard output (print nothing else)."""
+    if json_out is None:
+        return False
+    result.save(json_out)
+    return is_stdout(json_out)
+
+
+def _items(n: int) -> str:
+    return f"{n} item" if n == 1 else f"{n} items"
+
+
+def _examples(ids: list[str], k: int = 3) -> str:
+    return ", ".join(repr(i) for i in ids[:k]) + (", ..." if len(ids) > k else "") if ids else "none"
 
 
 @label_app.command("init")
@@ -109,7 +97,13 @@ def init_command(
             ),
         ),
     ],
-    name: Annotated[str, typer.Option("--name", help="Project name, used by every other label command.")],
+    name: Annotated[
+        str | None,
+        typer.Argument(metavar="PROJECT", help="Project name, used by every other label command (or -p/--name NAME)."),
+    ] = None,
+    project_opt: Annotated[
+        str | None, typer.Option("--project", "-p", "--name", help="Project name (instead of the argument).")
+    ] = None,
     overlap: Annotated[float, typer.Option(help="Share of items labelled by several raters (for agreement).")] = 0.2,
     overlap_raters: Annotated[int, typer.Option(help="How many raters label an overlap item.")] = 2,
     break_after: Annotated[
@@ -124,6 +118,7 @@ def init_command(
             "MT-Bench sample layout (rows with human_ratings), which is recognised.",
         ),
     ] = None,
+    json_out: JsonOut = None,
     db_url: DbUrl = None,
 ) -> None:
     """Create a labelling project from cases and a rubric.
@@ -133,52 +128,41 @@ def init_command(
     never `meta`, item ids or model names. In the MT-Bench sample layout `source` is provenance (dataset and
     licence), so it is kept in `meta`, hidden from raters.
     """
-    from juge.data.readers import case_line, parse_mapping
-    from juge.errors import input_error
-    from juge.label.db import LabelError
-    from juge.label.rubric import TASKS, read_rubric
+    from juge.label.api import label_init
 
-    if task not in TASKS:
-        raise InputError(f"--task: unknown task {task!r} ({', '.join(TASKS)})")
-    parsed_rubric = read_rubric(rubric, task)
-    records = _read_label_cases(cases, field_map)
-    if not records:
-        raise input_error(cases, "no cases to label")
-    for i, case in enumerate(records, start=1):
-        lacks = "output_1" if task == "pairwise" and not case.is_pair else None
-        lacks = "output" if task != "pairwise" and case.output is None else lacks
-        if lacks is not None:
-            line = case_line(cases, case.id, parse_mapping(field_map))
-            what = "output_1/output_2 pair for a pairwise task" if lacks == "output_1" else "output to grade"
-            raise input_error(
-                cases, f"case {case.id!r}{'' if line else f' (row {i})'} has no {what}", line=line, field=lacks
-            )
-    if not 0 <= overlap <= 1:
-        raise InputError(f"--overlap must be a share between 0 and 1, got {overlap}")
-    store = _store(db_url)
-    try:
-        project = store.create_project(
-            name,
-            task,
-            parsed_rubric,
-            records,
-            overlap=overlap,
-            overlap_raters=overlap_raters,
-            break_after=break_after,
-            seed=seed,
-        )
-    except LabelError as exc:
-        raise InputError(str(exc)) from None
-    shared = len([it for it in store.item_table(project) if it["needed"] > 1])
-    console.print(
-        f"Created labelling project [b]{escape(project.name)}[/]: {len(records)} {task} items, "
-        f"{shared} of them for {overlap_raters} raters. Next: juge label add-rater NAME"
+    project = _one(name, project_opt)
+    if project is None:
+        raise typer.BadParameter("name the new project: juge label init NAME (or -p NAME)")
+    made = label_init(
+        project,
+        cases=cases,
+        task=task,
+        rubric=rubric,
+        overlap=overlap,
+        overlap_raters=overlap_raters,
+        break_after=break_after,
+        seed=seed,
+        field_map=field_map,
+        db_url=db_url,
     )
+    if _json(made, json_out):
+        return
+    for note in made.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
+    console.print(
+        f"Created labelling project [b]{escape(made.project)}[/]: {made.items} {made.task} items, "
+        f"{made.overlap_items} of them for {made.overlap_raters} raters. Next: juge label add-rater NAME"
+    )
+
+
+_RATER_ARGS = typer.Argument(
+    metavar="[PROJECT] NAME", help="The rater's name (exported as rater_id), after the project name if given."
+)
 
 
 @label_app.command("add-rater")
 def add_rater_command(
-    name: Annotated[str, typer.Argument(help="Rater name (exported as rater_id).")],
+    args: Annotated[list[str], _RATER_ARGS],
     project: ProjectOpt = None,
     adjudicator: Annotated[bool, typer.Option(help="May review disagreements and record final labels.")] = False,
     base_url: Annotated[
@@ -197,21 +181,16 @@ def add_rater_command(
     The token is not tied to a host: the link is the login path on whatever address `juge label serve`
     runs at. The full link printed uses --base-url (serve's defaults unless given).
     """
-    from juge.label.db import LabelError
+    from juge.label.api import label_add_rater
 
-    store = _store(db_url)
-    proj = _project(store, project)
-    try:
-        token = store.add_rater(proj, name, adjudicator=adjudicator)
-    except LabelError as exc:
-        raise InputError(str(exc)) from None
-    path = f"/login?token={token}"
+    proj, name = _project_and(args, project, "NAME")
+    link = label_add_rater(name, project=proj, adjudicator=adjudicator, db_url=db_url)
     console.print(
-        f"Rater [b]{escape(name)}[/] added to {escape(proj.name)}{' as adjudicator' if adjudicator else ''}. "
-        "Send their login link privately; it is shown only once:",
+        f"Rater [b]{escape(link.rater)}[/] added to {escape(link.project)}"
+        f"{' as adjudicator' if link.adjudicator else ''}. Send their login link privately; it is shown only once:",
         highlight=False,
     )
-    typer.echo(f"{base_url.rstrip('/')}{path}")
+    typer.echo(link.link(base_url))
     where = (
         "the defaults of `juge label serve` (--host 127.0.0.1 --port 8765)"
         if base_url == DEFAULT_BASE_URL
@@ -220,7 +199,7 @@ def add_rater_command(
     console.print(
         Text(
             f"The host and port above are {where}. If the app runs elsewhere, the link is the address "
-            f"`juge label serve` prints at start followed by {path}",
+            f"`juge label serve` prints at start followed by {link.path}",
             style="dim",
         )
     )
@@ -228,7 +207,7 @@ def add_rater_command(
 
 @label_app.command("rotate-link")
 def rotate_link_command(
-    name: Annotated[str, typer.Argument(help="Rater name.")],
+    args: Annotated[list[str], _RATER_ARGS],
     project: ProjectOpt = None,
     base_url: Annotated[
         str, typer.Option(help="Address raters reach `juge label serve` at, only used to print the full link.")
@@ -236,40 +215,33 @@ def rotate_link_command(
     db_url: DbUrl = None,
 ) -> None:
     """Give a rater a new login link: the old one stops working and every browser they signed in is signed out."""
-    from juge.label.db import LabelError
+    from juge.label.api import label_rotate_link
 
-    store = _store(db_url)
-    proj = _project(store, project)
-    try:
-        token = store.rotate_link(proj, name)
-    except LabelError as exc:
-        raise InputError(str(exc)) from None
+    proj, name = _project_and(args, project, "NAME")
+    link = label_rotate_link(name, project=proj, db_url=db_url)
     console.print(
-        f"New login link for [b]{escape(name)}[/] in {escape(proj.name)} (the old one no longer works; "
+        f"New login link for [b]{escape(link.rater)}[/] in {escape(link.project)} (the old one no longer works; "
         "send this one privately, it is shown only once):",
         highlight=False,
     )
-    typer.echo(f"{base_url.rstrip('/')}/login?token={token}")
+    typer.echo(link.link(base_url))
 
 
 @label_app.command("revoke-rater")
 def revoke_rater_command(
-    name: Annotated[str, typer.Argument(help="Rater name.")],
+    args: Annotated[list[str], _RATER_ARGS],
     project: ProjectOpt = None,
     db_url: DbUrl = None,
 ) -> None:
     """Stop a rater from signing in (their link and every signed-in browser); their labels stay.
     `juge label rotate-link NAME` lets them back in with a new link."""
-    from juge.label.db import LabelError
+    from juge.label.api import label_revoke_rater
 
-    store = _store(db_url)
-    proj = _project(store, project)
-    try:
-        store.revoke_rater(proj, name)
-    except LabelError as exc:
-        raise InputError(str(exc)) from None
+    proj, name = _project_and(args, project, "NAME")
+    done = label_revoke_rater(name, project=proj, db_url=db_url)
     console.print(
-        f"Rater [b]{escape(name)}[/] can no longer sign in to {escape(proj.name)}; their labels stay.", highlight=False
+        f"Rater [b]{escape(done.rater)}[/] can no longer sign in to {escape(done.project)}; their labels stay.",
+        highlight=False,
     )
 
 
@@ -282,97 +254,53 @@ def serve_command(
     db_url: DbUrl = None,
 ) -> None:
     """Serve the labelling app (all projects; each rater sees their own)."""
-    import uvicorn
+    from juge.label.api import label_server
 
-    from juge.label.app import create_app
-
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = host == "localhost"
-    app = create_app(_store(db_url))
-    sock = _listening_socket(host, port)  # bound before the banner: a port in use is an error, not a banner
-    if not loopback:
-        console.print(
-            f"[yellow]warning:[/] binding {escape(host)}: login tokens travel in cookies; use HTTPS in front."
-        )
-    shown = f"[{host}]" if ":" in host else host
-    base = f"http://{shown}:{sock.getsockname()[1]}"
-    console.print(Text(f"juge label: {base}/ (Ctrl-C to stop)"))
-    console.print(Text(f"raters log in at {base}/login?token=<their token> (the token from `juge label add-rater`)"))
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=sock.getsockname()[1], log_level="warning"))
-    server.run(sockets=[sock])
-
-
-def _listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to host:port (as uvicorn binds it: SO_REUSEADDR); in use or unusable is exit 2."""
-    try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-    except socket.gaierror as exc:
-        raise InputError(f"--host {host!r}: cannot resolve it ({exc.strerror})") from None
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise InputError(f"port {port} on {host} is in use; stop the other server or pick --port") from None
-        raise InputError(f"cannot listen on {host} port {port}: {exc.strerror}") from None
-    sock.set_inheritable(True)
-    return sock
+    server = label_server(host, port, db_url=db_url)  # bound before the banner: a port in use is an error
+    for warning in server.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    console.print(Text(f"juge label: {server.url}/ (Ctrl-C to stop)"))
+    console.print(
+        Text(f"raters log in at {server.url}/login?token=<their token> (the token from `juge label add-rater`)")
+    )
+    server.run()
 
 
 @label_app.command("status")
 def status_command(
-    name: Annotated[str | None, typer.Argument(help="Project name (or -p NAME; default: the only project).")] = None,
+    name: ProjectArg = None,
     project_opt: ProjectOpt = None,
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json", help="Also write these figures as JSON to this file ('-': standard output)."),
-    ] = None,
+    json_out: JsonOut = None,
     db_url: DbUrl = None,
 ) -> None:
     """Who labelled how much, items done and left, and agreement between raters so far."""
-    import json
+    from juge.label.api import label_status
 
-    from juge.label.review import status
-
-    store = _store(db_url)
-    s = status(store, _project(store, name, project_opt))
-    if json_out is not None:
-        text = json.dumps(s, indent=2, ensure_ascii=False, default=str) + "\n"
-        write_atomic(json_out, text)
-        if is_stdout(json_out):
-            return
+    s = label_status(_one(name, project_opt), db_url=db_url)
+    if _json(s, json_out):
+        return
     console.print(
-        f"[b]{escape(s['project'])}[/] ({s['task']}): {s['items']} items, {s['items_closed']} done, "
-        f"{s['items_left']} left; {s['labels']} labels; {s['overlap_items']} overlap items"
+        f"[b]{escape(s.project)}[/] ({s.task}): {s.items} items, {s.items_closed} done, "
+        f"{s.items_left} left; {s.labels} labels; {s.overlap_items} overlap items"
     )
     table = Table("rater", "labels", "sessions", "mean s/item", "role")
-    for r in s["raters"]:
-        mean = f"{r['seconds'] / r['labels']:.1f}" if r["labels"] and r["seconds"] else "-"
-        table.add_row(
-            Text(r["rater"]), str(r["labels"]), str(r["sessions"]), mean, "adjudicator" if r["adjudicator"] else "rater"
-        )
+    for r in s.raters:
+        mean = "-" if r.mean_seconds is None else f"{r.mean_seconds:.1f}"
+        table.add_row(Text(r.rater), str(r.labels), str(r.sessions), mean, "adjudicator" if r.adjudicator else "rater")
     console.print(fitted(table, console))
-    if s["pairs"]:
+    if s.pairs and s.agreement is not None:
         console.print(
-            f"rater vs rater: agreement {s['agreement']:.3f}, Cohen's kappa "
-            f"{'-' if s['kappa'] is None else format(s['kappa'], '.3f')} (n = {s['pairs']} pairs)"
+            f"rater vs rater: agreement {s.agreement:.3f}, Cohen's kappa "
+            f"{'-' if s.kappa is None else format(s.kappa, '.3f')} (n = {s.pairs} pairs)"
         )
     else:
         console.print("rater vs rater: no item has two labels yet (n = 0)")
-    console.print(f"disagreements to review: {s['disagreements']}")
-
-
-def _items(n: int) -> str:
-    return f"{n} item" if n == 1 else f"{n} items"
+    console.print(f"disagreements to review: {s.disagreements}")
 
 
 @label_app.command("release")
 def release_command(
-    name: Annotated[str | None, typer.Argument(help="Project name (or -p NAME; default: the only project).")] = None,
+    name: ProjectArg = None,
     project_opt: ProjectOpt = None,
     rater: Annotated[
         str | None,
@@ -387,6 +315,7 @@ def release_command(
         ),
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only print what would be freed.")] = False,
+    json_out: JsonOut = None,
     db_url: DbUrl = None,
 ) -> None:
     """Give items back to the pool that a rater was handed but never labelled (a rater who stopped coming).
@@ -396,28 +325,21 @@ def release_command(
     page, the label is kept only while the item still has a free place; otherwise they are told and
     nothing is stored.
     """
-    from juge.label.db import LabelError
+    from juge.label.api import label_release
 
-    store = _store(db_url)
-    project = _project(store, name, project_opt)
-    try:
-        who = None if rater is None else store.rater(project, rater)
-    except LabelError as exc:
-        raise InputError(f"--rater: {exc}") from None
-    if who is None and idle_hours is None:
-        idle_hours = 24.0
-    older_than = None if idle_hours is None else idle_hours * 3600
-    freed = store.release_assignments(project, rater=who, older_than=older_than, dry_run=dry_run)
+    freed = label_release(_one(name, project_opt), rater=rater, idle_hours=idle_hours, dry_run=dry_run, db_url=db_url)
+    if _json(freed, json_out):
+        return
     verb = "would free" if dry_run else "freed"
-    for person, n in freed.items():
+    for person, n in freed.freed.items():
         console.print(Text(f"{person}: {verb} {_items(n)}"))
-    console.print(f"{verb} {_items(sum(freed.values()))} in total" + (" (dry run: nothing changed)" if dry_run else ""))
+    console.print(f"{verb} {_items(freed.total)} in total" + (" (dry run: nothing changed)" if dry_run else ""))
 
 
 @label_app.command("export")
 def export_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="JSONL file to write.")],
-    name: Annotated[str | None, typer.Argument(help="Project name (or -p NAME; default: the only project).")] = None,
+    name: ProjectArg = None,
     project_opt: ProjectOpt = None,
     adjudications: Annotated[
         Path | None,
@@ -425,6 +347,7 @@ def export_command(
             help="Also write the adjudicators' final labels (item_id, label, reason, adjudicator) to this JSONL."
         ),
     ] = None,
+    json_out: JsonOut = None,
     db_url: DbUrl = None,
 ) -> None:
     """Write one row per rater per item (item_id, rater_id, label, explanation) for `juge calibrate --labels`.
@@ -432,23 +355,25 @@ def export_command(
     Pairwise labels are A (answer 1 better), B (answer 2 better) or tie, in the fixed order of the cases,
     whatever side each rater saw them on.
     """
-    import json
+    from juge.label.api import label_export
 
-    store = _store(db_url)
-    project = _project(store, name, project_opt)
-    rows = store.export_labels(project)
-    write_atomic(output, "".join(r.model_dump_json() + "\n" for r in rows))
-    console.print(Text(f"Wrote {len(rows)} labels to {output}"))
-    if adjudications is not None:
-        finals = store.adjudicated(project)
-        write_atomic(adjudications, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in finals))
-        console.print(Text(f"Wrote {len(finals)} final labels to {adjudications}"))
+    done = label_export(_one(name, project_opt), output=output, adjudications=adjudications, db_url=db_url)
+    if _json(done, json_out):
+        return
+    console.print(Text(f"Wrote {done.labels} labels to {done.output}"))
+    if done.adjudications_output is not None:
+        console.print(Text(f"Wrote {done.adjudications} final labels to {done.adjudications_output}"))
 
 
 @label_app.command("attach-run")
 def attach_run_command(
-    name: Annotated[str, typer.Argument(help="Project name (-p NAME works too).")],
-    run_id: Annotated[str, typer.Argument(help="A `juge run` id (or unambiguous prefix) over the same cases.")],
+    args: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="[PROJECT] RUN_ID",
+            help="A `juge run` id (or unambiguous prefix) over the same cases, after the project name if given.",
+        ),
+    ],
     project_opt: ProjectOpt = None,
     store_path: Annotated[
         Path,
@@ -463,6 +388,7 @@ def attach_run_command(
             "are left out of the judge comparison.",
         ),
     ] = False,
+    json_out: JsonOut = None,
     db_url: DbUrl = None,
 ) -> None:
     """Copy a run's judge verdicts into the review, so judge-vs-people disagreements are listed.
@@ -472,57 +398,32 @@ def attach_run_command(
     answers (its case outputs, or the outputs its system generated) than the ones people labelled for some
     items (their output hashes differ), unless --allow-changed-outputs.
     """
-    from juge.label.review import changed_outputs, judge_verdicts, run_output_hashes
-    from juge.store import RunNotFound
+    from juge.label.api import label_attach_run
 
-    store_path = old_store_path or store_path  # --store: the option's earlier name
-    store = _store(db_url)
-    project = _project(store, name, project_opt)
-    try:
-        verdicts = judge_verdicts(store_path, run_id, project.task)
-        judged = run_output_hashes(store_path, run_id)
-    except RunNotFound as exc:
-        raise InputError(f"{store_path}: {exc}") from None
-    table = store.item_table(project)
-    item_ids = [it["item_id"] for it in table]
-    if not set(verdicts) & set(item_ids):
-        found = (
-            f"its verdicts are on {_examples(sorted(verdicts))}"
-            if verdicts
-            else f"it has no usable {project.task} verdict"
-        )
-        raise InputError(
-            f"run {run_id} ({store_path}): no case id matches an item of project {project.name} "
-            f"({_examples(item_ids)}); {found}. Attach a run over the project's cases."
-        )
-    changed = changed_outputs({it["item_id"]: it["output_hash"] for it in table}, judged)
-    shared = len(set(judged) & set(item_ids))
-    if changed and not allow_changed_outputs:
-        raise InputError(
-            f"run {run_id} ({store_path}) judged other answers than people labelled on {len(changed)} "
-            f"of the {shared} items it shares with project {project.name} ({_examples(changed)}): "
-            "its verdicts there are not about what people saw. Attach a run over the labelled "
-            "outputs, or pass --allow-changed-outputs to leave those items out of the comparison."
-        )
-    n = store.attach_judge_verdicts(project, run_id, verdicts, leave_out=changed)
-    console.print(Text(f"Attached {n} judge verdicts from run {run_id} to {project.name}"))
-    if changed:
+    project, run_id = _project_and(args, project_opt, "RUN_ID")
+    done = label_attach_run(
+        project,
+        run_id,
+        db=old_store_path or store_path,  # --store: the option's earlier name
+        allow_changed_outputs=allow_changed_outputs,
+        db_url=db_url,
+    )
+    if _json(done, json_out):
+        return
+    console.print(Text(f"Attached {done.attached} judge verdicts from run {done.run_id} to {done.project}"))
+    if done.left_out:
         console.print(
             Text(
-                f"Left out {len(changed)} items whose answers changed since labelling "
-                f"({_examples(changed)}): no judge comparison on them",
+                f"Left out {len(done.left_out)} items whose answers changed since labelling "
+                f"({_examples(done.left_out)}): no judge comparison on them",
                 style="yellow",
             )
         )
 
 
-def _examples(ids: list[str], k: int = 3) -> str:
-    return ", ".join(repr(i) for i in ids[:k]) + (", ..." if len(ids) > k else "") if ids else "none"
-
-
 @label_app.command("disagreements")
 def disagreements_command(
-    name: Annotated[str | None, typer.Argument(help="Project name (or -p NAME; default: the only project).")] = None,
+    name: ProjectArg = None,
     project_opt: ProjectOpt = None,
     save: Annotated[str | None, typer.Option(help="Keep the current set as a named list.")] = None,
     list_name: Annotated[
@@ -531,32 +432,24 @@ def disagreements_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the item ids, one a line (for `juge run --only`).")
     ] = None,
+    json_out: JsonOut = None,
     db_url: DbUrl = None,
 ) -> None:
     """List closed items where raters, or a judge and the raters, disagree; save or export the set."""
-    from juge.label.db import LabelError
+    from juge.label.api import label_disagreements
 
-    store = _store(db_url)
-    project = _project(store, name, project_opt)
-    if list_name:
-        try:
-            ids = store.list_items(project, list_name)
-        except LabelError as exc:
-            raise InputError(str(exc)) from None
-    else:
-        rows = store.disagreements(project)
-        ids = [r["item_id"] for r in rows]
-        for r in rows:
-            final = f" -> final {r['final']['label']}" if r["final"] else ""
-            console.print(f"{r['item_id']}: {'; '.join(r['reasons'])}{final}", highlight=False, markup=False)
-    if save:
-        store.save_list(project, save, ids)
-        console.print(Text(f"Saved {len(ids)} items as list {save!r}"))
-    if output:
-        write_atomic(output, "".join(i + "\n" for i in ids))
-        console.print(Text(f"Wrote {len(ids)} item ids to {output}"))
-    if not output and not save:
-        console.print(f"{len(ids)} items")
+    found = label_disagreements(_one(name, project_opt), from_list=list_name, save=save, output=output, db_url=db_url)
+    if _json(found, json_out):
+        return
+    for d in found.items:
+        final = f" -> final {d.final.label}" if d.final else ""
+        console.print(f"{d.item_id}: {'; '.join(d.reasons)}{final}", highlight=False, markup=False)
+    if found.saved_as:
+        console.print(Text(f"Saved {len(found.item_ids)} items as list {found.saved_as!r}"))
+    if found.output:
+        console.print(Text(f"Wrote {len(found.item_ids)} item ids to {found.output}"))
+    if not found.output and not found.saved_as:
+        console.print(f"{len(found.item_ids)} items")
 
 
 def register(app: typer.Typer) -> None:

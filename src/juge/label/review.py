@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from juge.judges.pairwise import as_agreement_label, combine_orders
 from juge.label.db import LabelStore, Project, label_columns_by_rater_pair
 from juge.label.rubric import canonical_label
 from juge.store import Store
+
+if TYPE_CHECKING:
+    from juge.label.results import LabelStatus
 
 
 def judge_verdicts(store_path: str | Path, run_id: str, task: str) -> dict[str, dict[str, str]]:
@@ -56,27 +59,29 @@ def changed_outputs(labelled: dict[str, str | None], judged: dict[str, str]) -> 
     return sorted(i for i, h in labelled.items() if i in judged and judged[i] != h)
 
 
-def status(store: LabelStore, project: Project) -> dict[str, Any]:
+def status(store: LabelStore, project: Project) -> LabelStatus:
     """Counts per rater, items done and left, and person-vs-person agreement on overlap items.
 
     Agreement is pooled over every pair of raters on every item with two or more labels:
     the share of equal pairs, and Cohen's kappa on the same pairs (Cohen 1960), via juge.stats.
     """
+    from juge.label.results import LabelStatus, RaterCount
+    from juge.results import finite_or_none
     from juge.stats.agreement import agreement, cohen_kappa
 
     table = store.item_table(project)
     first, second = label_columns_by_rater_pair(table)
-    return {
-        "project": project.name,
-        "task": project.task,
-        "items": len(table),
-        "items_closed": sum(it["closed"] for it in table),
-        "items_left": sum(not it["closed"] for it in table),
-        "overlap_items": sum(it["needed"] > 1 for it in table),
-        "labels": sum(len(it["labels"]) for it in table),
-        "raters": store.rater_counts(project),
-        "pairs": len(first),
-        "agreement": agreement(first, second) if first else None,
-        "kappa": cohen_kappa(first, second) if first else None,
-        "disagreements": len(store.disagreements(project)),
-    }
+    return LabelStatus(
+        project=project.name,
+        task=project.task,
+        items=len(table),
+        items_closed=sum(it["closed"] for it in table),
+        items_left=sum(not it["closed"] for it in table),
+        overlap_items=sum(it["needed"] > 1 for it in table),
+        labels=sum(len(it["labels"]) for it in table),
+        raters=[RaterCount(**r) for r in store.rater_counts(project)],
+        pairs=len(first),
+        agreement=agreement(first, second) if first else None,
+        kappa=finite_or_none(cohen_kappa(first, second)) if first else None,
+        disagreements=len(store.disagreements(project)),
+    )

@@ -1,0 +1,446 @@
+"""Blind human labelling from Python: what each `juge label` command does, returning a typed result.
+
+Re-exported by :mod:`juge.api` and :mod:`juge` (``juge.label_init``, ``juge.label_status``, ...). Every
+function opens the label store at ``db_url`` (a SQLAlchemy URL; default: ``JUGE_LABEL_DB_URL``, else the juge
+SQLite file ``.juge/juge.db``), names the project with ``project`` (default: the only one), raises
+:class:`juge.errors.InputError` on bad input (the CLI's exit 2) and never prints:
+
+>>> import juge
+>>> from juge.scaffold import init_project
+>>> _ = init_project("support", "passfail")  # starter cases and rubric, as `juge init` writes them
+>>> db = "sqlite:///labels.db"
+>>> juge.label_init("support", cases="support/cases.jsonl", task="passfail", rubric="support/rubric.toml", db_url=db)
+LabelInit(schema_version=1, project='support', task='passfail', items=30, overlap_items=6, overlap_raters=2, notes=[])
+>>> link = juge.label_add_rater("ann", project="support", db_url=db)
+>>> link.link("http://127.0.0.1:8765")  # send it privately: the token is shown only this once
+'http://127.0.0.1:8765/login?token=...'
+>>> juge.label_status("support", db_url=db).labels  # .agreement: person vs person, once two labels meet
+0
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import json
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from juge.errors import InputError
+from juge.files import write_atomic
+from juge.label.results import (
+    FinalLabel,
+    LabelAttach,
+    LabelDisagreement,
+    LabelDisagreements,
+    LabelExport,
+    LabelInit,
+    LabelRelease,
+    LabelStatus,
+    RaterLink,
+    RaterRevoked,
+)
+
+if TYPE_CHECKING:
+    from juge.data.records import Case
+    from juge.label.db import LabelStore, Project
+
+DEFAULT_RUN_DB = Path(".juge") / "juge.db"
+
+
+def open_label_store(db_url: str | None = None) -> LabelStore:
+    """The label store at `db_url`; a URL that does not parse or a database that cannot be reached is InputError."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, DBAPIError
+
+    from juge.label.db import LabelStore
+
+    db_url = db_url or os.environ.get("JUGE_LABEL_DB_URL") or None
+    try:
+        return LabelStore(db_url)
+    except ArgumentError as exc:
+        raise InputError(
+            f"--db-url {db_url!r} is not a database URL ({exc}); expected e.g. "
+            "sqlite:///labels.db or postgresql+psycopg://user@host/db"
+        ) from None
+    except ImportError as exc:
+        raise InputError(
+            f"--db-url: the database driver is not installed ({exc}); juge ships sqlite and postgresql+psycopg"
+        ) from None
+    except DBAPIError as exc:
+        shown = make_url(db_url).render_as_string(hide_password=True) if db_url else "the default store"
+        reason = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc).strip() else type(exc).__name__
+        raise InputError(f"--db-url {shown}: cannot open the label database: {reason}") from None
+
+
+@contextmanager
+def _opened(db_url: str | None) -> Iterator[LabelStore]:
+    store = open_label_store(db_url)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@contextmanager
+def _refused(prefix: str = "") -> Iterator[None]:
+    """The store's refusals (LabelError) as InputError: exit 2 on the command line."""
+    from juge.label.db import LabelError
+
+    try:
+        yield
+    except LabelError as exc:
+        raise InputError(f"{prefix}{exc}") from None
+
+
+def _project(store: LabelStore, project: str | None) -> Project:
+    with _refused():
+        return store.project(project)
+
+
+# ---- init ----------------------------------------------------------------------------------------
+
+
+def _read_label_cases(path: Path, field_map: str | None, notes: list[str]) -> list[Case]:
+    """Cases to label; the MT-Bench sample layout through its adapter (model names and provenance go to meta)."""
+    from juge.data.adapters import read_pairwise_items
+    from juge.data.readers import parse_mapping, read_cases, read_rows
+
+    rows = read_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else []
+    if rows and "human_ratings" in rows[0][1]:
+        if field_map:
+            notes.append(f"{path} is in the MT-Bench sample layout, read as such; --map is not used")
+        return read_pairwise_items(path, baseline_fields=()).full_cases()
+    return read_cases(path, mapping=parse_mapping(field_map))
+
+
+def label_init(
+    name: str,
+    *,
+    cases: str | Path,
+    task: str,
+    rubric: str | Path,
+    overlap: float = 0.2,
+    overlap_raters: int = 2,
+    break_after: int = 25,
+    seed: int = 0,
+    field_map: str | None = None,
+    db_url: str | None = None,
+) -> LabelInit:
+    """Create labelling project `name` from cases (JSONL or CSV) and a rubric TOML or judge file.
+
+    ``overlap`` is the share of items labelled by ``overlap_raters`` raters (for person-vs-person
+    agreement); ``field_map`` reads other column names (``"id=item_id,output=answer"``).
+    """
+    from juge.data.readers import case_line, parse_mapping
+    from juge.errors import input_error
+    from juge.label.rubric import TASKS, read_rubric
+
+    cases, rubric = Path(cases), Path(rubric)
+    if task not in TASKS:
+        raise InputError(f"--task: unknown task {task!r} ({', '.join(TASKS)})")
+    parsed_rubric = read_rubric(rubric, task)
+    notes: list[str] = []
+    records = _read_label_cases(cases, field_map, notes)
+    if not records:
+        raise input_error(cases, "no cases to label")
+    for i, case in enumerate(records, start=1):
+        lacks = "output_1" if task == "pairwise" and not case.is_pair else None
+        lacks = "output" if task != "pairwise" and case.output is None else lacks
+        if lacks is not None:
+            line = case_line(cases, case.id, parse_mapping(field_map))
+            what = "output_1/output_2 pair for a pairwise task" if lacks == "output_1" else "output to grade"
+            raise input_error(
+                cases, f"case {case.id!r}{'' if line else f' (row {i})'} has no {what}", line=line, field=lacks
+            )
+    if not 0 <= overlap <= 1:
+        raise InputError(f"--overlap must be a share between 0 and 1, got {overlap}")
+    with _opened(db_url) as store, _refused():
+        made = store.create_project(
+            name,
+            task,
+            parsed_rubric,
+            records,
+            overlap=overlap,
+            overlap_raters=overlap_raters,
+            break_after=break_after,
+            seed=seed,
+        )
+        shared = sum(it["needed"] > 1 for it in store.item_table(made))
+    return LabelInit(
+        project=made.name,
+        task=task,
+        items=len(records),
+        overlap_items=shared,
+        overlap_raters=overlap_raters,
+        notes=notes,
+    )
+
+
+# ---- raters --------------------------------------------------------------------------------------
+
+
+def label_add_rater(
+    name: str, *, project: str | None = None, adjudicator: bool = False, db_url: str | None = None
+) -> RaterLink:
+    """Add a rater; returns their login token (stored only as a hash: this is the one chance to send it).
+    ``adjudicator``: may review disagreements and record final labels."""
+    with _opened(db_url) as store:
+        proj = _project(store, project)
+        with _refused():
+            token = store.add_rater(proj, name, adjudicator=adjudicator)
+    return RaterLink(project=proj.name, rater=name, adjudicator=adjudicator, token=token)
+
+
+def label_rotate_link(name: str, *, project: str | None = None, db_url: str | None = None) -> RaterLink:
+    """A new login token for a rater: the old one stops working, every browser they signed in is signed out."""
+    with _opened(db_url) as store:
+        proj = _project(store, project)
+        with _refused():
+            token = store.rotate_link(proj, name)
+            adjudicator = store.rater(proj, name).adjudicator
+    return RaterLink(project=proj.name, rater=name, adjudicator=adjudicator, token=token)
+
+
+def label_revoke_rater(name: str, *, project: str | None = None, db_url: str | None = None) -> RaterRevoked:
+    """Stop a rater from signing in (link and signed-in browsers); their labels stay."""
+    with _opened(db_url) as store:
+        proj = _project(store, project)
+        with _refused():
+            store.revoke_rater(proj, name)
+    return RaterRevoked(project=proj.name, rater=name)
+
+
+# ---- progress, release, export ---------------------------------------------------------------------
+
+
+def label_status(project: str | None = None, *, db_url: str | None = None) -> LabelStatus:
+    """Who labelled how much, items done and left, and agreement between raters so far."""
+    from juge.label.review import status
+
+    with _opened(db_url) as store:
+        return status(store, _project(store, project))
+
+
+def label_release(
+    project: str | None = None,
+    *,
+    rater: str | None = None,
+    idle_hours: float | None = None,
+    dry_run: bool = False,
+    db_url: str | None = None,
+) -> LabelRelease:
+    """Give back to the pool the items a rater was handed but never labelled.
+
+    ``rater``: all open items of that rater; ``idle_hours``: items handed out longer ago than that
+    (both: the rater's older ones; neither: ``idle_hours=24``). ``dry_run``: only count them.
+    """
+    if idle_hours is not None and idle_hours < 0:
+        raise InputError(f"--idle-hours must be 0 or more, got {idle_hours}")
+    with _opened(db_url) as store:
+        proj = _project(store, project)
+        with _refused("--rater: "):
+            who = None if rater is None else store.rater(proj, rater)
+        if who is None and idle_hours is None:
+            idle_hours = 24.0
+        older_than = None if idle_hours is None else idle_hours * 3600
+        freed = store.release_assignments(proj, rater=who, older_than=older_than, dry_run=dry_run)
+    return LabelRelease(project=proj.name, dry_run=dry_run, rater=rater, idle_hours=idle_hours, freed=freed)
+
+
+def label_export(
+    project: str | None = None,
+    *,
+    output: str | Path,
+    adjudications: str | Path | None = None,
+    db_url: str | None = None,
+) -> LabelExport:
+    """Write one row per rater per item (item_id, rater_id, label, explanation) to JSONL `output`, for
+    ``juge.calibrate(labels=...)``; with ``adjudications``, the final labels (item_id, label, reason,
+    adjudicator) to that JSONL too. Pairwise labels are A, B or tie in the cases' fixed order."""
+    with _opened(db_url) as store:
+        proj = _project(store, project)
+        rows = store.export_labels(proj)
+        finals = store.adjudicated(proj) if adjudications is not None else None
+    write_atomic(Path(output), "".join(r.model_dump_json() + "\n" for r in rows))
+    if adjudications is not None and finals is not None:
+        write_atomic(Path(adjudications), "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in finals))
+    return LabelExport(
+        project=proj.name,
+        output=str(output),
+        labels=len(rows),
+        adjudications_output=None if adjudications is None else str(adjudications),
+        adjudications=None if finals is None else len(finals),
+    )
+
+
+# ---- review --------------------------------------------------------------------------------------
+
+
+def _examples(ids: list[str], k: int = 3) -> str:
+    return ", ".join(repr(i) for i in ids[:k]) + (", ..." if len(ids) > k else "") if ids else "none"
+
+
+def label_attach_run(
+    project: str | None,
+    run_id: str,
+    *,
+    db: str | Path = DEFAULT_RUN_DB,
+    allow_changed_outputs: bool = False,
+    db_url: str | None = None,
+) -> LabelAttach:
+    """Copy the judge verdicts of run `run_id` (in the juge store `db`) into the project's review, so
+    judge-vs-people disagreements are listed (to adjudicators, on closed items only).
+
+    Refused when no case of the run is an item of the project, and when the run judged other answers
+    than people labelled on some items, unless ``allow_changed_outputs`` (those items are left out).
+    """
+    from juge.label.review import changed_outputs, judge_verdicts, run_output_hashes
+    from juge.store import RunNotFound
+
+    db = Path(db)
+    with _opened(db_url) as store:
+        proj = _project(store, project)
+        try:
+            verdicts = judge_verdicts(db, run_id, proj.task)
+            judged = run_output_hashes(db, run_id)
+        except RunNotFound as exc:
+            raise InputError(f"{db}: {exc}") from None
+        table = store.item_table(proj)
+        item_ids = [it["item_id"] for it in table]
+        if not set(verdicts) & set(item_ids):
+            found = (
+                f"its verdicts are on {_examples(sorted(verdicts))}"
+                if verdicts
+                else f"it has no usable {proj.task} verdict"
+            )
+            raise InputError(
+                f"run {run_id} ({db}): no case id matches an item of project {proj.name} "
+                f"({_examples(item_ids)}); {found}. Attach a run over the project's cases."
+            )
+        changed = changed_outputs({it["item_id"]: it["output_hash"] for it in table}, judged)
+        shared = len(set(judged) & set(item_ids))
+        if changed and not allow_changed_outputs:
+            raise InputError(
+                f"run {run_id} ({db}) judged other answers than people labelled on {len(changed)} "
+                f"of the {shared} items it shares with project {proj.name} ({_examples(changed)}): "
+                "its verdicts there are not about what people saw. Attach a run over the labelled "
+                "outputs, or pass --allow-changed-outputs to leave those items out of the comparison."
+            )
+        n = store.attach_judge_verdicts(proj, run_id, verdicts, leave_out=changed)
+    return LabelAttach(
+        project=proj.name,
+        run_id=run_id,
+        db=str(db),
+        attached=n,
+        judges=sorted({judge for by_judge in verdicts.values() for judge in by_judge}),
+        shared_items=shared,
+        left_out=changed,
+    )
+
+
+def label_disagreements(
+    project: str | None = None,
+    *,
+    from_list: str | None = None,
+    save: str | None = None,
+    output: str | Path | None = None,
+    db_url: str | None = None,
+) -> LabelDisagreements:
+    """Closed items where raters, or a judge and the raters, disagree (or the items of saved list
+    ``from_list``); ``save`` keeps them as a named list, ``output`` writes their ids one a line
+    (for ``juge run --only``)."""
+    with _opened(db_url) as store:
+        proj = _project(store, project)
+        found: list[LabelDisagreement] = []
+        if from_list:
+            with _refused():
+                ids = store.list_items(proj, from_list)
+        else:
+            found = [_disagreement(r) for r in store.disagreements(proj)]
+            ids = [d.item_id for d in found]
+        if save:
+            store.save_list(proj, save, ids)
+    if output:
+        write_atomic(Path(output), "".join(i + "\n" for i in ids))
+    return LabelDisagreements(
+        project=proj.name,
+        from_list=from_list or None,
+        item_ids=ids,
+        items=found,
+        saved_as=save or None,
+        output=None if not output else str(output),
+    )
+
+
+def _disagreement(row: dict[str, Any]) -> LabelDisagreement:
+    final = row["final"]
+    return LabelDisagreement(
+        item_id=row["item_id"],
+        reasons=row["reasons"],
+        labels=row["labels"],
+        judges=row["judges"],
+        final=None if final is None else FinalLabel(**final),
+    )
+
+
+# ---- serve ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class LabelServer:
+    """The labelling app bound to its socket (``juge label serve``): print `url`, then `run()` until Ctrl-C."""
+
+    url: str  # where raters reach it: the login link is url + "/login?token=..."
+    host: str
+    port: int
+    warnings: list[str] = field(default_factory=list)
+    _app: Any = None
+    _sock: socket.socket | None = None
+
+    def run(self) -> None:
+        import uvicorn
+
+        server = uvicorn.Server(uvicorn.Config(self._app, host=self.host, port=self.port, log_level="warning"))
+        server.run(sockets=[self._sock] if self._sock is not None else None)
+
+
+def label_server(host: str = "127.0.0.1", port: int = 8765, *, db_url: str | None = None) -> LabelServer:
+    """The labelling app (all projects; each rater sees their own), bound to host:port (0: any free port).
+    A port in use is an InputError here, before anything is announced."""
+    from juge.label.app import create_app
+
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    app = create_app(open_label_store(db_url))
+    sock = _listening_socket(host, port)
+    warnings = [] if loopback else [f"binding {host}: login tokens travel in cookies; use HTTPS in front."]
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    return LabelServer(f"http://{shown}:{bound}", host, bound, warnings, app, sock)
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port (as uvicorn binds it: SO_REUSEADDR); in use or unusable is InputError."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host!r}: cannot resolve it ({exc.strerror})") from None
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} on {host} is in use; stop the other server or pick --port") from None
+        raise InputError(f"cannot listen on {host} port {port}: {exc.strerror}") from None
+    sock.set_inheritable(True)
+    return sock
