@@ -197,3 +197,26 @@ def test_the_project_is_named_the_same_way_on_every_command(project, tmp_path: P
     assert "Attached 1" in ok("attach-run", "pf", run_id, "--db", str(runs))  # PROJECT RUN_ID
     for command in ("status", "release", "disagreements"):
         assert ok(command, "pf") == ok(command, "-p", "pf") == ok(command, "--project", "pf")
+
+
+def test_each_label_command_calls_one_api_function_and_nothing_below_it() -> None:
+    """The command module reaches the store only through juge.label.api: one function per command."""
+    import ast
+
+    import juge.commands.label as commands
+
+    tree = ast.parse(Path(commands.__file__).read_text(encoding="utf-8"))
+    below = ("juge.label.db", "juge.label.review", "juge.label.app", "juge.store", "sqlalchemy", "uvicorn")
+    seen = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            assert not node.module.startswith(below), f"commands/label.py imports {node.module}"
+        if isinstance(node, ast.FunctionDef) and node.name.endswith("_command"):
+            called = [
+                alias.name
+                for sub in ast.walk(node)
+                if isinstance(sub, ast.ImportFrom) and sub.module == "juge.label.api"
+                for alias in sub.names
+            ]
+            seen[node.name] = called
+    assert len(seen) == 10 and all(len(called) == 1 for called in seen.values()), seen
