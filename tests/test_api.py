@@ -106,10 +106,32 @@ def test_to_dict_is_what_calibrate_json_writes(monkeypatch, capsys, tmp_path) ->
 
 
 def test_bad_rows_are_input_errors_naming_the_argument() -> None:
-    with pytest.raises(juge.InputError, match="labels: row 2 is a str"):
-        juge.calibrate(items=juge.demo_path("items.jsonl"), labels=[{"item_id": "x"}, "oops"])
-    with pytest.raises(juge.InputError, match="items.jsonl:1"):
+    with pytest.raises(juge.InputError, match=r"^labels\[1\]: expected a record \(a dict\), got str"):
+        juge.calibrate(
+            items=juge.demo_path("items.jsonl"), labels=[{"item_id": "x", "rater_id": "r", "label": "A"}, "oops"]
+        )
+    with pytest.raises(juge.InputError, match=r"^items\[0\]\.id: "):
         juge.calibrate(items=[{"no_id": 1}], judgments=[{"item_id": "x"}])
+    with pytest.raises(juge.InputError, match="items: give a file path"):
+        juge.calibrate(items={"id": "a"}, judgments=juge.demo_path("judgments.jsonl"))
+
+
+def test_tables_in_memory_are_read_as_rows_without_a_temporary_file(monkeypatch) -> None:
+    import tempfile
+
+    def no_temp_file(*args, **kwargs):
+        raise AssertionError("a table in memory was written to a temporary file")
+
+    for name in ("TemporaryDirectory", "NamedTemporaryFile", "mkstemp", "mkdtemp", "TemporaryFile"):
+        monkeypatch.setattr(tempfile, name, no_temp_file)
+    items = [json.loads(line) for line in juge.demo_path("items.jsonl").read_text().splitlines() if line.strip()]
+    calls = [json.loads(line) for line in juge.demo_path("judgments.jsonl").read_text().splitlines() if line.strip()]
+    cal = juge.calibrate(items=pd.DataFrame(items), judgments=calls, resamples=20, judges=["chat-small"])
+    assert cal.n_items > 0 and cal.ceiling.agreement.n > 0
+    items[3]["question"] = 42  # not text
+    with pytest.raises(juge.InputError, match=r"^items\[3\]\.question: ") as caught:
+        juge.calibrate(items=items, judgments=calls, resamples=20)
+    assert (caught.value.path, caught.value.line, caught.value.field) == ("items", 4, "question")
 
 
 def test_run_compare_estimate_and_report_return_typed_results(tmp_path) -> None:

@@ -11,9 +11,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import json
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -73,42 +71,6 @@ def demo_path(name: str) -> Path:
     return Path(str(files("juge").joinpath("demo_data", name)))
 
 
-# ---- tables given as paths, DataFrames or rows ------------------------------------------------
-
-
-def _rows_of(table: Any, what: str) -> list[dict[str, Any]]:
-    """Rows of a DataFrame (missing values become null) or of a sequence of mappings."""
-    if hasattr(table, "to_json") and hasattr(table, "columns"):  # a pandas DataFrame, without importing pandas
-        return json.loads(table.to_json(orient="records", date_format="iso"))
-    if isinstance(table, Mapping) or not isinstance(table, Iterable):
-        raise InputError(f"{what}: give a file path, a pandas DataFrame or a list of dicts, not {type(table).__name__}")
-    rows = list(table)
-    bad = next((k for k, row in enumerate(rows) if not isinstance(row, Mapping)), None)
-    if bad is not None:
-        raise InputError(f"{what}: row {bad + 1} is a {type(rows[bad]).__name__}, not a dict")
-    return [dict(row) for row in rows]
-
-
-@contextmanager
-def _as_files(**tables: Any) -> Iterator[dict[str, Path | None]]:
-    """Each table as a file path: paths pass through; rows are written to ``<name>.jsonl`` in a temporary
-    folder (so the readers' errors name ``<name>.jsonl`` and the row's line)."""
-    with ExitStack() as stack:
-        folder: Path | None = None
-        paths: dict[str, Path | None] = {}
-        for name, table in tables.items():
-            if table is None or isinstance(table, str | Path):
-                paths[name] = None if table is None else Path(table)
-                continue
-            if folder is None:
-                folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="juge-")))
-            path = folder / f"{name}.jsonl"
-            rows = _rows_of(table, name)
-            path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), "utf-8")
-            paths[name] = path
-        yield paths
-
-
 # ---- calibrate ---------------------------------------------------------------------------------
 
 
@@ -141,6 +103,7 @@ def calibration_inputs(
     no texts of items a study does not need (a policy needs them: ``lean=False``)."""
     from juge.calibration.inputs import load_inputs
     from juge.data.judgments import JudgmentsSource
+    from juge.data.readers import named_records
 
     if kind not in (None, "pairwise", "score", "passfail"):
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
@@ -153,34 +116,36 @@ def calibration_inputs(
         sources = list(judgments)
     else:
         sources = [judgments]  # one table of rows
-    in_memory = {f"judgments_{k + 1}" if k else "judgments": t for k, t in enumerate(sources)}
-    in_memory = {k: t for k, t in in_memory.items() if not isinstance(t, str | Path | JudgmentsSource)}
-    with _as_files(items=items, labels=labels, **in_memory) as paths:
-        names = [f"judgments_{k + 1}" if k else "judgments" for k in range(len(sources))]
-        return load_inputs(
-            items=paths["items"],
-            judgments=[paths[n] if n in paths else t for n, t in zip(names, sources)],  # type: ignore[misc]
-            labels=paths["labels"],
-            from_hf=Path(from_hf) if from_hf is not None else None,
-            turn=turn,
-            run=run,
-            db=db,
-            kind=kind,
-            label_cols=list(label_cols),
-            scale=dict(scale) if scale else None,
-            id_col=id_col,
-            output_col=output_col,
-            baseline_cols=list(baseline_cols),
-            judges=list(judges),
-            templates=list(templates),
-            lean=lean,
-            format=format,
-            mapping=mapping,
-            labels_map=labels_map,
-            missing=missing,
-            criteria=criteria,
-            labels_nested=labels_nested,
-        )
+
+    def named(name: str, table: Any) -> Any:  # rows in memory are read as they are; errors say `items[3].id`
+        if isinstance(table, JudgmentsSource):
+            return dataclasses.replace(table, source=named_records(name, table.source))
+        return named_records(name, table)
+
+    return load_inputs(
+        items=None if items is None else named("items", items),
+        judgments=[named(f"judgments[{k}]" if len(sources) > 1 else "judgments", t) for k, t in enumerate(sources)],
+        labels=None if labels is None else named("labels", labels),
+        from_hf=Path(from_hf) if from_hf is not None else None,
+        turn=turn,
+        run=run,
+        db=db,
+        kind=kind,
+        label_cols=list(label_cols),
+        scale=dict(scale) if scale else None,
+        id_col=id_col,
+        output_col=output_col,
+        baseline_cols=list(baseline_cols),
+        judges=list(judges),
+        templates=list(templates),
+        lean=lean,
+        format=format,
+        mapping=mapping,
+        labels_map=labels_map,
+        missing=missing,
+        criteria=criteria,
+        labels_nested=labels_nested,
+    )
 
 
 def calibrate(
@@ -555,7 +520,7 @@ def estimate(
     """The corrected pass rate of a stored run (``juge estimate``): judge-only, human-only, PPI++ and the
     sensitivity/specificity plug-in, from human ``labels`` (path, DataFrame or rows) on a random subset."""
     from juge.calibration.inputs import labels_on_these_outputs, with_run_outputs
-    from juge.data.readers import read_labels
+    from juge.data.readers import named_records, read_labels
     from juge.runs.corrected import corrected_pass_rate, human_pass_shares
     from juge.verdicts import case_outcomes, counted_judgments, run_expected
 
@@ -570,11 +535,10 @@ def estimate(
             expected=run_expected(cases, run_row["config"], count_scores=threshold is not None),
         )
         judged = with_run_outputs(cases, store.outputs(run_row["id"]))
-    with _as_files(labels=labels) as paths:
-        path = paths["labels"]
-        assert path is not None
-        source = f"--labels {labels}" if isinstance(labels, str | Path) else "labels"
-        kept, warnings, unhashed = labels_on_these_outputs(read_labels(path), judged, source=source)
+    source = f"--labels {labels}" if isinstance(labels, str | Path) else "labels"
+    kept, warnings, unhashed = labels_on_these_outputs(
+        read_labels(named_records("labels", labels)), judged, source=source
+    )
     warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in warnings]
     human = human_pass_shares(kept, threshold=label_threshold)
     result = corrected_pass_rate(outcomes, human, confidence=confidence, n_resamples=resamples, seed=seed)

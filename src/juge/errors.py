@@ -26,7 +26,14 @@ class Fault(Exception):
     permissions): says what failed first and what to do. Exit code 3."""
 
 
+class RowsName(str):
+    """The name of records held in memory (the API argument, e.g. ``items``). A place in them reads as
+    Python would index them, ``items[3].question`` (the row counted from 0), not ``file:line: field``."""
+
+
 def where(path: str | Path, line: int | None = None, field: str | None = None) -> str:
+    if isinstance(path, RowsName):
+        return str(path) + (f"[{line - 1}]" if line is not None else "") + (f".{field}" if field else "")
     loc = str(path)
     if line is not None:
         loc += f":{line}"

@@ -37,6 +37,7 @@ from juge.data.readers import (
     read_cases,
     source_hash,
     source_name,
+    unnamed,
 )
 from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError, input_error
@@ -67,7 +68,7 @@ class StudyInputs:
 
 
 def _is_sample_layout(items: Source, format: str | None = None) -> bool:
-    if is_in_memory(items) or file_format(as_path(items), format) not in ("jsonl", "json"):
+    if not is_in_memory(items) and file_format(as_path(items), format) not in ("jsonl", "json"):
         return False
     rows = iter_rows(items, format=format)
     try:
@@ -156,7 +157,7 @@ def load_inputs(
         raw, raw_baselines = read.votes, read.baselines
     elif items is not None and not mapping and _is_sample_layout(items, format):
         data = read_pairwise_items(
-            as_path(items),
+            items,
             **({"baseline_fields": baseline_cols} if baseline_cols else {}),
             lean=lean and labels is None and run is None,
         )
@@ -295,7 +296,7 @@ def load_inputs(
 
 def _same_source(a: Source, b: Source) -> bool:
     if is_in_memory(a) or is_in_memory(b):
-        return a is b
+        return unnamed(a) is unnamed(b)
     return as_path(a).resolve() == as_path(b).resolve()
 
 

@@ -97,7 +97,7 @@ class CalibrationData:
         return [lab for lab in self.labels if isinstance(lab, HumanLabel)]
 
 
-def _pair_label(value: Any, path: Path, line: int, fieldname: str, allowed: Sequence[str]) -> str:
+def _pair_label(value: Any, path: str | Path, line: int, fieldname: str, allowed: Sequence[str]) -> str:
     text = str(value).strip() if value is not None else ""
     aliases = {
         "a": "A",
@@ -120,9 +120,9 @@ def _shared(value: Any) -> Any:
 
 
 def read_pairwise_items(
-    path: str | Path, *, baseline_fields: Sequence[str] = ("gpt4_2023",), lean: bool = False
+    source: Source, *, baseline_fields: Sequence[str] = ("gpt4_2023",), lean: bool = False
 ) -> CalibrationData:
-    """Read the shared sample's `items.jsonl`: one pair per line with its human votes.
+    """Read the shared sample's `items.jsonl` (or its rows in memory): one pair per line with its human votes.
 
     Fields: item_id, question_id (the group), category, split, question, answer_1,
     answer_2, reference, model_1, model_2, human_ratings (list of {rater_id, label}),
@@ -134,13 +134,13 @@ def read_pairwise_items(
     most items are unlabelled), an item with votes as a :class:`PairSummary` (answer lengths, no texts), and
     its votes as :class:`Vote` tuples.
     """
-    path = Path(path)
+    path = source_name(source)
     cases: list[Case | PairSummary] = []
     left_out = LeftOut()
     labels: list[HumanLabel | Vote] = []
     baselines: dict[str, dict[str, Any]] = {name: {} for name in baseline_fields}
     seen: dict[str, int] = {}
-    for line, row in iter_rows(path):
+    for line, row in iter_rows(source):
         item_id = row.get("item_id", row.get("id"))
         if item_id in (None, ""):
             raise input_error(path, "required field is missing", line=line, field="item_id")
@@ -203,7 +203,7 @@ def read_pairwise_items(
             if value is not None:
                 baselines[name][item_id] = _pair_label(value, path, line, name, BASELINE_PAIR_LABELS)
     return CalibrationData(
-        cases, labels, {k: v for k, v in baselines.items() if v}, {"items": file_hash(path)}, left_out
+        cases, labels, {k: v for k, v in baselines.items() if v}, {"items": source_hash(source)}, left_out
     )
 
 

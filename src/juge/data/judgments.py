@@ -50,7 +50,7 @@ def read_judgments_source(
         if source.mapping is None and source.judge_name is None and source.scale is None:
             return read_judgments_source(source.source, pair_ids=pair_ids)  # type: ignore[arg-type]
         return foreign_calls(source, pair_ids=pair_ids), lambda: source_hash(source.source)
-    imported = importer_for(str(source))
+    imported = importer_for(str(source)) if isinstance(source, str | Path) else None
     if imported is not None:
         return imported(pair_ids)
     return iter_recorded_calls(source, pair_ids=pair_ids), lambda: source_hash(source)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import datetime
 import gzip
 import hashlib
 import io
@@ -16,13 +17,14 @@ import math
 import random
 import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
 from juge.data.records import Case, HumanLabel
-from juge.errors import InputError, input_error
+from juge.errors import InputError, RowsName, input_error
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -75,6 +77,31 @@ Records = Sequence[Mapping[str, Any]]
 Source = str | Path | Records | Any  # a path, a list of dicts, or a DataFrame-like table in memory
 
 
+@dataclass(frozen=True)
+class NamedRecords:
+    """Records in memory with the name errors call them by (an API argument): a row's error then reads
+    ``items[3].question``. The readers take it wherever they take records."""
+
+    name: str
+    records: Any
+
+
+def named_records(name: str, source: Source) -> Source:
+    """`source` as :class:`NamedRecords` called `name` when it is held in memory; a path as it is."""
+    if not is_in_memory(source) or isinstance(source, NamedRecords):
+        return source
+    if isinstance(source, Mapping | str | bytes) or not isinstance(source, Iterable):
+        raise InputError(
+            f"{name}: give a file path, a pandas DataFrame or a list of dicts, not {type(source).__name__}"
+        )
+    return NamedRecords(name, source)
+
+
+def unnamed(source: Source) -> Any:
+    """The records (or path) a source holds, without its name."""
+    return source.records if isinstance(source, NamedRecords) else source
+
+
 def is_in_memory(source: Any) -> bool:
     """True for records held in memory (a list of dicts, a pandas DataFrame, a pyarrow Table, a HF Dataset)."""
     return not isinstance(source, str | Path)
@@ -89,6 +116,8 @@ def source_name(source: Any) -> str:
     """What errors call a source: its path, or ``<records>`` / ``<DataFrame>`` for data in memory."""
     if not is_in_memory(source):
         return str(source)
+    if isinstance(source, NamedRecords):
+        return RowsName(source.name)
     return "<DataFrame>" if hasattr(source, "columns") and hasattr(source, "to_dict") else "<records>"
 
 
@@ -457,6 +486,7 @@ def _hf_dataset_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def _memory_rows(source: Any) -> Iterator[tuple[int, dict[str, Any]]]:
     """Rows of records in memory; missing values (None, NaN, pandas NA) become None."""
     name = source_name(source)
+    source = unnamed(source)
     if hasattr(source, "columns") and hasattr(source, "to_dict"):  # a pandas DataFrame
         records: Iterable[Any] = source.to_dict("records")
     elif hasattr(source, "to_pylist"):  # a pyarrow Table
@@ -487,6 +517,8 @@ def _missing_to_none(value: Any) -> Any:
             return None
     except (ImportError, TypeError, ValueError):
         pass
+    if isinstance(value, datetime.date):  # a pandas Timestamp too: read as a file would hold it
+        return value.isoformat()
     if hasattr(value, "item"):  # a numpy scalar
         return value.item()
     if hasattr(value, "tolist"):  # a numpy array in a cell
