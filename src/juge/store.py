@@ -145,6 +145,13 @@ class Store:
     # works on an eval at a time (runner.run_lock) and a task needs no claim.
     shares_runs = False
 
+    # The spellings SQLite and PostgreSQL differ in, for the reads written once below (PgStore sets its own).
+    # A run's cases are inserted in one transaction, so the rowid pages them in the order they were stored.
+    _CASE_PAGE_KEY = "rowid"
+    _CASE_IS_PAIR = "json_extract(record, '$.output_1') IS NOT NULL AND json_extract(record, '$.output_2') IS NOT NULL"
+    _VERDICT_IS_OBJECT = "json_type(verdict) = 'object'"
+    _VERDICT_IS_NUMBER = "json_type(verdict) IN ('integer', 'real')"
+
     def __init__(self, path: str | Path = DEFAULT_DB):
         self.path = Path(path)
         if self.path.is_dir():
@@ -342,13 +349,13 @@ class Store:
     def iter_run_cases(self, run_id: str, page: int = 500) -> Iterator[list[Case]]:
         """A run's cases in the order they were stored, a page at a time.
 
-        Keyset pages on the rowid (a run's cases are inserted in one transaction, so they are
-        contiguous): no read stays open between pages, so the engine's writes and WAL checkpoints
-        go on while a large run is read."""
+        Keyset pages (on `_CASE_PAGE_KEY`): no read stays open between pages, so the engine's writes and
+        WAL checkpoints go on while a large run is read."""
         last = -1
+        key = self._CASE_PAGE_KEY
         while True:
             rows = self.conn.execute(
-                "SELECT rowid, record FROM run_cases WHERE run_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                f"SELECT {key}, record FROM run_cases WHERE run_id = ? AND {key} > ? ORDER BY {key} LIMIT ?",
                 (run_id, last, page),
             ).fetchall()
             if not rows:
@@ -596,11 +603,13 @@ class Store:
         models, the template of its first judgment, and what its setup can be told from (any order;
         any object or number among its ok verdicts), aggregated in SQL."""
         judges = self.conn.execute(
-            # SQLite takes a bare column of a MIN() aggregate from that row: the first judgment's template.
-            "SELECT judge, COUNT(*) AS n, MIN(id) AS first, template, template_hash, MAX(ord != '') AS any_order,"
-            " MAX(outcome = 'ok' AND json_type(verdict) = 'object') AS any_object,"
-            " MAX(outcome = 'ok' AND json_type(verdict) IN ('integer', 'real')) AS any_number"
-            " FROM judgments WHERE run_id = ? GROUP BY judge ORDER BY first",
+            "SELECT g.judge, g.n, g.first, f.template, f.template_hash, g.any_order, g.any_object, g.any_number"
+            " FROM (SELECT judge, COUNT(*) AS n, MIN(id) AS first,"
+            " MAX(CASE WHEN ord != '' THEN 1 ELSE 0 END) AS any_order,"
+            f" MAX(CASE WHEN outcome = 'ok' AND {self._VERDICT_IS_OBJECT} THEN 1 ELSE 0 END) AS any_object,"
+            f" MAX(CASE WHEN outcome = 'ok' AND {self._VERDICT_IS_NUMBER} THEN 1 ELSE 0 END) AS any_number"
+            " FROM judgments WHERE run_id = ? GROUP BY judge) AS g"
+            " JOIN judgments AS f ON f.id = g.first ORDER BY g.first",  # the first judgment's template
             (run_id,),
         ).fetchall()
         outcomes: dict[str, dict[str, int]] = defaultdict(dict)
@@ -637,9 +646,7 @@ class Store:
     def iter_case_kinds_by_item(self, run_id: str) -> Iterator[tuple[str, bool]]:
         """(item id, is a pair) for each of a run's cases, by item id, one at a time."""
         for r in self.conn.execute(
-            "SELECT item_id, json_extract(record, '$.output_1') IS NOT NULL"
-            " AND json_extract(record, '$.output_2') IS NOT NULL FROM run_cases WHERE run_id = ? ORDER BY item_id",
-            (run_id,),
+            f"SELECT item_id, {self._CASE_IS_PAIR} FROM run_cases WHERE run_id = ? ORDER BY item_id", (run_id,)
         ):
             yield r[0], bool(r[1])
 

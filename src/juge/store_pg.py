@@ -3,7 +3,9 @@
 
 The store's SQL is written once, for SQLite; `PgConnection` runs it on psycopg, translating the few
 spellings the two differ in (``?`` placeholders, ``INSERT OR IGNORE``, ``INSERT OR REPLACE``,
-``BEGIN IMMEDIATE``) once per statement text. Group commit works as on SQLite: writes join one
+``BEGIN IMMEDIATE``) once per statement text; the reads that need a JSON function or a row order are
+written once in `Store` too and take those spellings from its ``_CASE_PAGE_KEY``, ``_CASE_IS_PAIR`` and
+``_VERDICT_IS_*`` attributes, set here for PostgreSQL. Group commit works as on SQLite: writes join one
 open transaction that the engine commits once per turn of its event loop, in the order written.
 
 Several `juge run` processes may work on one eval's run at once (on SQLite a second one is refused).
@@ -17,13 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from juge.data.records import Case
 from juge.errors import InputError
 from juge.store import _INSERT_CALL, Store
 from juge.store_schema import TABLES
@@ -182,6 +182,10 @@ class PgStore(Store):
     """The run store in a PostgreSQL database (see the module's docstring)."""
 
     shares_runs = True
+    _CASE_PAGE_KEY = "position"  # no rowid here; indexed with run_id in _upgrade
+    _CASE_IS_PAIR = "(record::jsonb ->> 'output_1') IS NOT NULL AND (record::jsonb ->> 'output_2') IS NOT NULL"
+    _VERDICT_IS_OBJECT = "jsonb_typeof(verdict::jsonb) = 'object'"
+    _VERDICT_IS_NUMBER = "jsonb_typeof(verdict::jsonb) = 'number'"
 
     def __init__(self, url: str):
         self.url = url
@@ -227,49 +231,6 @@ class PgStore(Store):
     def _write_answer(self, call: tuple[Any, ...], entry: tuple[Any, ...]) -> None:
         """Both rows in one statement: a round trip each was most of a call's cost here."""
         self._write(_CALL_AND_CACHE, call + entry)
-
-    # ---- reads whose SQL is SQLite's own (rowid, json_extract, a bare column beside MIN) --------
-    def iter_run_cases(self, run_id: str, page: int = 500) -> Iterator[list[Case]]:
-        last = -1
-        while True:
-            rows = self.conn.execute(
-                "SELECT position, record FROM run_cases WHERE run_id = ? AND position > ? ORDER BY position LIMIT ?",
-                (run_id, last, page),
-            ).fetchall()
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield [Case.model_validate_json(r["record"]) for r in rows]
-
-    def iter_case_kinds_by_item(self, run_id: str) -> Iterator[tuple[str, bool]]:
-        for r in self.conn.execute(
-            "SELECT item_id, (record::jsonb ->> 'output_1') IS NOT NULL AND (record::jsonb ->> 'output_2') IS NOT NULL"
-            " FROM run_cases WHERE run_id = ? ORDER BY item_id",
-            (run_id,),
-        ):
-            yield r[0], bool(r[1])
-
-    def judge_overview(self, run_id: str) -> list[dict[str, Any]]:
-        judges = self.conn.execute(
-            "SELECT judge, COUNT(*) AS n, MIN(id) AS first, (ARRAY_AGG(template ORDER BY id))[1] AS template,"
-            " (ARRAY_AGG(template_hash ORDER BY id))[1] AS template_hash,"
-            " MAX(CASE WHEN ord != '' THEN 1 ELSE 0 END) AS any_order,"
-            " MAX(CASE WHEN outcome = 'ok' AND jsonb_typeof(verdict::jsonb) = 'object' THEN 1 ELSE 0 END) AS any_object,"
-            " MAX(CASE WHEN outcome = 'ok' AND jsonb_typeof(verdict::jsonb) = 'number' THEN 1 ELSE 0 END) AS any_number"
-            " FROM judgments WHERE run_id = ? GROUP BY judge ORDER BY first",
-            (run_id,),
-        ).fetchall()
-        outcomes: dict[str, dict[str, int]] = defaultdict(dict)
-        for r in self.conn.execute(
-            "SELECT judge, outcome, COUNT(*) FROM judgments WHERE run_id = ? GROUP BY judge, outcome", (run_id,)
-        ):
-            outcomes[r[0]][r[1]] = r[2]
-        models: dict[str, list[str]] = defaultdict(list)
-        for r in self.conn.execute(
-            "SELECT DISTINCT judge, model FROM judgments WHERE run_id = ? ORDER BY judge, model", (run_id,)
-        ):
-            models[r[0]].append(r[1])
-        return [{**dict(r), "outcomes": outcomes[r["judge"]], "models": models[r["judge"]]} for r in judges]
 
     @contextmanager
     def joining(self, eval_hash: str) -> Iterator[None]:
