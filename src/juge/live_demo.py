@@ -38,6 +38,7 @@ from juge.data.records import Case, Judgment
 from juge.engine import Engine, EngineOptions, build_tasks
 from juge.judges import Judge, judge_from_dict
 from juge.providers.base import Provider
+from juge.runner import judges_config
 from juge.runs.summary import summarize
 from juge.store import Store
 
@@ -116,15 +117,7 @@ def run_live_judge(
             "command": "juge demo --live",
             "limit": limit,
             "seed": seed,
-            "judges": [
-                {
-                    "name": judge.name,
-                    "setup": judge.setup,
-                    "template": judge.template_id,
-                    "template_hash": judge.template_hash,
-                    "model": judge.model,
-                }
-            ],
+            "judges": judges_config([judge]),
         }
         run_id = store.create_run(
             dataset_hash=dataset_hash,

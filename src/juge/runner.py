@@ -12,7 +12,7 @@ import fcntl
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +28,16 @@ from juge.config import EvalConfig, ProviderSpec
 from juge.data.readers import case_line, file_hash
 from juge.data.records import Case, Judgment
 from juge.data.selection import Selection, select_cases
-from juge.engine import Engine, EngineOptions, JudgeTask, apply_checks, iter_tasks, payer_of, run_together
+from juge.engine import (
+    Engine,
+    EngineOptions,
+    JudgeTask,
+    apply_checks,
+    build_tasks,
+    iter_tasks,
+    payer_of,
+    run_together,
+)
 from juge.errors import InputError, input_error
 from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
@@ -474,16 +483,7 @@ async def run_eval_async(
             config={
                 "eval_file": config.source,
                 "repeat": repeat,
-                "judges": [
-                    {
-                        "name": j.name,
-                        "setup": j.setup,
-                        "template": j.template_id,
-                        "template_hash": j.template_hash,
-                        "model": j.model,
-                    }
-                    for j in judges
-                ],
+                "judges": judges_config(judges),
                 "system": (config.spec.system.model_dump() | {"template_hash": system_prompt.hash})
                 if config.spec.system and system_prompt
                 else None,
@@ -686,6 +686,70 @@ def stored_run(
         summary = summarize(store, run.id, judges, min_score)
         run.summary = summary.model_copy(update={"engine": dict(engine.stats), **run.extra})
         store.finish_run(run.id, run.summary.to_dict())
+
+
+def judges_config(judges: Iterable[Any]) -> list[dict[str, Any]]:
+    """What a run's config records of each judge: its name, setup, template (id and hash) and model."""
+    return [
+        {
+            "name": j.name,
+            "setup": j.setup,
+            "template": j.template_id,
+            "template_hash": j.template_hash,
+            "model": j.model,
+        }
+        for j in judges
+    ]
+
+
+@contextmanager
+def judged_run(
+    store: Store,
+    engine: Engine,
+    judges: Sequence[Any],
+    cases: Sequence[Case],
+    *,
+    provider: Provider,
+    eval_hash: str,
+    dataset_hash: str,
+    name: str,
+    config: dict[str, Any],
+    resume: bool = True,
+    description: str = "judging",
+    work: Callable[[str], Awaitable[None]] | None = None,
+) -> Iterator[StoredRun]:
+    """A stored run judged by one provider outside `juge run` (tuning, a tuned judge's holdout test, a
+    probe): the unfinished run of the same eval and data (when `resume`), else a new one holding `cases`,
+    `name` and `config` with :func:`judges_config`. `work(run_id)` judges it (by default every case by
+    every judge), then `provider` is closed before its event loop ends, whether judging ended or not.
+    The block reads the judged run and may add to its `extra`; it is then summarised and finished
+    (see :func:`stored_run`)."""
+
+    def create() -> str:
+        return store.create_run(
+            dataset_hash=dataset_hash,
+            juge_version=__version__,
+            cases=list(cases),
+            eval_hash=eval_hash,
+            name=name,
+            config={**config, "judges": judges_config(judges)},
+        )
+
+    async def judge_all(run_id: str) -> None:
+        try:
+            if work is not None:
+                await work(run_id)
+            else:
+                tasks = build_tasks(cases, judges)
+                await engine.run_tasks(run_id, tasks, {j.name: provider for j in judges}, description=description)
+        finally:
+            await provider.aclose()
+
+    with stored_run(
+        store, engine, judges, eval_hash=eval_hash, dataset_hash=dataset_hash, resume=resume, create=create
+    ) as run:
+        asyncio.run(judge_all(run.id))
+        yield run
 
 
 @contextmanager

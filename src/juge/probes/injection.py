@@ -394,11 +394,8 @@ def run_probe(
     as a stored run that resumes like `juge run`, then score it. `provider_key` names the provider and
     its options (the run's identity). `provider` is closed before the event loop that used it ends,
     whether the run finishes or not."""
-    import asyncio
-
-    from juge import __version__
-    from juge.engine import Engine, build_tasks
-    from juge.runner import stored_run
+    from juge.engine import Engine
+    from juge.runner import judged_run
 
     if judge.setup not in SETUPS:
         raise InputError(
@@ -425,39 +422,20 @@ def run_probe(
     eval_hash = "probe-injection:" + hashlib.sha256(identity.encode()).hexdigest()[:24]
     engine = Engine(store, options, console)
 
-    def new_run() -> str:
-        return store.create_run(
-            dataset_hash=data_hash,
-            juge_version=__version__,
-            cases=cases,
-            eval_hash=eval_hash,
-            name=f"probe injection: {judge.name}",
-            config={
-                "probe": "injection",
-                "kinds": [k.kind for k in kinds],
-                "n_items": len(items),
-                "judges": [
-                    {
-                        "name": judge.name,
-                        "setup": judge.setup,
-                        "template": judge.template_id,
-                        "template_hash": judge.template_hash,
-                        "model": judge.model,
-                    }
-                ],
-            },
-        )
-
-    async def judge_all(run_id: str) -> None:
-        try:
-            await engine.run_tasks(run_id, build_tasks(cases, [judge]), {judge.name: provider}, description="probing")
-        finally:
-            await provider.aclose()
-
-    with stored_run(
-        store, engine, [judge], eval_hash=eval_hash, dataset_hash=data_hash, resume=resume, create=new_run
+    config = {"probe": "injection", "kinds": [k.kind for k in kinds], "n_items": len(items)}
+    with judged_run(
+        store,
+        engine,
+        [judge],
+        cases,
+        provider=provider,
+        eval_hash=eval_hash,
+        dataset_hash=data_hash,
+        name=f"probe injection: {judge.name}",
+        config=config,
+        resume=resume,
+        description="probing",
     ) as run:
-        asyncio.run(judge_all(run.id))
         result = score_probe(judge.setup, items, kinds, store.judgments(run.id), n_resamples=n_resamples, seed=seed)
         result = result.model_copy(update={"run_id": run.id, "data_hash": data_hash})
         run.extra["probe_injection"] = result.to_dict()

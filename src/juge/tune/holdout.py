@@ -7,7 +7,6 @@ refused unless forced, and a forced test is recorded and shown as FORCED.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import Sequence
@@ -16,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from juge import __version__
 from juge.errors import InputError
 from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
 from juge.providers.base import Provider
@@ -48,8 +46,8 @@ def test_on_holdout(
     n_resamples: int,
     concurrency: int,
 ) -> HoldoutFigure:
-    from juge.engine import Engine, EngineOptions, build_tasks
-    from juge.runner import stored_run
+    from juge.engine import Engine, EngineOptions
+    from juge.runner import judged_run
     from juge.tune.search import comparable, verdicts_of
 
     judge = build(tuned, str(tuned["name"]), base_dir, "tuned judge")
@@ -68,28 +66,9 @@ def test_on_holdout(
         )
         engine = Engine(store, EngineOptions(concurrency=concurrency, progress=False))
 
-        def new_run() -> str:
-            return store.create_run(
-                dataset_hash=data_hash,
-                juge_version=__version__,
-                cases=cases,
-                eval_hash=eval_hash,
-                name="tune --test",
-                config={"tune_holdout": True, "judges": [{"name": judge.name, "setup": judge.setup,
-                        "template": judge.template_id, "template_hash": judge.template_hash, "model": judge.model}]},
-            )  # fmt: skip
-
-        async def judge_all(run_id: str) -> None:
-            try:
-                await engine.run_tasks(
-                    run_id, build_tasks(cases, [judge]), {judge.name: provider}, description="holdout"
-                )
-            finally:
-                await provider.aclose()
-
-        with stored_run(store, engine, [judge], eval_hash=eval_hash, dataset_hash=data_hash, resume=True,
-                        create=new_run) as run:  # fmt: skip
-            asyncio.run(judge_all(run.id))
+        with judged_run(store, engine, [judge], cases, provider=provider, eval_hash=eval_hash,
+                        dataset_hash=data_hash, name="tune --test", config={"tune_holdout": True},
+                        description="holdout") as run:  # fmt: skip
             verdicts = verdicts_of(store.judgments(run.id), judge.setup)
             run_id = run.id
         with registry.locked():

@@ -8,7 +8,6 @@ fold, shown only examples from the other folds, and judges only its fold's items
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections import defaultdict
@@ -313,7 +312,7 @@ def _judge_all(
     """One stored run for the whole tuning round; candidates in order, each through the engine. With
     a budget, a candidate is started only while the money spent so far is below it."""
     from juge.engine import Engine, EngineOptions, build_tasks
-    from juge.runner import stored_run
+    from juge.runner import judged_run
 
     cases = {c.id: c for cs in plan.items.values() for c in cs}
     identity = (
@@ -324,18 +323,6 @@ def _judge_all(
     eval_hash = "tune:" + hashlib.sha256(identity.encode()).hexdigest()[:24]
     data_hash = hashlib.sha256(json.dumps(sorted(cases)).encode()).hexdigest()
     engine = Engine(store, EngineOptions(concurrency=concurrency, progress=progress))
-    judges = list(plan.judges.values())
-
-    def new_run() -> str:
-        return store.create_run(
-            dataset_hash=data_hash,
-            juge_version=__version__,
-            cases=list(cases.values()),
-            eval_hash=eval_hash,
-            name="tune",
-            config={"tune": True, "judges": [{"name": j.name, "setup": j.setup, "template": j.template_id,
-                                              "template_hash": j.template_hash, "model": j.model} for j in judges]},
-        )  # fmt: skip
 
     async def run_variants(run_id: str, variants: Sequence[Variant]) -> None:
         for v in variants:
@@ -351,14 +338,11 @@ def _judge_all(
                     await engine.run_tasks(run_id, tasks, {judge.name: provider}, description=f"tuning {v.name}")
 
     async def judge_all(run_id: str) -> None:
-        try:
-            await run_variants(run_id, list(candidates))
-            if extend is not None:
-                await run_variants(run_id, await extend(engine, run_id))
-        finally:
-            await provider.aclose()
+        await run_variants(run_id, list(candidates))
+        if extend is not None:
+            await run_variants(run_id, await extend(engine, run_id))
 
-    with stored_run(store, engine, judges, eval_hash=eval_hash, dataset_hash=data_hash, resume=True,
-                    create=new_run) as run:  # fmt: skip
-        asyncio.run(judge_all(run.id))
+    with judged_run(store, engine, list(plan.judges.values()), list(cases.values()), provider=provider,
+                    eval_hash=eval_hash, dataset_hash=data_hash, name="tune", config={"tune": True},
+                    work=judge_all) as run:  # fmt: skip
         return run.id, store.judgments(run.id)
