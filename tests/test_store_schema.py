@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from juge.errors import InputError
+from juge.schema import use_wal
 from juge.store import MIGRATIONS, SCHEMA_VERSION, Store
 
 # The layout of the first juge store, before any column was added, with one row in each table the
@@ -166,6 +167,53 @@ def test_stores_opened_at_once_are_created_once(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert errors == [] and stored_version(path) == [SCHEMA_VERSION]
+
+
+def test_a_new_store_waits_for_a_writer_before_turning_to_wal(tmp_path: Path) -> None:
+    """SQLite refuses `PRAGMA journal_mode=WAL` at once, without its busy handler, while another
+    connection writes to a file not yet in WAL mode: stores opened at the same moment met that now and
+    then ("database is locked"). The store waits for the writer instead, like for any busy lock."""
+    path = tmp_path / "juge.db"
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE other (x INTEGER)")
+    writer.execute("BEGIN IMMEDIATE")
+    done = threading.Timer(0.2, writer.execute, ("COMMIT",))
+    done.start()
+    try:
+        Store(path).close()
+    finally:
+        done.join()
+        writer.close()
+    assert stored_version(path) == [SCHEMA_VERSION]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_use_wal_retries_only_a_busy_database_and_only_until_its_timeout() -> None:
+    def busy(code: int) -> sqlite3.OperationalError:
+        exc = sqlite3.OperationalError("database is locked")
+        exc.sqlite_errorcode = code  # type: ignore[attr-defined]
+        return exc
+
+    class Refusing:
+        def __init__(self, refusals: int, code: int = sqlite3.SQLITE_BUSY) -> None:
+            self.refusals, self.code, self.calls = refusals, code, 0
+
+        def execute(self, sql: str) -> sqlite3.Cursor:
+            self.calls += 1
+            if self.calls <= self.refusals:
+                raise busy(self.code)
+            return sqlite3.connect(":memory:").execute("SELECT 'wal'")
+
+    conn = Refusing(3)
+    use_wal(conn, timeout=10)
+    assert conn.calls == 4
+    with pytest.raises(sqlite3.OperationalError):  # not a lock: no retry
+        use_wal(conn := Refusing(1, code=sqlite3.SQLITE_IOERR), timeout=10)
+    assert conn.calls == 1
+    with pytest.raises(sqlite3.OperationalError):  # still busy after the timeout
+        use_wal(conn := Refusing(10**6), timeout=0.2)
+    assert 1 < conn.calls < 10**6
 
 
 def newer_store(path: Path) -> Path:

@@ -18,9 +18,12 @@ layout a new store is created with; a test checks that both end at the same tabl
 
 from __future__ import annotations
 
+import random
+import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from juge.errors import InputError
 
@@ -57,3 +60,23 @@ def pending(migrations: Sequence[Migration[C]], found: int, where: str, store: s
             f"{latest}): upgrade juge to open it"
         )
     return [m for m in migrations if m.version > found]
+
+
+def use_wal(conn: Any, timeout: float = 30.0) -> None:
+    """``PRAGMA journal_mode=WAL`` on a SQLite connection (a sqlite3 connection or cursor), waiting for it.
+
+    Turning a new database file to WAL takes it alone, and a second connection that asks at the same
+    moment is told "database is locked" at once: SQLite does not call its busy handler there. So several
+    processes (or threads) opening a new store together retry here, with a short random pause, for up to
+    `timeout` seconds like any other busy lock; once the file is in WAL mode the pragma no longer waits.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            busy = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() >= deadline:
+                raise
+        time.sleep(random.uniform(0.005, 0.05))

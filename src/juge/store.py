@@ -28,7 +28,7 @@ from typing import Any
 
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import Fault, InputError
-from juge.schema import pending
+from juge.schema import pending, use_wal
 from juge.store_schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION, TABLES, run_script
 
 DEFAULT_DB = Path(".juge") / "juge.db"
@@ -174,7 +174,7 @@ class Store:
         self.conn.row_factory = sqlite3.Row
         self._grouped = False
         try:
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            use_wal(self.conn)
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA busy_timeout=30000")
             self._upgrade()

@@ -57,7 +57,7 @@ from sqlalchemy.exc import IntegrityError
 from juge.data.records import Case, HumanLabel
 from juge.judges.rubric import Rubric
 from juge.label.rubric import canonical_label, export_value
-from juge.schema import Migration, latest_version, pending
+from juge.schema import Migration, latest_version, pending, use_wal
 from juge.store import DEFAULT_DB
 
 SESSION_IDLE_SECONDS = 30 * 60  # a gap this long starts a new labelling session
@@ -211,7 +211,7 @@ def make_engine(url: str | None = None) -> Engine:
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
             dbapi_conn.isolation_level = None  # let BEGIN below drive transactions
             cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
+            use_wal(cur)  # two label stores opened at once: see juge.schema.use_wal
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.execute("PRAGMA foreign_keys=ON")
