@@ -1,14 +1,18 @@
 """juge survives a faulty model server: retries within bound, Retry-After honoured, every judgment accounted for.
 
 The mock server (juge.testing.mockserver) decides each attempt's fault from (seed, request,
-attempt number), so for every judgment the test knows what the server did on each attempt
-and can check the call log, the stored judgment and the summary against it exactly.
+attempt number) and lists what each sight of each request met, so for every judgment the test knows
+what the server did on each attempt and can check the call log, the stored judgment and the summary
+against it exactly. On a loaded machine the engine may give up on an attempt before the server sees
+it (or see it only after the retry): the server's attempt numbers then differ from the client's, so
+each logged attempt is matched to the server's sights rather than to its own number.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import json
 import re
 import sqlite3
@@ -28,6 +32,7 @@ from juge.testing.mockserver import (
     MockConfig,
     expected_answer,
     injected_fault,
+    request_digest,
     serve_in_subprocess,
     serve_in_thread,
 )
@@ -209,15 +214,35 @@ def attempt_kind(row: sqlite3.Row) -> str | None:
     return f"unrecognised: {error}"
 
 
-def attempts_as_planned(
-    config: MockConfig, messages: list[dict], logged: list[str | None]
-) -> tuple[list[str | None], list[str | None]]:
-    """(planned, effective): what the server injected on each logged attempt, and what the client
-    should have met. They differ only where the engine gave up before the server answered (its own
-    time-out on a loaded machine): such an attempt is logged as `timeout` whatever was planned."""
-    planned = [injected_fault(config, JUDGE_MODEL, messages, k) for k in range(len(logged))]
-    effective = ["timeout" if seen == "timeout" else plan for seen, plan in zip(logged, planned)]
-    return planned, effective
+def sights_of_attempts(logged: list[str | None], sights: list[str | None]) -> tuple[int | None, ...]:
+    """Which of the server's sights of a request (its arrival order) each logged attempt was, None for
+    an attempt the server never saw; the alignment with the fewest late attempts, or AssertionError.
+
+    An attempt that got an answer or an error met its sight's kind, and its sight came before those of
+    the attempts after it (they were sent once it ended). An attempt the engine gave up on itself (logged
+    as `timeout`) met a planned hang, or was late: it reached the server after the engine's time-out,
+    even after its retry, or never (a loaded machine). Every sight is one attempt's."""
+    fits = []
+    for chosen in itertools.product([None, *range(len(sights))], repeat=len(logged)):
+        seen = [c for c in chosen if c is not None]
+        if sorted(seen) != list(range(len(sights))):
+            continue
+        if not all(kind == "timeout" or (c is not None and sights[c] == kind) for kind, c in zip(logged, chosen)):
+            continue
+        if all(
+            chosen[j] is None or chosen[k] < chosen[j]  # an answered attempt's sight precedes later attempts'
+            for k in range(len(logged))
+            if logged[k] != "timeout"
+            for j in range(k + 1, len(logged))
+        ):
+            fits.append(chosen)
+    assert fits, (logged, sights)
+    return min(fits, key=lambda c: sum(late_attempt(logged, sights, c)))
+
+
+def late_attempt(logged: list[str | None], sights: list[str | None], chosen: tuple[int | None, ...]) -> list[bool]:
+    """For each attempt: logged as the engine's own time-out on a sight that was not a planned hang."""
+    return [kind == "timeout" and (c is None or sights[c] != "timeout") for kind, c in zip(logged, chosen)]
 
 
 def expected_judgment(
@@ -260,6 +285,7 @@ def run_faulty_eval(tmp_path: Path, monkeypatch, capsys, singles: int, pairs: in
             str(tmp_path / "summary.json"),
         )
         server_stats = {"correct": pf_server.stats(), "better": pw_server.stats()}
+        server_sights = {"correct": pf_server.sights(), "better": pw_server.sights()}
     assert code == 0, err
     summary = json.loads((tmp_path / "summary.json").read_text())
     configs = {"correct": passfail, "better": pairwise}
@@ -280,10 +306,10 @@ def run_faulty_eval(tmp_path: Path, monkeypatch, capsys, singles: int, pairs: in
     expected_outcomes: dict[str, Counter] = defaultdict(Counter)
     expected_verdicts: dict[str, Counter] = defaultdict(Counter)
     letters: dict[str, dict[str, str | None]] = defaultdict(dict)
-    planned_kinds: Counter = Counter()  # (judge, kind) the server injected, attempt by attempt
-    logged_kinds: Counter = Counter()  # (judge, kind) the call log shows
-    late: Counter = Counter()  # (judge, planned kind) of attempts the engine timed out on by itself
+    injected: Counter = Counter()  # (judge, kind) the server injected, sight by sight
+    late: Counter = Counter()  # (judge, kind met by the server, or "unseen") of attempts the engine timed out on
     late_answers = 0
+    sights_used = 0
     for key, judgment in judgments.items():
         judge = key[1]
         attempts = sorted(calls[key], key=lambda r: r["attempt"])
@@ -292,21 +318,23 @@ def run_faulty_eval(tmp_path: Path, monkeypatch, capsys, singles: int, pairs: in
         # Retries stay within the bound, and the log holds each attempt once, in order.
         assert len(attempts) <= retries + 1
         assert [r["attempt"] for r in attempts] == list(range(len(attempts)))
-        # Each logged attempt met what the server injected on it (or the engine's own time-out) ...
+        # The server met each sight of the request as planned, and each logged attempt is one of those
+        # sights with its kind (or the engine's own time-out on it) ...
+        sights = server_sights[judge].pop(request_digest(JUDGE_MODEL, messages).hex(), [])
+        assert sights == [injected_fault(configs[judge], JUDGE_MODEL, messages, k) for k in range(len(sights))]
+        sights_used += len(sights)
+        injected.update((judge, kind) for kind in sights)
         logged = [attempt_kind(r) for r in attempts]
-        planned, effective = attempts_as_planned(configs[judge], messages, logged)
-        assert logged == effective, (key, logged, planned)
+        chosen = sights_of_attempts(logged, sights)
+        for was_late, c in zip(late_attempt(logged, sights, chosen), chosen):
+            if was_late:
+                late[(judge, "unseen" if c is None else sights[c])] += 1
+                late_answers += c is not None and sights[c] in ANSWERED
         # ... and the engine stopped at the first answer, or after retries + 1 failures.
-        assert all(kind not in ANSWERED for kind in effective[:-1]), key
-        assert effective[-1] in ANSWERED or len(effective) == retries + 1, key
-        planned_kinds.update((judge, kind) for kind in planned)
-        logged_kinds.update((judge, kind) for kind in logged)
-        for plan, seen in zip(planned, logged):
-            if plan != seen:
-                late[(judge, plan)] += 1
-                late_answers += plan in ANSWERED
+        assert all(kind not in ANSWERED for kind in logged[:-1]), key
+        assert logged[-1] in ANSWERED or len(logged) == retries + 1, key
         # The judgment says what the last attempt implies: the server's verdict, or how it failed.
-        outcome, verdict = expected_judgment(configs[judge], messages, effective, setups[judge])
+        outcome, verdict = expected_judgment(configs[judge], messages, logged, setups[judge])
         assert (judgment.outcome, judgment.verdict) == (outcome, verdict), key
         assert judgment.attempts == len(attempts)
         expected_outcomes[judge][outcome] += 1
@@ -319,23 +347,21 @@ def run_faulty_eval(tmp_path: Path, monkeypatch, capsys, singles: int, pairs: in
     # None on a quiet machine; a few on a loaded one (dozens with python -X dev). Every check here
     # allows for them exactly; the bound only keeps them from crowding out the faults under test.
     assert sum(late.values()) <= max(5, total_attempts // 20), late
-    # The server injected every kind; each injection is one attempt in the log with that kind's
-    # status or error, except those the engine had already given up on (logged as time-outs).
+    # Every request the server saw was a logged one; its counters agree with its sights.
+    assert server_sights == {"correct": {}, "better": {}}
+    assert sum(s["requests"] for s in server_stats.values()) == sights_used
+    assert total_attempts - late["correct", "unseen"] - late["better", "unseen"] == sights_used
     for judge, stats in server_stats.items():
-        assert stats["requests"] == sum(len(v) for k, v in calls.items() if k[1] == judge), (judge, stats, late)
         assert stats["max_attempts_per_request"] <= retries + 1
-        late_here = sum(n for (j, _), n in late.items() if j == judge)
         for kind in FAULT_KINDS:
-            assert stats["faults"][kind] == planned_kinds[(judge, kind)], (judge, kind, stats)
-            assert logged_kinds[(judge, kind)] == (
-                stats["faults"][kind] - late[(judge, kind)] + (late_here if kind == "timeout" else 0)
-            )
+            assert stats["faults"][kind] == injected[(judge, kind)], (judge, kind, stats)
         answers_logged = sum(1 for k, v in calls.items() if k[1] == judge for r in v if r["response"] is not None)
         assert answers_logged <= stats["answered"] <= answers_logged + late_answers
+    # The server injected every kind, at about the rate asked for.
     for kind in FAULT_KINDS:
-        assert planned_kinds[("correct", kind)] + planned_kinds[("better", kind)] > 0, kind
-    injected = sum(n for (_, kind), n in planned_kinds.items() if kind is not None)
-    assert 0.15 <= injected / total_attempts <= 0.25
+        assert injected[("correct", kind)] + injected[("better", kind)] > 0, kind
+    faults = sum(n for (_, kind), n in injected.items() if kind is not None)
+    assert 0.15 <= faults / sights_used <= 0.25
 
     # Every outcome occurs, and the summary counts exactly the stored (and expected) judgments.
     assert {o for c in expected_outcomes.values() for o in c} == {"ok", "unparsed", "refused", "error"}

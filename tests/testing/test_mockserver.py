@@ -28,6 +28,7 @@ from juge.testing.mockserver import (
     MockModelServer,
     expected_answer,
     injected_fault,
+    request_digest,
     serve_in_subprocess,
     serve_in_thread,
 )
@@ -159,9 +160,11 @@ def _fault_pattern(config: MockConfig, n: int) -> list[str | None]:
     errors = {(429, "HTTP 429"): "rate_limit", (500, "HTTP 500"): "server_error"}
     with serve_in_thread(config) as server:
         results = call_in_turn(server.url, [request()] * n)
-        stats = server.stats()
+        stats, sights = server.stats(), server.sights()
     assert stats["max_attempts_per_request"] == n and stats["distinct_requests"] == 1
-    return [None if isinstance(r, Response) else errors[(r.status, str(r)[:8])] for r in results]
+    pattern = [None if isinstance(r, Response) else errors[(r.status, str(r)[:8])] for r in results]
+    assert sights == {request_digest(MODEL, list(request().messages)).hex(): pattern}  # each sight, in order
+    return pattern
 
 
 def test_fault_draws_are_reproducible_with_the_seed_and_fresh_per_retry():

@@ -62,7 +62,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -201,6 +201,9 @@ class MockModelServer:
         self.window: deque[tuple[float, int]] = deque()  # (simulated time, tokens) admitted in the last minute
         self.window_tokens = 0
         self.started = time.monotonic()
+        # What each sight of a request met, in the order they arrived: a client that gave up on an attempt
+        # before it arrived (or whose attempt arrived after its retry) numbers its attempts otherwise.
+        self.sights: dict[bytes, list[str | None]] = defaultdict(list)
 
     @property
     def url(self) -> str:
@@ -245,15 +248,23 @@ class MockModelServer:
             **self.batches.stats(),
         }
 
+    def sights_by_request(self) -> dict[str, list[str | None]]:
+        """{request digest (hex): the fault (None: a plain answer) each sight of it met, in arrival order}
+        (see :func:`request_digest`), since the start or the last ``POST /stats``."""
+        return {digest.hex(): list(kinds) for digest, kinds in self.sights.items()}
+
     def reset_stats(self) -> None:
         self.seen.clear()
+        self.sights.clear()
         self.counts.clear()
         self.max_inflight = self.inflight
 
     def _fault_for(self, digest: bytes) -> str | None:
         attempt = self.seen[digest]
         self.seen[digest] += 1
-        return fault_for_attempt(self.config, digest, attempt)
+        fault = fault_for_attempt(self.config, digest, attempt)
+        self.sights[digest].append(fault)
+        return fault
 
     def _latency(self) -> float:
         c = self.config
@@ -273,6 +284,9 @@ class MockModelServer:
             if method == b"POST":
                 self.reset_stats()
             conn.send(200, self.stats(), keep_alive)
+            return
+        if path in (b"/sights", b"/v1/sights"):
+            conn.send(200, self.sights_by_request(), keep_alive)
             return
         if path in (b"/v1/models", b"/models"):
             conn.send(200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]}, keep_alive)
@@ -533,12 +547,17 @@ class _Connection(asyncio.Protocol):
 class ServerHandle:
     """A running mock server: its base URL (``.../v1``, what an OpenAI client takes) and its counters."""
 
-    def __init__(self, url: str, stats: Any):
+    def __init__(self, url: str, stats: Any, sights: Any):
         self.url = url
         self._stats = stats
+        self._sights = sights
 
     def stats(self) -> dict[str, Any]:
         return self._stats()
+
+    def sights(self) -> dict[str, list[str | None]]:
+        """What each sight of each request met (:meth:`MockModelServer.sights_by_request`)."""
+        return self._sights()
 
 
 @contextmanager
@@ -574,8 +593,11 @@ def serve_in_thread(config: MockConfig | None = None) -> Iterator[ServerHandle]:
     def stats() -> dict[str, Any]:
         return asyncio.run_coroutine_threadsafe(_async(server.stats), loop).result(10)
 
+    def sights() -> dict[str, list[str | None]]:
+        return asyncio.run_coroutine_threadsafe(_async(server.sights_by_request), loop).result(10)
+
     try:
-        yield ServerHandle(server.url, stats)
+        yield ServerHandle(server.url, stats, sights)
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
@@ -605,7 +627,10 @@ def serve_in_subprocess(config: MockConfig | None = None) -> Iterator[ServerHand
         def stats() -> dict[str, Any]:
             return httpx.get(url.removesuffix("/v1") + "/stats", timeout=10, trust_env=False).json()
 
-        yield ServerHandle(url, stats)
+        def sights() -> dict[str, list[str | None]]:
+            return httpx.get(url.removesuffix("/v1") + "/sights", timeout=30, trust_env=False).json()
+
+        yield ServerHandle(url, stats, sights)
     finally:
         proc.terminate()
         try:
