@@ -33,6 +33,7 @@ from juge.data.readers import (
     iter_rows,
     mapped_rows,
     read_rows,
+    repeat_of,
     source_hash,
     source_name,
 )
@@ -272,12 +273,7 @@ def _checked_calls(path: Source, pair_ids: Collection[str]) -> Iterator[tuple[in
     seen = _CallsSeen()
     for line, row in iter_rows(path):
         _check_call_row(name, line, row, pair_ids)
-        try:
-            repeat = int(row.get("repeat") or 0)
-        except (TypeError, ValueError):
-            raise input_error(
-                name, f"repeat {row['repeat']!r} is not a whole number", line=line, field="repeat"
-            ) from None
+        repeat = repeat_of(name, line, row)
         item_id = sys.intern(_clean_id(name, line, "item_id", row["item_id"]))
         key = _call_key(row, repeat)
         if not seen.add(item_id, key):

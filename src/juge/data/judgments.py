@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from juge.data.labels import PAIR_ALIASES, is_missing, raw_key
-from juge.data.readers import Source, as_path, is_in_memory, mapped_rows, source_hash, source_name
+from juge.data.readers import Source, as_path, is_in_memory, mapped_rows, repeat_of, source_hash, source_name
 from juge.data.records import RecordedCall
 from juge.errors import InputError, input_error
 
@@ -81,12 +81,7 @@ def foreign_calls(spec: JudgmentsSource, *, pair_ids: Collection[str] = ()) -> I
         judge = sys.intern(str(row.get("judge") or default_judge))
         template = sys.intern(str(row.get("template") or "recorded"))
         order = None if row.get("order") in (None, "") else _text(row["order"])
-        try:
-            repeat = int(row.get("repeat") or 0)
-        except (TypeError, ValueError):
-            raise input_error(
-                name, f"repeat {row['repeat']!r} is not a whole number", line=line, field="repeat"
-            ) from None
+        repeat = repeat_of(name, line, row)
         is_pair = item_id in pair_ids
         if order is not None and order not in ("12", "21"):
             raise input_error(name, f"order {order!r} is not '12' or '21'", line=line, field="order")

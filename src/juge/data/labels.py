@@ -55,6 +55,16 @@ class LabelCounts:
 
 def split_list(text: str) -> list[str]:
     """Comma-separated parts, commas inside quotes kept; quotes around a part removed (``""`` is empty)."""
+    out = []
+    for part in (p.strip() for p in _comma_parts(text)):
+        if len(part) >= 2 and part[0] == part[-1] and part[0] in "'\"":
+            part = part[1:-1]
+        out.append(part)
+    return out
+
+
+def _comma_parts(text: str) -> list[str]:
+    """`text` cut at each comma outside quotes (the quotes kept)."""
     parts, current, quote = [], "", None
     for ch in text:
         if quote:
@@ -67,12 +77,7 @@ def split_list(text: str) -> list[str]:
             continue
         current += ch
     parts.append(current)
-    out = []
-    for part in (p.strip() for p in parts):
-        if len(part) >= 2 and part[0] == part[-1] and part[0] in "'\"":
-            part = part[1:-1]
-        out.append(part)
-    return out
+    return parts
 
 
 def parse_missing(text: str | None) -> frozenset[str]:
@@ -147,19 +152,7 @@ def parse_scale(text: str | None, option: str = "--scale", kind: Kind | None = N
 
 
 def _split_pairs(text: str) -> list[str]:
-    parts, current, quote = [], "", None
-    for ch in text:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == ",":
-            parts.append(current)
-            current = ""
-            continue
-        current += ch
-    parts.append(current)
-    return [p for p in (s.strip() for s in parts) if p]
+    return [p for p in (s.strip() for s in _comma_parts(text)) if p]
 
 
 def scale_kind(scale: Mapping[str, Any] | None) -> Kind | None:

@@ -660,6 +660,14 @@ def case_line(path: Source, case_id: str, mapping: Mapping[str, str] | None = No
     return None
 
 
+def repeat_of(name: str, line: int, row: Mapping[str, Any]) -> int:
+    """A recorded call's ``repeat`` column (0 when absent), or an error naming the row."""
+    try:
+        return int(row.get("repeat") or 0)
+    except (TypeError, ValueError):
+        raise input_error(name, f"repeat {row['repeat']!r} is not a whole number", line=line, field="repeat") from None
+
+
 def _validation_error(path: Path | str, line: int, exc: ValidationError) -> InputError:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"]) or None
