@@ -3,6 +3,7 @@ and several processes sharing one run (each task judged once, also when one is k
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -182,7 +183,9 @@ def test_juge_run_on_postgresql_stores_the_run_and_answers_a_rerun_from_the_cach
 
 def test_two_processes_share_one_run_and_judge_each_case_once(pg_db, tmp_path):
     n = 80
-    with serve_in_thread(MOCK) as server:
+    # One process has at most 8 calls out (concurrency 8): no answer comes until the other asks too,
+    # however late it starts on a loaded machine, so each judges some of the cases.
+    with serve_in_thread(dataclasses.replace(MOCK, hold_until=9)) as server:
         path = write_eval(tmp_path, server.url, n)
         procs = [juge_run(path, pg_db, "--json", str(tmp_path / f"w{i}.json")) for i in range(2)]
         for proc in procs:

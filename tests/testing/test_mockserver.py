@@ -307,3 +307,12 @@ def test_a_request_whose_client_left_still_counts_as_an_attempt():
         stats = server.stats()
     assert isinstance(answer, Response)
     assert stats["requests"] == 3 and stats["max_attempts_per_request"] == 3 and stats["answered"] == 1
+
+
+def test_hold_until_answers_nothing_until_that_many_requests_have_arrived():
+    with serve_in_thread(MockConfig(hold_until=3)) as server:
+        alone = call_all(server.url, [request("one"), request("two")], timeout=0.5)
+        assert all(isinstance(r, ProviderError) and "timeout" in str(r) for r in alone)  # 2 of 3: held
+        together = call_all(server.url, [request(str(k)) for k in range(3)])
+        assert all(isinstance(r, Response) for r in together)  # the third arrival lets every answer go
+        assert call_in_turn(server.url, [request("later")])[0].text  # and later ones are not held

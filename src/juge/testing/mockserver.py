@@ -119,6 +119,9 @@ class MockConfig:
     rpm: int | None = None
     tpm: int | None = None
     time_scale: float = 1.0
+    # Answer nothing until this many chat requests have arrived (0: at once): a test that needs several
+    # clients at work together holds the first one's answers until the others have asked too.
+    hold_until: int = 0
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - set(FAULT_KINDS)
@@ -190,6 +193,7 @@ class MockModelServer:
         self.rng = random.Random(config.seed)
         self.seen: Counter[bytes] = Counter()
         self.counts: Counter[str] = Counter()
+        self.all_arrived = asyncio.Event()  # see MockConfig.hold_until
         self.inflight = 0
         self.max_inflight = 0
         self.server: asyncio.base_events.Server | None = None
@@ -309,6 +313,9 @@ class MockModelServer:
             conn.send(400, _error_body(f"bad request body: {exc}", "invalid_request_error"), keep_alive)
             return
         self.counts["requests"] += 1
+        if self.counts["requests"] >= self.config.hold_until:
+            self.all_arrived.set()
+        await self.all_arrived.wait()
         if self.config.rpm is not None or self.config.tpm is not None:
             wait = self._over_limit(model, messages)
             if wait is not None:
