@@ -252,13 +252,15 @@ def md_tables(text: str) -> list[list[list[str]]]:
     return out
 
 
-RATE = re.compile(r"^(-?\d+\.\d) % \(?(-?\d+\.\d)(?:–| to )(-?\d+\.\d) %,? n=(\d+)\)?$")
-COEF = re.compile(r"^(-?\d+\.\d\d) \(?(-?\d+\.\d\d) to (-?\d+\.\d\d),? n=(\d+)\)?$")
+# juge.results.format_estimate's form: "71.2 % [65.0, 77.0] n=155", "0.45 [0.34, 0.56] n=40".
+RATE = re.compile(r"^(-?\d+\.\d) % \[(-?\d+\.\d), (-?\d+\.\d)\] n=(\d+)$")
+COEF = re.compile(r"^(-?\d+\.\d\d) \[(-?\d+\.\d\d), (-?\d+\.\d\d)\] n=(\d+)$")
+NOT_AVAILABLE = re.compile(r"^n/a( n=\d+)?$")
 
 
 def parse_estimate(cell: str) -> dict[str, float] | None:
-    """Read back 'value (low–high %, n=N)' or '0.45 (0.34 to 0.56, n=N)' as numbers; None for 'not available'."""
-    if cell == "not available":
+    """Read back a rate or a coefficient as format_estimate prints it; None for 'n/a' (with or without its n)."""
+    if NOT_AVAILABLE.match(cell):
         return None
     for pattern, scale in ((RATE, 100.0), (COEF, 1.0)):
         m = pattern.match(cell)
@@ -272,7 +274,7 @@ def assert_same_estimate(cell: str, expected: dict[str, Any] | None) -> None:
     """The cell shows exactly the expected estimate, to the precision it prints."""
     got = parse_estimate(cell)
     if expected is None or expected.get("value") is None:
-        assert got is None, f"{cell!r} should be 'not available'"
+        assert got is None, f"{cell!r} should be 'n/a'"
         return
     assert got is not None, f"expected {expected}, the report says not available"
     half_step = 0.0005 if got["scale"] == 100.0 else 0.005  # half the printed precision

@@ -97,6 +97,35 @@ class Result(Part):
 # ---- Estimate ------------------------------------------------------------------------------
 
 
+def estimate_parts(
+    est: Estimate | dict[str, Any] | None, digits: int = 3, *, percent: bool = False
+) -> tuple[str, str, str]:
+    """The three pieces :func:`format_estimate` joins: value, interval and n (an absent piece is ``""``).
+
+    For a report cell that wraps each piece in its own markup; the rounding and the ``n/a`` rule live here.
+
+    >>> estimate_parts(Estimate(0.71234, 0.65, 0.7701, n=155), 1, percent=True)
+    ('71.2 %', '[65.0, 77.0]', 'n=155')
+    >>> estimate_parts(Estimate(None, n=0))
+    ('n/a', '', 'n=0')
+    """
+    if not est:
+        return "n/a", "", ""
+    if isinstance(est, dict):
+        try:
+            est = Estimate(est.get("value"), est.get("low"), est.get("high"), n=est.get("n") or 0)
+        except (TypeError, ValueError):
+            return "n/a", "", ""
+    n_text = f"n={est.n}"
+    if est.value is None:
+        return "n/a", "", n_text
+    scale, unit = (100.0, " %") if percent else (1.0, "")
+    interval = ""
+    if est.low is not None and est.high is not None:
+        interval = f"[{scale * est.low:.{digits}f}, {scale * est.high:.{digits}f}]"
+    return f"{scale * est.value:.{digits}f}{unit}", interval, n_text
+
+
 def format_estimate(
     est: Estimate | dict[str, Any] | None, digits: int = 3, *, with_n: bool = True, percent: bool = False
 ) -> str:
@@ -110,21 +139,8 @@ def format_estimate(
     >>> format_estimate({"value": 0.5, "low": None, "high": None, "n": 4}, 2, percent=True)
     '50.00 % n=4'
     """
-    if not est:
-        return "n/a"
-    if isinstance(est, dict):
-        try:
-            est = Estimate(est.get("value"), est.get("low"), est.get("high"), n=est.get("n") or 0)
-        except (TypeError, ValueError):
-            return "n/a"
-    n_text = f" n={est.n}" if with_n else ""
-    if est.value is None:
-        return f"n/a{n_text}"
-    scale, unit = (100.0, " %") if percent else (1.0, "")
-    text = f"{scale * est.value:.{digits}f}{unit}"
-    if est.low is not None and est.high is not None:
-        text += f" [{scale * est.low:.{digits}f}, {scale * est.high:.{digits}f}]"
-    return text + n_text
+    value, interval, n_text = estimate_parts(est, digits, percent=percent)
+    return " ".join(part for part in (value, interval, n_text if with_n else "") if part)
 
 
 class Estimate(Part):

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from juge.cli import main
+from juge.reports.render import NOT_AVAILABLE
 from report_helpers import assert_same_estimate, parse_html
 
 
@@ -55,7 +56,7 @@ def test_demo_report_numbers_equal_its_calibration_json(demo):
     for i, judge in enumerate(calibration["judges"].values()):
         for name in ("ok", "refused", "unparsed", "error"):
             expected = judge["outcomes"][name] if judge["outcomes"] else None
-            assert outcomes[f"calls {name}"][i] == ("not available" if expected is None else str(expected))
+            assert outcomes[f"calls {name}"][i] == (NOT_AVAILABLE if expected is None else str(expected))
     for row, expected in zip(tables["table-differences"][1:], calibration["differences"]):
         assert row[:2] == [expected["a"], expected["b"]]
         assert_same_estimate(row[5], expected["difference"])

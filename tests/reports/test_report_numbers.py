@@ -9,6 +9,7 @@ import pytest
 
 from juge.reports import build_report_data, render_report
 from juge.reports.model import confusion, reliability_from_confusion
+from juge.reports.render import NOT_AVAILABLE
 from report_helpers import CATEGORIES, assert_same_estimate, md_tables, pairwise_calibration, parse_html
 
 FIXED_TIME = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -55,7 +56,7 @@ def test_html_majority_order_length_tables_equal_json(calibration, html_tables):
                 str(patterns[k]) for k in ("n", "shown_first_won_both", "shown_second_won_both", "tie_in_one_order")
             ]
         else:
-            assert order[key][2] == "not available"
+            assert order[key][2] == NOT_AVAILABLE
         if key != "longer answer":
             assert_same_estimate(length[key][1], judge["picks_longer"])
             assert_same_estimate(length[key][2], judge["picks_longer_against_majority"])
@@ -70,7 +71,7 @@ def test_html_counts_have_their_own_rows(calibration, html_tables):
         assert body[f"verdict {name}"] == [str(j["verdict_counts"][name]) for j in calibration["judges"].values()]
     for name in ("ok", "refused", "unparsed", "error"):
         expected = [
-            str(j["outcomes"][name]) if j["outcomes"] else "not available" for j in calibration["judges"].values()
+            str(j["outcomes"][name]) if j["outcomes"] else NOT_AVAILABLE for j in calibration["judges"].values()
         ]
         assert body[f"calls {name}"] == expected
 
@@ -121,7 +122,7 @@ def test_markdown_tables_equal_json(calibration):
             assert_same_estimate(by_cat[cat][3 + i], judge["per_category"][cat]["vs_people"]["agreement"])
     counts = next(t for t in tables if t and t[0][0] == "verdict A")
     unparsed = next(r for r in counts if r[0] == "calls unparsed")
-    assert unparsed[1:] == ["3", "0", "not available", "not available"]
+    assert unparsed[1:] == ["3", "0", NOT_AVAILABLE, NOT_AVAILABLE]
 
 
 def test_json_format_is_the_normalised_data(calibration):
@@ -144,15 +145,15 @@ def test_absent_keys_render_as_not_available_and_nothing_is_invented():
     data = build_report_data(minimal, generated_at=FIXED_TIME)
     tables = parse_html(render_report(data, "html")).tables
     people = _rows_by_name(tables["table-people"][1:])
-    assert people["person vs person (ceiling)"][1:] == ["not available", "not available"]
-    assert people["j/t"][1:] == ["not available", "not available"]
-    assert _rows_by_name(tables["table-order"][1:])["bare/t"][1] == "not available"
+    assert people["person vs person (ceiling)"][1:] == [NOT_AVAILABLE, NOT_AVAILABLE]
+    assert people["j/t"][1:] == [NOT_AVAILABLE, NOT_AVAILABLE]
+    assert _rows_by_name(tables["table-order"][1:])["bare/t"][1] == NOT_AVAILABLE
     outcomes = {r[0]: r[1:] for r in tables["table-outcomes"][1:]}
-    assert outcomes["calls unparsed"] == ["not available", "not available"]
+    assert outcomes["calls unparsed"] == [NOT_AVAILABLE, NOT_AVAILABLE]
     assert data["disagreements"] == [] and data["categories"] == []
     md = render_report(data, "md")
     people_md = next(t for t in md_tables(md) if t and t[0][0] == "person vs person (ceiling)")
-    assert all(cell == "not available" for row in people_md for cell in row[1:])
+    assert all(cell == NOT_AVAILABLE for row in people_md for cell in row[1:])
 
 
 def test_reliability_is_read_exactly_off_the_confusion_matrix():

@@ -1,4 +1,4 @@
-"""A calibration file with odd or missing values still renders: 'not available', never a crash or a made-up number."""
+"""A calibration file with odd or missing values still renders: 'n/a', never a crash or a made-up number."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from juge.reports import build_report_data, render_report
-from juge.reports.render import fmt_estimate, kind_of, md_text
-from report_helpers import pairwise_calibration, parse_html
+from juge.reports.render import NOT_AVAILABLE, fmt_estimate, kind_of, md_text
+from report_helpers import assert_same_estimate, pairwise_calibration, parse_html
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 500) | st.floats(allow_nan=True) | st.text(max_size=8),
@@ -35,7 +35,7 @@ PATHS = list(_paths(pairwise_calibration()))
 def test_any_value_at_any_key_renders_markdown_and_json(replacements):
     data = build_report_data(_replace(pairwise_calibration(), replacements))
     md = render_report(data, "md")
-    # Each figure of the people table is the study's own estimate, or 'not available' where it has none.
+    # Each figure of the people table is the study's own estimate, or 'n/a' where it has none.
     rows = _people_table(md)
     ceiling = [
         "does not apply" if s in data["judge_only_stats"] else fmt_estimate(data["ceiling"].get(s), kind_of(s))
@@ -72,7 +72,7 @@ def test_odd_values_render_html_without_made_up_numbers():
     calibration["versions"] = "v1"
     html = render_report(build_report_data(calibration), "html")
     row = html.split('data-judge="chat-small/pair-v2"')[1].split("</tr>")[0]
-    assert row.count("not available") == 2
+    assert row.count(NOT_AVAILABLE) == 2
     assert "one string, not a list" not in html
 
 
@@ -98,7 +98,7 @@ def test_an_interval_that_excludes_its_estimate_is_drawn():
     calibration["judges"]["gpt4_2023"]["vs_people"]["kappa"] = {"value": 0.30, "low": 0.32, "high": 0.50, "n": 40}
     html = render_report(build_report_data(calibration), "html")
     row = next(r for r in parse_html(html).tables["table-people"] if r[0].startswith("gpt4_2023"))
-    assert row[2] == "0.30 0.32 to 0.50 n=40"
+    assert_same_estimate(row[2], {"value": 0.30, "low": 0.32, "high": 0.50, "n": 40})
 
 
 @pytest.mark.parametrize("odd", [True, 5, {"a": 1}, None, "gpt-4-0613"])

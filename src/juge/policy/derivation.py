@@ -53,7 +53,7 @@ from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
-from juge.results import PolicyResult
+from juge.results import PolicyResult, format_estimate
 from juge.stats import paired_ratio_difference
 
 POLICY_FORMAT = 1
@@ -490,14 +490,6 @@ def _cell(text: Any) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
 
 
-def _est(e: dict[str, Any] | None) -> str:
-    if not e or e.get("value") is None:
-        return f"n/a (n={e.get('n', 0) if e else 0})"
-    if e.get("low") is None:
-        return f"{e['value']:.3f} (n={e['n']})"
-    return f"{e['value']:.3f} [{e['low']:.3f}, {e['high']:.3f}] (n={e['n']})"
-
-
 def policy_markdown(policy: dict[str, Any]) -> str:
     """JUDGE_POLICY.md: the rules in plain words, the numbers behind each, limits, and when to recalibrate."""
     if policy.get("judge_kind", "pairwise") != "pairwise":
@@ -567,8 +559,8 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         cov = row["coverage"]
         lines.append(
             f"| {_cell(row['key'])} | {cov['value']:.1%} ({cov['n_with_verdict']} of {cov['n_items']}) | "
-            f"{_est(row['vs_majority']['agreement'])} | {_est(row['vs_majority']['kappa'])} | "
-            f"{_est(row['vs_people']['agreement'])} |"
+            f"{format_estimate(row['vs_majority']['agreement'])} | {format_estimate(row['vs_majority']['kappa'])} | "
+            f"{format_estimate(row['vs_people']['agreement'])} |"
         )
     diff = p["selection"]["difference"]
     if diff:
@@ -577,7 +569,7 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         lines += [
             "",
             f"Runner-up: **{_cell(diff['b'])}**. On the {diff['n_items']} shared items, "
-            f"the chosen judge agrees {_est(d)} more often (paired difference, {level} interval). "
+            f"the chosen judge agrees {format_estimate(d)} more often (paired difference, {level} interval). "
             + (
                 "The interval includes 0: the runner-up is within noise, so a cheaper runner-up is a defensible choice."
                 if noise
@@ -597,7 +589,7 @@ def policy_markdown(policy: dict[str, Any]) -> str:
             a = "n/a" if r["agreement_a"] is None else f"{r['agreement_a']:.3f}"
             b = "n/a" if r["agreement_b"] is None else f"{r['agreement_b']:.3f}"
             lines.append(
-                f"| {_cell(c)} | {r['n_items']} | {a} | {b} | {_est(r['difference'])} | {_cell(r['template'])} |"
+                f"| {_cell(c)} | {r['n_items']} | {a} | {b} | {format_estimate(r['difference'])} | {_cell(r['template'])} |"
             )
     else:
         lines.append("No reference prompt of this judge in the data: the plain prompt is used everywhere.")
@@ -631,8 +623,8 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         flag = f" ({TOO_FEW}: {r['too_few']})" if r.get("too_few") else ""
         lines.append(
             f"| {_cell(c)} | {r['n_items']} | {r['n_with_verdict']} | {r['n_votes']} | "
-            f"{_cell(r['template'])} | {_est(r['vs_people'])} | "
-            f"{_est(r['ceiling'])} | {gap} | {_est(r['difference'])} | **{r['decision']}**{flag} |"
+            f"{_cell(r['template'])} | {format_estimate(r['vs_people'])} | "
+            f"{format_estimate(r['ceiling'])} | {gap} | {format_estimate(r['difference'])} | **{r['decision']}**{flag} |"
         )
     thin = [c for c, r in cats.items() if r.get("too_few")]
     if thin:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from juge.reports.render import fmt_estimate
+from juge.reports.render import fmt_estimate, kind_of
 
 _ID = re.compile(r'(\bid="|url\(#|href="#)([^"\)]+)')
 _BODY = re.compile(r"<main>(.*)</main>", re.S)
@@ -35,8 +35,8 @@ def render_criteria(calibration: dict[str, Any], fmt: str, build: Callable[[dict
         titles += [f"{k} agreement" for k in keys]
         lines += ["| " + " | ".join(_md(h) for h in titles) + " |", "|" + "---|" * len(titles)]
         for row in rows:
-            cells = [_md(row["criterion"]), str(row["n_items"]), *(_fmt(row["ceiling"].get(s)) for s in _CEILING)]
-            cells += [_fmt(row["judges"].get(k, {}).get("agreement")) for k in keys]
+            cells = [_md(row["criterion"]), str(row["n_items"]), *(_fmt(row["ceiling"].get(s), s) for s in _CEILING)]
+            cells += [_fmt(row["judges"].get(k, {}).get("agreement"), "agreement") for k in keys]
             lines.append("| " + " | ".join(cells) + " |")
         parts = ["\n".join(lines) + "\n"]
         for name, study in studies.items():
@@ -52,8 +52,8 @@ def render_criteria(calibration: dict[str, Any], fmt: str, build: Callable[[dict
     for k, row in enumerate(rows):
         table.append(f"<tr><td><a href='#c{k}-versions'>{html.escape(str(row['criterion']))}</a></td>")
         table.append(f"<td>{int(row['n_items'] or 0)}</td>")
-        table += [f"<td>{html.escape(_fmt(row['ceiling'].get(s)))}</td>" for s in _CEILING]
-        table += [f"<td>{html.escape(_fmt(row['judges'].get(j, {}).get('agreement')))}</td>" for j in keys]
+        table += [f"<td>{html.escape(_fmt(row['ceiling'].get(s), s))}</td>" for s in _CEILING]
+        table += [f"<td>{html.escape(_fmt(row['judges'].get(j, {}).get('agreement'), 'agreement'))}</td>" for j in keys]
         table.append("</tr>")
     table.append("</tbody></table></div>")
     sections = []
@@ -68,8 +68,8 @@ def render_criteria(calibration: dict[str, Any], fmt: str, build: Callable[[dict
 _CEILING = ("agreement", "kappa", "krippendorff_alpha")
 
 
-def _fmt(est: dict[str, Any] | None) -> str:
-    return fmt_estimate(est, "stat") if est else "n/a"
+def _fmt(est: dict[str, Any] | None, stat: str) -> str:
+    return fmt_estimate(est, kind_of(stat))
 
 
 def _md(text: Any) -> str:

@@ -20,9 +20,12 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from juge.reports import plots
+from juge.results import Estimate, estimate_parts, format_estimate
 from juge.visible import visible_html, visible_text
 
-NOT_AVAILABLE = "not available"
+# Every figure goes through juge.results.format_estimate: a rate as a percentage with one decimal, a
+# kappa, correlation or alpha with two, a tuning figure with three; an absent one is "n/a".
+NOT_AVAILABLE = format_estimate(None)
 RATE_STATS = {
     "agreement",
     "order_flip_rate",
@@ -32,37 +35,35 @@ RATE_STATS = {
     "false_flags",
     "agreement_without_ties",
 }
+DIGITS = {"rate": (1, True), "coefficient": (2, False), "figure": (3, False)}
+
+
+def _parts(est: Estimate | dict[str, Any] | None, kind: str) -> tuple[str, str, str]:
+    digits, percent = DIGITS[kind]
+    return estimate_parts(est, digits, percent=percent)
 
 
 def fmt_value(value: float | None, kind: str) -> str:
-    """A rate as a percentage with one decimal; kappa, correlation or alpha with two decimals."""
-    if value is None:
-        return NOT_AVAILABLE
-    return f"{100 * value:.1f} %" if kind == "rate" else f"{value:.2f}"
+    """A bare number (a share, a headline figure) rounded as an estimate of its kind, without interval or n."""
+    return _parts(None if value is None else {"value": value}, kind)[0]
 
 
-def fmt_interval(est: dict[str, Any] | None, kind: str) -> str:
-    if not est or est.get("low") is None:
-        return "no interval"
-    if kind == "rate":
-        dash = "–" if est["low"] >= 0 else " to "  # "-3.2–-1.0" would read badly
-        return f"{100 * est['low']:.1f}{dash}{100 * est['high']:.1f} %"
-    return f"{est['low']:.2f} to {est['high']:.2f}"
+def fmt_interval(est: Estimate | dict[str, Any] | None, kind: str) -> str:
+    return _parts(est, kind)[1]
 
 
-def fmt_n(est: dict[str, Any] | None) -> str:
-    return f"n={est['n']}" if est and est.get("n") is not None else "n=?"
+def fmt_n(est: Estimate | dict[str, Any] | None) -> str:
+    return _parts(est, "figure")[2]
 
 
 def kind_of(stat: str) -> str:
     return "rate" if stat in RATE_STATS else "coefficient"
 
 
-def fmt_estimate(est: dict[str, Any] | None, kind: str) -> str:
-    """One line: value (95 % CI low–high, n=N), or 'not available'."""
-    if not est:
-        return NOT_AVAILABLE
-    return f"{fmt_value(est['value'], kind)} ({fmt_interval(est, kind)}, {fmt_n(est)})"
+def fmt_estimate(est: Estimate | dict[str, Any] | None, kind: str) -> str:
+    """One line, ``71.2 % [65.0, 77.0] n=155`` (:func:`juge.results.format_estimate`), or ``n/a``."""
+    digits, percent = DIGITS[kind]
+    return format_estimate(est, digits, percent=percent)
 
 
 def fmt_count(value: int | None) -> str:
@@ -89,6 +90,7 @@ def _environment(autoescape: bool) -> Environment:
     )
     env.filters.update(
         value=fmt_value,
+        parts=_parts,
         interval=fmt_interval,
         n=fmt_n,
         estimate=fmt_estimate,
