@@ -39,6 +39,7 @@ def _judge(
 ) -> dict[str, Any]:
     def cat(v: float, i: int) -> dict[str, Any]:
         return {
+            "n_items": 20 + i,
             "vs_people": {
                 "agreement": est(v, v - 0.1213, v + 0.0987, 50 + i),
                 "kappa": est(v - 0.3, v - 0.5, v - 0.1, 50 + i),
@@ -74,6 +75,18 @@ def _judge(
         "self_consistency": None,
         "per_category": {c: cat(v, i) for i, (c, v) in enumerate(CATEGORIES.items())},
         "disagreements": disagreements or [],
+    }
+
+
+def policy_routing(decisions: dict[str, str]) -> dict[str, Any]:
+    """The smallest valid policy file (`juge policy derive --json`) deciding `decisions` ({category: judge|person})."""
+    return {
+        "kind": "juge-policy",
+        "judge": "chat-strong/pair-v2",
+        "rule": "margin",
+        "margin": 0.05,
+        "policy_hash": "cc67",
+        "categories": {c: {"decision": d, "reason": f"{d} decides"} for c, d in decisions.items()},
     }
 
 

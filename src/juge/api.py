@@ -593,8 +593,8 @@ def report(
     path: str | Path,
     fmt: Literal["html", "md", "json"] | None = None,
     *,
-    policy: Mapping[str, Any] | str | Path | None = None,
-    policy_test: Mapping[str, Any] | str | Path | None = None,
+    policy: PolicyResult | Mapping[str, Any] | str | Path | None = None,
+    policy_test: HoldoutTest | Mapping[str, Any] | str | Path | None = None,
     items: Any = None,
     top: int = 3,
     source: str | None = None,
@@ -604,7 +604,7 @@ def report(
     ``result`` is a :class:`Calibration` (or its JSON, or the path of one); ``fmt`` defaults to the
     path's suffix (``.md``, ``.json``; else HTML). Returns the path written.
     """
-    from juge.reports import FORMATS, read_calibration, read_json_object, write_report
+    from juge.reports import FORMATS, read_calibration, read_result, write_report
 
     if top < 0:
         raise InputError("--top must be 0 or more")
@@ -615,24 +615,22 @@ def report(
     if isinstance(result, str | Path):
         source = source or Path(result).name
         data = read_calibration(result)
-    elif isinstance(result, Calibration):
-        data = result.to_dict()
     else:
-        data = dict(result)
+        data = result if isinstance(result, Calibration) else Calibration.model_validate(dict(result))
 
-    def as_object(obj: Any, what: str) -> dict[str, Any] | None:
-        if obj is None:
-            return None
+    def as_model(obj: Any, model: type[Any], what: str) -> Any:
+        if obj is None or isinstance(obj, model):
+            return obj
         if isinstance(obj, str | Path):
-            return read_json_object(obj, what)
-        return obj.to_dict() if hasattr(obj, "to_dict") else dict(obj)
+            return read_result(obj, model, what)
+        return model.model_validate(dict(obj))
 
     return write_report(
         data,
         path,
         fmt,
-        policy=as_object(policy, "policy"),
-        policy_test=as_object(policy_test, "policy test"),
+        policy=as_model(policy, PolicyResult, "policy"),
+        policy_test=as_model(policy_test, HoldoutTest, "policy test"),
         items=items,
         top=top,
         source=source,

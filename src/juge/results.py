@@ -185,15 +185,18 @@ class Estimate(Part):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        for name in ("value", "low", "high"):
-            if name in data:
-                data[name] = finite_or_none(data[name])
+        try:
+            for name in ("value", "low", "high"):
+                if name in data:
+                    data[name] = finite_or_none(data[name])
+            if "n" in data and data["n"] is not None and not isinstance(data["n"], bool):
+                data["n"] = int(data["n"])
+        except TypeError as exc:  # e.g. a list where a number belongs: a validation error, naming the field
+            raise ValueError(f"not a number: {exc}") from None
         if data.get("value") is None:
             for name in ("low", "high"):
                 if name in data:
                     data[name] = None
-        if "n" in data and data["n"] is not None and not isinstance(data["n"], bool):
-            data["n"] = int(data["n"])
         return data
 
     @property
@@ -302,6 +305,7 @@ class Disagreement(Part):
     votes: dict[str, int] = {}
     letters: dict[str, str | None] | None = None
     texts: dict[str, str | None] | None = None
+    text: str | None = None  # a single answer (PASS/FAIL): the one call's raw text
 
 
 class Confusion(Part):
@@ -417,6 +421,7 @@ class Versions(Part):
 class Dataset(Part):
     name: str
     attribution: str | None = None
+    license: str | None = None
 
 
 class InputCounts(Part):
@@ -734,9 +739,27 @@ class PolicyCategory(_Loose):
     vs_people: dict[str, Any] | None = None
     ceiling: dict[str, Any] | None = None
     gap: Number | None = None
+    difference: dict[str, Any] | None = None
     decision: Literal["judge", "person"]
     reason: str
     too_few: str | None = None
+
+
+class PolicyDev(_Loose):
+    """The dev data a policy was derived on."""
+
+    split: str | None = None
+    n_items: int | None = None
+    n_votes: int | None = None
+    data_hash: str | None = None
+    groups: list[str] = []
+
+
+class PolicyAudit(_Loose):
+    """How many of the judge's decisions a person re-checks, and how often."""
+
+    n: int | None = None
+    every: str | None = None
 
 
 class HoldoutRecord(_Loose):
@@ -771,12 +794,12 @@ class PolicyResult(_Loose):
     judge: str
     templates_by_category: dict[str, str] = {}
     judges: dict[str, dict[str, Any]] = {}
-    dev: dict[str, Any] = {}
+    dev: PolicyDev = PolicyDev()
     selection: dict[str, Any] = {}
     reference: dict[str, Any] = {}
     categories: dict[str, PolicyCategory] = {}
     guarantee: dict[str, Any] | None = None
-    audit: dict[str, Any] = {}
+    audit: PolicyAudit = PolicyAudit()
     bootstrap: dict[str, Any] = {}
     threshold: Number | None = None
     min_recall: Number | None = None
@@ -857,9 +880,21 @@ class PreviousTest(_Loose):
     found_in: list[str] = []
 
 
+class HoldoutFigures(Part):
+    """Judge vs people on holdout items: on the items the judge decided (``on_judged_items``) or on all
+    of them, as if there were no policy (``no_policy``)."""
+
+    vs_people: Agreement | None = None
+    vs_majority: Agreement | None = None
+    ceiling: Estimate | None = None
+    n_without_majority: int | None = None
+
+
 class HoldoutCategory(_Loose):
     n_items: int | None = None
-    judge_decides: dict[str, Any] | None = None
+    judge_decides: Estimate | None = None
+    on_judged_items: HoldoutFigures | None = None
+    no_policy: HoldoutFigures | None = None
     decisions: dict[str, int] = {}
     conclusion: CategoryConclusion | None = None
 
@@ -885,7 +920,9 @@ class HoldoutTest(_Loose):
     warning: str | None = None
     n_items: int | None = None
     decisions: dict[str, int] = {}
-    judge_decides: dict[str, Any] | None = None
+    judge_decides: Estimate | None = None
+    on_judged_items: HoldoutFigures | None = None
+    no_policy: HoldoutFigures | None = None
     conclusion: Conclusion | None = None
     per_category: dict[str, HoldoutCategory] = {}
     items: list[dict[str, Any]] = []

@@ -9,6 +9,7 @@ import pytest
 import juge.reports as report
 from cli_helpers import run_cli
 from juge.reports.disagreements import disagreement_share, select_disagreements
+from juge.results import Calibration
 from report_helpers import assert_same_estimate, pairwise_calibration, parse_html
 
 
@@ -77,7 +78,7 @@ def test_a_failed_render_leaves_the_previous_report_untouched(monkeypatch, tmp_p
 def test_disagreements_are_ranked_by_share_of_votes_against_the_judge():
     # Hand-worked: A vs votes {A:1,B:1} -> 1/2; A vs {B:3} -> 3/3; inconsistent (= tie) vs {A:1,B:2} -> 3/3;
     # B vs {A:2} -> 2/2. Ties on the share go to the item with more votes, then the id.
-    cards = select_disagreements(pairwise_calibration(), top=3)
+    cards = select_disagreements(Calibration.model_validate(pairwise_calibration()), top=3)
     assert [(c["item_id"], c["disagreement"]) for c in cards] == [
         ("item-all", 1.0),
         ("item-two-thirds", 1.0),
@@ -151,7 +152,8 @@ def test_policy_and_policy_test_from_the_policy_commands(monkeypatch, capsys, ca
         "split": "holdout",
         "forced": True,
         "warning": "FORCED: this holdout was already tested 1 time(s)",
-        "previous_uses": [{}],
+        "data_hash": "d1",
+        "previous_uses": [{"used_at": "2026-11-01T00:00:00Z", "policy_hash": "ffff", "forced": False}],
         "decisions": {"judge": 139, "person: category": 17},
         "n_items": 165,
         "judge_decides": {"value": 0.842, "low": 0.788, "high": 0.897, "n": 165},

@@ -6,7 +6,7 @@ import json
 
 from juge.reports import build_report_data, render_report
 from juge.reports.disagreements import read_items
-from report_helpers import HOSTILE, pairwise_calibration, parse_html
+from report_helpers import HOSTILE, pairwise_calibration, parse_html, policy_routing
 
 TAGS_FROM_DATA = ("script", "img")
 
@@ -48,7 +48,7 @@ def hostile_items(tmp_path) -> dict:
 
 def test_html_escapes_every_dataset_and_model_text(tmp_path):
     cal = hostile_calibration()
-    data = build_report_data(cal, cases=hostile_items(tmp_path), policy={"to_person": [HOSTILE]})
+    data = build_report_data(cal, cases=hostile_items(tmp_path), policy=policy_routing({HOSTILE: "person"}))
     html = render_report(data, "html")
     parsed = parse_html(html)
     assert not set(TAGS_FROM_DATA) & set(parsed.tags), "a dataset text became a tag"

@@ -10,7 +10,15 @@ import pytest
 from juge.reports import build_report_data, render_report
 from juge.reports.model import confusion, reliability_from_confusion
 from juge.reports.render import NOT_AVAILABLE
-from report_helpers import CATEGORIES, assert_same_estimate, md_tables, pairwise_calibration, parse_html
+from juge.results import Confusion
+from report_helpers import (
+    CATEGORIES,
+    assert_same_estimate,
+    md_tables,
+    pairwise_calibration,
+    parse_html,
+    policy_routing,
+)
 
 FIXED_TIME = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -22,7 +30,7 @@ def calibration() -> dict:
 
 @pytest.fixture(scope="module")
 def html_tables(calibration: dict) -> dict[str, list[list[str]]]:
-    policy = {"categories": {"writing": {"route": "person", "reason": "judge below ceiling"}, "math": "judge"}}
+    policy = policy_routing({"writing": "person", "math": "judge"})
     data = build_report_data(calibration, policy=policy, generated_at=FIXED_TIME)
     return parse_html(render_report(data, "html")).tables
 
@@ -104,7 +112,7 @@ def test_html_reference_and_header_versions(calibration, html_tables):
 
 
 def test_markdown_tables_equal_json(calibration):
-    policy = {"to_person": ["math"]}
+    policy = policy_routing({"math": "person"})
     text = render_report(build_report_data(calibration, policy=policy, generated_at=FIXED_TIME), "md")
     tables = md_tables(text)
     people = next(t for t in tables if t and t[0][0] == "person vs person (ceiling)")
@@ -136,11 +144,13 @@ def test_json_format_is_the_normalised_data(calibration):
 
 
 def test_absent_keys_render_as_not_available_and_nothing_is_invented():
-    minimal = {
+    minimal = {  # only the keys every study writes
+        "kind": "pairwise",
+        "split": "dev",
         "judges": {
-            "j/t": {"vs_people": {"agreement": {"value": float("nan"), "low": 0.1, "high": 0.2, "n": 3}}},
-            "bare/t": {"order_flip_rate": {"value": None, "low": None, "high": None, "n": 0}},
-        }
+            "j/t": {"n_items": 3, "vs_people": {"agreement": {"value": float("nan"), "low": 0.1, "high": 0.2, "n": 3}}},
+            "bare/t": {"n_items": 0, "order_flip_rate": {"value": None, "low": None, "high": None, "n": 0}},
+        },
     }
     data = build_report_data(minimal, generated_at=FIXED_TIME)
     tables = parse_html(render_report(data, "html")).tables
@@ -158,13 +168,13 @@ def test_absent_keys_render_as_not_available_and_nothing_is_invented():
 
 def test_reliability_is_read_exactly_off_the_confusion_matrix():
     # rows: human score 1..3, columns: judge score 1..3
-    conf = confusion({"labels": [1, 2, 3], "matrix": [[4, 1, 0], [2, 2, 1], [0, 1, 5]]})
+    conf = confusion(Confusion(labels=[1, 2, 3], matrix=[[4, 1, 0], [2, 2, 1], [0, 1, 5]]))
     points = reliability_from_confusion(conf)
     # judge said 1: humans 1,1,1,1,2,2 -> mean 8/6; said 2: 1,2,2,3 -> 8/4; said 3: 2,3,3,3,3,3 -> 17/6
     assert [p["n"] for p in points] == [6, 4, 6]
     assert [p["mean_human_score"] for p in points] == pytest.approx([8 / 6, 2.0, 17 / 6])
-    assert reliability_from_confusion(confusion({"labels": ["PASS", "FAIL"], "matrix": [[1, 0], [0, 1]]})) is None
-    assert confusion({"labels": [1, 2], "matrix": [[1, 2]]}) is None  # malformed: not square to its labels
+    assert reliability_from_confusion(confusion(Confusion(labels=["PASS", "FAIL"], matrix=[[1, 0], [0, 1]]))) is None
+    assert confusion(Confusion(labels=[1, 2], matrix=[[1, 2]])) is None  # malformed: not square to its labels
 
 
 def _graded(kind: str) -> dict:
@@ -181,6 +191,7 @@ def _graded(kind: str) -> dict:
         "kappa": e(0.401, 293),
         "per_category": {
             "billing": {
+                "n_items": 40,
                 "agreement": e(0.56, 100),
                 "kappa": e(0.39, 100),
                 "ceiling": {"agreement": e(0.475, 80), "kappa": e(0.3, 80)},

@@ -1,4 +1,5 @@
-"""A calibration file with odd or missing values still renders: 'n/a', never a crash or a made-up number."""
+"""A calibration file with odd or missing values: an absent figure renders as 'n/a'; a value of the wrong
+type is refused by the typed model (the field named), never half-rendered, never a crash or a made-up number."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-from juge.reports import build_report_data, render_report
+from juge.errors import InputError
+from juge.reports import build_report_data, read_calibration, render_report
 from juge.reports.render import NOT_AVAILABLE, fmt_estimate, kind_of, md_text
 from report_helpers import assert_same_estimate, pairwise_calibration, parse_html
 
@@ -33,7 +36,9 @@ PATHS = list(_paths(pairwise_calibration()))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(PATHS), json_values), min_size=1, max_size=4))
 def test_any_value_at_any_key_renders_markdown_and_json(replacements):
-    data = build_report_data(_replace(pairwise_calibration(), replacements))
+    data = _built_or_refused(_replace(pairwise_calibration(), replacements))
+    if data is None:
+        return
     md = render_report(data, "md")
     # Each figure of the people table is the study's own estimate, or 'n/a' where it has none.
     rows = _people_table(md)
@@ -49,6 +54,15 @@ def test_any_value_at_any_key_renders_markdown_and_json(replacements):
     json.loads(render_report(data, "json"))
 
 
+def _built_or_refused(calibration):
+    """The report data, or None when the typed model refuses the file (naming where, in pydantic's error)."""
+    try:
+        return build_report_data(calibration)
+    except ValidationError as exc:
+        assert exc.errors() and all(err["loc"] for err in exc.errors())
+        return None
+
+
 def _people_table(md: str) -> dict[str, list[str]]:
     """The first table under 'Judges against each person' in the Markdown report: who -> cells."""
     lines = md.split("## Judges against each person", 1)[1].splitlines()
@@ -62,18 +76,34 @@ def _people_table(md: str) -> dict[str, list[str]]:
     return rows
 
 
-def test_odd_values_render_html_without_made_up_numbers():
+def test_values_of_the_wrong_type_are_refused_naming_each_field():
     calibration = pairwise_calibration()
     small = calibration["judges"]["chat-small/pair-v2"]
-    small["vs_people"] = {"agreement": {"value": "0.7", "low": None, "high": 1, "n": -3}, "kappa": [0.4]}
+    small["vs_people"] = {"agreement": {"value": None, "low": None, "high": None, "n": 0}, "kappa": [0.4]}
     small["verdict_counts"] = ["A", "B"]
     small["per_category"] = {"writing": "n/a"}
     calibration["notes"] = "one string, not a list"
     calibration["versions"] = "v1"
+    with pytest.raises(ValidationError) as refused:
+        build_report_data(calibration)
+    where = {err["loc"][:5] for err in refused.value.errors()}
+    judge = ("judges", "chat-small/pair-v2")
+    assert {
+        (*judge, "vs_people", "kappa"),
+        (*judge, "verdict_counts"),
+        (*judge, "per_category", "writing"),
+        ("notes",),
+        ("versions",),
+    } <= where
+
+
+def test_an_undefined_figure_renders_as_not_available():
+    calibration = pairwise_calibration()
+    small = calibration["judges"]["chat-small/pair-v2"]
+    small["vs_people"] = {"agreement": {"value": None, "low": None, "high": None, "n": 0}}
     html = render_report(build_report_data(calibration), "html")
     row = html.split('data-judge="chat-small/pair-v2"')[1].split("</tr>")[0]
-    assert row.count(NOT_AVAILABLE) == 2
-    assert "one string, not a list" not in html
+    assert row.count(f'<td class="est na">{NOT_AVAILABLE}</td>') == 2  # agreement undefined, kappa absent
 
 
 def _replace(calibration, replacements):
@@ -89,8 +119,9 @@ def _replace(calibration, replacements):
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(PATHS), json_values), min_size=1, max_size=3))
 def test_any_value_at_any_key_renders_html_with_plots(replacements):
-    html = render_report(build_report_data(_replace(pairwise_calibration(), replacements)), "html")
-    assert html.startswith("<!DOCTYPE html>")
+    data = _built_or_refused(_replace(pairwise_calibration(), replacements))
+    if data is not None:
+        assert render_report(data, "html").startswith("<!DOCTYPE html>")
 
 
 def test_an_interval_that_excludes_its_estimate_is_drawn():
@@ -102,23 +133,28 @@ def test_an_interval_that_excludes_its_estimate_is_drawn():
 
 
 @pytest.mark.parametrize("odd", [True, 5, {"a": 1}, None, "gpt-4-0613"])
-def test_judge_versions_of_any_shape_render(odd):
-    """Found by the property test above: `models: true` crashed the report model."""
+def test_judge_versions_of_another_shape_are_refused_naming_the_field(odd, tmp_path):
+    """Found by the property test above: `models: true` crashed the report model; the file is refused now."""
     calibration = pairwise_calibration()
     for info in calibration["versions"]["judges"].values():
         info["models"] = odd
-        info["template_hashes"] = odd
-    data = build_report_data(calibration)
-    for fmt in ("md", "json"):
-        render_report(data, fmt)
-    models = {tuple(j["models"]) for j in data["judges"]}
-    assert models == ({("gpt-4-0613",)} if odd == "gpt-4-0613" else {()})
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(calibration), encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        read_calibration(path)
+    assert refused.value.path == str(path)
+    assert refused.value.field.startswith("versions.judges.") and refused.value.field.endswith(".models")
 
 
 def test_non_finite_numbers_become_null_in_the_json_report():
     """Found by the property test above: an infinite value made the JSON report raise."""
     calibration = pairwise_calibration()
-    calibration["bootstrap"] = {"n_resamples": float("inf"), "level": float("nan")}
-    out = render_report(build_report_data(calibration), "json")
+    calibration["ceiling"]["agreement"] = {"value": float("inf"), "low": float("nan"), "high": 1.0, "n": 3}
+    calibration["judges"]["gpt4_2023"]["vs_people"]["kappa"] = {"value": 0.3, "low": float("-inf"), "high": 1, "n": 3}
+    data = build_report_data(calibration)
+    out = render_report(data, "json")
     assert "Infinity" not in out and "NaN" not in out
-    json.loads(out)
+    back = json.loads(out)
+    assert back["ceiling"]["agreement"] is None
+    gpt4 = next(j for j in back["judges"] if j["key"] == "gpt4_2023")
+    assert gpt4["vs_people"]["kappa"] == {"value": 0.3, "low": None, "high": None, "n": 3}

@@ -17,7 +17,7 @@ REPORT_HELP = (
     "read.\n\n"
     "Every figure is shown with its 95 % interval and n; the model, template and data versions are in the "
     "header; refused, unparsed and error calls have their own rows; a figure the calibration file does not "
-    "contain is shown as 'not available', never filled in. Dataset and model text is HTML-escaped.\n\n"
+    "contain is shown as 'n/a', never filled in. Dataset and model text is HTML-escaped.\n\n"
     "Also a stored run (--run RUN_ID: check pass rates, each judge's verdicts and unparsed/refused/error calls, "
     "the failing cases with the raw judge text) or a comparison of two runs (--compare OLD NEW: transitions, "
     "the paired difference of pass rates with its interval, the McNemar p, the changed cases with both raw "

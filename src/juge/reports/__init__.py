@@ -12,14 +12,19 @@ import json
 from importlib.resources import as_file
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from juge.errors import input_error
 from juge.files import write_atomic
+from juge.judges.rubric import pydantic_field
 from juge.reports.disagreements import read_items
-from juge.reports.model import build_report_data
+from juge.reports.model import as_calibration, build_report_data
 from juge.reports.render import render_html, render_json, render_markdown
+from juge.results import Calibration, HoldoutTest, PolicyResult
 
+ResultModel = TypeVar("ResultModel", bound=BaseModel)
 FORMATS = {"html": render_html, "md": render_markdown, "json": render_json}
 SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
 
@@ -32,12 +37,12 @@ def render_report(data: dict[str, Any], fmt: str = "html") -> str:
 
 
 def write_report(
-    calibration: dict[str, Any],
+    calibration: Calibration | dict[str, Any],
     path: str | Path,
     fmt: str = "html",
     *,
-    policy: dict[str, Any] | None = None,
-    policy_test: dict[str, Any] | None = None,
+    policy: PolicyResult | dict[str, Any] | None = None,
+    policy_test: HoldoutTest | dict[str, Any] | None = None,
     items: str | Path | Traversable | None = None,
     top: int = 3,
     source: str | None = None,
@@ -52,10 +57,11 @@ def write_report(
         # A packaged file (importlib.resources Traversable, e.g. the demo's items) is read through a real path.
         with as_file(Path(items) if isinstance(items, str) else items) as items_path:
             cases = read_items(items_path)
-    if calibration.get("kind") == "criteria":  # several criteria: one report each, side by side first
+    calibration = as_calibration(calibration)
+    if calibration.kind == "criteria":  # several criteria: one report each, side by side first
         from juge.reports.criteria import render_criteria
 
-        def build(study: dict[str, Any]) -> dict[str, Any]:
+        def build(study: Calibration) -> dict[str, Any]:
             return build_report_data(study, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
 
         return write_atomic(path, render_criteria(calibration, fmt, build))
@@ -79,18 +85,26 @@ def read_json_object(path: str | Path, what: str) -> dict[str, Any]:
     return obj
 
 
-def read_calibration(path: str | Path) -> dict[str, Any]:
+def read_result(path: str | Path, model: type[ResultModel], what: str) -> ResultModel:
+    """A result file validated into its model; a bad value is refused naming the file and the field."""
+    obj = read_json_object(path, what)
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        field, message = pydantic_field(exc)
+        raise input_error(path, f"not a valid {what}: {message}", field=field) from None
+
+
+def read_calibration(path: str | Path) -> Calibration:
     """A calibration result written by `juge calibrate --json`; refuses files that are not one."""
     obj = read_json_object(path, "calibration")
-    if obj.get("kind") == "criteria" and isinstance(obj.get("criteria"), dict):
-        return obj
-    if not isinstance(obj.get("judges"), dict):
+    if obj.get("kind") != "criteria" and not isinstance(obj.get("judges"), dict):
         raise input_error(
             path,
             "not a calibration result: no 'judges' object; make one with `juge calibrate ... --json FILE`",
             field="judges",
         )
-    return obj
+    return read_result(path, Calibration, "calibration")
 
 
-__all__ = ["build_report_data", "read_calibration", "render_report", "write_report", "write_atomic"]
+__all__ = ["build_report_data", "read_calibration", "read_result", "render_report", "write_report", "write_atomic"]

@@ -13,21 +13,22 @@ from collections.abc import Callable
 from typing import Any
 
 from juge.reports.render import fmt_estimate, kind_of
+from juge.results import Calibration
 
 _ID = re.compile(r'(\bid="|url\(#|href="#)([^"\)]+)')
 _BODY = re.compile(r"<main>(.*)</main>", re.S)
 
 
-def render_criteria(calibration: dict[str, Any], fmt: str, build: Callable[[dict[str, Any]], dict[str, Any]]) -> str:
+def render_criteria(calibration: Calibration, fmt: str, build: Callable[[Calibration], dict[str, Any]]) -> str:
     """`build(study)` gives one criterion's report data; this renders them all in `fmt` (html, md, json)."""
     from juge.reports import render_report
 
-    studies = calibration["criteria"]
+    studies = calibration.criteria or {}
     if fmt == "json":
         data = {name: json.loads(render_report(build(study), "json")) for name, study in studies.items()}
-        out = {"kind": "criteria", "side_by_side": calibration.get("side_by_side", []), "criteria": data}
+        out = {"kind": "criteria", "side_by_side": calibration.side_by_side or [], "criteria": data}
         return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
-    rows = calibration.get("side_by_side", [])
+    rows = calibration.side_by_side or []
     keys = list(dict.fromkeys(k for row in rows for k in row["judges"]))
     if fmt == "md":
         lines = ["# juge calibration report: criteria side by side", ""]

@@ -18,6 +18,7 @@ from typing import Any
 from juge.data.readers import read_cases, read_rows
 from juge.data.records import Case
 from juge.judges.pairwise import as_agreement_label
+from juge.results import Calibration, Disagreement
 
 ITEM_MAPPING = {"id": "item_id", "output_1": "answer_1", "output_2": "answer_2"}
 ORDERS = ("12", "21")
@@ -30,12 +31,6 @@ def read_items(path: str | Path) -> dict[str, Case]:
     return {c.id: c for c in cases}
 
 
-def _vote_counts(votes: Any) -> dict[str, int]:
-    if not isinstance(votes, dict):
-        return {}
-    return {str(k): v for k, v in votes.items() if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
-
-
 def disagreement_share(verdict: str | None, vote_counts: dict[str, int]) -> float | None:
     """Share of the votes that differ from the judge's label; None without a verdict or votes."""
     label = as_agreement_label(verdict)  # type: ignore[arg-type]
@@ -45,42 +40,34 @@ def disagreement_share(verdict: str | None, vote_counts: dict[str, int]) -> floa
     return (total - vote_counts.get(label, 0)) / total
 
 
-def _texts(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    if entry.get("texts") is None and isinstance(entry.get("text"), str):  # a single answer (PASS/FAIL): one call
-        return [{"order": None, "letter": entry.get("verdict"), "text": entry["text"]}]
-    texts, letters = entry.get("texts"), entry.get("letters")
-    texts = texts if isinstance(texts, dict) else {}
-    letters = letters if isinstance(letters, dict) else {}
-    return [{"order": o, "letter": letters.get(o), "text": str(texts[o])} for o in ORDERS if texts.get(o) is not None]
+def _texts(row: Disagreement) -> list[dict[str, Any]]:
+    if row.texts is None and row.text is not None:  # a single answer (PASS/FAIL): one call
+        return [{"order": None, "letter": row.verdict, "text": row.text}]
+    texts, letters = row.texts or {}, row.letters or {}
+    return [{"order": o, "letter": letters.get(o), "text": texts[o]} for o in ORDERS if texts.get(o) is not None]
 
 
-def select_disagreements(calibration: dict[str, Any], *, top: int = 3) -> list[dict[str, Any]]:
+def select_disagreements(calibration: Calibration, *, top: int = 3) -> list[dict[str, Any]]:
     """Up to `top` items per judge key, largest disagreement first (ties: more votes, then item id).
 
     Keys without raw texts (baselines) are skipped: the section is for reading a judge's reasoning.
     """
     out: list[dict[str, Any]] = []
-    judges = calibration.get("judges")
-    for key, entry in (judges if isinstance(judges, dict) else {}).items():
-        rows = entry.get("disagreements") if isinstance(entry, dict) else None
-        if not isinstance(rows, list):
-            continue
+    for key, entry in calibration.judges.items():
         cards: list[dict[str, Any]] = []
-        for row in rows:
-            if not isinstance(row, dict) or "item_id" not in row:
-                continue
-            counts = _vote_counts(row.get("votes"))
+        for row in entry.disagreements or []:
             texts = _texts(row)
             if not texts:
                 continue
+            counts = dict(row.votes)
             cards.append(
                 {
-                    "item_id": str(row["item_id"]),
-                    "category": row.get("category"),
-                    "judge": str(key),
-                    "verdict": row.get("verdict"),
-                    "majority": row.get("majority"),
-                    "disagreement": disagreement_share(row.get("verdict"), counts),
+                    "item_id": row.item_id,
+                    "category": row.category,
+                    "judge": key,
+                    "verdict": row.verdict,
+                    "majority": row.majority,
+                    "disagreement": disagreement_share(row.verdict, counts),
                     "vote_counts": counts,
                     "votes": [],
                     "question": None,
