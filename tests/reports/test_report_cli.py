@@ -10,7 +10,7 @@ import juge.reports as report
 from cli_helpers import run_cli
 from juge.reports.disagreements import disagreement_share, select_disagreements
 from juge.results import Calibration
-from report_helpers import assert_same_estimate, pairwise_calibration, parse_html
+from report_helpers import assert_same_estimate, pairwise_calibration, parse_html, policy_routing
 
 
 @pytest.fixture
@@ -59,6 +59,29 @@ def test_bad_input_exits_2_with_file_and_line(monkeypatch, capsys, calibration_f
     code, _, err = run_cli(monkeypatch, capsys, "report", str(calibration_file), *args)
     assert code == 2
     assert message in " ".join(err.split())
+
+
+@pytest.mark.parametrize("which", ["calibration", "policy"])
+def test_a_value_of_the_wrong_type_exits_2_naming_file_and_field(
+    monkeypatch, capsys, calibration_file, tmp_path, which
+):
+    calibration = pairwise_calibration()
+    policy = policy_routing({"math": "person"})
+    if which == "calibration":
+        calibration["judges"]["gpt4_2023"]["vs_people"]["kappa"] = {"value": [0.4], "n": 3}
+    else:
+        policy["categories"]["math"]["decision"] = "maybe"
+    calibration_file.write_text(json.dumps(calibration), encoding="utf-8")
+    policy_file = tmp_path / "policy.json"
+    policy_file.write_text(json.dumps(policy), encoding="utf-8")
+    out_path = tmp_path / "r.html"
+    code, _, err = run_cli(
+        monkeypatch, capsys, "report", str(calibration_file), "--policy", str(policy_file), "-o", str(out_path)
+    )
+    assert code == 2 and not out_path.exists()
+    field = "judges.gpt4_2023.vs_people.kappa" if which == "calibration" else "categories.math.decision"
+    where = str(calibration_file if which == "calibration" else policy_file)
+    assert f"{where}: field '{field}'" in " ".join(err.split())
 
 
 def test_a_failed_render_leaves_the_previous_report_untouched(monkeypatch, tmp_path):
