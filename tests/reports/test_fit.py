@@ -1,4 +1,4 @@
-"""Tables below 100 columns print as blocks: every name whole, every figure on one line."""
+"""A table too wide for its names and figures prints as blocks: every name whole, every figure on one line."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 from rich.table import Table
 
-from juge.reports.fit import fitted
+from juge.reports.fit import fitted, wrapped
 
 LONG = "a-judge-with-a-rather-long-name/pairwise-template-v12"
 
@@ -52,4 +52,27 @@ def test_two_columns_read_as_name_value():
     table.add_column("count")
     table.add_row("PASS", "23")
     table.add_row("unparsed", "0")
-    assert _print(80, table).splitlines() == ["  PASS: 23", "  unparsed: 0"]
+    assert _print(15, table).splitlines() == ["  PASS: 23", "  unparsed: 0"]
+    assert "┃ verdict  ┃ count ┃" in _print(80, table)  # it fits: a small table stays a table
+
+
+def test_long_headers_wrap_between_words_but_cells_stay_whole():
+    """Headers are not names: the table stays horizontal when only its headers would need the room."""
+    table = Table()
+    table.add_column("judge")
+    for header in ("agreement with each person on every item", "kappa with the human majority vote"):
+        table.add_column(header)
+    table.add_row(LONG, "0.718 [0.655, 0.779] n=240", "0.41 [0.30, 0.52] n=240")
+    out = _print(120, table)
+    assert "┃" in out and LONG in out and "0.718 [0.655, 0.779] n=240" in out
+    assert max(len(line) for line in out.splitlines()) <= 120
+    assert "judge: " not in out
+
+
+def test_prose_wraps_between_words_never_inside_a_figure():
+    buf = io.StringIO()
+    console = Console(file=buf, width=40, force_terminal=False, color_system=None)
+    console.print(wrapped("the judge agrees with people: 0.718 [0.655, 0.779] n=240 on every item it saw", console))
+    lines = buf.getvalue().splitlines()
+    assert "0.718 [0.655, 0.779] n=240" in "\n".join(lines)
+    assert all(len(line) <= 40 for line in lines) and len(lines) == 3

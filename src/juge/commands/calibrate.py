@@ -321,6 +321,7 @@ def demo_command(
     """
     from juge.api import demo
     from juge.files import write_json
+    from juge.reports.fit import command_lines
     from juge.reports.terminal import print_result
 
     console, err = Console(), Console(stderr=True)
@@ -350,20 +351,20 @@ def demo_command(
     console.print(f"\nwrote {out / 'calibration.json'}", highlight=False, markup=False)
     if json_path is not None:
         console.print(f"wrote {json_path}", highlight=False, markup=False)
-    console.print(
-        f"wrote {out / 'report.html'}   # open it in a browser", highlight=False, markup=False, soft_wrap=True
-    )
-    console.print(
-        "next:\n"
-        "  juge calibrate --items items.jsonl --judgments judgments.jsonl --json calibration.json"
-        "   # the same study on your data\n"
-        "  juge calibrate --from-hf mt_bench_human_judgments/ --split all"
-        "   # the official MT-Bench human judgments\n"
-        "  juge --help   # run judges, write a policy, label items, make a report",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
-    )
+    wrote = f"wrote {out / 'report.html'}"
+    hint = "   # open it in a browser" if len(wrote) + 25 <= console.width else ""
+    console.print(wrote + hint, highlight=False, markup=False, soft_wrap=True)
+    console.print("next:", highlight=False, markup=False)
+    for command, comment in (
+        (
+            "juge calibrate --items items.jsonl --judgments judgments.jsonl --json calibration.json",
+            "the same study on your data",
+        ),
+        ("juge calibrate --from-hf mt_bench_human_judgments/ --split all", "the official MT-Bench human judgments"),
+        ("juge --help", "run judges, write a policy, label items, make a report"),
+    ):
+        for line in command_lines(command, console.width, comment=comment):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
+from juge.reports.fit import command_lines
 from juge.scaffold import KINDS, init_project
 
 
@@ -26,12 +29,15 @@ def init_command(
     out.print(f"wrote a {result.kind} project to [bold]{escape(str(result.directory))}[/]:", highlight=False)
     for name in result.files:
         out.print(f"  {escape(name)}", highlight=False)
-    d = escape(str(result.directory))
-    out.print(
-        f"next: [bold]cd {d} && juge run eval.toml[/] (offline), then "
-        f"[bold]juge prompt {result.judge} --case orders-01[/]; README.md has the rest",
-        highlight=False,
-    )
+    # one command per line, so a narrow terminal breaks between commands, never inside one
+    out.print("next:", highlight=False)
+    for command, comment in (
+        (f"cd {shlex.quote(str(result.directory))} && juge run eval.toml", "offline"),
+        (f"juge prompt {result.judge} --case orders-01", "the exact messages the judge gets"),
+    ):
+        for line in command_lines(command, out.width, comment=comment):
+            out.print(Text(line, style="" if line.lstrip().startswith("#") else "bold"), soft_wrap=True)
+    out.print("  README.md has the rest", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -18,7 +18,7 @@ from rich.text import Text
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
-from juge.reports.fit import fitted
+from juge.reports.fit import fitted, wrapped
 from juge.results import format_estimate as fmt
 from juge.store import DEFAULT_DB, RunNotFound
 
@@ -316,13 +316,17 @@ def _policy_tables(policy: dict[str, Any]) -> None:
     if sel["difference"]:
         d = sel["difference"]
         out.print(
-            Text(f"chosen - runner-up ({d['b']}), paired on the {d['n_items']} shared items: {fmt(d['difference'])}")
+            wrapped(
+                f"chosen - runner-up ({d['b']}), paired on the {d['n_items']} shared items: {fmt(d['difference'])}",
+                out,
+            )
         )
     for cat, r in policy["reference"].items():
         out.print(
-            Text(
+            wrapped(
                 f"Rule 2, {cat}: reference prompt {'used' if r['use_reference'] else 'not used'} "
-                f"(with - without: {fmt(r['difference'])})"
+                f"(with - without: {fmt(r['difference'])})",
+                out,
             )
         )
     g = policy.get("guarantee")
@@ -519,8 +523,9 @@ def derive_command(
         )
     else:
         out.print(
-            Text(
-                f"next: juge policy test --policy {json_path} with the same inputs (once: it uses up the holdout split)"
+            wrapped(
+                f"next: juge policy test --policy {json_path} with the same inputs (once: it uses up the holdout split)",
+                out,
             )
         )
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from juge.calibration.pairwise import VERDICTS
 from juge.data.records import OUTCOMES
-from juge.reports.fit import fitted
+from juge.reports.fit import fitted, joined, wrapped
 from juge.results import format_estimate
 
 
@@ -38,6 +39,17 @@ def _table(title: str, *columns: str, caption: str | None = None) -> Table:
     return table
 
 
+def _whole_headers(table: Table, first: int) -> None:
+    """Columns from `first` on are headed by judge names: a header may wrap, but never inside a name."""
+    for column in table.columns[first:]:
+        column.min_width = cell_len(str(column.header))
+
+
+def _prose(console: Console, text: str) -> Text:
+    """A sentence for `console`: plain text, wrapped between words, every figure whole on one line."""
+    return wrapped(text, console)
+
+
 def _cell(text: str) -> Text:
     return Text(text)  # never interpreted as markup
 
@@ -45,10 +57,11 @@ def _cell(text: str) -> Text:
 def print_header(result: dict[str, Any], console: Console) -> None:
     boot = result.get("bootstrap", {})
     console.print(
-        _cell(
+        _prose(
+            console,
             f"Split {result['split']}: {result['n_items']} items, {result['n_votes']} human votes from "
             f"{result['n_raters']} people. Intervals: 95 % percentile bootstrap over items, "
-            f"{boot.get('n_resamples')} resamples, seed {boot.get('seed')}."
+            f"{boot.get('n_resamples')} resamples, seed {boot.get('seed')}.",
         )
     )
 
@@ -66,9 +79,10 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
     table.add_row("human majority picks the longer answer", fmt(result.get("majority_picks_longer")))
     console.print(fitted(table, console))
     console.print(
-        _cell(
+        _prose(
+            console,
             f"{result['n_without_majority']} of {result['n_items']} items have no majority "
-            "(a tie for the top) and are left out of the 'vs majority' columns."
+            "(a tie for the top) and are left out of the 'vs majority' columns.",
         )
     )
 
@@ -93,10 +107,11 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
         )
     console.print(fitted(table, console))
     console.print(
-        _cell(
+        _prose(
+            console,
             f"Compare 'vs people' with the ceiling (agreement {fmt(ceiling['agreement'], with_n=False)}, "
             f"kappa {fmt(ceiling['kappa'], with_n=False)}). 'vs majority' is not comparable with the "
-            "ceiling: a majority label is less noisy than one person."
+            "ceiling: a majority label is less noisy than one person.",
         )
     )
 
@@ -195,17 +210,16 @@ def print_per_category(result: dict[str, Any], console: Console) -> None:
     """Per category: the ceiling and each judge's agreement with people (value, interval, n)."""
     judges = result["judges"]
     table = _table("Per category: agreement with people (ceiling = person vs person)", "category", "ceiling", *judges)
+    _whole_headers(table, 2)
     for category, people in result.get("per_category", {}).items():
-        cells = [fmt(people["ceiling"]["agreement"]).replace(" n=", "\nn=")]
+        cells = [fmt(people["ceiling"]["agreement"])]
         for j in judges.values():
             cat = j["per_category"].get(category)
             if cat is None:
                 cells.append("-")
                 continue
             missing = cat["verdict_counts"]["missing"]
-            cells.append(
-                fmt(cat["vs_people"]["agreement"]).replace(" n=", "\nn=") + (f"\n{missing} missing" if missing else "")
-            )
+            cells.append(fmt(cat["vs_people"]["agreement"]) + (f"\n({missing} missing)" if missing else ""))
         table.add_row(_cell(category), *cells)
     console.print(fitted(table, console))
 
@@ -214,7 +228,7 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
     """Tables of a single-score or PASS/FAIL study."""
     print_header(result, console)
     truth = result["truth"]
-    console.print(_cell(f"Human truth: {truth['mode']} ({truth['n_items']} items)."))
+    console.print(_prose(console, f"Human truth: {truth['mode']} ({truth['n_items']} items)."))
     score = result["kind"] == "score"
     stats = (
         [
@@ -239,9 +253,10 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
     console.print(fitted(table, console))
     if not result["judges"]:
         console.print(
-            _cell(
+            _prose(
+                console,
                 "No judgments given: only the person-vs-person figures above. Add --judgments FILE or "
-                "--run RUN_ID to measure a judge against them."
+                "--run RUN_ID to measure a judge against them.",
             )
         )
         return
@@ -315,9 +330,9 @@ def print_counts(counts: dict[str, int] | None, console: Console) -> None:
     """Every item and label value accounted for, one line each."""
     if not counts:
         return
-    console.print(
-        _cell("Input: " + "; ".join(f"{COUNT_NAMES.get(k, k)}: {v}" for k, v in counts.items())), soft_wrap=True
-    )
+    parts = [f"{COUNT_NAMES.get(k, k)}: {v}" for k, v in counts.items()]
+    for line in joined(["Input:", *parts] if not parts else [f"Input: {parts[0]}", *parts[1:]], console.width):
+        console.print(_cell(line))
 
 
 def print_side_by_side(result: dict[str, Any], console: Console) -> None:
@@ -333,6 +348,8 @@ def print_side_by_side(result: dict[str, Any], console: Console) -> None:
         "ceiling alpha",
         *(f"{k} agreement" for k in keys),
     )
+    for column, key in zip(table.columns[5:], keys, strict=True):
+        column.min_width = cell_len(key)
     for row in rows:
         ceiling = row["ceiling"]
         table.add_row(
@@ -362,7 +379,7 @@ def result_headlines(result: dict[str, Any]) -> list[dict[str, Any]]:
 def print_headlines(lines: Sequence[dict[str, Any]], console: Console) -> None:
     for h in lines:
         style = "bold green" if h["stands_in"] else "bold red" if h["not_in"] else "bold yellow"
-        console.print(_cell(h["sentence"]), style=style)
+        console.print(_prose(console, h["sentence"]), style=style)
     if lines:
         console.print(_cell("The detail follows: every figure with its 95 % interval and n."), style="dim")
 
@@ -385,6 +402,6 @@ def print_result(result: dict[str, Any], console: Console, warnings: Sequence[st
     print_counts(result.get("counts"), console)
     for note in result.get("notes", []):
         if note in warnings:
-            console.print(_cell(f"warning: {note}"), style="yellow")
+            console.print(_prose(console, f"warning: {note}"), style="yellow")
         else:
-            console.print(_cell(f"note: {note}"), style="dim")
+            console.print(_prose(console, f"note: {note}"), style="dim")
