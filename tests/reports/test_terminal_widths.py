@@ -142,7 +142,5 @@ def test_init_prints_one_command_per_line(monkeypatch, tmp_path: Path) -> None:
     text = _cli(monkeypatch, "init", "a-project-with-a-long-name", columns=60)
     lines = text.splitlines()
     assert max(cell_len(line) for line in lines) <= 60
-    assert "  cd a-project-with-a-long-name && juge run eval.toml" in [
-        line.split("   #")[0] for line in lines
-    ]
+    assert "  cd a-project-with-a-long-name && juge run eval.toml" in [line.split("   #")[0] for line in lines]
     assert any(re.fullmatch(r"  juge prompt \S+ --case orders-01(   # .*)?", line) for line in lines)
