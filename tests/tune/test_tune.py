@@ -383,3 +383,29 @@ def test_tune_measures_nothing_when_every_call_fails_and_says_why(tmp_path, monk
         main()
     assert exit_info.value.code == 3
     assert not (tmp_path / "tuned").exists()
+
+
+def test_cli_tune_table_fits_80_columns_and_cuts_no_name(tmp_path):
+    from typer.testing import CliRunner
+
+    from juge.cli import app
+
+    judge, items, labels = write_data(tmp_path, n_groups=16, holdout=0)
+    judge.write_text(CLI_JUDGE)
+    long = "strict-rubric-with-worked-examples-and-the-reference-answer"
+    (tmp_path / "variants").mkdir()
+    (tmp_path / "variants" / f"{long}.toml").write_text(CLI_JUDGE)
+    out = tmp_path / "tuned"
+    args = ["tune", "--judge", str(judge), "--items", str(items), "--labels", str(labels), "--out", str(out),
+            "--variants", str(tmp_path / "variants"), "--candidates", f"as-given,verdict-only,file:{long}",
+            "--folds", "2", "--shots", "2", "--resamples", "200", "--no-progress", "--db", str(tmp_path / "j.db")]  # fmt: skip
+    res = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    names = [c["name"] for c in json.loads((out / "tuning.json").read_text())["candidates"]]
+    assert sorted(names) == sorted(["as-given", "verdict-only", f"file:{long}"])
+    lines = res.output.splitlines()
+    assert max(len(line) for line in lines) <= 80, res.output
+    # Each name is whole on one line (a column folded to fit would split it), and so is each interval.
+    for name in names:
+        assert any(name in line for line in lines), (name, res.output)
+    assert res.output.count("1.000 [1.000, 1.000] n=32") >= len(names), res.output

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.errors import InputError
+from juge.reports.fit import fitted
 from juge.results import format_estimate
 
 TUNE_HELP = """Improve a judge against people, and report how much of the gain is real.
@@ -106,7 +107,7 @@ def tune_command(
         )
     for name, why in result.skipped.items():
         table.add_row(Text(name), "", "", "", Text(why))
-    console.print(table)
+    console.print(fitted(table, console))  # below 100 columns: one block per candidate, names whole
     console.print(Text(f"chosen: {result.chosen}: {result.reason}"))
     console.print(
         f"in-sample    {format_estimate(result.in_sample)}  (chosen on these labels: optimistic)", highlight=False
