@@ -46,11 +46,19 @@ def test_every_expected_command_is_there():
         assert expected in names
 
 
-@pytest.mark.parametrize("command", ALL, ids=lambda c: " ".join(c))
-def test_help_of_every_command(command):
-    result = runner.invoke(app, [*command, "--help"])
+@pytest.mark.parametrize("command", [(), *ALL], ids=lambda c: " ".join(c) or "juge")
+def test_help_of_every_command_shows_flags_as_flags(command):
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "Usage" in result.output
+    # A flag takes no value: `--json`, not `--json <bool>` (typer 0.29's rich help adds the type).
+    assert "<bool>" not in result.output
+    assert "--help" in result.output
+
+
+def test_options_with_a_value_keep_their_type_in_help():
+    result = runner.invoke(app, ["tune", "--help"], env={"COLUMNS": "200"})
+    assert "--no-progress" in result.output and "<int>" in result.output and "<path>" in result.output
 
 
 def test_version():
