@@ -112,10 +112,6 @@ def label_everything(browser, base: str, link: str, rater: str, wrong: set[str])
         question = page.locator(".turn.user").inner_text().strip().splitlines()[-1].strip()
         left = page.locator("#answer-1 pre").inner_text().strip()
         key = "3" if question in wrong else ("1" if left == right[question] else "2")
-        if labelled % 2 == 0:
-            page.wait_for_timeout(
-                1100
-            )  # a person reads first: a click at once on the same spot is a double click's echo
         with page.expect_navigation():
             if labelled % 2:
                 page.keyboard.press(key)

@@ -6,6 +6,12 @@
   var toggle = document.getElementById("explain-toggle");
   var busy = false;
 
+  // Focus the page's [autofocus] control now: the browser applies autofocus only at a later
+  // rendering update, which can come after the load event on a busy machine, and Enter pressed
+  // on "Sign in" in between reached no button and did nothing. This deferred script runs before load.
+  var autofocus = document.querySelector("[autofocus]");
+  if (autofocus && (!document.activeElement || document.activeElement === document.body)) autofocus.focus();
+
   function openNote() {
     if (!note) return;
     note.hidden = false;
@@ -36,39 +42,26 @@
     }, 0);
   });
   // The second click of a double click can land on the next page when it loads fast, and undo
-  // (or label) once more there. Such a click is at the same place on screen as the click that sent
-  // the last page's form, and soon after it: within SETTLE_MS of that click, or of this page
-  // appearing (a slow load). The sending click is remembered (sessionStorage, this tab only); a
-  // click elsewhere counts however soon after the page appears. Keyboard presses (detail 0) are
-  // guarded by `busy` and event.repeat instead.
-  var SETTLE_MS = 500;
-  var RECENT_MS = 1000;
-  var SAME_PX = 16;
-  var KEY = "juge-label-last-click";
-  var shownAt = Date.now();
-  function lastClick() {
-    try { return JSON.parse(window.sessionStorage.getItem(KEY) || "null"); } catch (e) { return null; }
-  }
+  // (or label) once more there. The browser counts the clicks of a double click (event.detail) across
+  // pages, so that click arrives with a detail of 2 or more on a page that never saw the first click
+  // of its run: it is dropped. Every click with a detail of 1 counts, however soon after the page
+  // appears (no timing window, so a slow machine neither drops a first click nor lets an echo
+  // through). Keyboard presses (detail 0) are guarded by `busy` and event.repeat instead.
+  var sawFirstClick = false;
+  document.addEventListener("mousedown", function (event) {
+    if (event.detail === 1) sawFirstClick = true;
+  }, true);
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("button[type=submit]");
-    if (!button || event.detail === 0) return;
-    var last = lastClick();
-    var now = Date.now();
-    var soon = last && (now - last.t < SETTLE_MS || (now - shownAt < SETTLE_MS && now - last.t < RECENT_MS));
-    if (soon && Math.abs(event.screenX - last.x) <= SAME_PX && Math.abs(event.screenY - last.y) <= SAME_PX) {
-      event.preventDefault();
-      return;
-    }
-    try {
-      window.sessionStorage.setItem(KEY, JSON.stringify({ t: now, x: event.screenX, y: event.screenY }));
-    } catch (e) { /* storage off: only the same-page guard (data-sent) applies */ }
+    if (!button || event.detail < 2 || sawFirstClick) return;
+    event.preventDefault();
   }, true);
 
   // A page restored from the back/forward cache is a fresh page: let its forms be sent again.
   window.addEventListener("pageshow", function (event) {
     if (!event.persisted) return;
     busy = false;
-    shownAt = Date.now();
+    sawFirstClick = false;
     var forms = document.querySelectorAll("form[data-sent]");
     for (var i = 0; i < forms.length; i++) {
       forms[i].removeAttribute("data-sent");
