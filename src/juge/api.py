@@ -41,6 +41,10 @@ from juge.results import (
     Run,
 )
 
+# API functions that live in their domain modules (``x as x``: re-exported).
+from juge.runs.listing import delete_runs as delete_runs
+from juge.runs.listing import list_runs as list_runs
+
 if TYPE_CHECKING:
     from rich.console import Console
 

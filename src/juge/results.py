@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, model_validator
 
 SCHEMA_VERSION = 1
 
@@ -1046,6 +1046,133 @@ class ProbeResult(Result):
     judge: ProbeJudge | None = None
 
 
+# ---- stored runs: juge runs, show, export; juge split ---------------------------------------
+
+
+class RunRowJudge(Part):
+    """A judge as a run's config names it (runs written by other commands may lack some fields)."""
+
+    name: str
+    setup: str | None = None
+    template: str | None = None
+    template_hash: str | None = None
+    model: str | None = None
+
+
+class RunRowSystem(Part):
+    model: str
+    template_hash: str | None = None
+
+
+class RunRow(Part):
+    """One stored run as ``juge runs`` lists it (``juge runs --json`` writes a list of these)."""
+
+    id: str
+    name: str | None = None
+    status: str
+    started_at: str
+    ended_at: str | None = None
+    eval_file: str | None = None
+    n_cases: int | None = None
+    pass_rate: float | None = None
+    cases_passed: int | None = None
+    done: int | None = None  # a running run: judgments stored so far
+    total: int | None = None  # ... of the judgments it needs (None when its config does not say)
+    judges: list[RunRowJudge] = []
+    system: RunRowSystem | None = None
+    dataset_hash: str
+    juge_version: str
+
+
+class ShownRun(Part):
+    id: str
+    name: str | None = None
+    dataset_hash: str
+    juge_version: str
+
+
+class CheckOutcome(Part):
+    passed: bool
+    reason: str | None = None
+
+
+class ShownJudgment(Part):
+    """One judgment as stored: the raw text whole, the verdict parsed (a word, a number, or per criterion)."""
+
+    judge: str
+    model: str
+    order: str | None = None
+    repeat: int = 0
+    outcome: str
+    verdict: str | int | float | dict[str, int | float | None] | None = None
+    reason: str | None = None
+    text: str
+
+
+class PairVerdict(Part):
+    """A pairwise judge's verdict over both orders (the letters mapped back to the fixed order)."""
+
+    judge: str
+    repeat: int = 0
+    verdict: str  # A, B, tie, inconsistent or missing
+    meaning: str
+
+
+class ShownCase(Part):
+    id: str
+    category: str | None = None
+    checks: dict[str, CheckOutcome] = {}
+    judgments: list[ShownJudgment] = []
+    pair_verdicts: list[PairVerdict] = []
+
+
+class ShowResult(Result):
+    """The cases of a stored run (``juge show --json``), filtered by outcome, judge and case, at most ``limit``."""
+
+    schema_name: ClassVar[str] = "show"
+
+    run: ShownRun
+    outcome: str | None = None
+    judge: str | None = None
+    case: str | None = None
+    limit: int | None = None
+    n_cases: int  # in the run
+    n_matching: int  # cases the filters keep, before the limit
+    cases: list[ShownCase] = []
+
+
+class ExportResult(Result):
+    """What ``juge export`` wrote (``--json``): the file, its format, its rows and columns."""
+
+    schema_name: ClassVar[str] = "export"
+
+    run_id: str
+    path: str
+    format: Literal["jsonl", "csv", "parquet"]
+    wide: bool = False
+    rows: int
+    columns: list[str] = []
+
+
+class SplitSide(Part):
+    rows: int
+    groups: int
+
+
+class SplitResult(Result):
+    """What ``juge split`` wrote (``--json``): rows and groups on each side of a split by ``by``."""
+
+    schema_name: ClassVar[str] = "split"
+
+    source: str
+    path: str
+    by: str
+    holdout_share: float
+    seed: int
+    dev: SplitSide
+    holdout: SplitSide
+
+
 RESULTS: tuple[type[Result], ...] = (
     Calibration,
     RunSummary,
@@ -1054,9 +1181,14 @@ RESULTS: tuple[type[Result], ...] = (
     ProbeResult,
     RouteResult,
     AuditSample,
+    ShowResult,
+    ExportResult,
+    SplitResult,
 )
 # The policy file and its test keep the exact keys their hash and readers expect (see _Loose).
 POLICY_FILES: tuple[type[PolicyResult] | type[HoldoutTest], ...] = (PolicyResult, HoldoutTest)
+#: Outputs that are a JSON list of parts (``juge runs --json``), by schema name.
+LISTS: dict[str, type[Part]] = {"runs": RunRow}
 
 for _model in (Ceiling, JudgeFigures, Calibration):
     _model.model_rebuild()
@@ -1070,6 +1202,9 @@ def schemas() -> dict[str, dict[str, Any]]:
     for model in (*RESULTS, *POLICY_FILES, *LABEL_RESULTS):
         schema = model.model_json_schema(by_alias=True, mode="serialization")
         out[model.schema_name] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    for name, part in LISTS.items():
+        schema = TypeAdapter(list[part]).json_schema(by_alias=True, mode="serialization")  # type: ignore[valid-type]
+        out[name] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
     return out
 
 

@@ -752,13 +752,18 @@ def judged_run(
         yield run
 
 
+def run_lock_path(db_path: Path, eval_hash: str) -> Path:
+    """The file a `juge run` of this eval locks beside a SQLite store."""
+    return db_path.parent / f".run-{hashlib.sha256(eval_hash.encode()).hexdigest()[:16]}.lock"
+
+
 @contextmanager
 def run_lock(db_path: Path, eval_hash: str) -> Iterator[None]:
     """One process at a time on one eval's run: a second `juge run` would pay for the same calls.
 
     An OS file lock, so a killed process (even SIGKILL) releases it and the run can resume.
     """
-    lock_path = db_path.parent / f".run-{hashlib.sha256(eval_hash.encode()).hexdigest()[:16]}.lock"
+    lock_path = run_lock_path(db_path, eval_hash)
     with open(lock_path, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

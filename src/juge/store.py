@@ -71,6 +71,15 @@ def open_store(db: str | Path) -> Store:
     return Store(db)
 
 
+def open_existing_store(db: str | Path | None) -> Store:
+    """The store at `db` (default ``.juge/juge.db``) for reading: a SQLite file that is not there is an
+    InputError rather than a new, empty store."""
+    where = db if db is not None else DEFAULT_DB
+    if not is_database_url(where) and not Path(where).exists():
+        raise InputError(f"{where}: no juge database here (run `juge run` first, or pass --db)")
+    return open_store(where)
+
+
 # SQLite's primary result codes (the low byte of an extended code) that say what is wrong with the store.
 _BAD_STORE = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 _DISK_FULL = {sqlite3.SQLITE_FULL}

@@ -70,3 +70,34 @@ def test_filters_and_rm(tmp_path, monkeypatch, capsys):
     assert _count(db, "judgments", kept) > 0
     code, out, _ = run_cli(monkeypatch, capsys, "runs", "--db", str(db))
     assert code == 0 and gone not in out and kept in out
+
+
+def test_the_api_lists_and_deletes_what_the_cli_does(tmp_path, monkeypatch, capsys):
+    import jsonschema
+    import pytest
+
+    import juge
+
+    db = tmp_path / "j.db"
+    for _ in range(2):
+        run_cli(monkeypatch, capsys, "run", str(BAKERY), "--no-progress", "--db", str(db), "--fresh")
+    rows = juge.list_runs(db=db)
+    assert all(isinstance(r, juge.RunRow) for r in rows) and len(rows) == 2
+    cli = _runs(monkeypatch, capsys, db)
+    assert [r.to_dict() for r in rows] == cli
+    schema = json.loads((REPO / "docs" / "schema" / "runs.json").read_text(encoding="utf-8"))
+    jsonschema.validate(cli, schema)
+    newest = rows[0]
+    assert newest.status == "done" and newest.n_cases == 8 and newest.cases_passed is not None
+    assert {j.name for j in newest.judges} == {"faithful", "quality"}
+    assert [r.id for r in juge.list_runs(db=db, last=1)] == [newest.id]
+    assert juge.list_runs(db=db, eval_name="another-eval") == []
+
+    with pytest.raises(juge.InputError):
+        juge.delete_runs([newest.id, "nope-not-a-run"], db=db)
+    assert len(juge.list_runs(db=db)) == 2  # nothing deleted on a bad id
+    (gone,) = juge.delete_runs([newest.id[:8]], db=db)
+    assert gone.id == newest.id
+    assert [r.id for r in juge.list_runs(db=db)] == [rows[1].id]
+    with pytest.raises(juge.InputError):
+        juge.list_runs(db=tmp_path / "absent.db")

@@ -1,18 +1,46 @@
-"""Stored runs as `juge runs` lists them: filtered by eval, status and recency, with progress."""
+"""Stored runs as `juge runs` lists them (filtered by eval, status and recency, with progress), and
+`juge runs rm`."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from juge.runs.status import run_done_total
-from juge.store import Store
+from juge.errors import InputError
+from juge.results import RunRow, RunRowJudge, RunRowSystem
+
+if TYPE_CHECKING:
+    from juge.store import Store
 
 
 def list_runs(
+    *, db: str | Path | None = None, eval_name: str | None = None, status: str | None = None, last: int | None = None
+) -> list[RunRow]:
+    """The runs stored in ``db`` (``juge runs``), newest first: each with its versions, summary figures
+    and, while it runs, judgments ``done`` of ``total``. ``eval_name`` keeps the runs of an eval (its name,
+    or its file as given), ``status`` those with that status (``running``, ``done``), ``last`` the newest N.
+    ``[r.to_dict() for r in list_runs()]`` is what ``juge runs --json`` writes.
+
+    >>> import juge
+    >>> [r.id for r in juge.list_runs(db=".juge/juge.db", status="running")]  # doctest: +SKIP
+    []
+    """
+    from juge.store import open_existing_store
+
+    if last is not None and last < 1:
+        raise InputError(f"--last {last}: give 1 or more")
+    with open_existing_store(db) as store:
+        return [run_row(r) for r in select_runs(store, eval_name=eval_name, status=status, last=last)]
+
+
+def select_runs(
     store: Store, *, eval_name: str | None = None, status: str | None = None, last: int | None = None
 ) -> list[dict[str, Any]]:
-    """Runs newest first; `eval_name` matches the eval's name or its file, `status` the run's status
-    (running, done, ...), `last` keeps the newest N. A running run gets `done` and `total` judgments."""
+    """The stored runs (as the store gives them) that the filters keep, newest first; a running run gets
+    ``done`` and ``total`` judgments."""
+    from juge.runs.status import run_done_total
+
     runs = store.list_runs()
     if eval_name is not None:
         runs = [r for r in runs if eval_name in (r["name"], (r["config"] or {}).get("eval_file"))]
@@ -26,22 +54,75 @@ def list_runs(
     return runs
 
 
-def run_row(r: dict[str, Any]) -> dict[str, Any]:
-    """The figures `juge runs --json` writes for one run."""
+def run_row(r: dict[str, Any]) -> RunRow:
+    """One stored run as a :class:`RunRow`."""
     s = r["summary"] or {}
-    return {
-        "id": r["id"],
-        "name": r["name"],
-        "status": r["status"],
-        "started_at": r["started_at"],
-        "ended_at": r["ended_at"],
-        "eval_file": (r["config"] or {}).get("eval_file"),
-        "n_cases": s.get("n_cases"),
-        "pass_rate": s.get("pass_rate"),
-        "cases_passed": s.get("cases_passed"),
-        "done": r.get("done"),
-        "total": r.get("total"),
-        "judges": (r["config"] or {}).get("judges", []),
-        "dataset_hash": r["dataset_hash"],
-        "juge_version": r["juge_version"],
-    }
+    config = r["config"] or {}
+    system = config.get("system")
+    return RunRow(
+        id=r["id"],
+        name=r["name"],
+        status=r["status"],
+        started_at=r["started_at"],
+        ended_at=r["ended_at"],
+        eval_file=config.get("eval_file"),
+        n_cases=s.get("n_cases"),
+        pass_rate=s.get("pass_rate"),
+        cases_passed=s.get("cases_passed"),
+        done=r.get("done"),
+        total=r.get("total"),
+        judges=[
+            RunRowJudge.model_validate(j) for j in config.get("judges") or [] if isinstance(j, dict) and j.get("name")
+        ],
+        system=RunRowSystem(model=system["model"], template_hash=system.get("template_hash"))
+        if isinstance(system, dict) and system.get("model")
+        else None,
+        dataset_hash=r["dataset_hash"],
+        juge_version=r["juge_version"],
+    )
+
+
+def delete_runs(run_ids: Sequence[str], *, db: str | Path | None = None) -> list[RunRow]:
+    """Delete runs (ids or unique prefixes) with everything stored under them (``juge runs rm``); the
+    response cache stays. Every id is resolved first: an unknown one, or a run another juge process is
+    judging right now, is an InputError and nothing is deleted. Returns the runs deleted."""
+    from juge.store import RunNotFound, is_database_url, open_existing_store
+
+    if not run_ids:
+        raise InputError("give the id of at least one run to delete")
+    with open_existing_store(db) as store:
+        runs: dict[str, dict[str, Any]] = {}
+        for given in run_ids:
+            try:
+                run = store.get_run(given)
+            except RunNotFound as exc:
+                raise InputError(f"{exc}; nothing was deleted") from None
+            runs[run["id"]] = run
+        if not is_database_url(store.path):
+            for run in runs.values():
+                _refuse_if_judged_now(Path(store.path), run)
+        for run_id in runs:
+            store.delete_run(run_id)
+    return [run_row(r) for r in runs.values()]
+
+
+def _refuse_if_judged_now(db_path: Path, run: dict[str, Any]) -> None:
+    """A run being judged holds its eval's file lock beside a SQLite store (a PostgreSQL store has no
+    such file and is not checked)."""
+    import fcntl
+
+    from juge.runner import run_lock_path
+
+    if run["status"] != "running" or not run.get("eval_hash"):
+        return
+    lock = run_lock_path(db_path, run["eval_hash"])
+    if not lock.exists():
+        return
+    with open(lock, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+        except BlockingIOError:
+            raise InputError(
+                f"run {run['id']} is being judged by another juge process right now; nothing was deleted"
+            ) from None
