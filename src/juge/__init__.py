@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         demo,
         demo_path,
         estimate,
+        export,
         get_provider,
         list_runs,
         load_judge,
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
         route,
         run,
         run_async,
+        show,
+        split,
     )
     from juge.errors import InputError
     from juge.label.api import (
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
         Comparison,
         Estimate,
         EstimateResult,
+        ExportResult,
         HoldoutTest,
         PolicyResult,
         ProbeResult,
@@ -80,6 +84,8 @@ if TYPE_CHECKING:
         Run,
         RunRow,
         RunSummary,
+        ShowResult,
+        SplitResult,
     )
 
 _LAZY = {
@@ -93,6 +99,7 @@ _LAZY = {
             "demo",
             "demo_path",
             "estimate",
+            "export",
             "get_provider",
             "list_runs",
             "load_judge",
@@ -101,6 +108,8 @@ _LAZY = {
             "route",
             "run",
             "run_async",
+            "show",
+            "split",
         ),
         "juge.api",
     ),
@@ -111,6 +120,7 @@ _LAZY = {
             "Comparison",
             "Estimate",
             "EstimateResult",
+            "ExportResult",
             "HoldoutTest",
             "PolicyResult",
             "ProbeResult",
@@ -118,6 +128,8 @@ _LAZY = {
             "Run",
             "RunRow",
             "RunSummary",
+            "ShowResult",
+            "SplitResult",
         ),
         "juge.results",
     ),
@@ -150,6 +162,7 @@ __all__ = [
     "Comparison",
     "Estimate",
     "EstimateResult",
+    "ExportResult",
     "HoldoutTest",
     "HumanLabel",
     "InputError",
@@ -167,6 +180,8 @@ __all__ = [
     "Run",
     "RunRow",
     "RunSummary",
+    "ShowResult",
+    "SplitResult",
     "__version__",
     "audit_sample",
     "calibrate",
@@ -176,6 +191,7 @@ __all__ = [
     "demo",
     "demo_path",
     "estimate",
+    "export",
     "get_provider",
     "label_add_rater",
     "label_attach_run",
@@ -195,6 +211,8 @@ __all__ = [
     "route",
     "run",
     "run_async",
+    "show",
+    "split",
 ]
 
 

@@ -41,9 +41,13 @@ from juge.results import (
     Run,
 )
 
-# API functions that live in their domain modules (``x as x``: re-exported).
+# isort: split
+# API functions that live in their domain modules, re-exported (``x as x``) one line each.
+from juge.data.split import split as split
+from juge.runs.export import export as export
 from juge.runs.listing import delete_runs as delete_runs
 from juge.runs.listing import list_runs as list_runs
+from juge.runs.select import show as show
 
 if TYPE_CHECKING:
     from rich.console import Console

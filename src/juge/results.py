@@ -1104,12 +1104,12 @@ class ShownJudgment(Part):
     order: str | None = None
     repeat: int = 0
     outcome: str
-    verdict: str | int | float | dict[str, int | float | None] | None = None
+    verdict: str | int | float | dict[str, Any] | None = None
     reason: str | None = None
     text: str
 
 
-class PairVerdict(Part):
+class CombinedVerdict(Part):
     """A pairwise judge's verdict over both orders (the letters mapped back to the fixed order)."""
 
     judge: str
@@ -1123,7 +1123,7 @@ class ShownCase(Part):
     category: str | None = None
     checks: dict[str, CheckOutcome] = {}
     judgments: list[ShownJudgment] = []
-    pair_verdicts: list[PairVerdict] = []
+    pair_verdicts: list[CombinedVerdict] = []
 
 
 class ShowResult(Result):

@@ -96,3 +96,47 @@ def test_wide_is_one_row_per_case(run, tmp_path, monkeypatch, capsys):
     csv_out = tmp_path / "w.csv"
     assert run_cli(monkeypatch, capsys, "export", run_id, "-o", str(csv_out), "--db", str(db), "--wide")[0] == 0
     assert len(list(csv.DictReader(csv_out.open(newline="")))) == 3
+
+
+def test_export_from_python_equals_the_cli_json(run, tmp_path, monkeypatch, capsys):
+    import jsonschema
+    import pyarrow.parquet as pq
+
+    import juge
+
+    db, run_id = run
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "schema" / "export.json").read_text())
+    for name, extra in (("o.csv", ()), ("o.jsonl", ()), ("o.parquet", ()), ("w.csv", ("--wide",))):
+        via_cli, via_api = tmp_path / "cli" / name, tmp_path / "api" / name
+        via_cli.parent.mkdir(exist_ok=True)
+        via_api.parent.mkdir(exist_ok=True)
+        code, out, err = run_cli(
+            monkeypatch, capsys, "export", run_id[:6], "-o", str(via_cli), "--db", str(db), "--json", "-", *extra
+        )
+        assert code == 0, err
+        written = json.loads(out)
+        jsonschema.validate(written, schema)
+        result = juge.export(run_id[:6], via_api, db=db, wide=bool(extra))
+        assert isinstance(result, juge.ExportResult)
+        assert {**result.to_dict(), "path": None} == {**written, "path": None}
+        assert via_api.read_bytes() == via_cli.read_bytes()
+        if name.endswith(".csv"):
+            with via_api.open(newline="") as f:
+                header, *rows = list(csv.reader(f))
+            assert header == result.columns and len(rows) == result.rows
+        elif name.endswith(".parquet"):
+            table = pq.read_table(via_api)
+            assert table.column_names == result.columns and table.num_rows == result.rows
+        else:
+            lines = [json.loads(line) for line in via_api.read_text().splitlines()]
+            assert len(lines) == result.rows and list(dict.fromkeys(k for r in lines for k in r)) == result.columns
+    assert juge.export(run_id, tmp_path / "w.csv", db=db, wide=True).rows == 3  # one row per case
+    assert juge.export(run_id, tmp_path / "t.csv", db=db).rows == 7  # one per judgment
+    # An explicit format wins over the suffix; a bad one or an unknown suffix writes nothing.
+    assert juge.export(run_id, tmp_path / "rows.txt", db=db, format="jsonl").format == "jsonl"
+    for path, fmt in ((tmp_path / "x.xlsx", None), (tmp_path / "y.csv", "xlsx")):
+        with pytest.raises(juge.InputError):
+            juge.export(run_id, path, db=db, format=fmt)
+        assert not path.exists()
+    with pytest.raises(juge.InputError):
+        juge.export("no-such-run", tmp_path / "z.csv", db=db)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from pathlib import Path
@@ -16,10 +15,9 @@ from rich.table import Table
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption, with_model
 from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
-from juge.files import staged_output, write_atomic, write_with
-from juge.judges.pairwise import combine_orders
+from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted
-from juge.store import DEFAULT_DB, RunNotFound, Store, is_database_url, open_store
+from juge.store import DEFAULT_DB, Store, is_database_url, open_store
 
 err = Console(stderr=True)
 
@@ -290,43 +288,31 @@ def show_command(
     judge: Annotated[str | None, typer.Option("--judge", help="Only this judge's judgments.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N cases.")] = None,
     full: Annotated[bool, typer.Option("--full", help="Do not shorten raw judge texts.")] = False,
+    json_out: Annotated[
+        Path | None,
+        typer.Option("--json", help="Also write the cases shown as JSON, texts whole ('-' for standard output)."),
+    ] = None,
     db: DbOption = str(DEFAULT_DB),
 ) -> None:
     """Per-case results: checks, verdicts, and the raw judge text."""
-    from juge.runs.select import select_cases
+    from juge.api import show
 
+    shown = show(run_id, db=db, case=case, outcome=outcome, judge=judge, limit=limit)
+    if json_out is not None:
+        text = shown.to_json(indent=2) + "\n"
+        if str(json_out) == "-":
+            typer.echo(text, nl=False)
+            return
+        write_atomic(json_out, text)
     out = Console()
-    with _open(db) as store:
-        try:
-            run = store.get_run(run_id)
-        except RunNotFound as exc:
-            raise InputError(str(exc)) from None
-        cases = store.run_cases(run["id"])
-        checks = store.check_results(run["id"])
-        judgments = store.judgments(run["id"])
-    selected = select_cases(
-        cases,
-        judgments,
-        checks,
-        outcome=outcome,
-        judge=judge,
-        case_id=case,
-        min_score=(run["config"] or {}).get("min_score"),
-    )
-    out.print(
-        f"[bold]run {run['id']}[/] {escape(run['name'] or '')} data {run['dataset_hash'][:12]}"
-        f" juge {run['juge_version']}"
-    )
-    for sel in selected[:limit]:
-        c = sel.case
+    run = shown.run
+    out.print(f"[bold]run {run.id}[/] {escape(run.name or '')} data {run.dataset_hash[:12]} juge {run.juge_version}")
+    for c in shown.cases:
         out.rule(escape(c.id + (f" [{c.category}]" if c.category else "")))
-        for name, (ok, why) in sorted(checks.get(c.id, {}).items()):
-            if judge is not None:
-                break
-            mark = "[green]pass[/]" if ok else f"[red]FAIL[/] {escape(why or '')}"
+        for name, check in c.checks.items():
+            mark = "[green]pass[/]" if check.passed else f"[red]FAIL[/] {escape(check.reason or '')}"
             out.print(f"  check {escape(name)}: {mark}", highlight=False)
-        pairs: dict[tuple[str, int], dict[str, Any]] = {}
-        for j in sel.judgments:
+        for j in c.judgments:
             order = f" order {j.order} ({_SHOWN[j.order]})" if j.order else ""
             rep = f" repeat {j.repeat}" if j.repeat else ""
             verdict = (
@@ -337,47 +323,24 @@ def show_command(
             out.print(f"  judge {escape(j.judge)}{order}{rep} ({escape(j.model)}): {verdict}", highlight=False)
             text = j.text if full or len(j.text) <= 400 else j.text[:400] + " …"
             out.print("    " + terminal_safe(text).replace("\n", "\n    "), markup=False, highlight=False)
-            if j.order:
-                pairs.setdefault((j.judge, j.repeat), {})[j.order] = j.verdict if j.outcome == "ok" else None
-        for (judge_name, rep_i), letters in pairs.items():
-            if outcome in ("unparsed", "refused", "error"):
-                break  # one order only: the combined verdict would read as missing
-            combined = combine_orders(letters.get("12"), letters.get("21"))
-            meaning = _PAIR_MEANING.get(combined or "missing", "")
-            rep = f" repeat {rep_i}" if rep_i else ""
+        for p in c.pair_verdicts:
+            rep = f" repeat {p.repeat}" if p.repeat else ""
             out.print(
-                f"  [bold]judge {escape(judge_name)}{rep} verdict, both orders in the fixed order:[/]"
-                f" {combined or 'missing'} ({meaning})",
+                f"  [bold]judge {escape(p.judge)}{rep} verdict, both orders in the fixed order:[/]"
+                f" {p.verdict} ({p.meaning})",
                 highlight=False,
             )
     if outcome or judge or limit:
         what = ", ".join(x for x in (f"outcome {outcome}" if outcome else "", f"judge {judge}" if judge else "") if x)
-        shown = min(len(selected), limit) if limit else len(selected)
         err.print(
-            f"showing {shown} of {len(selected)} cases"
+            f"showing {len(shown.cases)} of {shown.n_matching} cases"
             + (f" with {what}" if what else "")
-            + f" ({len(cases)} in the run)",
+            + f" ({shown.n_cases} in the run)",
             markup=False,
         )
 
 
 _SHOWN = {"12": "answer 1 shown as A", "21": "answer 2 shown as A"}
-_PAIR_MEANING = {
-    "A": "answer 1 is better",
-    "B": "answer 2 is better",
-    "tie": "a tie",
-    "inconsistent": "the verdict changed with the order: counts as a tie, goes to a person",
-    "missing": "an order was refused, unparsed or failed",
-}
-
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def spreadsheet_safe(value: Any) -> Any:
-    """A text cell a spreadsheet would evaluate (``=HYPERLINK(...)``, ``@SUM``) prefixed with ``'``
-    (OWASP, "CSV Injection"); other values unchanged."""
-    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
 def export_command(
@@ -395,6 +358,12 @@ def export_command(
             "formula (by default a cell starting with = + - @ or a tab is prefixed with ').",
         ),
     ] = False,
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json", help="Also write what was written (file, rows, columns) as JSON ('-' for standard output)."
+        ),
+    ] = None,
 ) -> None:
     """Export a run, one row per judgment (raw text, verdict, outcome, versions, checks, case fields).
 
@@ -403,41 +372,16 @@ def export_command(
     JSONL keeps checks, distributions and meta nested. JSONL and Parquet keep every text exactly as
     stored. In CSV, model text that starts like a spreadsheet formula is prefixed with a quote so
     opening the file cannot run it (--raw-csv turns this off)."""
-    from juge.runs.export import columns_of, judgment_rows, one_type_per_column, tidy, wide_rows
+    from juge.api import export
 
-    suffix = output.suffix.lower()
-    if suffix not in {".jsonl", ".csv", ".parquet"}:
-        raise InputError(f"{output}: unknown format {suffix!r}; use .jsonl, .csv or .parquet")
-    with _open(db) as store:
-        try:
-            rows = judgment_rows(store, run_id)
-        except RunNotFound as exc:
-            raise InputError(str(exc)) from None
-    if wide:
-        rows = wide_rows(rows)
-    if suffix == ".jsonl":
-        write_atomic(output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
-    else:
-        flat = rows if wide else [tidy(r) for r in rows]
-        columns = columns_of(flat)
-        if suffix == ".csv":
-            import io
-
-            buf = io.StringIO()
-            writer = csv.DictWriter(buf, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows(flat if raw_csv else [{k: spreadsheet_safe(v) for k, v in r.items()} for r in flat])
-            write_atomic(output, buf.getvalue())
+    result = export(run_id, output, db=db, wide=wide, raw_csv=raw_csv)
+    if json_out is not None:
+        text = result.to_json(indent=2) + "\n"
+        if str(json_out) == "-":
+            typer.echo(text, nl=False)
         else:
-            try:
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise InputError("parquet export needs pyarrow: pip install 'juge[parquet]'") from None
-            typed = one_type_per_column([{c: r.get(c) for c in columns} for r in flat])
-            table = pa.Table.from_pylist(typed)
-            write_with(output, lambda tmp: pq.write_table(table, tmp))
-    err.print(f"wrote {len(rows)} rows to {output}", markup=False)
+            write_atomic(json_out, text)
+    err.print(f"wrote {result.rows} rows to {result.path}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,17 +5,107 @@ Tidy columns: the verdict as a plain word or number (`verdict`), numeric verdict
 one column per criterion (`criterion.NAME`), per distribution entry (`p.ANSWER`), per check
 (`check.NAME` true/false, `check.NAME.reason`), and the case's fields joined in (`category`,
 `question`, `group`, `split`, `meta.KEY`, nested keys joined with dots).
+
+`export` writes them as JSONL, CSV or Parquet (``juge export``).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from juge.data.records import Case
+from juge.errors import InputError
 from juge.judges.pairwise import combine_orders
+from juge.results import ExportResult
 from juge.store import Store
+
+if TYPE_CHECKING:
+    from juge.results import Run
+
+FORMATS = ("jsonl", "csv", "parquet")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def export(
+    run: str | Run,
+    path: str | Path,
+    *,
+    db: str | Path | None = None,
+    format: Literal["jsonl", "csv", "parquet"] | None = None,
+    wide: bool = False,
+    raw_csv: bool = False,
+) -> ExportResult:
+    """Write a stored run for analysis (``juge export``): one row per judgment, or with ``wide`` one row per
+    case (a column per judge's verdict). ``format`` defaults to the path's suffix (``.jsonl``, ``.csv``,
+    ``.parquet``; Parquet needs ``juge[parquet]``).
+
+    CSV and Parquet have one column per field with native types (see this module); JSONL keeps checks,
+    distributions and meta nested. JSONL and Parquet keep every text exactly as stored; in CSV a text
+    that starts like a spreadsheet formula is prefixed with a quote so opening the file cannot run it
+    (``raw_csv`` turns this off). The file is written whole or not at all. Returns what was written.
+
+    >>> import juge
+    >>> juge.export("a1b2c3", "run.csv", db="juge.db").columns[:3]  # doctest: +SKIP
+    ['run_id', 'item_id', 'category']
+    """
+    from juge.files import write_atomic, write_with
+    from juge.store import RunNotFound, open_existing_store
+
+    path = Path(path)
+    fmt = format or path.suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        if format is None:
+            raise InputError(f"{path}: unknown format {path.suffix!r}; use .jsonl, .csv or .parquet")
+        raise InputError(f"format {format!r}: use one of {', '.join(FORMATS)}")
+    run_id = run if isinstance(run, str) else run.run_id
+    with open_existing_store(db) as store:
+        try:
+            run_id = store.get_run(run_id)["id"]
+        except RunNotFound as exc:
+            raise InputError(str(exc)) from None
+        rows = judgment_rows(store, run_id)
+    if wide:
+        rows = wide_rows(rows)
+    if fmt == "jsonl":
+        columns = columns_of(rows)
+        write_atomic(path, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
+    else:
+        flat = rows if wide else [tidy(r) for r in rows]
+        columns = columns_of(flat)
+        if fmt == "csv":
+            buf = io.StringIO()
+            writer = csv.DictWriter(buf, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(flat if raw_csv else [{k: spreadsheet_safe(v) for k, v in r.items()} for r in flat])
+            write_atomic(path, buf.getvalue())
+        else:
+            try:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise InputError("parquet export needs pyarrow: pip install 'juge[parquet]'") from None
+            table = pa.Table.from_pylist(one_type_per_column([{c: r.get(c) for c in columns} for r in flat]))
+            write_with(path, lambda tmp: pq.write_table(table, tmp))
+    return ExportResult(
+        run_id=run_id,
+        path=str(path),
+        format=fmt,  # type: ignore[arg-type]  # checked against FORMATS above
+        wide=wide,
+        rows=len(rows),
+        columns=columns,
+    )
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A text cell a spreadsheet would evaluate (``=HYPERLINK(...)``, ``@SUM``) prefixed with ``'``
+    (OWASP, "CSV Injection"); other values unchanged."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
 
 CASE_FIELDS = ("category", "question", "group", "split")
 
