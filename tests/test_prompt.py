@@ -99,3 +99,40 @@ def test_show_filters(tmp_path, monkeypatch, capsys):
     assert len(judged) == 2 and all(line.startswith("judge quality") for line in judged)
     assert run_cli(monkeypatch, capsys, "show", run_id, "--db", str(db), "--outcome", "weird")[0] == 2
     assert run_cli(monkeypatch, capsys, "show", run_id, "--db", str(db), "--judge", "nobody")[0] == 2
+
+
+def test_prompt_and_dry_run_from_python_equal_the_cli_json(tmp_path, monkeypatch, capsys):
+    import jsonschema
+    import pytest
+
+    import juge
+
+    schemas = REPO / "docs" / "schema"
+    code, out, err = run_cli(
+        monkeypatch, capsys, "prompt", "quality", "--eval", str(BAKERY), "--case", "hours-1", "--json", "-"
+    )
+    assert code == 0, err
+    written = json.loads(out)
+    jsonschema.validate(written, json.loads((schemas / "prompt.json").read_text()))
+    prompts = juge.prompt("quality", eval_file=BAKERY, case="hours-1")
+    assert all(isinstance(p, juge.RenderedPrompt) for p in prompts)
+    assert [p.to_dict() for p in prompts] == written
+    assert prompts[-1].case_id == "hours-1" and prompts[-1].step == "verdict"
+    assert any("Are you open on Sunday morning?" in m["content"] for m in prompts[-1].messages)
+
+    dry = tmp_path / "dry.json"
+    code, _, err = run_cli(monkeypatch, capsys, "run", str(BAKERY), "--dry-run", "--repeat", "2", "--json", str(dry))
+    assert code == 0, err
+    written = json.loads(dry.read_text())
+    jsonschema.validate(written, json.loads((schemas / "dry_run.json").read_text()))
+    planned = juge.dry_run(BAKERY, repeat=2)
+    assert isinstance(planned, juge.DryRun) and planned.to_dict() == written
+    assert planned.n_cases == 8 and set(planned.calls.values()) == {16}  # 8 single answers, twice each
+    assert juge.dry_run(BAKERY, only=["hours-1"]).calls == {"faithful": 1, "quality": 1}
+
+    with pytest.raises(juge.InputError):
+        juge.prompt("nobody", eval_file=BAKERY)
+    with pytest.raises(juge.InputError):
+        juge.prompt("quality", eval_file=BAKERY, case="no-such-case")
+    with pytest.raises(juge.InputError):
+        juge.dry_run(BAKERY, repeat=0)

@@ -44,6 +44,8 @@ from juge.results import (
 # isort: split
 # API functions that live in their domain modules, re-exported (``x as x``) one line each.
 from juge.data.split import split as split
+from juge.preview import dry_run as dry_run
+from juge.preview import prompt as prompt
 from juge.runs.export import export as export
 from juge.runs.listing import delete_runs as delete_runs
 from juge.runs.listing import list_runs as list_runs

@@ -8,35 +8,16 @@ solution will go; the solution is only known after the first call).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from juge.data.records import Case
 from juge.errors import InputError
+from juge.results import DryRun, RenderedPrompt
 
 OWN_SOLUTION_PLACEHOLDER = "(the judge's own solution, from its first call, goes here)"
 SYSTEM_OUTPUT_PLACEHOLDER = "(the system's output, generated when the run starts)"
-
-
-@dataclass(frozen=True)
-class RenderedPrompt:
-    """One call's messages: `step` is "verdict", or "solve" for a solve-first judge's first call."""
-
-    judge: str
-    setup: str
-    template: str
-    template_hash: str
-    model: str
-    case_id: str
-    order: str | None
-    step: str
-    messages: list[dict[str, str]]
-    allowed: list[str] | None = None
-    json_schema: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def judge_prompts(judge: Any, case: Case, order: str | None = None) -> list[RenderedPrompt]:
@@ -59,7 +40,9 @@ def judge_prompts(judge: Any, case: Case, order: str | None = None) -> list[Rend
     out = []
     own_solution = None
     if judge.solve_first:
-        out.append(RenderedPrompt(**common, step="solve", messages=judge.render_solve(case)))
+        out.append(
+            RenderedPrompt(**common, step="solve", messages=judge.render_solve(case), allowed=None, json_schema=None)
+        )
         own_solution = OWN_SOLUTION_PLACEHOLDER
     out.append(
         RenderedPrompt(
@@ -101,25 +84,9 @@ def with_output_placeholder(case: Case) -> Case:
     return case
 
 
-@dataclass
-class DryRun:
-    """What `juge run` would do: the calls per judge (before the cache), and one prompt of each."""
-
-    n_cases: int
-    calls: dict[str, int] = field(default_factory=dict)
-    system_calls: int = 0
-    examples: list[RenderedPrompt] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_cases": self.n_cases,
-            "calls": self.calls,
-            "system_calls": self.system_calls,
-            "examples": [p.to_dict() for p in self.examples],
-        }
-
-
-def dry_run(cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1, *, system: bool = False) -> DryRun:
+def plan_calls(
+    cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1, *, system: bool = False, source: str = ""
+) -> DryRun:
     """Count the calls a run would make (each judge's solve-first calls included) and render the
     first case of each judge; `cases` is read once, never held whole."""
     calls: Counter[str] = Counter()
@@ -133,8 +100,90 @@ def dry_run(cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1, *, sy
             if applies(judge, shown):
                 calls[judge.name] += len(judge.orders(shown)) * repeat * (2 if judge.solve_first else 1)
                 first.setdefault(judge.name, shown)
-    result = DryRun(n_cases=n_cases, calls={j.name: calls.get(j.name, 0) for j in judges}, system_calls=system_calls)
-    for judge in judges:
-        if judge.name in first:
-            result.examples.extend(judge_prompts(judge, first[judge.name]))
-    return result
+    return DryRun(
+        source=source,
+        n_cases=n_cases,
+        calls={j.name: calls.get(j.name, 0) for j in judges},
+        system=system,
+        system_calls=system_calls,
+        examples=[p for j in judges if j.name in first for p in judge_prompts(j, first[j.name])],
+    )
+
+
+def prompt(
+    judge: str | Path,
+    *,
+    case: str | None = None,
+    eval_file: str | Path | None = None,
+    cases: str | Path | None = None,
+    order: str | None = None,
+) -> list[RenderedPrompt]:
+    """The exact messages ``judge`` is sent for one case (``juge prompt``), in call order; nothing is called.
+
+    ``judge`` is a judge of ``eval_file`` (default ``./eval.toml``) by name, or a judge file (TOML) with
+    ``cases`` (a cases file) or ``eval_file`` to take the case from. ``case`` defaults to the first case the
+    judge takes; ``order`` (``12`` or ``21``) to a pairwise judge's first order. The messages come from the
+    renderer the engine calls, so they are what a provider receives.
+
+    >>> import juge
+    >>> [m["role"] for m in juge.prompt("faithful", eval_file="examples/bakery/eval.toml")[0].messages]  # doctest: +SKIP
+    ['system', 'user']
+    """
+    from juge.config import load_eval
+    from juge.data.readers import read_cases
+    from juge.judges import load_judge
+
+    judge_path = Path(judge)
+    found = load_judge(judge_path) if judge_path.suffix == ".toml" and judge_path.is_file() else None
+    if found is not None and cases is None and eval_file is None:
+        raise InputError(f"{judge}: a judge file needs --cases FILE (or --eval FILE) to take a case from")
+    if cases is not None:
+        if found is None:
+            raise InputError(
+                f"--cases goes with a judge file; {str(judge)!r} is not one (give --eval for a judge's name)"
+            )
+        rows, where, system = read_cases(Path(cases)), str(cases), False
+    else:
+        path = Path(eval_file) if eval_file is not None else Path("eval.toml")
+        if not path.is_file():
+            raise InputError(f"{path}: eval file not found (give --eval FILE, or a judge file with --cases)")
+        config = load_eval(path)
+        if found is None:
+            names = [j.name for j in config.judges]
+            found = next((j for j in config.judges if j.name == str(judge)), None)
+            if found is None:
+                raise InputError(f"{path}: no judge named {str(judge)!r} (its judges: {', '.join(names) or 'none'})")
+        rows, where = read_cases(config.cases_path, config.spec.mapping or None), str(config.cases_path)
+        system = config.spec.system is not None
+    chosen = pick_case(found, rows, case, where)
+    return judge_prompts(found, with_output_placeholder(chosen) if system else chosen, order)
+
+
+def dry_run(
+    eval_or_path: Any = None,
+    *,
+    cases: str | Path | None = None,
+    judges: Sequence[str | Path] | None = None,
+    mapping: Mapping[str, str] | None = None,
+    only: Iterable[str] | None = None,
+    repeat: int = 1,
+    model: str | None = None,
+) -> DryRun:
+    """What :func:`juge.run` would do with these arguments (``juge run --dry-run``): the calls each judge
+    would make (fewer when answers are in the cache) and the first prompt of each; nothing is called or
+    stored. ``cases`` is read once, never held whole.
+
+    >>> import juge
+    >>> juge.dry_run("examples/bakery/eval.toml").calls  # doctest: +SKIP
+    {'faithful': 8, 'quality': 8}
+    """
+    from juge.api import eval_config
+    from juge.endpoint import with_model
+    from juge.runner import load_run_cases
+
+    if repeat < 1:
+        raise InputError(f"--repeat {repeat}: give 1 or more")
+    config = eval_config(eval_or_path, cases=cases, judges=judges, mapping=mapping)
+    config.judges = with_model(config.judges, model)
+    selected, _ = load_run_cases(config, set(only) if only is not None else None)
+    return plan_calls(selected, config.judges, repeat, system=config.spec.system is not None, source=str(config.source))

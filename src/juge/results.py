@@ -1173,6 +1173,47 @@ class SplitResult(Result):
     holdout: SplitSide
 
 
+# ---- what a judge is sent: juge prompt, juge run --dry-run ----------------------------------
+
+
+class RenderedPrompt(Part):
+    """One call's messages, exactly as the provider receives them: ``step`` is "verdict", or "solve" for a
+    solve-first judge's first call; ``allowed`` the answers a constrained judge may give, ``json_schema``
+    what a structured judge is asked for."""
+
+    judge: str
+    setup: str
+    template: str
+    template_hash: str
+    model: str
+    case_id: str
+    order: str | None = None
+    step: str
+    messages: list[dict[str, str]]
+    allowed: list[str] | None = None
+    json_schema: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)  # every key, set or not
+
+
+class DryRun(Result):
+    """What ``juge run`` would do (``juge run --dry-run --json``): the calls per judge (before the cache)
+    and the first prompt of each; nothing is called or stored."""
+
+    schema_name: ClassVar[str] = "dry_run"
+
+    source: str  # the eval file, or "command line"
+    n_cases: int
+    calls: dict[str, int] = {}
+    system: bool = False  # a system under test generates the outputs first
+    system_calls: int = 0
+    examples: list[RenderedPrompt] = []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, **self.model_dump(mode="json", by_alias=True)}
+
+
 RESULTS: tuple[type[Result], ...] = (
     Calibration,
     RunSummary,
@@ -1184,11 +1225,12 @@ RESULTS: tuple[type[Result], ...] = (
     ShowResult,
     ExportResult,
     SplitResult,
+    DryRun,
 )
 # The policy file and its test keep the exact keys their hash and readers expect (see _Loose).
 POLICY_FILES: tuple[type[PolicyResult] | type[HoldoutTest], ...] = (PolicyResult, HoldoutTest)
-#: Outputs that are a JSON list of parts (``juge runs --json``), by schema name.
-LISTS: dict[str, type[Part]] = {"runs": RunRow}
+#: Outputs that are a JSON list of parts (``juge runs --json``, ``juge prompt --json``), by schema name.
+LISTS: dict[str, type[Part]] = {"runs": RunRow, "prompt": RenderedPrompt}
 
 for _model in (Ceiling, JudgeFigures, Calibration):
     _model.model_rebuild()

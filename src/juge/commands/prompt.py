@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from juge.errors import InputError
 from juge.files import is_stdout, write_atomic
-from juge.preview import RenderedPrompt, judge_prompts, pick_case, with_output_placeholder
+from juge.results import DryRun, RenderedPrompt
 
 
 def print_prompts(prompts: Sequence[RenderedPrompt], console: Console) -> None:
@@ -41,18 +40,11 @@ def print_prompts(prompts: Sequence[RenderedPrompt], console: Console) -> None:
         console.rule(characters="─")
 
 
-def print_dry_run(config: Any, *, only: set[str] | None, repeat: int, json_out: Path | None) -> None:
+def print_dry_run(result: DryRun) -> None:
     """`juge run --dry-run`: the calls per judge and the first prompt of each; nothing is called or stored."""
-    from juge.preview import dry_run
-    from juge.runner import load_run_cases
-
-    cases, _ = load_run_cases(config, only)
-    result = dry_run(cases, config.judges, repeat, system=config.spec.system is not None)
-    if json_out is not None:
-        write_atomic(json_out, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     out = Console()
-    out.print(Text(f"dry run of {config.source}: {result.n_cases} cases; nothing is called or stored", style="bold"))
-    if config.spec.system is not None:
+    out.print(Text(f"dry run of {result.source}: {result.n_cases} cases; nothing is called or stored", style="bold"))
+    if result.system:
         out.print(Text(f"  system under test: {result.system_calls} calls"))
     for name, n in result.calls.items():
         out.print(Text(f"  judge {name}: {n} calls (fewer when answers are in the cache)"))
@@ -76,40 +68,9 @@ def prompt_command(
     ] = None,
 ) -> None:
     """Print the exact messages JUDGE is sent for one case (no call is made)."""
-    from juge.config import load_eval
-    from juge.data.readers import read_cases
-    from juge.judges import load_judge
+    from juge.api import prompt
 
-    judge_path = Path(judge)
-    if judge_path.suffix == ".toml" and judge_path.is_file():
-        found = load_judge(judge_path)
-        if cases is None and eval_file is None:
-            raise InputError(f"{judge}: a judge file needs --cases FILE (or --eval FILE) to take a case from")
-    else:
-        found = None
-    if cases is not None:
-        if found is None:
-            raise InputError(f"--cases goes with a judge file; {judge!r} is not one (give --eval for a judge's name)")
-        rows, where, system = read_cases(cases), str(cases), False
-    else:
-        path = eval_file or Path("eval.toml")
-        if not path.is_file():
-            raise InputError(f"{path}: eval file not found (give --eval FILE, or a judge file with --cases)")
-        config = load_eval(path)
-        if found is None:
-            names = [j.name for j in config.judges]
-            found = next((j for j in config.judges if j.name == judge), None)
-            if found is None:
-                raise InputError(f"{path}: no judge named {judge!r} (its judges: {', '.join(names) or 'none'})")
-        rows, where, system = (
-            read_cases(config.cases_path, config.spec.mapping or None),
-            str(config.cases_path),
-            (config.spec.system is not None),
-        )
-    chosen = pick_case(found, rows, case, where)
-    if system:
-        chosen = with_output_placeholder(chosen)
-    prompts = judge_prompts(found, chosen, order)
+    prompts = prompt(judge, case=case, eval_file=eval_file, cases=cases, order=order)
     if json_out is not None:
         text = json.dumps([p.to_dict() for p in prompts], indent=2, ensure_ascii=False) + "\n"
         write_atomic(json_out, text)

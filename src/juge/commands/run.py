@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption, with_model
+from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
 from juge.files import staged_output, write_atomic
@@ -178,13 +178,19 @@ def run_command(
     """
     from juge.api import eval_config, run
 
-    config = eval_config(eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map))
     if dry_run:
+        from juge.api import dry_run as plan
         from juge.commands.prompt import print_dry_run
 
-        config.judges = with_model(config.judges, model)
-        print_dry_run(config, only=_read_only(only), repeat=repeat, json_out=json_out)
+        planned = plan(
+            eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map), only=_read_only(only),
+            repeat=repeat, model=model,
+        )  # fmt: skip
+        if json_out is not None:
+            write_atomic(json_out, planned.to_json(indent=2) + "\n")
+        print_dry_run(planned)
         return
+    config = eval_config(eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map))
     with staged_output(json_out, "--json") as json_tmp:
         try:
             result = run(
