@@ -101,3 +101,34 @@ def test_the_api_lists_and_deletes_what_the_cli_does(tmp_path, monkeypatch, caps
     assert [r.id for r in juge.list_runs(db=db)] == [rows[1].id]
     with pytest.raises(juge.InputError):
         juge.list_runs(db=tmp_path / "absent.db")
+
+
+def test_a_running_run_lists_its_judgments_done_of_total(tmp_path):
+    import pytest
+
+    import juge
+    from juge.data.records import Case, Judgment
+    from juge.store import Store
+
+    db = tmp_path / "d.db"
+    with Store(db) as store:
+        cases = [Case(id=f"p{k}", output_1="a", output_2="b") for k in range(2)] + [Case(id="s", output="x")]
+        judges = [
+            {"name": n, "setup": s, "template": "t", "template_hash": "h", "model": "m"}
+            for n, s in (("pair", "pairwise"), ("pf", "passfail"))
+        ]
+        run_id = store.create_run(
+            dataset_hash="d", juge_version="t", cases=cases, config={"repeat": 2, "judges": judges}
+        )
+        for order in ("12", "21"):
+            store.save_judgment(
+                run_id,
+                Judgment(item_id="p0", judge="pair", model="m", template="t", template_hash="h", order=order,
+                         text="A", verdict="A", outcome="ok"),
+            )  # fmt: skip
+    (row,) = juge.list_runs(db=db, status="running")
+    # two pairs in two orders and one single answer, each asked twice (repeat 2): (2 * 2 + 1) * 2
+    assert (row.id, row.status, row.done, row.total) == (run_id, "running", 2, 10)
+    assert juge.list_runs(db=db, status="done") == []
+    with pytest.raises(juge.InputError):
+        juge.list_runs(db=db, status="finished")

@@ -13,6 +13,8 @@ from juge.results import RunRow, RunRowJudge, RunRowSystem
 if TYPE_CHECKING:
     from juge.store import Store
 
+RUN_STATUSES = ("running", "done")  # a run is running until its summary is stored
+
 
 def list_runs(
     *, db: str | Path | None = None, eval_name: str | None = None, status: str | None = None, last: int | None = None
@@ -30,6 +32,8 @@ def list_runs(
 
     if last is not None and last < 1:
         raise InputError(f"--last {last}: give 1 or more")
+    if status is not None and status not in RUN_STATUSES:
+        raise InputError(f"--status {status}: a run is {' or '.join(RUN_STATUSES)}")
     with open_existing_store(db) as store:
         return [run_row(r) for r in select_runs(store, eval_name=eval_name, status=status, last=last)]
 
