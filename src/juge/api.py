@@ -50,6 +50,7 @@ from juge.runs.export import export as export
 from juge.runs.listing import delete_runs as delete_runs
 from juge.runs.listing import list_runs as list_runs
 from juge.runs.select import show as show
+from juge.scaffold import init_project as init_project
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -1173,6 +1173,19 @@ class SplitResult(Result):
     holdout: SplitSide
 
 
+# ---- juge init ----------------------------------------------------------------------------
+
+
+class InitResult(Part):
+    """What ``juge init`` wrote: the folder, the judge's kind and name, each file (relative) and the cases."""
+
+    directory: str
+    kind: str
+    judge: str
+    files: list[str]
+    n_cases: int
+
+
 # ---- what a judge is sent: juge prompt, juge run --dry-run ----------------------------------
 
 

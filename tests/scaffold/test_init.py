@@ -109,3 +109,20 @@ def test_a_second_project_on_the_starter_cases_cannot_test_their_holdout_again(t
     assert run_cli(monkeypatch, capsys, *test)[0] == 2
     assert run_cli(monkeypatch, capsys, *test, "--force", "--json", "test.json")[0] == 0
     assert json.loads((second / "test.json").read_text())["forced"] is True
+
+
+def test_init_project_from_python_lists_what_it_wrote(tmp_path):
+    import pytest
+
+    import juge
+
+    project = juge.init_project(tmp_path / "p", kind="score")
+    assert isinstance(project, juge.InitResult) and (project.kind, project.judge) == ("score", "quality")
+    written = sorted(str(p.relative_to(tmp_path / "p")) for p in (tmp_path / "p").rglob("*") if p.is_file())
+    assert sorted(project.files) == written
+    lines = (tmp_path / "p" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    assert project.n_cases == len(lines)
+    for bad in ({"directory": tmp_path / "p"}, {"directory": tmp_path / "q", "kind": "ranking"}):
+        with pytest.raises(juge.InputError):
+            juge.init_project(**bad)
+    assert not (tmp_path / "q").exists()

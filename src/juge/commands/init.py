@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from juge.reports.fit import command_lines
-from juge.scaffold import KINDS, init_project
+from juge.scaffold import KINDS
 
 
 def init_command(
@@ -24,6 +24,8 @@ def init_command(
     ] = "passfail",
 ) -> None:
     """Start an evaluation: cases, an eval file, one judge with a rubric, a labels template, next steps."""
+    from juge.api import init_project
+
     result = init_project(directory, kind)
     out = Console()
     out.print(f"wrote a {result.kind} project to [bold]{escape(str(result.directory))}[/]:", highlight=False)

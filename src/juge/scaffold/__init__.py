@@ -13,12 +13,12 @@ import csv
 import io
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from juge.data.readers import split_of
 from juge.errors import InputError
+from juge.results import InitResult
 from juge.scaffold.cases import FACTS, ITEMS
 
 Kind = Literal["passfail", "score", "pairwise"]
@@ -27,17 +27,6 @@ JUDGE_NAMES = {"passfail": "correct", "score": "quality", "pairwise": "better"}
 # The category whose flaws the stand-in answers miss: the first calibration finds it.
 BLIND_SPOT = "returns"
 HOLDOUT_SHARE = 0.3
-
-
-@dataclass(frozen=True)
-class InitResult:
-    """What `init_project` wrote: the folder, the kind, the judge's name and each file (relative)."""
-
-    directory: Path
-    kind: str
-    judge: str
-    files: tuple[str, ...]
-    n_cases: int
 
 
 def _toml(value: str) -> str:
@@ -239,7 +228,15 @@ with each other, and those where it does not.
 
 
 def init_project(directory: str | Path, kind: str = "passfail") -> InitResult:
-    """Write a runnable project into `directory` (created; it must not hold files already)."""
+    """Write a runnable project into `directory` (``juge init``; created, it must not hold files already):
+    starter cases, an eval file, one judge of this ``kind`` (passfail, score, pairwise) with its rubric, a
+    labels template and a README of next steps. ``juge run eval.toml`` runs it offline at once.
+
+    >>> import juge
+    >>> project = juge.init_project("my-eval", kind="pairwise")
+    >>> project.judge, project.n_cases, "eval.toml" in project.files
+    ('better', 30, True)
+    """
     if kind not in KINDS:
         raise InputError(f"--kind {kind!r}: choose one of {', '.join(KINDS)}")
     root = Path(directory)
@@ -261,4 +258,4 @@ def init_project(directory: str | Path, kind: str = "passfail") -> InitResult:
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    return InitResult(root, kind, judge, tuple(files), len(rows))
+    return InitResult(directory=str(root), kind=kind, judge=judge, files=list(files), n_cases=len(rows))
