@@ -97,8 +97,12 @@ def test_the_api_lists_and_deletes_what_the_cli_does(tmp_path, monkeypatch, caps
         juge.delete_runs([newest.id, "nope-not-a-run"], db=db)
     assert len(juge.list_runs(db=db)) == 2  # nothing deleted on a bad id
     (gone,) = juge.delete_runs([newest.id[:8]], db=db)
-    assert gone.id == newest.id
+    assert gone == newest
     assert [r.id for r in juge.list_runs(db=db)] == [rows[1].id]
+    code, out, err = run_cli(monkeypatch, capsys, "runs", "rm", rows[1].id, "--db", str(db), "--json", "-")
+    assert code == 0, err
+    jsonschema.validate(json.loads(out), schema)
+    assert json.loads(out) == [rows[1].to_dict()] and juge.list_runs(db=db) == []
     with pytest.raises(juge.InputError):
         juge.list_runs(db=tmp_path / "absent.db")
 

@@ -17,7 +17,7 @@ from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted
-from juge.store import DEFAULT_DB, Store, is_database_url, open_store
+from juge.store import DEFAULT_DB
 
 err = Console(stderr=True)
 
@@ -109,13 +109,6 @@ def _read_only(path: Path | None) -> set[str] | None:
     if not ids:
         raise InputError(f"{path}: --only file lists no case ids")
     return ids
-
-
-def _open(db: str, create: bool = False) -> Store:
-    """Open the store; commands that only read it refuse a path where none exists."""
-    if not is_database_url(db) and not create and not Path(db).exists():
-        raise InputError(f"{db}: no juge database here (run `juge run` first, or pass --db)")
-    return open_store(db)
 
 
 def run_command(

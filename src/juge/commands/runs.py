@@ -78,13 +78,23 @@ def runs_command(
 @runs_app.command("rm")
 def rm_command(
     run_ids: Annotated[list[str], typer.Argument(help="Run ids (or unique prefixes).")],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the runs deleted as JSON ('-' for standard output).")
+    ] = None,
     db: DbOption = str(DEFAULT_DB),
 ) -> None:
     """Delete runs with everything stored under them (the response cache stays)."""
     from juge.api import delete_runs
 
+    deleted = delete_runs(run_ids, db=db)
+    if json_out is not None:
+        text = json.dumps([r.to_dict() for r in deleted], indent=2, ensure_ascii=False) + "\n"
+        if str(json_out) == "-":
+            typer.echo(text, nl=False)
+        else:
+            write_atomic(json_out, text)
     err = Console(stderr=True)
-    for run in delete_runs(run_ids, db=db):
+    for run in deleted:
         err.print(f"deleted run {run.id} ({run.name or '-'}, {run.status})", markup=False)
 
 
