@@ -46,10 +46,7 @@ def split_command(
     result = split(items, output, by=by, holdout=holdout, seed=seed, force=force)
     if json_out is not None:
         text = result.to_json(indent=2) + "\n"
-        if str(json_out) == "-":
-            typer.echo(text, nl=False)
-            return
-        write_atomic(json_out, text)
+        write_atomic(json_out, text)  # '-': standard output, and the line below goes to stderr
     Console().print(
         f"wrote {result.path}: dev {result.dev.rows} rows ({result.dev.groups} groups), holdout "
         f"{result.holdout.rows} rows ({result.holdout.groups} groups), by '{result.by}', seed {result.seed}",

@@ -15,7 +15,7 @@ from rich.table import Table
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
-from juge.files import staged_output, write_atomic
+from juge.files import is_stdout, staged_output, write_atomic
 from juge.reports.fit import fitted
 from juge.store import DEFAULT_DB
 
@@ -299,10 +299,9 @@ def show_command(
     shown = show(run_id, db=db, case=case, outcome=outcome, judge=judge, limit=limit)
     if json_out is not None:
         text = shown.to_json(indent=2) + "\n"
-        if str(json_out) == "-":
-            typer.echo(text, nl=False)
-            return
         write_atomic(json_out, text)
+        if is_stdout(json_out):
+            return
     out = Console()
     run = shown.run
     out.print(f"[bold]run {run.id}[/] {escape(run.name or '')} data {run.dataset_hash[:12]} juge {run.juge_version}")
@@ -376,10 +375,7 @@ def export_command(
     result = export(run_id, output, db=db, wide=wide, raw_csv=raw_csv)
     if json_out is not None:
         text = result.to_json(indent=2) + "\n"
-        if str(json_out) == "-":
-            typer.echo(text, nl=False)
-        else:
-            write_atomic(json_out, text)
+        write_atomic(json_out, text)
     err.print(f"wrote {result.rows} rows to {result.path}", markup=False)
 
 

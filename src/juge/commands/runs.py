@@ -89,10 +89,7 @@ def rm_command(
     deleted = delete_runs(run_ids, db=db)
     if json_out is not None:
         text = json.dumps([r.to_dict() for r in deleted], indent=2, ensure_ascii=False) + "\n"
-        if str(json_out) == "-":
-            typer.echo(text, nl=False)
-        else:
-            write_atomic(json_out, text)
+        write_atomic(json_out, text)
     err = Console(stderr=True)
     for run in deleted:
         err.print(f"deleted run {run.id} ({run.name or '-'}, {run.status})", markup=False)
