@@ -9,7 +9,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from juge.data.readers import read_rows, split_of
 from juge.errors import InputError, input_error
 from juge.results import SplitResult, SplitSide
 
@@ -33,6 +32,7 @@ def split(
     >>> result.dev.groups, result.holdout.groups  # the sample's 80 questions, each wholly on one side
     (51, 29)
     """
+    from juge.data.readers import read_rows
     from juge.files import write_atomic
 
     items, output = Path(items), Path(output)
@@ -66,6 +66,8 @@ def split_rows(
     rows: list[tuple[int, dict[str, Any]]], path: Path, *, by: str, holdout: float, seed: int
 ) -> list[dict[str, Any]]:
     """The rows with a `split` field (dev/holdout) that keeps every value of `by` on one side."""
+    from juge.data.readers import split_of
+
     out = []
     for lineno, row in rows:
         group = row.get(by)

@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from juge.data.records import Case
 from juge.errors import InputError
-from juge.judges.pairwise import combine_orders
 from juge.results import ExportResult
-from juge.store import Store
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: `import juge` stays cheap
     from juge.results import Run
+    from juge.store import Store
 
 FORMATS = ("jsonl", "csv", "parquet")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -247,6 +246,8 @@ def wide_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per case: its fields, outputs and checks, then per judge (and repeat) the verdict and
     outcome; a pairwise judge's verdict is the combined one over both orders (`JUDGE.verdict`), each
     order's letter beside it (`JUDGE.12`, `JUDGE.21`)."""
+    from juge.judges.pairwise import combine_orders
+
     by_case: dict[str, dict[str, Any]] = {}
     letters: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows:
