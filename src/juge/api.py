@@ -951,7 +951,6 @@ def probe_injection(
     from juge.probes.injection import load_items, load_kinds, run_probe
     from juge.providers.pricing import price_table
     from juge.runner import Providers
-    from juge.store import Store
 
     found, own_spec, base_dir, config = _probe_judge(
         Path(eval_file) if eval_file is not None else None, str(judge), model
@@ -986,9 +985,7 @@ def probe_injection(
         prices=price_table(config.spec.prices if config is not None else None),
     )
     provider_key = provider_obj.cache_identity
-    path = Path(db) if db is not None else DEFAULT_DB
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with Store(path) as store:
+    with _store(db, must_exist=False) as store:  # a SQLite file (made) or a PostgreSQL URL
         probe = run_probe(
             found,
             provider_obj,

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from juge.commands.help_layout import fit_help
 from juge.errors import Fault, InputError
 
 
@@ -31,6 +32,7 @@ def _show_flags_as_flags() -> None:
 
 
 _show_flags_as_flags()
+fit_help()  # option names in help are never cut at 80 columns
 app = typer.Typer(
     name="juge",
     help="Run LLM judges over real cases, measure them against people, and decide what they may judge alone.",

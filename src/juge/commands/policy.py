@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
-DbOption = Annotated[Path, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")]
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the numbers as JSON to this file.")]
 SeedOption = Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")]
 ResamplesOption = Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")]
@@ -88,7 +88,7 @@ def estimate_command(
             "--labels", help="Human labels (JSONL/CSV: item_id, rater_id, label) on a random subset of the run's cases."
         ),
     ],
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
     threshold: Annotated[
         float | None, typer.Option(help="For score judges: a case passes when its score is >= this.")
     ] = None,
@@ -156,7 +156,7 @@ def estimate_command(
 def compare_command(
     run_a: Annotated[str, typer.Argument(help="The old run (id or unambiguous prefix).")],
     run_b: Annotated[str, typer.Argument(help="The new run, on the same cases.")],
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
     threshold: Annotated[
         float | None, typer.Option(help="For score judges: a case passes when its score is >= this.")
     ] = None,
@@ -417,7 +417,7 @@ def derive_command(
     labels: LabelsOption = None,
     field_map: MapOption = None,
     labels_map: LabelsMapOption = None,
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
     split: Annotated[
         str, typer.Option(help="The split the policy is derived on. Not holdout: it is kept for the one `policy test`.")
     ] = "dev",
@@ -539,7 +539,7 @@ def test_command(
     labels: LabelsOption = None,
     field_map: MapOption = None,
     labels_map: LabelsMapOption = None,
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
     split: Annotated[str, typer.Option(help="The held-out split.")] = "holdout",
     force: Annotated[
         bool, typer.Option("--force", help="Test a holdout that was already used (the result is flagged).")
@@ -758,7 +758,7 @@ def route_command(
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     model: ModelOption = None,
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
     json_path: JsonOption = None,
 ) -> None:
     """Route new items: judge (its verdict stands) or person, with the reason.
@@ -834,7 +834,7 @@ def audit_command(
     seed: Annotated[
         int | None, typer.Option(help="Sample seed. Default: the ISO year and week (a new sample each week).")
     ] = None,
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
     json_path: JsonOption = None,
 ) -> None:
     """Draw N random decisions the judge made alone, with the item and the judge's raw text, for a person to read."""

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption
 from juge.files import staged_output
 from juge.reports.fit import fitted
@@ -175,7 +176,7 @@ def injection_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
-    db: Annotated[Path, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")] = DEFAULT_DB,
+    db: DbOption = str(DEFAULT_DB),
 ) -> None:
     """`juge probe injection`: its help text is INJECTION_HELP."""
     from juge.api import probe_injection

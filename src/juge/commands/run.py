@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
@@ -20,15 +21,6 @@ from juge.reports.fit import fitted
 from juge.store import DEFAULT_DB
 
 err = Console(stderr=True)
-
-DbOption = Annotated[
-    str,
-    typer.Option(
-        "--db",
-        help="juge database: a SQLite file, or a PostgreSQL URL (postgresql://user@host/db) shared by a team.",
-        envvar="JUGE_DB",
-    ),
-]
 
 
 def _rate(p: int, n: int) -> str:

@@ -11,9 +11,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from juge.commands.db_option import DbOption
 from juge.errors import InputError
 from juge.reports.fit import fitted
 from juge.results import format_estimate
+from juge.store import DEFAULT_DB
 
 TUNE_HELP = """Improve a judge against people, and report how much of the gain is real.
 
@@ -72,7 +74,7 @@ def tune_command(
     concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight at once.")] = 8,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the result (tuning.json) here.")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="juge database (SQLite).", envvar="JUGE_DB")] = None,
+    db: DbOption = str(DEFAULT_DB),
 ) -> None:
     from juge.files import staged_output
     from juge.tune import tune

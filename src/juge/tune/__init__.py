@@ -82,7 +82,7 @@ def tune(
 ) -> TuneResult:
     """Evaluate candidate judges on dev, choose one, write ``out/judge.toml``, ``out/TUNING.md`` and
     ``out/tuning.json``; with ``test=True`` run the chosen judge once on the holdout."""
-    from juge.store import DEFAULT_DB, Store
+    from juge.store import DEFAULT_DB, open_store
     from juge.tune.outputs import write_outputs
     from juge.tune.search import tune_judge
     from juge.tune.variants import base_spec
@@ -94,7 +94,7 @@ def tune(
     kind = base.setup if base.setup in ("pairwise", "passfail") else "score"
     dev = labelled_items(Path(items), Path(labels) if labels else None, kind, split="dev", limit=limit, seed=seed)
     provider_obj = provider or _provider_for(base, judge_path.parent, provider_name)
-    with Store(Path(db) if db else DEFAULT_DB) as store:
+    with open_store(db or DEFAULT_DB) as store:  # a SQLite file or a PostgreSQL URL
         result, tuned = tune_judge(
             judge_path, dev=dev, provider=provider_obj, store=store,
             variants_dir=Path(variants) if variants else None, folds=folds, threshold=threshold, budget=budget,

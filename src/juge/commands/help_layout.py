@@ -1,0 +1,48 @@
+"""Help screens that fit the terminal: option names and command names are never cut.
+
+typer's rich help lays options out in a table whose columns rich shrinks with an ellipsis when the
+terminal is narrow, so `--allow-different-judges` read `--allow-different-judg…` at 80 columns and
+long values in the help text (URLs, `--map` examples) were cut too. Here the name columns keep their
+full width, the type column wraps between words, and the help text takes the rest, folding a word
+longer than its column instead of cutting it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.columns import Columns
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
+from rich.table import Table
+
+
+class HelpTable(Table):
+    """A table of typer's help. In an options table (six or more columns: required mark, long and
+    short names, negative names, type, help) every column before the type holds names."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if len(self.columns) >= 6:  # an options table (the commands table sets its own widths)
+            wide = options.update_width(10**4)
+            *names, kind, text = self.columns
+            for column in names:
+                column.no_wrap = True
+                column.min_width = _widest(console, wide, column.cells, maximum=True)
+            kind.min_width = _widest(console, wide, kind.cells, maximum=False)
+            kind.overflow = text.overflow = "fold"
+            # typer flows a help cell's parts (text, env var, default) with rich Columns, whose own
+            # grid cuts a long word with an ellipsis: one part a line, in this column, folds instead
+            text._cells = [Group(*c.renderables) if isinstance(c, Columns) else c for c in text._cells]
+        yield from super().__rich_console__(console, options)
+
+
+def _widest(console: Console, options: ConsoleOptions, cells: Iterable[object], *, maximum: bool) -> int:
+    widths = [Measurement.get(console, options, cell) for cell in cells]  # type: ignore[arg-type]
+    return max((m.maximum if maximum else m.minimum for m in widths), default=0)
+
+
+def fit_help() -> None:
+    """Make typer's rich help lay out its option and command tables with `HelpTable`."""
+    import typer.rich_utils
+
+    typer.rich_utils.Table = HelpTable  # type: ignore[misc]
