@@ -51,7 +51,7 @@ def _tokens_width(line: str) -> int:
     return max([0, *figures, *words])
 
 
-def _cell_need(console: Console, cell: object) -> tuple[int, int]:
+def _cell_need(console: Console, cell: RenderableType) -> tuple[int, int]:
     """(narrowest width that keeps every name and figure whole, width on one line) of a cell."""
     if isinstance(cell, str | Text):
         text = cell if isinstance(cell, Text) else console.render_str(cell)
@@ -194,7 +194,7 @@ def wrapped(text: str | Text, console: Console) -> Text:
     """`text` (plain: never markup) wrapped for `console` between words, with every figure such as
     ``0.64 [0.58, 0.70] n=404`` whole on one line (rich's own wrapping may split one at its spaces)."""
     text = Text(text) if isinstance(text, str) else text
-    lines = []
+    lines: list[Text] = []
     for line in text.split("\n", allow_blank=True):
         offsets = _breaks(line.plain, console.width)
         parts = line.divide(offsets) if offsets else [line]
