@@ -33,6 +33,7 @@ def _show_flags_as_flags() -> None:
 
 _show_flags_as_flags()
 fit_help()  # option names in help are never cut at 80 columns
+
 app = typer.Typer(
     name="juge",
     help="Run LLM judges over real cases, measure them against people, and decide what they may judge alone.",
