@@ -95,6 +95,15 @@ def test_a_changed_copy_of_a_used_holdout_is_refused_without_force(tmp_path, pol
     assert len(forced["previous_uses"]) == 1 and forced["previous_uses"][0]["shared_groups"] >= 1
 
 
+def test_the_refusal_names_the_python_argument_as_well_as_the_cli_flag(tmp_path, policy):
+    # A Python caller of juge.policy.test cannot "pass --force": it must be told force=True.
+    with Store(tmp_path / "j.db") as store:
+        test(policy, data(), store)
+        with pytest.raises(HoldoutAlreadyUsed) as refused:
+            test(policy, data(), store)
+    assert "force=True" in str(refused.value) and "--force" in str(refused.value)
+
+
 def test_another_policy_on_a_used_holdout_is_refused_and_fresh_items_are_not(tmp_path, policy):
     other = derive_policy(data(), margin=0.2, boot=BOOT)
     assert other["policy_hash"] != policy["policy_hash"]

@@ -61,7 +61,7 @@ POLICY_KEY = "policy"
 
 
 class HoldoutAlreadyUsed(InputError):
-    """The holdout was tested before; a second test needs --force."""
+    """The holdout was tested before; a second test needs --force (force=True in Python)."""
 
 
 def _figures(items: Sequence[PairItem], decided: set[str], boot: Bootstrap) -> dict[str, Any]:
@@ -194,8 +194,8 @@ def previous_tests(
     if previous and not force:
         raise HoldoutAlreadyUsed(
             f"{_used_before(previous)}. A holdout is evaluated once; a second test, even on a subset, relabelled, "
-            "renamed or copied holdout, makes its figures optimistic. Test on items no earlier test used, or pass "
-            "--force to test again: the result will be flagged as FORCED."
+            "renamed or copied holdout, makes its figures optimistic. Test on items no earlier test used, or test "
+            "again with --force (force=True from Python): the result will be flagged as FORCED."
         )
     return previous
 
