@@ -168,7 +168,12 @@ def test_cli_estimate_prints_every_figure_and_writes_json(tmp_path):
         ],
     )
     assert res.exit_code == 0, res.output
-    assert "PPI++ (recommended)" in res.output and "missing verdict" in res.output
+    assert "PPI++ (recommended)" in res.output
+    # The missing count is a sentence with its n, not a cell under the estimates' "value [95% interval] n" header.
+    n_missing = sum(o.verdict == "missing" for o in outcomes.values())
+    missing = [line for line in res.output.splitlines() if "missing verdict" in line]
+    assert len(missing) == 1 and missing[0].startswith(f"missing verdict: {n_missing} of {len(outcomes)} cases")
+    assert not any("interval] n:" in line and "[" not in line.split("n:", 1)[1] for line in res.output.splitlines())
     saved = json.loads((tmp_path / "e.json").read_text())
     assert saved["n_labelled"] == 60 and saved["run_id"] == "r1"
     pairwise = tmp_path / "pair.jsonl"

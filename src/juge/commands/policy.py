@@ -142,9 +142,14 @@ def estimate_command(
     if rg.why_not:
         sens_spec += ("; " if sens_spec else "") + rg.why_not
     table.add_row("sens/spec plug-in", fmt(rg), sens_spec)
-    table.add_section()
-    table.add_row("missing verdict", str(result.n_missing_verdict), "unparsed/refused/error: never a pass")
     out.print(fitted(table, out))
+    # A count, not an estimate: under the table, so it never reads as "value [95% interval] n: 1".
+    out.print(
+        Text(
+            f"missing verdict: {result.n_missing_verdict} of {result.n_cases} cases "
+            "(unparsed, refused or error: never a pass)"
+        )
+    )
     out.print(Text("Why PPI++: " + result.why))
     for note in result.notes:
         out.print(Text("note: " + note, style="yellow"))
