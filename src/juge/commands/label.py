@@ -33,13 +33,33 @@ label_app = typer.Typer(
 )
 console = Console(highlight=False)  # names, ids and labels are data: escaped or printed as Text
 
+
+def _db_url(value: str | None) -> str | None:
+    """`--db` names a file on every other command: a value without a scheme is that SQLite file."""
+    if value and "://" not in value:
+        return f"sqlite:///{value}"
+    return value
+
+
 DbUrl = Annotated[
     str | None,
     typer.Option(
         "--db-url",
+        "--db",
         envvar="JUGE_LABEL_DB_URL",
-        help="SQLAlchemy URL of the label store, e.g. postgresql+psycopg://user@host/db. "
-        "Default: the juge SQLite file .juge/juge.db.",
+        callback=_db_url,
+        help="The label store: a SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db, or a SQLite file "
+        "(--db, as on the other commands). Default: the juge SQLite file .juge/juge.db.",
+    ),
+]
+# attach-run's --db is the juge store holding the run (as on juge run/calibrate), so its label store is --db-url only.
+LabelDbUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--db-url",
+        envvar="JUGE_LABEL_DB_URL",
+        callback=_db_url,
+        help="The label store: a SQLAlchemy URL or a SQLite file. Default: the juge SQLite file .juge/juge.db.",
     ),
 ]
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"  # `juge label serve` on its default --host and --port
@@ -389,7 +409,7 @@ def attach_run_command(
         ),
     ] = False,
     json_out: JsonOut = None,
-    db_url: DbUrl = None,
+    db_url: LabelDbUrl = None,
 ) -> None:
     """Copy a run's judge verdicts into the review, so judge-vs-people disagreements are listed.
 
