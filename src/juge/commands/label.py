@@ -18,6 +18,7 @@ from rich.text import Text
 from juge.errors import InputError
 from juge.files import is_stdout
 from juge.reports.fit import fitted
+from juge.results import format_estimate
 
 if TYPE_CHECKING:
     from juge.label.results import LabelResult
@@ -292,11 +293,14 @@ def status_command(
     project_opt: ProjectOpt = None,
     json_out: JsonOut = None,
     db_url: DbUrl = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")] = 2000,
 ) -> None:
-    """Who labelled how much, items done and left, and agreement between raters so far."""
+    """Who labelled how much, items done and left, and agreement between raters so far (95 % intervals:
+    percentile bootstrap over items)."""
     from juge.label.api import label_status
 
-    s = label_status(_one(name, project_opt), db_url=db_url)
+    s = label_status(_one(name, project_opt), db_url=db_url, resamples=resamples, seed=seed)
     if _json(s, json_out):
         return
     console.print(
@@ -308,11 +312,11 @@ def status_command(
         mean = "-" if r.mean_seconds is None else f"{r.mean_seconds:.1f}"
         table.add_row(Text(r.rater), str(r.labels), str(r.sessions), mean, "adjudicator" if r.adjudicator else "rater")
     console.print(fitted(table, console))
-    if s.pairs and s.agreement is not None:
-        console.print(
-            f"rater vs rater: agreement {s.agreement:.3f}, Cohen's kappa "
-            f"{'-' if s.kappa is None else format(s.kappa, '.3f')} (n = {s.pairs} pairs)"
-        )
+    if s.pairs and s.agreement_estimate is not None:
+        # One figure a line, so a narrow terminal never splits an interval.
+        console.print(Text("rater vs rater (n: pairs of raters on one item; 95 % intervals, bootstrap over items):"))
+        console.print(Text(f"  agreement      {format_estimate(s.agreement_estimate)}"))
+        console.print(Text(f"  Cohen's kappa  {format_estimate(s.kappa_estimate)}"))
     else:
         console.print("rater vs rater: no item has two labels yet (n = 0)")
     console.print(f"disagreements to review: {s.disagreements}")

@@ -219,12 +219,17 @@ def label_revoke_rater(name: str, *, project: str | None = None, db_url: str | N
 # ---- progress, release, export ---------------------------------------------------------------------
 
 
-def label_status(project: str | None = None, *, db_url: str | None = None) -> LabelStatus:
-    """Who labelled how much, items done and left, and agreement between raters so far."""
+def label_status(
+    project: str | None = None, *, db_url: str | None = None, resamples: int = 2000, seed: int = 0
+) -> LabelStatus:
+    """Who labelled how much, items done and left, and agreement between raters so far (with 95 %
+    bootstrap intervals over items: ``resamples`` resamples, seeded with ``seed``)."""
     from juge.label.review import status
 
+    if resamples < 1:
+        raise InputError(f"--resamples must be 1 or more, got {resamples}")
     with _opened(db_url) as store:
-        return status(store, _project(store, project))
+        return status(store, _project(store, project), resamples=resamples, seed=seed)
 
 
 def label_release(

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from juge.results import Part, Result
+from juge.results import Estimate, Part, Result
 
 
 class LabelResult(Result):
@@ -72,6 +72,8 @@ class LabelStatus(LabelResult):
 
     Agreement is pooled over every pair of raters on every item with two or more labels: the share of
     equal pairs, and Cohen's kappa on the same pairs; None while no item has two labels.
+    ``agreement_estimate`` and ``kappa_estimate`` are the same figures with a percentile bootstrap interval
+    clustered by item (``n``: rater pairs); None in files written before they existed.
     """
 
     schema_name: ClassVar[str] = "label_status"
@@ -88,6 +90,8 @@ class LabelStatus(LabelResult):
     agreement: float | None
     kappa: float | None
     disagreements: int
+    agreement_estimate: Estimate | None = None
+    kappa_estimate: Estimate | None = None
 
 
 class LabelRelease(LabelResult):

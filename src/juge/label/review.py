@@ -19,6 +19,7 @@ from juge.store import Store
 
 if TYPE_CHECKING:
     from juge.label.results import LabelStatus
+    from juge.results import Estimate
 
 
 def judge_verdicts(store_path: str | Path, run_id: str, task: str) -> dict[str, dict[str, str]]:
@@ -59,11 +60,12 @@ def changed_outputs(labelled: dict[str, str | None], judged: dict[str, str]) -> 
     return sorted(i for i, h in labelled.items() if i in judged and judged[i] != h)
 
 
-def status(store: LabelStore, project: Project) -> LabelStatus:
+def status(store: LabelStore, project: Project, *, resamples: int = 2000, seed: int = 0) -> LabelStatus:
     """Counts per rater, items done and left, and person-vs-person agreement on overlap items.
 
     Agreement is pooled over every pair of raters on every item with two or more labels:
-    the share of equal pairs, and Cohen's kappa on the same pairs (Cohen 1960), via juge.stats.
+    the share of equal pairs, and Cohen's kappa on the same pairs (Cohen 1960), via juge.stats,
+    each with a percentile bootstrap interval that resamples those items (`resamples`, `seed`).
     """
     from juge.label.results import LabelStatus, RaterCount
     from juge.results import finite_or_none
@@ -71,6 +73,7 @@ def status(store: LabelStore, project: Project) -> LabelStatus:
 
     table = store.item_table(project)
     first, second = label_columns_by_rater_pair(table)
+    agreement_est, kappa_est = _agreement_estimates(table, first, second, resamples=resamples, seed=seed)
     return LabelStatus(
         project=project.name,
         task=project.task,
@@ -83,5 +86,30 @@ def status(store: LabelStore, project: Project) -> LabelStatus:
         pairs=len(first),
         agreement=agreement(first, second) if first else None,
         kappa=finite_or_none(cohen_kappa(first, second)) if first else None,
+        agreement_estimate=agreement_est,
+        kappa_estimate=kappa_est,
         disagreements=len(store.disagreements(project)),
     )
+
+
+def _agreement_estimates(
+    table: list[dict[str, Any]], first: list[str], second: list[str], *, resamples: int, seed: int
+) -> tuple[Estimate | None, Estimate | None]:
+    """Agreement and kappa of the pooled pairs, each with an interval clustered by item (an item's pairs
+    share its difficulty, so they are resampled together); (None, None) without pairs."""
+    import numpy as np
+
+    from juge.stats.agreement import pair_tables
+    from juge.stats.bootstrap import kappa_estimate, ratio_estimate
+
+    if not first:
+        return None, None
+    # label_columns_by_rater_pair lists an item's k*(k-1)/2 pairs together, items in table order.
+    per_item = [len(it["labels"]) * (len(it["labels"]) - 1) // 2 for it in table]
+    per_item = [k for k in per_item if k]
+    item_index = np.repeat(np.arange(len(per_item)), per_item)
+    labels = sorted(set(first) | set(second))
+    tables = pair_tables(first, second, item_index, labels, n_items=len(per_item))
+    equal = np.trace(tables, axis1=1, axis2=2)
+    agreement_est = ratio_estimate(equal, tables.sum(axis=(1, 2)), n_resamples=resamples, seed=seed)
+    return agreement_est, kappa_estimate(tables, n_resamples=resamples, seed=seed)
