@@ -35,34 +35,31 @@ label_app = typer.Typer(
 console = Console(highlight=False)  # names, ids and labels are data: escaped or printed as Text
 
 
-def _db_url(value: str | None) -> str | None:
-    """`--db` names a file on every other command: a value without a scheme is that SQLite file."""
-    if value and "://" not in value:
-        return f"sqlite:///{value}"
-    return value
-
-
 DbUrl = Annotated[
     str | None,
     typer.Option(
         "--db-url",
-        "--db",
         envvar="JUGE_LABEL_DB_URL",
-        callback=_db_url,
-        help="The label store: a SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db, or a SQLite file "
-        "(--db, as on the other commands). Default: the juge SQLite file .juge/juge.db.",
+        help="SQLAlchemy URL of the label store, e.g. postgresql+psycopg://user@host/db. "
+        "Default: the juge SQLite file .juge/juge.db.",
     ),
 ]
-# attach-run's --db is the juge store holding the run (as on juge run/calibrate), so its label store is --db-url only.
-LabelDbUrl = Annotated[
+DbFile = Annotated[
     str | None,
     typer.Option(
-        "--db-url",
-        envvar="JUGE_LABEL_DB_URL",
-        callback=_db_url,
-        help="The label store: a SQLAlchemy URL or a SQLite file. Default: the juge SQLite file .juge/juge.db.",
+        "--db",
+        help="The label store as on the other juge commands: a SQLite file (or a database URL); wins over --db-url.",
     ),
 ]
+
+
+def _store(db_url: str | None, db: str | None) -> str | None:
+    """The label store's URL: --db (a file without a scheme is that SQLite file), else --db-url."""
+    if db is None:
+        return db_url
+    return db if "://" in db else f"sqlite:///{db}"
+
+
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"  # `juge label serve` on its default --host and --port
 ProjectOpt = Annotated[str | None, typer.Option("--project", "-p", help="Labelling project (default: the only one).")]
 ProjectArg = Annotated[
@@ -141,6 +138,7 @@ def init_command(
     ] = None,
     json_out: JsonOut = None,
     db_url: DbUrl = None,
+    db: DbFile = None,
 ) -> None:
     """Create a labelling project from cases and a rubric.
 
@@ -164,7 +162,7 @@ def init_command(
         break_after=break_after,
         seed=seed,
         field_map=field_map,
-        db_url=db_url,
+        db_url=_store(db_url, db),
     )
     if _json(made, json_out):
         return
@@ -196,6 +194,7 @@ def add_rater_command(
         ),
     ] = DEFAULT_BASE_URL,
     db_url: DbUrl = None,
+    db: DbFile = None,
 ) -> None:
     """Add a rater and print their personal login link (the token is stored only as a hash).
 
@@ -205,7 +204,7 @@ def add_rater_command(
     from juge.label.api import label_add_rater
 
     proj, name = _project_and(args, project, "NAME")
-    link = label_add_rater(name, project=proj, adjudicator=adjudicator, db_url=db_url)
+    link = label_add_rater(name, project=proj, adjudicator=adjudicator, db_url=_store(db_url, db))
     console.print(
         f"Rater [b]{escape(link.rater)}[/] added to {escape(link.project)}"
         f"{' as adjudicator' if link.adjudicator else ''}. Send their login link privately; it is shown only once:",
@@ -234,12 +233,13 @@ def rotate_link_command(
         str, typer.Option(help="Address raters reach `juge label serve` at, only used to print the full link.")
     ] = DEFAULT_BASE_URL,
     db_url: DbUrl = None,
+    db: DbFile = None,
 ) -> None:
     """Give a rater a new login link: the old one stops working and every browser they signed in is signed out."""
     from juge.label.api import label_rotate_link
 
     proj, name = _project_and(args, project, "NAME")
-    link = label_rotate_link(name, project=proj, db_url=db_url)
+    link = label_rotate_link(name, project=proj, db_url=_store(db_url, db))
     console.print(
         f"New login link for [b]{escape(link.rater)}[/] in {escape(link.project)} (the old one no longer works; "
         "send this one privately, it is shown only once):",
@@ -253,13 +253,14 @@ def revoke_rater_command(
     args: Annotated[list[str], _RATER_ARGS],
     project: ProjectOpt = None,
     db_url: DbUrl = None,
+    db: DbFile = None,
 ) -> None:
     """Stop a rater from signing in (their link and every signed-in browser); their labels stay.
     `juge label rotate-link NAME` lets them back in with a new link."""
     from juge.label.api import label_revoke_rater
 
     proj, name = _project_and(args, project, "NAME")
-    done = label_revoke_rater(name, project=proj, db_url=db_url)
+    done = label_revoke_rater(name, project=proj, db_url=_store(db_url, db))
     console.print(
         f"Rater [b]{escape(done.rater)}[/] can no longer sign in to {escape(done.project)}; their labels stay.",
         highlight=False,
@@ -273,11 +274,12 @@ def serve_command(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0: any free port, printed).", min=0, max=65535)] = 8765,
     db_url: DbUrl = None,
+    db: DbFile = None,
 ) -> None:
     """Serve the labelling app (all projects; each rater sees their own)."""
     from juge.label.api import label_server
 
-    server = label_server(host, port, db_url=db_url)  # bound before the banner: a port in use is an error
+    server = label_server(host, port, db_url=_store(db_url, db))  # bound before the banner: a port in use is an error
     for warning in server.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     console.print(Text(f"juge label: {server.url}/ (Ctrl-C to stop)"))
@@ -293,6 +295,7 @@ def status_command(
     project_opt: ProjectOpt = None,
     json_out: JsonOut = None,
     db_url: DbUrl = None,
+    db: DbFile = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")] = 0,
     resamples: Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")] = 2000,
 ) -> None:
@@ -300,7 +303,7 @@ def status_command(
     percentile bootstrap over items)."""
     from juge.label.api import label_status
 
-    s = label_status(_one(name, project_opt), db_url=db_url, resamples=resamples, seed=seed)
+    s = label_status(_one(name, project_opt), db_url=_store(db_url, db), resamples=resamples, seed=seed)
     if _json(s, json_out):
         return
     console.print(
@@ -341,6 +344,7 @@ def release_command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only print what would be freed.")] = False,
     json_out: JsonOut = None,
     db_url: DbUrl = None,
+    db: DbFile = None,
 ) -> None:
     """Give items back to the pool that a rater was handed but never labelled (a rater who stopped coming).
 
@@ -351,7 +355,9 @@ def release_command(
     """
     from juge.label.api import label_release
 
-    freed = label_release(_one(name, project_opt), rater=rater, idle_hours=idle_hours, dry_run=dry_run, db_url=db_url)
+    freed = label_release(
+        _one(name, project_opt), rater=rater, idle_hours=idle_hours, dry_run=dry_run, db_url=_store(db_url, db)
+    )
     if _json(freed, json_out):
         return
     verb = "would free" if dry_run else "freed"
@@ -373,6 +379,7 @@ def export_command(
     ] = None,
     json_out: JsonOut = None,
     db_url: DbUrl = None,
+    db: DbFile = None,
 ) -> None:
     """Write one row per rater per item (item_id, rater_id, label, explanation) for `juge calibrate --labels`.
 
@@ -381,7 +388,7 @@ def export_command(
     """
     from juge.label.api import label_export
 
-    done = label_export(_one(name, project_opt), output=output, adjudications=adjudications, db_url=db_url)
+    done = label_export(_one(name, project_opt), output=output, adjudications=adjudications, db_url=_store(db_url, db))
     if _json(done, json_out):
         return
     console.print(Text(f"Wrote {done.labels} labels to {done.output}"))
@@ -413,7 +420,7 @@ def attach_run_command(
         ),
     ] = False,
     json_out: JsonOut = None,
-    db_url: LabelDbUrl = None,
+    db_url: DbUrl = None,  # --db here is the run's store, as on juge run
 ) -> None:
     """Copy a run's judge verdicts into the review, so judge-vs-people disagreements are listed.
 
@@ -458,11 +465,14 @@ def disagreements_command(
     ] = None,
     json_out: JsonOut = None,
     db_url: DbUrl = None,
+    db: DbFile = None,
 ) -> None:
     """List closed items where raters, or a judge and the raters, disagree; save or export the set."""
     from juge.label.api import label_disagreements
 
-    found = label_disagreements(_one(name, project_opt), from_list=list_name, save=save, output=output, db_url=db_url)
+    found = label_disagreements(
+        _one(name, project_opt), from_list=list_name, save=save, output=output, db_url=_store(db_url, db)
+    )
     if _json(found, json_out):
         return
     for d in found.items:
