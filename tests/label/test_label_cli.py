@@ -171,11 +171,12 @@ def test_export_loads_in_juge_calibrate_and_status_matches_its_ceiling(env: dict
     )
     assert result.exit_code == 0, result.output
     ceiling = json.loads(out.read_text())["ceiling"]
-    status = juge(env, "status", "q4")
+    status = juge(env, "status", "q4", "--json", "-")
     assert status.exit_code == 0, status.output
-    assert f"agreement {ceiling['agreement']['value']:.3f}" in status.output
-    assert f"kappa {ceiling['kappa']['value']:.3f}" in status.output
-    assert ceiling["n_pairs"] == 60 and "n = 60 pairs" in status.output
+    figures = json.loads(status.output)
+    assert figures["agreement_estimate"]["value"] == pytest.approx(ceiling["agreement"]["value"])
+    assert figures["kappa_estimate"]["value"] == pytest.approx(ceiling["kappa"]["value"])
+    assert ceiling["n_pairs"] == 60 == figures["agreement_estimate"]["n"] == figures["kappa_estimate"]["n"]
 
 
 def test_judge_run_disagreements_become_a_named_list_of_ids(env: dict) -> None:
