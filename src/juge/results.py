@@ -98,7 +98,7 @@ class Result(Part):
 
 
 def estimate_parts(
-    est: Estimate | dict[str, Any] | None, digits: int = 3, *, percent: bool = False
+    est: Estimate | dict[str, Any] | None, digits: int = 3, *, percent: bool = False, signed: bool = False
 ) -> tuple[str, str, str]:
     """The three pieces :func:`format_estimate` joins: value, interval and n (an absent piece is ``""``).
 
@@ -120,14 +120,20 @@ def estimate_parts(
     if est.value is None:
         return "n/a", "", n_text
     scale, unit = (100.0, " %") if percent else (1.0, "")
+    sign = "+" if signed else ""  # a difference shows its direction
     interval = ""
     if est.low is not None and est.high is not None:
-        interval = f"[{scale * est.low:.{digits}f}, {scale * est.high:.{digits}f}]"
-    return f"{scale * est.value:.{digits}f}{unit}", interval, n_text
+        interval = f"[{scale * est.low:{sign}.{digits}f}, {scale * est.high:{sign}.{digits}f}]"
+    return f"{scale * est.value:{sign}.{digits}f}{unit}", interval, n_text
 
 
 def format_estimate(
-    est: Estimate | dict[str, Any] | None, digits: int = 3, *, with_n: bool = True, percent: bool = False
+    est: Estimate | dict[str, Any] | None,
+    digits: int = 3,
+    *,
+    with_n: bool = True,
+    percent: bool = False,
+    signed: bool = False,
 ) -> str:
     """The one text form of an estimate: ``0.712 [0.650, 0.770] n=155``.
 
@@ -138,8 +144,10 @@ def format_estimate(
     '0.712 [0.650, 0.770] n=155'
     >>> format_estimate({"value": 0.5, "low": None, "high": None, "n": 4}, 2, percent=True)
     '50.00 % n=4'
+    >>> format_estimate(Estimate(-0.02, -0.08, 0.031, n=40), signed=True)  # a difference
+    '-0.020 [-0.080, +0.031] n=40'
     """
-    value, interval, n_text = estimate_parts(est, digits, percent=percent)
+    value, interval, n_text = estimate_parts(est, digits, percent=percent, signed=signed)
     return " ".join(part for part in (value, interval, n_text if with_n else "") if part)
 
 

@@ -103,7 +103,7 @@ def tune_command(
         table.add_row(
             Text(c.name),
             format_estimate(c.agreement),
-            "—" if diff is None else f"{diff['value']:+.3f} [{diff['low']:+.3f}, {diff['high']:+.3f}]",
+            "—" if diff is None else format_estimate(diff, signed=True),
             f"{c.cost_per_item:.4g} {c.cost_unit}",
             Text(c.decision),
         )

@@ -19,9 +19,7 @@ from juge.tune.models import TuneResult
 
 
 def _diff(est: dict[str, Any] | None) -> str:
-    if not est or est.get("value") is None:
-        return "—"
-    return f"{est['value']:+.3f} [{est['low']:+.3f}, {est['high']:+.3f}]"
+    return "—" if not est or est.get("value") is None else format_estimate(est, signed=True)
 
 
 def _cell(text: str) -> str:

@@ -24,6 +24,7 @@ from juge.errors import Fault, InputError
 from juge.judges.judge import Judge
 from juge.judges.pairwise import as_agreement_label, combine_orders
 from juge.providers.base import Provider
+from juge.results import format_estimate
 from juge.tune.models import CandidateResult, TuneResult
 from juge.tune.selection import Table, cheapest_within_noise_rule, group_folds, out_of_fold_estimate, rank
 from juge.tune.variants import LabelledItem, Variant, base_spec, build, constant, from_files, generate
@@ -270,8 +271,7 @@ def _reason(rows: Sequence[Any], best: int, chosen: int, usage: dict[str, dict[s
         return f"{c.name} agrees best with people, and no cheaper candidate is within noise of it"
     return (
         f"{c.name} costs {c.cost:.4g} {unit} per item against {b.cost:.4g} for the best ({b.name}), and its "
-        f"difference to the best, {c.difference_to_best.value:+.3f} [{c.difference_to_best.low:+.3f}, "
-        f"{c.difference_to_best.high:+.3f}], reaches 0: within noise"
+        f"difference to the best, {format_estimate(c.difference_to_best, signed=True)}, reaches 0: within noise"
     )
 
 
