@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         run_async,
         show,
         split,
+        tune_judge,
     )
     from juge.errors import InputError
     from juge.label.api import (
@@ -119,6 +120,7 @@ _LAZY = {
             "run_async",
             "show",
             "split",
+            "tune_judge",
         ),
         "juge.api",
     ),
@@ -231,6 +233,7 @@ __all__ = [
     "run_async",
     "show",
     "split",
+    "tune_judge",
 ]
 
 

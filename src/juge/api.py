@@ -52,6 +52,17 @@ from juge.runs.listing import list_runs as list_runs
 from juge.runs.select import show as show
 from juge.scaffold import init_project as init_project
 
+
+def tune_judge(judge: str | Path, **options: Any) -> TuneResult:
+    """Search for a better judge against people (``juge tune``): see :func:`juge.tune.tune` for the options.
+
+    Imported on call: the search pulls in the engine and numpy, which ``import juge.api`` does not need.
+    """
+    from juge.tune import tune
+
+    return tune(judge, **options)
+
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -61,6 +72,7 @@ if TYPE_CHECKING:
     from juge.judges.judge import Judge
     from juge.probes.injection import ProbeRun
     from juge.providers.base import Provider
+    from juge.tune.models import TuneResult
 
 DEFAULT_DB = Path(".juge") / "juge.db"
 

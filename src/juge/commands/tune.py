@@ -76,8 +76,8 @@ def tune_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the result (tuning.json) here.")] = None,
     db: DbOption = str(DEFAULT_DB),
 ) -> None:
+    from juge.api import tune_judge
     from juge.files import staged_output
-    from juge.tune import tune
 
     try:
         sizes = tuple(int(s) for s in shots.split(",") if s.strip())
@@ -88,7 +88,7 @@ def tune_command(
     names = tuple(c.strip() for c in (candidates or "").split(",") if c.strip())
     console = Console()
     with staged_output(json_out, "--json") as json_tmp:
-        result = tune(
+        result = tune_judge(
             judge, items=items, labels=labels, out=out, variants=variants, folds=folds, threshold=threshold,
             budget=budget, provider_name=provider, model=model, db=db, limit=limit, shots=sizes, propose=propose,
             candidates=names, test=test, force=force, seed=seed, n_resamples=resamples, concurrency=concurrency, progress=not no_progress,
