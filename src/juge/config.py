@@ -56,7 +56,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from juge.checks import Check, CheckConfigError, make_check
-from juge.errors import InputError, input_error, toml_key_line, toml_syntax_error, with_toml_line
+from juge.errors import InputError, input_error, pydantic_field, toml_key_line, toml_syntax_error, with_toml_line
 
 
 class ProviderSpec(BaseModel):
@@ -223,10 +223,7 @@ def load_eval(path: str | Path) -> EvalConfig:
     try:
         spec = EvalSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"] if p != "[key]")  # a bad key: its name is the field
-        message = {"missing": "required field is missing", "extra_forbidden": "unknown key (check its spelling)"}.get(
-            err["type"], err["msg"]
-        )
-        raise input_error(path, message, line=toml_key_line(text, field), field=field) from None
+        field, message = pydantic_field(exc, known=EvalSpec.model_fields)
+        line = toml_key_line(text, field) if field else None
+        raise input_error(path, message, line=line, field=field) from None
     return EvalConfig(spec, path.parent.resolve(), str(path), raw)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class InputError(Exception):
@@ -46,6 +52,39 @@ def input_error(path: str | Path, message: str, *, line: int | None = None, fiel
     exc = InputError(f"{where(path, line, field)}: {message}")
     exc.path, exc.line, exc.field, exc.detail = str(path), line, field, message
     return exc
+
+
+# --- pydantic validation: the one place its errors become InputErrors -------------------
+
+_MESSAGES = {"missing": "required field is missing", "extra_forbidden": "unknown key (check its spelling)"}
+
+
+def pydantic_field(exc: ValidationError, prefix: str = "", known: Iterable[str] = ()) -> tuple[str | None, str]:
+    """The first error of a pydantic validation as (dotted field, message in juge's words).
+
+    An unknown key is reported before a missing one: a misspelt required key is both, and the key the user
+    wrote is the one to name (with the closest missing or `known` key as a suggestion).
+    """
+    errors = exc.errors()
+    unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+    err = unknown[0] if unknown else errors[0]
+    loc = [str(p) for p in err["loc"] if p != "[key]"]  # a bad dict key: its name is the field
+    field = ".".join([prefix, *loc] if prefix else loc) or None
+    message = _MESSAGES.get(err["type"]) or err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if unknown and loc:
+        siblings = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"][:-1] == err["loc"][:-1]]
+        close = difflib.get_close_matches(loc[-1], siblings or (list(known) if len(loc) == 1 else []), n=1)
+        if close:
+            message = f"unknown key (did you mean '{close[0]}'?)"
+    return field, message
+
+
+def validation_error(
+    path: str | Path, exc: ValidationError, *, line: int | None = None, prefix: str = "", known: Iterable[str] = ()
+) -> InputError:
+    """An InputError naming `path`, `line` and the dotted field of the first error of `exc`."""
+    field, message = pydantic_field(exc, prefix, known)
+    return input_error(path, message, line=line, field=field)
 
 
 # --- TOML files: where a key is ---------------------------------------------------------

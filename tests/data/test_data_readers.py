@@ -63,9 +63,9 @@ def test_csv_with_mapping_and_json_cells(tmp_path):
         ('["a"]\n', "c.jsonl:1: expected a JSON object"),
         (
             '{"id": "a", "output": "x"}\n{"id": "b", "output_1": "x"}\n',
-            "c.jsonl:2: Value error, output_1 is given without output_2",
+            "c.jsonl:2: output_1 is given without output_2",
         ),
-        ('{"id": "a", "output_2": "x"}\n', "c.jsonl:1: Value error, output_2 is given without output_1"),
+        ('{"id": "a", "output_2": "x"}\n', "c.jsonl:1: output_2 is given without output_1"),
     ],
 )
 def test_bad_cases_name_file_line_field(tmp_path, content, expected):

@@ -286,3 +286,33 @@ def test_hash_changes_when_the_template_file_changes(tmp_path: Path) -> None:
     template.write_text("{% block user %}{{ response }}\nRate it now. {{ marker }} n{% endblock %}")
     after = judge_from_dict(BASE | {"template": "mine.j2"}, tmp_path).template_hash
     assert before == same != after
+
+
+def test_misspelt_required_key_names_the_key_its_line_and_the_likely_key(tmp_path: Path) -> None:
+    """A misspelt required key is both unknown and missing: the key the user wrote is the one named."""
+    path = write(tmp_path, "typo.toml", 'name = "x"\ndescription = "d"\n\nsetpu = "pairwise"\n')
+    with pytest.raises(InputError) as caught:
+        load_judge(path)
+    err = caught.value
+    assert (err.path, err.line, err.field) == (str(path), 4, "setpu")
+    assert "'setup'" in (err.detail or "")
+    # an unknown optional key keeps its line, and is suggested the key it is closest to
+    path = write(tmp_path, "typo2.toml", 'name = "x"\nsetup = "passfail"\ndescription = "d"\nmodle = "m"\n')
+    with pytest.raises(InputError) as caught:
+        load_judge(path)
+    assert (caught.value.line, caught.value.field) == (4, "modle") and "'model'" in (caught.value.detail or "")
+
+
+def test_misspelt_required_key_in_an_eval_file(tmp_path: Path) -> None:
+    from juge.config import load_eval
+
+    write(tmp_path, "cases.jsonl", '{"id": "a", "question": "q", "output": "o"}\n')
+    path = write(
+        tmp_path,
+        "eval.toml",
+        'cases = "cases.jsonl"\n\n[[judges]]\nname = "x"\ndescription = "d"\nsetpu = "passfail"\n',
+    )
+    with pytest.raises(InputError) as caught:
+        load_eval(path)
+    assert (caught.value.line, caught.value.field) == (6, "judges[0].setpu")
+    assert "'setup'" in (caught.value.detail or "")

@@ -48,7 +48,7 @@ from juge.data.records import (
     clean_id,
     lone_surrogate_message,
 )
-from juge.errors import InputError, input_error
+from juge.errors import InputError, input_error, validation_error
 
 PAIR_LABELS = ("A", "B", "tie")
 BASELINE_PAIR_LABELS = ("A", "B", "tie", "inconsistent")
@@ -168,8 +168,7 @@ def read_pairwise_items(
                 meta=meta,
             )
         except ValidationError as exc:
-            err = exc.errors()[0]
-            raise input_error(path, err["msg"], line=line, field=".".join(map(str, err["loc"]))) from None
+            raise validation_error(path, exc, line=line) from None
         ratings = row.get("human_ratings") or []
         if not isinstance(ratings, list):
             raise input_error(path, "must be a list of {rater_id, label}", line=line, field="human_ratings")
@@ -257,8 +256,7 @@ def _judgment(path: str, line: int, fields: dict[str, Any]) -> Judgment:
     try:
         return Judgment(**fields)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise input_error(path, err["msg"], line=line, field=".".join(map(str, err["loc"])) or None) from None
+        raise validation_error(path, exc, line=line) from None
 
 
 CallKey = tuple[str, str, str, int]  # (judge, template, order or "", repeat): one call per item

@@ -24,7 +24,7 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel, ValidationError
 
 from juge.data.records import Case, HumanLabel
-from juge.errors import InputError, RowsName, input_error
+from juge.errors import InputError, RowsName, input_error, validation_error
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -668,15 +668,6 @@ def repeat_of(name: str, line: int, row: Mapping[str, Any]) -> int:
         raise input_error(name, f"repeat {row['repeat']!r} is not a whole number", line=line, field="repeat") from None
 
 
-def _validation_error(path: Path | str, line: int, exc: ValidationError) -> InputError:
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"]) or None
-    msg = err["msg"]
-    if err["type"] == "missing":
-        msg = "required field is missing"
-    return input_error(path, msg, line=line, field=field)
-
-
 def _parse_json_fields(path: Path, lineno: int, row: dict[str, Any], fields: Sequence[str]) -> None:
     # CSV cells that should hold structures (messages, meta) are JSON text.
     for name in fields:
@@ -755,7 +746,7 @@ def _cases_of(
         try:
             case = Case.model_validate({**known, "meta": meta})
         except ValidationError as exc:
-            raise _validation_error(path, lineno, exc) from None
+            raise validation_error(path, exc, line=lineno) from None
         yield lineno, case
 
 
@@ -780,7 +771,7 @@ def read_labels(
         try:
             label = HumanLabel.model_validate(row)
         except ValidationError as exc:
-            raise _validation_error(path, lineno, exc) from None
+            raise validation_error(path, exc, line=lineno) from None
         if allowed_set is not None and str(label.label) not in allowed_set:
             raise input_error(
                 path, f"label {label.label!r} is not one of {sorted(allowed_set)}", line=lineno, field="label"

@@ -34,7 +34,7 @@ import jinja2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from juge.data.records import Case
-from juge.errors import InputError, input_error, with_toml_line
+from juge.errors import InputError, input_error, validation_error, with_toml_line
 from juge.judges.parsers import PARSERS, ParseResult, parse_structured
 from juge.judges.render import (
     builtin_templates,
@@ -44,7 +44,7 @@ from juge.judges.render import (
     schema_text,
     wrap,
 )
-from juge.judges.rubric import Rubric, pydantic_field, read_toml, rubric_from_dict
+from juge.judges.rubric import Rubric, read_toml, rubric_from_dict
 
 Setup = Literal["passfail", "score", "criteria", "additive", "pairwise"]
 SETUPS: tuple[str, ...] = ("passfail", "score", "criteria", "additive", "pairwise")
@@ -380,8 +380,7 @@ def judge_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".", source:
     try:
         spec = JudgeSpec.model_validate(dict(data))
     except ValidationError as exc:
-        name, msg = pydantic_field(exc)
-        raise input_error(source, msg, field=name) from None
+        raise validation_error(source, exc, known=JudgeSpec.model_fields) from None
     rubric = _rubric(spec, base_dir, source)
     parser_config = _parser_config(spec, rubric, source)
     default_id = f"{spec.setup}{'-ref' if spec.reference else ''}-v1"

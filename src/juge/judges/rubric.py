@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from juge.errors import InputError, input_error, toml_syntax_error
+from juge.errors import InputError, input_error, toml_syntax_error, validation_error
 
 
 def _int_levels(levels: Any) -> Any:
@@ -88,22 +88,11 @@ class Rubric(BaseModel):
         return criteria
 
 
-def pydantic_field(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
-    """The first error of a pydantic validation as (dotted field, message)."""
-    err = exc.errors()[0]
-    parts = [prefix] if prefix else []
-    parts += [str(p) for p in err["loc"]]
-    messages = {"missing": "required but missing", "extra_forbidden": "unknown key (check its spelling)"}
-    message = messages.get(err["type"], err["msg"].removeprefix("Value error, "))
-    return ".".join(parts) or prefix, message
-
-
 def rubric_from_dict(data: dict[str, Any], source: str | Path, prefix: str = "rubric") -> Rubric:
     try:
         return Rubric.model_validate(data)
     except ValidationError as exc:
-        field, msg = pydantic_field(exc, prefix)
-        raise input_error(source, msg, field=field) from None
+        raise validation_error(source, exc, prefix=prefix) from None
 
 
 def read_toml(path: Path) -> dict[str, Any]:

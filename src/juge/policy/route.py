@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from juge.calibration.pairtable import ORDERS
 from juge.data.records import OUTCOMES, Case, Judgment
-from juge.errors import InputError, input_error
+from juge.errors import InputError, input_error, validation_error
 from juge.judges.pairwise import combine_orders
 from juge.policy.guarantee import pair_confidence
 from juge.results import RouteResult
@@ -259,8 +259,7 @@ def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
             reference=row.get("reference"),
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise input_error(path, first["msg"], field=".".join(map(str, first["loc"]))) from None
+        raise validation_error(path, exc) from None
     calls = row.get("judgments") or []
     if not isinstance(calls, list):
         raise input_error(path, "must be a list of judge calls", field="judgments")
@@ -289,8 +288,7 @@ def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
                 )
             )
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise input_error(path, first["msg"], field=f"{where}.{'.'.join(map(str, first['loc']))}") from None
+            raise validation_error(path, exc, prefix=where) from None
     return case, judgments
 
 

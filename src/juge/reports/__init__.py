@@ -16,9 +16,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from juge.errors import input_error
+from juge.errors import input_error, pydantic_field
 from juge.files import write_atomic
-from juge.judges.rubric import pydantic_field
 from juge.reports.disagreements import read_items
 from juge.reports.model import as_calibration, build_report_data
 from juge.reports.render import render_html, render_json, render_markdown
