@@ -195,3 +195,22 @@ def test_one_formatter() -> None:
     assert format_estimate(est.to_dict(), 1, percent=True) == "71.2 % [65.0, 77.0] n=155"
     assert format_estimate(None) == "n/a" and format_estimate({"value": None, "n": 4}) == "n/a n=4"
     assert Estimate(0.5, 0.4, 0.6, n=3, n_items=2).n_items == 2
+
+
+def test_load_of_a_bad_result_file_is_an_input_error_naming_file_and_field(tmp_path: Path) -> None:
+    from juge.errors import InputError
+
+    good = Estimate(0.5, 0.4, 0.6, n=10).to_dict()
+    data = {"kind": "pairwise", "split": "dev", "ceiling": {"agreement": {**good, "value": "abc"}}}
+    path = tmp_path / "badval.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        Calibration.load(path)
+    assert (caught.value.path, caught.value.field) == (str(path), "ceiling.agreement.value")
+    path.write_text(json.dumps({**data, "ceiling": {"agreement": good}}), encoding="utf-8")
+    assert Calibration.load(path).ceiling.agreement == Estimate(0.5, 0.4, 0.6, n=10)
+    for text, field in (("[1]", None), ('{"kind": "pairwise"}', "split"), ("{", None)):
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(InputError) as caught:
+            RunSummary.load(path) if field is None else Calibration.load(path)
+        assert caught.value.path == str(path) and caught.value.field == field

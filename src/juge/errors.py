@@ -59,13 +59,16 @@ def input_error(path: str | Path, message: str, *, line: int | None = None, fiel
 _MESSAGES = {"missing": "required field is missing", "extra_forbidden": "unknown key (check its spelling)"}
 
 
-def pydantic_field(exc: ValidationError, prefix: str = "", known: Iterable[str] = ()) -> tuple[str | None, str]:
+def pydantic_field(
+    exc: ValidationError, prefix: str = "", known: Iterable[str] = (), skip: Iterable[str] = ()
+) -> tuple[str | None, str]:
     """The first error of a pydantic validation as (dotted field, message in juge's words).
 
     An unknown key is reported before a missing one: a misspelt required key is both, and the key the user
-    wrote is the one to name (with the closest missing or `known` key as a suggestion).
+    wrote is the one to name (with the closest missing or `known` key as a suggestion). Errors of the `skip`
+    types (e.g. ``missing``) are passed over when there are others.
     """
-    errors = exc.errors()
+    errors = [e for e in exc.errors() if e["type"] not in set(skip)] or exc.errors()
     unknown = [e for e in errors if e["type"] == "extra_forbidden"]
     err = unknown[0] if unknown else errors[0]
     loc = [str(p) for p in err["loc"] if p != "[key]"]  # a bad dict key: its name is the field
@@ -80,10 +83,16 @@ def pydantic_field(exc: ValidationError, prefix: str = "", known: Iterable[str] 
 
 
 def validation_error(
-    path: str | Path, exc: ValidationError, *, line: int | None = None, prefix: str = "", known: Iterable[str] = ()
+    path: str | Path,
+    exc: ValidationError,
+    *,
+    line: int | None = None,
+    prefix: str = "",
+    known: Iterable[str] = (),
+    skip: Iterable[str] = (),
 ) -> InputError:
     """An InputError naming `path`, `line` and the dotted field of the first error of `exc`."""
-    field, message = pydantic_field(exc, prefix, known)
+    field, message = pydantic_field(exc, prefix, known, skip)
     return input_error(path, message, line=line, field=field)
 
 

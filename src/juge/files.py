@@ -15,7 +15,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from juge.errors import InputError
+from juge.errors import InputError, input_error
 
 
 def _umask() -> int:
@@ -132,3 +132,19 @@ def write_json(path: str | Path, data: Any) -> Path:
             f.write("\n")
 
     return write_with(path, dump)
+
+
+def read_json_object(path: str | Path, what: str) -> dict[str, Any]:
+    """A JSON object from a file; errors name the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise input_error(path, f"{what} file not found")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise input_error(path, "not UTF-8; re-save the file as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+    if not isinstance(obj, dict):
+        raise input_error(path, f"expected a JSON object ({what}), got {type(obj).__name__}", line=1)
+    return obj

@@ -24,7 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, model_validator
+
+from juge.errors import validation_error
 
 SCHEMA_VERSION = 1
 
@@ -35,6 +37,15 @@ def finite_or_none(x: Any) -> float | None:
         return None
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+def _or_raw(convert: Any, x: Any) -> Any:
+    if isinstance(x, str):
+        return x
+    try:
+        return convert(x)
+    except (TypeError, ValueError):
+        return x
 
 
 class Part(BaseModel):
@@ -84,8 +95,19 @@ class Result(Part):
 
     @classmethod
     def load(cls, path: str | Path) -> Self:
-        """Read a result file written by juge (any earlier version: keys it lacks stay unset)."""
-        return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        """Read a result file written by juge (any earlier version: keys it lacks stay unset); a file that is
+        not one is an :class:`~juge.errors.InputError` naming the file and the dotted field."""
+        from juge.files import read_json_object
+
+        return cls.from_json(read_json_object(path, cls.schema_name.replace("_", " ")), path)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str | Path) -> Self:
+        """The result in `data` (a result file's JSON, read from `source`), checked field by field."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise validation_error(source, exc) from None
 
     def save(self, path: str | Path) -> Path:
         """Write the result atomically as the CLI's ``--json`` does."""
@@ -193,18 +215,16 @@ class Estimate(Part):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        try:
-            for name in ("value", "low", "high"):
-                if name in data:
-                    data[name] = finite_or_none(data[name])
-            if "n" in data and data["n"] is not None and not isinstance(data["n"], bool):
-                data["n"] = int(data["n"])
-        except TypeError as exc:  # e.g. a list where a number belongs: a validation error, naming the field
-            raise ValueError(f"not a number: {exc}") from None
+        # A value these cannot convert (text in a file) is left for pydantic to report with its field name.
+        for name in ("value", "low", "high"):
+            if name in data:
+                data[name] = _or_raw(finite_or_none, data[name])
         if data.get("value") is None:
             for name in ("low", "high"):
                 if name in data:
                     data[name] = None
+        if "n" in data and data["n"] is not None and not isinstance(data["n"], bool | str):
+            data["n"] = _or_raw(int, data["n"])
         return data
 
     @property
@@ -833,7 +853,10 @@ class PolicyResult(_Loose):
         """Read a policy file, checking it is one juge wrote and nobody edited (its hash)."""
         from juge.policy.derivation import read_policy
 
-        return cls.model_validate(read_policy(path))
+        try:
+            return cls.model_validate(read_policy(path))
+        except ValidationError as exc:
+            raise validation_error(path, exc) from None
 
     def save(self, path: str | Path) -> Path:
         """Write the policy file atomically, as ``juge policy derive --json`` does."""

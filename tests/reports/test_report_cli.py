@@ -79,7 +79,7 @@ def test_a_value_of_the_wrong_type_exits_2_naming_file_and_field(
         monkeypatch, capsys, "report", str(calibration_file), "--policy", str(policy_file), "-o", str(out_path)
     )
     assert code == 2 and not out_path.exists()
-    field = "judges.gpt4_2023.vs_people.kappa" if which == "calibration" else "categories.math.decision"
+    field = "judges.gpt4_2023.vs_people.kappa.value" if which == "calibration" else "categories.math.decision"
     where = str(calibration_file if which == "calibration" else policy_file)
     assert f"{where}: field '{field}'" in " ".join(err.split())
 
@@ -215,3 +215,23 @@ def test_policy_and_policy_test_from_the_policy_commands(monkeypatch, capsys, ca
     assert_same_estimate(overall[3], test["on_judged_items"]["vs_people"]["agreement"])
     assert "FORCED: this holdout was already tested" in html
     assert "different policy" in html  # the test's policy hash is not the policy shown
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [(("ceiling", "agreement", "value"), "abc"), (("n_items",), "many"), (("ceiling", "kappa", "n"), [1])],
+)
+def test_a_figure_of_the_wrong_type_is_refused_not_shown_as_not_available(
+    monkeypatch, capsys, calibration_file, path, value
+):
+    data = json.loads(calibration_file.read_text(encoding="utf-8"))
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    calibration_file.write_text(json.dumps(data), encoding="utf-8")
+    out = calibration_file.with_name("g.html")
+    code, _, err = run_cli(monkeypatch, capsys, "report", str(calibration_file), "-o", str(out))
+    assert code == 2 and not out.exists()
+    message = " ".join(err.split())
+    assert str(calibration_file.name) in message and ".".join(path) in message

@@ -8,7 +8,6 @@ and rendered by the same `render_report`.
 
 from __future__ import annotations
 
-import json
 from importlib.resources import as_file
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from juge.errors import input_error, pydantic_field
-from juge.files import write_atomic
+from juge.files import read_json_object, write_atomic
 from juge.reports.disagreements import read_items
 from juge.reports.model import as_calibration, build_report_data
 from juge.reports.render import render_html, render_json, render_markdown
@@ -66,22 +65,6 @@ def write_report(
         return write_atomic(path, render_criteria(calibration, fmt, build))
     data = build_report_data(calibration, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
     return write_atomic(path, render_report(data, fmt))
-
-
-def read_json_object(path: str | Path, what: str) -> dict[str, Any]:
-    """A JSON object from a file; errors name the file and line."""
-    path = Path(path)
-    if not path.is_file():
-        raise input_error(path, f"{what} file not found")
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise input_error(path, "not UTF-8; re-save the file as UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
-    if not isinstance(obj, dict):
-        raise input_error(path, f"expected a JSON object ({what}), got {type(obj).__name__}", line=1)
-    return obj
 
 
 def read_result(path: str | Path, model: type[ResultModel], what: str) -> ResultModel:
