@@ -214,3 +214,19 @@ def test_load_of_a_bad_result_file_is_an_input_error_naming_file_and_field(tmp_p
         with pytest.raises(InputError) as caught:
             RunSummary.load(path) if field is None else Calibration.load(path)
         assert caught.value.path == str(path) and caught.value.field == field
+
+
+def test_a_result_file_from_a_newer_juge_is_refused(tmp_path: Path, monkeypatch, capsys) -> None:
+    from juge.errors import InputError
+
+    data = {"schema_version": SCHEMA_VERSION + 98, "kind": "pairwise", "split": "dev", "judges": {}}
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        Calibration.load(path)
+    assert (caught.value.path, caught.value.field) == (str(path), "schema_version")
+    code, _, err = run_cli(monkeypatch, capsys, "report", str(path), "-o", str(tmp_path / "g.html"))
+    assert code == 2 and not (tmp_path / "g.html").exists()
+    assert len(err.strip().splitlines()) == 1 and "schema_version" in err
+    path.write_text(json.dumps({**data, "schema_version": SCHEMA_VERSION}), encoding="utf-8")
+    assert Calibration.load(path).schema_version == SCHEMA_VERSION

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, model_validator
 
-from juge.errors import validation_error
+from juge.errors import input_error, validation_error
 
 SCHEMA_VERSION = 1
 
@@ -37,6 +37,18 @@ def finite_or_none(x: Any) -> float | None:
         return None
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+def check_schema_version(data: dict[str, Any], source: str | Path, what: str) -> None:
+    """Refuse a result file written by a newer juge (as the stores refuse a newer schema): its keys may mean
+    something this version does not know."""
+    version = data.get("schema_version", 1)
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        raise input_error(
+            source,
+            f"{what} schema_version {version}; this juge reads up to {SCHEMA_VERSION} (upgrade juge)",
+            field="schema_version",
+        )
 
 
 def _or_raw(convert: Any, x: Any) -> Any:
@@ -104,6 +116,7 @@ class Result(Part):
     @classmethod
     def from_json(cls, data: dict[str, Any], source: str | Path) -> Self:
         """The result in `data` (a result file's JSON, read from `source`), checked field by field."""
+        check_schema_version(data, source, cls.schema_name.replace("_", " "))
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

@@ -20,7 +20,7 @@ from juge.files import read_json_object, write_atomic
 from juge.reports.disagreements import read_items
 from juge.reports.model import as_calibration, build_report_data
 from juge.reports.render import render_html, render_json, render_markdown
-from juge.results import Calibration, HoldoutTest, PolicyResult
+from juge.results import Calibration, HoldoutTest, PolicyResult, check_schema_version
 
 ResultModel = TypeVar("ResultModel", bound=BaseModel)
 FORMATS = {"html": render_html, "md": render_markdown, "json": render_json}
@@ -80,6 +80,7 @@ def read_result(path: str | Path, model: type[ResultModel], what: str) -> Result
 def read_calibration(path: str | Path) -> Calibration:
     """A calibration result written by `juge calibrate --json`; refuses files that are not one."""
     obj = read_json_object(path, "calibration")
+    check_schema_version(obj, path, "calibration")
     if obj.get("kind") != "criteria" and not isinstance(obj.get("judges"), dict):
         raise input_error(
             path,
