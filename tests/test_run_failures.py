@@ -123,3 +123,21 @@ def test_an_overloaded_server_is_still_retried(store) -> None:
     engine = Engine(store, EngineOptions(progress=False, retries=2, backoff=0))
     asyncio.run(engine.run_tasks(run_id, build_tasks(cases, [judge]), {"pf": provider}))
     assert len(seen) == 3
+
+
+def test_bad_cases_create_no_store(monkeypatch, capsys, tmp_path: Path) -> None:
+    """Exit 2 writes nothing: the store is opened only once every case has been read and checked."""
+    path = write_eval(tmp_path, '[provider]\nname = "scripted"')
+    (tmp_path / "judge.toml").write_text('name = "pf"\nsetup = "passfail"\ndescription = "Right?"\n', encoding="utf-8")
+    (tmp_path / "missing_col.csv").write_text("id,question,output_1\na,q,x\n", encoding="utf-8")
+    code, _, err = run_cli(
+        monkeypatch, capsys, "run", "--cases", str(tmp_path / "missing_col.csv"), "--judge",
+        str(tmp_path / "judge.toml"), "--provider", "scripted", "--db", str(tmp_path / "t.db"),
+    )  # fmt: skip
+    assert code == 2 and "missing_col.csv" in err
+    with (tmp_path / "cases.jsonl").open("a", encoding="utf-8") as f:
+        f.write('{"id": "late", "question": "q", "output_2": "x"}\n')
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(monkeypatch, capsys, "run", str(path))  # the default store, ./.juge/juge.db
+    assert code == 2 and "cases.jsonl:7" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.jsonl", "eval.toml", "judge.toml", "missing_col.csv"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -425,10 +426,10 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
     )
     config.judges = with_model(config.judges, overrides.get("model"))
     only = overrides.get("only")
-    with _store(db, must_exist=False) as store:
+    with contextlib.ExitStack() as opened:
         result = await run_eval_async(
             config,
-            store,
+            lambda: opened.enter_context(_store(db, must_exist=False)),  # opened once the inputs are checked
             only=set(only) if only is not None else None,
             repeat=overrides.get("repeat", 1),
             concurrency=overrides.get("concurrency"),

@@ -387,7 +387,7 @@ def run_eval(
 
 async def run_eval_async(
     config: EvalConfig,
-    store: Store,
+    store: Store | Callable[[], Store],
     *,
     only: set[str] | None = None,
     repeat: int = 1,
@@ -402,7 +402,8 @@ async def run_eval_async(
     case (pairs in both orders); an unfinished run of the same eval is resumed when `resume`. In batch mode
     (``[engine] mode = "batch"``) requests go to the provider's batch API; `wait` polls until every batch
     has ended, else a run whose batches are still out returns with `pending` set and stays unfinished (a
-    later call collects it)."""
+    later call collects it). `store` may be a function that opens it: it is called once every input has been
+    read and checked, so bad input never creates an empty store."""
     console = console or Console(stderr=True)
     check_gate(config)
     selection, dataset_hash = load_run_cases(config, only)
@@ -443,6 +444,8 @@ async def run_eval_async(
         prices=batch_price_table(config.spec.prices) if batch else price_table(config.spec.prices),
         claims=not batch,
     )
+    if callable(store):
+        store = store()
     engine = Engine(store, options, console)
     for warning in same_family_warnings(config.spec.system.model if config.spec.system else None, judges):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
