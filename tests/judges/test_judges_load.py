@@ -316,3 +316,14 @@ def test_misspelt_required_key_in_an_eval_file(tmp_path: Path) -> None:
         load_eval(path)
     assert (caught.value.line, caught.value.field) == (6, "judges[0].setpu")
     assert "'setup'" in (caught.value.detail or "")
+
+
+@pytest.mark.parametrize("value", ['"yes"', '"false"', "1"])
+def test_a_boolean_key_takes_only_true_or_false(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, "judge.toml", f'name = "x"\nsetup = "passfail"\ndescription = "d"\nreference = {value}\n')
+    with pytest.raises(InputError) as caught:
+        load_judge(path)
+    assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 4, "reference")
+    assert load_judge(
+        write(tmp_path, "ok.toml", 'name = "x"\nsetup = "passfail"\ndescription = "d"\nreference = true\n')
+    )

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import jinja2
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from juge.data.records import Case
 from juge.errors import InputError, input_error, validation_error, with_toml_line
@@ -251,12 +251,13 @@ class JudgeSpec(BaseModel):
     scale: tuple[int, int] | None = None
     marker: str | None = Field(default=None, min_length=1)
     rescale_from: tuple[float, float] | None = None
-    extra_keys: bool = False
-    require_reason: bool = True
-    reference: bool = False
-    solve_first: bool = False
-    structured: bool = False
-    constrained: bool = False
+    # Strict: TOML has true/false, so a string ("yes", "false") or a number is a mistake, never read as true.
+    extra_keys: StrictBool = False
+    require_reason: StrictBool = True
+    reference: StrictBool = False
+    solve_first: StrictBool = False
+    structured: StrictBool = False
+    constrained: StrictBool = False
     provider: str | dict[str, Any] | None = None
     provider_options: dict[str, Any] = Field(default_factory=dict)
     model: str = ""
