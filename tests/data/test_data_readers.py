@@ -1,4 +1,5 @@
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,21 @@ def test_meta_must_be_an_object(tmp_path, name, content):
 def test_a_folder_is_not_a_cases_file(tmp_path):
     with pytest.raises(InputError, match="is a folder"):
         read_cases(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("last", "column"),
+    [
+        ('{"id": "b", "question": "cut off here', (38, 25)),  # truncated in a string: its end (or its start at EOF)
+        ('{"id": "b", "question": "q"', (28, 28)),  # the closing brace missing
+        ('{"id": "b",, "question": "q"}', (12, 12)),  # inside the line: json's own column
+    ],
+)
+@pytest.mark.parametrize("newline", ["\n", "\r\n", ""])
+def test_malformed_json_line_names_the_column_in_that_line(tmp_path, last: str, column: tuple, newline: str) -> None:
+    path = write(tmp_path / "late_bad.jsonl", "".join(f'{{"id": "a{k}"}}\n' for k in range(3)) + last + newline)
+    with pytest.raises(InputError) as caught:
+        read_cases(path)
+    assert (caught.value.line, caught.value.field) == (4, None)
+    expected = column[0] if newline else column[1]
+    assert re.search(rf"\bcolumn {expected}\b", str(caught.value)), str(caught.value)

@@ -291,6 +291,19 @@ def _too_deep(value: Any) -> str | None:
     return None
 
 
+def json_error_detail(exc: json.JSONDecodeError) -> str:
+    """What is wrong with one line of JSON, and at which column of that line.
+
+    A truncated or unfinished line fails past its end: json then counts from the line after the row's
+    newline (column 1 of line 2), so the column given is the one just after the line's last character.
+    """
+    end = len(exc.doc.rstrip("\r\n"))
+    if exc.pos < end:  # json's 'Invalid control character at', 'Unterminated string starting at'
+        return f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else f"{exc.msg} (column {exc.colno})"
+    what = "a string is not closed" if exc.msg.startswith("Invalid control character") else exc.msg
+    return f"{what} at the end of the line (column {end + 1})"
+
+
 def loads_row(path: Path, lineno: int, text: str, field: str | None = None) -> Any:
     """JSON text of one row: a duplicate key, a number too long to read or nesting deeper than
     MAX_DEPTH is an input error naming file, line (and the key), never a silent last-wins or a traceback."""
@@ -304,7 +317,7 @@ def loads_row(path: Path, lineno: int, text: str, field: str | None = None) -> A
             path, f"duplicate key {exc.key!r} in one object (JSON keeps only the last)", line=lineno, field=exc.key
         ) from None
     except json.JSONDecodeError as exc:
-        raise input_error(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=lineno, field=field) from None
+        raise input_error(path, f"malformed JSON: {json_error_detail(exc)}", line=lineno, field=field) from None
     except RecursionError:
         raise input_error(path, f"JSON nested deeper than {MAX_DEPTH} levels", line=lineno, field=field) from None
     except ValueError as exc:  # e.g. an integer of over 4,300 digits
