@@ -132,6 +132,7 @@ def prompt(
     from juge.config import load_eval
     from juge.data.readers import read_cases
     from juge.judges import load_judge
+    from juge.runner import answering_judges
 
     judge_path = Path(judge)
     found = load_judge(judge_path) if judge_path.suffix == ".toml" and judge_path.is_file() else None
@@ -150,7 +151,7 @@ def prompt(
         config = load_eval(path)
         if found is None:
             names = [j.name for j in config.judges]
-            found = next((j for j in config.judges if j.name == str(judge)), None)
+            found = next((j for j in answering_judges(config) if j.name == str(judge)), None)
             if found is None:
                 raise InputError(f"{path}: no judge named {str(judge)!r} (its judges: {', '.join(names) or 'none'})")
         rows, where = read_cases(config.cases_path, config.spec.mapping or None), str(config.cases_path)
@@ -168,22 +169,25 @@ def dry_run(
     only: Iterable[str] | None = None,
     repeat: int = 1,
     model: str | None = None,
+    provider: str | None = None,
 ) -> DryRun:
     """What :func:`juge.run` would do with these arguments (``juge run --dry-run``): the calls each judge
     would make (fewer when answers are in the cache) and the first prompt of each; nothing is called or
-    stored. ``cases`` is read once, never held whole.
+    stored. ``cases`` is read once, never held whole. The prompts name the model that answers: the one asked
+    for, unless the provider (``provider``, else the eval's or the judge's) answers as its own.
 
     >>> import juge
     >>> juge.dry_run("examples/bakery/eval.toml").calls  # doctest: +SKIP
     {'faithful': 8, 'quality': 8}
     """
     from juge.api import eval_config
-    from juge.endpoint import with_model
-    from juge.runner import load_run_cases
+    from juge.endpoint import provider_override, with_model
+    from juge.runner import answering_judges, load_run_cases
 
     if repeat < 1:
         raise InputError(f"--repeat {repeat}: give 1 or more")
     config = eval_config(eval_or_path, cases=cases, judges=judges, mapping=mapping)
     config.judges = with_model(config.judges, model)
     selected, _ = load_run_cases(config, set(only) if only is not None else None)
-    return plan_calls(selected, config.judges, repeat, system=config.spec.system is not None, source=str(config.source))
+    judges_shown = answering_judges(config, provider_override(provider, None, None))
+    return plan_calls(selected, judges_shown, repeat, system=config.spec.system is not None, source=str(config.source))

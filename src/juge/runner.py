@@ -8,6 +8,7 @@ A run of the same eval file on the same data resumes the unfinished run.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -43,6 +44,7 @@ from juge.judges.judge import CaseLacksField
 from juge.providers import ProviderError, Request, make_provider
 from juge.providers.base import Provider
 from juge.providers.pricing import batch_price_table, price_table
+from juge.providers.registry import answering_model
 from juge.results import RunSummary
 from juge.runs.summary import summarize
 from juge.store import Store
@@ -146,6 +148,18 @@ def _provider(
         if judge is None:
             raise config.error(str(exc), "system.provider") from None
         raise config.judge_error(judge, str(exc), "provider") from None
+
+
+def answering_judges(config: EvalConfig, override: ProviderSpec | None = None) -> list[Any]:
+    """The eval's judges with the model that answers for each (the provider that answers may answer as
+    its own model, as the eval's scripted stand-in does): what a run records and a preview shows. The
+    requests still carry each judge's own model."""
+    out = []
+    for judge in config.judges:
+        spec = override or _judge_provider_spec(judge) or config.spec.provider
+        model = answering_model(spec.name, spec.options, judge.model) if spec is not None else judge.model
+        out.append(judge if model == judge.model else dataclasses.replace(judge, model=model))
+    return out
 
 
 def _judge_provider_spec(judge: Any) -> ProviderSpec | None:
@@ -486,7 +500,7 @@ async def run_eval_async(
             config={
                 "eval_file": config.source,
                 "repeat": repeat,
-                "judges": judges_config(judges),
+                "judges": judges_config(answering_judges(config, provider_override)),
                 "system": (config.spec.system.model_dump() | {"template_hash": system_prompt.hash})
                 if config.spec.system and system_prompt
                 else None,

@@ -169,7 +169,7 @@ def run_command(
 
         planned = plan(
             eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map), only=_read_only(only),
-            repeat=repeat, model=model,
+            repeat=repeat, model=model, provider=provider or ("replay" if replay else None),
         )  # fmt: skip
         if json_out is not None:
             write_atomic(json_out, planned.to_json(indent=2) + "\n")

@@ -176,6 +176,12 @@ class Provider(ABC):
     def cache_identity(self, value: str) -> None:
         self._cache_identity = value
 
+    @classmethod
+    def answers_as(cls, options: Mapping[str, Any], requested: str) -> str:
+        """The model this provider, built with `options`, answers as when a judge asks for `requested`
+        (what runs and previews show): the requested one, unless the provider answers as its own."""
+        return requested
+
     @abstractmethod
     async def complete(self, request: Request) -> Response: ...
 

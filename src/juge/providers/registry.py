@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -47,3 +47,12 @@ def make_provider(name: str, **options: Any) -> Provider:
             return as_provider(ep.load()(**options))
     known = sorted({*_BUILTIN, *_REGISTERED})
     raise UnknownProvider(f"unknown provider {name!r}; known: {', '.join(known)}")
+
+
+def answering_model(name: str, options: Mapping[str, Any], requested: str) -> str:
+    """The model provider `name` with `options` answers as when asked for `requested` (its class's
+    `Provider.answers_as`; a registered factory or a plugin answers as the model requested). Builds
+    nothing: a preview needs no key and loads no model."""
+    factory: Any = _REGISTERED.get(name) or (_load(_BUILTIN[name]) if name in _BUILTIN else None)
+    answers_as = getattr(factory, "answers_as", None)
+    return str(answers_as(options, requested)) if callable(answers_as) else requested

@@ -16,6 +16,8 @@ from typing import Any
 
 from juge.providers.base import Provider, ProviderError, Request, Response
 
+DEFAULT_MODEL = "scripted-1"
+
 
 class ScriptedProvider(Provider):
     name = "scripted"
@@ -25,7 +27,7 @@ class ScriptedProvider(Provider):
         *,
         responses: Sequence[Mapping[str, Any]] = (),
         default: str | None = None,
-        model: str = "scripted-1",
+        model: str = DEFAULT_MODEL,
         fn: Callable[[Request], str | Response] | None = None,
         fail: Mapping[str, int] | None = None,
         delay: float = 0.0,
@@ -38,6 +40,11 @@ class ScriptedProvider(Provider):
         self.delay = delay
         self.calls = 0
         self._attempts: Counter[str] = Counter()
+
+    @classmethod
+    def answers_as(cls, options: Mapping[str, Any], requested: str) -> str:
+        # A stand-in answers as its own model whatever the judge asks for.
+        return str(options.get("model", DEFAULT_MODEL))
 
     async def complete(self, request: Request) -> Response:
         self.calls += 1
