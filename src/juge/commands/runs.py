@@ -21,13 +21,25 @@ runs_app = typer.Typer(
 )
 
 
+def _status_option(status: str | None) -> str | None:
+    """--status takes a status a run can have: another one would match no run, silently."""
+    from juge.errors import InputError
+
+    if status is not None and status not in ("running", "done"):
+        raise InputError(f"--status {status}: choose running or done")
+    return status
+
+
 @runs_app.callback()
 def runs_command(
     ctx: typer.Context,
     eval_name: Annotated[
         str | None, typer.Option("--eval", help="Only runs of this eval (its name, or its file as given).")
     ] = None,
-    status: Annotated[str | None, typer.Option("--status", help="Only runs with this status: running or done.")] = None,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", callback=_status_option, help="Only runs with this status: running or done."),
+    ] = None,
     last: Annotated[int | None, typer.Option("--last", min=1, help="Only the newest N runs.")] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the runs as JSON to this file ('-' for standard output).")
@@ -51,7 +63,7 @@ def runs_command(
     if not runs:
         out.print(f"no runs in {where}" + (" match" if eval_name or status else ""), markup=False)
         return
-    out.print(f"[bold]{len(runs)} runs in {escape(where)}[/], newest first", highlight=False)
+    out.print(f"[bold]{len(runs)} run{'s' * (len(runs) != 1)} in {escape(where)}[/], newest first", highlight=False)
     for r in runs:
         if r.done is not None:
             result = f"{r.done}/{r.total if r.total is not None else '?'} judgments stored"
