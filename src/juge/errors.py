@@ -59,16 +59,13 @@ def input_error(path: str | Path, message: str, *, line: int | None = None, fiel
 _MESSAGES = {"missing": "required field is missing", "extra_forbidden": "unknown key (check its spelling)"}
 
 
-def pydantic_field(
-    exc: ValidationError, prefix: str = "", known: Iterable[str] = (), skip: Iterable[str] = ()
-) -> tuple[str | None, str]:
+def pydantic_field(exc: ValidationError, prefix: str = "", known: Iterable[str] = ()) -> tuple[str | None, str]:
     """The first error of a pydantic validation as (dotted field, message in juge's words).
 
     An unknown key is reported before a missing one: a misspelt required key is both, and the key the user
-    wrote is the one to name (with the closest missing or `known` key as a suggestion). Errors of the `skip`
-    types (e.g. ``missing``) are passed over when there are others.
+    wrote is the one to name (with the closest missing or `known` key as a suggestion).
     """
-    errors = [e for e in exc.errors() if e["type"] not in set(skip)] or exc.errors()
+    errors = exc.errors()
     unknown = [e for e in errors if e["type"] == "extra_forbidden"]
     err = unknown[0] if unknown else errors[0]
     loc = [str(p) for p in err["loc"] if p != "[key]"]  # a bad dict key: its name is the field
@@ -89,10 +86,9 @@ def validation_error(
     line: int | None = None,
     prefix: str = "",
     known: Iterable[str] = (),
-    skip: Iterable[str] = (),
 ) -> InputError:
     """An InputError naming `path`, `line` and the dotted field of the first error of `exc`."""
-    field, message = pydantic_field(exc, prefix, known, skip)
+    field, message = pydantic_field(exc, prefix, known)
     return input_error(path, message, line=line, field=field)
 
 
