@@ -35,11 +35,13 @@ from juge.results import (
     Calibration,
     Comparison,
     EstimateResult,
+    Gate,
     HoldoutTest,
     PolicyResult,
     ProbeJudge,
     RouteResult,
     Run,
+    RunSummary,
 )
 
 # isort: split
@@ -450,7 +452,21 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
         first_error=result.first_error,
         warnings=result.warnings,
         reused=result.reused,
+        gate=_gate(config, result.summary) if result.first_error is None else None,
     )
+
+
+def _gate(config: EvalConfig, summary: RunSummary | None) -> Gate | None:
+    """The eval's [gate] min_pass_rate on a finished run; a gate no figure can meet is an input error."""
+    minimum = config.spec.gate.min_pass_rate
+    if minimum is None or summary is None:
+        return None
+    if summary.pass_rate is None:
+        raise InputError(
+            f"{config.source}: field 'gate.min_pass_rate': no check or counted judge gives a pass rate "
+            "(score judges count only with [gate] min_score)"
+        )
+    return Gate(min_pass_rate=minimum, pass_rate=summary.pass_rate, passed=summary.pass_rate >= minimum)
 
 
 def run(eval_or_path: Any, *, db: str | Path | None = None, **overrides: Any) -> Run:

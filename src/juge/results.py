@@ -657,6 +657,14 @@ class RunSummary(Result):
     engine: dict[str, Any] | None = None
 
 
+class Gate(Part):
+    """The eval's ``[gate] min_pass_rate`` against the run's pass rate (``juge run`` exits 1 when not passed)."""
+
+    min_pass_rate: float
+    pass_rate: float
+    passed: bool
+
+
 class Run(Part):
     """A finished run (``juge.run``): where it is stored, whether it resumed, and its summary."""
 
@@ -671,6 +679,7 @@ class Run(Part):
     warnings: list[str] = []  # e.g. a judge with over 20 % of its answers unparsed, with one raw answer
     # Answered wholly from the cache and equal to an earlier run: that run (run_id) is kept, no new one.
     reused: bool = False
+    gate: Gate | None = None  # set when the eval has a [gate] min_pass_rate and the run finished
 
     @property
     def pass_rate(self) -> float | None:

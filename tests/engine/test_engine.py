@@ -210,6 +210,12 @@ def test_cli_gate_exit_code_and_only(tmp_path):
     db = tmp_path / "j.db"
     res = runner.invoke(app, ["run", str(eval_file), "--db", str(db), "--no-progress"])
     assert res.exit_code == 1, res.output  # c1 fails pf2: 3/4 = 75% < 90%
+    # The API carries the gate (the command only prints it and exits 1).
+    import juge
+
+    gate = juge.run(eval_file, db=db).gate
+    assert gate is not None and (gate.min_pass_rate, gate.pass_rate, gate.passed) == (0.9, 0.75, False)
+    assert juge.run(eval_file, db=db, only=["c0", "c2"]).gate.passed  # type: ignore[union-attr]
     only = tmp_path / "only.txt"
     only.write_text("c0\nc2\n")
     res = runner.invoke(app, ["run", str(eval_file), "--db", str(db), "--no-progress", "--only", str(only)])

@@ -161,7 +161,7 @@ def run_command(
     from the cache. Exit code 1 when a gate in the eval file fails, 2 on bad input, 75 when
     batches sent in batch mode are still being answered (run the same command again to collect).
     """
-    from juge.api import eval_config, run
+    from juge.api import run
 
     if dry_run:
         from juge.api import dry_run as plan
@@ -175,11 +175,13 @@ def run_command(
             write_atomic(json_out, planned.to_json(indent=2) + "\n")
         print_dry_run(planned)
         return
-    config = eval_config(eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map))
     with staged_output(json_out, "--json") as json_tmp:
         try:
             result = run(
-                config,
+                eval_file,
+                cases=cases,
+                judges=judge,
+                mapping=parse_mapping(field_map),
                 db=db,
                 only=_read_only(only),
                 repeat=repeat,
@@ -222,14 +224,8 @@ def run_command(
             f"run {result.run_id}: no judgment could be made, every call failed; the first error: "
             f"{result.first_error} (fix it, then run the same command again to resume)"
         )
-    gate, pass_rate = config.spec.gate.min_pass_rate, result.summary.pass_rate
-    if gate is not None and pass_rate is None:
-        raise InputError(
-            f"{config.source}: field 'gate.min_pass_rate': no check or counted judge gives a pass rate "
-            "(score judges count only with [gate] min_score)"
-        )
-    if gate is not None and pass_rate is not None and pass_rate < gate:
-        err.print(f"[red]gate failed:[/] pass rate {pass_rate:.1%} < {gate:.1%}")
+    if result.gate is not None and not result.gate.passed:
+        err.print(f"[red]gate failed:[/] pass rate {result.gate.pass_rate:.1%} < {result.gate.min_pass_rate:.1%}")
         raise typer.Exit(1)
 
 
