@@ -7,7 +7,7 @@ from pathlib import Path
 
 from browser_helpers import ARTIFACTS, BROWSER_MARKS, offline_page
 from juge.reports import write_report
-from report_helpers import HOSTILE, pairwise_calibration
+from report_helpers import HOSTILE, pairwise_calibration, policy_routing
 
 pytestmark = BROWSER_MARKS
 
@@ -35,13 +35,7 @@ def _report(tmp_path: Path) -> Path:
         ),
         encoding="utf-8",
     )
-    policy = {
-        "categories": {
-            "writing": {"decision": "person", "reason": "judge below the ceiling"},
-            "math": {"decision": "judge"},
-            "coding": {"decision": "judge"},
-        }
-    }
+    policy = policy_routing({"writing": "person", "math": "judge", "coding": "judge"})
     return write_report(calibration, tmp_path / "report.html", policy=policy, items=items)
 
 
