@@ -590,16 +590,7 @@ def test_command(
         _grade_test_tables(result)
         _print_conclusion(result, json_path, policy_path)
         return
-    table = Table(
-        title=Text(f"Policy {result['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
-        title_justify="left",
-    )
-    table.add_column("decision")
-    table.add_column("items", justify="right")
-    for label, count in result["decisions"].items():
-        table.add_row(Text(label), str(count))
-    out.print(fitted(table, out))
-    out.print(Text(f"judge decides alone: {fmt(result['judge_decides'])}"))
+    _print_decisions(result, split)
     table = Table(title="Agreement on the holdout", title_justify="left")
     for col in ("items", "vs majority", "kappa", "judge vs each person", "person vs person"):
         table.add_column(col)
@@ -685,10 +676,10 @@ def _grade_policy_tables(policy: dict[str, Any]) -> None:
     out.print(fitted(table, out))
 
 
-def _grade_test_tables(result: dict[str, Any]) -> None:
-    kind = result["judge_kind"]
+def _print_decisions(result: dict[str, Any], split: str) -> None:
+    """How many holdout items the policy gave to the judge and to a person, and the judge's share."""
     table = Table(
-        title=Text(f"Policy {result['policy_hash'][:12]} on split {result['split']} ({result['n_items']} items)"),
+        title=Text(f"Policy {result['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
         title_justify="left",
     )
     table.add_column("decision")
@@ -697,6 +688,11 @@ def _grade_test_tables(result: dict[str, Any]) -> None:
         table.add_row(Text(label), str(count))
     out.print(fitted(table, out))
     out.print(Text(f"judge decides alone: {fmt(result['judge_decides'])}"))
+
+
+def _grade_test_tables(result: dict[str, Any]) -> None:
+    kind = result["judge_kind"]
+    _print_decisions(result, result["split"])
     table = Table(title="On the holdout: judge vs each person, people vs each other (same items)", title_justify="left")
     cols = ["items", "agreement", "kappa"]
     cols += ["failures caught", "false flags"] if kind == "passfail" else ["weighted kappa", "agreement at threshold"]
