@@ -13,26 +13,7 @@ from rich.markup import escape
 from juge.commands.help_layout import fit_help
 from juge.errors import Fault, InputError
 
-
-def _show_flags_as_flags() -> None:
-    """typer 0.29's rich help prints the type of every option, so each flag (`--json`, even `--help`)
-    reads `--json <bool>` as if it took a value. Its plain help and its docs show a flag without one;
-    make the rich help agree (options with a value keep their type)."""
-    from typer.core import TyperOption
-
-    shown_type = TyperOption.display_type_rich
-    if getattr(shown_type, "_juge_flags", False):
-        return
-
-    def display_type_rich(self: TyperOption, ctx: object) -> str | None:
-        return None if self.is_flag or self.count else shown_type(self, ctx)  # type: ignore[arg-type]
-
-    display_type_rich._juge_flags = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
-
-
-_show_flags_as_flags()
-fit_help()  # option names in help are never cut at 80 columns
+fit_help()  # option names in help are never cut at 80 columns; flags show no type
 
 app = typer.Typer(
     name="juge",

@@ -1,4 +1,4 @@
-"""Help screens that fit the terminal: option names and command names are never cut.
+"""Help screens that fit the terminal: option names and command names are never cut, flags read as flags.
 
 typer's rich help lays options out in a table whose columns rich shrinks with an ellipsis when the
 terminal is narrow, so `--allow-different-judges` read `--allow-different-judg…` at 80 columns and
@@ -42,7 +42,26 @@ def _widest(console: Console, options: ConsoleOptions, cells: Iterable[object], 
 
 
 def fit_help() -> None:
-    """Make typer's rich help lay out its option and command tables with `HelpTable`."""
+    """Make typer's rich help lay out its option and command tables with `HelpTable`, and show flags
+    without a type."""
     import typer.rich_utils
 
     typer.rich_utils.Table = HelpTable  # type: ignore[misc]
+    _show_flags_as_flags()
+
+
+def _show_flags_as_flags() -> None:
+    """typer 0.29's rich help prints the type of every option, so each flag (`--json`, even `--help`)
+    reads `--json <bool>` as if it took a value. Its plain help and its docs show a flag without one;
+    make the rich help agree (options with a value keep their type)."""
+    from typer.core import TyperOption
+
+    shown_type = TyperOption.display_type_rich
+    if getattr(shown_type, "_juge_flags", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: object) -> str | None:
+        return None if self.is_flag or self.count else shown_type(self, ctx)  # type: ignore[arg-type]
+
+    display_type_rich._juge_flags = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
