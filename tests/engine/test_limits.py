@@ -151,7 +151,11 @@ def test_an_engine_within_the_servers_budget_meets_no_429_and_one_without_a_budg
     assert stored == 30 and stats["rate_limited"] <= 1
     assert stats["clock"] >= 30  # 30 requests at 20 a minute take more than a simulated half minute
     stored, stats, gate = results[False]
-    assert stored == 30 and stats["rate_limited"] >= 5 and gate.decreases >= 1  # 429s met, concurrency halved
+    # 30 requests at once exceed 20 a minute, so a 429 is certain; how many more follow is not: the
+    # first 429's Retry-After pauses every request, so only those already in flight meet one (on a
+    # slow machine, one or two)
+    assert stored == 30 and stats["rate_limited"] >= 1
+    assert gate.decreases >= 1 and gate.paused_until > 0  # concurrency halved, and the server's wait kept
 
 
 def test_a_models_budget_holds_back_only_that_models_requests(tmp_path) -> None:
