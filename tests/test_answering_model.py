@@ -48,3 +48,69 @@ def test_run_runs_dry_run_and_prompt_name_the_model_that_answers(monkeypatch, ca
     )
     assert code == 0
     assert [p["model"] for p in json.loads((tmp_path / "t.json").read_text())["examples"]] == ["scripted-1"]
+
+
+STAND_IN = '\n[provider_options]\nmodel = "stand-in"\ndefault = "{answer}\\nFine."\n'
+
+
+def write_judge(tmp_path: Path, name: str, setup: str, answer: str) -> Path:
+    """A judge file asking for gpt-4o-mini from the scripted stand-in, which answers as 'stand-in'."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f'name = "{name}"\nsetup = "{setup}"\nmodel = "gpt-4o-mini"\nprovider = "scripted"\n'
+        f'description = "Good?"\n' + STAND_IN.format(answer=answer),
+        encoding="utf-8",
+    )
+    return path
+
+
+def recorded_models(monkeypatch, capsys, db: str) -> dict[str, tuple[list[str], set[str]]]:
+    """Per run name: the models its stored config names, and the models its judgments record."""
+    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--db", db, "--json", "-")
+    assert code == 0
+    found = {}
+    for run in json.loads(out):
+        code, shown, _ = run_cli(monkeypatch, capsys, "show", run["id"], "--db", db, "--json", "-")
+        assert code == 0
+        judged = {j["model"] for case in json.loads(shown)["cases"] for j in case["judgments"]}
+        found[run["name"]] = ([j["model"] for j in run["judges"]], judged)
+    return found
+
+
+def test_tune_its_holdout_test_and_the_probe_record_the_model_that_answers(monkeypatch, capsys, tmp_path: Path) -> None:
+    rows = [{"id": f"i{k}", "group": f"q{k}", "split": "dev" if k < 12 else "holdout", "question": f"Q{k}?",
+             "output": f"A{k}"} for k in range(18)]  # fmt: skip
+    write_jsonl(tmp_path / "items.jsonl", rows)
+    labels = [{"item_id": r["id"], "rater_id": who, "label": "PASS"} for r in rows for who in ("ann", "bob")]
+    write_jsonl(tmp_path / "labels.jsonl", labels)
+    db = str(tmp_path / "j.db")
+    code, _, err = run_cli(
+        monkeypatch, capsys, "tune", "--judge", str(write_judge(tmp_path, "helpful", "passfail", "PASS")),
+        "--items", str(tmp_path / "items.jsonl"), "--labels", str(tmp_path / "labels.jsonl"),
+        "--out", str(tmp_path / "tuned"), "--db", db, "--test", "--folds", "2", "--shots", "", "--resamples", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    pair = write_judge(tmp_path, "pair", "pairwise", "A")
+    code, _, err = run_cli(
+        monkeypatch, capsys, "probe", "injection", "--judge", str(pair), "--db", db, "--limit", "2",
+        "--json", str(tmp_path / "probe.json"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads((tmp_path / "probe.json").read_text(encoding="utf-8"))["judge"]["model"] == "stand-in"
+    found = recorded_models(monkeypatch, capsys, db)
+    assert set(found) == {"tune", "tune --test", "probe injection: pair"}, found
+    for name, (config, judged) in found.items():
+        assert set(config) == {"stand-in"} and judged == {"stand-in"}, (name, config, judged)
+
+
+def test_a_failed_call_records_the_model_that_was_to_answer(monkeypatch, capsys, tmp_path: Path) -> None:
+    path, db = write_eval(tmp_path), str(tmp_path / "j.db")
+    # every first call fails with a 400 (not retried): each judgment is an error
+    path.write_text(path.read_text(encoding="utf-8") + "\n[provider.options.fail]\ntimes = 1\nstatus = 400\n")
+    run_cli(monkeypatch, capsys, "run", str(path), "--db", db)
+    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--db", db, "--json", "-")
+    (run,) = json.loads(out)
+    code, shown, _ = run_cli(monkeypatch, capsys, "show", run["id"], "--db", db, "--json", "-")
+    judgments = [j for case in json.loads(shown)["cases"] for j in case["judgments"]]
+    assert {j["outcome"] for j in judgments} == {"error"}, judgments
+    assert {j["model"] for j in judgments} == {"stand-in"} and [j["model"] for j in run["judges"]] == ["stand-in"]

@@ -38,7 +38,6 @@ from juge.results import (
     Gate,
     HoldoutTest,
     PolicyResult,
-    ProbeJudge,
     RouteResult,
     Run,
     RunSummary,
@@ -1028,11 +1027,4 @@ def probe_injection(
             n_resamples=resamples,
             seed=seed,
         )
-    judge_info = ProbeJudge(
-        name=found.name,
-        setup=found.setup,
-        model=found.model,
-        template=found.template_id,
-        template_hash=found.template_hash,
-    )
-    return dataclasses.replace(probe, result=probe.result.model_copy(update={"judge": judge_info}))
+    return probe

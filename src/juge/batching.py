@@ -76,6 +76,9 @@ class BatchedProvider(Provider):
         self.driver: asyncio.Task[None] | None = None
         self.submitted: list[str] = []  # batch ids sent by this process
 
+    def answering_model(self, requested: str) -> str:
+        return self.provider.answering_model(requested)
+
     async def complete(self, request: Request) -> Response:
         raise RuntimeError("a batched provider answers only by cache key (complete_keyed)")
 

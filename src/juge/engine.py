@@ -340,7 +340,7 @@ class Engine:
         except ProviderError as exc:
             return Judgment(
                 **base,
-                model=judge.model,
+                model=provider.answering_model(judge.model),
                 text="",
                 outcome="error",
                 reason=str(exc),
@@ -352,7 +352,7 @@ class Engine:
             response, _, attempts = answers[-1]
             return Judgment(
                 **base,
-                model=judge.model,
+                model=provider.answering_model(judge.model),
                 text=response.text,
                 outcome="error",
                 attempts=attempts,

@@ -158,8 +158,13 @@ def answering_judges(config: EvalConfig, override: ProviderSpec | None = None) -
     for judge in config.judges:
         spec = override or _judge_provider_spec(judge) or config.spec.provider
         model = answering_model(spec.name, spec.options, judge.model) if spec is not None else judge.model
-        out.append(judge if model == judge.model else dataclasses.replace(judge, model=model))
+        out.append(_as_model(judge, model))
     return out
+
+
+def _as_model(judge: Any, model: str) -> Any:
+    """`judge` recorded as answered by `model` (itself when that is its own model)."""
+    return judge if model == judge.model else dataclasses.replace(judge, model=model)
 
 
 def _judge_provider_spec(judge: Any) -> ProviderSpec | None:
@@ -737,8 +742,9 @@ def judged_run(
 ) -> Iterator[StoredRun]:
     """A stored run judged by one provider outside `juge run` (tuning, a tuned judge's holdout test, a
     probe): the unfinished run of the same eval and data (when `resume`), else a new one holding `cases`,
-    `name` and `config` with :func:`judges_config`. `work(run_id)` judges it (by default every case by
-    every judge), then `provider` is closed before its event loop ends, whether judging ended or not.
+    `name` and `config` with :func:`judges_config` (each judge with the model `provider` answers as).
+    `work(run_id)` judges it (by default every case by every judge), then `provider` is closed before
+    its event loop ends, whether judging ended or not.
     The block reads the judged run and may add to its `extra`; it is then summarised and finished
     (see :func:`stored_run`)."""
 
@@ -749,7 +755,7 @@ def judged_run(
             cases=list(cases),
             eval_hash=eval_hash,
             name=name,
-            config={**config, "judges": judges_config(judges)},
+            config={**config, "judges": judges_config(_as_model(j, provider.answering_model(j.model)) for j in judges)},
         )
 
     async def judge_all(run_id: str) -> None:

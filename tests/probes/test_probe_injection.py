@@ -28,6 +28,7 @@ from juge.probes.injection import load_items, load_kinds
 from juge.providers.base import Response
 from juge.providers.registry import register_provider
 from juge.providers.scripted import ScriptedProvider
+from juge.store import Store
 
 ITEMS = load_items()
 KINDS = load_kinds()
@@ -455,7 +456,11 @@ def test_an_eval_file_names_the_judge_and_gives_the_provider(monkeypatch, capsys
     code, _, _ = run_cli(
         monkeypatch, capsys, *args, "--judge", "pairwise-judge", "--model", "judge-v2", "--json", str(out)
     )
-    assert code == 0 and json.loads(out.read_text(encoding="utf-8"))["judge"]["model"] == "judge-v2"
+    result = json.loads(out.read_text(encoding="utf-8"))
+    # --model is what the judge asks for; the stand-in answers as its own model, which the result records
+    assert code == 0 and result["judge"]["model"] == "scripted-judge"
+    with Store(tmp_path / "j.db") as store:
+        assert {r["model"] for r in store.call_requests(result["run_id"])} == {"judge-v2"}
     code, _, err = run_cli(monkeypatch, capsys, *args, "--judge", "nobody")
     assert code == 2 and "no judge named 'nobody'" in err and "pairwise-judge" in err
 

@@ -45,7 +45,7 @@ import numpy as np
 from juge.data.records import Case, Judgment
 from juge.errors import InputError, input_error
 from juge.judges.pairwise import combine_orders
-from juge.results import ProbeResult
+from juge.results import ProbeJudge, ProbeResult
 from juge.stats import clopper_pearson, ratio_estimate
 
 SETUPS = ("pairwise", "passfail")
@@ -437,6 +437,8 @@ def run_probe(
         description="probing",
     ) as run:
         result = score_probe(judge.setup, items, kinds, store.judgments(run.id), n_resamples=n_resamples, seed=seed)
-        result = result.model_copy(update={"run_id": run.id, "data_hash": data_hash})
+        # the judge as the run recorded it: its model is the one that answered (a stand-in's own)
+        (recorded,) = store.get_run(run.id)["config"]["judges"]
+        result = result.model_copy(update={"run_id": run.id, "data_hash": data_hash, "judge": ProbeJudge(**recorded)})
         run.extra["probe_injection"] = result.to_dict()
     return ProbeRun(run.id, run.resumed, result, dict(engine.stats))

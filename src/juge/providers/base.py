@@ -182,6 +182,11 @@ class Provider(ABC):
         (what runs and previews show): the requested one, unless the provider answers as its own."""
         return requested
 
+    def answering_model(self, requested: str) -> str:
+        """The model this provider answers as when a judge asks for `requested` (what a run and its
+        judgments record, failed calls too): :meth:`answers_as` for a provider already built."""
+        return requested
+
     @abstractmethod
     async def complete(self, request: Request) -> Response: ...
 

@@ -46,6 +46,9 @@ class ScriptedProvider(Provider):
         # A stand-in answers as its own model whatever the judge asks for.
         return str(options.get("model", DEFAULT_MODEL))
 
+    def answering_model(self, requested: str) -> str:
+        return self.model
+
     async def complete(self, request: Request) -> Response:
         self.calls += 1
         if self.delay:
