@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from pydantic import ValidationError
 
 from cli_helpers import run_cli, write_jsonl
 from juge.calibration.grades import build_grade_table, grade_study
@@ -214,6 +215,28 @@ def test_load_of_a_bad_result_file_is_an_input_error_naming_file_and_field(tmp_p
         with pytest.raises(InputError) as caught:
             RunSummary.load(path) if field is None else Calibration.load(path)
         assert caught.value.path == str(path) and caught.value.field == field
+
+
+@pytest.mark.parametrize(
+    "field,bad",
+    [("value", "0.7"), ("value", True), ("low", "0.4"), ("high", False), ("n", -1), ("n", 10.0), ("n", "10")],
+)
+def test_an_estimate_takes_numbers_and_a_count_only(tmp_path: Path, monkeypatch, capsys, field, bad) -> None:
+    """Text is not a figure, nor a bool, nor a negative or fractional count: exit 2 naming file and field."""
+    from juge.errors import InputError
+
+    good = Estimate(0.5, 0.4, 0.6, n=10).to_dict()
+    with pytest.raises(ValidationError):
+        Estimate(**{**good, field: bad})
+    data = {"kind": "pairwise", "split": "dev", "judges": {}, "ceiling": {"agreement": {**good, field: bad}}}
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        Calibration.load(path)
+    assert (caught.value.path, caught.value.field) == (str(path), f"ceiling.agreement.{field}")
+    code, _, err = run_cli(monkeypatch, capsys, "report", str(path), "-o", str(tmp_path / "r.html"))
+    assert code == 2 and not (tmp_path / "r.html").exists()
+    assert str(path) in err and f"ceiling.agreement.{field}" in err
 
 
 def test_a_result_file_from_a_newer_juge_is_refused(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import numbers
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,13 +52,9 @@ def check_schema_version(data: dict[str, Any], source: str | Path, what: str) ->
         )
 
 
-def _or_raw(convert: Any, x: Any) -> Any:
-    if isinstance(x, str):
-        return x
-    try:
-        return convert(x)
-    except (TypeError, ValueError):
-        return x
+def _is_number(x: Any) -> bool:
+    """A real number, numpy's too, but not a bool (JSON's true is no figure)."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
 class Part(BaseModel):
@@ -204,10 +201,11 @@ class Estimate(Part):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    n: int = 0
+    # strict: a string ("0.7") or a bool is not a number, nor a float a count
+    value: float | None = Field(strict=True)
+    low: float | None = Field(default=None, strict=True)
+    high: float | None = Field(default=None, strict=True)
+    n: int = Field(default=0, ge=0, strict=True)
     _n_items: int | None = PrivateAttr(default=None)
 
     def __init__(
@@ -228,16 +226,17 @@ class Estimate(Part):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        # A value these cannot convert (text in a file) is left for pydantic to report with its field name.
+        # Numbers of any kind (numpy's too) become floats, NaN None; anything else (text in a file, a bool)
+        # is left for the strict fields to refuse with the field's name.
         for name in ("value", "low", "high"):
-            if name in data:
-                data[name] = _or_raw(finite_or_none, data[name])
+            if _is_number(data.get(name)):
+                data[name] = finite_or_none(data[name])
         if data.get("value") is None:
             for name in ("low", "high"):
                 if name in data:
                     data[name] = None
-        if "n" in data and data["n"] is not None and not isinstance(data["n"], bool | str):
-            data["n"] = _or_raw(int, data["n"])
+        if isinstance(data.get("n"), numbers.Integral) and not isinstance(data["n"], bool):
+            data["n"] = int(data["n"])  # numpy's integers
         return data
 
     @property
