@@ -4,7 +4,7 @@ import pytest
 
 from juge.data.records import Judgment
 from juge.errors import InputError
-from juge.verdicts import case_outcomes, judgment_passes
+from juge.verdicts import CountedJudges, case_outcomes, counted_judges, judgment_passes
 
 
 def j(verdict, outcome="ok", item="c", judge="j"):
@@ -63,3 +63,36 @@ def test_case_outcomes_fail_beats_missing_beats_pass():
         "e": "fail",
         "f": "missing",
     }
+
+
+@pytest.mark.parametrize(
+    "setup, threshold, where",
+    [
+        ("pairwise", None, "pairwise"),
+        ("pairwise", 3.0, "pairwise"),  # a threshold never makes a pair verdict a pass
+        ("passfail", None, "counted"),
+        ("passfail", 3.0, "counted"),
+        ("score", None, "not_counted"),
+        ("score", 3.0, "counted"),
+        ("score", 0.0, "counted"),  # a threshold of 0 is a threshold
+        ("criteria", None, "not_counted"),
+        ("criteria", 2.0, "counted"),
+        ("additive", None, "not_counted"),
+        ("additive", 2.0, "counted"),
+        ("rubric-v9", None, "counted"),  # a setup this juge does not know: its verdicts are read fail closed
+        (None, None, "counted"),  # an old run's config without setups
+    ],
+)
+def test_counted_judges_rule(setup, threshold, where):
+    rule = counted_judges([("x", setup)], threshold=threshold)
+    assert {k: getattr(rule, k) for k in ("counted", "not_counted", "pairwise")} == {
+        k: ("x",) if k == where else () for k in ("counted", "not_counted", "pairwise")
+    }
+
+
+def test_counted_judges_keep_order_and_the_first_setup():
+    judges = [("s2", "score"), ("pf", "passfail"), ("s1", "criteria"), ("p", "pairwise"), ("pf", "score")]
+    assert counted_judges(judges, threshold=None) == CountedJudges(
+        counted=("pf",), not_counted=("s2", "s1"), pairwise=("p",)
+    )
+    assert counted_judges(judges, threshold=1.0) == CountedJudges(counted=("s2", "pf", "s1"), pairwise=("p",))

@@ -561,17 +561,17 @@ def estimate(
     from juge.calibration.inputs import labels_on_these_outputs, with_run_outputs
     from juge.data.readers import named_records, read_labels
     from juge.runs.corrected import corrected_pass_rate, human_pass_shares
-    from juge.verdicts import case_outcomes, counted_judgments, run_expected
+    from juge.verdicts import run_outcomes
 
     with _store(db) as store:
         run_row = store.get_run(_run_id(run))
         cases = store.run_cases(run_row["id"])
-        outcomes = case_outcomes(
-            [c.id for c in cases],
-            counted_judgments(store.judgments(run_row["id"]), run_row["config"], threshold=threshold)[0],
+        outcomes, _ = run_outcomes(
+            cases,
+            store.judgments(run_row["id"]),
             store.check_results(run_row["id"]),
+            run_row["config"],
             threshold=threshold,
-            expected=run_expected(cases, run_row["config"], count_scores=threshold is not None),
         )
         judged = with_run_outputs(cases, store.outputs(run_row["id"]))
     source = f"--labels {labels}" if isinstance(labels, str | Path) else "labels"

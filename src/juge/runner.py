@@ -48,7 +48,7 @@ from juge.providers.registry import answering_model
 from juge.results import RunSummary
 from juge.runs.summary import summarize
 from juge.store import Store
-from juge.verdicts import SCORED_SETUPS
+from juge.verdicts import counted_judges
 
 
 @dataclass
@@ -334,9 +334,7 @@ def check_gate(config: EvalConfig) -> None:
     gate = config.spec.gate
     if gate.min_pass_rate is None or config.checks:
         return
-    if any(
-        j.setup != "pairwise" and (j.setup not in SCORED_SETUPS or gate.min_score is not None) for j in config.judges
-    ):
+    if counted_judges([(j.name, j.setup) for j in config.judges], threshold=gate.min_score).counted:
         return
     raise config.error(
         "no check or counted judge gives a pass rate (score judges count only with [gate] "

@@ -19,7 +19,7 @@ whether one passes; they are not part of this verdict.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -77,16 +77,47 @@ def judgment_passes(j: Judgment, threshold: float | None) -> bool | None:
 SCORED_SETUPS = ("score", "criteria", "additive")
 
 
-def expected_judges(
-    cases: Iterable[Case], judges: Iterable[tuple[str, str | None]], *, count_scores: bool
-) -> dict[str, set[str]]:
-    """Per case, the judges whose verdict its pass/fail needs: every single-answer judge on a
-    single-answer case (score-like judges only when `count_scores`); none on a pair."""
-    names = {name for name, setup in judges if setup != "pairwise" and (count_scores or setup not in SCORED_SETUPS)}
+@dataclass(frozen=True)
+class CountedJudges:
+    """Which judges pass or fail a case (see `counted_judges`), each list in the order given."""
+
+    counted: tuple[str, ...] = ()
+    # Score-like judges without a threshold: summarised, named in a run summary's ``not_counted``.
+    not_counted: tuple[str, ...] = ()
+    # Pairwise judges say which of two answers is better, never whether one passes.
+    pairwise: tuple[str, ...] = ()
+
+
+def counted_judges(judges: Iterable[tuple[str, str | None]], *, threshold: float | None) -> CountedJudges:
+    """The one rule for whose verdicts pass or fail a case, over (judge name, setup) pairs.
+
+    Pairwise judges never count; score-like judges (`SCORED_SETUPS`) count only with a
+    ``threshold`` (a score alone does not say what passes); every other judge counts, an
+    unknown setup (None: an old run's config) included, so its verdicts are read fail closed.
+    A name given twice keeps its first setup.
+    """
+    setups: dict[str, str | None] = {}
+    for name, setup in judges:
+        setups.setdefault(name, setup)
+    counted, not_counted, pairwise = [], [], []
+    for name, setup in setups.items():
+        if setup == "pairwise":
+            pairwise.append(name)
+        elif setup in SCORED_SETUPS and threshold is None:
+            not_counted.append(name)
+        else:
+            counted.append(name)
+    return CountedJudges(tuple(counted), tuple(not_counted), tuple(pairwise))
+
+
+def expected_judges(cases: Iterable[Case], counted: Iterable[str]) -> dict[str, set[str]]:
+    """Per case, the judges whose verdict its pass/fail needs: every `counted` judge (see
+    `counted_judges`) on a single-answer case; none on a pair."""
+    names = set(counted)
     return {c.id: set() if c.is_pair else set(names) for c in cases}
 
 
-def run_judge_setups(run_config: Mapping[str, object] | None) -> list[tuple[str, str | None]]:
+def _run_judge_setups(run_config: Mapping[str, object] | None) -> list[tuple[str, str | None]]:
     """(name, setup) of each judge in a stored run's config; an old config without setups gives None."""
     judges = (run_config or {}).get("judges")
     return [
@@ -96,22 +127,31 @@ def run_judge_setups(run_config: Mapping[str, object] | None) -> list[tuple[str,
     ]
 
 
-def run_expected(
-    cases: Iterable[Case], run_config: Mapping[str, object] | None, *, count_scores: bool
-) -> dict[str, set[str]]:
-    """`expected_judges` from a stored run's config (its `judges`: name and setup)."""
-    return expected_judges(cases, run_judge_setups(run_config), count_scores=count_scores)
+def run_outcomes(
+    cases: Sequence[Case],
+    judgments: Sequence[Judgment],
+    checks: Mapping[str, Mapping[str, tuple[bool, str | None]]],
+    run_config: Mapping[str, object] | None,
+    *,
+    threshold: float | None,
+) -> tuple[dict[str, CaseOutcome], list[str]]:
+    """The verdict of every case of a stored run at ``threshold`` (what `juge compare` and `juge estimate`
+    count), and the judges not counted (score-like ones without a threshold), sorted.
 
-
-def counted_judgments(
-    judgments: Iterable[Judgment], run_config: Mapping[str, object] | None, *, threshold: float | None
-) -> tuple[list[Judgment], list[str]]:
-    """The judgments a case's pass/fail counts, and the judges left out: without a threshold, score-like
-    judges (the run summary's ``not_counted``) say nothing about pass or fail."""
-    if threshold is not None:
-        return list(judgments), []
-    scored = {name for name, setup in run_judge_setups(run_config) if setup in SCORED_SETUPS}
-    return [j for j in judgments if j.judge not in scored], sorted(scored)
+    The judges are the run config's (with their setups); a judge found only in the judgments (an old
+    config) counts. A case needs every counted judge of the config (an interrupted run: missing).
+    """
+    configured = _run_judge_setups(run_config)
+    rule = counted_judges([*configured, *((j.judge, None) for j in judgments)], threshold=threshold)
+    counted = set(rule.counted)
+    outcomes = case_outcomes(
+        [c.id for c in cases],
+        [j for j in judgments if j.judge in counted],
+        checks,
+        threshold=threshold,
+        expected=expected_judges(cases, counted_judges(configured, threshold=threshold).counted),
+    )
+    return outcomes, sorted(rule.not_counted)
 
 
 def case_outcomes(

@@ -84,7 +84,7 @@ def test_streamed_summary_matches_the_whole_run_definition(tmp_path: Path, seed:
         [j for j in judgments if j.judge in counted_names],
         checks,
         threshold=min_score,
-        expected=expected_judges(cases, setups, count_scores=min_score is not None),
+        expected=expected_judges(cases, counted_names),
     )
     tally = Counter(o.verdict for o in outcomes.values())
     assert (s["cases_passed"], s["cases_failed"], s["cases_missing"]) == (

@@ -27,7 +27,7 @@ from juge.runs.compare import compare_runs, raw_outputs
 from juge.runs.summary import summarize
 from juge.stats import clopper_pearson
 from juge.store import Store
-from juge.verdicts import case_outcomes, expected_judges
+from juge.verdicts import CountedJudges, case_outcomes, counted_judges, expected_judges
 
 MAX_CASES = 200
 FAILURE_OUTCOMES = ("refused", "unparsed", "error")
@@ -79,34 +79,29 @@ def _judgment_row(j: Judgment, counted: bool) -> dict[str, Any]:
     }
 
 
-def counted_judges(summary: dict[str, Any]) -> set[str]:
-    """The judges whose verdicts pass or fail a case in `summary`: not pairwise, not listed as not counted."""
-    not_counted = set(summary.get("not_counted") or [])
-    return {
-        name
-        for name, e in summary.get("judges", {}).items()
-        if e.get("setup") != "pairwise" and name not in not_counted
-    }
+def summary_counted(summary: dict[str, Any]) -> CountedJudges:
+    """`juge.verdicts.counted_judges` on the judges (and their setups) and ``min_score`` of `summary`."""
+    judges = summary.get("judges") or {}
+    return counted_judges([(n, e.get("setup")) for n, e in judges.items()], threshold=summary.get("min_score"))
 
 
 def failing_cases(store: Store, run_id: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The cases `summary` counts as failed or missing, with why, the system output and every raw judge text.
 
     The verdict is `juge.verdicts.case_outcomes` on the judgments and threshold the summary
-    counted (its judges minus pairwise and ``not_counted``, its ``min_score``): the one
+    counted (`summary_counted`: its judges' setups and its ``min_score``): the one
     definition `summarize` uses, so the list matches its counts.
     """
     cases = store.run_cases(run_id)
     checks = store.check_results(run_id)
     judgments = store.judgments(run_id)
-    counted = counted_judges(summary)
-    setups = {name: entry.get("setup") for name, entry in (summary.get("judges") or {}).items()}
+    counted = set(summary_counted(summary).counted)
     outcomes = case_outcomes(
         [c.id for c in cases],
         [j for j in judgments if j.judge in counted],
         checks,
         threshold=summary.get("min_score"),
-        expected=expected_judges(cases, [(n, setups.get(n)) for n in counted], count_scores=True),
+        expected=expected_judges(cases, counted),
     )
     by_item: dict[str, list[Judgment]] = {}
     for j in judgments:

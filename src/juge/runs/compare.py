@@ -30,7 +30,7 @@ from juge.results import Comparison
 from juge.runs.judgediff import judge_diffs
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store
-from juge.verdicts import CaseOutcome, case_outcomes, counted_judgments, run_expected
+from juge.verdicts import CaseOutcome, run_outcomes
 
 INPUT_FIELDS = ("question", "messages", "context", "source", "reference")
 
@@ -64,20 +64,14 @@ def _run_side(store: Store, run_id: str, threshold: float | None) -> dict[str, A
     cases = store.run_cases(run["id"])
     judgments = store.judgments(run["id"])
     checks = store.check_results(run["id"])
-    counted, not_counted = counted_judgments(judgments, run["config"], threshold=threshold)
+    outcomes, not_counted = run_outcomes(cases, judgments, checks, run["config"], threshold=threshold)
     return {
         "run": run,
         "cases": {c.id: c for c in cases},
         "judgments": judgments,
         "not_counted": not_counted,
         "check_names": sorted({name for per in checks.values() for name in per}),
-        "outcomes": case_outcomes(
-            [c.id for c in cases],
-            counted,
-            checks,
-            threshold=threshold,
-            expected=run_expected(cases, run["config"], count_scores=threshold is not None),
-        ),
+        "outcomes": outcomes,
         "outputs": raw_outputs(store, run["id"], cases),
     }
 

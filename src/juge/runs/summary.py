@@ -17,7 +17,7 @@ from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
 from juge.results import RunSummary
 from juge.store import Store
-from juge.verdicts import SCORED_SETUPS, case_outcome
+from juge.verdicts import case_outcome, counted_judges
 
 OUTCOMES = ("ok", "refused", "unparsed", "error")
 PAIR_VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
@@ -58,13 +58,15 @@ def summarize(
                 "outcomes": dict.fromkeys(OUTCOMES, 0),
                 "verdicts": {},
             }
-    not_counted = [n for n, e in per_judge.items() if e["setup"] in SCORED_SETUPS and min_score is None]
-    pairwise = {n for n, e in per_judge.items() if e["setup"] == "pairwise"}
-    counted_judges = set(per_judge) - pairwise - set(not_counted)
+    rule = counted_judges([(n, e["setup"]) for n, e in per_judge.items()], threshold=min_score)
+    pairwise, counted_names = set(rule.pairwise), set(rule.counted)
     # The judges a case needs: from the eval's judges when known (a case a judge has not reached
     # yet is missing), else from the judgments stored.
-    known = [(j.name, j.setup) for j in judges] if judges else [(n, e["setup"]) for n, e in per_judge.items()]
-    needed = {n for n, setup in known if setup != "pairwise" and (min_score is not None or setup not in SCORED_SETUPS)}
+    needed = (
+        set(counted_judges([(j.name, j.setup) for j in judges], threshold=min_score).counted)
+        if judges
+        else counted_names
+    )
 
     verdicts: dict[str, Counter[str]] = defaultdict(Counter)
     pair_verdicts: dict[str, Counter[str]] = defaultdict(Counter)
@@ -90,7 +92,7 @@ def summarize(
                     verdicts[j.judge][str(j.verdict)] += 1
             if j.judge in pairwise:
                 letters[(j.judge, j.repeat)][j.order or ""] = j.verdict if j.outcome == "ok" else None
-            elif j.judge in counted_judges:
+            elif j.judge in counted_names:
                 counted.append(j)
         for (name, _), orders in letters.items():
             pair_verdicts[name][combine_orders(orders.get("12"), orders.get("21")) or "missing"] += 1
@@ -129,7 +131,7 @@ def summarize(
             "cases_missing": tally.get("missing", 0),
             "pass_rate": tally.get("pass", 0) / n_cases if n_cases and has_evidence else None,
             "min_score": min_score,
-            "not_counted": not_counted,
+            "not_counted": list(rule.not_counted),
             "system_errors": outputs["errors"],
             "cost": cost,
             "calls": store.count_calls(run_id),
