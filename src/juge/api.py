@@ -48,6 +48,7 @@ from juge.results import (
 from juge.data.split import split as split
 from juge.preview import dry_run as dry_run
 from juge.preview import prompt as prompt
+from juge.probes.injection import probe_injection as probe_injection
 from juge.runs.export import export as export
 from juge.runs.listing import delete_runs as delete_runs
 from juge.runs.listing import list_runs as list_runs
@@ -72,7 +73,6 @@ if TYPE_CHECKING:
     from juge.config import EvalConfig
     from juge.data.judgments import JudgmentsSource
     from juge.judges.judge import Judge
-    from juge.probes.injection import ProbeRun
     from juge.providers.base import Provider
     from juge.tune.models import TuneResult
 
@@ -921,110 +921,3 @@ def audit_sample(
     from juge.policy.audit import audit_run
 
     return audit_run(policy, _run_id(run), db=db, n=n, seed=seed)
-
-
-# ---- probe ------------------------------------------------------------------------------------------
-
-
-def _probe_judge(eval_file: Path | None, judge: str, model: str | None) -> tuple[Any, Any, Path, Any]:
-    """(judge, its provider spec or None, base folder, the eval config or None), from an eval file or a judge file."""
-    from juge.judges import load_judge
-    from juge.runner import _judge_provider_spec
-
-    config = None
-    if eval_file is not None:
-        from juge.config import load_eval
-
-        config = load_eval(eval_file)
-        chosen = [j for j in config.judges if j.name == judge]
-        if not chosen:
-            names = ", ".join(j.name for j in config.judges) or "none"
-            raise InputError(f"{eval_file}: no judge named {judge!r} (its judges: {names})")
-        found, base = chosen[0], config.base_dir
-    else:
-        path = Path(judge)
-        if not path.is_file():
-            raise InputError(f"{path}: judge file not found (give a judge TOML file, or --eval FILE with a judge name)")
-        found, base = load_judge(path), path.parent
-    if model is not None:
-        found = dataclasses.replace(found, model=model)
-    return found, _judge_provider_spec(found), base, config
-
-
-def probe_injection(
-    judge: str | Path,
-    *,
-    eval_file: str | Path | None = None,
-    provider: str | None = None,
-    model: str | None = None,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    limit: int | None = None,
-    kinds: Sequence[str] = (),
-    concurrency: int | None = None,
-    resume: bool = True,
-    progress: bool = False,
-    db: str | Path | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
-    console: Console | None = None,
-) -> ProbeRun:
-    """The injection probe (``juge probe injection``): how often text injected into the worse answer moves a
-    judge's right verdict. ``judge`` is a judge file, or with ``eval_file`` the name of one of its judges;
-    ``provider``, ``model``, ``base_url`` and ``api_key_env`` override its files. Every call goes through
-    the engine into the store ``db`` as a run (resumed when ``resume``). Returns the run with its :class:`ProbeResult` (``.result``)."""
-    from juge.config import EngineSpec
-    from juge.endpoint import provider_override
-    from juge.engine import EngineOptions
-    from juge.probes.injection import load_items, load_kinds, run_probe
-    from juge.providers.pricing import price_table
-    from juge.runner import Providers
-
-    found, own_spec, base_dir, config = _probe_judge(
-        Path(eval_file) if eval_file is not None else None, str(judge), model
-    )
-    items = load_items()[:limit]
-    all_kinds = load_kinds()
-    chosen = list(all_kinds)
-    if kinds:
-        unknown = sorted(set(kinds) - {k.kind for k in all_kinds})
-        if unknown:
-            raise InputError(
-                f"--kind: unknown injection kind(s) {', '.join(unknown)}; known: {', '.join(k.kind for k in all_kinds)}"
-            )
-        chosen = [k for k in all_kinds if k.kind in kinds]
-    override = provider_override(provider, base_url, api_key_env)
-    default = config.spec.provider if config is not None else None
-    spec = override or own_spec or default
-    if spec is None:
-        raise InputError(f"judge {found.name!r} names no provider: give --provider (or use --eval with a [provider])")
-    provider_obj = Providers(default or spec, base_dir).get(spec)
-    eng = config.spec.engine if config is not None else EngineSpec()
-    options = EngineOptions(
-        concurrency=concurrency or eng.concurrency,
-        retries=eng.retries,
-        timeout=eng.timeout,
-        backoff=eng.backoff,
-        max_backoff=eng.max_backoff,
-        rpm=eng.rpm,
-        tpm=eng.tpm,
-        limits={name: (limit.rpm, limit.tpm) for name, limit in eng.limits.items()},
-        progress=progress,
-        prices=price_table(config.spec.prices if config is not None else None),
-    )
-    provider_key = provider_obj.cache_identity
-    with _store(db, must_exist=False) as store:  # a SQLite file (made) or a PostgreSQL URL
-        probe = run_probe(
-            found,
-            provider_obj,
-            store,
-            options,
-            items=items,
-            kinds=chosen,
-            provider_key=provider_key,
-            resume=resume,
-            console=console,
-            n_resamples=resamples,
-            seed=seed,
-        )
-    return probe

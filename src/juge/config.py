@@ -109,6 +109,19 @@ class EngineSpec(BaseModel):
     tpm: int | None = Field(default=None, ge=1)
     limits: dict[str, LimitSpec] = Field(default_factory=dict)
 
+    def call_options(self) -> dict[str, Any]:
+        """What every call of a run takes from this spec (`juge.engine.EngineOptions`): retries, timeouts,
+        rate budgets."""
+        return {
+            "retries": self.retries,
+            "timeout": self.timeout,
+            "backoff": self.backoff,
+            "max_backoff": self.max_backoff,
+            "rpm": self.rpm,
+            "tpm": self.tpm,
+            "limits": {name: (limit.rpm, limit.tpm) for name, limit in self.limits.items()},
+        }
+
 
 class GateSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")

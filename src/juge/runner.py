@@ -450,13 +450,7 @@ async def run_eval_async(
     options = EngineOptions(
         # A batch holds every request of the run at once: no bound on the calls in flight.
         concurrency=BATCH_IN_FLIGHT if batch else concurrency or eng.concurrency,
-        retries=eng.retries,
-        timeout=eng.timeout,
-        backoff=eng.backoff,
-        max_backoff=eng.max_backoff,
-        rpm=eng.rpm,
-        tpm=eng.tpm,
-        limits={name: (limit.rpm, limit.tpm) for name, limit in eng.limits.items()},
+        **eng.call_options(),
         progress=progress,
         prices=batch_price_table(config.spec.prices) if batch else price_table(config.spec.prices),
         claims=not batch,
