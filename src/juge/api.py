@@ -34,7 +34,6 @@ from juge.results import (
     AuditSample,
     Calibration,
     Comparison,
-    EstimateResult,
     Gate,
     HoldoutTest,
     PolicyResult,
@@ -48,7 +47,8 @@ from juge.results import (
 from juge.data.split import split as split
 from juge.preview import dry_run as dry_run
 from juge.preview import prompt as prompt
-from juge.probes.injection import probe_injection as probe_injection
+from juge.probes.probe import probe_injection as probe_injection
+from juge.runs.corrected_run import estimate as estimate
 from juge.runs.export import export as export
 from juge.runs.listing import delete_runs as delete_runs
 from juge.runs.listing import list_runs as list_runs
@@ -543,52 +543,6 @@ def compare(
             n_resamples=resamples,
             seed=seed,
         )
-
-
-def estimate(
-    run: str | Run,
-    labels: Rows,
-    *,
-    db: str | Path | None = None,
-    threshold: float | None = None,
-    label_threshold: float | None = None,
-    confidence: float = 0.95,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> EstimateResult:
-    """The corrected pass rate of a stored run (``juge estimate``): judge-only, human-only, PPI++ and the
-    sensitivity/specificity plug-in, from human ``labels`` (path, DataFrame or rows) on a random subset."""
-    from juge.calibration.inputs import labels_on_these_outputs, with_run_outputs
-    from juge.data.readers import named_records, read_labels
-    from juge.runs.corrected import corrected_pass_rate, human_pass_shares
-    from juge.verdicts import run_outcomes
-
-    with _store(db) as store:
-        run_row = store.get_run(_run_id(run))
-        cases = store.run_cases(run_row["id"])
-        outcomes, _ = run_outcomes(
-            cases,
-            store.judgments(run_row["id"]),
-            store.check_results(run_row["id"]),
-            run_row["config"],
-            threshold=threshold,
-        )
-        judged = with_run_outputs(cases, store.outputs(run_row["id"]))
-    source = f"--labels {labels}" if isinstance(labels, str | Path) else "labels"
-    kept, warnings, unhashed = labels_on_these_outputs(
-        read_labels(named_records("labels", labels)), judged, source=source
-    )
-    warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in warnings]
-    human = human_pass_shares(kept, threshold=label_threshold)
-    result = corrected_pass_rate(outcomes, human, confidence=confidence, n_resamples=resamples, seed=seed)
-    return result.model_copy(
-        update={
-            "run_id": run_row["id"],
-            "dataset_hash": run_row["dataset_hash"],
-            "warnings": warnings,
-            "notes": [*unhashed, *result.notes],
-        }
-    )
 
 
 # ---- judges and providers ------------------------------------------------------------------------
