@@ -11,7 +11,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
@@ -44,6 +43,7 @@ from juge.results import (
 
 # isort: split
 # API functions that live in their domain modules, re-exported (``x as x``) one line each.
+from juge.config import eval_config as eval_config
 from juge.data.split import split as split
 from juge.preview import dry_run as dry_run
 from juge.preview import prompt as prompt
@@ -336,41 +336,6 @@ def demo(
 
 
 # ---- run ---------------------------------------------------------------------------------------
-
-
-def eval_config(
-    eval_or_path: Any = None,
-    *,
-    cases: str | Path | None = None,
-    judges: Sequence[str | Path] | None = None,
-    mapping: Mapping[str, str] | None = None,
-) -> EvalConfig:
-    """An eval: loaded from its file (TOML), given as an EvalConfig, or made of a cases file and judge files
-    (``mapping`` reads other column names as juge fields, e.g. ``{"id": "ticket", "output": "reply"}``)."""
-    from juge.config import EvalConfig, EvalSpec, load_eval
-
-    if eval_or_path is None and cases is None:
-        raise InputError("give an eval file, or --cases with one or more --judge files (see juge run --help)")
-    if eval_or_path is not None:
-        if cases is not None or judges or mapping:
-            raise InputError(
-                "give either an eval file or --cases with --judge, not both "
-                "(the eval file already names its cases and judges)"
-            )
-        if isinstance(eval_or_path, EvalConfig):
-            return eval_or_path
-        if isinstance(eval_or_path, str | Path):
-            return load_eval(eval_or_path)
-        raise InputError(f"juge.run: give an eval file path or an EvalConfig, not {type(eval_or_path).__name__}")
-    assert cases is not None
-    if not judges:
-        raise InputError("--cases needs at least one --judge file")
-    spec = EvalSpec(
-        cases=str(Path(cases).resolve()),
-        judges=[{"file": str(Path(p).resolve())} for p in judges],
-        mapping=dict(mapping or {}),
-    )
-    return EvalConfig(spec, Path.cwd(), "command line", json.dumps(spec.model_dump(), sort_keys=True).encode())
 
 
 RUN_OVERRIDES = (

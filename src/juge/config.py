@@ -49,7 +49,9 @@ min_score = 3                     # a score/criteria/additive judge passes a cas
 from __future__ import annotations
 
 import hashlib
+import json
 import tomllib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -240,3 +242,36 @@ def load_eval(path: str | Path) -> EvalConfig:
         line = toml_key_line(text, field) if field else None
         raise input_error(path, message, line=line, field=field) from None
     return EvalConfig(spec, path.parent.resolve(), str(path), raw)
+
+
+def eval_config(
+    eval_or_path: Any = None,
+    *,
+    cases: str | Path | None = None,
+    judges: Sequence[str | Path] | None = None,
+    mapping: Mapping[str, str] | None = None,
+) -> EvalConfig:
+    """An eval: loaded from its file (TOML), given as an EvalConfig, or made of a cases file and judge files
+    (``mapping`` reads other column names as juge fields, e.g. ``{"id": "ticket", "output": "reply"}``)."""
+    if eval_or_path is None and cases is None:
+        raise InputError("give an eval file, or --cases with one or more --judge files (see juge run --help)")
+    if eval_or_path is not None:
+        if cases is not None or judges or mapping:
+            raise InputError(
+                "give either an eval file or --cases with --judge, not both "
+                "(the eval file already names its cases and judges)"
+            )
+        if isinstance(eval_or_path, EvalConfig):
+            return eval_or_path
+        if isinstance(eval_or_path, str | Path):
+            return load_eval(eval_or_path)
+        raise InputError(f"juge.run: give an eval file path or an EvalConfig, not {type(eval_or_path).__name__}")
+    assert cases is not None
+    if not judges:
+        raise InputError("--cases needs at least one --judge file")
+    spec = EvalSpec(
+        cases=str(Path(cases).resolve()),
+        judges=[{"file": str(Path(p).resolve())} for p in judges],
+        mapping=dict(mapping or {}),
+    )
+    return EvalConfig(spec, Path.cwd(), "command line", json.dumps(spec.model_dump(), sort_keys=True).encode())

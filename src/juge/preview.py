@@ -180,7 +180,7 @@ def dry_run(
     >>> juge.dry_run("examples/bakery/eval.toml").calls  # doctest: +SKIP
     {'faithful': 8, 'quality': 8}
     """
-    from juge.api import eval_config
+    from juge.config import eval_config
     from juge.endpoint import provider_override, with_model
     from juge.runner import answering_judges, load_run_cases
 
