@@ -562,12 +562,11 @@ def report(
     ``result`` is a :class:`Calibration` (or its JSON, or the path of one); ``fmt`` defaults to the
     path's suffix (``.md``, ``.json``; else HTML). Returns the path written.
     """
-    from juge.reports import FORMATS, read_calibration, read_result, write_report
+    from juge.reports import FORMATS, format_for, read_calibration, read_result, write_report
 
     if top < 0:
         raise InputError("--top must be 0 or more")
-    if fmt is None:
-        fmt = {".md": "md", ".json": "json"}.get(Path(path).suffix.lower(), "html")  # type: ignore[assignment]
+    fmt = format_for(path, fmt)  # type: ignore[assignment]
     if fmt not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if isinstance(result, str | Path):
@@ -601,7 +600,7 @@ def run_report(
     *,
     db: str | Path | None = None,
     path: str | Path | None = None,
-    fmt: Literal["html", "md", "json"] = "html",
+    fmt: Literal["html", "md", "json"] | None = None,
     threshold: float | None = None,
     allow_different_judges: bool = False,
     max_cases: int = 200,
@@ -610,10 +609,12 @@ def run_report(
 ) -> Path:
     """Write the report of a stored run, or of two runs compared (``juge report --run`` / ``--compare``).
 
-    ``path`` defaults to ``run-ID.html`` or ``compare-OLD-NEW.html`` (the format's suffix). Nothing is
-    written on an error. Returns the path written.
+    ``path`` defaults to ``run-ID.html`` or ``compare-OLD-NEW.html`` (the format's suffix); ``fmt`` defaults
+    to the path's suffix (``.md``, ``.json``; else HTML). Nothing is written on an error. Returns the path written.
     """
-    from juge.reports import SUFFIXES, render_report, write_atomic
+    from juge.reports import SUFFIXES, format_for, render_report, write_atomic
+
+    chosen = format_for(path, fmt)
     from juge.reports.runs import build_compare_data, build_run_data
     from juge.store import RunNotFound
 
@@ -644,7 +645,9 @@ def run_report(
                 default = f"compare-{data['compare']['run_a']['id']}-{data['compare']['run_b']['id']}"
         except RunNotFound as exc:
             raise InputError(f"{exc}; list the stored runs with `juge runs --db {store_path}`") from None
-    return write_atomic(Path(path) if path is not None else Path(default + SUFFIXES[fmt]), render_report(data, fmt))
+    return write_atomic(
+        Path(path) if path is not None else Path(default + SUFFIXES[chosen]), render_report(data, chosen)
+    )
 
 
 # ---- policies ---------------------------------------------------------------------------------------

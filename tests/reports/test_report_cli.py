@@ -38,6 +38,29 @@ def test_writes_html_md_and_json_next_to_the_input(monkeypatch, capsys, calibrat
     ]  # no temp files left
 
 
+def test_without_format_the_output_suffix_chooses_it(monkeypatch, capsys, calibration_file):
+    # As juge.report and juge export do: -o r.md is Markdown, -o r.json the JSON data, anything else HTML.
+    for name, starts in (("r.md", "# "), ("r.json", "{"), ("r.html", "<!DOCTYPE html>"), ("r.htm", "<!DOCTYPE html>")):
+        code, _, _ = run_cli(
+            monkeypatch, capsys, "report", str(calibration_file), "-o", str(calibration_file.with_name(name))
+        )
+        assert code == 0
+        assert calibration_file.with_name(name).read_text(encoding="utf-8").startswith(starts), name
+    assert json.loads(calibration_file.with_name("r.json").read_text())["n_items"] == 155
+    # --format still wins over the suffix
+    code, _, _ = run_cli(
+        monkeypatch,
+        capsys,
+        "report",
+        str(calibration_file),
+        "-o",
+        str(calibration_file.with_name("x.md")),
+        "--format",
+        "html",
+    )
+    assert code == 0 and calibration_file.with_name("x.md").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
 @pytest.mark.parametrize(
     ("content", "args", "message"),
     [

@@ -63,14 +63,15 @@ def report_command(
         ),
     ] = None,
     fmt: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--format",
             "-f",
             help="html (one self-contained page with plots, no network), md (the same numbers as "
-            "Markdown tables) or json (the normalised data the HTML is made from).",
+            "Markdown tables) or json (the normalised data the HTML is made from). Default: the -o suffix "
+            "(.md, .json), else html.",
         ),
-    ] = "html",
+    ] = None,
     policy: Annotated[
         Path | None,
         typer.Option(
@@ -111,8 +112,9 @@ def report_command(
 ) -> None:
     """`juge report`: its help text is REPORT_HELP."""
     from juge.api import report, run_report
-    from juge.reports import FORMATS, SUFFIXES
+    from juge.reports import FORMATS, SUFFIXES, format_for
 
+    fmt = format_for(output, fmt)
     if fmt not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if sum(x is not None for x in (calibration, run, compare)) != 1:

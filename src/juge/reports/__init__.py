@@ -27,6 +27,14 @@ FORMATS = {"html": render_html, "md": render_markdown, "json": render_json}
 SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
 
 
+def format_for(path: str | Path | None, fmt: str | None) -> str:
+    """The report format: `fmt` when given, else the output's suffix (.md, .json; anything else is HTML)."""
+    if fmt is not None:
+        return fmt
+    suffix = Path(path).suffix.lower() if path is not None else ""
+    return {".md": "md", ".json": "json"}.get(suffix, "html")
+
+
 def render_report(data: dict[str, Any], fmt: str = "html") -> str:
     """Render normalised report data (`build_report_data`) in `fmt`: html, md or json."""
     if fmt not in FORMATS:
