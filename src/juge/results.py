@@ -779,29 +779,147 @@ class _Loose(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
 
+class Coverage(Part):
+    """The share of dev items on which a candidate judge has a verdict."""
+
+    value: Number | None = None
+    n_with_verdict: int | None = None
+    n_items: int | None = None
+
+
+class PeopleAgreement(Agreement):
+    """A judge against each person, or the people among themselves, on the same items: agreement and kappa; for
+    a score judge also the weighted kappa and the figures at the threshold, for a PASS/FAIL judge the failures
+    caught and the false flags."""
+
+    weighted_kappa: Estimate | None = None
+    at_threshold: Agreement | None = None
+    failures_caught: Caught | None = None
+    false_flags: Caught | None = None
+
+
+class PolicyCandidate(Part):
+    """A candidate judge of rule 1 on the shared dev items (``vs_majority`` for pairwise judges only)."""
+
+    key: str
+    coverage: Coverage | None = None
+    vs_majority: Agreement | None = None
+    vs_people: PeopleAgreement | None = None
+
+
+class PairedDifference(Part):
+    """Agreement with the majority of template ``a`` minus ``b`` on the same items, paired."""
+
+    a: str
+    b: str
+    n_items: int
+    agreement_a: Number | None = None
+    agreement_b: Number | None = None
+    difference: Estimate | None = None
+
+
+class ReferenceChoice(PairedDifference):
+    """Rule 2 in one category: ``a`` with the reference answer against ``b`` without it, and the template used."""
+
+    use_reference: bool = False
+    template: str | None = None
+
+
+class PolicySelection(Part):
+    """Rule 1: the candidates compared on the shared dev items, the judge chosen and the runner-up (pairwise
+    judges: the paired difference from it; grade judges: ``by``, the figure they are ranked by)."""
+
+    by: str | None = None
+    candidates: list[PolicyCandidate] = []
+    n_shared_items: int | None = None
+    chosen: str
+    runner_up: str | None = None
+    difference: PairedDifference | None = None
+
+
+class GuaranteeStep(Part):
+    """One threshold of the fixed-sequence walk: the items at or above it, their disagreements, the bound."""
+
+    threshold: Number
+    n: int
+    disagreements: int
+    upper_bound: Number
+    accepted: bool
+
+
+class PolicyGuarantee(Part):
+    """Rule 6 on dev (``rule="guarantee"``): the confidence threshold, the walk that chose it, its coverage."""
+
+    threshold: Number | None = None
+    target: Number
+    confidence: Number
+    n_items: int
+    n_covered: int
+    disagreements: int | None = None
+    upper_bound: Number | None = None
+    steps: list[GuaranteeStep] = []
+    coverage: Number | None = None
+    n_calibration: int | None = None
+    n_calibration_covered: int | None = None
+    coverage_denominator: str | None = None
+    confidence_source: str | None = None
+
+
+class ThresholdCandidate(Part):
+    threshold: Number
+    kappa: Estimate | None = None
+    agreement: Estimate | None = None
+
+
+class ThresholdChoice(Part):
+    """A score policy's threshold chosen on dev from the labels alone, and the points it was chosen among."""
+
+    chosen: Number
+    how: str | None = None
+    candidates: list[ThresholdCandidate] = []
+
+
+class PolicyCheck(Part):
+    """One figure a grade policy's category decision rests on: judge, people, the gap and whether it passed."""
+
+    judge: Number | None = None
+    people: Number | None = None
+    gap: Number | None = None
+    min_recall: Number | None = None
+    ok: bool
+
+
 class PolicyCategory(_Loose):
-    """One category's decision on dev: the figures behind it and the reason in words."""
+    """One category's decision on dev: the figures behind it and the reason in words. ``vs_people`` and
+    ``ceiling`` are judge vs person and person vs person (for a score judge at the threshold); a grade policy
+    also keeps every figure of the judge and of the people (``judge``, ``people``) and the ``checks``."""
 
     template: str | None = None
     n_items: int | None = None
     n_with_verdict: int | None = None
-    vs_people: dict[str, Any] | None = None
-    ceiling: dict[str, Any] | None = None
+    judge: PeopleAgreement | None = None
+    people: PeopleAgreement | None = None
+    n_votes: int | None = None
+    checks: dict[str, PolicyCheck] | None = None
+    vs_people: Estimate | None = None
+    ceiling: Estimate | None = None
     gap: Number | None = None
-    difference: dict[str, Any] | None = None
+    difference: Estimate | None = None
+    too_few: str | None = None
     decision: Literal["judge", "person"]
     reason: str
-    too_few: str | None = None
 
 
 class PolicyDev(_Loose):
     """The dev data a policy was derived on."""
 
     split: str | None = None
+    data_hash: str | None = None
     n_items: int | None = None
     n_votes: int | None = None
-    data_hash: str | None = None
+    n_without_majority: int | None = None
     groups: list[str] = []
+    sources_sha256: dict[str, str] = {}
 
 
 class PolicyAudit(_Loose):
@@ -840,18 +958,20 @@ class PolicyResult(_Loose):
     juge_version: str | None = None
     rule: str
     margin: Number
+    min_recall: Number | None = None
+    threshold: Number | None = None
+    threshold_choice: ThresholdChoice | None = None
+    scale: list[Number | str] | None = None
     judge: str
     templates_by_category: dict[str, str] = {}
-    judges: dict[str, dict[str, Any]] = {}
+    judges: dict[str, JudgeVersion] = {}
     dev: PolicyDev = PolicyDev()
-    selection: dict[str, Any] = {}
-    reference: dict[str, Any] = {}
+    selection: PolicySelection | None = None
+    reference: dict[str, ReferenceChoice] = {}
     categories: dict[str, PolicyCategory] = {}
-    guarantee: dict[str, Any] | None = None
+    guarantee: PolicyGuarantee | None = None
     audit: PolicyAudit = PolicyAudit()
-    bootstrap: dict[str, Any] = {}
-    threshold: Number | None = None
-    min_recall: Number | None = None
+    bootstrap: BootstrapInfo | None = None
     policy_hash: str
     holdout_tests: list[HoldoutRecord] = []
 
@@ -934,12 +1054,28 @@ class PreviousTest(_Loose):
 
 class HoldoutFigures(Part):
     """Judge vs people on holdout items: on the items the judge decided (``on_judged_items``) or on all
-    of them, as if there were no policy (``no_policy``)."""
+    of them, as if there were no policy (``no_policy``). A grade policy's test adds every figure of the
+    people among themselves (``people``) beside the judge's (``vs_people``)."""
 
-    vs_people: Agreement | None = None
+    vs_people: PeopleAgreement | None = None
     vs_majority: Agreement | None = None
     ceiling: Estimate | None = None
+    people: PeopleAgreement | None = None
     n_without_majority: int | None = None
+
+
+class HoldoutGuarantee(Part):
+    """Rule 6 on holdout: the judge's disagreement with the majority on the items it decided alone, against
+    the disagreement the guarantee allows."""
+
+    threshold: Number | None = None
+    n_items: int
+    n_covered: int
+    coverage: Number | None = None
+    n_covered_without_majority: int | None = None
+    disagreement: Estimate | None = None
+    allowed_disagreement: Number | None = None
+    held: bool | None = None
 
 
 class HoldoutCategory(_Loose):
@@ -978,7 +1114,7 @@ class HoldoutTest(_Loose):
     conclusion: Conclusion | None = None
     per_category: dict[str, HoldoutCategory] = {}
     items: list[dict[str, Any]] = []
-    guarantee: dict[str, Any] | None = None
+    guarantee: HoldoutGuarantee | None = None
 
     _input_warnings: list[str] = PrivateAttr(default_factory=list)
     _input_notices: list[str] = PrivateAttr(default_factory=list)

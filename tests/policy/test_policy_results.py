@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from grade_data import PASSFAIL_DEV, PASSFAIL_HOLDOUT, SCORE_DEV, SCORE_HOLDOUT, write_study
+from pydantic import BaseModel
 from test_policy_rules import BAD_CATEGORY, BOOT, ROUNDING_CATEGORY, study
 
 from juge.calibration.inputs import load_inputs
@@ -69,3 +70,49 @@ def test_the_typed_entry_points_take_str_paths(tmp_path):
         )
     assert result.to_dict() == json.loads((tmp_path / "h.json").read_text())
     assert read_policy_result(str(tmp_path / "policy.json")).holdout_tests[0].test_id == result.test_id
+
+
+def undeclared(model, where="policy"):
+    """Keys of `model` or of any part inside it that no model declares (kept, but untyped)."""
+    found = [f"{where}.{k}" for k in model.model_extra or {}]
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        values = (
+            value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else [("", value)]
+        )
+        for key, v in values:
+            if isinstance(v, BaseModel):
+                found += undeclared(v, f"{where}.{name}{f'[{key}]' if key != '' else ''}")
+    return found
+
+
+def test_the_nested_parts_are_typed_and_every_kind_writes_back_exactly(tmp_path):
+    # Each kind's policy (pairwise under two rules, PASS/FAIL, score) as a file: every key it holds is declared by
+    # a model, and the file read back writes the same JSON, numbers unchanged, so its hash holds.
+    pair = study(ROUNDING_CATEGORY + BAD_CATEGORY)
+    policies = {
+        "pairwise": derive_policy(pair, boot=BOOT),
+        "guarantee": derive_policy(pair, boot=BOOT, rule="guarantee"),
+    }
+    for name, rows in (("passfail", PASSFAIL_DEV + PASSFAIL_HOLDOUT), ("score", SCORE_DEV + SCORE_HOLDOUT)):
+        policies[name] = derive_policy_result(grade_data(tmp_path / name, rows), boot=BOOT).to_dict()
+    typed = {}
+    for name, policy in policies.items():
+        text = json.dumps(policy, sort_keys=True)
+        typed[name] = PolicyResult.model_validate(json.loads(text))
+        assert json.dumps(typed[name].to_dict(), sort_keys=True) == text, name
+        assert undeclared(typed[name]) == [], name
+        selection = typed[name].selection
+        assert selection is not None and selection.chosen == typed[name].judge == selection.candidates[0].key
+        assert typed[name].judges[typed[name].judge].models == policy["judges"][policy["judge"]]["models"]
+    g = typed["guarantee"].guarantee
+    assert g is not None and [s.n for s in g.steps] == [s["n"] for s in policies["guarantee"]["guarantee"]["steps"]]
+    billing = typed["passfail"].categories["billing"]
+    caught = policies["passfail"]["categories"]["billing"]["judge"]["failures_caught"]
+    assert billing.judge is not None and billing.judge.failures_caught is not None
+    assert (billing.judge.failures_caught.k, billing.judge.failures_caught.n) == (caught["k"], caught["n"])
+    assert billing.checks is not None and billing.checks["failures caught"].ok is (billing.decision == "judge")
+    score = typed["score"]
+    assert score.threshold_choice is not None and score.threshold == score.threshold_choice.chosen
+    advice = policies["score"]["categories"]["advice"]["people"]["at_threshold"]["agreement"]
+    assert score.categories["advice"].people.at_threshold.agreement.value == advice["value"]  # type: ignore[union-attr]
