@@ -18,7 +18,9 @@ from rich.cells import cell_len
 from rich.console import Console
 
 import juge
+from juge.reports.policy_tables import print_policy
 from juge.reports.terminal import print_result
+from juge.results import PolicyResult
 
 WIDTHS = (80, 100, 120, 140, 160, 200)
 FIGURE = re.compile(r"-?\d\.\d+ \[-?\d\.\d+, -?\d\.\d+\] n=\d+")
@@ -48,8 +50,6 @@ def _console(width: int) -> tuple[Console, io.StringIO]:
 @pytest.fixture(scope="module")
 def printed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[int, str]]:
     """Per command, what it prints at each width (and at 400, where everything is on one line)."""
-    from juge.commands import policy
-
     tmp = tmp_path_factory.mktemp("widths")
     items, judgments = str(juge.demo_path("items.jsonl")), str(juge.demo_path("judgments.jsonl"))
     out: dict[str, dict[int, str]] = {"demo": {}, "calibrate": {}, "policy derive": {}}
@@ -81,8 +81,7 @@ def printed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[int, str
                 print_result(study, console)
                 out[name][width] = buf.getvalue()
             console, buf = _console(width)
-            mp.setattr(policy, "out", console)
-            policy._policy_tables(derived)
+            print_policy(PolicyResult.model_validate(derived), console, _console(width)[0])
             out["policy derive"][width] = buf.getvalue()
     names = set(studies["demo"]["judges"]) | {c["key"] for c in derived["selection"]["candidates"]}
     names |= {r["template"] for r in derived["categories"].values()}

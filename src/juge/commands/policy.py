@@ -24,7 +24,7 @@ from juge.results import format_estimate as fmt
 from juge.store import DEFAULT_DB, RunNotFound
 
 if TYPE_CHECKING:
-    from juge.results import HoldoutTest, PolicyResult, RoutedItem
+    from juge.results import RoutedItem
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -290,130 +290,6 @@ LabelsMapOption = Annotated[
 PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
 
 
-def _print_input_notes(result: PolicyResult | HoldoutTest) -> None:
-    for warning in result.input_warnings:
-        err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
-    for notice in result.input_notices:
-        err.print(Text("note: " + notice, style="yellow"), soft_wrap=True)
-
-
-def _policy_tables(policy: dict[str, Any]) -> None:
-    sel = policy["selection"]
-    table = Table(
-        title=f"Rule 1: candidates on dev, compared on the {sel['n_shared_items']} shared items (a "
-        "majority and a verdict from every candidate)",
-        title_justify="left",
-    )
-    for col in ("candidate", "coverage", "vs majority", "kappa", "vs each person"):
-        table.add_column(col)
-    for row in sel["candidates"]:
-        mark = " (chosen)" if row["key"] == sel["chosen"] else ""
-        cov = row["coverage"]
-        table.add_row(
-            Text(row["key"] + mark),
-            f"{cov['value']:.1%} ({cov['n_with_verdict']}/{cov['n_items']})",
-            fmt(row["vs_majority"]["agreement"]),
-            fmt(row["vs_majority"]["kappa"]),
-            fmt(row["vs_people"]["agreement"]),
-        )
-    out.print(fitted(table, out))
-    out.print(Text("coverage: dev items with a verdict / dev items"))
-    if sel["difference"]:
-        d = sel["difference"]
-        out.print(
-            wrapped(
-                f"chosen - runner-up ({d['b']}), paired on the {d['n_items']} shared items: {fmt(d['difference'])}",
-                out,
-            )
-        )
-    for cat, r in policy["reference"].items():
-        out.print(
-            wrapped(
-                f"Rule 2, {cat}: reference prompt {'used' if r['use_reference'] else 'not used'} "
-                f"(with - without: {fmt(r['difference'])})",
-                out,
-            )
-        )
-    g = policy.get("guarantee")
-    overridden = policy["rule"] == "guarantee"
-    caption = None
-    if overridden:
-        caption = (
-            "Under --rule guarantee these category decisions are not used: rule 6 routes each item by the "
-            "judge's confidence"
-            + (
-                "; no threshold reached the target, so every item goes to a person."
-                if g and g["threshold"] is None
-                else "."
-            )
-        )
-    table = Table(
-        title=Text(f"Rule 3: categories (margin {policy['margin']:g}, rule {policy['rule']})"),
-        title_justify="left",
-        caption=None if caption is None else Text(caption),
-        caption_justify="left",
-    )
-    for col in (
-        "category",
-        "prompt",
-        "judged",
-        "judge vs person",
-        "person vs person",
-        "gap",
-        "decision (not used)" if overridden else "decision",
-    ):
-        table.add_column(col)
-    from juge.policy.derivation import TOO_FEW
-
-    for cat, r in policy["categories"].items():
-        decision = Text(r["decision"])
-        if r.get("too_few"):
-            decision.append(" (too few items to decide)", style="yellow")
-        table.add_row(
-            Text(cat),
-            Text(r["template"]),
-            f"{r['n_with_verdict']}/{r['n_items']}",
-            fmt(r["vs_people"]),
-            fmt(r["ceiling"]),
-            "n/a" if r["gap"] is None else f"{r['gap']:+.3f}",
-            decision,
-        )
-    out.print(fitted(table, out))
-    for cat, r in policy["categories"].items():
-        if r.get("too_few"):
-            err.print(Text(f"warning: category {cat}: {TOO_FEW} ({r['too_few']})", style="yellow"), soft_wrap=True)
-    if g:
-        _print_guarantee(g)
-
-
-def _print_guarantee(g: dict[str, Any]) -> None:
-    """Rule 6 in one line, and a warning when no confidence threshold reached the target."""
-    if g["threshold"] is not None:
-        out.print(
-            Text(
-                f"Rule 6: the judge decides alone items with confidence >= {g['threshold']:.3f}: "
-                f"{g['n_covered']} of all {g['n_items']} dev items ({g['coverage']:.1%}); the rest go to a "
-                "person"
-            )
-        )
-        return
-    best = min(g["steps"], key=lambda s: s["upper_bound"], default=None)
-    detail = (
-        f" (best: threshold {best['threshold']:.3f} on {best['n']} items, {best['disagreements']} disagreements, "
-        f"upper bound {best['upper_bound']:.3f} > allowed {1 - g['target']:.3f})"
-        if best
-        else ""
-    )
-    message = (
-        f"warning: no confidence threshold reached the target agreement {g['target']:g} at confidence "
-        f"{g['confidence']:g} on the {g['n_calibration']} dev items with a consistent verdict and a majority"
-        f"{detail}: every item goes to a person. Lower "
-        "--target or --confidence, or use --rule margin."
-    )
-    out.print(Text("Rule 6: no threshold; every item goes to a person", style="bold yellow"))
-    err.print(Text(message, style="yellow"), soft_wrap=True)
-
-
 @exits_2_on_input_error
 def derive_command(
     items: ItemsOption = None,
@@ -487,6 +363,7 @@ def derive_command(
     import juge.policy
     from juge.data.readers import parse_mapping
     from juge.policy.derivation import policy_markdown
+    from juge.reports.policy_tables import print_input_notes, print_policy
 
     result = juge.policy.derive(
         items=items,
@@ -509,12 +386,9 @@ def derive_command(
         resamples=resamples,
         seed=seed,
     )
-    _print_input_notes(result)
+    print_input_notes(result, err)
+    print_policy(result, out, err)
     policy = result.to_dict()
-    if result.judge_kind == "pairwise":
-        _policy_tables(policy)
-    else:
-        _grade_policy_tables(policy)
     write_atomic(output, policy_markdown(policy))
     out.print(Text(f"wrote {output}"))
     write_json(json_path, policy)
@@ -566,6 +440,7 @@ def test_command(
     """
     import juge.policy
     from juge.data.readers import parse_mapping
+    from juge.reports.policy_tables import print_input_notes, print_test
 
     test = juge.policy.test(
         policy_path,
@@ -582,146 +457,11 @@ def test_command(
         resamples=resamples,
         seed=seed,
     )
-    _print_input_notes(test)
-    result = test.to_dict()
-    if result.get("warning"):  # once, with the figures it qualifies (and in --json)
-        out.print(Text(result["warning"], style="bold red"))
-    if test.judge_kind != "pairwise":
-        _grade_test_tables(result)
-        _print_conclusion(result, json_path, policy_path)
-        return
-    _print_decisions(result, split)
-    table = Table(title="Agreement on the holdout", title_justify="left")
-    for col in ("items", "vs majority", "kappa", "judge vs each person", "person vs person"):
-        table.add_column(col)
-    for name, block in (("judged by the policy", result["on_judged_items"]), ("all, no policy", result["no_policy"])):
-        table.add_row(
-            name,
-            fmt(block["vs_majority"]["agreement"]),
-            fmt(block["vs_majority"]["kappa"]),
-            fmt(block["vs_people"]["agreement"]),
-            fmt(block["ceiling"]),
-        )
-    out.print(fitted(table, out))
-    table = Table(title="Per category (items the judge decides)", title_justify="left")
-    for col in ("category", "judge decides", "vs majority", "judge vs each person", "person vs person", "on holdout"):
-        table.add_column(col)
-    for cat, block in result["per_category"].items():
-        j = block["on_judged_items"]
-        table.add_row(
-            Text(cat),
-            fmt(block["judge_decides"]),
-            fmt(j["vs_majority"]["agreement"]),
-            fmt(j["vs_people"]["agreement"]),
-            fmt(j["ceiling"]),
-            _held_text(block["conclusion"]),
-        )
-    out.print(fitted(table, out))
-    for cat, block in result["per_category"].items():
-        out.print(Text(f"{cat}: {block['conclusion']['reason']}"))
-    g = result.get("guarantee")
-    if g:
-        held = {True: "held", False: "NOT held", None: "untested (the judge decided no item with a majority)"}[
-            g["held"]
-        ]
-        out.print(
-            Text(
-                f"guarantee: disagreement {fmt(g['disagreement'])} on the {g['n_covered']} items the judge "
-                f"decided alone ({g['coverage']:.1%} of all {g['n_items']} holdout items), allowed "
-                f"{g['allowed_disagreement']:.3f}: {held}"
-            )
-        )
-    out.print("Agreement with the majority is never compared with person vs person (the ceiling).")
-    _print_conclusion(result, json_path, policy_path)
-
-
-def _print_conclusion(result: dict[str, Any], json_path: Path | None, policy_path: Path) -> None:
-    conclusion = result["conclusion"]
-    style = "bold green" if conclusion["held"] else "bold red"
-    out.print(Text("Policy on holdout: ", style="bold") + Text(conclusion["reason"], style=style), soft_wrap=True)
+    print_input_notes(test, err)
+    print_test(test, out)
     if json_path is not None:
         out.print(Text(f"wrote {json_path}"))
     out.print(Text(f"recorded in {policy_path} (holdout_tests), the store and this machine's holdout registry"))
-
-
-def _grade_policy_tables(policy: dict[str, Any]) -> None:
-    """A PASS/FAIL or score policy in the terminal: the candidates, the threshold, the categories."""
-    kind = policy["judge_kind"]
-    sel = policy["selection"]
-    table = Table(
-        title=f"Rule 1: candidates on dev, by {sel['by'].replace('_', ' ')} with each person, on the "
-        f"{sel['n_shared_items']} items every candidate graded",
-        title_justify="left",
-    )
-    for col in ("candidate", "coverage", "agreement", "kappa", "weighted kappa" if kind == "score" else ""):
-        if col:
-            table.add_column(col)
-    for row in sel["candidates"]:
-        cov, f = row["coverage"], row["vs_people"]
-        cells = [fmt(f["agreement"]), fmt(f["kappa"])] + ([fmt(f["weighted_kappa"])] if kind == "score" else [])
-        mark = " (chosen)" if row["key"] == sel["chosen"] else ""
-        table.add_row(Text(row["key"] + mark), f"{cov['value']:.1%} ({cov['n_with_verdict']}/{cov['n_items']})", *cells)
-    out.print(fitted(table, out))
-    if kind == "score":
-        how = "chosen on dev from the labels" if policy.get("threshold_choice") else "given"
-        out.print(Text(f"threshold: a case passes at {policy['threshold']:g} or above ({how})"))
-    table = Table(title=f"Rule 3: categories (margin {policy['margin']:g})", title_justify="left")
-    for col in ("category", "judged", "decision", "why"):
-        table.add_column(col)
-    for cat, r in policy["categories"].items():
-        decision = Text(r["decision"])
-        if r.get("too_few"):
-            decision.append(" (too few items to decide)", style="yellow")
-        table.add_row(Text(cat), f"{r['n_with_verdict']}/{r['n_items']}", decision, Text(r["reason"]))
-    out.print(fitted(table, out))
-
-
-def _print_decisions(result: dict[str, Any], split: str) -> None:
-    """How many holdout items the policy gave to the judge and to a person, and the judge's share."""
-    table = Table(
-        title=Text(f"Policy {result['policy_hash'][:12]} on split {split} ({result['n_items']} items)"),
-        title_justify="left",
-    )
-    table.add_column("decision")
-    table.add_column("items", justify="right")
-    for label, count in result["decisions"].items():
-        table.add_row(Text(label), str(count))
-    out.print(fitted(table, out))
-    out.print(Text(f"judge decides alone: {fmt(result['judge_decides'])}"))
-
-
-def _grade_test_tables(result: dict[str, Any]) -> None:
-    kind = result["judge_kind"]
-    _print_decisions(result, result["split"])
-    table = Table(title="On the holdout: judge vs each person, people vs each other (same items)", title_justify="left")
-    cols = ["items", "agreement", "kappa"]
-    cols += ["failures caught", "false flags"] if kind == "passfail" else ["weighted kappa", "agreement at threshold"]
-    for col in cols:
-        table.add_column(col)
-    for name, block in (("judged by the policy", result["on_judged_items"]), ("all, no policy", result["no_policy"])):
-        for who, f in (("judge", block["vs_people"]), ("people", block["people"])):
-            if kind == "passfail":
-                extra = [
-                    f"{fmt(f['failures_caught']['rate'])} (caught {f['failures_caught']['k']} of "
-                    f"{f['failures_caught']['n']})",
-                    fmt(f["false_flags"]["rate"]),
-                ]
-            else:
-                extra = [fmt(f["weighted_kappa"]), fmt((f.get("at_threshold") or {}).get("agreement"))]
-            table.add_row(f"{name}: {who}", fmt(f["agreement"]), fmt(f["kappa"]), *extra)
-    out.print(fitted(table, out))
-    for cat, block in result["per_category"].items():
-        out.print(Text(f"{cat}: {block['conclusion']['reason']}"))
-
-
-def _held_text(conclusion: dict[str, Any]) -> Text:
-    if conclusion["dev_decision"] != "judge":
-        return Text("person (stands)")
-    return {
-        True: Text("held", style="green"),
-        False: Text("NOT HELD", style="bold red"),
-        None: Text("untested", style="yellow"),
-    }[conclusion["held"]]
 
 
 @exits_2_on_input_error

@@ -81,11 +81,6 @@ def estimate(est: Estimate | None) -> dict[str, float | int | None] | None:
     return {"value": est.value, "low": est.low if whole else None, "high": est.high if whole else None, "n": est.n}
 
 
-def _estimate_of(obj: dict[str, Any] | None) -> dict[str, float | int | None] | None:
-    """An estimate kept as a plain mapping inside a policy file (hashed as written), validated first."""
-    return None if obj is None else estimate(Estimate.model_validate(obj))
-
-
 def is_baseline(key: str, info: JudgeVersion | None) -> bool:
     """Baselines ("longer answer", a recorded judge such as "gpt4_2023") have no template in their key,
     unless the study's versions say otherwise."""
@@ -245,9 +240,9 @@ def _policy(policy: PolicyResult | None) -> dict[str, Any] | None:
             "name": name,
             "route": row.decision,
             "template": row.template or None,
-            "vs_people": _estimate_of(row.vs_people),
-            "ceiling": _estimate_of(row.ceiling),
-            "difference": _estimate_of(row.difference),
+            "vs_people": estimate(row.vs_people),
+            "ceiling": estimate(row.ceiling),
+            "difference": estimate(row.difference),
             "reason": row.reason or None,
         }
         for name, row in policy.categories.items()
