@@ -751,14 +751,14 @@ def policy_test(
     """
     from juge.calibration.pairwise import Bootstrap
     from juge.policy.holdout import run_holdout_test, test_policy
-    from juge.policy.inputs import policy_document, policy_study
+    from juge.policy.inputs import load_policy, policy_study
 
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
-    document = policy_document(policy)  # a bad policy file is named before the data is read
+    document = load_policy(policy)  # a bad policy file is named before the data is read
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
-        kind=document["judge_kind"],
+        kind=document.judge_kind,
     )  # fmt: skip
     boot = Bootstrap(n_resamples=resamples, seed=seed)
     with _store(db, must_exist=False) as store:
@@ -797,7 +797,7 @@ def route(
     on ``items`` (a cases file) or one ``item``; ``provider``, ``base_url``, ``api_key_env`` and ``model``
     override the eval file's provider and model (a server given by address needs no key).
     """
-    from juge.policy.inputs import policy_document
+    from juge.policy.inputs import load_policy
     from juge.policy.route import route_recorded_item
 
     if eval_file is None:
@@ -810,11 +810,11 @@ def route(
             )
         if item is None:
             raise InputError("give --item FILE (one item with its judge calls), or --eval with --items or --item")
-        document = policy_document(policy)
+        document = load_policy(policy)
         return route_recorded_item(document, Path(item), None if judgments is None else Path(judgments))
     if judgments is not None:
         raise InputError("--judgments is for recorded calls; with --eval the judge is called")
-    document = policy_document(policy)
+    document = load_policy(policy)
     from juge.live_route import route_new_items
 
     def call() -> RouteResult:

@@ -23,7 +23,7 @@ from juge.config import EvalConfig, GateSpec, ProviderSpec
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.policy.route import RouteDecision, route_cases
-from juge.results import RouteResult
+from juge.results import PolicyResult, RouteResult
 from juge.runner import run_eval
 from juge.store import Store
 
@@ -39,26 +39,26 @@ class LiveRouting:
     retries: int
 
 
-def policy_judges(policy: dict[str, Any], config: EvalConfig) -> list[int]:
+def policy_judges(policy: PolicyResult, config: EvalConfig) -> list[int]:
     """Indexes of the eval's judges the policy uses; refuses a missing judge or another model or template hash."""
     by_key = {f"{j.name}/{j.template_id}": i for i, j in enumerate(config.judges)}
     chosen = []
-    for key, info in policy["judges"].items():
+    for key, info in policy.judges.items():
         if key not in by_key:
             raise InputError(
-                f"{config.source}: no judge {info.get('judge', key)!r} with template {info.get('template')!r}, which "
+                f"{config.source}: no judge {info.judge or key!r} with template {info.template!r}, which "
                 f"the policy uses (its judges here: {', '.join(by_key) or 'none'}); add it to the eval file"
             )
         i = by_key[key]
         judge = config.judges[i]
-        if judge.model not in info["models"]:
+        if judge.model not in info.models:
             raise config.judge_error(
                 i,
                 f"judge {judge.name} runs model {judge.model!r}, but the policy was derived with "
-                f"{', '.join(info['models'])}; derive a new policy for this model",
+                f"{', '.join(info.models)}; derive a new policy for this model",
                 "model",
             )
-        hashes = info.get("template_hashes") or []
+        hashes = info.template_hashes
         if judge.template_hash not in hashes:
             why = (
                 f"not the one the policy was derived with ({', '.join(h[:12] for h in hashes)})"
@@ -99,7 +99,7 @@ def routing_config(
 
 
 def route_live(
-    policy: dict[str, Any],
+    policy: PolicyResult,
     config: EvalConfig,
     store: Store,
     *,
@@ -128,7 +128,7 @@ def route_live(
 
 
 def route_new_items(
-    policy: dict[str, Any],
+    policy: PolicyResult,
     eval_file: str | Path,
     *,
     item: Path | None = None,
@@ -173,7 +173,7 @@ def route_new_items(
         )
     return RouteResult.model_validate(
         {
-            "policy_hash": policy.get("policy_hash"),
+            "policy_hash": policy.policy_hash,
             "run_id": routed.run_id,
             "calls": routed.calls,
             "cache_hits": routed.cache_hits,
@@ -185,7 +185,7 @@ def route_new_items(
 
 
 def _route(
-    policy: dict[str, Any],
+    policy: PolicyResult,
     routed: EvalConfig,
     store: Store,
     concurrency: int | None,

@@ -21,7 +21,7 @@ import json
 import math
 import numbers
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
@@ -988,6 +988,11 @@ class PolicyResult(_Loose):
         keys = list(data)
         at = keys.index("format") + 1 if "format" in keys else 0
         return {**dict(list(data.items())[:at]), "schema_version": self.schema_version, **dict(list(data.items())[at:])}
+
+    @classmethod
+    def of(cls, policy: PolicyResult | Mapping[str, Any]) -> PolicyResult:
+        """The policy as this model: as it is, or from its JSON (a file's content, already read and checked)."""
+        return policy if isinstance(policy, PolicyResult) else cls.model_validate(dict(policy))
 
     @classmethod
     def load(cls, path: str | Path) -> Self:

@@ -389,7 +389,7 @@ def derive_command(
     print_input_notes(result, err)
     print_policy(result, out, err)
     policy = result.to_dict()
-    write_atomic(output, policy_markdown(policy))
+    write_atomic(output, policy_markdown(result))
     out.print(Text(f"wrote {output}"))
     write_json(json_path, policy)
     if split == "holdout":

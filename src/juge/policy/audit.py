@@ -8,18 +8,18 @@ from typing import Any
 
 from juge.data.records import Judgment
 from juge.errors import InputError
-from juge.policy.inputs import policy_document
+from juge.policy.inputs import load_policy
 from juge.policy.route import audit_sample, weekly_seed
 from juge.results import AuditSample, PolicyResult
 
 
-def require_policy_judges(policy: Mapping[str, Any], run_id: str, calls: Sequence[Judgment]) -> None:
+def require_policy_judges(policy: PolicyResult, run_id: str, calls: Sequence[Judgment]) -> None:
     """Refuse a run in which no call comes from a judge and template the policy uses."""
-    wanted = sorted(set(policy["templates_by_category"].values()))
+    wanted = sorted(set(policy.templates_by_category.values()))
     present = sorted({f"{j.judge}/{j.template}" for j in calls})
     if not set(wanted) & set(present):
         raise InputError(
-            f"run {run_id} has no judgment from the policy's judge {policy['judge']} "
+            f"run {run_id} has no judgment from the policy's judge {policy.judge} "
             f"(templates {', '.join(wanted)}); the run's judges are {', '.join(present) or 'none'}. "
             "Audit a run of the policy's judge."
         )
@@ -40,7 +40,7 @@ def audit_run(
 
     if n < 1:
         raise InputError(f"-n {n}: draw at least one decision")
-    document = policy_document(policy)
+    document = load_policy(policy)
     seed = weekly_seed() if seed is None else seed
     with _store(db) as store:
         run_row = store.get_run(run)
@@ -49,5 +49,5 @@ def audit_run(
     require_policy_judges(document, run_row["id"], calls)
     sample = audit_sample(document, cases, calls, n=n, seed=seed)
     return AuditSample.model_validate(
-        {"run_id": run_row["id"], "seed": seed, "policy_hash": document["policy_hash"], "sample": sample}
+        {"run_id": run_row["id"], "seed": seed, "policy_hash": document.policy_hash, "sample": sample}
     )

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,7 +53,7 @@ from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
-from juge.results import PolicyResult, format_estimate
+from juge.results import Agreement, BootstrapInfo, Coverage, PolicyResult, PolicySelection, format_estimate
 from juge.stats import paired_ratio_difference
 
 POLICY_FORMAT = 1
@@ -490,50 +490,52 @@ def _cell(text: Any) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
 
 
-def policy_markdown(policy: dict[str, Any]) -> str:
+def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
     """JUDGE_POLICY.md: the rules in plain words, the numbers behind each, limits, and when to recalibrate."""
-    if policy.get("judge_kind", "pairwise") != "pairwise":
+    p = PolicyResult.of(policy)
+    if p.judge_kind != "pairwise":
         from juge.policy.grades import grade_policy_markdown
 
-        return grade_policy_markdown(policy)
-    p = policy
-    key = p["judge"]
-    info = p["judges"][key]
-    dev = p["dev"]
-    level = f"{p['bootstrap']['level']:.0%}"
-    cats = p["categories"]
-    to_judge = [c for c, r in cats.items() if r["decision"] == "judge"]
-    to_person = [c for c, r in cats.items() if r["decision"] != "judge"]
+        return grade_policy_markdown(p)
+    key = p.judge
+    info = p.judges[key]
+    dev = p.dev
+    boot = p.bootstrap or BootstrapInfo(n_resamples=0, seed=0, level=0.95)
+    level = f"{boot.level:.0%}"
+    cats = p.categories
+    sel = p.selection or PolicySelection(chosen=key)
+    to_judge = [c for c, r in cats.items() if r.decision == "judge"]
+    to_person = [c for c, r in cats.items() if r.decision != "judge"]
     lines = [
         "# Judge policy",
         "",
-        f"Derived {p['created_at']} by juge {p['juge_version']} on the `{dev['split']}` split: {dev['n_items']} items, "
-        f"{dev['n_votes']} human votes ({dev['n_without_majority']} items without a majority). "
-        f"Dev data hash `{dev['data_hash'][:16]}`, policy hash `{p['policy_hash'][:16]}`.",
-        f"Intervals: {level} percentile bootstrap over items ({p['bootstrap']['n_resamples']} resamples, "
-        f"seed {p['bootstrap']['seed']}). Every figure was measured on dev, where the rules were chosen, so it is "
+        f"Derived {p.created_at} by juge {p.juge_version} on the `{dev.split}` split: {dev.n_items} items, "
+        f"{dev.n_votes} human votes ({dev.n_without_majority} items without a majority). "
+        f"Dev data hash `{(dev.data_hash or '')[:16]}`, policy hash `{p.policy_hash[:16]}`.",
+        f"Intervals: {level} percentile bootstrap over items ({boot.n_resamples} resamples, "
+        f"seed {boot.seed}). Every figure was measured on dev, where the rules were chosen, so it is "
         "optimistic: quote the holdout figures of `juge policy test`.",
         "",
         "## In short",
         "",
-        f"- The judge is **{_cell(key)}** (model {_cell(', '.join(info['models']))}).",
+        f"- The judge is **{_cell(key)}** (model {_cell(', '.join(info.models))}).",
     ]
-    if p["rule"] == "guarantee":
-        g = p["guarantee"]
-        if g["threshold"] is None:
+    g = p.guarantee
+    if p.rule == "guarantee" and g is not None:
+        if g.threshold is None:
             lines.append(
                 "- Rule `guarantee`: no confidence threshold meets the target on dev, so **every item goes "
                 "to a person**."
             )
         else:
             lines.append(
-                f"- Rule `guarantee`: the judge decides alone items with confidence >= {g['threshold']:.3f} "
-                f"({g['coverage']:.0%} of all dev items); the rest go to a person."
+                f"- Rule `guarantee`: the judge decides alone items with confidence >= {g.threshold:.3f} "
+                f"({g.coverage or 0.0:.0%} of all dev items); the rest go to a person."
             )
     else:
         lines.append(f"- The judge decides alone in: {_cell(', '.join(to_judge)) or 'no category'}.")
         lines.append(f"- A person decides in: {_cell(', '.join(to_person)) or 'no category'}.")
-        thin = [c for c, r in cats.items() if r.get("too_few")]
+        thin = [c for c, r in cats.items() if r.too_few]
         if thin:
             lines.append(
                 f"- Too few items to decide in: {_cell(', '.join(thin))}; treat as person until more "
@@ -542,12 +544,12 @@ def policy_markdown(policy: dict[str, Any]) -> str:
     lines += [
         "- Any item whose verdict changes when the answers swap places, or whose judgment was refused, unparsed or "
         "missing, goes to a person.",
-        f"- Every week a person reads {p['audit']['n']} random decisions the judge made alone (`juge audit-sample`).",
+        f"- Every week a person reads {p.audit.n} random decisions the judge made alone (`juge audit-sample`).",
         "",
         "## Rule 1: which judge",
         "",
         "The judge is the candidate that agrees most often with the human majority on dev. The candidates are "
-        f"compared on the same {p['selection']['n_shared_items']} shared items: dev items with a majority on which "
+        f"compared on the same {sel.n_shared_items} shared items: dev items with a majority on which "
         "every candidate has a verdict, so a judge that fails to answer hard items gains nothing by it. Coverage is "
         "the share of all dev items on which the candidate has a verdict (refused, unparsed, error or missing "
         "calls leave it without one).",
@@ -555,20 +557,22 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         "| candidate | coverage | agreement with majority (shared items) | kappa | agreement with each person |",
         "|---|---|---|---|---|",
     ]
-    for row in p["selection"]["candidates"]:
-        cov = row["coverage"]
+    for row in sel.candidates:
+        cov = row.coverage or Coverage()
+        covered = "n/a" if cov.value is None else f"{cov.value:.1%} ({cov.n_with_verdict} of {cov.n_items})"
+        vs_majority, vs_people = row.vs_majority or Agreement(), row.vs_people or Agreement()
         lines.append(
-            f"| {_cell(row['key'])} | {cov['value']:.1%} ({cov['n_with_verdict']} of {cov['n_items']}) | "
-            f"{format_estimate(row['vs_majority']['agreement'])} | {format_estimate(row['vs_majority']['kappa'])} | "
-            f"{format_estimate(row['vs_people']['agreement'])} |"
+            f"| {_cell(row.key)} | {covered} | "
+            f"{format_estimate(vs_majority.agreement)} | {format_estimate(vs_majority.kappa)} | "
+            f"{format_estimate(vs_people.agreement)} |"
         )
-    diff = p["selection"]["difference"]
+    diff = sel.difference
     if diff:
-        d = diff["difference"]
-        noise = d["low"] is not None and d["low"] <= 0 <= d["high"]
+        d = diff.difference
+        noise = d is not None and d.low is not None and d.high is not None and d.low <= 0 <= d.high
         lines += [
             "",
-            f"Runner-up: **{_cell(diff['b'])}**. On the {diff['n_items']} shared items, "
+            f"Runner-up: **{_cell(diff.b)}**. On the {diff.n_items} shared items, "
             f"the chosen judge agrees {format_estimate(d)} more often (paired difference, {level} interval). "
             + (
                 "The interval includes 0: the runner-up is within noise, so a cheaper runner-up is a defensible choice."
@@ -577,7 +581,7 @@ def policy_markdown(policy: dict[str, Any]) -> str:
             ),
         ]
     lines += ["", "## Rule 2: reference answers", ""]
-    if p["reference"]:
+    if p.reference:
         lines += [
             "Where a category has reference answers, the judge's reference prompt is used if it agrees with "
             "the majority at least as often as the plain prompt on the same dev items (as printed, 3 decimals).",
@@ -585,25 +589,25 @@ def policy_markdown(policy: dict[str, Any]) -> str:
             "| category | items | with reference | without | difference (paired) | prompt used |",
             "|---|---|---|---|---|---|",
         ]
-        for c, r in p["reference"].items():
-            a = "n/a" if r["agreement_a"] is None else f"{r['agreement_a']:.3f}"
-            b = "n/a" if r["agreement_b"] is None else f"{r['agreement_b']:.3f}"
+        for c, ref in p.reference.items():
+            a = "n/a" if ref.agreement_a is None else f"{ref.agreement_a:.3f}"
+            b = "n/a" if ref.agreement_b is None else f"{ref.agreement_b:.3f}"
             lines.append(
-                f"| {_cell(c)} | {r['n_items']} | {a} | {b} | {format_estimate(r['difference'])} | {_cell(r['template'])} |"
+                f"| {_cell(c)} | {ref.n_items} | {a} | {b} | {format_estimate(ref.difference)} | {_cell(ref.template)} |"
             )
     else:
         lines.append("No reference prompt of this judge in the data: the plain prompt is used everywhere.")
-    strict = p["rule"] == "lower-bound"
+    strict = p.rule == "lower-bound"
     lines += [
         "",
         "## Rule 3: which categories the judge may decide",
         "",
         (
             f"A category goes to a person unless the lower bound of the {level} interval of (judge vs person - person vs "
-            f"person) agreement is above -{p['margin']:g}."
+            f"person) agreement is above -{p.margin:g}."
             if strict
             else f"A category goes to a person when the judge agrees with each person less often than people agree with each "
-            f"other, by more than {p['margin']:g}. The figures are compared as printed (3 decimals), so every decision "
+            f"other, by more than {p.margin:g}. The figures are compared as printed (3 decimals), so every decision "
             "can be checked by eye."
         ),
         "Both agreements are pooled over pairs on the same items: that category's dev items where the judge has a "
@@ -611,7 +615,7 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         "of distinct raters. (Agreement with the majority is a different figure and is never compared with the "
         "ceiling.)",
         ""
-        if p["rule"] != "guarantee"
+        if p.rule != "guarantee"
         else "Under rule `guarantee` this table is for information only: items route by confidence (rule 6).",
         "",
         "| category | items | judged | votes | prompt | judge vs person | person vs person | gap | difference (paired) "
@@ -619,14 +623,14 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c, r in cats.items():
-        gap = "n/a" if r["gap"] is None else f"{r['gap']:+.3f}"
-        flag = f" ({TOO_FEW}: {r['too_few']})" if r.get("too_few") else ""
+        gap = "n/a" if r.gap is None else f"{r.gap:+.3f}"
+        flag = f" ({TOO_FEW}: {r.too_few})" if r.too_few else ""
         lines.append(
-            f"| {_cell(c)} | {r['n_items']} | {r['n_with_verdict']} | {r['n_votes']} | "
-            f"{_cell(r['template'])} | {format_estimate(r['vs_people'])} | "
-            f"{format_estimate(r['ceiling'])} | {gap} | {format_estimate(r['difference'])} | **{r['decision']}**{flag} |"
+            f"| {_cell(c)} | {r.n_items} | {r.n_with_verdict} | {r.n_votes} | "
+            f"{_cell(r.template)} | {format_estimate(r.vs_people)} | "
+            f"{format_estimate(r.ceiling)} | {gap} | {format_estimate(r.difference)} | **{r.decision}**{flag} |"
         )
-    thin = [c for c, r in cats.items() if r.get("too_few")]
+    thin = [c for c, r in cats.items() if r.too_few]
     if thin:
         lines += [
             "",
@@ -644,46 +648,45 @@ def policy_markdown(policy: dict[str, Any]) -> str:
         "",
         "## Rule 5: weekly audit",
         "",
-        f"Every week a person reads {p['audit']['n']} random decisions the judge made alone: "
-        f"`juge audit-sample --policy policy.json --run RUN_ID -n {p['audit']['n']}` (the default seed changes each "
+        f"Every week a person reads {p.audit.n} random decisions the judge made alone: "
+        f"`juge audit-sample --policy policy.json --run RUN_ID -n {p.audit.n}` (the default seed changes each "
         "week). Disagreements found there are the first sign that the policy has drifted.",
     ]
-    if p["rule"] == "guarantee":
-        g = p["guarantee"]
+    if p.rule == "guarantee" and g is not None:
         lines += [
             "",
             "## Rule 6: selective judging with a guarantee",
             "",
-            f"Target: the judge disagrees with the human majority on at most {1 - g['target']:.0%} of the items it "
-            f"decides, with {g['confidence']:.0%} confidence (fixed-sequence test, exact binomial bound; Jung et al. "
-            '2024, "Trust or Escalate"). Confidence: ' + g["confidence_source"] + ".",
-            f"The threshold is walked on the {g['n_calibration']} dev items with a consistent verdict and a human "
+            f"Target: the judge disagrees with the human majority on at most {1 - g.target:.0%} of the items it "
+            f"decides, with {g.confidence:.0%} confidence (fixed-sequence test, exact binomial bound; Jung et al. "
+            f'2024, "Trust or Escalate"). Confidence: {g.confidence_source}.',
+            f"The threshold is walked on the {g.n_calibration} dev items with a consistent verdict and a human "
             "majority: items whose verdict changes with the order, or that have no verdict, always go to a person "
             "(rule 4) and are left out.",
             "",
             "| threshold | items at or above | disagreements | upper bound | accepted |",
             "|---|---|---|---|---|",
         ]
-        for s in g["steps"]:
+        for s in g.steps:
             lines.append(
-                f"| {s['threshold']:.3f} | {s['n']} | {s['disagreements']} | {s['upper_bound']:.3f} | "
-                f"{'yes' if s['accepted'] else 'no (stop)'} |"
+                f"| {s.threshold:.3f} | {s.n} | {s.disagreements} | {s.upper_bound:.3f} | "
+                f"{'yes' if s.accepted else 'no (stop)'} |"
             )
         lines.append("")
         lines.append(
             "Chosen threshold: "
             + (
                 "none; every item goes to a person."
-                if g["threshold"] is None
-                else f"{g['threshold']:.3f}, covering {g['n_covered']} of all {g['n_items']} dev items "
-                f"({g['coverage']:.0%}; missing, inconsistent and no-majority items count in the total)."
+                if g.threshold is None
+                else f"{g.threshold:.3f}, covering {g.n_covered} of all {g.n_items} dev items "
+                f"({g.coverage or 0.0:.0%}; missing, inconsistent and no-majority items count in the total)."
             )
         )
     lines += [
         "",
         "## What this policy must not be used for",
         "",
-        f"- Another judge model or prompt version. It holds for model {_cell(', '.join(info['models']))} and the "
+        f"- Another judge model or prompt version. It holds for model {_cell(', '.join(info.models))} and the "
         "template hashes in policy.json; `juge route` refuses other versions.",
         "- Categories, languages, or kinds of items not in the table above (such items go to a person), or "
         "multi-turn conversations if dev had only first turns.",

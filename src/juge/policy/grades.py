@@ -76,6 +76,7 @@ from juge.policy.route import (
     RouteDecision,
     check_versions,
 )
+from juge.results import PolicyResult
 from juge.stats import ratio_estimate
 
 POLICY_KEY = "policy"
@@ -438,11 +439,11 @@ def derive_grade_policy(
 
 
 def route_grade_item(
-    policy: dict[str, Any], item_id: str, category: str | None, judgments: Iterable[Judgment]
+    policy: PolicyResult, item_id: str, category: str | None, judgments: Iterable[Judgment]
 ) -> RouteDecision:
     """Route one single-answer item with its judgments: item-level reasons first, then the category."""
     category = category or "(none)"
-    key = policy["templates_by_category"].get(category)
+    key = policy.templates_by_category.get(category)
     if key is None:
         return RouteDecision(
             item_id, category, PERSON, REASON_UNCALIBRATED, f"the policy has no dev figures for category {category!r}",
@@ -450,14 +451,14 @@ def route_grade_item(
         )  # fmt: skip
     calls = [j for j in judgments if j.item_id == item_id and f"{j.judge}/{j.template}" == key]
     if not calls:
-        info = policy["judges"][key]
+        info = policy.judges[key]
         return RouteDecision(
             item_id, category, PERSON, REASON_MISSING,
-            f"no judgment from the policy's judge {info['judge']!r} with template {info['template']!r}", None, key,
+            f"no judgment from the policy's judge {info.judge!r} with template {info.template!r}", None, key,
         )  # fmt: skip
     check_versions(policy, key, calls)
     first = min(calls, key=lambda j: j.repeat)
-    kind = policy["judge_kind"]
+    kind = _kind(policy)
     value = _read_value(kind, first.verdict) if first.outcome == "ok" else None
     if value is None:
         problem = (
@@ -467,29 +468,32 @@ def route_grade_item(
         )
         return RouteDecision(item_id, category, PERSON, REASON_MISSING, problem, None, key)
     verdict, passes = _verdict(policy, value)
-    row = policy["categories"][category]
-    if row["decision"] != JUDGE:
+    row = policy.categories[category]
+    if row.decision != JUDGE:
         return RouteDecision(
-            item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row['reason']}", verdict, key, passes=passes
+            item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row.reason}", verdict, key, passes=passes
         )
-    return RouteDecision(
-        item_id, category, JUDGE, "category", f"{category}: {row['reason']}", verdict, key, passes=passes
-    )
+    return RouteDecision(item_id, category, JUDGE, "category", f"{category}: {row.reason}", verdict, key, passes=passes)
 
 
-def _verdict(policy: dict[str, Any], value: float | str) -> tuple[str, bool]:
-    if policy["judge_kind"] == "passfail":
+def _kind(policy: PolicyResult) -> Kind:
+    """A grade policy's kind (a pairwise one is routed by :mod:`juge.policy.route`)."""
+    return "score" if policy.judge_kind == "score" else "passfail"
+
+
+def _verdict(policy: PolicyResult, value: float | str) -> tuple[str, bool]:
+    if policy.judge_kind == "passfail":
         return str(value), value == "PASS"
     score = float(value)
-    return (f"{score:g}", score >= policy["threshold"])
+    return (f"{score:g}", policy.threshold is not None and score >= policy.threshold)
 
 
 # ---- holdout --------------------------------------------------------------------------------
 
 
-def grade_holdout_items(policy: dict[str, Any], data: GradeStudyData, split: str) -> tuple[GradeTable, list]:
-    if data.kind != policy["judge_kind"]:
-        raise InputError(f"the policy is for a {policy['judge_kind']} judge, these items are a {data.kind} study")
+def grade_holdout_items(policy: PolicyResult, data: GradeStudyData, split: str) -> tuple[GradeTable, list]:
+    if data.kind != policy.judge_kind:
+        raise InputError(f"the policy is for a {policy.judge_kind} judge, these items are a {data.kind} study")
     table = data.table().split(split)
     return table, table.items
 
@@ -521,13 +525,13 @@ def _test_figures(
 
 
 def grade_holdout_figures(
-    policy: dict[str, Any], data: GradeStudyData, table: GradeTable, items: list[GradedItem], boot: Bootstrap
+    policy: PolicyResult, data: GradeStudyData, table: GradeTable, items: list[GradedItem], boot: Bootstrap
 ) -> dict[str, Any]:
     """The holdout figures and conclusion of a grade policy (the recording is :mod:`juge.policy.holdout`'s)."""
     from juge.policy.holdout import gap_conclusion, margin_gap, overall_conclusion
 
-    kind, threshold = policy["judge_kind"], policy.get("threshold")
-    labels = sorted(set(_scale(table, "each")) | set(policy.get("scale") or ())) if kind == "score" else list(PASSFAIL)
+    kind, threshold = _kind(policy), policy.threshold
+    labels = sorted(set(_scale(table, "each")) | set(policy.scale or ())) if kind == "score" else list(PASSFAIL)
     ids = {it.item_id for it in items}
     by_item: dict[str, list[Judgment]] = {}
     for j in data.judgments:
@@ -553,11 +557,11 @@ def grade_holdout_figures(
         cat_items = [it for it in items if it.category == c]
         row = category_row(
             cat_items, POLICY_KEY, kind, labels, boot,
-            threshold=threshold, margin=policy["margin"], min_recall=policy.get("min_recall"),
+            threshold=threshold, margin=policy.margin, min_recall=policy.min_recall,
         )  # fmt: skip
-        dev_row = policy["categories"].get(c)
-        conclusion = gap_conclusion(dev_row, row, margin=policy["margin"], rule="margin")
-        if dev_row and dev_row["decision"] == JUDGE and row["decision"] != JUDGE:
+        dev_row = policy.categories.get(c)
+        conclusion = gap_conclusion(dev_row, row, margin=policy.margin, rule="margin")
+        if dev_row and dev_row.decision == JUDGE and row["decision"] != JUDGE:
             conclusion["reason"] = "NOT HELD: " + row["reason"]
         conclusions[c] = conclusion
         figures["per_category"][c] = {
@@ -568,7 +572,7 @@ def grade_holdout_figures(
         }
     judged = figures["on_judged_items"]
     main = "agreement" if kind == "passfail" else "weighted_kappa"
-    overall_gap = margin_gap(judged["vs_people"][main], judged["people"][main], policy["margin"])
+    overall_gap = margin_gap(judged["vs_people"][main], judged["people"][main], policy.margin)
     figures["conclusion"] = {**overall_conclusion(conclusions, overall_gap), "on_judged_items": overall_gap}
     figures["_summary"] = {
         "decisions": figures["decisions"],
@@ -578,30 +582,30 @@ def grade_holdout_figures(
     return figures
 
 
-def grade_policy_markdown(policy: dict[str, Any]) -> str:
+def grade_policy_markdown(policy: PolicyResult) -> str:
     """JUDGE_POLICY.md for a PASS/FAIL or score judge: the rules in words with the dev figures behind them."""
     p = policy
-    kind = p["judge_kind"]
-    info = p["judges"][p["judge"]]
-    cats = p["categories"]
-    to_judge = [c for c, r in cats.items() if r["decision"] == JUDGE]
-    to_person = [c for c, r in cats.items() if r["decision"] != JUDGE]
-    what = "PASS/FAIL" if kind == "passfail" else f"score (a case passes at {p['threshold']:g} or above)"
+    kind = p.judge_kind
+    info = p.judges[p.judge]
+    cats = p.categories
+    to_judge = [c for c, r in cats.items() if r.decision == JUDGE]
+    to_person = [c for c, r in cats.items() if r.decision != JUDGE]
+    what = "PASS/FAIL" if kind == "passfail" else f"score (a case passes at {p.threshold:g} or above)"
     lines = [
         "# Judge policy",
         "",
-        f"A {what} judge, derived {p['created_at']} by juge {p['juge_version']} on the `{p['dev']['split']}` split: "
-        f"{p['dev']['n_items']} items, {p['dev']['n_votes']} human labels. Dev data hash "
-        f"`{p['dev']['data_hash'][:16]}`, policy hash `{p['policy_hash'][:16]}`. Every figure was measured on dev, "
+        f"A {what} judge, derived {p.created_at} by juge {p.juge_version} on the `{p.dev.split}` split: "
+        f"{p.dev.n_items} items, {p.dev.n_votes} human labels. Dev data hash "
+        f"`{(p.dev.data_hash or '')[:16]}`, policy hash `{p.policy_hash[:16]}`. Every figure was measured on dev, "
         "where the rules were chosen: quote the holdout figures of `juge policy test`.",
         "",
         "## In short",
         "",
-        f"- The judge is **{_cell(p['judge'])}** (model {_cell(', '.join(info['models']))}).",
+        f"- The judge is **{_cell(p.judge)}** (model {_cell(', '.join(info.models))}).",
         f"- The judge decides alone in: {_cell(', '.join(to_judge)) or 'no category'}.",
         f"- A person decides in: {_cell(', '.join(to_person)) or 'no category'}.",
         "- Any item whose judgment was refused, unparsed, an error or missing goes to a person.",
-        f"- Every week a person reads {p['audit']['n']} random decisions the judge made alone (`juge audit-sample`).",
+        f"- Every week a person reads {p.audit.n} random decisions the judge made alone (`juge audit-sample`).",
         "",
         "## Which categories the judge may decide",
         "",
@@ -609,16 +613,16 @@ def grade_policy_markdown(policy: dict[str, Any]) -> str:
     if kind == "passfail":
         lines.append(
             f"The judge decides a category alone when its agreement and its kappa with each person are within "
-            f"{p['margin']:g} of person vs person, and it catches at least as many failures (human FAIL votes it "
+            f"{p.margin:g} of person vs person, and it catches at least as many failures (human FAIL votes it "
             "calls FAIL) as one person catches of another's"
-            + (f", and at least {p['min_recall']:g}" if p.get("min_recall") is not None else "")
+            + (f", and at least {p.min_recall:g}" if p.min_recall is not None else "")
             + ". False flags (human PASS votes it calls FAIL) are shown next to it."
         )
     else:
-        choice = p.get("threshold_choice")
+        choice = p.threshold_choice
         lines.append(
-            f"The judge decides a category alone when its agreement at the threshold (score >= {p['threshold']:g} on "
-            f"both sides) and its quadratic-weighted kappa with each person are within {p['margin']:g} of person vs "
+            f"The judge decides a category alone when its agreement at the threshold (score >= {p.threshold:g} on "
+            f"both sides) and its quadratic-weighted kappa with each person are within {p.margin:g} of person vs "
             "person."
             + (
                 " The threshold was chosen on dev from the labels alone: the point at which people agree most with "
@@ -629,15 +633,13 @@ def grade_policy_markdown(policy: dict[str, Any]) -> str:
         )
     lines += ["", "| category | items | judged | decision | figures |", "|---|---|---|---|---|"]
     for c, r in cats.items():
-        flag = f" ({TOO_FEW}: {r['too_few']})" if r.get("too_few") else ""
-        lines.append(
-            f"| {_cell(c)} | {r['n_items']} | {r['n_with_verdict']} | **{r['decision']}**{flag} | {_cell(r['reason'])} |"
-        )
+        flag = f" ({TOO_FEW}: {r.too_few})" if r.too_few else ""
+        lines.append(f"| {_cell(c)} | {r.n_items} | {r.n_with_verdict} | **{r.decision}**{flag} | {_cell(r.reason)} |")
     lines += [
         "",
         "## What this policy must not be used for",
         "",
-        f"- Another judge model or prompt version: it holds for model {_cell(', '.join(info['models']))} and the "
+        f"- Another judge model or prompt version: it holds for model {_cell(', '.join(info.models))} and the "
         "template hashes in policy.json; `juge route` refuses other versions.",
         "- Categories not in the table above (such items go to a person).",
         "- Claims that an answer is correct: a judge verdict is a model output, never a human label.",

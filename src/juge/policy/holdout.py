@@ -29,7 +29,7 @@ import json
 import os
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,7 +53,7 @@ from juge.policy.derivation import (
 from juge.policy.guarantee import check_on_holdout
 from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
 from juge.policy.route import JUDGE, RouteDecision, check_versions, route_item
-from juge.results import HoldoutTest, PolicyResult
+from juge.results import HoldoutTest, PolicyCategory, PolicyResult
 from juge.stats import ratio_estimate
 from juge.store import Store
 
@@ -99,15 +99,15 @@ def ledger_items(item_ids: Iterable[str], cases: Iterable[Case]) -> list[LedgerI
     return [LedgerItem(i, by_id[i].group, case_fingerprint(by_id[i])) for i in item_ids]
 
 
-def check_test_split(policy: dict[str, Any], data_hash: str, groups: Iterable[str], split: str) -> None:
+def check_test_split(policy: PolicyResult, data_hash: str, groups: Iterable[str], split: str) -> None:
     """The test items are not the dev items, and share no group with them."""
-    derived_on = policy["dev"].get("split", "dev")
-    if data_hash == policy["dev"]["data_hash"]:
+    derived_on = policy.dev.split or "dev"
+    if data_hash == policy.dev.data_hash:
         raise InputError(
             f"the policy was derived on these very items (split {derived_on!r}); testing it on them "
             "measures nothing. Test it on items it has not seen: --split NAME of another split"
         )
-    overlap = sorted(set(groups) & set(policy["dev"]["groups"]))
+    overlap = sorted(set(groups) & set(policy.dev.groups))
     if overlap:
         raise InputError(
             f"{len(overlap)} groups of split {split!r} are also in split {derived_on!r} the policy was "
@@ -118,7 +118,7 @@ def check_test_split(policy: dict[str, Any], data_hash: str, groups: Iterable[st
 def previous_tests(
     store: Store,
     registry: Registry,
-    policy: dict[str, Any],
+    policy: PolicyResult,
     data_hash: str,
     items: Sequence[LedgerItem],
     force: bool,
@@ -182,13 +182,13 @@ def previous_tests(
             f"this machine's registry (store {t['store']}, from {t['cwd']})",
             {**t, "n_shared_items": t["shared_items"]},
         )
-    for t in policy.get("holdout_tests") or []:
-        shared = len(fingerprints & set(t.get("fingerprints") or ()))
+    for record in policy.holdout_tests:
+        shared = len(fingerprints & set(record.fingerprints))
         if shared:
             add(
-                t.get("test_id") or f"policy-{t['used_at']}",
+                record.test_id or f"policy-{record.used_at}",
                 "the policy file",
-                {**t, "policy_hash": policy["policy_hash"], "n_shared_items": shared},
+                {**record.to_dict(), "policy_hash": policy.policy_hash, "n_shared_items": shared},
             )
     previous = sorted(found.values(), key=lambda u: u["used_at"])
     if previous and not force:
@@ -217,7 +217,7 @@ def _used_before(previous: Sequence[dict[str, Any]]) -> str:
 def record_test(
     store: Store,
     registry: Registry,
-    policy: dict[str, Any],
+    policy: PolicyResult,
     result: dict[str, Any],
     items: Sequence[LedgerItem],
     summary: dict[str, Any],
@@ -225,14 +225,14 @@ def record_test(
     """Record the test in the store and in the machine's registry (call inside both transactions)."""
     store.record_holdout_use(
         result["data_hash"],
-        policy["policy_hash"],
+        policy.policy_hash,
         result["forced"],
         {"test_id": result["test_id"], **summary},
         items=[(it.item_id, it.group, it.fingerprint) for it in items],
     )
     registry.record(
         test_id=result["test_id"],
-        policy_hash=policy["policy_hash"],
+        policy_hash=policy.policy_hash,
         split=result["split"],
         data_hash=result["data_hash"],
         forced=result["forced"],
@@ -259,18 +259,18 @@ def policy_file_entry(result: dict[str, Any], items: Sequence[LedgerItem]) -> di
     }
 
 
-def new_test_header(policy: dict[str, Any], split: str, data_hash: str, previous: Sequence[dict[str, Any]]) -> dict:
+def new_test_header(policy: PolicyResult, split: str, data_hash: str, previous: Sequence[dict[str, Any]]) -> dict:
     """The fields every test result starts with."""
     header: dict[str, Any] = {
         "kind": "juge-policy-test",
         "schema_version": TEST_SCHEMA_VERSION,
         "test_id": uuid.uuid4().hex,
         "tested_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "policy_hash": policy["policy_hash"],
-        "judge_kind": policy.get("judge_kind", "pairwise"),
-        "judges": policy["judges"],
-        "rule": policy["rule"],
-        "margin": policy["margin"],
+        "policy_hash": policy.policy_hash,
+        "judge_kind": policy.judge_kind,
+        "judges": {key: info.to_dict() for key, info in policy.judges.items()},
+        "rule": policy.rule,
+        "margin": policy.margin,
         "split": split,
         "data_hash": data_hash,
         "forced": bool(previous),
@@ -291,14 +291,14 @@ TEST_SCHEMA_VERSION = 2
 
 
 def gap_conclusion(
-    dev_row: dict[str, Any] | None, holdout_row: dict[str, Any], *, margin: float, rule: str
+    dev_row: PolicyCategory | None, holdout_row: dict[str, Any], *, margin: float, rule: str
 ) -> dict[str, Any]:
     """Does one category's dev decision stand on holdout? ``holdout_row`` is the category's figures measured
     on holdout exactly as on dev (its ``decision`` is what holdout alone would have decided)."""
-    dev_decision = dev_row["decision"] if dev_row else "person"
+    dev_decision = dev_row.decision if dev_row else "person"
     out = {
         "dev_decision": dev_decision,
-        "dev_gap": dev_row.get("gap") if dev_row else None,
+        "dev_gap": dev_row.gap if dev_row else None,
         "holdout_gap": holdout_row.get("gap"),
         "holdout_decision": holdout_row["decision"],
         "holdout_reason": holdout_row["reason"],
@@ -362,7 +362,7 @@ def margin_gap(jp: dict[str, Any], pp: dict[str, Any], margin: float) -> dict[st
 
 
 def run_holdout_test(
-    policy: dict[str, Any],
+    policy: PolicyResult | Mapping[str, Any],
     data: Any,
     store: Store,
     *,
@@ -379,7 +379,8 @@ def run_holdout_test(
     the outputs to temporary files): if it raises, nothing is recorded and the holdout is not used up.
     ``registry``: the machine's registry (default: the one at :func:`juge.policy.registry.registry_path`).
     """
-    kind = policy.get("judge_kind", "pairwise")
+    policy = PolicyResult.of(policy)
+    kind = policy.judge_kind
     if kind == "pairwise":
         table = data.table().split(split)
         items = table.items
@@ -393,7 +394,7 @@ def run_holdout_test(
     data_hash = split_hash([c for c in data.cases if c.id in ids], data.labels)
     check_test_split(policy, data_hash, {it.group for it in items}, split)
     ledger = ledger_items([it.item_id for it in items], data.cases)
-    for key in policy["judges"]:  # another model or template version is bad input, named before the ledgers
+    for key in policy.judges:  # another model or template version is bad input, named before the ledgers
         check_versions(
             policy, key, (j for j in data.judgments if j.item_id in ids and f"{j.judge}/{j.template}" == key)
         )
@@ -421,7 +422,7 @@ def run_holdout_test(
     return result
 
 
-def _pair_figures(policy: dict[str, Any], data: PairStudyData, items: list[PairItem], boot: Bootstrap) -> dict:
+def _pair_figures(policy: PolicyResult, data: PairStudyData, items: list[PairItem], boot: Bootstrap) -> dict:
     ids = {it.item_id for it in items}
     by_item: dict[str, list] = {}
     for j in data.judgments:
@@ -436,7 +437,7 @@ def _pair_figures(policy: dict[str, Any], data: PairStudyData, items: list[PairI
     decided = {d.item_id for d in decisions if d.route == JUDGE}
     counts = Counter(d.label for d in decisions)
     categories = sorted({it.category for it in items})
-    rule = "lower-bound" if policy["rule"] == "lower-bound" else "margin"
+    rule = "lower-bound" if policy.rule == "lower-bound" else "margin"
     figures: dict[str, Any] = {
         "decisions": dict(sorted(counts.items())),
         **_figures(items, decided, boot),
@@ -447,8 +448,8 @@ def _pair_figures(policy: dict[str, Any], data: PairStudyData, items: list[PairI
     per_conclusion = {}
     for c in categories:
         cat_items = [it for it in items if it.category == c]
-        holdout_row = category_row(cat_items, POLICY_KEY, margin=policy["margin"], rule=rule, boot=boot)
-        conclusion = gap_conclusion(policy["categories"].get(c), holdout_row, margin=policy["margin"], rule=rule)
+        holdout_row = category_row(cat_items, POLICY_KEY, margin=policy.margin, rule=rule, boot=boot)
+        conclusion = gap_conclusion(policy.categories.get(c), holdout_row, margin=policy.margin, rule=rule)
         per_conclusion[c] = conclusion
         figures["per_category"][c] = {
             **_figures(cat_items, decided, boot),
@@ -457,15 +458,15 @@ def _pair_figures(policy: dict[str, Any], data: PairStudyData, items: list[PairI
             "conclusion": conclusion,
         }
     judged_block = figures["on_judged_items"]
-    overall_gap = margin_gap(judged_block["vs_people"]["agreement"], judged_block["ceiling"], policy["margin"])
-    if policy["rule"] == "guarantee":  # checked on the items the policy let the judge decide alone
+    overall_gap = margin_gap(judged_block["vs_people"]["agreement"], judged_block["ceiling"], policy.margin)
+    g = policy.guarantee
+    if policy.rule == "guarantee" and g is not None:  # checked on the items the policy let the judge decide alone
         wrong = [
             None if it.majority is None or it.item_id not in decided else it.judges[POLICY_KEY].label != it.majority
             for it in items
         ]
-        g = policy["guarantee"]
         figures["guarantee"] = check_on_holdout(
-            g["threshold"], [it.item_id in decided for it in items], wrong, target=g["target"], confidence=boot.level
+            g.threshold, [it.item_id in decided for it in items], wrong, target=g.target, confidence=boot.level
         )
         held = figures["guarantee"]["held"]
         conclusion = {
@@ -504,7 +505,7 @@ def test_policy(
     unwritable one fails before the holdout is used up, and nothing is half-written."""
     policy_path = Path(policy_path)  # the Python API is called with str paths too
     json_path = None if json_path is None else Path(json_path)
-    policy = read_policy(policy_path)
+    document = read_policy(policy_path)
     file_keys = set(json.loads(policy_path.read_text(encoding="utf-8")))
     with staged_output(json_path, "--json") as json_tmp, staged_output(policy_path, "--policy") as policy_tmp:
         assert policy_tmp is not None
@@ -514,15 +515,16 @@ def test_policy(
             if json_tmp is not None:
                 _write_json(json_tmp, {k: v for k, v in result.items() if not k.startswith("_")})
             # The file's own keys (read_policy adds judge_kind to a schema 1 file in memory), and schema_version.
-            written = {k: v for k, v in policy.items() if k in file_keys}
-            tests = [*(policy.get("holdout_tests") or []), policy_file_entry(result, ledger)]
+            written = {k: v for k, v in document.items() if k in file_keys}
+            tests = [*(document.get("holdout_tests") or []), policy_file_entry(result, ledger)]
             updated = PolicyResult.model_validate({**written, "holdout_tests": tests}).to_dict()
-            assert policy_hash(updated) == policy["policy_hash"]  # the tests are outside what the hash covers
+            assert policy_hash(updated) == document["policy_hash"]  # the tests are outside what the hash covers
             _write_json(policy_tmp, updated)
 
         result = run_holdout_test(
-            policy, data, store, split=split, force=force, boot=boot, before_recording=stage, registry=registry
-        )
+            PolicyResult.of(document), data, store, split=split, force=force, boot=boot, before_recording=stage,
+            registry=registry,
+        )  # fmt: skip
     return result
 
 

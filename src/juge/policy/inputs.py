@@ -76,18 +76,20 @@ def _empty(judgments: Any) -> bool:
     )
 
 
-def policy_document(policy: PolicyResult | Mapping[str, Any] | str | Path) -> dict[str, Any]:
-    """A policy as its JSON document: read (and checked) from a file, or given as a PolicyResult or a dict."""
+def load_policy(policy: PolicyResult | Mapping[str, Any] | str | Path) -> PolicyResult:
+    """A policy read (and checked) from a file, or given as a PolicyResult or its dict."""
+    from pydantic import ValidationError
+
+    from juge.errors import validation_error
     from juge.policy.derivation import read_policy
     from juge.results import PolicyResult
 
-    if isinstance(policy, str | Path):
-        return read_policy(Path(policy))
     if isinstance(policy, PolicyResult):
-        document = policy.to_dict()
-    elif isinstance(policy, Mapping):
-        document = dict(policy)
-    else:
+        return policy
+    if not isinstance(policy, str | Path | Mapping):
         raise InputError(f"policy: give a policy file, a PolicyResult or its dict, not {type(policy).__name__}")
-    document.setdefault("judge_kind", "pairwise")  # schema 1: pairwise only
-    return document
+    source = str(policy) if isinstance(policy, str | Path) else "policy"
+    try:
+        return PolicyResult.model_validate(read_policy(Path(policy)) if isinstance(policy, str | Path) else policy)
+    except ValidationError as exc:
+        raise validation_error(source, exc) from None

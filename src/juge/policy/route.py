@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
@@ -33,7 +33,10 @@ from juge.data.records import OUTCOMES, Case, Judgment
 from juge.errors import InputError, input_error, validation_error
 from juge.judges.pairwise import combine_orders
 from juge.policy.guarantee import pair_confidence
-from juge.results import RouteResult
+from juge.results import PolicyResult, RouteResult
+
+# A policy as the model, or as its JSON (as derive_policy returns it): route_item reads either.
+Policy = PolicyResult | Mapping[str, Any]
 
 JUDGE = "judge"
 PERSON = "person"
@@ -69,32 +72,31 @@ class RouteDecision:
         return {**asdict(self), "decision": self.label}
 
 
-def check_versions(policy: dict[str, Any], key: str, calls: Iterable[Judgment]) -> None:
+def check_versions(policy: PolicyResult, key: str, calls: Iterable[Judgment]) -> None:
     """Refuse judgments from a model or template version the policy was not derived with."""
-    info = policy["judges"][key]
+    info = policy.judges[key]
     for j in calls:
-        if j.model not in info["models"]:
+        if j.model not in info.models:
             raise InputError(
                 f"item {j.item_id!r}: judge {key} ran model {j.model!r}, but the policy was derived with "
-                f"{', '.join(info['models'])}; derive a new policy for this model"
+                f"{', '.join(info.models)}; derive a new policy for this model"
             )
-        if j.template_hash and info["template_hashes"] and j.template_hash not in info["template_hashes"]:
+        if j.template_hash and info.template_hashes and j.template_hash not in info.template_hashes:
             raise InputError(
                 f"item {j.item_id!r}: template {key} has hash {j.template_hash[:12]}, not the one the policy was "
                 "derived with; derive a new policy for this template"
             )
 
 
-def route_item(
-    policy: dict[str, Any], item_id: str, category: str | None, judgments: Iterable[Judgment]
-) -> RouteDecision:
+def route_item(policy: Policy, item_id: str, category: str | None, judgments: Iterable[Judgment]) -> RouteDecision:
     """Route one item with its recorded judgments (any judges; the policy picks its own template)."""
-    if policy.get("judge_kind", "pairwise") != "pairwise":
+    policy = PolicyResult.of(policy)
+    if policy.judge_kind != "pairwise":
         from juge.policy.grades import route_grade_item
 
         return route_grade_item(policy, item_id, category, judgments)
     category = category or "(none)"
-    key = policy["templates_by_category"].get(category)
+    key = policy.templates_by_category.get(category)
     if key is None:
         return RouteDecision(
             item_id,
@@ -127,8 +129,8 @@ def route_item(
             verdict,
             key,
         )
-    if policy["rule"] == "guarantee":
-        threshold = policy["guarantee"]["threshold"]
+    if policy.rule == "guarantee":
+        threshold = None if policy.guarantee is None else policy.guarantee.threshold
         conf = pair_confidence(verdict, calls)
         if threshold is None:
             return RouteDecision(
@@ -156,10 +158,10 @@ def route_item(
         return RouteDecision(
             item_id, category, JUDGE, "confidence", f"confidence {conf:.3f} >= {threshold:.3f}", verdict, key, conf
         )
-    row = policy["categories"][category]
-    if row["decision"] != JUDGE:
-        return RouteDecision(item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row['reason']}", verdict, key)
-    return RouteDecision(item_id, category, JUDGE, "category", f"{category}: {row['reason']}", verdict, key)
+    row = policy.categories[category]
+    if row.decision != JUDGE:
+        return RouteDecision(item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row.reason}", verdict, key)
+    return RouteDecision(item_id, category, JUDGE, "category", f"{category}: {row.reason}", verdict, key)
 
 
 def _call_problem(j: Judgment | None) -> str | None:
@@ -173,17 +175,19 @@ def _call_problem(j: Judgment | None) -> str | None:
     return None
 
 
-def _no_policy_judgment(policy: dict[str, Any], key: str, judgments: Sequence[Judgment]) -> str:
+def _no_policy_judgment(policy: PolicyResult, key: str, judgments: Sequence[Judgment]) -> str:
     """Why an item without a call of the policy's judge and template cannot be judged: name both."""
-    info = policy["judges"].get(key, {})
-    wanted = f"judge {info.get('judge', key)!r} with template {info.get('template', '?')!r}"
+    info = policy.judges.get(key)
+    judge, template = (key, "?") if info is None else (info.judge or key, info.template or "?")
+    wanted = f"judge {judge!r} with template {template!r}"
     present = sorted({f"{j.judge!r} with template {j.template!r}" for j in judgments})
     found = f"it was judged only by {', '.join(present)}" if present else "it carries no judgment at all"
     return f"no judgment from the policy's {wanted}: {found}; run that judge on it, or a person decides"
 
 
-def route_cases(policy: dict[str, Any], cases: Sequence[Case], judgments: Iterable[Judgment]) -> list[RouteDecision]:
+def route_cases(policy: Policy, cases: Sequence[Case], judgments: Iterable[Judgment]) -> list[RouteDecision]:
     """``route_item`` for every case."""
+    policy = PolicyResult.of(policy)  # once, not per item
     by_item: dict[str, list[Judgment]] = {}
     for j in judgments:
         by_item.setdefault(j.item_id, []).append(j)
@@ -197,11 +201,12 @@ def weekly_seed(today: date | None = None) -> int:
 
 
 def audit_sample(
-    policy: dict[str, Any], cases: Sequence[Case], judgments: Sequence[Judgment], *, n: int, seed: int
+    policy: Policy, cases: Sequence[Case], judgments: Sequence[Judgment], *, n: int, seed: int
 ) -> list[dict[str, Any]]:
     """``n`` random decisions the judge made alone (seeded), with the item (its context too) and the judge's raw
     texts: by order for a pair (``answer_1``, ``answer_2``), as ``text`` for a PASS/FAIL or score judge (``answer``)."""
-    pairwise = policy.get("judge_kind", "pairwise") == "pairwise"
+    policy = PolicyResult.of(policy)
+    pairwise = policy.judge_kind == "pairwise"
     decisions = route_cases(policy, cases, judgments)
     by_id = {c.id: c for c in cases}
     judged = [d for d in decisions if d.route == JUDGE]
@@ -292,7 +297,7 @@ def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
     return case, judgments
 
 
-def route_recorded_item(policy: dict[str, Any], item: Path, judgments: Path | None = None) -> RouteResult:
+def route_recorded_item(policy: PolicyResult, item: Path, judgments: Path | None = None) -> RouteResult:
     """Route one item with its recorded judge calls (under ``judgments`` in the item file, or in a separate
     JSONL file). An item with no call at all goes to a person, and a note says how to give its calls."""
     from juge.data.adapters import read_recorded_judgments
@@ -313,7 +318,7 @@ def route_recorded_item(policy: dict[str, Any], item: Path, judgments: Path | No
             "--judgments FILE, or --eval EVAL_FILE to call the policy's judge on it"
         )
     return RouteResult.model_validate(
-        {"policy_hash": policy.get("policy_hash"), "decisions": [decision.to_dict()], "notes": notes}
+        {"policy_hash": policy.policy_hash, "decisions": [decision.to_dict()], "notes": notes}
     )
 
 
