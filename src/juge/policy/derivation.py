@@ -53,7 +53,7 @@ from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
-from juge.results import Agreement, BootstrapInfo, Coverage, PolicyResult, PolicySelection, format_estimate
+from juge.results import Agreement, Coverage, PolicyResult, format_estimate
 from juge.stats import paired_ratio_difference
 
 POLICY_FORMAT = 1
@@ -500,10 +500,11 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
     key = p.judge
     info = p.judges[key]
     dev = p.dev
-    boot = p.bootstrap or BootstrapInfo(n_resamples=0, seed=0, level=0.95)
+    boot, sel = p.bootstrap, p.selection
+    if boot is None or sel is None:  # every policy juge wrote has both
+        raise InputError("the policy has no bootstrap settings or judge selection: derive it again")
     level = f"{boot.level:.0%}"
     cats = p.categories
-    sel = p.selection or PolicySelection(chosen=key)
     to_judge = [c for c, r in cats.items() if r.decision == "judge"]
     to_person = [c for c, r in cats.items() if r.decision != "judge"]
     lines = [
