@@ -116,3 +116,18 @@ def test_the_nested_parts_are_typed_and_every_kind_writes_back_exactly(tmp_path)
     assert score.threshold_choice is not None and score.threshold == score.threshold_choice.chosen
     advice = policies["score"]["categories"]["advice"]["people"]["at_threshold"]["agreement"]
     assert score.categories["advice"].people.at_threshold.agreement.value == advice["value"]  # type: ignore[union-attr]
+
+
+def test_keys_no_model_declares_are_kept_in_every_part():
+    # A key a later juge may add (or one a model does not declare yet) survives a read and a write, at any depth.
+    policy = derive_policy(study(ROUNDING_CATEGORY + BAD_CATEGORY), boot=BOOT)
+    policy["selection"]["candidates"][0]["coverage"]["note"] = "kept"
+    policy["judges"][policy["judge"]]["provider"] = "openai"
+    policy["bootstrap"]["method"] = "percentile"
+    typed = PolicyResult.model_validate(json.loads(json.dumps(policy)))
+    assert typed.to_dict() == policy
+    assert undeclared(typed) == [
+        "policy.judges[j/plain].provider",
+        "policy.selection.candidates[0].coverage.note",
+        "policy.bootstrap.method",
+    ]
