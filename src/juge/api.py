@@ -33,12 +33,10 @@ from juge.results import (
     AuditSample,
     Calibration,
     Comparison,
-    Gate,
     HoldoutTest,
     PolicyResult,
     RouteResult,
     Run,
-    RunSummary,
 )
 
 # isort: split
@@ -70,7 +68,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from juge.calibration.inputs import StudyInputs
-    from juge.config import EvalConfig
     from juge.data.judgments import JudgmentsSource
     from juge.judges.judge import Judge
     from juge.providers.base import Provider
@@ -370,7 +367,7 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
     run whose batches are still out comes back with ``pending`` set and no summary, to be collected later).
     """
     from juge.endpoint import provider_override, with_model
-    from juge.runner import run_eval_async
+    from juge.runner import gate_of, run_eval_async
 
     unknown = sorted(set(overrides) - set(RUN_OVERRIDES))
     if unknown:
@@ -416,21 +413,8 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
         first_error=result.first_error,
         warnings=result.warnings,
         reused=result.reused,
-        gate=_gate(config, result.summary) if result.first_error is None else None,
+        gate=gate_of(config, result.summary) if result.first_error is None else None,
     )
-
-
-def _gate(config: EvalConfig, summary: RunSummary | None) -> Gate | None:
-    """The eval's [gate] min_pass_rate on a finished run; a gate no figure can meet is an input error."""
-    minimum = config.spec.gate.min_pass_rate
-    if minimum is None or summary is None:
-        return None
-    if summary.pass_rate is None:
-        raise InputError(
-            f"{config.source}: field 'gate.min_pass_rate': no check or counted judge gives a pass rate "
-            "(score judges count only with [gate] min_score)"
-        )
-    return Gate(min_pass_rate=minimum, pass_rate=summary.pass_rate, passed=summary.pass_rate >= minimum)
 
 
 def run(eval_or_path: Any, *, db: str | Path | None = None, **overrides: Any) -> Run:

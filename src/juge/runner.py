@@ -45,7 +45,7 @@ from juge.providers import ProviderError, Request, make_provider
 from juge.providers.base import Provider
 from juge.providers.pricing import batch_price_table, price_table
 from juge.providers.registry import answering_model
-from juge.results import RunSummary
+from juge.results import Gate, RunSummary
 from juge.runs.summary import summarize
 from juge.store import Store
 from juge.verdicts import counted_judges
@@ -341,6 +341,19 @@ def check_gate(config: EvalConfig) -> None:
         "min_score; pairwise verdicts never pass or fail a case)",
         "gate.min_pass_rate",
     )
+
+
+def gate_of(config: EvalConfig, summary: RunSummary | None) -> Gate | None:
+    """The eval's [gate] min_pass_rate on a finished run; a gate no figure can meet is an input error."""
+    minimum = config.spec.gate.min_pass_rate
+    if minimum is None or summary is None:
+        return None
+    if summary.pass_rate is None:
+        raise config.error(
+            "no check or counted judge gives a pass rate (score judges count only with [gate] min_score)",
+            "gate.min_pass_rate",
+        )
+    return Gate(min_pass_rate=minimum, pass_rate=summary.pass_rate, passed=summary.pass_rate >= minimum)
 
 
 def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[Selection, str]:
