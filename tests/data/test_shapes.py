@@ -526,3 +526,20 @@ def test_several_mapped_judges_pair_their_options_in_order(tmp_path, monkeypatch
         "--judge-name", "x", "--judge-name", "y", "--judge-name", "z",
     )  # fmt: skip
     assert code == 2 and result is None and "--judge-name: given 3 times for 2 --judgments" in err
+
+
+def test_a_misspelt_pass_fail_label_is_named_on_its_own_line(tmp_path, monkeypatch, capsys) -> None:
+    # PASS/FAIL labels (any case) with one typo: the study stays PASS/FAIL and the error names the typo's
+    # line and value, not the first row and a scale of numbers.
+    items = write_csv(tmp_path / "items.csv", [{"id": f"i{i}", "question": "q", "output": "o"} for i in range(3)])
+    rows = [("i0", "ann", "PASS"), ("i1", "ann", "PASSS"), ("i2", "ann", "fail"), ("i0", "bob", "Pass")]
+    labels = write_csv(tmp_path / "labels.csv", [{"item_id": i, "rater_id": r, "label": v} for i, r, v in rows])
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(items), "--labels", str(labels))
+    assert code == 2 and result is None
+    assert "labels.csv:3: field 'label'" in err and "'PASSS'" in err
+    assert "numbers" not in err
+    # without the typo the same file is a PASS/FAIL study
+    rows[1] = ("i1", "ann", "PASS")
+    write_csv(labels, [{"item_id": i, "rater_id": r, "label": v} for i, r, v in rows])
+    code, result, _, _ = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(items), "--labels", str(labels))
+    assert code == 0 and result["kind"] == "passfail"

@@ -288,7 +288,9 @@ def decide_kind(
     if pairs:
         return "pairwise"
     values = {raw_key(v.value) for v in votes if not is_missing(v.value, missing)}
-    if values and all(_number(v) is None and _passfail(v) is not None for v in values):
+    # No number and mostly PASS/FAIL words: a PASS/FAIL study, so a typo (PASSS) is named as one, on its line.
+    readable = sum(_passfail(v) is not None for v in values)
+    if values and all(_number(v) is None for v in values) and 2 * readable >= len(values):
         return "passfail"
     return "score"
 
@@ -404,7 +406,10 @@ def _conversion_error(
                 f'your values, e.g. --scale "{values[0]}=A,..."'
             )
     elif kind == "passfail":
-        message = f'values {shown} are not PASS/FAIL (or yes/no, true/false, 1/0): give --scale "{values[0]}=PASS,..."'
+        message = (
+            f"{first.value!r} is not PASS or FAIL (nor yes/no, true/false, 1/0; values: {shown}): correct it, or map "
+            f'your values with {kind_option}--scale "{raw_key(first.value)}=PASS,..."'
+        )
     else:
         pair_like = set(values) <= {"A", "B", "tie", "a", "b", "Tie", "TIE"}
         if pair_like:
