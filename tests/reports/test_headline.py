@@ -60,6 +60,17 @@ def test_no_category_measured_falls_back_to_the_pooled_figures():
     assert h.not_measured == ["a", "b"]
 
 
+def test_items_without_a_category_are_all_items_not_a_category_named_none():
+    # Uncategorised items sit under the placeholder category "(none)": the line speaks of all items.
+    (h,) = headlines(_data([("(none)", 0.425, 120, 0.383, 60)], overall=(_e(0.425, 120), _e(0.383, 60))))
+    assert "(none)" not in h.sentence and "(none)" not in h.stands_in
+    assert h.pooled and h.stands_in == ["all categories"]
+    assert h.sentence.startswith("Judge j can stand in for a person on all items (they carry no category)")
+    assert "per category" not in h.sentence
+    (h,) = headlines(_data([("(none)", 0.30, 120, 0.383, 60)], overall=(_e(0.30, 120), _e(0.383, 60))))
+    assert h.not_in == ["all categories"] and "cannot stand in for a person on all items" in h.sentence
+
+
 def test_calibrate_opens_with_the_answer(tmp_path, monkeypatch, capsys, sample_dir):
     out = tmp_path / "c.json"
     code, stdout, _ = run_cli(

@@ -15,6 +15,7 @@ from typing import Any
 from juge.policy.derivation import MIN_PAIRS
 
 MARGIN = 0.05
+NO_CATEGORY = "(none)"  # the category the readers give an item that has none
 
 
 @dataclass
@@ -92,6 +93,10 @@ def judge_headline(data: dict[str, Any], judge: dict[str, Any], margin: float = 
         for c in data["categories"]
         if key in c["judges"]
     ]
+    # Items without a category all sit under the placeholder "(none)": that is all items, not a category.
+    uncategorised = [p.name for p in places] == [NO_CATEGORY]
+    if uncategorised:
+        places = []
     measured = [p for p in places if p.decision != "not measured"]
     head = Headline(judge=key, sentence="", places=places)
     if not measured:
@@ -107,7 +112,7 @@ def judge_headline(data: dict[str, Any], judge: dict[str, Any], margin: float = 
             )
             return head
         within = overall.decision == "stands in"
-        where = "over all categories pooled"
+        where = "on all items (they carry no category)" if uncategorised else "over all categories pooled"
         figures = f"judge vs person {overall.judge:.3f}, person vs person {overall.people:.3f}"
         per_category = " (per category: not measured, too few labels)" if places else ""
         head.stands_in, head.not_in = (["all categories"], []) if within else ([], ["all categories"])
