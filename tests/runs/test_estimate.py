@@ -106,7 +106,7 @@ def test_corrected_pass_rate_reports_every_figure_and_recommends_ppi():
 def test_labels_must_be_pass_fail_and_match_the_run():
     with pytest.raises(InputError, match="pairwise"):
         human_pass_shares([HumanLabel(item_id="a", rater_id="r", label="A")])
-    with pytest.raises(InputError, match="--threshold"):
+    with pytest.raises(InputError, match="--label-threshold"):
         human_pass_shares([HumanLabel(item_id="a", rater_id="r", label=4)])
     shares = human_pass_shares(
         [HumanLabel(item_id="a", rater_id="r1", label=4), HumanLabel(item_id="a", rater_id="r2", label=2)], threshold=3

@@ -61,12 +61,15 @@ def raw_outputs(store: Store, run_id: str, cases: Iterable[Case]) -> dict[str, d
 
 def _run_side(store: Store, run_id: str, threshold: float | None) -> dict[str, Any]:
     run = store.get_run(run_id)
+    if threshold is None:  # the eval's [gate] min_score passes a score, as in the run's own summary
+        threshold = (run["config"] or {}).get("min_score")
     cases = store.run_cases(run["id"])
     judgments = store.judgments(run["id"])
     checks = store.check_results(run["id"])
     outcomes, not_counted = run_outcomes(cases, judgments, checks, run["config"], threshold=threshold)
     return {
         "run": run,
+        "threshold": threshold,
         "cases": {c.id: c for c in cases},
         "judgments": judgments,
         "not_counted": not_counted,
@@ -110,6 +113,11 @@ def compare_runs(
                 " to compare anyway (the result will be flagged)"
             )
         warnings.append("NOT COMPARABLE: " + message)
+    if a["threshold"] != b["threshold"]:
+        warnings.append(
+            f"the runs pass a score at different thresholds ({a['run']['id']}: {a['threshold']}, "
+            f"{b['run']['id']}: {b['threshold']}; their [gate] min_score): pass --threshold to use one"
+        )
     not_counted = sorted(set(a["not_counted"]) | set(b["not_counted"]))
     if not_counted:
         warnings.append(
@@ -124,6 +132,11 @@ def compare_runs(
     same_inputs = [i for i in shared if input_hash(a["cases"][i]) == input_hash(b["cases"][i])]
     paired = [i for i in same_inputs if a["outcomes"][i].verdict != "missing" and b["outcomes"][i].verdict != "missing"]
     if not paired and same_inputs:
+        if not_counted:
+            raise InputError(
+                f"judge {', '.join(not_counted)} returns scores and the runs' eval sets no [gate] min_score, so no "
+                "case has a pass/fail verdict: pass --threshold to say what score passes"
+            )
         reason = (a["outcomes"][same_inputs[0]].reasons or b["outcomes"][same_inputs[0]].reasons or ["?"])[0]
         raise InputError(
             f"no case has a pass/fail verdict in both runs (e.g. {same_inputs[0]!r}: {reason}); compare "

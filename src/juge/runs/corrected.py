@@ -130,29 +130,43 @@ def rogan_gladen_estimate(
     return Estimate(float(theta), low, high, n), float(sens), float(spec)
 
 
-def human_pass_shares(labels: Iterable[HumanLabel | Vote], threshold: float | None = None) -> dict[str, float]:
-    """Per item, the share of raters who said PASS (labels PASS/FAIL, yes/no, 1/0, or scores >= threshold)."""
-    votes: dict[str, list[float]] = {}
-    for label in labels:
+def human_pass_shares(
+    labels: Iterable[HumanLabel | Vote], threshold: float | None = None, *, judge_threshold: float | None = None
+) -> dict[str, float]:
+    """Per item, the share of raters who said PASS (labels PASS/FAIL, yes/no, 1/0, or scores >= threshold).
+
+    Numeric labels that are all 0 or 1 read as FAIL/PASS; other scores pass at `threshold`, else at
+    `judge_threshold` (the judge's own, when people score on its scale), else they are an error.
+    """
+    words = {"pass", "yes", "true", "fail", "no", "false"}
+    labels = list(labels)
+    numbers: dict[int, float] = {}
+    for k, label in enumerate(labels):
         value = label.label
-        if isinstance(value, str) and value.strip().lower() in {"pass", "yes", "true", "fail", "no", "false"}:
-            passed = value.strip().lower() in {"pass", "yes", "true"}
+        if isinstance(value, str) and value.strip().lower() in words:
+            continue
+        try:
+            numbers[k] = float(value)
+        except ValueError:
+            raise InputError(
+                f"label {value!r} of item {label.item_id!r} (rater {label.rater_id!r}) is not PASS/FAIL or a score;"
+                " juge estimate needs pass/fail labels (pairwise labels such as A/B/tie have no pass rate)"
+            ) from None
+    binary = all(n in (0.0, 1.0) for n in numbers.values())
+    cut = threshold if threshold is not None else None if binary else judge_threshold
+    votes: dict[str, list[float]] = {}
+    for k, label in enumerate(labels):
+        if k not in numbers:
+            passed = str(label.label).strip().lower() in {"pass", "yes", "true"}
+        elif cut is not None:
+            passed = numbers[k] >= cut
+        elif binary:
+            passed = numbers[k] == 1.0
         else:
-            try:
-                number = float(value)
-            except ValueError:
-                raise InputError(
-                    f"label {value!r} of item {label.item_id!r} (rater {label.rater_id!r}) is not PASS/FAIL or a score;"
-                    " juge estimate needs pass/fail labels (pairwise labels such as A/B/tie have no pass rate)"
-                ) from None
-            if threshold is not None:
-                passed = number >= threshold
-            elif number in (0.0, 1.0):
-                passed = number == 1.0
-            else:
-                raise InputError(
-                    f"label {value!r} of item {label.item_id!r} is a score; pass --threshold to say what counts as a pass"
-                )
+            raise InputError(
+                f"label {label.label!r} of item {label.item_id!r} is a score; pass --label-threshold "
+                "(label_threshold=) to say what score a person means as a pass"
+            )
         votes.setdefault(label.item_id, []).append(float(passed))
     return {item: float(np.mean(v)) for item, v in votes.items()}
 

@@ -32,6 +32,8 @@ def estimate(
 
     with open_existing_store(db) as store:
         run_row = store.get_run(run if isinstance(run, str) else run.run_id)
+        if threshold is None:  # the eval's [gate] min_score passes a score, as in the run's own summary
+            threshold = (run_row["config"] or {}).get("min_score")
         cases = store.run_cases(run_row["id"])
         outcomes, _ = run_outcomes(
             cases,
@@ -46,7 +48,8 @@ def estimate(
         read_labels(named_records("labels", labels)), judged, source=source
     )
     warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in warnings]
-    human = human_pass_shares(kept, threshold=label_threshold)
+    # People's scores (other than 0/1) pass at the judge's threshold unless told otherwise, as in juge tune.
+    human = human_pass_shares(kept, threshold=label_threshold, judge_threshold=threshold)
     result = corrected_pass_rate(outcomes, human, confidence=confidence, n_resamples=resamples, seed=seed)
     return result.model_copy(
         update={
