@@ -236,3 +236,13 @@ def test_judge_run_disagreements_become_a_named_list_of_ids(env: dict) -> None:
 def _adjudicator(store: LabelStore, project):  # noqa: ANN001, ANN202
     store.add_rater(project, "judy", adjudicator=True)
     return store.rater(project, "judy")
+
+
+@pytest.mark.parametrize("name", ["", "   ", " q4", "q4\u202e", "x" * 65])
+def test_init_refuses_a_project_name_no_one_could_read_or_type(env: dict, name: str) -> None:
+    # Project names are shown and typed back (label status NAME) like rater names: the same rules.
+    result = init(env, name)
+    assert isinstance(result.exception, InputError)  # the CLI's exit 2
+    assert "project name" in str(result.exception)
+    assert init(env, "q4").exit_code == 0
+    assert LabelStore(str(env["db"])).project().name == "q4"  # the only project: nothing was made before

@@ -139,6 +139,7 @@ def label_init(
     """
     from juge.data.readers import case_line, parse_mapping
     from juge.errors import input_error
+    from juge.label.db import check_rater_name
     from juge.label.rubric import TASKS, read_rubric
 
     cases, rubric = Path(cases), Path(rubric)
@@ -160,6 +161,8 @@ def label_init(
             )
     if not 0 <= overlap <= 1:
         raise InputError(f"--overlap must be a share between 0 and 1, got {overlap}")
+    with _refused():  # before the store is opened, so a refused name leaves no database file behind
+        check_rater_name(name, "project")
     with _opened(db_url) as store, _refused():
         made = store.create_project(
             name,

@@ -301,15 +301,16 @@ class LabelError(ValueError):
     """A request the store refuses (unknown project, foreign assignment, bad label)."""
 
 
-def check_rater_name(name: str) -> None:
-    """1 to MAX_RATER_NAME printable characters, no spaces at either end (names are shown and exported)."""
+def check_rater_name(name: str, what: str = "rater") -> None:
+    """1 to MAX_RATER_NAME printable characters, no spaces at either end (names are shown, typed back and
+    exported); `what` names the kind of name in the error (rater, project)."""
     if not name or not name.strip():
-        raise LabelError("a rater name cannot be empty")
+        raise LabelError(f"a {what} name cannot be empty")
     if len(name) > MAX_RATER_NAME:
-        raise LabelError(f"a rater name is at most {MAX_RATER_NAME} characters (this one has {len(name)})")
+        raise LabelError(f"a {what} name is at most {MAX_RATER_NAME} characters (this one has {len(name)})")
     if not name.isprintable() or name != name.strip():
         raise LabelError(
-            "a rater name must be printable characters without spaces at either end "
+            f"a {what} name must be printable characters without spaces at either end "
             "(no control, invisible or direction characters)"
         )
 
@@ -398,6 +399,7 @@ class LabelStore:
         break_after: int = 25,
         seed: int = 0,
     ) -> Project:
+        check_rater_name(name, "project")
         if not 0 <= overlap <= 1:
             raise LabelError(f"overlap must be a share between 0 and 1, got {overlap}")
         if overlap_raters < 2:
