@@ -15,6 +15,7 @@ from juge.providers.base import Provider
 from juge.providers.fleet import FleetProvider
 from juge.store import Store
 from juge.testing.mockserver import MockConfig, serve_in_thread
+from virtual_time import run_virtual
 
 REQUEST = Request(messages=({"role": "user", "content": "hi"},), model="m")
 
@@ -42,6 +43,7 @@ def fleet_of(*members: Member, now: list[float] | None = None) -> FleetProvider:
 
 
 def test_requests_go_to_the_endpoint_with_the_fewest_outstanding() -> None:
+    # on a virtual clock: the members answer after exactly their delays, however loaded the machine
     fast, slow = Member("fast", 0.005), Member("slow", 0.05)
     fleet = fleet_of(fast, slow)
 
@@ -54,7 +56,7 @@ def test_requests_go_to_the_endpoint_with_the_fewest_outstanding() -> None:
 
         await asyncio.gather(*(one() for _ in range(200)))
 
-    asyncio.run(main())
+    run_virtual(main())
     assert fast.calls + slow.calls == 200
     assert fast.calls > 3 * slow.calls > 0  # the slow one holds its requests longer, so it gets fewer
 
@@ -104,7 +106,28 @@ def test_a_list_of_base_urls_makes_a_fleet_and_a_bad_one_is_refused() -> None:
         make_provider("openai", base_url=["http://127.0.0.1:1/v1", "http://127.0.0.1:1/v1"])
 
 
+class Held(Provider):
+    """An endpoint's provider whose new requests wait while `open_` is clear (the test kills a server)."""
+
+    def __init__(self, inner: Provider, open_: asyncio.Event, answered: list[int], on_answer):
+        self.inner, self.open, self.answered, self.on_answer = inner, open_, answered, on_answer
+        self.name = inner.name
+
+    async def complete(self, request: Request) -> Response:
+        await self.open.wait()
+        response = await self.inner.complete(request)
+        self.answered[0] += 1
+        self.on_answer()
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 def test_a_run_over_three_servers_survives_one_killed_mid_run(tmp_path: Path) -> None:
+    """After the 30th answer no request is sent until the middle server is dead: the requests then
+    sent to it (at least one: it has the fewest outstanding) find it gone and go on to the others,
+    however fast the run goes on a loaded machine."""
     judge = judge_from_dict({"name": "pf", "setup": "passfail", "model": "mock-judge-2026-01", "description": "ok?"})
     cases = [Case(id=f"c{i}", question=f"q{i}", output=f"o{i}") for i in range(90)]
     with ExitStack() as others, ExitStack() as doomed, Store(tmp_path / "j.db") as store:
@@ -115,14 +138,27 @@ def test_a_run_over_three_servers_survives_one_killed_mid_run(tmp_path: Path) ->
         assert isinstance(fleet, FleetProvider)
         engine = Engine(store, EngineOptions(concurrency=6, retries=0, progress=False))
         run_id = store.create_run(dataset_hash="d", juge_version="t", cases=cases)
+        at_kill: list[int] = []  # each endpoint's answers once the server is dead, then the dead one's outstanding
 
         async def main() -> int:
-            async def kill_after(n: int) -> None:
-                while sum(e.answered for e in fleet.endpoints) < n:
-                    await asyncio.sleep(0.005)
-                await asyncio.to_thread(doomed.close)
+            open_, reached, answered = asyncio.Event(), asyncio.Event(), [0]
+            open_.set()
 
-            killer = asyncio.ensure_future(kill_after(30))
+            def on_answer() -> None:
+                if answered[0] == 30:
+                    open_.clear()  # at once, before any other request is sent
+                    reached.set()
+
+            for e in fleet.endpoints:
+                e.provider = Held(e.provider, open_, answered, on_answer)
+
+            async def kill() -> None:
+                await reached.wait()
+                await asyncio.to_thread(doomed.close)
+                at_kill.extend([*(e.answered for e in fleet.endpoints), fleet.endpoints[1].outstanding])
+                open_.set()
+
+            killer = asyncio.ensure_future(kill())
             try:
                 return await engine.run_tasks(run_id, build_tasks(cases, [judge]), {"pf": fleet})
             finally:
@@ -133,5 +169,9 @@ def test_a_run_over_three_servers_survives_one_killed_mid_run(tmp_path: Path) ->
         outcomes = {j.outcome for j in store.judgments(run_id)}
     assert stored == 90 and outcomes == {"ok"}  # no engine retry was needed: the fleet sent them on
     served = [e.answered for e in fleet.endpoints]
-    assert sum(served) == 90 and served[0] > 30 and served[2] > 30 and 5 <= served[1] < 30
+    assert sum(served) == 90
+    *before, in_flight = at_kill
+    # it served until it was killed, and nothing after (but what was on its way back as it died) ...
+    assert 0 < before[1] <= served[1] <= before[1] + in_flight
     assert fleet.endpoints[1].taken_out >= 1
+    assert served[0] > before[0] and served[2] > before[2]  # ... and the other two took the rest
