@@ -113,36 +113,47 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(db_url: str) -> Iterator[str]:
-    """`juge label serve` in a subprocess on a free port; yields its base URL and stops it after."""
-    port = free_port()
+def live_server(db_url: str, start_within: float = 180) -> Iterator[str]:
+    """`juge label serve` in a subprocess on a port of its choosing; yields its base URL and stops it after.
+
+    `--port 0` lets the server pick a free port and print it: a port picked here would be free only
+    until some other process took it. The deadline is for a server that never comes up; a cold start
+    (importing the app) on a loaded machine takes seconds, so it is generous."""
+    fd, log_name = tempfile.mkstemp(prefix="juge-label-serve-", suffix=".log")
+    log = Path(log_name)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "juge.cli", "label", "serve", "--port", str(port), "--db-url", db_url],
-        stdout=subprocess.PIPE,
+        [sys.executable, "-m", "juge.cli", "label", "serve", "--port", "0", "--db-url", db_url],
+        stdout=fd,
         stderr=subprocess.STDOUT,
     )
-    base = f"http://127.0.0.1:{port}"
+    os.close(fd)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + start_within
+        base = None
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"server exited: {proc.stdout.read().decode(errors='replace')}")
-            try:
-                httpx.get(base + "/item", timeout=1, trust_env=False)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server did not start in 30 s") from None
-                time.sleep(0.1)
+                raise RuntimeError(f"server exited: {log.read_text(errors='replace')}")
+            if base is None and (found := re.search(r"juge label: (http://127\.0\.0\.1:\d+)/", log.read_text())):
+                base = found[1]
+            if base is not None:
+                try:
+                    httpx.get(base + "/item", timeout=5, trust_env=False)
+                    break
+                except httpx.TransportError:
+                    pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start in {start_within:g} s: {log.read_text(errors='replace')}")
+            time.sleep(0.1)
         yield base
     finally:
         proc.terminate()
         try:
-            out, _ = proc.communicate(timeout=10)
+            proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-            out, _ = proc.communicate()
-        print("server log:\n" + out.decode(errors="replace")[-5000:])  # shown by pytest on failure
+            proc.wait()
+        print("server log:\n" + log.read_text(errors="replace")[-5000:])  # shown by pytest on failure
+        log.unlink()
 
 
 def postgres_bin() -> Path | None:
