@@ -143,10 +143,11 @@ def test_engine_commits_as_it_goes_and_never_a_judgment_before_its_call(tmp_path
 def test_provider_keeps_hundreds_of_calls_in_flight_on_one_session():
     """No connection-pool cap below the engine's concurrency (aiohttp's default is 100)."""
     n = 300
-    with serve_in_thread(MockConfig(latency=0.5)) as server:
+    # the server answers none until all 300 have arrived: a pool capped below that never gets there
+    with serve_in_thread(MockConfig(latency=0.05, hold_until=n)) as server:
 
         async def main() -> list[Response]:
-            provider = OpenAICompatProvider(base_url=server.url, timeout=30)
+            provider = OpenAICompatProvider(base_url=server.url, timeout=60)
             try:
                 return list(
                     await asyncio.gather(

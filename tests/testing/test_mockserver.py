@@ -90,9 +90,11 @@ ERRORS = {
 
 @pytest.mark.parametrize("kind", sorted(ERRORS))
 def test_failing_faults_are_retryable_provider_errors(kind):
-    config = MockConfig(faults={kind: 1.0}, hang=5)
+    # the client's time limit is for the hanging fault alone: a loaded machine may take longer than a
+    # short one to deliver the other faults' answers
+    config = MockConfig(faults={kind: 1.0}, hang=60)
     with serve_in_thread(config) as server:
-        [result] = call_all(server.url, [request()], timeout=0.3)
+        [result] = call_all(server.url, [request()], timeout=0.3 if kind == "timeout" else 30)
         stats = server.stats()
     status, pattern = ERRORS[kind]
     assert isinstance(result, ProviderError), result
@@ -189,7 +191,8 @@ def test_fault_rates_hold_over_many_requests():
 
 
 def test_max_concurrency_queues_requests_beyond_the_cap():
-    config = MockConfig(latency=0.05, max_concurrency=4)
+    # answers held until all 24 have arrived: then more than four are waiting, however slowly they came
+    config = MockConfig(latency=0.05, max_concurrency=4, hold_until=24)
     with serve_in_thread(config) as server:
         started = time.perf_counter()
         results = call_all(server.url, [request(f"q{k}") for k in range(24)])
@@ -201,15 +204,16 @@ def test_max_concurrency_queues_requests_beyond_the_cap():
 
 
 def test_max_concurrency_rejects_with_429_beyond_the_cap():
-    config = MockConfig(latency=0.2, max_concurrency=2, over_capacity="reject", retry_after=0.5)
+    # all 12 arrive before any is answered: two get the slots, the other ten meet a full server
+    config = MockConfig(latency=0.2, max_concurrency=2, over_capacity="reject", retry_after=0.5, hold_until=12)
     with serve_in_thread(config) as server:
         results = call_all(server.url, [request(f"q{k}") for k in range(12)])
         stats = server.stats()
     rejected = [r for r in results if isinstance(r, ProviderError)]
     assert all(r.status == 429 and r.retryable and r.retry_after == 0.5 for r in rejected)
-    assert stats["max_inflight"] <= 2
-    assert len(rejected) == stats["over_capacity"] >= 12 - 2 * 3  # at most a few waves get in during 0.2 s
-    assert stats["answered"] == 12 - len(rejected) >= 2
+    assert stats["max_inflight"] == 2
+    assert len(rejected) == stats["over_capacity"] == 10
+    assert stats["answered"] == 2
     assert stats["distinct_requests"] == 12  # a rejected request was an attempt too (the client counts it)
 
 
@@ -285,7 +289,7 @@ def test_stopping_drops_requests_still_held():
         [result] = call_all(server.url, [request()], timeout=0.2)
         stopping = time.perf_counter()
     assert isinstance(result, ProviderError) and "timeout" in str(result)
-    assert time.perf_counter() - stopping < 5  # the held answer is cancelled, not waited for
+    assert time.perf_counter() - stopping < 30  # the held answer is cancelled, not waited for (60 s)
 
 
 def test_a_request_whose_client_left_still_counts_as_an_attempt():
@@ -300,7 +304,7 @@ def test_a_request_whose_client_left_still_counts_as_an_attempt():
         port = int(server.url.rsplit(":", 1)[1].split("/")[0])
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.sendall(message + message)
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + 60
         while server.stats()["requests"] < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         [answer] = call_all(server.url, [req])
