@@ -149,12 +149,12 @@ def test_a_second_process_on_the_same_eval_is_refused_while_the_first_holds_the_
     def holder():
         with run_lock(db, "eval-1"):
             held.set()
-            release.wait(10)
+            release.wait(300)  # set in `finally` below: the bound is for a test that hangs
 
     t = threading.Thread(target=holder)
     t.start()
-    held.wait(10)
     try:
+        assert held.wait(300)
         with pytest.raises(InputError, match="another juge run"):
             with run_lock(db, "eval-1"):
                 pass
