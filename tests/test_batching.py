@@ -187,7 +187,9 @@ def juge(*args: str, cwd: Path) -> subprocess.Popen:
 
 
 def test_killed_after_submitting_a_later_run_collects_without_sending_again(tmp_path):
-    mock = MockConfig(batch_delay=1.5)
+    # the kill must come before the batch ends: long enough that a loaded machine, slow to notice the
+    # batch row and send the signal, still kills a process that is waiting
+    mock = MockConfig(batch_delay=5)
     with serve_in_thread(mock) as server:
         path = write_eval(tmp_path, "openai", server.url, 30)
         db = tmp_path / "juge.db"
