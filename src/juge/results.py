@@ -1030,11 +1030,23 @@ class PolicyResult(_Loose):
         return bool(self.holdout_tests)
 
 
+class MarginGap(Part):
+    """Judge vs person minus person vs person on all the items the judge decided, against the margin."""
+
+    judge_vs_person: Number | None = None
+    person_vs_person: Number | None = None
+    gap: Number | None = None
+    within_margin: bool | None = None
+    reason: str | None = None
+
+
 class Conclusion(_Loose):
-    """Whether the policy held on holdout, and why (``held`` None: untested)."""
+    """Whether the policy held on holdout, and why (``held`` None: untested); overall, with the gap on every
+    item the judge decided (``on_judged_items``)."""
 
     held: bool | None = None
     reason: str
+    on_judged_items: MarginGap | None = None
 
 
 class CategoryConclusion(Conclusion):
@@ -1083,12 +1095,27 @@ class HoldoutGuarantee(Part):
     held: bool | None = None
 
 
+class HoldoutGap(Part):
+    """A category's rule 3 figures measured on holdout as on dev (pairwise: judge vs person, person vs person and
+    their paired difference; PASS/FAIL and score: every figure of the judge and the people, and the checks)."""
+
+    n_with_verdict: int | None = None
+    vs_people: Estimate | None = None
+    ceiling: Estimate | None = None
+    judge: PeopleAgreement | None = None
+    people: PeopleAgreement | None = None
+    checks: dict[str, PolicyCheck] | None = None
+    gap: Number | None = None
+    difference: Estimate | None = None
+
+
 class HoldoutCategory(_Loose):
     n_items: int | None = None
     judge_decides: Estimate | None = None
     on_judged_items: HoldoutFigures | None = None
     no_policy: HoldoutFigures | None = None
     decisions: dict[str, int] = {}
+    holdout_gap: HoldoutGap | None = None
     conclusion: CategoryConclusion | None = None
 
 
@@ -1104,6 +1131,7 @@ class HoldoutTest(_Loose):
     tested_at: str | None = None
     policy_hash: str
     judge_kind: Literal["pairwise", "passfail", "score"] = "pairwise"
+    judges: dict[str, JudgeVersion] = {}
     rule: str | None = None
     margin: Number | None = None
     split: str
@@ -1118,7 +1146,8 @@ class HoldoutTest(_Loose):
     no_policy: HoldoutFigures | None = None
     conclusion: Conclusion | None = None
     per_category: dict[str, HoldoutCategory] = {}
-    items: list[dict[str, Any]] = []
+    threshold: Number | None = None
+    items: list[RoutedItem] = []
     guarantee: HoldoutGuarantee | None = None
 
     _input_warnings: list[str] = PrivateAttr(default_factory=list)
@@ -1438,7 +1467,7 @@ POLICY_FILES: tuple[type[PolicyResult] | type[HoldoutTest], ...] = (PolicyResult
 #: Outputs that are a JSON list of parts (``juge runs --json``, ``juge prompt --json``), by schema name.
 LISTS: dict[str, type[Part]] = {"runs": RunRow, "prompt": RenderedPrompt}
 
-for _model in (Ceiling, JudgeFigures, Calibration):
+for _model in (Ceiling, JudgeFigures, Calibration, HoldoutTest):
     _model.model_rebuild()
 
 

@@ -7,10 +7,11 @@ import json
 
 from grade_data import PASSFAIL_DEV, PASSFAIL_HOLDOUT, SCORE_DEV, SCORE_HOLDOUT, write_study
 from pydantic import BaseModel
+from test_policy_guarantee_routing import split_data
 from test_policy_rules import BAD_CATEGORY, BOOT, ROUNDING_CATEGORY, study
 
 from juge.calibration.inputs import load_inputs
-from juge.policy.derivation import derive_policy, derive_policy_result, policy_hash, read_policy_result
+from juge.policy.derivation import PairStudyData, derive_policy, derive_policy_result, policy_hash, read_policy_result
 from juge.policy.grades import grade_study_data
 from juge.policy.holdout import test_policy_result
 from juge.results import HoldoutTest, PolicyResult
@@ -131,3 +132,26 @@ def test_keys_no_model_declares_are_kept_in_every_part():
         "policy.selection.candidates[0].coverage.note",
         "policy.bootstrap.method",
     ]
+
+
+def test_every_key_of_a_holdout_test_is_declared(tmp_path):
+    # A holdout test of each kind (a pairwise policy under the guarantee rule, PASS/FAIL, score): every key it
+    # writes is declared by a model, and the typed test writes back what the file holds.
+    dev, held = split_data("dev"), split_data("holdout")
+    pair = PairStudyData(dev.cases + held.cases, dev.labels + held.labels, dev.judgments + held.judgments, {}, {})
+    cases = {"guarantee": (derive_policy(dev, rule="guarantee", boot=BOOT), pair)}
+    for name, rows in (("passfail", PASSFAIL_DEV + PASSFAIL_HOLDOUT), ("score", SCORE_DEV + SCORE_HOLDOUT)):
+        data = grade_data(tmp_path / name, rows)
+        cases[name] = (derive_policy_result(data, boot=BOOT).to_dict(), data)
+    for name, (policy, data) in cases.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(policy))
+        with Store(tmp_path / f"{name}.db") as store:
+            test = test_policy_result(path, data, store, boot=BOOT, json_path=tmp_path / f"{name}-h.json")
+        written = json.loads((tmp_path / f"{name}-h.json").read_text())
+        assert undeclared(test, "test") == [], name
+        assert HoldoutTest.model_validate(written).to_dict() == written
+        assert [d.item_id for d in test.items] == [d["item_id"] for d in written["items"]]
+        assert test.conclusion is not None and test.conclusion.on_judged_items is not None
+        first = next(iter(test.per_category.values()))
+        assert first.holdout_gap is not None and first.holdout_gap.n_with_verdict is not None
