@@ -263,9 +263,9 @@ def calibrate(
 
 def _with_headline(study: Calibration) -> Calibration:
     """The study with its one-line answers (``headline``), as ``--json`` writes it and the report opens."""
-    from juge.reports.terminal import result_headlines
+    from juge.reports.model import calibration_headlines
 
-    study.headlines = result_headlines(study.to_dict())
+    study.headlines = calibration_headlines(study)
     return study
 
 

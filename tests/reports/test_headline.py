@@ -83,3 +83,21 @@ def test_calibrate_opens_with_the_answer(tmp_path, monkeypatch, capsys, sample_d
     assert sentences and all(s.startswith("Judge ") for s in sentences)
     first_lines = [line for line in stdout.splitlines() if line.strip()][: len(sentences)]
     assert [line.strip() for line in first_lines] == sentences
+
+
+def test_the_report_opens_with_the_lines_the_study_carries(tmp_path, sample_dir):
+    # The headline is decided once, by juge.calibrate: a report shows the lines its calibration carries,
+    # and decides them itself only for an older file written without them.
+    import juge
+    from juge.reports.model import build_report_data, calibration_headlines
+
+    cal = juge.calibrate(items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl", resamples=200)
+    carried = cal.to_dict()
+    assert carried["headline"] and calibration_headlines(carried) == carried["headline"]
+    old = {k: v for k, v in carried.items() if k != "headline"}
+    assert build_report_data(old)["headlines"] == carried["headline"] == calibration_headlines(old)
+    marked = {**carried, "headline": [{**carried["headline"][0], "sentence": "Judge X: <carried>"}]}
+    assert [h["sentence"] for h in build_report_data(marked)["headlines"]] == ["Judge X: <carried>"]
+    juge.report(marked, tmp_path / "r.html")
+    assert "Judge X: &lt;carried&gt;" in (tmp_path / "r.html").read_text()
+    assert calibration_headlines({**carried, "kind": "criteria"}) == []

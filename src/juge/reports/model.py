@@ -374,6 +374,21 @@ def as_calibration(calibration: Calibration | dict[str, Any]) -> Calibration:
     return calibration if isinstance(calibration, Calibration) else Calibration.model_validate(calibration)
 
 
+HEADLINE_KINDS = ("pairwise", "passfail", "score")
+
+
+def calibration_headlines(calibration: Calibration | dict[str, Any]) -> list[dict[str, Any]]:
+    """The one-line answers of a study (see `juge.reports.headline`), as JSON-ready dicts: those it carries
+    (its ``headline``), else the report data's; none for a criteria study (each criterion's study has its own)."""
+    if isinstance(calibration, dict):
+        kind, carried = calibration.get("kind"), calibration.get("headline")
+    else:
+        kind, carried = calibration.kind, calibration.headlines
+    if kind not in HEADLINE_KINDS:
+        return []
+    return carried if carried is not None else build_report_data(calibration)["headlines"]
+
+
 def build_report_data(
     calibration: Calibration | dict[str, Any],
     *,
@@ -465,6 +480,7 @@ def build_report_data(
         "disagreements_per_judge": top,
         "notes": list(cal.notes),
     }
-    data["headlines"] = [h.to_dict() for h in headlines(data)]
+    # Decided once: a study from `juge.calibrate` carries its lines; an older file without them gets them now.
+    data["headlines"] = cal.headlines if cal.headlines is not None else [h.to_dict() for h in headlines(data)]
     data["headline_margin"], data["headline_min_pairs"] = HEADLINE_MARGIN, MIN_PAIRS
     return data

@@ -363,19 +363,6 @@ def print_side_by_side(result: dict[str, Any], console: Console) -> None:
     console.print(fitted(table, console))
 
 
-HEADLINE_KINDS = ("pairwise", "passfail", "score")
-
-
-def result_headlines(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The one-line answers of a study (see `juge.reports.headline`), as JSON-ready dicts; none for a
-    criteria study (each criterion's study has its own)."""
-    if result.get("kind") not in HEADLINE_KINDS:
-        return []
-    from juge.reports.model import build_report_data
-
-    return build_report_data(result)["headlines"]
-
-
 def print_headlines(lines: Sequence[dict[str, Any]], console: Console) -> None:
     for h in lines:
         style = "bold green" if h["stands_in"] else "bold red" if h["not_in"] else "bold yellow"
@@ -387,8 +374,9 @@ def print_headlines(lines: Sequence[dict[str, Any]], console: Console) -> None:
 def print_result(result: dict[str, Any], console: Console, warnings: Sequence[str] = ()) -> None:
     """The one-line answer per judge first (a criteria study: per criterion), then every table of a
     study, then its notes; the notes that are `warnings` stand out as such."""
-    if result["kind"] in HEADLINE_KINDS:
-        print_headlines(result.get("headline") or result_headlines(result), console)
+    from juge.reports.model import calibration_headlines
+
+    print_headlines(calibration_headlines(result), console)
     if result["kind"] == "criteria":
         for name, study in result["criteria"].items():
             console.print(_cell(f"\n== criterion {name} =="), style="bold")
