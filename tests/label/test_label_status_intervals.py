@@ -95,3 +95,20 @@ def test_cli_prints_the_intervals_and_json_carries_them_and_old_files_load(tmp_p
     assert saved["agreement_estimate"]["value"] == pytest.approx(saved["agreement"])
     old = {k: v for k, v in saved.items() if k not in ("agreement_estimate", "kappa_estimate")}
     assert LabelStatus.model_validate(old).agreement == saved["agreement"]
+
+
+def test_status_gives_the_calibrate_ceiling_interval_not_only_its_value(tmp_path: Path) -> None:
+    # The same labels, the same seed and resamples: `juge label status` and `juge calibrate` print one
+    # figure, so one interval (status used to order PASS/FAIL its own way and draw other resamples).
+    rng = np.random.default_rng(3)
+    truth = rng.random(40) < 0.6
+    said = {r: ["PASS" if (t if rng.random() < 0.8 else not t) else "FAIL" for t in truth] for r in ("ann", "ben")}
+    db_url = _project(tmp_path, said)
+    status = juge.label_status("pf", db_url=db_url)
+    labels = tmp_path / "labels.jsonl"
+    juge.label_export("pf", output=labels, db_url=db_url)
+    ceiling = juge.calibrate(items=tmp_path / "cases.jsonl", labels=labels, split="all").ceiling
+    for mine, theirs in ((status.kappa_estimate, ceiling.kappa), (status.agreement_estimate, ceiling.agreement)):
+        assert (mine.value, mine.low, mine.high, mine.n) == pytest.approx(
+            (theirs.value, theirs.low, theirs.high, theirs.n)
+        )

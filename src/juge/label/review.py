@@ -73,7 +73,9 @@ def status(store: LabelStore, project: Project, *, resamples: int = 2000, seed: 
 
     table = store.item_table(project)
     first, second = label_columns_by_rater_pair(table)
-    agreement_est, kappa_est = _agreement_estimates(table, first, second, resamples=resamples, seed=seed)
+    agreement_est, kappa_est = _agreement_estimates(
+        table, first, second, task=project.task, resamples=resamples, seed=seed
+    )
     return LabelStatus(
         project=project.name,
         task=project.task,
@@ -93,7 +95,7 @@ def status(store: LabelStore, project: Project, *, resamples: int = 2000, seed: 
 
 
 def _agreement_estimates(
-    table: list[dict[str, Any]], first: list[str], second: list[str], *, resamples: int, seed: int
+    table: list[dict[str, Any]], first: list[str], second: list[str], *, task: str, resamples: int, seed: int
 ) -> tuple[Estimate | None, Estimate | None]:
     """Agreement and kappa of the pooled pairs, each with an interval clustered by item (an item's pairs
     share its difficulty, so they are resampled together); (None, None) without pairs."""
@@ -108,7 +110,13 @@ def _agreement_estimates(
     per_item = [len(it["labels"]) * (len(it["labels"]) - 1) // 2 for it in table]
     per_item = [k for k in per_item if k]
     item_index = np.repeat(np.arange(len(per_item)), per_item)
-    labels = sorted(set(first) | set(second))
+    # The task's labels in calibrate's order (a label nobody gave keeps its place), so the tables, and
+    # with them the seeded resamples, are calibrate's: one figure, one interval in both commands.
+    from juge.calibration.grades import PASSFAIL
+    from juge.calibration.pairtable import LABELS
+
+    fixed = {"pairwise": list(LABELS), "passfail": list(PASSFAIL)}.get(task, [])
+    labels = fixed + sorted((set(first) | set(second)) - set(fixed))
     tables = pair_tables(first, second, item_index, labels, n_items=len(per_item))
     equal = np.trace(tables, axis1=1, axis2=2)
     agreement_est = ratio_estimate(equal, tables.sum(axis=(1, 2)), n_resamples=resamples, seed=seed)
