@@ -72,9 +72,12 @@ def status(store: LabelStore, project: Project, *, resamples: int = 2000, seed: 
     from juge.stats.agreement import agreement, cohen_kappa
 
     table = store.item_table(project)
-    first, second = label_columns_by_rater_pair(table)
+    # Items in the cases' order (the order they were stored in), as juge calibrate reads them: the seeded
+    # resamples then draw the same items, so both commands give one interval.
+    by_case = sorted(table, key=lambda it: it["pk"])
+    first, second = label_columns_by_rater_pair(by_case)
     agreement_est, kappa_est = _agreement_estimates(
-        table, first, second, task=project.task, resamples=resamples, seed=seed
+        by_case, first, second, task=project.task, resamples=resamples, seed=seed
     )
     return LabelStatus(
         project=project.name,
