@@ -48,3 +48,22 @@ def test_a_missing_rater_column_still_suggests_labels_map(tmp_path: Path) -> Non
         juge.calibrate(items=tmp_path / "p" / "cases.jsonl", labels=labels, split="all")
     assert (caught.value.line, caught.value.field) == (2, "rater_id")
     assert "--labels-map rater_id=" in str(caught.value)
+
+
+@pytest.mark.parametrize("fill", [{1: ("ann", "PASS")}, {1: ("ann", "PASS"), 2: ("", "FAIL")}])
+def test_estimate_reads_the_template_as_calibrate_does(tmp_path: Path, fill: dict) -> None:
+    # One reader of long labels: the same half-filled template is the same error in both commands.
+    from juge.data.readers import read_cases
+    from juge.store import Store
+
+    init_project(tmp_path / "p", "passfail")
+    cases, template = tmp_path / "p" / "cases.jsonl", tmp_path / "p" / "labels-template.csv"
+    _fill(template, fill)
+    with Store(tmp_path / "j.db") as store:
+        store.create_run(dataset_hash="d", juge_version="t", run_id="r1", cases=read_cases(cases))
+    with pytest.raises(InputError) as by_calibrate:
+        juge.calibrate(items=cases, labels=template, split="all")
+    with pytest.raises(InputError) as by_estimate:
+        juge.estimate("r1", template, db=tmp_path / "j.db")
+    seen = [(e.value.path, e.value.line, e.value.field, str(e.value)) for e in (by_calibrate, by_estimate)]
+    assert seen[0] == seen[1]

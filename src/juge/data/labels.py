@@ -234,23 +234,23 @@ def long_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> list[Ra
     """One vote per row of a long file whose columns are mapped to item_id, rater_id and label."""
     votes: list[RawVote] = []
     for line, row in rows:
-        for name in ("item_id", "rater_id"):
-            if name not in row:  # no such column: the file names it otherwise
-                raise input_error(
-                    path,
-                    f"required field is missing; map it with --labels-map {name}=COLUMN",
-                    line=line,
-                    field=name,
-                )
-            if row[name] in (None, ""):  # the column is there, this row's cell is empty (a template row)
-                raise input_error(path, _EMPTY[name](row), line=line, field=name)
-        if "label" not in row:
-            raise input_error(
-                path, "required field is missing; map it with --labels-map label=COLUMN", line=line, field="label"
-            )
+        check_label_row(path, line, row)
         extra = tuple((k, row[k]) for k in ("explanation", "output_hash") if row.get(k) is not None)
         votes.append(RawVote(_id_text(row["item_id"]), str(row["rater_id"]), row["label"], path, line, "label", extra))
     return votes
+
+
+def check_label_row(path: str, line: int, row: Mapping[str, Any], option: str | None = "--labels-map") -> None:
+    """An error naming the field when a row of a long labels file has no item_id, rater_id or label column,
+    or an empty item_id or rater_id (a row of a labels template nobody filled in). Every reader of long
+    labels (calibrate, estimate) checks its rows here, so a half-filled template reads the same everywhere.
+    `option` is the option that maps columns, named in the hint when the reader has one."""
+    for name in ("item_id", "rater_id", "label"):
+        if name not in row:  # no such column: the file names it otherwise
+            hint = f"; map it with {option} {name}=COLUMN" if option else ""
+            raise input_error(path, f"required field is missing{hint}", line=line, field=name)
+        if name != "label" and row[name] in (None, ""):  # the column is there, this cell is empty
+            raise input_error(path, _EMPTY[name](row), line=line, field=name)
 
 
 def _empty_rater(row: dict[str, Any]) -> str:

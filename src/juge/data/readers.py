@@ -23,6 +23,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from juge.data.labels import check_label_row
 from juge.data.records import Case, HumanLabel
 from juge.errors import InputError, RowsName, input_error, validation_error
 
@@ -781,6 +782,7 @@ def read_labels(
     labels: list[HumanLabel] = []
     seen: dict[tuple[str, str], int] = {}
     for lineno, row in mapped_rows(source, mapping, HumanLabel.model_fields, format=format, option="--labels-map"):
+        check_label_row(path, lineno, row, "--labels-map" if mapping else None)
         try:
             label = HumanLabel.model_validate(row)
         except ValidationError as exc:
