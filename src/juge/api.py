@@ -546,13 +546,11 @@ def report(
     ``result`` is a :class:`Calibration` (or its JSON, or the path of one); ``fmt`` defaults to the
     path's suffix (``.md``, ``.json``; else HTML). Returns the path written.
     """
-    from juge.reports import FORMATS, format_for, read_calibration, read_result, write_report
+    from juge.reports import format_for, read_calibration, read_result, write_report
 
     if top < 0:
         raise InputError("--top must be 0 or more")
     fmt = format_for(path, fmt)  # type: ignore[assignment]
-    if fmt not in FORMATS:
-        raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if isinstance(result, str | Path):
         source = source or Path(result).name
         data = read_calibration(result)

@@ -224,3 +224,25 @@ def test_missing_database_and_mixed_sources_exit_2(monkeypatch, capsys, tmp_path
     assert code == 2 and "no juge database" in err and not (tmp_path / "none.db").exists()
     code, _, err = run_cli(monkeypatch, capsys, "report", "calibration.json", "--run", "x")
     assert code == 2 and "exactly one of" in err
+
+
+@pytest.mark.parametrize(("suffix", "is_json"), [(".md", False), (".json", True)])
+def test_run_report_format_follows_the_suffix_of_o(monkeypatch, capsys, two_runs, tmp_path, suffix, is_json):
+    import juge.api
+
+    out = tmp_path / f"run{suffix}"
+    code, _, err = run_cli(monkeypatch, capsys, "report", "--run", "old", "--db", str(two_runs), "-o", str(out))
+    assert code == 0, err
+    for text in (out.read_text(), juge.api.run_report("old", db=two_runs, path=tmp_path / f"api{suffix}").read_text()):
+        assert not text.startswith("<!DOCTYPE")
+        if is_json:
+            assert json.loads(text)["run"]["id"] == "old"
+
+
+def test_run_report_refuses_an_unknown_format(two_runs, tmp_path):
+    import juge.api
+    from juge.errors import InputError
+
+    with pytest.raises(InputError):
+        juge.api.run_report("old", db=two_runs, path=tmp_path / "r.md", fmt="pdf")  # type: ignore[arg-type]
+    assert not (tmp_path / "r.md").exists()

@@ -28,8 +28,13 @@ SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
 
 
 def format_for(path: str | Path | None, fmt: str | None) -> str:
-    """The report format: `fmt` when given, else the output's suffix (.md, .json; anything else is HTML)."""
+    """The report format: `fmt` when given, else the output's suffix (.md, .json; anything else is HTML).
+    The one rule for ``juge report``, ``juge.report`` and ``run_report``; an unknown `fmt` is an input error."""
     if fmt is not None:
+        if fmt not in FORMATS:
+            from juge.errors import InputError
+
+            raise InputError(f"--format must be one of {', '.join(FORMATS)} (fmt= in Python), got {fmt!r}")
         return fmt
     suffix = Path(path).suffix.lower() if path is not None else ""
     return {".md": "md", ".json": "json"}.get(suffix, "html")
