@@ -550,7 +550,7 @@ def report(
 
     if top < 0:
         raise InputError("--top must be 0 or more")
-    fmt = format_for(path, fmt)  # type: ignore[assignment]
+    chosen = format_for(path, fmt)
     if isinstance(result, str | Path):
         source = source or Path(result).name
         data = read_calibration(result)
@@ -567,7 +567,7 @@ def report(
     return write_report(
         data,
         path,
-        fmt,
+        chosen,
         policy=as_model(policy, PolicyResult, "policy"),
         policy_test=as_model(policy_test, HoldoutTest, "policy test"),
         items=items,
