@@ -123,12 +123,25 @@ def calibration_inputs(
 ) -> StudyInputs:
     """Read a study's items, labels and judgments (see :func:`calibrate` for the arguments). ``lean``: keep
     no texts of items a study does not need (a policy needs them: ``lean=False``)."""
+    from juge.arguments import refuse_text
     from juge.calibration.inputs import load_inputs
     from juge.data.judgments import JudgmentsSource
     from juge.data.readers import named_records
 
     if kind not in (None, "pairwise", "score", "passfail"):
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
+    for name, value, form in (
+        ("judges", judges, "list"),
+        ("templates", templates, "list"),
+        ("label_cols", label_cols, "list"),
+        ("baseline_cols", baseline_cols, "list"),
+        ("missing", missing, "list"),
+        ("scale", scale, "scale"),
+        ("mapping", mapping, "mapping"),
+        ("labels_map", labels_map, "mapping"),
+        ("criteria", criteria, "criteria"),
+    ):
+        refuse_text(name, value, form)  # type: ignore[arg-type]
     sources: list[Any]
     if judgments is None or (isinstance(judgments, Sequence) and not isinstance(judgments, str) and not judgments):
         sources = []
@@ -366,12 +379,14 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
     for the replay provider), ``console`` (where notes go), ``wait`` (batch mode: wait until every batch has ended; else a
     run whose batches are still out comes back with ``pending`` set and no summary, to be collected later).
     """
+    from juge.arguments import refuse_text
     from juge.endpoint import provider_override, with_model
     from juge.runner import gate_of, run_eval_async
 
     unknown = sorted(set(overrides) - set(RUN_OVERRIDES))
     if unknown:
         raise TypeError(f"juge.run: unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OVERRIDES)}")
+    refuse_text("only", overrides.get("only"), "list")
     config = eval_config(
         eval_or_path, cases=overrides.get("cases"), judges=overrides.get("judges"), mapping=overrides.get("mapping")
     )

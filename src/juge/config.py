@@ -253,6 +253,10 @@ def eval_config(
 ) -> EvalConfig:
     """An eval: loaded from its file (TOML), given as an EvalConfig, or made of a cases file and judge files
     (``mapping`` reads other column names as juge fields, e.g. ``{"id": "ticket", "output": "reply"}``)."""
+    from juge.arguments import refuse_text
+
+    refuse_text("judges", judges, "list")
+    refuse_text("mapping", mapping, "mapping")
     if eval_or_path is None and cases is None:
         raise InputError("give an eval file, or --cases with one or more --judge files (see juge run --help)")
     if eval_or_path is not None:

@@ -180,10 +180,12 @@ def dry_run(
     >>> juge.dry_run("examples/bakery/eval.toml").calls  # doctest: +SKIP
     {'faithful': 8, 'quality': 8}
     """
+    from juge.arguments import refuse_text
     from juge.config import eval_config
     from juge.endpoint import provider_override, with_model
     from juge.runner import answering_judges, load_run_cases
 
+    refuse_text("only", only, "list")
     if repeat < 1:
         raise InputError(f"--repeat {repeat}: give 1 or more")
     config = eval_config(eval_or_path, cases=cases, judges=judges, mapping=mapping)

@@ -46,7 +46,12 @@ def split(
     if not force:
         for lineno, row in rows:
             if row.get("split") not in (None, ""):
-                raise input_error(items, "already has a split; pass --force to replace it", line=lineno, field="split")
+                raise input_error(
+                    items,
+                    "already has a split; replace it with --force (force=True from Python)",
+                    line=lineno,
+                    field="split",
+                )
     out = split_rows(rows, items, by=by, holdout=holdout, seed=seed)
     write_atomic(output, render(out, items.suffix.lower()))
     counts = Counter(r["split"] for r in out)

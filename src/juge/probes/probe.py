@@ -64,6 +64,7 @@ def probe_injection(
     judge's right verdict. ``judge`` is a judge file, or with ``eval_file`` the name of one of its judges;
     ``provider``, ``model``, ``base_url`` and ``api_key_env`` override its files. Every call goes through
     the engine into the store ``db`` as a run (resumed when ``resume``). Returns the run with its :class:`ProbeResult` (``.result``)."""
+    from juge.arguments import refuse_text
     from juge.config import EngineSpec
     from juge.endpoint import provider_override
     from juge.engine import EngineOptions
@@ -72,6 +73,7 @@ def probe_injection(
     from juge.runner import Providers
     from juge.store import DEFAULT_DB, open_store
 
+    refuse_text("kinds", kinds, "list")
     found, own_spec, base_dir, config = _probe_judge(
         Path(eval_file) if eval_file is not None else None, str(judge), model
     )

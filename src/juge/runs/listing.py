@@ -90,8 +90,10 @@ def delete_runs(run_ids: Sequence[str], *, db: str | Path | None = None) -> list
     """Delete runs (ids or unique prefixes) with everything stored under them (``juge runs rm``); the
     response cache stays. Every id is resolved first: an unknown one, or a run another juge process is
     judging right now, is an InputError and nothing is deleted. Returns the runs deleted."""
+    from juge.arguments import refuse_text
     from juge.store import RunNotFound, is_database_url, open_existing_store
 
+    refuse_text("run_ids", run_ids, "list")
     if not run_ids:
         raise InputError("give the id of at least one run to delete")
     with open_existing_store(db) as store:
