@@ -402,17 +402,18 @@ class Engine:
         `tasks` may be a generator (a large run's tasks are never held whole): it is read a page
         at a time as workers free up, and `total` (the number of tasks, for the progress bar) is
         then given by the caller."""
+        pending: Iterable[JudgeTask]
         if total is None:
             tasks = list(tasks)
             total = len(tasks)
+            # these tasks' own stored judgments: a run judged in parts (tune's folds) holds others too
+            pending = list(self._not_done(run_id, tasks))
+            completed = total - len(pending)
+        else:  # a whole run's tasks, streamed: what the run has stored is what this call skips
+            pending = self._not_done(run_id, tasks)
+            completed = min(total, self.store.count_judgments(run_id))
         stored = 0
-        progress = run_progress(
-            self.console,
-            description,
-            total,
-            min(total, self.store.count_judgments(run_id)),
-            enabled=self.options.progress,
-        )
+        progress = run_progress(self.console, description, total, completed, enabled=self.options.progress)
         with progress:
             elsewhere: list[JudgeTask] = []  # being judged by another process sharing the run
 
@@ -434,7 +435,7 @@ class Engine:
                         else:
                             progress.advance()
 
-            queue: Iterator[JudgeTask] = claimed(self._not_done(run_id, tasks))
+            queue: Iterator[JudgeTask] = claimed(pending)
 
             async def worker() -> None:
                 """Judges the next task until none is left. A task is in flight until its judgment is

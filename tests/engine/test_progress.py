@@ -77,3 +77,29 @@ def test_runs_shows_done_over_total_for_a_running_run(tmp_path, monkeypatch, cap
     code, out, _ = run_cli(monkeypatch, capsys, "runs", "--db", str(db))
     assert code == 0
     assert "1/3 judgments stored" in out  # the pair in two orders and the single answer once
+
+
+def test_a_run_judged_in_parts_counts_each_parts_own_tasks(tmp_path):
+    """tune judges one run fold by fold: the second part starts at 0 of its own, not at what the first stored."""
+    import asyncio
+
+    from juge.data.records import Case
+    from juge.engine import Engine, EngineOptions, build_tasks
+    from juge.judges import judge_from_dict
+    from juge.providers import make_provider
+    from juge.store import Store
+
+    judge = judge_from_dict({"name": "pf", "setup": "passfail", "model": "m", "description": "ok?"})
+    provider = make_provider("scripted", default="PASS\nFine.")
+    cases = [Case(id=f"c{i}", question="q", output=f"o{i}") for i in range(6)]
+    buf = io.StringIO()
+    with Store(tmp_path / "d.db") as store:
+        engine = Engine(store, EngineOptions(progress=True))
+        engine.console = Console(file=buf, force_terminal=False, width=200)
+        run_id = store.create_run(dataset_hash="d", juge_version="t", cases=cases)
+        for part in (cases[:4], cases[4:], cases):  # the last: all six stored already
+            asyncio.run(engine.run_tasks(run_id, build_tasks(part, [judge]), {"pf": provider}))
+    lines = buf.getvalue().splitlines()
+    counts = [tuple(map(int, m.groups())) for line in lines if (m := re.search(r": (\d+)/(\d+)", line))]
+    assert counts == [(4, 4), (2, 2), (6, 6), (6, 6)]  # the last part: all stored, said once, then its total
+    assert sum("already stored" in line for line in lines) == 1
