@@ -86,6 +86,7 @@ def printed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[int, str
     names = set(studies["demo"]["judges"]) | {c["key"] for c in derived["selection"]["candidates"]}
     names |= {r["template"] for r in derived["categories"].values()}
     out["names"] = {0: "\n".join(sorted(names))}
+    out["demo json"] = {0: json.dumps(studies["demo"])}
     return out
 
 
@@ -110,6 +111,21 @@ def test_names_and_figures_are_whole_at_every_width(printed, command: str, width
     found = Counter(m for line in text.splitlines() for m in FIGURE.findall(line))
     assert found == Counter(m for line in everything.splitlines() for m in FIGURE.findall(line))
     assert sum(found.values()) > 20
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_per_category_figures_show_the_decimals_the_headline_compared(printed, width: int) -> None:
+    """The headline decides per category on figures rounded to 3 decimals (QA2: the demo printed 0.56
+    against 0.62 for a gap of exactly -0.050); the per-category section shows those 3 decimals."""
+    study = json.loads(printed["demo json"][0])
+    text = printed["demo"][width]
+    section = text[text.index("Per category: agreement with people") :]
+    section = section[: section.index("Reference answer")]
+    shown = {m.split(" [")[0] for line in section.splitlines() for m in FIGURE.findall(line)}
+    decided = [p for h in study["headline"] for p in h["places"] if p["decision"] != "not measured"]
+    assert len(decided) > 10
+    for place in decided:
+        assert f"{place['judge_vs_person']:.3f}" in shown and f"{place['person_vs_person']:.3f}" in shown, place
 
 
 def test_tables_go_vertical_only_when_their_figures_do_not_fit(printed) -> None:

@@ -19,6 +19,8 @@ from juge.data.records import OUTCOMES
 from juge.reports.fit import fitted, joined, wrapped
 from juge.results import format_estimate
 
+DECIDING_DIGITS = 3  # figures a decision compares (the headline's margin rule) are shown as compared
+
 
 def fmt(est: dict[str, Any] | None, digits: int = 2, *, with_n: bool = True) -> str:
     """``0.64 [0.57, 0.70] n=404`` (:func:`juge.results.format_estimate` with the tables' two digits)."""
@@ -207,19 +209,22 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
 
 
 def print_per_category(result: dict[str, Any], console: Console) -> None:
-    """Per category: the ceiling and each judge's agreement with people (value, interval, n)."""
+    """Per category: the ceiling and each judge's agreement with people (value, interval, n), to 3 decimals:
+    the headline decides on these figures as printed (3 decimals), so the table shows what it compared."""
     judges = result["judges"]
     table = _table("Per category: agreement with people (ceiling = person vs person)", "category", "ceiling", *judges)
     _whole_headers(table, 2)
     for category, people in result.get("per_category", {}).items():
-        cells = [fmt(people["ceiling"]["agreement"])]
+        cells = [fmt(people["ceiling"]["agreement"], DECIDING_DIGITS)]
         for j in judges.values():
             cat = j["per_category"].get(category)
             if cat is None:
                 cells.append("-")
                 continue
             missing = cat["verdict_counts"]["missing"]
-            cells.append(fmt(cat["vs_people"]["agreement"]) + (f"\n({missing} missing)" if missing else ""))
+            cells.append(
+                fmt(cat["vs_people"]["agreement"], DECIDING_DIGITS) + (f"\n({missing} missing)" if missing else "")
+            )
         table.add_row(_cell(category), *cells)
     console.print(fitted(table, console))
 
