@@ -34,3 +34,7 @@ def test_readme_quotes_the_derived_policy_figures() -> None:
         f"judge vs person {coding['vs_people']['value']:.3f}, person vs person {coding['ceiling']['value']:.3f}, "
         f"a gap of {coding['gap']:.3f}" in text
     )
+    roleplay = policy["categories"]["roleplay"]
+    assert roleplay["decision"] == "judge"
+    assert f"Roleplay stays with the judge at a gap of exactly {roleplay['gap']:.3f}" in text
+    assert f"the runner-up `{selection['runner_up'].split('/')[0]}` is within noise" in text
