@@ -163,3 +163,33 @@ def test_unreadable_score_is_missing_not_a_grade() -> None:
     labels = [HumanLabel(item_id="a", rater_id="r", label=3)]
     table = build_grade_table("score", cases, labels, [grade("a", "great")])
     assert grade_study(table, split=None, boot=BOOT)["judges"]["j/t"]["verdict_counts"] == {"scored": 0, "missing": 1}
+
+
+def test_passfail_judge_alpha_is_nominal_with_the_judge_as_one_more_rater() -> None:
+    # QA2: PASS/FAIL studies printed 'krippendorff alpha: n/a' for every judge. Two raters, a judge with
+    # one unparsed call (item e: only the people's values), cross-checked against the krippendorff package.
+    human = {
+        "a": ["FAIL", "FAIL"],
+        "b": ["FAIL", "PASS"],
+        "c": ["PASS", "PASS"],
+        "d": ["PASS", "PASS"],
+        "e": ["FAIL", "PASS"],
+        "f": ["PASS", "FAIL"],
+    }
+    judge = {"a": "FAIL", "b": "PASS", "c": "FAIL", "d": "PASS", "f": "FAIL"}
+    table = passfail_table(human, judge)
+    study = grade_study(table, split=None, boot=BOOT)
+    code = {"PASS": 0.0, "FAIL": 1.0}
+    data = np.array(
+        [
+            [code[human[i][0]] for i in human],
+            [code[human[i][1]] for i in human],
+            [code.get(judge.get(i), np.nan) for i in human],
+        ]
+    )
+    alpha = study["judges"]["j/t"]["krippendorff_alpha"]
+    assert alpha["value"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    assert alpha["n"] == 12 + 5
+    assert study["ceiling"]["krippendorff_alpha"]["value"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data[:2], level_of_measurement="nominal")
+    )

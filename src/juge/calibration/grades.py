@@ -317,6 +317,11 @@ def pooled_ceiling(items: Sequence[GradedItem], labels: list, boot: Bootstrap, *
     return {**{k: v.to_dict() for k, v in figures.items()}, "n_pairs": sum(len(_rater_pairs(it)) for it in items)}
 
 
+def _grade_values(item: GradedItem, key: str) -> list[Any]:
+    grade = item.judges.get(key)
+    return [grade.value] if grade is not None and grade.value is not None else []
+
+
 def _values(items: Sequence[GradedItem]) -> list[list[Any]]:
     return [[v for _, v in it.ratings] for it in items]
 
@@ -415,6 +420,9 @@ def grade_judge_figures(
             )
             out["at_threshold"] = {"threshold": threshold, **{k: v.to_dict() for k, v in binary.items()}}
     if kind == "passfail":
+        if detailed:  # as for scores: the raters with the judge added as one more rater (nominal)
+            with_judge = [_values([it])[0] + _grade_values(it, key) for it in items]
+            out["krippendorff_alpha"] = people_alpha(with_judge, "nominal", boot, list(PASSFAIL)).to_dict()
         per_item = [pairs(it) for it in items]
         flat = [p for ps in per_item for p in ps]
         failures = _caught(per_item, "FAIL", boot)

@@ -269,7 +269,7 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
         "Judges against people",
         "judge",
         *(s.replace("_", " ") for s in stats),
-        caption="Krippendorff's alpha: the raters with the judge added as one more rater." if score else None,
+        caption="Krippendorff's alpha: the raters with the judge added as one more rater.",
     )
     for key, j in result["judges"].items():
         table.add_row(_cell(key), *(fmt(j.get(s)) for s in stats))
