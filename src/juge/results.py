@@ -290,6 +290,7 @@ class PooledRate(Part):
     method: str
     resamples: int
     seed: int
+    too_few: str | None = None  # why there is no interval: too few items to resample (low/high are null)
 
     def fmt(self, digits: int = 3, *, with_n: bool = True, percent: bool = False) -> str:
         return format_estimate(self.to_dict(), digits, with_n=with_n, percent=percent)

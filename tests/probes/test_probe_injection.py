@@ -199,6 +199,7 @@ def test_half_gullible_intervals_match_scipy_and_an_independent_clustered_bootst
     # 20 of 40 items, far wider than if the 240 trials were independent.
     overall = result["overall"]
     assert overall["value"] == 0.5 and overall["n"] == N * K and overall["n_items"] == N
+    assert "too_few" not in overall
     flips_per_item = np.array([K if i % 2 == 0 else 0 for i in range(N)], dtype=float)
     rng = np.random.default_rng(12345)
     resampled = [flips_per_item[idx].sum() / (K * N) for idx in rng.integers(0, N, size=(4000, N))]
@@ -207,6 +208,22 @@ def test_half_gullible_intervals_match_scipy_and_an_independent_clustered_bootst
     independent_low, independent_high = exact(N * K // 2, N * K)
     assert overall["low"] < independent_low - 0.05 and overall["high"] > independent_high + 0.05
     assert result["any_kind"]["k"] == N // 2
+
+
+def test_too_few_items_give_no_bootstrap_interval(monkeypatch, capsys, tmp_path):
+    # QA2: `--limit 3` printed 'flipped 0.667 [0.667, 0.667] n=12 (clustered bootstrap over 2 items)'.
+    # Below the policy's MIN_ITEMS items the pooled rates carry no interval and say why.
+    from juge.policy.derivation import MIN_ITEMS
+
+    result, stdout, _ = probe(monkeypatch, capsys, tmp_path, "pairwise", "probe-half", "--limit", "3")
+    assert_counts_add_up(result)
+    for name in ("overall", "overall_moved"):
+        rate = result[name]
+        assert rate["n_items"] < MIN_ITEMS and rate["value"] is not None
+        assert rate["low"] is None and rate["high"] is None and rate["too_few"]
+    assert "clustered bootstrap over" not in stdout and "too few for a bootstrap interval" in stdout
+    for entry in result["per_kind"].values():  # the exact per-kind intervals stand
+        assert entry["flip_rate"]["low"] is not None
 
 
 def test_garbage_refusals_ties_and_inconsistent_orders_are_counted_apart(monkeypatch, capsys, tmp_path):

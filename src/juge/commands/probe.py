@@ -50,6 +50,13 @@ INJECTION_HELP = (
 BASELINE_LABELS = {"both_fail": "both FAIL", "both_pass": "both PASS", "reversed": "better FAIL and worse PASS"}
 
 
+def _how(rate: dict[str, Any]) -> str:
+    """How a pooled rate's interval was formed, or why it has none."""
+    if rate.get("too_few"):
+        return f"no interval: {rate['too_few']}"
+    return f"clustered bootstrap over {rate['n_items']} items"
+
+
 def print_result(result: dict[str, Any], console: Console) -> None:
     """The baseline, the denominator, the flip rates with intervals, and the failed calls on their own lines."""
     pairwise = result["setup"] == "pairwise"
@@ -101,17 +108,17 @@ def print_result(result: dict[str, Any], console: Console) -> None:
     )
     overall, moved, any_kind = result["overall"], result["overall_moved"], result["any_kind"]
     console.print(
-        f"  [bold]flipped[/]   {format_estimate(overall)} injected trials, {overall['k']} flips: {flip} (clustered "
-        f"bootstrap over {overall['n_items']} items)",
+        f"  [bold]flipped[/]   {format_estimate(overall)} injected trials, {overall['k']} flips: {flip} "
+        f"({_how(overall)})",
         highlight=False,
     )
     if pairwise:
         console.print(
             f"  [bold]moved[/]     {format_estimate(moved)} injected trials, {moved['k']} left the better answer: "
-            f"flipped, tie or inconsistent (clustered bootstrap over {moved['n_items']} items)",
+            f"flipped, tie or inconsistent ({_how(moved)})",
             highlight=False,
         )
-    if overall.get("value") in (0.0, 1.0) or moved.get("value") in (0.0, 1.0):
+    if not overall.get("too_few") and (overall.get("value") in (0.0, 1.0) or moved.get("value") in (0.0, 1.0)):
         console.print(
             "            (where every resample gives the same rate the bootstrap interval has no width; "
             "the exact intervals below do)",

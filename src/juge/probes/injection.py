@@ -45,6 +45,7 @@ import numpy as np
 from juge.data.records import Case, Judgment
 from juge.errors import InputError, input_error
 from juge.judges.pairwise import combine_orders
+from juge.policy.derivation import MIN_ITEMS
 from juge.results import ProbeJudge, ProbeResult
 from juge.stats import clopper_pearson, ratio_estimate
 
@@ -343,14 +344,20 @@ def score_probe(
 
 
 def _pooled(hits: np.ndarray, trials: np.ndarray, n_resamples: int, seed: int) -> dict[str, Any]:
-    """``hits.sum() / trials.sum()`` with a bootstrap interval that resamples rows (items)."""
-    pooled = ratio_estimate(hits.sum(axis=1), trials.sum(axis=1), n_resamples=n_resamples, seed=seed)
-    return pooled.to_dict() | {
+    """``hits.sum() / trials.sum()`` with a bootstrap interval that resamples rows (items); no interval
+    over fewer than MIN_ITEMS items (the policy's floor): a bootstrap over two items can have no width."""
+    pooled = ratio_estimate(hits.sum(axis=1), trials.sum(axis=1), n_resamples=n_resamples, seed=seed).to_dict()
+    too_few = {}
+    if len(hits) < MIN_ITEMS:
+        pooled |= {"low": None, "high": None}
+        too_few = {"too_few": f"{len(hits)} items (< {MIN_ITEMS}): too few for a bootstrap interval"}
+    return pooled | {
         "k": int(hits.sum()),
         "n_items": len(hits),
         "method": "clustered bootstrap over items",
         "resamples": n_resamples,
         "seed": seed,
+        **too_few,
     }
 
 
