@@ -70,7 +70,8 @@ def test_passfail_study_leaves_out_a_criteria_judge_with_a_note(tmp_path: Path, 
     assert "quality/criteria-v1 is left out" in out and "no human FAIL" not in out
     assert "caught 4 of 6" in out  # per rating: 3 items x 2 raters say FAIL, 2 items caught
     assert "krippendorff_alpha" in result["ceiling"]  # nominal alpha in every ceiling (issue 13)
-    assert "krippendorff_alpha" not in result["judges"]["faithful/passfail-v1"]  # the judges' table has no alpha
+    # the judge's alpha: the raters with the judge as one more rater (QA2: the row read n/a)
+    assert result["judges"]["faithful/passfail-v1"]["krippendorff_alpha"]["value"] is not None
 
 
 def test_rated_items_without_judgments_show_the_people_figures_and_say_so(tmp_path: Path, monkeypatch, capsys) -> None:
