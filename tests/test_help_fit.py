@@ -42,6 +42,14 @@ def test_help_at_80_columns_cuts_nothing(command: tuple[str, ...]) -> None:
         assert option in text, f"{option} is not whole in `juge {' '.join(command)} --help` at 80 columns"
 
 
+def test_an_option_shows_the_value_it_takes_not_a_python_type() -> None:
+    """QA2: repeatable options read `--judge <list[str]>`, flags `--json <bool>`; one value each time."""
+    for command in ALL:
+        text = _help(command, 300)
+        assert not re.search(r"<(list|bool)\b", text), " ".join(command)
+    assert re.search(r"--judge-name\s+<str>", _help(("calibrate",), 300))
+
+
 def test_every_store_command_has_the_same_db_help() -> None:
     with_db = [c for c in ALL if "--db " in _help(c, 300)]
     same = [c for c in with_db if DB_HELP in " ".join(_help(c, 300).split())]

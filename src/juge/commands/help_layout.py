@@ -10,6 +10,7 @@ longer than its column instead of cutting it.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any, get_args
 
 from rich.columns import Columns
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -52,16 +53,26 @@ def fit_help() -> None:
 
 def _show_flags_as_flags() -> None:
     """typer 0.29's rich help prints the type of every option, so each flag (`--json`, even `--help`)
-    reads `--json <bool>` as if it took a value. Its plain help and its docs show a flag without one;
-    make the rich help agree (options with a value keep their type)."""
-    from typer.core import TyperOption
+    reads `--json <bool>` as if it took a value, and a repeatable option or argument reads
+    `--judge <list[str]>` as if it took a list. Its plain help and its docs show a flag without one and
+    a repeatable value with the type of one value; make the rich help agree."""
+    from typer.core import TyperArgument, TyperOption
 
-    shown_type = TyperOption.display_type_rich
-    if getattr(shown_type, "_juge_flags", False):
-        return
+    for cls in (TyperOption, TyperArgument):
+        shown_type = cls.display_type_rich
+        if getattr(shown_type, "_juge_flags", False):
+            continue
 
-    def display_type_rich(self: TyperOption, ctx: object) -> str | None:
-        return None if self.is_flag or self.count else shown_type(self, ctx)  # type: ignore[arg-type]
+        def display_type_rich(self: Any, ctx: Any, shown_type: Any = shown_type) -> str | None:
+            if getattr(self, "is_flag", False) or getattr(self, "count", False):
+                return None
+            desc = self.type_descriptor
+            named = isinstance(self, TyperOption) and self.metavar is not None  # an option's metavar is its type
+            if desc.is_list and not desc.is_choice and not named:
+                args = get_args(desc.annotation)
+                if len(args) == 1:  # given once per value (an option) or as several values (an argument)
+                    return f"<{self._bare_type(args[0])}>"
+            return shown_type(self, ctx)
 
-    display_type_rich._juge_flags = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+        display_type_rich._juge_flags = True  # type: ignore[attr-defined]
+        cls.display_type_rich = display_type_rich  # type: ignore[method-assign]
