@@ -197,6 +197,9 @@ class EvalConfig:
 
         if "file" in table:
             path = self.base_dir / table["file"]
+            if not path.is_file():  # named where it is given, not only as a path that is not there
+                found = "is a folder" if path.is_dir() else "not found"
+                raise self.error(f"judge file {table['file']!r} {found} (looked for {path})", f"judges[{i}].file")
             judge = load_judge(path)
             extra = {k: v for k, v in table.items() if k != "file"}
             if extra:

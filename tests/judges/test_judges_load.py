@@ -327,3 +327,14 @@ def test_a_boolean_key_takes_only_true_or_false(tmp_path: Path, value: str) -> N
     assert load_judge(
         write(tmp_path, "ok.toml", 'name = "x"\nsetup = "passfail"\ndescription = "d"\nreference = true\n')
     )
+
+
+def test_a_missing_judge_file_is_named_where_the_eval_file_gives_it(tmp_path: Path) -> None:
+    """QA2: `file = "pff.toml"` said only '.../pff.toml: file not found', not the eval file's line."""
+    from juge.config import load_eval
+
+    write(tmp_path, "cases.jsonl", '{"id": "a", "question": "q", "output": "o"}\n')
+    path = write(tmp_path, "eval.toml", 'cases = "cases.jsonl"\n\n[[judges]]\nfile = "pff.toml"\n')
+    with pytest.raises(InputError) as caught:
+        load_eval(path)
+    assert (Path(caught.value.path).name, caught.value.line, caught.value.field) == ("eval.toml", 4, "judges[0].file")
