@@ -160,6 +160,9 @@ def toml_key_line(text: str, field: str) -> int | None:
         inside = [
             n for n in found if n < (headers[0] if headers else len(lines) + 1) and top.match(lines[n - 1].strip())
         ]
+        if not inside:  # a top-level table: its first `[key]` or `[[key]]` header (`[[judge]]` for `[[judges]]`)
+            tables = [n for n in headers if re.match(rf"^\[\[?\s*{re.escape(key)}\s*\]", lines[n - 1].strip())]
+            return tables[0] if tables else None
     else:
         table, table_index = parts[-2]
         section = _section(lines, table, table_index)

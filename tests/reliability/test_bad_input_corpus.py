@@ -582,6 +582,9 @@ setup = "score"
         ("name", 1),  # the top-level `name`, not the ones inside tables or inline tables
         ("judges[0].description", None),  # missing from judges[0]: no line, even though no other judge has one either
         ("seed", None),  # a missing key has no line
+        ("engine", 5),  # a top-level table: its header (QA2: a misspelt `[[judge]]` had no line)
+        ("judges", 8),
+        ("engine.seed", None),
     ],
 )
 def test_toml_key_line_names_the_line_or_none(field: str, line: int | None) -> None:
