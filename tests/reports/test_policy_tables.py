@@ -73,3 +73,6 @@ def test_a_passfail_test_prints_what_the_judge_caught(policies, tmp_path, monkey
     assert test.conclusion is not None and f"Policy on holdout: {test.conclusion.reason}" in text.replace("\n", " ")
     for label, count in test.decisions.items():
         assert any(label in line and line.rstrip(" │").endswith(str(count)) for line in text.splitlines())
+    # the test's title on one line, not wrapped inside the narrow decisions table (QA2)
+    title = f"Policy {test.policy_hash[:12]} on split {test.split} ({test.n_items} items)"
+    assert title in text.splitlines()
