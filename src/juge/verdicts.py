@@ -117,6 +117,15 @@ def expected_judges(cases: Iterable[Case], counted: Iterable[str]) -> dict[str, 
     return {c.id: set() if c.is_pair else set(names) for c in cases}
 
 
+def run_threshold(run_config: Mapping[str, object] | None, given: float | None = None) -> float | None:
+    """The score at which a stored run's cases pass: ``given`` (``--threshold``), else the eval's
+    ``[gate] min_score`` the run recorded, as its own summary counted them."""
+    if given is not None:
+        return given
+    value = (run_config or {}).get("min_score")
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _run_judge_setups(run_config: Mapping[str, object] | None) -> list[tuple[str, str | None]]:
     """(name, setup) of each judge in a stored run's config; an old config without setups gives None."""
     judges = (run_config or {}).get("judges")

@@ -30,7 +30,7 @@ from juge.results import Comparison
 from juge.runs.judgediff import judge_diffs
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store
-from juge.verdicts import CaseOutcome, run_outcomes
+from juge.verdicts import CaseOutcome, run_outcomes, run_threshold
 
 INPUT_FIELDS = ("question", "messages", "context", "source", "reference")
 
@@ -61,8 +61,7 @@ def raw_outputs(store: Store, run_id: str, cases: Iterable[Case]) -> dict[str, d
 
 def _run_side(store: Store, run_id: str, threshold: float | None) -> dict[str, Any]:
     run = store.get_run(run_id)
-    if threshold is None:  # the eval's [gate] min_score passes a score, as in the run's own summary
-        threshold = (run["config"] or {}).get("min_score")
+    threshold = run_threshold(run["config"], threshold)
     cases = store.run_cases(run["id"])
     judgments = store.judgments(run["id"])
     checks = store.check_results(run["id"])

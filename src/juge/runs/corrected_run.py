@@ -28,12 +28,11 @@ def estimate(
     from juge.data.readers import named_records, read_labels
     from juge.runs.corrected import corrected_pass_rate, human_pass_shares
     from juge.store import open_existing_store
-    from juge.verdicts import run_outcomes
+    from juge.verdicts import run_outcomes, run_threshold
 
     with open_existing_store(db) as store:
         run_row = store.get_run(run if isinstance(run, str) else run.run_id)
-        if threshold is None:  # the eval's [gate] min_score passes a score, as in the run's own summary
-            threshold = (run_row["config"] or {}).get("min_score")
+        threshold = run_threshold(run_row["config"], threshold)
         cases = store.run_cases(run_row["id"])
         outcomes, _ = run_outcomes(
             cases,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.results import CheckOutcome, CombinedVerdict, ShownCase, ShownJudgment, ShownRun, ShowResult
-from juge.verdicts import judgment_passes
+from juge.verdicts import judgment_passes, run_threshold
 
 if TYPE_CHECKING:
     from juge.results import Run
@@ -65,7 +65,7 @@ def show(
         outcome=outcome,
         judge=judge,
         case_id=case,
-        min_score=(stored["config"] or {}).get("min_score"),
+        min_score=run_threshold(stored["config"]),
     )
     shown = []
     for sel in selected[:limit]:
