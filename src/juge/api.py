@@ -43,8 +43,8 @@ from juge.results import (
 # API functions that live in their domain modules, re-exported (``x as x``) one line each.
 from juge.config import eval_config as eval_config
 from juge.data.split import split as split
-from juge.preview import dry_run as dry_run
-from juge.preview import prompt as prompt
+from juge.runs.preview import dry_run as dry_run
+from juge.runs.preview import prompt as prompt
 from juge.probes.probe import probe_injection as probe_injection
 from juge.runs.corrected_run import estimate as estimate
 from juge.runs.export import export as export
@@ -381,7 +381,7 @@ async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overri
     """
     from juge.arguments import refuse_text
     from juge.endpoint import provider_override, with_model
-    from juge.runner import gate_of, run_eval_async
+    from juge.runs.runner import gate_of, run_eval_async
 
     unknown = sorted(set(overrides) - set(RUN_OVERRIDES))
     if unknown:

@@ -24,7 +24,7 @@ from juge.data.records import Case
 from juge.errors import InputError
 from juge.policy.route import RouteDecision, route_cases
 from juge.results import PolicyResult, RouteResult
-from juge.runner import run_eval
+from juge.runs.runner import run_eval
 from juge.store import Store
 
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def _probe_judge(eval_file: Path | None, judge: str, model: str | None) -> tuple[Any, Any, Path, Any]:
     """(judge, its provider spec or None, base folder, the eval config or None), from an eval file or a judge file."""
     from juge.judges import load_judge
-    from juge.runner import _judge_provider_spec
+    from juge.runs.runner import _judge_provider_spec
 
     config = None
     if eval_file is not None:
@@ -70,7 +70,7 @@ def probe_injection(
     from juge.engine import EngineOptions
     from juge.probes.injection import load_items, load_kinds, run_probe
     from juge.providers.pricing import price_table
-    from juge.runner import Providers
+    from juge.runs.runner import Providers
     from juge.store import DEFAULT_DB, open_store
 
     refuse_text("kinds", kinds, "list")

@@ -5,7 +5,7 @@ figures are `juge.runs.summary.summarize`'s (the summary stored when the run fin
 `summarize`), a comparison is `juge.runs.compare.compare_runs`'s result unchanged. The report
 adds only what a reader needs next to them: an exact binomial interval for each pass rate
 (the cases are the units, so Clopper & Pearson 1934 applies), the versions, and the failed
-and missing cases with the raw judge text (their verdicts are `juge.verdicts.case_outcomes`
+and missing cases with the raw judge text (their verdicts are `juge.runs.verdicts.case_outcomes`
 on the judges and threshold the summary counted, so the list matches its counts).
 
 A run whose judges are all pairwise (and that has no check) passes or fails no case: its report
@@ -27,7 +27,7 @@ from juge.runs.compare import compare_runs, raw_outputs
 from juge.runs.summary import summarize
 from juge.stats import clopper_pearson
 from juge.store import Store
-from juge.verdicts import CountedJudges, case_outcomes, counted_judges, expected_judges
+from juge.runs.verdicts import CountedJudges, case_outcomes, counted_judges, expected_judges
 
 MAX_CASES = 200
 FAILURE_OUTCOMES = ("refused", "unparsed", "error")
@@ -80,7 +80,7 @@ def _judgment_row(j: Judgment, counted: bool) -> dict[str, Any]:
 
 
 def summary_counted(summary: dict[str, Any]) -> CountedJudges:
-    """`juge.verdicts.counted_judges` on the judges (and their setups) and ``min_score`` of `summary`."""
+    """`juge.runs.verdicts.counted_judges` on the judges (and their setups) and ``min_score`` of `summary`."""
     judges = summary.get("judges") or {}
     return counted_judges([(n, e.get("setup")) for n, e in judges.items()], threshold=summary.get("min_score"))
 
@@ -88,7 +88,7 @@ def summary_counted(summary: dict[str, Any]) -> CountedJudges:
 def failing_cases(store: Store, run_id: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The cases `summary` counts as failed or missing, with why, the system output and every raw judge text.
 
-    The verdict is `juge.verdicts.case_outcomes` on the judgments and threshold the summary
+    The verdict is `juge.runs.verdicts.case_outcomes` on the judgments and threshold the summary
     counted (`summary_counted`: its judges' setups and its ``min_score``): the one
     definition `summarize` uses, so the list matches its counts.
     """

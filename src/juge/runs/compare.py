@@ -1,6 +1,6 @@
 """Compare two runs of the same cases (two versions of a system) and report only what changed.
 
-Each case's verdict is pass / fail / missing as defined in ``juge.verdicts``.
+Each case's verdict is pass / fail / missing as defined in ``juge.runs.verdicts``.
 The runs are joined on case id; a case whose inputs (question, messages, context,
 source, reference) differ between the runs is left out and counted. On the cases
 with a verdict in both runs:
@@ -30,7 +30,7 @@ from juge.results import Comparison
 from juge.runs.judgediff import judge_diffs
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store
-from juge.verdicts import CaseOutcome, run_outcomes, run_threshold
+from juge.runs.verdicts import CaseOutcome, run_outcomes, run_threshold
 
 INPUT_FIELDS = ("question", "messages", "context", "source", "reference")
 

@@ -2,7 +2,7 @@
 
 Notation: the run has cases; a random subset of ``n`` of them carries human labels
 ``Y_i`` (the share of raters who said PASS, so 0/1 with one rater), every case has
-the judge's prediction ``f`` (1 = the case passes, see ``juge.verdicts``; a
+the judge's prediction ``f`` (1 = the case passes, see ``juge.runs.verdicts``; a
 missing verdict predicts 0, fail closed: any fixed rule keeps both estimators valid).
 The ``N`` cases without labels are the unlabelled sample.
 
@@ -46,7 +46,7 @@ from juge.errors import InputError
 from juge.results import EstimateResult
 from juge.stats import Estimate, percentile_interval, ratio_estimate
 from juge.stats.bootstrap import resampled_totals
-from juge.verdicts import CaseOutcome
+from juge.runs.verdicts import CaseOutcome
 
 RECOMMENDED = "ppi++"
 MIN_LABELLED = 30

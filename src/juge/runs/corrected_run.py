@@ -28,7 +28,7 @@ def estimate(
     from juge.data.readers import named_records, read_labels
     from juge.runs.corrected import corrected_pass_rate, human_pass_shares
     from juge.store import open_existing_store
-    from juge.verdicts import run_outcomes, run_threshold
+    from juge.runs.verdicts import run_outcomes, run_threshold
 
     with open_existing_store(db) as store:
         run_row = store.get_run(run if isinstance(run, str) else run.run_id)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.results import CheckOutcome, CombinedVerdict, ShownCase, ShownJudgment, ShownRun, ShowResult
-from juge.verdicts import judgment_passes, run_threshold
+from juge.runs.verdicts import judgment_passes, run_threshold
 
 if TYPE_CHECKING:
     from juge.results import Run

@@ -17,7 +17,7 @@ from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
 from juge.results import RunSummary
 from juge.store import Store
-from juge.verdicts import case_outcome, counted_judges
+from juge.runs.verdicts import case_outcome, counted_judges
 
 OUTCOMES = ("ok", "refused", "unparsed", "error")
 PAIR_VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
@@ -28,7 +28,7 @@ def summarize(
 ) -> RunSummary:
     """Per-check pass rates, per-judge verdicts and outcomes, and pass/fail/missing per case.
 
-    A case's verdict follows :func:`juge.verdicts.case_outcomes` (fail closed: a refused,
+    A case's verdict follows :func:`juge.runs.verdicts.case_outcomes` (fail closed: a refused,
     unparsed or failed judgment makes the case `missing`, never a pass). Score, criteria
     and additive judges count toward it only when `min_score` is set (the eval file's
     `[gate] min_score`); otherwise they are summarised but named under `not_counted`.

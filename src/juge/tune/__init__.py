@@ -117,7 +117,7 @@ def tune(
 
 def _provider_for(judge: Any, base_dir: Path, name: str | None) -> Provider:
     from juge.config import ProviderSpec
-    from juge.runner import Providers, _judge_provider_spec
+    from juge.runs.runner import Providers, _judge_provider_spec
 
     spec = ProviderSpec(name=name) if name else _judge_provider_spec(judge)
     if spec is None:

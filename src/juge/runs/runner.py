@@ -48,7 +48,7 @@ from juge.providers.registry import answering_model
 from juge.results import Gate, RunSummary
 from juge.runs.summary import summarize
 from juge.store import Store
-from juge.verdicts import counted_judges
+from juge.runs.verdicts import counted_judges
 
 
 @dataclass

@@ -132,7 +132,7 @@ def prompt(
     from juge.config import load_eval
     from juge.data.readers import read_cases
     from juge.judges import load_judge
-    from juge.runner import answering_judges
+    from juge.runs.runner import answering_judges
 
     judge_path = Path(judge)
     found = load_judge(judge_path) if judge_path.suffix == ".toml" and judge_path.is_file() else None
@@ -183,7 +183,7 @@ def dry_run(
     from juge.arguments import refuse_text
     from juge.config import eval_config
     from juge.endpoint import provider_override, with_model
-    from juge.runner import answering_judges, load_run_cases
+    from juge.runs.runner import answering_judges, load_run_cases
 
     refuse_text("only", only, "list")
     if repeat < 1:
