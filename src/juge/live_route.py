@@ -144,7 +144,7 @@ def route_new_items(
     """Call the policy's judge (from ``eval_file``) on new ``items`` (a cases file) or one ``item`` (JSON), store
     the run in ``db``, and route each item. ``provider``, ``base_url``, ``api_key_env`` and ``model`` override
     the eval file's (as on ``juge run``); another model than the policy's is refused before any call."""
-    from juge.api import _store
+    from juge.runs.api import _store
     from juge.config import load_eval
     from juge.endpoint import provider_override, with_model
     from juge.policy.route import read_route_item

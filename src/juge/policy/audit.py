@@ -36,7 +36,7 @@ def audit_run(
     """Draw ``n`` random decisions the policy's judge made alone in stored run ``run`` (``juge audit-sample``),
     each with the item and the judge's raw text. ``seed`` defaults to the ISO year and week (a new sample
     each week)."""
-    from juge.api import _store
+    from juge.runs.api import _store
 
     if n < 1:
         raise InputError(f"-n {n}: draw at least one decision")
