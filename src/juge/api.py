@@ -7,9 +7,7 @@ They are re-exported by :mod:`juge` (``juge.run``, ``juge.calibrate``, ...).
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
-import contextlib
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.resources import files
@@ -32,7 +30,6 @@ from juge.label.api import (  # noqa: F401 - re-exported: `juge label ...`, one 
 from juge.results import (
     AuditSample,
     Calibration,
-    Comparison,
     HoldoutTest,
     PolicyResult,
     RouteResult,
@@ -75,8 +72,6 @@ if TYPE_CHECKING:
 
     from juge.calibration.inputs import StudyInputs
     from juge.data.judgments import JudgmentsSource
-    from juge.judges.judge import Judge
-    from juge.providers.base import Provider
     from juge.tune.models import TuneResult
 
 DEFAULT_DB = Path(".juge") / "juge.db"

@@ -53,12 +53,15 @@ import json
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from juge.checks import Check, CheckConfigError, make_check
 from juge.errors import InputError, input_error, pydantic_field, toml_key_line, toml_syntax_error, with_toml_line
+
+if TYPE_CHECKING:
+    from juge.judges.judge import Judge
 
 
 class ProviderSpec(BaseModel):
@@ -173,7 +176,7 @@ class EvalConfig:
                 self.checks.append(make_check(table, base_dir))
             except CheckConfigError as exc:
                 raise self.error(str(exc), f"checks[{i}]") from None
-        self.judges = [self._judge(i, table) for i, table in enumerate(spec.judges)]
+        self.judges: list[Judge] = [self._judge(i, table) for i, table in enumerate(spec.judges)]
         # The judge file each judge came from (None: the judge's table is in this eval file).
         self.judge_files = [self.base_dir / table["file"] if "file" in table else None for table in spec.judges]
         names = [j.name for j in self.judges]
@@ -192,7 +195,7 @@ class EvalConfig:
         line = toml_key_line(path.read_text(encoding="utf-8"), field) if path.is_file() else None
         return input_error(path, message, line=line, field=field)
 
-    def _judge(self, i: int, table: dict[str, Any]) -> Any:
+    def _judge(self, i: int, table: dict[str, Any]) -> Judge:
         from juge.judges import judge_from_dict, load_judge
 
         if "file" in table:
@@ -217,7 +220,7 @@ class EvalConfig:
     def cases_path(self) -> Path:
         return self.path(self.spec.cases)
 
-    def hash_with(self, judges: list[Any]) -> str:
+    def hash_with(self, judges: Sequence[Judge]) -> str:
         """Eval identity for resume: the file's bytes plus each judge's version."""
         h = hashlib.sha256(self.hash.encode())
         for j in judges:

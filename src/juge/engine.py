@@ -30,7 +30,7 @@ from juge.batching import BatchedProvider
 from juge.checks import Check, run_checks
 from juge.data.records import Case, Judgment
 from juge.limits import Adaptive, Budget, Clock, Spend
-from juge.progress import run_progress
+from juge.progress import ProgressFactory, run_progress
 from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response
 from juge.providers.pricing import call_cost
 from juge.store import Store
@@ -47,7 +47,7 @@ class EngineOptions:
     timeout: float = 120.0
     backoff: float = 1.0
     max_backoff: float = 60.0
-    progress: bool = True
+    progress: bool | ProgressFactory = True  # True: the bar on `Engine.console`; a factory: the caller's
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     seed: int | None = None  # jitter seed, for reproducible tests
     # Claim each task in a store that processes share (PostgreSQL). Off in batch mode, where one
@@ -413,7 +413,12 @@ class Engine:
             pending = self._not_done(run_id, tasks)
             completed = min(total, self.store.count_judgments(run_id))
         stored = 0
-        progress = run_progress(self.console, description, total, completed, enabled=self.options.progress)
+        shown = self.options.progress
+        progress = (
+            shown(description, total, completed)
+            if callable(shown)
+            else run_progress(self.console, description, total, completed, enabled=shown)
+        )
         with progress:
             elsewhere: list[JudgeTask] = []  # being judged by another process sharing the run
 

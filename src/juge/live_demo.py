@@ -38,7 +38,7 @@ from juge.data.records import Case, Judgment
 from juge.engine import Engine, EngineOptions, build_tasks
 from juge.judges import Judge, judge_from_dict
 from juge.providers.base import Provider
-from juge.runs.runner import judges_config
+from juge.runs.execute import judges_config
 from juge.runs.summary import summarize
 from juge.store import Store
 

@@ -24,7 +24,7 @@ from juge.data.records import Case
 from juge.errors import InputError
 from juge.policy.route import RouteDecision, route_cases
 from juge.results import PolicyResult, RouteResult
-from juge.runs.runner import run_eval
+from juge.runs.execute import run_eval
 from juge.store import Store
 
 
@@ -144,10 +144,10 @@ def route_new_items(
     """Call the policy's judge (from ``eval_file``) on new ``items`` (a cases file) or one ``item`` (JSON), store
     the run in ``db``, and route each item. ``provider``, ``base_url``, ``api_key_env`` and ``model`` override
     the eval file's (as on ``juge run``); another model than the policy's is refused before any call."""
-    from juge.runs.api import _store
     from juge.config import load_eval
     from juge.endpoint import provider_override, with_model
     from juge.policy.route import read_route_item
+    from juge.runs.api import _store
 
     if (item is None) == (items is None):
         raise InputError("with --eval, give the new items as --items FILE or one --item FILE")

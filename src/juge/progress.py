@@ -1,11 +1,18 @@
 """Progress of a run that works everywhere: rich's bar on a terminal; elsewhere (CI, a log file) a
-plain line every `interval` seconds with done/total, rate, ETA and errors so far, and one at the end."""
+plain line every `interval` seconds with done/total, rate, ETA and errors so far, and one at the end.
+
+The protocol is small: a :data:`ProgressFactory` is called once per stage with its description, its
+total and what is already done, and returns a :class:`RunProgress` (a context manager told of each
+task as it ends). The library calls it; what it shows, and where, is the caller's (the CLI passes
+:func:`run_progress` on its own console).
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import TracebackType
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -19,6 +26,10 @@ class RunProgress(Protocol):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None: ...
     def advance(self, *, error: bool = False) -> None: ...
+
+
+#: Makes the progress of one stage: ``(description, total, already done) -> RunProgress``.
+ProgressFactory: TypeAlias = Callable[[str, int, int], RunProgress]
 
 
 def _clock(seconds: float) -> str:

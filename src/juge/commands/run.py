@@ -17,6 +17,7 @@ from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
 from juge.files import is_stdout, staged_output, write_atomic
+from juge.progress import RunProgress, run_progress
 from juge.reports.fit import fitted
 from juge.store import DEFAULT_DB
 
@@ -186,7 +187,7 @@ def run_command(
                 only=_read_only(only),
                 repeat=repeat,
                 concurrency=concurrency,
-                progress=not no_progress,
+                progress=False if no_progress else _progress,
                 resume=not fresh,
                 provider=provider,
                 replay=replay,
@@ -201,7 +202,10 @@ def run_command(
         if json_tmp is not None:
             shown = result.summary.to_dict() if result.summary is not None else _pending_json(result)
             json_tmp.write_text(json.dumps(shown, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    if result.resumed:
+        err.print(f"resuming run [bold]{result.run_id}[/] (same eval file, judges, system prompt and data)")
     if result.pending is not None:
+        _print_warnings(result.warnings)
         _print_pending(result)
         raise typer.Exit(BATCH_PENDING_EXIT)
     stats = result.engine_stats
@@ -217,8 +221,7 @@ def run_command(
         )
     assert result.summary is not None  # a finished run
     print_summary(result.summary.to_dict())
-    for warning in result.warnings:
-        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    _print_warnings(result.warnings)
     if result.first_error is not None:
         raise Fault(
             f"run {result.run_id}: no judgment could be made, every call failed; the first error: "
@@ -230,6 +233,16 @@ def run_command(
 
 
 BATCH_PENDING_EXIT = 75  # EX_TEMPFAIL: not done yet, try again later
+
+
+def _progress(description: str, total: int, completed: int) -> RunProgress:
+    """The run's progress on standard error: a bar on a terminal, a line now and then elsewhere."""
+    return run_progress(err, description, total, completed)
+
+
+def _print_warnings(warnings: list[str]) -> None:
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
 
 
 def _pending_json(result: Any) -> dict[str, Any]:

@@ -402,7 +402,7 @@ def run_probe(
     its options (the run's identity). `provider` is closed before the event loop that used it ends,
     whether the run finishes or not."""
     from juge.engine import Engine
-    from juge.runs.runner import judged_run
+    from juge.runs.execute import judged_run
 
     if judge.setup not in SETUPS:
         raise InputError(

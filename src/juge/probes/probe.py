@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def _probe_judge(eval_file: Path | None, judge: str, model: str | None) -> tuple[Any, Any, Path, Any]:
     """(judge, its provider spec or None, base folder, the eval config or None), from an eval file or a judge file."""
     from juge.judges import load_judge
-    from juge.runs.runner import _judge_provider_spec
+    from juge.runs.providers import judge_provider_spec
 
     config = None
     if eval_file is not None:
@@ -39,7 +39,7 @@ def _probe_judge(eval_file: Path | None, judge: str, model: str | None) -> tuple
         found, base = load_judge(path), path.parent
     if model is not None:
         found = replace(found, model=model)
-    return found, _judge_provider_spec(found), base, config
+    return found, judge_provider_spec(found), base, config
 
 
 def probe_injection(
@@ -70,7 +70,7 @@ def probe_injection(
     from juge.engine import EngineOptions
     from juge.probes.injection import load_items, load_kinds, run_probe
     from juge.providers.pricing import price_table
-    from juge.runs.runner import Providers
+    from juge.runs.providers import Providers
     from juge.store import DEFAULT_DB, open_store
 
     refuse_text("kinds", kinds, "list")

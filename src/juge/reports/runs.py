@@ -25,9 +25,9 @@ from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
 from juge.runs.compare import compare_runs, raw_outputs
 from juge.runs.summary import summarize
+from juge.runs.verdicts import CountedJudges, case_outcomes, counted_judges, expected_judges
 from juge.stats import clopper_pearson
 from juge.store import Store
-from juge.runs.verdicts import CountedJudges, case_outcomes, counted_judges, expected_judges
 
 MAX_CASES = 200
 FAILURE_OUTCOMES = ("refused", "unparsed", "error")

@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from juge.config import eval_config
+from juge.config import EvalConfig, eval_config
 from juge.errors import InputError
 from juge.results import Comparison, Run
 from juge.store import DEFAULT_DB
@@ -29,109 +30,148 @@ from juge.runs.select import show as show
 
 if TYPE_CHECKING:
     from juge.judges.judge import Judge
+    from juge.progress import ProgressFactory
     from juge.providers.base import Provider
 
 
 # ---- run ---------------------------------------------------------------------------------------
 
 
-RUN_OVERRIDES = (
-    "cases",
-    "judges",
-    "mapping",
-    "only",
-    "repeat",
-    "concurrency",
-    "progress",
-    "resume",
-    "provider",
-    "replay",
-    "console",
-    "wait",
-    "base_url",
-    "api_key_env",
-    "model",
-)
-
-
-async def run_async(eval_or_path: Any, *, db: str | Path | None = None, **overrides: Any) -> Run:
+async def run_async(
+    eval_or_path: str | Path | EvalConfig | None = None,
+    *,
+    db: str | Path | None = None,
+    cases: str | Path | None = None,
+    judges: Sequence[str | Path] | None = None,
+    mapping: Mapping[str, str] | None = None,
+    only: Iterable[str] | None = None,
+    repeat: int = 1,
+    concurrency: int | None = None,
+    progress: bool | ProgressFactory = False,
+    resume: bool = True,
+    provider: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    model: str | None = None,
+    replay: str | Path | None = None,
+    wait: bool = False,
+) -> Run:
     """Run an eval in the running event loop (``await juge.run_async("eval.toml")``; ``juge run``).
 
-    ``eval_or_path`` is an eval file or an EvalConfig; without it, ``cases`` (a cases file) with ``judges``
-    (judge files) and optionally ``mapping`` make one. ``db`` is the store (default ``.juge/juge.db``).
-    ``overrides``: ``only`` (case ids), ``repeat``,
-    ``concurrency``, ``progress`` (a progress bar on stderr, default off), ``resume`` (default on),
-    ``provider`` (a provider name for every judge), ``base_url`` and ``api_key_env`` (its endpoint: a
-    server given by address needs no key), ``model`` (every judge's model), ``replay`` (recorded judgments
-    for the replay provider), ``console`` (where notes go), ``wait`` (batch mode: wait until every batch has ended; else a
-    run whose batches are still out comes back with ``pending`` set and no summary, to be collected later).
+    Args:
+        eval_or_path: an eval file (TOML) or an EvalConfig; None with ``cases`` and ``judges``.
+        db: the store, a SQLite file or a ``postgresql://`` URL (default ``.juge/juge.db``).
+        cases: a cases file (JSONL/CSV), instead of an eval file.
+        judges: judge files (TOML), with ``cases``.
+        mapping: with ``cases``, other column names read as juge fields (``{"id": "ticket"}``).
+        only: the case ids to run (default: the eval's selection).
+        repeat: ask each judge this many times in the same order (self-consistency).
+        concurrency: calls in flight at once (default from the eval file, else 8).
+        progress: True for a progress bar on stderr, or a factory ``(description, total, done) -> progress``
+            (see :mod:`juge.progress`); default off.
+        resume: resume the unfinished run of the same eval and data (default on).
+        provider: a provider name for every judge, overriding the eval and judge files.
+        base_url: the provider's endpoint (a server given by address needs no key).
+        api_key_env: the environment variable holding the provider's key.
+        model: every judge's model.
+        replay: recorded judgments (JSONL) for the replay provider.
+        wait: batch mode: wait until every batch has ended; else a run whose batches are still out comes
+            back with ``pending`` set and no summary, to be collected later.
+
+    Returns the stored :class:`Run`; what the run warns about (a judge of the system's model family, a
+    judge answering unparsed too often) is in ``Run.warnings``.
     """
     from juge.arguments import refuse_text
     from juge.endpoint import provider_override, with_model
-    from juge.runs.runner import gate_of, run_eval_async
+    from juge.runs.execute import run_eval_async
+    from juge.runs.plan import RunOptions
 
-    unknown = sorted(set(overrides) - set(RUN_OVERRIDES))
-    if unknown:
-        raise TypeError(f"juge.run: unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OVERRIDES)}")
-    refuse_text("only", overrides.get("only"), "list")
-    config = eval_config(
-        eval_or_path, cases=overrides.get("cases"), judges=overrides.get("judges"), mapping=overrides.get("mapping")
-    )
-    replay = overrides.get("replay")
+    refuse_text("only", only, "list")
+    config = eval_config(eval_or_path, cases=cases, judges=judges, mapping=mapping)
     if replay is not None and not Path(replay).is_file():
         raise InputError(
             f"--replay {replay}: {'is a folder' if Path(replay).is_dir() else 'file not found'}; give the "
             "recorded judgments (JSONL)"
         )
     override = provider_override(
-        overrides.get("provider") or ("replay" if replay else None),
-        overrides.get("base_url"),
-        overrides.get("api_key_env"),
+        provider or ("replay" if replay else None),
+        base_url,
+        api_key_env,
         {"path": str(Path(replay).resolve())} if replay else None,
     )
-    config.judges = with_model(config.judges, overrides.get("model"))
-    only = overrides.get("only")
+    config.judges = with_model(config.judges, model)
+    options = RunOptions(
+        only=frozenset(only) if only is not None else None,
+        repeat=repeat,
+        concurrency=concurrency,
+        progress=progress,
+        resume=resume,
+        provider_override=override,
+        wait=wait,
+    )
     with contextlib.ExitStack() as opened:
-        result = await run_eval_async(
+        return await run_eval_async(
             config,
             lambda: opened.enter_context(_store(db, must_exist=False)),  # opened once the inputs are checked
-            only=set(only) if only is not None else None,
-            repeat=overrides.get("repeat", 1),
-            concurrency=overrides.get("concurrency"),
-            progress=overrides.get("progress", False),
-            resume=overrides.get("resume", True),
-            console=overrides.get("console"),
-            provider_override=override,
-            wait=overrides.get("wait", False),
+            options,
+            db=str(db if db is not None else DEFAULT_DB),
         )
-    return Run(
-        run_id=result.run_id,
-        db=str(db if db is not None else DEFAULT_DB),
-        resumed=result.resumed,
-        stored_now=result.stored_now,
-        engine_stats=result.engine_stats,
-        summary=result.summary,
-        pending=result.pending,
-        first_error=result.first_error,
-        warnings=result.warnings,
-        reused=result.reused,
-        gate=gate_of(config, result.summary) if result.first_error is None else None,
-    )
 
 
-def run(eval_or_path: Any, *, db: str | Path | None = None, **overrides: Any) -> Run:
+def run(
+    eval_or_path: str | Path | EvalConfig | None = None,
+    *,
+    db: str | Path | None = None,
+    cases: str | Path | None = None,
+    judges: Sequence[str | Path] | None = None,
+    mapping: Mapping[str, str] | None = None,
+    only: Iterable[str] | None = None,
+    repeat: int = 1,
+    concurrency: int | None = None,
+    progress: bool | ProgressFactory = False,
+    resume: bool = True,
+    provider: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    model: str | None = None,
+    replay: str | Path | None = None,
+    wait: bool = False,
+) -> Run:
     """Run an eval (``juge run``): checks, then every judge on every case; returns the stored run.
 
     Works in a plain script and inside a running event loop (a notebook): there the run goes to a
     worker thread with its own loop and this call blocks until it ends; ``await juge.run_async(...)``
-    is the non-blocking form. Options as :func:`run_async`.
+    is the non-blocking form.
+
+    Args:
+        eval_or_path: an eval file (TOML) or an EvalConfig; None with ``cases`` and ``judges``.
+        db: the store, a SQLite file or a ``postgresql://`` URL (default ``.juge/juge.db``).
+        cases: a cases file (JSONL/CSV), instead of an eval file.
+        judges: judge files (TOML), with ``cases``.
+        mapping: with ``cases``, other column names read as juge fields (``{"id": "ticket"}``).
+        only: the case ids to run (default: the eval's selection).
+        repeat: ask each judge this many times in the same order (self-consistency).
+        concurrency: calls in flight at once (default from the eval file, else 8).
+        progress: True for a progress bar on stderr, or a factory ``(description, total, done) -> progress``
+            (see :mod:`juge.progress`); default off.
+        resume: resume the unfinished run of the same eval and data (default on).
+        provider: a provider name for every judge, overriding the eval and judge files.
+        base_url: the provider's endpoint (a server given by address needs no key).
+        api_key_env: the environment variable holding the provider's key.
+        model: every judge's model.
+        replay: recorded judgments (JSONL) for the replay provider.
+        wait: batch mode: wait until every batch has ended (see :func:`run_async`).
 
     >>> import juge, tempfile
     >>> r = juge.run("examples/bakery/eval.toml", db=tempfile.mkdtemp() + "/j.db")  # doctest: +SKIP
     >>> r.summary.n_cases  # doctest: +SKIP
     8
     """
-    coro = run_async(eval_or_path, db=db, **overrides)
+    coro = run_async(
+        eval_or_path, db=db, cases=cases, judges=judges, mapping=mapping, only=only, repeat=repeat,
+        concurrency=concurrency, progress=progress, resume=resume, provider=provider, base_url=base_url,
+        api_key_env=api_key_env, model=model, replay=replay, wait=wait,
+    )  # fmt: skip
     if not _in_running_loop():
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="juge-run") as pool:
@@ -227,5 +267,3 @@ def get_provider(name: str, **options: Any) -> Provider:
         return make_provider(name, **options)
     except UnknownProvider as exc:
         raise InputError(str(exc)) from None
-
-

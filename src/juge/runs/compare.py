@@ -28,9 +28,9 @@ from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.results import Comparison
 from juge.runs.judgediff import judge_diffs
+from juge.runs.verdicts import CaseOutcome, run_outcomes, run_threshold
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store
-from juge.runs.verdicts import CaseOutcome, run_outcomes, run_threshold
 
 INPUT_FIELDS = ("question", "messages", "context", "source", "reference")
 

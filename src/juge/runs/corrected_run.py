@@ -27,8 +27,8 @@ def estimate(
     from juge.calibration.inputs import labels_on_these_outputs, with_run_outputs
     from juge.data.readers import named_records, read_labels
     from juge.runs.corrected import corrected_pass_rate, human_pass_shares
-    from juge.store import open_existing_store
     from juge.runs.verdicts import run_outcomes, run_threshold
+    from juge.store import open_existing_store
 
     with open_existing_store(db) as store:
         run_row = store.get_run(run if isinstance(run, str) else run.run_id)

@@ -117,7 +117,7 @@ def _refuse_if_judged_now(db_path: Path, run: dict[str, Any]) -> None:
     such file and is not checked)."""
     import fcntl
 
-    from juge.runs.runner import run_lock_path
+    from juge.runs.execute import run_lock_path
 
     if run["status"] != "running" or not run.get("eval_hash"):
         return

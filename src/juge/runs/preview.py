@@ -132,7 +132,7 @@ def prompt(
     from juge.config import load_eval
     from juge.data.readers import read_cases
     from juge.judges import load_judge
-    from juge.runs.runner import answering_judges
+    from juge.runs.providers import answering_judges
 
     judge_path = Path(judge)
     found = load_judge(judge_path) if judge_path.suffix == ".toml" and judge_path.is_file() else None
@@ -183,13 +183,17 @@ def dry_run(
     from juge.arguments import refuse_text
     from juge.config import eval_config
     from juge.endpoint import provider_override, with_model
-    from juge.runs.runner import answering_judges, load_run_cases
+    from juge.runs.plan import RunOptions, plan_run
+    from juge.runs.providers import answering_judges
 
     refuse_text("only", only, "list")
     if repeat < 1:
         raise InputError(f"--repeat {repeat}: give 1 or more")
     config = eval_config(eval_or_path, cases=cases, judges=judges, mapping=mapping)
     config.judges = with_model(config.judges, model)
-    selected, _ = load_run_cases(config, set(only) if only is not None else None)
-    judges_shown = answering_judges(config, provider_override(provider, None, None))
-    return plan_calls(selected, judges_shown, repeat, system=config.spec.system is not None, source=str(config.source))
+    override = provider_override(provider, None, None)
+    options = RunOptions(only=frozenset(only) if only is not None else None, repeat=repeat, provider_override=override)
+    plan = plan_run(config, options, providers=False)
+    return plan_calls(
+        plan.selection, answering_judges(config, override), repeat, system=plan.generated, source=str(config.source)
+    )

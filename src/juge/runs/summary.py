@@ -16,8 +16,8 @@ from typing import Any
 from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
 from juge.results import RunSummary
-from juge.store import Store
 from juge.runs.verdicts import case_outcome, counted_judges
+from juge.store import Store
 
 OUTCOMES = ("ok", "refused", "unparsed", "error")
 PAIR_VERDICTS = ("A", "B", "tie", "inconsistent", "missing")

@@ -117,9 +117,9 @@ def tune(
 
 def _provider_for(judge: Any, base_dir: Path, name: str | None) -> Provider:
     from juge.config import ProviderSpec
-    from juge.runs.runner import Providers, _judge_provider_spec
+    from juge.runs.providers import Providers, judge_provider_spec
 
-    spec = ProviderSpec(name=name) if name else _judge_provider_spec(judge)
+    spec = ProviderSpec(name=name) if name else judge_provider_spec(judge)
     if spec is None:
         raise InputError(f"judge {judge.name!r} names no provider: give --provider")
     return Providers(spec, base_dir).get(spec)

@@ -47,7 +47,7 @@ def test_on_holdout(
     concurrency: int,
 ) -> HoldoutFigure:
     from juge.engine import Engine, EngineOptions
-    from juge.runs.runner import judged_run
+    from juge.runs.execute import judged_run
     from juge.tune.search import comparable, verdicts_of
 
     judge = build(tuned, str(tuned["name"]), base_dir, "tuned judge")

@@ -312,7 +312,7 @@ def _judge_all(
     """One stored run for the whole tuning round; candidates in order, each through the engine. With
     a budget, a candidate is started only while the money spent so far is below it."""
     from juge.engine import Engine, EngineOptions, build_tasks
-    from juge.runs.runner import judged_run
+    from juge.runs.execute import judged_run
 
     cases = {c.id: c for cs in plan.items.values() for c in cs}
     identity = (

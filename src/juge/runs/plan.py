@@ -1,0 +1,269 @@
+"""The first step of a run: from an eval file to a frozen plan, with every input read and checked.
+
+``eval_config -> plan_run -> claim_run -> judge_run -> finish_run -> Run`` (see :mod:`juge.runs.execute`).
+:func:`plan_run` reads and checks everything a run needs before anything is created or paid for: the
+gate, the case selection and its hash, the judges, the system prompt (rendered for every case), every
+judge prompt (rendered once per case), the providers, the engine options and the run's identity; the
+warnings it finds are in the plan (and so in the run's result), never printed. The dry run reads the
+same plan without making providers (no key is needed to preview).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from juge.batching import supports_batches
+from juge.config import EvalConfig, ProviderSpec
+from juge.data.readers import case_line, file_hash
+from juge.data.selection import Selection, select_cases
+from juge.engine import EngineOptions, JudgeTask, iter_tasks
+from juge.errors import InputError, input_error
+from juge.judges.judge import CaseLacksField, Judge
+from juge.progress import ProgressFactory
+from juge.providers.base import Provider
+from juge.providers.pricing import batch_price_table, price_table
+from juge.runs.providers import Providers, judge_provider_spec, provider_for
+from juge.runs.system import SystemPrompt, load_system_prompt
+from juge.runs.verdicts import counted_judges
+
+# A batch holds every request of the run at once: no bound on the calls in flight.
+BATCH_IN_FLIGHT = 10**9
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run an eval, beside the eval file: what the command line and ``juge.run`` override."""
+
+    only: frozenset[str] | None = None  # case ids to run (None: the eval's selection)
+    repeat: int = 1  # each judge asked N times in the same order
+    concurrency: int | None = None  # calls in flight (None: the eval file's)
+    progress: bool | ProgressFactory = False  # True: the default bar on stderr; a factory: your own
+    resume: bool = True  # resume the unfinished run of the same eval and data
+    provider_override: ProviderSpec | None = None  # a provider for every judge and the system
+    wait: bool = False  # batch mode: wait until every batch has ended
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything a run of an eval will do, read and checked: nothing created, nothing called."""
+
+    config: EvalConfig
+    options: RunOptions
+    selection: Selection
+    dataset_hash: str
+    judges: tuple[Judge, ...]  # as configured: requests carry each judge's own model
+    system_prompt: SystemPrompt | None
+    providers: Providers | None  # None: planned without providers (a dry run)
+    judge_providers: Mapping[str, Provider]
+    system_provider: Provider | None
+    engine_options: EngineOptions
+    batch: bool  # [engine] mode = "batch"
+    n_tasks: int  # judge tasks, every repeat included
+    eval_hash: str  # the run's identity: only a run with the same one is resumed
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def generated(self) -> bool:
+        """Whether the system under test writes the outputs that are judged."""
+        return self.system_prompt is not None
+
+
+def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, providers: bool = True) -> RunPlan:
+    """Read and check everything a run of `config` needs (see the module's docstring). Without
+    `providers` no provider is made (nothing needs a key): the plan is what a dry run shows."""
+    check_gate(config)
+    selection, dataset_hash = load_run_cases(config, set(options.only) if options.only is not None else None)
+    if not selection.count:
+        raise InputError(f"{config.cases_path}: no cases to run")
+    judges = tuple(config.judges)
+    system_prompt = load_system_prompt(config)
+    n_tasks = check_selection(config, selection, judges, system_prompt) * options.repeat
+    eng = config.spec.engine
+    batch = eng.mode == "batch"
+    made: Providers | None = None
+    judge_providers: dict[str, Provider] = {}
+    system_provider: Provider | None = None
+    if providers:
+        made, judge_providers, system_provider = _providers(config, judges, system_prompt, options.provider_override)
+        if batch:
+            check_batchable(config, [*judge_providers.values(), *([system_provider] if system_provider else [])])
+    if options.wait and not batch:
+        raise InputError('--wait collects batches: it needs [engine] mode = "batch" in the eval file')
+    engine_options = EngineOptions(
+        concurrency=BATCH_IN_FLIGHT if batch else options.concurrency or eng.concurrency,
+        **eng.call_options(),
+        progress=options.progress,
+        prices=batch_price_table(config.spec.prices) if batch else price_table(config.spec.prices),
+        claims=not batch,
+    )
+    return RunPlan(
+        config=config,
+        options=options,
+        selection=selection,
+        dataset_hash=dataset_hash,
+        judges=judges,
+        system_prompt=system_prompt,
+        providers=made,
+        judge_providers=judge_providers,
+        system_provider=system_provider,
+        engine_options=engine_options,
+        batch=batch,
+        n_tasks=n_tasks,
+        eval_hash=run_identity(config, selection, judges, system_prompt, options),
+        warnings=tuple(plan_warnings(config, judges)),
+    )
+
+
+def _providers(
+    config: EvalConfig, judges: Sequence[Judge], system_prompt: SystemPrompt | None, override: ProviderSpec | None
+) -> tuple[Providers, dict[str, Provider], Provider | None]:
+    """The providers of a run: each judge's (the command line's applies to every judge, whatever its file
+    says) and the system's."""
+    made = Providers(override or config.spec.provider, config.base_dir)
+    judge_providers = {
+        j.name: provider_for(made, config, override, judge_provider_spec(j), i) for i, j in enumerate(judges)
+    }
+    system = config.spec.system
+    system_provider = (
+        provider_for(made, config, None, system.provider, None) if system_prompt is not None and system else None
+    )
+    return made, judge_providers, system_provider
+
+
+def run_identity(
+    config: EvalConfig,
+    selection: Selection,
+    judges: Sequence[Judge],
+    system_prompt: SystemPrompt | None,
+    options: RunOptions,
+) -> str:
+    """The identity of a run: eval file, judge versions, the system prompt, the case selection, the repeat
+    count and who answers. Only a run with the same identity is resumed.
+    (A hash of ",".join(sorted case ids) + the rest, as earlier juge wrote it, so runs still resume.)"""
+    identity = selection.ids_digest.copy()
+    rest = f"|repeat={options.repeat}"
+    if system_prompt is not None:
+        rest += f"|system={system_prompt.hash}"
+    # Who answers: the command-line provider and each judge's model and call settings.
+    override = options.provider_override
+    rest += "|" + json.dumps(
+        [
+            override.model_dump() if override else None,
+            [[j.name, j.model, j.provider, j.provider_options, j.temperature, j.max_tokens] for j in judges],
+        ],
+        sort_keys=True,
+        default=str,
+    )
+    identity.update(rest.encode())
+    return config.hash_with(list(judges)) + ":" + identity.hexdigest()[:16]
+
+
+def plan_warnings(config: EvalConfig, judges: Sequence[Judge]) -> list[str]:
+    """What a run of `config` should warn about before it starts: a judge of the system's family, a
+    [gate] min_score that fails nothing without a min_pass_rate."""
+    warnings = same_family_warnings(config.spec.system.model if config.spec.system else None, judges)
+    gate = config.spec.gate
+    if gate.min_score is not None and gate.min_pass_rate is None:
+        warnings.append(
+            "[gate] min_score says which score passes a case; add min_pass_rate to fail the run (exit 1) "
+            "below a pass rate"
+        )
+    return warnings
+
+
+def model_family(model: str) -> str:
+    """A model's family for the self-preference warning: 'gpt-4o-mini-2024-07-18' -> 'gpt'."""
+    name = model.lower().rsplit("/", 1)[-1]
+    return re.split(r"[-_.:\d]", name, maxsplit=1)[0] or name
+
+
+def same_family_warnings(system_model: str | None, judges: Sequence[Judge]) -> list[str]:
+    """A warning for each judge on the system under test's model or model family."""
+    if not system_model:
+        return []
+    out = []
+    for j in judges:
+        if j.model == system_model:
+            out.append(
+                f"judge {j.name!r} uses the same model as the system under test ({j.model}): "
+                "self-preference bias is likely; prefer a judge from another family"
+            )
+        elif model_family(j.model) == model_family(system_model):
+            out.append(
+                f"judge {j.name!r} ({j.model}) is of the same family as the system under test "
+                f"({system_model}): self-preference bias is possible"
+            )
+    return out
+
+
+def check_gate(config: EvalConfig) -> None:
+    """A pass-rate gate needs something that passes or fails a case: a check, or a judge whose verdict
+    counts (PASS/FAIL; a score judge only with [gate] min_score; a pairwise verdict never)."""
+    gate = config.spec.gate
+    if gate.min_pass_rate is None or config.checks:
+        return
+    if counted_judges([(j.name, j.setup) for j in config.judges], threshold=gate.min_score).counted:
+        return
+    raise config.error(
+        "no check or counted judge gives a pass rate (score judges count only with [gate] "
+        "min_score; pairwise verdicts never pass or fail a case)",
+        "gate.min_pass_rate",
+    )
+
+
+def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[Selection, str]:
+    """The cases a run selects (checked, never held whole) and the cases file's hash."""
+    path = config.cases_path
+    if not path.exists():
+        raise config.error(f"cases file {path} not found", "cases")
+    selection = select_cases(
+        path, config.spec.mapping or None, only=only, sample=config.spec.sample, seed=config.spec.seed
+    )
+    return selection, file_hash(path)
+
+
+def check_selection(
+    config: EvalConfig, selection: Selection, judges: Sequence[Judge], system_prompt: SystemPrompt | None
+) -> int:
+    """Render every prompt of the selection before anything is created or paid for (outputs the system
+    will write are stood in for); returns the number of judge tasks per repeat."""
+    n_tasks = 0
+    for case in selection:
+        preview = case
+        if system_prompt is not None:
+            system_prompt.check_renders(config, [case])
+            if not (case.output or case.is_pair):
+                preview = case.model_copy(update={"output": "(system output)"})
+        tasks = list(iter_tasks([preview], judges, 1))
+        check_renderable(tasks, config)
+        n_tasks += len(tasks)
+    return n_tasks
+
+
+def check_renderable(tasks: Iterable[JudgeTask], config: EvalConfig) -> None:
+    """Render every prompt once before the first call, so a case missing what a judge needs
+    (an output, a reference) stops the run at the start, not half-way, naming the case's line."""
+    cases_path = config.cases_path
+    for t in tasks:
+        if t.repeat:
+            continue
+        try:
+            t.judge.render(t.case, order=t.order, own_solution="-" if t.judge.solve_first else None)
+        except CaseLacksField as exc:
+            line = case_line(cases_path, exc.case_id, config.spec.mapping or None)
+            raise input_error(cases_path, exc.detail or str(exc), line=line, field=exc.field) from None
+        except InputError as exc:
+            raise InputError(f"{cases_path}: {exc}") from None
+
+
+def check_batchable(config: EvalConfig, providers: Sequence[Provider]) -> None:
+    """Batch mode needs a provider with a batch API (openai, anthropic) for every call of the run."""
+    for provider in providers:
+        if not supports_batches(provider):
+            raise config.error(
+                f'mode = "batch" needs a provider with a batch API (openai, anthropic); {provider.name} has none',
+                "engine.mode",
+            )
