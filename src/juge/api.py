@@ -588,9 +588,14 @@ def route(
     api_key_env: str | None = None,
     model: str | None = None,
     progress: bool = False,
+    force: bool = False,
 ) -> RouteResult:
     """Route new items by a policy (``juge route``): to the judge (its verdict stands) or to a person, with the
     reason.
+
+    A policy whose recorded holdout test did not hold (status ``not held``, ``forced``) is refused (InputError)
+    unless ``force``; a forced use is recorded in the policy file (when ``policy`` is one) and in the result
+    (``forced``, ``warning``, ``policy_status`` ``forced``). An untested policy routes, with a note in ``notes``.
 
     Without ``eval_file``: one ``item`` (JSON) with its recorded judge calls (under ``judgments`` in it, or
     in a ``judgments`` JSONL file); an item with none goes to a person and ``notes`` says why. With
@@ -600,6 +605,7 @@ def route(
     """
     from juge.policy.inputs import load_policy
     from juge.policy.route import route_recorded_item
+    from juge.policy.status import use_policy
 
     if eval_file is None:
         if items is not None:
@@ -612,10 +618,13 @@ def route(
         if item is None:
             raise InputError("give --item FILE (one item with its judge calls), or --eval with --items or --item")
         document = load_policy(policy)
-        return route_recorded_item(document, Path(item), None if judgments is None else Path(judgments))
+        use = use_policy(document, force=force, command="juge route", path=_policy_path(policy))
+        routed = route_recorded_item(document, Path(item), None if judgments is None else Path(judgments))
+        return _with_use(routed, use)
     if judgments is not None:
         raise InputError("--judgments is for recorded calls; with --eval the judge is called")
     document = load_policy(policy)
+    use = use_policy(document, force=force, command="juge route --eval", path=_policy_path(policy))
     from juge.live_route import route_new_items
 
     def call() -> RouteResult:
@@ -626,9 +635,26 @@ def route(
         )  # fmt: skip
 
     if not _in_running_loop():
-        return call()
+        return _with_use(call(), use)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="juge-route") as pool:
-        return pool.submit(call).result()  # the engine runs its own event loop: not inside the caller's
+        return _with_use(pool.submit(call).result(), use)  # the engine runs its own loop: not in the caller's
+
+
+def _policy_path(policy: Any) -> Path | None:
+    """The policy file a forced use is recorded in (None for a policy given as a model or a dict)."""
+    return Path(policy) if isinstance(policy, str | Path) else None
+
+
+def _with_use(result: Any, use: Any) -> Any:
+    """A route or audit result with the policy's status, FORCED and the untested note (``PolicyUse``)."""
+    return result.model_copy(
+        update={
+            "policy_status": use.policy_status,
+            "forced": use.forced,
+            "warning": use.warning,
+            **({"notes": [*use.notes, *result.notes]} if hasattr(result, "notes") else {}),
+        }
+    )
 
 
 def audit_sample(
@@ -638,9 +664,15 @@ def audit_sample(
     db: str | Path | None = None,
     n: int = 10,
     seed: int | None = None,
+    force: bool = False,
 ) -> AuditSample:
     """The weekly audit (``juge audit-sample``): ``n`` random decisions the policy's judge made alone in a
-    stored run, each with the item and the judge's raw texts. ``seed`` defaults to the ISO year and week."""
+    stored run, each with the item and the judge's raw texts. ``seed`` defaults to the ISO year and week.
+    A policy that did not hold on its holdout test is refused unless ``force`` (recorded, as :func:`route`)."""
     from juge.policy.audit import audit_run
+    from juge.policy.inputs import load_policy
+    from juge.policy.status import use_policy
 
-    return audit_run(policy, _run_id(run), db=db, n=n, seed=seed)
+    document = load_policy(policy)
+    use = use_policy(document, force=force, command="juge audit-sample", path=_policy_path(policy))
+    return _with_use(audit_run(document, _run_id(run), db=db, n=n, seed=seed), use)

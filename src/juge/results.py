@@ -28,6 +28,8 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, model_validator
 
 from juge.errors import input_error, validation_error
+from juge.policy.decision import CategoryDecision, Route, Ruling, category_decision
+from juge.policy.status import PolicyStatus, StatusName, policy_status
 
 SCHEMA_VERSION = 1
 
@@ -907,6 +909,8 @@ class PolicyCategory(_Loose):
     gap: Number | None = None
     difference: Estimate | None = None
     too_few: str | None = None
+    by_figures: Route | None = None  # what the figures alone say (absent in files written before it)
+    ruling: Ruling | None = None  # judge, person, or too_few (a person): :mod:`juge.policy.decision`
     decision: Literal["judge", "person"]
     reason: str
 
@@ -945,6 +949,14 @@ class HoldoutRecord(_Loose):
     fingerprints: list[str] = []
 
 
+class ForcedUse(_Loose):
+    """A use of a policy that did not hold, forced with ``--force`` (``route``, ``audit-sample``)."""
+
+    used_at: str
+    command: str
+    test_id: str | None = None
+
+
 class PolicyResult(_Loose):
     """A judge policy (``juge policy derive --json``) for a pairwise, PASS/FAIL or score judge: the judge, its
     template per category, which categories it decides alone and why, and the holdout tests it went through."""
@@ -975,9 +987,18 @@ class PolicyResult(_Loose):
     bootstrap: BootstrapInfo | None = None
     policy_hash: str
     holdout_tests: list[HoldoutRecord] = []
+    forced_uses: list[ForcedUse] = []
+    status: StatusName = "untested"  # from holdout_tests and forced_uses (juge.policy.status), whatever the file says
 
     _input_warnings: list[str] = PrivateAttr(default_factory=list)
     _input_notices: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _status(self) -> Self:
+        # Worked out from the records, whatever the file says; written back only by a file that had the key (a
+        # policy derived now has it), so a file read and written again keeps its keys.
+        self.__dict__["status"] = self.standing.status
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         """The policy file. One written before ``schema_version`` (schema 1) gains the key after ``format``;
@@ -1020,10 +1041,31 @@ class PolicyResult(_Loose):
     def input_notices(self) -> list[str]:
         return self._input_notices
 
-    def judge_decides(self, category: str) -> bool:
-        """Whether the judge decides this category alone (rule 3)."""
+    def decision(self, category: str) -> CategoryDecision | None:
+        """The category's decision (judge, person, or too few items: a person), None for a category the policy
+        has no dev figures for: the one object route, the holdout test, the audit, the report and the Markdown
+        read."""
         row = self.categories.get(category)
-        return row is not None and row.decision == "judge"
+        if row is None:
+            return None
+        return category_decision(
+            category, decision=row.decision, reason=row.reason, too_few=row.too_few, by_figures=row.by_figures
+        )
+
+    @property
+    def decisions(self) -> dict[str, CategoryDecision]:
+        """Every category's decision, in the policy's order."""
+        return {c: d for c in self.categories if (d := self.decision(c)) is not None}
+
+    def judge_decides(self, category: str) -> bool:
+        """Whether the judge decides this category alone (rule 3; too few items: a person)."""
+        d = self.decision(category)
+        return d is not None and d.route == "judge"
+
+    @property
+    def standing(self) -> PolicyStatus:
+        """The status with the holdout test it rests on (``status`` is its name)."""
+        return policy_status(self.holdout_tests, self.forced_uses)
 
     @property
     def tested(self) -> bool:
@@ -1140,6 +1182,7 @@ class HoldoutTest(_Loose):
     forced: bool = False
     previous_uses: list[PreviousTest] = []
     warning: str | None = None
+    status: Literal["held", "not held", "untested"] | None = None  # the policy's status after this test
     n_items: int | None = None
     decisions: dict[str, int] = {}
     judge_decides: Estimate | None = None
@@ -1194,6 +1237,11 @@ class RouteResult(Result):
     calls: int | None = None
     cache_hits: int | None = None
     retries: int | None = None
+    policy_status: StatusName | None = (
+        None  # the policy's status; "forced" when --force used a policy that did not hold
+    )
+    forced: bool = False
+    warning: str | None = None  # FORCED: which test did not hold
     decisions: list[RoutedItem] = []
     notes: list[str] = []
 
@@ -1222,6 +1270,9 @@ class AuditSample(Result):
     run_id: str
     seed: int
     policy_hash: str
+    policy_status: StatusName | None = None  # as on RouteResult
+    forced: bool = False
+    warning: str | None = None
     sample: list[AuditedDecision] = []
 
 

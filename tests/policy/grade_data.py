@@ -33,17 +33,23 @@ def _item(split: str, category: str, k: int, r1, r2, verdict, *, outcome: str = 
     return case, labels, call
 
 
-def rows(split: str, category: str, spec: list[tuple[int, tuple]]) -> list[tuple]:
-    """spec: (count, (r1, r2, judge verdict)) -> items numbered within the category."""
+# Each dev item is written three times: a category of 10 items has too few to decide (fewer than 30 person
+# pairs, juge.policy.decision) and goes to a person whatever its figures say. Three copies change no agreement,
+# kappa or rate below, only the counts (three times those worked out per copy).
+DEV_COPIES = 3
+
+
+def rows(split: str, category: str, spec: list[tuple[int, tuple]], copies: int = 1) -> list[tuple]:
+    """spec: (count, (r1, r2, judge verdict)) -> items numbered within the category, each ``copies`` times."""
     out, k = [], 0
     for count, (r1, r2, verdict) in spec:
-        for _ in range(count):
+        for _ in range(count * copies):
             out.append(_item(split, category, k, r1, r2, verdict))
             k += 1
     return out
 
 
-# PASS/FAIL, dev.
+# PASS/FAIL, dev (the counts per copy; DEV_COPIES copies of each item).
 # billing: 4 x FF judge F, 5 x PP judge P, 1 x (P, F) judge F.
 #   judge vs each person 19/20 = 0.950; people 9/10 = 0.900.
 #   kappa judge (judge, human) FF=9 PP=10 FP=1: po .95, pe (10*9 + 10*11)/400 = .5 -> 0.900;
@@ -57,7 +63,10 @@ def rows(split: str, category: str, spec: list[tuple[int, tuple]]) -> list[tuple
 #   failures caught 4/6 = 0.667, people 4/6 = 0.667: not below -> judge; with --min-recall 0.7 -> person.
 PASSFAIL_DEV = (
     rows(
-        "dev", "billing", [(4, ("FAIL", "FAIL", "FAIL")), (5, ("PASS", "PASS", "PASS")), (1, ("PASS", "FAIL", "FAIL"))]
+        "dev",
+        "billing",
+        [(4, ("FAIL", "FAIL", "FAIL")), (5, ("PASS", "PASS", "PASS")), (1, ("PASS", "FAIL", "FAIL"))],
+        DEV_COPIES,
     )
     + rows(
         "dev",
@@ -68,9 +77,13 @@ PASSFAIL_DEV = (
             (4, ("PASS", "PASS", "PASS")),
             (2, ("FAIL", "PASS", "PASS")),
         ],
+        DEV_COPIES,
     )
     + rows(
-        "dev", "shipping", [(2, ("FAIL", "FAIL", "FAIL")), (2, ("FAIL", "PASS", "PASS")), (6, ("PASS", "PASS", "PASS"))]
+        "dev",
+        "shipping",
+        [(2, ("FAIL", "FAIL", "FAIL")), (2, ("FAIL", "PASS", "PASS")), (6, ("PASS", "PASS", "PASS"))],
+        DEV_COPIES,
     )
 )
 # PASS/FAIL, holdout.
@@ -94,7 +107,7 @@ PASSFAIL_HOLDOUT = (
     + rows("holdout", "gifts", [(1, ("PASS", "PASS", "PASS"))])
 )
 
-# Scores 1-5, dev.
+# Scores 1-5, dev (the counts per copy; DEV_COPIES copies of each item).
 # answers: 4 x (5,5) judge 5, 3 x (4,5) judge 4, 3 x (2,1) judge 2, 2 x (1,1) judge 1, 2 x (3,4) judge 3.
 # advice: 4 x (5,5) judge 1, 4 x (1,1) judge 5, 2 x (3,3) judge 3.
 # Threshold from the labels: people's pass/fail agreement at t = 2: 21/24 (the three (2,1) pairs split),
@@ -102,8 +115,8 @@ PASSFAIL_HOLDOUT = (
 # answers at 3: judge 28/28 = 1.000, people 14/14 = 1.000 -> within; weighted kappa checked with sklearn.
 # advice at 3: judge 4/20 = 0.200 vs people 1.000 -> person.
 SCORE_DEV = rows(
-    "dev", "answers", [(4, (5, 5, 5)), (3, (4, 5, 4)), (3, (2, 1, 2)), (2, (1, 1, 1)), (2, (3, 4, 3))]
-) + rows("dev", "advice", [(4, (5, 5, 1)), (4, (1, 1, 5)), (2, (3, 3, 3))])
+    "dev", "answers", [(4, (5, 5, 5)), (3, (4, 5, 4)), (3, (2, 1, 2)), (2, (1, 1, 1)), (2, (3, 4, 3))], DEV_COPIES
+) + rows("dev", "advice", [(4, (5, 5, 1)), (4, (1, 1, 5)), (2, (3, 3, 3))], DEV_COPIES)
 SCORE_HOLDOUT = rows(
     "holdout", "answers", [(4, (5, 5, 5)), (3, (4, 5, 4)), (3, (2, 1, 2)), (2, (1, 1, 1)), (2, (3, 4, 3))]
 ) + rows("holdout", "advice", [(2, (5, 5, 5)), (2, (1, 1, 1))])

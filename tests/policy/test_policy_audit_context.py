@@ -22,7 +22,7 @@ def item(k: int) -> dict:
         "item_id": f"i{k}",
         "question_id": k,
         "category": "writing",
-        "split": "dev" if k < 12 else "holdout",
+        "split": "dev" if k < 32 else "holdout",  # 32 dev pairs: enough to decide (juge.policy.decision)
         "question": "q",
         "answer_1": "a",
         "answer_2": "bb",
@@ -32,7 +32,7 @@ def item(k: int) -> dict:
 
 
 def test_audit_sample_prints_and_saves_the_context(tmp_path: Path) -> None:
-    items = write_jsonl(tmp_path / "items.jsonl", [item(k) for k in range(16)])
+    items = write_jsonl(tmp_path / "items.jsonl", [item(k) for k in range(36)])
     calls = write_jsonl(
         tmp_path / "judgments.jsonl",
         [
@@ -46,7 +46,7 @@ def test_audit_sample_prints_and_saves_the_context(tmp_path: Path) -> None:
                 "outcome": "ok",
                 "text": "x",
             }
-            for k in range(16)
+            for k in range(36)
             for o in ("12", "21")
         ],
     )

@@ -103,8 +103,10 @@ def test_holdout_once_route_audit_and_refusal(derived, tmp_path):
         "--resamples",
         "300",
     )
-    assert first.exit_code == 0, first.output
+    # The sample's policy does not hold on its holdout (extraction): exit 1, status "not held" (issue 23).
+    assert first.exit_code == 1, first.output
     result = json.loads((tmp_path / "test.json").read_text())
+    assert result["status"] == "not held" and json.loads(policy_path.read_text())["status"] == "not held"
     assert result["n_items"] == 165 and not result["forced"]
     assert sum(result["decisions"].values()) == 165 and result["decisions"]["judge"] > 0
     assert result["decisions"].get("person: order changed the verdict", 0) > 0
@@ -116,15 +118,21 @@ def test_holdout_once_route_audit_and_refusal(derived, tmp_path):
     decisions = {d["item_id"]: d for d in result["items"]}
     judged = next(i for i, d in decisions.items() if d["route"] == "judge")
     flipped = next(i for i, d in decisions.items() if d["reason"] == "order changed the verdict")
+    # A policy that did not hold is refused, naming its test; --force routes, FORCED and recorded.
+    refused = juge("route", "--policy", policy_path, "--item", new_item_file(tmp_path, judged))
+    assert refused.exit_code == 2 and result["test_id"][:12] in refused.output
     res = juge(
-        "route", "--policy", policy_path, "--item", new_item_file(tmp_path, judged), "--json", tmp_path / "r.json"
-    )
+        "route", "--policy", policy_path, "--item", new_item_file(tmp_path, judged), "--json", tmp_path / "r.json",
+        "--force",
+    )  # fmt: skip
     assert res.exit_code == 0, res.output
     routed = json.loads((tmp_path / "r.json").read_text())  # a RouteResult: one decision for one --item
-    assert res.output.startswith("judge") and [d["verdict"] in ("A", "B", "tie") for d in routed["decisions"]] == [True]
-    res = juge("route", "--policy", policy_path, "--item", new_item_file(tmp_path, flipped))
+    assert res.output.startswith("FORCED") and routed["forced"] and routed["policy_status"] == "forced"
+    assert [d["verdict"] in ("A", "B", "tie") for d in routed["decisions"]] == [True]
+    assert [u["test_id"] for u in json.loads(policy_path.read_text())["forced_uses"]] == [result["test_id"]]
+    res = juge("route", "--policy", policy_path, "--item", new_item_file(tmp_path, flipped), "--force")
     assert "person: order changed the verdict" in res.output
-    res = juge("route", "--policy", policy_path, "--item", new_item_file(tmp_path, judged, break_order="21"))
+    res = juge("route", "--policy", policy_path, "--item", new_item_file(tmp_path, judged, break_order="21"), "--force")
     assert "person: refused/unparsed/missing" in res.output and "order 21: unparsed" in res.output
 
     # Audit sample from a stored run of the holdout items: only judge decisions, seeded.
@@ -152,6 +160,7 @@ def test_holdout_once_route_audit_and_refusal(derived, tmp_path):
             db,
             "--json",
             tmp_path / "a.json",
+            "--force",
         )
         assert res.exit_code == 0, res.output
         samples.append([s["item_id"] for s in json.loads((tmp_path / "a.json").read_text())["sample"]])
@@ -178,7 +187,7 @@ def test_holdout_once_route_audit_and_refusal(derived, tmp_path):
         "--resamples",
         "200",
     )
-    assert forced.exit_code == 0 and "FORCED" in forced.output
+    assert forced.exit_code == 1 and "FORCED" in forced.output  # forced, and NOT HELD again
     flagged = json.loads((tmp_path / "forced.json").read_text())
     assert flagged["forced"] and len(flagged["previous_uses"]) == 1
     with Store(db) as store:

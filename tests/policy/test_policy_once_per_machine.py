@@ -69,7 +69,7 @@ def test_once_per_machine_from_a_fresh_directory_and_a_renamed_copy(policy_file,
     first_dir = tmp_path / "first"
     first_dir.mkdir()
     monkeypatch.chdir(first_dir)
-    common = ("--resamples", "200")
+    common = ("--resamples", "200", "--no-fail")  # the sample's policy does not hold; this test is about the ledger
     res = juge("policy", "test", "--policy", policy_file, "--items", ITEMS, "--judgments", JUDGMENTS,
                "--json", "h.json", *common)  # fmt: skip
     assert res.exit_code == 0, res.output

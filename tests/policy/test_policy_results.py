@@ -27,7 +27,7 @@ def test_a_pairwise_policy_of_either_schema_round_trips_with_its_hash():
     policy = derive_policy(study(ROUNDING_CATEGORY + BAD_CATEGORY), boot=BOOT)
     typed = PolicyResult.model_validate(policy)
     assert typed.to_dict() == policy and policy_hash(typed.to_dict()) == policy["policy_hash"]
-    assert typed.judge_kind == "pairwise" and typed.schema_version == 2
+    assert typed.judge_kind == "pairwise" and typed.schema_version == 3
     assert typed.judge_decides("roleplay") and not typed.judge_decides("coding") and not typed.tested
     old = {k: v for k, v in policy.items() if k not in ("schema_version", "judge_kind", "policy_hash")}
     old["policy_hash"] = policy_hash(old)  # a file written before schema 2

@@ -86,13 +86,15 @@ def study(spec, split="dev"):
 # 4 items (A,A), 3 (B,B), 3 (A,B), 1 (A,A,B), judge says A everywhere:
 # judge vs person 13/23 = 0.5652 -> 0.565; person vs person 8/13 = 0.6154 -> 0.615.
 # Raw gap -0.0502 would send the category to a person; as printed it is -0.050: within the margin.
+# Written three times (the same figures on 39 person pairs): on fewer than 30 a category has too few items to
+# decide and goes to a person whatever its figures say (juge.policy.decision).
 ROUNDING_CATEGORY = (
     [("roleplay", ["A", "A"], {"j": "A"})] * 4
     + [("roleplay", ["B", "B"], {"j": "A"})] * 3
     + [("roleplay", ["A", "B"], {"j": "A"})] * 3
     + [("roleplay", ["A", "A", "B"], {"j": "A"})]
-)
-# judge vs person 3/6 = 0.5, person vs person 2/3 = 0.667: gap -0.167, a person at margin 0.05.
+) * 3
+# judge vs person 3/6 = 0.5, person vs person 2/3 = 0.667: gap -0.167, a person at margin 0.05 (and too few items).
 BAD_CATEGORY = [
     ("coding", ["A", "A"], {"j": "A"}),
     ("coding", ["A", "B"], {"j": "A"}),
@@ -104,8 +106,9 @@ def test_rule3_compares_figures_as_printed_and_lower_bound_is_stricter():
     policy = derive_policy(study(ROUNDING_CATEGORY + BAD_CATEGORY), boot=BOOT)
     role, coding = policy["categories"]["roleplay"], policy["categories"]["coding"]
     assert (role["vs_people"]["value"], role["ceiling"]["value"]) == pytest.approx((13 / 23, 8 / 13))
+    assert role["too_few"] is None and coding["too_few"] and coding["ruling"] == "too_few"
     assert role["gap"] == -0.05 and role["decision"] == "judge"
-    assert coding["gap"] == pytest.approx(-0.167) and coding["decision"] == "person"
+    assert coding["gap"] == pytest.approx(-0.167) and coding["decision"] == coding["by_figures"] == "person"
     assert "more than the 0.05 margin" in coding["reason"]
     assert (
         derive_policy(study(ROUNDING_CATEGORY), margin=0.04, boot=BOOT)["categories"]["roleplay"]["decision"]
@@ -172,7 +175,11 @@ def test_route_checks_item_level_reasons_before_the_category():
     policy = derive_policy(study(ROUNDING_CATEGORY + BAD_CATEGORY), boot=BOOT)
     ok = route_item(policy, "n1", "roleplay", calls("n1", "j", "plain", "B", "B"))
     assert (ok.label, ok.verdict) == ("judge", "B")
-    assert route_item(policy, "n2", "coding", calls("n2", "j", "plain", "A", "A")).label == "person: category"
+    # coding: 3 items, too few to decide (issue 23: a person, named as such whatever the figures say).
+    assert (
+        route_item(policy, "n2", "coding", calls("n2", "j", "plain", "A", "A")).label
+        == "person: too few items to decide"
+    )
     flipped = route_item(policy, "n3", "coding", calls("n3", "j", "plain", "A", "B"))
     assert flipped.label == "person: order changed the verdict" and flipped.verdict == "inconsistent"
     broken = route_item(policy, "n4", "coding", calls("n4", "j", "plain", "A", "A", outcome21="unparsed"))

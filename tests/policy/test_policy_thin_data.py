@@ -50,7 +50,7 @@ def calls(rows: list[dict]) -> list[dict]:
     ]
 
 
-def test_a_category_on_few_pairs_is_flagged_and_its_decision_kept(tmp_path: Path) -> None:
+def test_a_category_on_few_pairs_goes_to_a_person_everywhere(tmp_path: Path) -> None:
     # 'big': 40 items x 1 rater pair = 40 person pairs (not flagged); 'small': 4 items = 4 pairs (flagged).
     rows = [item(k, "big") for k in range(40)] + [item(k, "small") for k in range(4)]
     items = write_jsonl(tmp_path / "items.jsonl", rows)
@@ -76,13 +76,16 @@ def test_a_category_on_few_pairs_is_flagged_and_its_decision_kept(tmp_path: Path
     assert cats["big"]["too_few"] is None and cats["big"]["ceiling"]["n"] >= MIN_PAIRS
     assert "person vs person on 4 pairs (< 30)" in cats["small"]["too_few"]
     assert "4 judged items (< 10)" in cats["small"]["too_few"]
-    # The decision rule is unchanged: full agreement is within the margin, so the judge decides in both.
-    assert cats["small"]["decision"] == cats["big"]["decision"] == "judge"
+    # Full agreement is within the margin in both, but 'small' has too few items to decide: a person (issue 23).
+    assert cats["small"]["by_figures"] == cats["big"]["by_figures"] == "judge"
+    assert (cats["small"]["decision"], cats["small"]["ruling"]) == ("person", "too_few")
+    assert (cats["big"]["decision"], cats["big"]["ruling"]) == ("judge", "judge")
     md = (tmp_path / "P.md").read_text()
     small_row = next(line for line in md.splitlines() if line.startswith("| small |"))
     big_row = next(line for line in md.splitlines() if line.startswith("| big |"))
     assert TOO_FEW in small_row and TOO_FEW not in big_row
-    assert "Too few items to decide in: small" in md
+    assert "**person**" in small_row and "**judge**" in big_row
+    assert "- The judge decides alone in: big." in md and "- A person decides in: small." in md
     text = " ".join(res.output.split())
     assert f"warning: category small: {TOO_FEW}" in text and "category big:" not in text
 

@@ -40,9 +40,10 @@ def case(item_id: str, category: str, split: str | None = None) -> dict:
 
 
 def policy_from_a_run(monkeypatch, capsys, tmp_path: Path, server_url: str) -> Path:
-    """A PASS/FAIL policy derived from a run of the judge at the mock server (people agree with it on easy items)."""
+    """A PASS/FAIL policy derived from a run of the judge at the mock server (people agree with it on easy items;
+    30 items of each category: enough to decide, juge.policy.decision)."""
     db = str(tmp_path / "j.db")
-    write_jsonl(tmp_path / "cases.jsonl", [case(f"d{k}", "easy" if k % 2 else "hard", "dev") for k in range(30)])
+    write_jsonl(tmp_path / "cases.jsonl", [case(f"d{k}", "easy" if k % 2 else "hard", "dev") for k in range(60)])
     eval_file = write_eval(tmp_path, model=MODEL, base_url=NOWHERE)
     code, out, err = run_cli(
         monkeypatch, capsys, "run", str(eval_file), "--base-url", server_url, "--db", db, "--no-progress",

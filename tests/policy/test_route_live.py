@@ -49,7 +49,8 @@ def case(item_id: str, category: str, split: str | None = None) -> dict:
 
 def test_live_routing_against_the_mock_server(tmp_path):
     db = tmp_path / "j.db"
-    dev = [case(f"d{k}", "easy" if k % 2 else "hard", "dev") for k in range(40)]
+    # 30 dev items per category: enough to decide (juge.policy.decision).
+    dev = [case(f"d{k}", "easy" if k % 2 else "hard", "dev") for k in range(60)]
     held = [case(f"h{k}", "easy" if k % 2 else "hard", "holdout") for k in range(20)]
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in dev + held))
     with serve_in_thread(MockConfig(latency=0.0)) as server:
@@ -117,3 +118,18 @@ def test_live_routing_against_the_mock_server(tmp_path):
                        tmp_path / "new.jsonl", "--db", db)  # fmt: skip
             assert res.exit_code == 2 and "derive a" in res.output, res.output
         assert server.stats()["requests"] == requests
+
+        # A policy whose recorded holdout test did not hold: refused before any call, naming the test; --force
+        # routes, says FORCED and records the use (issue 23).
+        document = json.loads((tmp_path / "policy.json").read_text())
+        document["holdout_tests"] = [{"test_id": "t" * 32, "used_at": "2026-12-01T00:00:00+00:00",
+                                      "split": "holdout", "data_hash": "d" * 64, "n_items": 20, "forced": False,
+                                      "held": False, "conclusion": "NOT HELD: not held in easy"}]  # fmt: skip
+        (tmp_path / "policy.json").write_text(json.dumps(document))  # as `juge policy test` records it
+        res = juge(*route)
+        assert res.exit_code == 2 and "t" * 12 in res.output and server.stats()["requests"] == requests
+        res = juge(*route, "--force", "--json", tmp_path / "forced.json")
+        assert res.exit_code == 0 and "FORCED" in res.output, res.output
+        forced = json.loads((tmp_path / "forced.json").read_text())
+        assert forced["forced"] and forced["policy_status"] == "forced" and len(forced["decisions"]) == 100
+        assert json.loads((tmp_path / "policy.json").read_text())["status"] == "forced"

@@ -288,6 +288,14 @@ LabelsMapOption = Annotated[
     typer.Option("--labels-map", help="Columns of --labels as juge's fields, e.g. item_id=doc+system,rater_id=worker."),
 ]
 PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
+ForceUseOption = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Use a policy whose holdout test did not hold (NOT HELD) anyway; recorded in the policy file and the "
+        "output, and shown as FORCED.",
+    ),
+]
 
 
 @exits_2_on_input_error
@@ -424,6 +432,9 @@ def test_command(
         bool, typer.Option("--force", help="Test a holdout that was already used (the result is flagged).")
     ] = False,
     json_path: JsonOption = None,
+    no_fail: Annotated[
+        bool, typer.Option("--no-fail", help="Exit 0 when the policy did NOT HOLD (only the report is wanted).")
+    ] = False,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
 ) -> None:
@@ -433,10 +444,13 @@ def test_command(
     Reports the decisions, the share the judge decides alone, and on those items:
     agreement and kappa with the majority, judge vs each person and person vs person;
     the judge on every holdout item with no policy; per category, and whether the policy
-    HELD on holdout (the dev decision stands) or NOT (a gap now beyond the margin); exit 0
-    either way. A test that shares any item (by content: question and answers), id or
-    group with an earlier test, from any store or directory, with any policy, is refused
-    (exit 2) unless --force, which is recorded and shown as FORCED.
+    HELD on holdout (the dev decision stands) or NOT (a gap now beyond the margin). The
+    policy's status (held, not held) is written into the policy file; route and
+    audit-sample refuse a policy that did not hold unless --force. Exit 1 when NOT HELD
+    (a check you asked for failed; --no-fail: exit 0). A test that shares any item (by
+    content: question and answers), id or group with an earlier test, from any store or
+    directory, with any policy, is refused (exit 2) unless --force, which is recorded and
+    shown as FORCED.
     """
     import juge.policy
     from juge.data.readers import parse_mapping
@@ -462,6 +476,8 @@ def test_command(
     if json_path is not None:
         out.print(Text(f"wrote {json_path}"))
     out.print(Text(f"recorded in {policy_path} (holdout_tests), the store and this machine's holdout registry"))
+    if test.held is False and not no_fail:
+        raise typer.Exit(1)
 
 
 @exits_2_on_input_error
@@ -501,6 +517,7 @@ def route_command(
     model: ModelOption = None,
     db: DbOption = str(DEFAULT_DB),
     json_path: JsonOption = None,
+    force: ForceUseOption = False,
 ) -> None:
     """Route new items: judge (its verdict stands) or person, with the reason.
 
@@ -510,7 +527,8 @@ def route_command(
     file's endpoint. Without it, --item carries its recorded judge calls (or --judgments FILE does); an item
     without any goes to a person, and the output says so. Item-level reasons come first: the answers' order
     changed the verdict, or a judgment was refused, unparsed or missing; then the category (or, under
-    --rule guarantee, the judge's confidence).
+    --rule guarantee, the judge's confidence). A policy that did NOT HOLD on its holdout test is refused
+    (exit 2, naming the test) unless --force (recorded, shown as FORCED); an untested one routes with a note.
     """
     from juge.api import route
 
@@ -529,6 +547,7 @@ def route_command(
             base_url=base_url,
             api_key_env=api_key_env,
             model=model,
+            force=force,
         )
         lines = "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in result.decisions)
         if eval_file is not None and tmp is not None:
@@ -536,6 +555,8 @@ def route_command(
         if write is not None:
             write(result.to_dict())
     notes = Console(stderr=True, highlight=False) if eval_file is not None else out  # stdout may carry the JSONL
+    if result.warning:
+        notes.print(Text(result.warning, style="bold red"), soft_wrap=True)
     if eval_file is None:
         _print_decision(result.decisions[0])
     elif output is None:
@@ -577,14 +598,20 @@ def audit_command(
     ] = None,
     db: DbOption = str(DEFAULT_DB),
     json_path: JsonOption = None,
+    force: ForceUseOption = False,
 ) -> None:
-    """Draw N random decisions the judge made alone, with the item and the judge's raw text, for a person to read."""
+    """Draw N random decisions the judge made alone, with the item and the judge's raw text, for a person to read.
+
+    A policy that did NOT HOLD on its holdout test is refused (exit 2, naming the test) unless --force
+    (recorded, shown as FORCED)."""
     from juge.api import audit_sample
 
     with staged_json(json_path) as write:
-        result = audit_sample(policy_path, run, db=db, n=n, seed=seed)
+        result = audit_sample(policy_path, run, db=db, n=n, seed=seed, force=force)
         if write is not None:
             write(result.to_dict())
+    if result.warning:
+        out.print(Text(result.warning, style="bold red"), soft_wrap=True)
     out.print(
         Text(
             f"{len(result.sample)} judge decisions from run {result.run_id} (seed {result.seed}); read each and note "

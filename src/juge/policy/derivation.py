@@ -24,11 +24,12 @@ Rules (every one carries the dev numbers behind it in the policy file):
 6. ``rule="guarantee"``: items route by the judge's confidence instead of by
    category; the threshold is the fixed-sequence choice of ``juge.policy.guarantee``.
 
-A rule 3 decision resting on few data is flagged, not changed: a category whose judge-vs-person
-or person-vs-person figure rests on fewer than ``MIN_PAIRS`` (30) pairs, or on fewer than
-``MIN_ITEMS`` (10) judged items, carries ``too_few`` (the reason) and the advice ``TOO_FEW``. With
-30 pairs a 95 % interval of an agreement near 0.8 is still about +-0.15 wide, three times a
-0.05 margin; below it one rater pair more or less can flip the decision.
+A category whose judge-vs-person or person-vs-person figure rests on fewer than ``MIN_PAIRS`` (30)
+pairs, or on fewer than ``MIN_ITEMS`` (10) judged items, has too few items to decide: it goes to a
+person whatever its figures say, and carries ``too_few`` (the reason) beside what the figures alone
+say (``by_figures``); :mod:`juge.policy.decision` is that rule, read by every command. With 30 pairs
+a 95 % interval of an agreement near 0.8 is still about +-0.15 wide, three times a 0.05 margin;
+below it one rater pair more or less can flip the decision.
 
 Decisions read dev only. Ties in rule 1 are broken by judge-vs-person agreement,
 then by key name.
@@ -52,19 +53,21 @@ from juge.calibration.pairtable import PairItem, PairTable, build_pair_table
 from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference_templates, vs_majority, vs_people
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
+from juge.policy.decision import TOO_FEW, decided_row
 from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
+from juge.policy.status import STATUS_KEYS
 from juge.results import Agreement, Coverage, PolicyResult, format_estimate
 from juge.stats import paired_ratio_difference
 
 POLICY_FORMAT = 1
-# The policy file's schema: 2 adds judge_kind (pairwise, passfail, score) and holdout_tests; a file
-# without schema_version is a pairwise policy of schema 1 and loads as it is.
-SCHEMA_VERSION = 2
+# The policy file's schema: 2 adds judge_kind (pairwise, passfail, score) and holdout_tests; 3 adds the
+# status (status, forced_uses) and each category's ruling and by_figures. A file without schema_version is a
+# pairwise policy of schema 1; files of every schema load, their decisions read by juge.policy.decision.
+SCHEMA_VERSION = 3
 RULES = ("margin", "lower-bound", "guarantee")
 DIGITS = 3
 MIN_PAIRS = 30
 MIN_ITEMS = 10
-TOO_FEW = "too few items to decide: treat as person until more labels"
 
 
 @dataclass
@@ -121,13 +124,13 @@ def no_split_error(split: str, cases: Iterable[Case]) -> InputError:
     return InputError(f"no item with split {split!r} and human votes; splits in the data: {', '.join(splits)}")
 
 
-UNHASHED = ("policy_hash", "holdout_tests")
+UNHASHED = ("policy_hash", "holdout_tests", *STATUS_KEYS)
 SCHEMA_2_KEYS = ("schema_version", "judge_kind")  # a schema 1 file was hashed without them
 
 
 def policy_hash(policy: dict[str, Any]) -> str:
-    """sha256 of the policy's canonical JSON, without the hash itself and the record of its holdout tests
-    (``juge policy test`` appends to it; every other edit breaks the hash). A schema 1 policy (pairwise, written
+    """sha256 of the policy's canonical JSON, without the hash itself, the record of its holdout tests and its
+    status (``juge policy test`` and a forced use append to them; every other edit breaks the hash). A schema 1 policy (pairwise, written
     before ``schema_version``) is hashed without the keys schema 2 added, so it keeps its hash when it gains
     ``schema_version: 1`` and ``judge_kind: pairwise`` on being written back."""
     unhashed = UNHASHED + (SCHEMA_2_KEYS if policy.get("schema_version", 1) == 1 else ())
@@ -300,29 +303,24 @@ def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: st
         "ceiling": pp,
         "gap": gap,
         "difference": diff,
-        "too_few": too_few(len(judged), jp, pp),
     }
     if gap is None:
-        row["decision"], row["reason"] = (
-            "person",
-            ("no judge-vs-person or person-vs-person figure on dev (no verdicts or fewer than two raters per item)"),
-        )
+        ok = False
+        reason = "no judge-vs-person or person-vs-person figure on dev (no verdicts or fewer than two raters per item)"
     elif rule == "lower-bound":
         low = r3(diff["low"])
         ok = low is not None and low > -margin
-        row["decision"] = "judge" if ok else "person"
-        row["reason"] = (
+        reason = (
             f"lower bound of judge - person agreement is {low if low is not None else 'n/a'}, "
             f"{'above' if ok else 'not above'} -{margin:g}"
         )
     else:
         ok = gap >= -margin
-        row["decision"] = "judge" if ok else "person"
-        row["reason"] = (
+        reason = (
             f"judge vs person {jp_r:.3f} vs person vs person {pp_r:.3f}: gap {gap:+.3f}, "
             f"{'within' if ok else 'more than'} the {margin:g} margin"
         )
-    return row
+    return decided_row(row, figures="judge" if ok else "person", reason=reason, too_few=too_few(len(judged), jp, pp))
 
 
 def too_few(n_judged: int, jp: dict[str, Any], pp: dict[str, Any]) -> str | None:
@@ -457,6 +455,7 @@ def derive_policy(
             items, key_by_category, data.judgments, target=target, confidence=confidence
         )
     policy["policy_hash"] = policy_hash(policy)
+    policy["status"] = "untested"  # juge.policy.status: no holdout test yet
     return policy
 
 
@@ -490,6 +489,44 @@ def _cell(text: Any) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
 
 
+def in_short(p: PolicyResult) -> list[str]:
+    """The "In short" lines on categories, written from the policy's decisions (so they match the table)."""
+    decisions = p.decisions.values()
+    judge = [d.category for d in decisions if d.route == "judge"]
+    person = [d.category for d in decisions if d.route == "person"]
+    thin = [d.category for d in decisions if d.ruling == "too_few"]
+    lines = [
+        f"- The judge decides alone in: {_cell(', '.join(judge)) or 'no category'}.",
+        f"- A person decides in: {_cell(', '.join(person)) or 'no category'}.",
+    ]
+    if thin:
+        lines.append(
+            f"- Too few items to decide in: {_cell(', '.join(thin))}, so a person decides there until more labels "
+            "are in (see the table)."
+        )
+    return lines
+
+
+def decision_cell(p: PolicyResult, category: str) -> str:
+    """A category's decision in a Markdown table: where its items go, and why when there are too few items."""
+    d = p.decision(category)
+    if d is None:
+        return ""
+    return f"**{d.route}**" + (f" ({TOO_FEW}: {_cell(d.too_few)})" if d.ruling == "too_few" else "")
+
+
+def too_few_paragraph(p: PolicyResult) -> list[str]:
+    thin = [d.category for d in p.decisions.values() if d.ruling == "too_few"]
+    if not thin:
+        return []
+    return [
+        "",
+        f"**Too few items to decide** in {_cell(', '.join(thin))}: a figure rests on fewer than {MIN_PAIRS} pairs or "
+        f"{MIN_ITEMS} judged items, so one vote more or less can flip the decision. A person decides there, "
+        "whatever the figures say, until more labels are in; then derive again.",
+    ]
+
+
 def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
     """JUDGE_POLICY.md: the rules in plain words, the numbers behind each, limits, and when to recalibrate."""
     p = PolicyResult.of(policy)
@@ -504,9 +541,6 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
     if boot is None or sel is None:  # every policy juge wrote has both
         raise InputError("the policy has no bootstrap settings or judge selection: derive it again")
     level = f"{boot.level:.0%}"
-    cats = p.categories
-    to_judge = [c for c, r in cats.items() if r.decision == "judge"]
-    to_person = [c for c, r in cats.items() if r.decision != "judge"]
     lines = [
         "# Judge policy",
         "",
@@ -534,14 +568,7 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
                 f"({g.coverage or 0.0:.0%} of all dev items); the rest go to a person."
             )
     else:
-        lines.append(f"- The judge decides alone in: {_cell(', '.join(to_judge)) or 'no category'}.")
-        lines.append(f"- A person decides in: {_cell(', '.join(to_person)) or 'no category'}.")
-        thin = [c for c, r in cats.items() if r.too_few]
-        if thin:
-            lines.append(
-                f"- Too few items to decide in: {_cell(', '.join(thin))}; treat as person until more "
-                "labels (see rule 3)."
-            )
+        lines += in_short(p)
     lines += [
         "- Any item whose verdict changes when the answers swap places, or whose judgment was refused, unparsed or "
         "missing, goes to a person.",
@@ -623,22 +650,14 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
         "| decision |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for c, r in cats.items():
+    for c, r in p.categories.items():
         gap = "n/a" if r.gap is None else f"{r.gap:+.3f}"
-        flag = f" ({TOO_FEW}: {r.too_few})" if r.too_few else ""
         lines.append(
             f"| {_cell(c)} | {r.n_items} | {r.n_with_verdict} | {r.n_votes} | "
             f"{_cell(r.template)} | {format_estimate(r.vs_people)} | "
-            f"{format_estimate(r.ceiling)} | {gap} | {format_estimate(r.difference)} | **{r.decision}**{flag} |"
+            f"{format_estimate(r.ceiling)} | {gap} | {format_estimate(r.difference)} | {decision_cell(p, c)} |"
         )
-    thin = [c for c, r in cats.items() if r.too_few]
-    if thin:
-        lines += [
-            "",
-            f"**Too few items to decide** in {_cell(', '.join(thin))}: a figure rests on fewer than "
-            f"{MIN_PAIRS} pairs or {MIN_ITEMS} judged items, so one vote more or less can flip the decision. "
-            "Treat these categories as person until more labels are in, then derive again.",
-        ]
+    lines += too_few_paragraph(p)
     lines += [
         "",
         "## Rule 4: items that always go to a person",

@@ -56,24 +56,27 @@ from juge.calibration.inputs import StudyInputs
 from juge.calibration.pairwise import Bootstrap
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import InputError
+from juge.policy.decision import decided_row
 from juge.policy.derivation import (
     DIGITS,
     POLICY_FORMAT,
     SCHEMA_VERSION,
-    TOO_FEW,
+    decision_cell,
+    in_short,
     no_split_error,
     policy_hash,
     r3,
     split_hash,
     too_few,
+    too_few_paragraph,
 )
 from juge.policy.route import (
     JUDGE,
     PERSON,
-    REASON_CATEGORY,
     REASON_MISSING,
     REASON_UNCALIBRATED,
     RouteDecision,
+    category_route,
     check_versions,
 )
 from juge.results import PolicyResult
@@ -261,7 +264,7 @@ def category_row(
     else:
         jp = (figures["judge"].get("at_threshold") or {}).get("agreement") or {}
         pp = (figures["people"].get("at_threshold") or {}).get("agreement") or {}
-    return {
+    row = {
         "template": key,
         **figures,
         "checks": checks,
@@ -269,10 +272,9 @@ def category_row(
         "vs_people": jp,
         "ceiling": pp,
         "gap": _gap(jp, pp),
-        "decision": decision,
-        "reason": reason,
-        "too_few": too_few(figures["n_with_verdict"], figures["judge"]["agreement"], figures["people"]["agreement"]),
     }
+    thin = too_few(figures["n_with_verdict"], figures["judge"]["agreement"], figures["people"]["agreement"])
+    return decided_row(row, figures=decision, reason=reason, too_few=thin)
 
 
 # ---- derive ---------------------------------------------------------------------------------
@@ -432,6 +434,7 @@ def derive_grade_policy(
         "bootstrap": {"n_resamples": boot.n_resamples, "seed": boot.seed, "level": boot.level, "unit": "item"},
     }
     policy["policy_hash"] = policy_hash(policy)
+    policy["status"] = "untested"  # juge.policy.status: no holdout test yet
     return policy
 
 
@@ -468,12 +471,10 @@ def route_grade_item(
         )
         return RouteDecision(item_id, category, PERSON, REASON_MISSING, problem, None, key)
     verdict, passes = _verdict(policy, value)
-    row = policy.categories[category]
-    if row.decision != JUDGE:
-        return RouteDecision(
-            item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row.reason}", verdict, key, passes=passes
-        )
-    return RouteDecision(item_id, category, JUDGE, "category", f"{category}: {row.reason}", verdict, key, passes=passes)
+    decided = policy.decision(category)
+    assert decided is not None  # templates_by_category and categories name the same categories
+    route, why = category_route(decided)
+    return RouteDecision(item_id, category, route, why, f"{category}: {decided.reason}", verdict, key, passes=passes)
 
 
 def _kind(policy: PolicyResult) -> Kind:
@@ -559,9 +560,10 @@ def grade_holdout_figures(
             cat_items, POLICY_KEY, kind, labels, boot,
             threshold=threshold, margin=policy.margin, min_recall=policy.min_recall,
         )  # fmt: skip
+        dev = policy.decision(c)
         dev_row = policy.categories.get(c)
-        conclusion = gap_conclusion(dev_row, row, margin=policy.margin, rule="margin")
-        if dev_row and dev_row.decision == JUDGE and row["decision"] != JUDGE:
+        conclusion = gap_conclusion(dev, None if dev_row is None else dev_row.gap, row, rule="margin")
+        if dev and dev.route == JUDGE and row["by_figures"] != JUDGE:
             conclusion["reason"] = "NOT HELD: " + row["reason"]
         conclusions[c] = conclusion
         figures["per_category"][c] = {
@@ -587,9 +589,6 @@ def grade_policy_markdown(policy: PolicyResult) -> str:
     p = policy
     kind = p.judge_kind
     info = p.judges[p.judge]
-    cats = p.categories
-    to_judge = [c for c, r in cats.items() if r.decision == JUDGE]
-    to_person = [c for c, r in cats.items() if r.decision != JUDGE]
     what = "PASS/FAIL" if kind == "passfail" else f"score (a case passes at {p.threshold:g} or above)"
     lines = [
         "# Judge policy",
@@ -602,8 +601,7 @@ def grade_policy_markdown(policy: PolicyResult) -> str:
         "## In short",
         "",
         f"- The judge is **{_cell(p.judge)}** (model {_cell(', '.join(info.models))}).",
-        f"- The judge decides alone in: {_cell(', '.join(to_judge)) or 'no category'}.",
-        f"- A person decides in: {_cell(', '.join(to_person)) or 'no category'}.",
+        *in_short(p),
         "- Any item whose judgment was refused, unparsed, an error or missing goes to a person.",
         f"- Every week a person reads {p.audit.n} random decisions the judge made alone (`juge audit-sample`).",
         "",
@@ -632,9 +630,9 @@ def grade_policy_markdown(policy: PolicyResult) -> str:
             )
         )
     lines += ["", "| category | items | judged | decision | figures |", "|---|---|---|---|---|"]
-    for c, r in cats.items():
-        flag = f" ({TOO_FEW}: {r.too_few})" if r.too_few else ""
-        lines.append(f"| {_cell(c)} | {r.n_items} | {r.n_with_verdict} | **{r.decision}**{flag} | {_cell(r.reason)} |")
+    for c, r in p.categories.items():
+        lines.append(f"| {_cell(c)} | {r.n_items} | {r.n_with_verdict} | {decision_cell(p, c)} | {_cell(r.reason)} |")
+    lines += too_few_paragraph(p)
     lines += [
         "",
         "## What this policy must not be used for",

@@ -40,6 +40,7 @@ from juge.calibration.pairwise import Bootstrap, ceiling, vs_majority, vs_people
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.files import staged_output
+from juge.policy.decision import CategoryDecision
 from juge.policy.derivation import (
     DIGITS,
     PairStudyData,
@@ -53,7 +54,7 @@ from juge.policy.derivation import (
 from juge.policy.guarantee import check_on_holdout
 from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
 from juge.policy.route import JUDGE, RouteDecision, check_versions, route_item
-from juge.results import HoldoutTest, PolicyCategory, PolicyResult
+from juge.results import HoldoutTest, PolicyResult
 from juge.stats import ratio_estimate
 from juge.store import Store
 
@@ -291,35 +292,34 @@ TEST_SCHEMA_VERSION = 2
 
 
 def gap_conclusion(
-    dev_row: PolicyCategory | None, holdout_row: dict[str, Any], *, margin: float, rule: str
+    dev: CategoryDecision | None, dev_gap: float | None, holdout_row: dict[str, Any], *, rule: str
 ) -> dict[str, Any]:
     """Does one category's dev decision stand on holdout? ``holdout_row`` is the category's figures measured
-    on holdout exactly as on dev (its ``decision`` is what holdout alone would have decided)."""
-    dev_decision = dev_row.decision if dev_row else "person"
+    on holdout exactly as on dev; its ``by_figures`` is what holdout's figures alone say (a thin holdout is
+    still a test of the figures: the shortage of items is dev's rule, not the test's)."""
+    figures, reason = holdout_row["by_figures"], holdout_row["reason"]
     out = {
-        "dev_decision": dev_decision,
-        "dev_gap": dev_row.gap if dev_row else None,
+        "dev_decision": dev.route if dev else "person",
+        "dev_gap": dev_gap,
         "holdout_gap": holdout_row.get("gap"),
-        "holdout_decision": holdout_row["decision"],
-        "holdout_reason": holdout_row["reason"],
+        "holdout_decision": figures,
+        "holdout_reason": reason,
     }
-    if dev_row is None:
+    if dev is None:
         out["held"] = True
         out["reason"] = "not in the policy (no dev figures): a person decides"
-    elif dev_decision != JUDGE:
+    elif dev.route != JUDGE:
         out["held"] = True
-        out["reason"] = "a person decides: the dev decision stands (holdout: " + holdout_row["reason"] + ")"
+        out["reason"] = "a person decides: the dev decision stands (holdout: " + reason + ")"
     elif holdout_row.get("gap") is None and rule != "lower-bound":
         out["held"] = None
         out["reason"] = "untested: no judge-vs-person or person-vs-person figure on holdout"
-    elif holdout_row["decision"] == JUDGE:
+    elif figures == JUDGE:
         out["held"] = True
-        out["reason"] = "held: " + holdout_row["reason"]
+        out["reason"] = "held: " + reason
     else:
         out["held"] = False
-        out["reason"] = "NOT HELD: " + holdout_row["reason"].replace("more than", "now beyond").replace(
-            "not above", "now not above"
-        )
+        out["reason"] = "NOT HELD: " + reason.replace("more than", "now beyond").replace("not above", "now not above")
     return out
 
 
@@ -411,7 +411,10 @@ def run_holdout_test(
         with store.transaction(), registry.locked():  # the checks and the records are one
             previous = previous_tests(store, registry, policy, data_hash, ledger, force)
             summary = figures.pop("_summary")
-            result = {**new_test_header(policy, split, data_hash, previous), **figures, "_ledger": ledger}
+            held = figures["conclusion"]["held"]
+            status = "untested" if held is None else "held" if held else "not held"  # juge.policy.status's names
+            header = new_test_header(policy, split, data_hash, previous)
+            result = {**header, "status": status, **figures, "_ledger": ledger}
             if before_recording is not None:
                 before_recording(result)
             record_test(store, registry, policy, result, ledger, summary)
@@ -449,7 +452,10 @@ def _pair_figures(policy: PolicyResult, data: PairStudyData, items: list[PairIte
     for c in categories:
         cat_items = [it for it in items if it.category == c]
         holdout_row = category_row(cat_items, POLICY_KEY, margin=policy.margin, rule=rule, boot=boot)
-        conclusion = gap_conclusion(policy.categories.get(c), holdout_row, margin=policy.margin, rule=rule)
+        dev_row = policy.categories.get(c)
+        conclusion = gap_conclusion(
+            policy.decision(c), None if dev_row is None else dev_row.gap, holdout_row, rule=rule
+        )
         per_conclusion[c] = conclusion
         figures["per_category"][c] = {
             **_figures(cat_items, decided, boot),

@@ -9,7 +9,8 @@ item's category also goes to a person):
 3. the two orders disagree -> person: order changed the verdict;
 4. ``rule == "guarantee"``: confidence below the threshold -> person: low confidence (no threshold
    reached the target on dev -> person: no confidence threshold);
-   otherwise: the category goes to a person -> person: category;
+   otherwise: the category goes to a person -> person: category (too few items to decide in it on dev ->
+   person: too few items to decide; :mod:`juge.policy.decision`);
 5. else the judge decides, and its verdict stands.
 
 A judgment from a model version or template hash the policy was not derived with is
@@ -32,6 +33,7 @@ from juge.calibration.pairtable import ORDERS
 from juge.data.records import OUTCOMES, Case, Judgment
 from juge.errors import InputError, input_error, validation_error
 from juge.judges.pairwise import combine_orders
+from juge.policy.decision import CategoryDecision
 from juge.policy.guarantee import pair_confidence
 from juge.results import PolicyResult, RouteResult
 
@@ -44,6 +46,7 @@ REASON_UNCALIBRATED = "category not calibrated"
 REASON_MISSING = "refused/unparsed/missing"
 REASON_ORDER = "order changed the verdict"
 REASON_CATEGORY = "category"
+REASON_TOO_FEW = "too few items to decide"
 REASON_CONFIDENCE = "low confidence"
 REASON_NO_THRESHOLD = "no confidence threshold"
 LETTERS = ("A", "B", "C")
@@ -158,10 +161,17 @@ def route_item(policy: Policy, item_id: str, category: str | None, judgments: It
         return RouteDecision(
             item_id, category, JUDGE, "confidence", f"confidence {conf:.3f} >= {threshold:.3f}", verdict, key, conf
         )
-    row = policy.categories[category]
-    if row.decision != JUDGE:
-        return RouteDecision(item_id, category, PERSON, REASON_CATEGORY, f"{category}: {row.reason}", verdict, key)
-    return RouteDecision(item_id, category, JUDGE, "category", f"{category}: {row.reason}", verdict, key)
+    decided = policy.decision(category)
+    assert decided is not None  # templates_by_category and categories name the same categories
+    route, why = category_route(decided)
+    return RouteDecision(item_id, category, route, why, f"{category}: {decided.reason}", verdict, key)
+
+
+def category_route(decided: CategoryDecision) -> tuple[str, str]:
+    """Where an item goes by its category's decision, and the reason's name."""
+    if decided.ruling == "too_few":
+        return PERSON, REASON_TOO_FEW
+    return (JUDGE, "category") if decided.route == JUDGE else (PERSON, REASON_CATEGORY)
 
 
 def _call_problem(j: Judgment | None) -> str | None:

@@ -238,7 +238,7 @@ def _policy(policy: PolicyResult | None) -> dict[str, Any] | None:
     categories = [
         {
             "name": name,
-            "route": row.decision,
+            "route": policy.decisions[name].route,
             "template": row.template or None,
             "vs_people": estimate(row.vs_people),
             "ceiling": estimate(row.ceiling),

@@ -71,9 +71,13 @@ def _coverage(cov: Coverage | None) -> str:
     return f"{cov.value:.1%} ({cov.n_with_verdict}/{cov.n_items})"
 
 
-def _decision(decision: str, too_few: str | None) -> Text:
-    text = Text(decision)
-    if too_few:
+def _decision(policy: PolicyResult, category: str) -> Text:
+    """Where a category goes: judge, person, or person because there are too few items to decide."""
+    d = policy.decision(category)
+    if d is None:
+        return Text("")
+    text = Text(d.route)
+    if d.ruling == "too_few":
         text.append(" (too few items to decide)", style="yellow")
     return text
 
@@ -142,12 +146,14 @@ def _pair_policy(policy: PolicyResult, out: Console, err: Console) -> None:
             fmt(r.vs_people),
             fmt(r.ceiling),
             "n/a" if r.gap is None else f"{r.gap:+.3f}",
-            _decision(r.decision, r.too_few),
+            _decision(policy, cat),
         )
     out.print(fitted(table, out))
-    for cat, r in policy.categories.items():
-        if r.too_few:
-            err.print(Text(f"warning: category {cat}: {TOO_FEW} ({r.too_few})", style="yellow"), soft_wrap=True)
+    for thin in policy.decisions.values():
+        if thin.ruling == "too_few":
+            err.print(
+                Text(f"warning: category {thin.category}: {TOO_FEW} ({thin.too_few})", style="yellow"), soft_wrap=True
+            )
     if g:
         _guarantee(g, out, err)
 
@@ -205,7 +211,7 @@ def _grade_policy(policy: PolicyResult, out: Console) -> None:
     for col in ("category", "judged", "decision", "why"):
         table.add_column(col)
     for cat, r in policy.categories.items():
-        table.add_row(Text(cat), f"{r.n_with_verdict}/{r.n_items}", _decision(r.decision, r.too_few), Text(r.reason))
+        table.add_row(Text(cat), f"{r.n_with_verdict}/{r.n_items}", _decision(policy, cat), Text(r.reason))
     out.print(fitted(table, out))
 
 
