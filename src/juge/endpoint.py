@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from juge.config import ProviderSpec
 from juge.errors import InputError
+
+if TYPE_CHECKING:
+    from juge.judges.judge import Judge
 
 _TAKES_ENDPOINT = ("openai", "anthropic")
 _NO_ENDPOINT = ("scripted", "replay", "llamacpp")
@@ -36,7 +39,7 @@ def provider_override(
     return ProviderSpec(name=provider, options=opts)
 
 
-def with_model(judges: Sequence[Any], model: str | None) -> list[Any]:
+def with_model(judges: Sequence[Judge], model: str | None) -> list[Judge]:
     """`judges` with `model` in place of each one's own (the version hash does not change: the model
     is recorded beside it)."""
     if not model:

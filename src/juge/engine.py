@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from rich.console import Console
 
@@ -34,6 +34,9 @@ from juge.progress import ProgressFactory, run_progress
 from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response
 from juge.providers.pricing import call_cost
 from juge.store import Store
+
+if TYPE_CHECKING:
+    from juge.judges.judge import Judge
 
 T = TypeVar("T")
 CLAIM_PAGE = 32  # tasks claimed at once in a store shared by processes (one round trip)
@@ -64,7 +67,7 @@ class EngineOptions:
 @dataclass(frozen=True)
 class JudgeTask:
     case: Case
-    judge: Any  # juge.judges.Judge
+    judge: Judge
     order: str | None
     repeat: int
 
@@ -304,7 +307,7 @@ class Engine:
             "order": task.order,
             "repeat": task.repeat,
         }
-        base = dict(
+        base: dict[str, Any] = dict(
             item_id=case.id,
             judge=judge.name,
             template=judge.template_id,
@@ -363,7 +366,7 @@ class Engine:
         """The judgment the last answer gives, with the tokens, cost and latency of all of `answers`."""
         response, _, attempts = answers[-1]
         # A solve-first judgment costs both calls; an unknown part makes the total unknown.
-        common = dict(
+        common: dict[str, Any] = dict(
             base,
             model=response.model,
             text=response.text,
@@ -499,12 +502,12 @@ async def run_together(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
     return [t.result() for t in tasks]
 
 
-def build_tasks(cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1) -> list[JudgeTask]:
+def build_tasks(cases: Iterable[Case], judges: Sequence[Judge], repeat: int = 1) -> list[JudgeTask]:
     """One task per (case, judge, order, repeat). Pair judges skip single cases and vice versa."""
     return list(iter_tasks(cases, judges, repeat))
 
 
-def iter_tasks(cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1) -> Iterator[JudgeTask]:
+def iter_tasks(cases: Iterable[Case], judges: Sequence[Judge], repeat: int = 1) -> Iterator[JudgeTask]:
     """`build_tasks`, one task at a time."""
     for case in cases:
         for judge in judges:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from juge.config import EvalConfig, eval_config
 from juge.errors import InputError
 from juge.results import Comparison, Run
-from juge.store import DEFAULT_DB
 
 # isort: split
 # API functions that live in their own modules of this package, re-exported (``x as x``) one line each.
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     from juge.judges.judge import Judge
     from juge.progress import ProgressFactory
     from juge.providers.base import Provider
+    from juge.store import Store
 
 
 # ---- run ---------------------------------------------------------------------------------------
@@ -85,6 +85,7 @@ async def run_async(
     from juge.endpoint import provider_override, with_model
     from juge.runs.execute import run_eval_async
     from juge.runs.plan import RunOptions
+    from juge.store import DEFAULT_DB
 
     refuse_text("only", only, "list")
     config = eval_config(eval_or_path, cases=cases, judges=judges, mapping=mapping)
@@ -114,7 +115,7 @@ async def run_async(
             config,
             lambda: opened.enter_context(_store(db, must_exist=False)),  # opened once the inputs are checked
             options,
-            db=str(db if db is not None else DEFAULT_DB),
+            db=str(db if db is not None else DEFAULT_DB),  # as _store opens it
         )
 
 
@@ -190,10 +191,10 @@ def _in_running_loop() -> bool:
 # ---- runs: compare and estimate -----------------------------------------------------------------
 
 
-def _store(db: str | Path | None, *, must_exist: bool = True) -> Any:
+def _store(db: str | Path | None, *, must_exist: bool = True) -> Store:
     """The store at `db` (a SQLite file or a ``postgresql://`` URL; default ``.juge/juge.db``). A SQLite
     file that must exist and does not is an InputError; one that may be new gets its folder."""
-    from juge.store import is_database_url, open_store
+    from juge.store import DEFAULT_DB, is_database_url, open_store
 
     where = db if db is not None else DEFAULT_DB
     if not is_database_url(where):

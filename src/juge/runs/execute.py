@@ -27,7 +27,7 @@ from typing import Any
 
 from juge import __version__
 from juge.batching import BatchedProvider, BatchPending, describe
-from juge.config import EvalConfig
+from juge.config import EvalConfig, ProviderSpec
 from juge.data.records import Case, Judgment
 from juge.engine import Engine, apply_checks, build_tasks, iter_tasks
 from juge.errors import InputError
@@ -60,8 +60,8 @@ def run_eval(
     concurrency: int | None = None,
     progress: bool = True,
     resume: bool = True,
-    console: object = None,
-    provider_override: Any = None,
+    console: object = None,  # no longer used: kept for callers that pass one
+    provider_override: ProviderSpec | None = None,
     wait: bool = False,
 ) -> Run:
     """Run an eval to the end in a new event loop (see :func:`run_eval_async`). ``console`` is not used

@@ -10,17 +10,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.results import DryRun, RenderedPrompt
 
+if TYPE_CHECKING:
+    from juge.config import EvalConfig
+    from juge.judges.judge import Judge
+
 OWN_SOLUTION_PLACEHOLDER = "(the judge's own solution, from its first call, goes here)"
 SYSTEM_OUTPUT_PLACEHOLDER = "(the system's output, generated when the run starts)"
 
 
-def judge_prompts(judge: Any, case: Case, order: str | None = None) -> list[RenderedPrompt]:
+def judge_prompts(judge: Judge, case: Case, order: str | None = None) -> list[RenderedPrompt]:
     """The calls `judge` makes for `case` in `order` (default: its first order), in call order."""
     orders = judge.orders(case)
     if order is None:
@@ -28,7 +32,7 @@ def judge_prompts(judge: Any, case: Case, order: str | None = None) -> list[Rend
     elif order not in orders:
         shown = ", ".join(o for o in orders if o) or "none (it grades single answers)"
         raise InputError(f"--order {order}: judge {judge.name!r} takes order {shown}")
-    common = {
+    common: dict[str, Any] = {
         "judge": judge.name,
         "setup": judge.setup,
         "template": judge.template_id,
@@ -56,12 +60,12 @@ def judge_prompts(judge: Any, case: Case, order: str | None = None) -> list[Rend
     return out
 
 
-def applies(judge: Any, case: Case) -> bool:
+def applies(judge: Judge, case: Case) -> bool:
     """Whether `judge` judges `case`: pairwise judges take pairs, the others single answers."""
     return (judge.setup == "pairwise") == case.is_pair
 
 
-def pick_case(judge: Any, cases: Sequence[Case], case_id: str | None, where: str) -> Case:
+def pick_case(judge: Judge, cases: Sequence[Case], case_id: str | None, where: str) -> Case:
     """The case to show: `case_id`, else the first case the judge applies to."""
     if case_id is not None:
         found = next((c for c in cases if c.id == case_id), None)
@@ -85,7 +89,7 @@ def with_output_placeholder(case: Case) -> Case:
 
 
 def plan_calls(
-    cases: Iterable[Case], judges: Sequence[Any], repeat: int = 1, *, system: bool = False, source: str = ""
+    cases: Iterable[Case], judges: Sequence[Judge], repeat: int = 1, *, system: bool = False, source: str = ""
 ) -> DryRun:
     """Count the calls a run would make (each judge's solve-first calls included) and render the
     first case of each judge; `cases` is read once, never held whole."""
@@ -161,7 +165,7 @@ def prompt(
 
 
 def dry_run(
-    eval_or_path: Any = None,
+    eval_or_path: str | Path | EvalConfig | None = None,
     *,
     cases: str | Path | None = None,
     judges: Sequence[str | Path] | None = None,
