@@ -19,6 +19,7 @@ CALLS = {
     "run": 'juge.run("eval.toml", concurency=4)',
     "policy.derive": 'juge.policy.derive(item="x")',
     "tune_judge": 'juge.tune_judge("j.toml", bogus=1)',
+    "policy.test": 'juge.policy.test("policy.json", itmes="x")',
 }
 
 
@@ -46,10 +47,8 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
     "name",
     [
         "run",
-        pytest.param(
-            "policy.derive",
-            marks=pytest.mark.xfail(reason="typed policy.derive lands with the policy helper", strict=True),
-        ),
+        "policy.derive",
+        "policy.test",
         pytest.param(
             "tune_judge", marks=pytest.mark.xfail(reason="typed tune_judge lands with the rules helper", strict=True)
         ),

@@ -7,7 +7,6 @@ They are re-exported by :mod:`juge` (``juge.run``, ``juge.calibrate``, ...).
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.resources import files
@@ -28,20 +27,21 @@ from juge.label.api import (  # noqa: F401 - re-exported: `juge label ...`, one 
     label_status,
 )
 from juge.results import (
-    AuditSample,
     Calibration,
     HoldoutTest,
     PolicyResult,
-    RouteResult,
-    Run,
 )
 
 # isort: split
 # API functions that live in their domain modules, re-exported (``x as x``) one line each.
 from juge.config import eval_config as eval_config
 from juge.data.split import split as split
+from juge.policy.api import audit_sample as audit_sample
+from juge.policy.api import policy_derive as policy_derive
+from juge.policy.api import policy_test as policy_test
+from juge.policy.api import route as route
 from juge.probes.probe import probe_injection as probe_injection
-from juge.runs.api import _in_running_loop, _run_id, _store
+from juge.runs.api import _store
 from juge.runs.api import compare as compare
 from juge.runs.api import delete_runs as delete_runs
 from juge.runs.api import dry_run as dry_run
@@ -449,230 +449,3 @@ def run_report(
     return write_atomic(
         Path(path) if path is not None else Path(default + SUFFIXES[chosen]), render_report(data, chosen)
     )
-
-
-# ---- policies ---------------------------------------------------------------------------------------
-
-
-def policy_derive(
-    *,
-    items: Rows | None = None,
-    judgments: Rows | Sequence[str | Path] | None = None,
-    run: str | None = None,
-    labels: Rows | None = None,
-    db: str | Path | None = None,
-    mapping: Mapping[str, str] | None = None,
-    labels_map: Mapping[str, str] | None = None,
-    kind: str | None = None,
-    split: str = "dev",
-    force_split: bool = False,
-    margin: float = 0.05,
-    rule: str = "margin",
-    target: float = 0.9,
-    confidence: float = 0.9,
-    min_recall: float | None = None,
-    threshold: float | None = None,
-    judges: Sequence[str] | None = None,
-    audit_n: int = 10,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> PolicyResult:
-    """Derive a judge policy on the dev split (``juge policy derive``; ``juge.policy.derive``).
-
-    For a pairwise, PASS/FAIL or score judge (``kind``; default: guessed from the items and labels).
-    Which judge, which prompt per category, what goes to a person; ``to_dict()`` (or ``save(path)``) is the
-    policy file that ``juge.policy.test`` and ``juge.route`` read (its ``policy_hash`` covers every key).
-    ``split="holdout"`` needs ``force_split`` (the holdout is kept for the one test). ``min_recall`` and
-    ``threshold`` are for PASS/FAIL and score judges, ``target`` and ``confidence`` for ``rule="guarantee"``.
-    What the readers warned about the inputs is in ``.input_warnings`` and ``.input_notices``.
-
-    >>> import juge
-    >>> p = juge.policy.derive(items=juge.demo_path("items.jsonl"),
-    ...                        judgments=juge.demo_path("judgments.jsonl"), resamples=100)
-    >>> p.judge, p.judge_decides("coding")
-    ('chat-strong/pair-v2', False)
-    """
-    from juge.calibration.pairwise import Bootstrap
-    from juge.policy.derivation import derive_any_policy
-    from juge.policy.inputs import policy_study
-
-    if split == "holdout" and not force_split:
-        raise InputError(
-            "--split holdout: the holdout split is kept for the one final `juge policy test`; derive "
-            "on dev (the default), or pass --force-split to derive on holdout and test on another split"
-        )
-    for name, value in (("--target", target), ("--confidence", confidence)):
-        if not 0 < value < 1:
-            raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
-    if resamples < 1:
-        raise InputError("--resamples must be at least 1")
-    study = policy_study(
-        items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
-        kind=kind,
-    )  # fmt: skip
-    policy = derive_any_policy(
-        study.data,
-        split=split,
-        margin=margin,
-        rule=rule,
-        target=target,
-        confidence=confidence,
-        min_recall=min_recall,
-        threshold=threshold,
-        judges=judges,
-        audit_n=audit_n,
-        boot=Bootstrap(n_resamples=resamples, seed=seed),
-    )
-    result = PolicyResult.model_validate(policy)
-    result._input_warnings, result._input_notices = study.warnings, study.notices
-    return result
-
-
-def policy_test(
-    policy: PolicyResult | Mapping[str, Any] | str | Path,
-    *,
-    items: Rows | None = None,
-    judgments: Rows | Sequence[str | Path] | None = None,
-    run: str | None = None,
-    labels: Rows | None = None,
-    db: str | Path | None = None,
-    mapping: Mapping[str, str] | None = None,
-    labels_map: Mapping[str, str] | None = None,
-    split: str = "holdout",
-    force: bool = False,
-    json_path: str | Path | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> HoldoutTest:
-    """Test a policy once on the held-out split (``juge policy test``; ``juge.policy.test``).
-
-    The use is recorded in ``db``, in this machine's holdout registry and, when ``policy`` is a file, in the
-    file (``holdout_tests``); a second test of the same items is refused unless ``force``. ``json_path``: also
-    write the result there; the files are written only once the test is recorded, so nothing is half-written.
-    """
-    from juge.calibration.pairwise import Bootstrap
-    from juge.policy.holdout import run_holdout_test, test_policy
-    from juge.policy.inputs import load_policy, policy_study
-
-    if resamples < 1:
-        raise InputError("--resamples must be at least 1")
-    document = load_policy(policy)  # a bad policy file is named before the data is read
-    study = policy_study(
-        items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
-        kind=document.judge_kind,
-    )  # fmt: skip
-    boot = Bootstrap(n_resamples=resamples, seed=seed)
-    with _store(db, must_exist=False) as store:
-        if isinstance(policy, str | Path):
-            result = test_policy(policy, study.data, store, split=split, force=force, boot=boot, json_path=json_path)
-        else:
-            if json_path is not None:
-                raise InputError("json_path: give the policy as a file (the test is recorded in it) or save the result")
-            result = run_holdout_test(document, study.data, store, split=split, force=force, boot=boot)
-    test = HoldoutTest.model_validate(result)
-    test._input_warnings, test._input_notices = study.warnings, study.notices
-    return test
-
-
-def route(
-    policy: PolicyResult | Mapping[str, Any] | str | Path,
-    *,
-    item: str | Path | None = None,
-    items: str | Path | None = None,
-    judgments: str | Path | None = None,
-    eval_file: str | Path | None = None,
-    db: str | Path | None = None,
-    concurrency: int | None = None,
-    provider: str | None = None,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    model: str | None = None,
-    progress: bool = False,
-    force: bool = False,
-) -> RouteResult:
-    """Route new items by a policy (``juge route``): to the judge (its verdict stands) or to a person, with the
-    reason.
-
-    A policy whose recorded holdout test did not hold (status ``not held``, ``forced``) is refused (InputError)
-    unless ``force``; a forced use is recorded in the policy file (when ``policy`` is one) and in the result
-    (``forced``, ``warning``, ``policy_status`` ``forced``). An untested policy routes, with a note in ``notes``.
-
-    Without ``eval_file``: one ``item`` (JSON) with its recorded judge calls (under ``judgments`` in it, or
-    in a ``judgments`` JSONL file); an item with none goes to a person and ``notes`` says why. With
-    ``eval_file``: the policy's judge is called live through the engine (cache, retries, the store ``db``)
-    on ``items`` (a cases file) or one ``item``; ``provider``, ``base_url``, ``api_key_env`` and ``model``
-    override the eval file's provider and model (a server given by address needs no key).
-    """
-    from juge.policy.inputs import load_policy
-    from juge.policy.route import route_recorded_item
-    from juge.policy.status import use_policy
-
-    if eval_file is None:
-        if items is not None:
-            raise InputError("--items needs --eval: the eval file names the judge to call on new items")
-        if provider or base_url or api_key_env or model or concurrency is not None:
-            raise InputError(
-                "--provider, --base-url, --api-key-env, --model and --concurrency apply with --eval (calling the "
-                "judge); without it the item's recorded calls are routed"
-            )
-        if item is None:
-            raise InputError("give --item FILE (one item with its judge calls), or --eval with --items or --item")
-        document = load_policy(policy)
-        use = use_policy(document, force=force, command="juge route", path=_policy_path(policy))
-        routed = route_recorded_item(document, Path(item), None if judgments is None else Path(judgments))
-        return _with_use(routed, use)
-    if judgments is not None:
-        raise InputError("--judgments is for recorded calls; with --eval the judge is called")
-    document = load_policy(policy)
-    use = use_policy(document, force=force, command="juge route --eval", path=_policy_path(policy))
-    from juge.live_route import route_new_items
-
-    def call() -> RouteResult:
-        return route_new_items(
-            document, eval_file, item=None if item is None else Path(item), items=None if items is None else Path(items),
-            db=db, concurrency=concurrency, provider=provider, base_url=base_url, api_key_env=api_key_env,
-            model=model, progress=progress,
-        )  # fmt: skip
-
-    if not _in_running_loop():
-        return _with_use(call(), use)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="juge-route") as pool:
-        return _with_use(pool.submit(call).result(), use)  # the engine runs its own loop: not in the caller's
-
-
-def _policy_path(policy: Any) -> Path | None:
-    """The policy file a forced use is recorded in (None for a policy given as a model or a dict)."""
-    return Path(policy) if isinstance(policy, str | Path) else None
-
-
-def _with_use(result: Any, use: Any) -> Any:
-    """A route or audit result with the policy's status, FORCED and the untested note (``PolicyUse``)."""
-    return result.model_copy(
-        update={
-            "policy_status": use.policy_status,
-            "forced": use.forced,
-            "warning": use.warning,
-            **({"notes": [*use.notes, *result.notes]} if hasattr(result, "notes") else {}),
-        }
-    )
-
-
-def audit_sample(
-    policy: PolicyResult | Mapping[str, Any] | str | Path,
-    run: str | Run,
-    *,
-    db: str | Path | None = None,
-    n: int = 10,
-    seed: int | None = None,
-    force: bool = False,
-) -> AuditSample:
-    """The weekly audit (``juge audit-sample``): ``n`` random decisions the policy's judge made alone in a
-    stored run, each with the item and the judge's raw texts. ``seed`` defaults to the ISO year and week.
-    A policy that did not hold on its holdout test is refused unless ``force`` (recorded, as :func:`route`)."""
-    from juge.policy.audit import audit_run
-    from juge.policy.inputs import load_policy
-    from juge.policy.status import use_policy
-
-    document = load_policy(policy)
-    use = use_policy(document, force=force, command="juge audit-sample", path=_policy_path(policy))
-    return _with_use(audit_run(document, _run_id(run), db=db, n=n, seed=seed), use)

@@ -11,6 +11,7 @@ from juge.errors import InputError
 from juge.policy.inputs import load_policy
 from juge.policy.route import audit_sample, weekly_seed
 from juge.results import AuditSample, PolicyResult
+from juge.runs.api import _store
 
 
 def require_policy_judges(policy: PolicyResult, run_id: str, calls: Sequence[Judgment]) -> None:
@@ -36,7 +37,6 @@ def audit_run(
     """Draw ``n`` random decisions the policy's judge made alone in stored run ``run`` (``juge audit-sample``),
     each with the item and the judge's raw text. ``seed`` defaults to the ISO year and week (a new sample
     each week)."""
-    from juge.runs.api import _store
 
     if n < 1:
         raise InputError(f"-n {n}: draw at least one decision")

@@ -7,7 +7,8 @@ any call, each judge's model and template hash must be ones the policy was deriv
 InputError, exit 2): a policy says nothing about another judge version. The stored judgments are then
 routed by :func:`juge.policy.route.route_cases`, item-level reasons first.
 
-This module calls a model, so it lives outside ``policy/`` (which only reads stored judgments).
+The one module of ``policy/`` that calls a model (through the run path of :mod:`juge.runs`); the rest reads
+stored judgments.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from juge.data.records import Case
 from juge.errors import InputError
 from juge.policy.route import RouteDecision, route_cases
 from juge.results import PolicyResult, RouteResult
+from juge.runs.api import _store
 from juge.runs.execute import run_eval
 from juge.store import Store
 
@@ -147,7 +149,6 @@ def route_new_items(
     from juge.config import load_eval
     from juge.endpoint import provider_override, with_model
     from juge.policy.route import read_route_item
-    from juge.runs.api import _store
 
     if (item is None) == (items is None):
         raise InputError("with --eval, give the new items as --items FILE or one --item FILE")
