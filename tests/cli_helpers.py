@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -65,3 +66,20 @@ def tiny_pairwise_study(tmp_path: Path, n: int = 20) -> list[str]:
         ],
     )
     return ["--items", str(items), "--judgments", str(calls), "--db", str(tmp_path / "j.db"), "--resamples", "100"]
+
+
+def _entry_point() -> typer.Typer:
+    from juge import cli
+
+    app = typer.Typer(add_completion=False)
+
+    @app.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+    def juge(ctx: typer.Context) -> None:
+        cli.main(list(ctx.args))
+
+    return app
+
+
+# `juge` through its real entry point, `juge.cli.main` (the one handler: an InputError exits 2, a Fault 3), for
+# `CliRunner().invoke(juge_main, [...])`; `juge.cli.app` alone lets the error through (exit 1, `result.exception`).
+juge_main = _entry_point()

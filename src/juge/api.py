@@ -445,7 +445,7 @@ def run_report(
                 )
                 default = f"compare-{data['compare']['run_a']['id']}-{data['compare']['run_b']['id']}"
         except RunNotFound as exc:
-            raise InputError(f"{exc}; list the stored runs with `juge runs --db {store_path}`") from None
+            raise RunNotFound(f"{exc}; list the stored runs with `juge runs --db {store_path}`") from None
     return write_atomic(
         Path(path) if path is not None else Path(default + SUFFIXES[chosen]), render_report(data, chosen)
     )

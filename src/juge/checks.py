@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from juge.data.records import Case
+from juge.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,8 @@ CheckFactory = Callable[..., CheckFn]
 _FACTORIES: dict[str, CheckFactory] = {}
 
 
-class CheckConfigError(ValueError):
-    pass
+class CheckConfigError(InputError, ValueError):
+    """A check whose kind or options are wrong."""
 
 
 def _factory(kind: str) -> Callable[[CheckFactory], CheckFactory]:

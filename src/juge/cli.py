@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from juge.commands.help_layout import fit_help
-from juge.errors import Fault, InputError
+from juge.errors import JugeError
 
 fit_help()  # option names in help are never cut at 80 columns; flags show no type
 
@@ -72,21 +72,20 @@ def _json_to_stdout(args: list[str]) -> bool:
     return "--json=-" in args or any(a == "--json" and b == "-" for a, b in zip(args, args[1:], strict=False))
 
 
-def main() -> None:
+def main(args: list[str] | None = None) -> None:
+    """`juge ARGS` (default: the command line's), exiting with the code of a JugeError that reaches it."""
     from contextlib import nullcontext
 
     from juge.files import data_on_stdout
 
     err = Console(stderr=True)
+    args = sys.argv[1:] if args is None else args
     try:
-        with data_on_stdout() if _json_to_stdout(sys.argv[1:]) else nullcontext():
-            app()
-    except InputError as exc:
+        with data_on_stdout() if _json_to_stdout(args) else nullcontext():
+            app(args=args, prog_name="juge")
+    except JugeError as exc:  # the one handler: 2 for an InputError, 3 for a Fault (juge.errors)
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
-        sys.exit(2)
-    except Fault as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
-        sys.exit(3)
+        sys.exit(exc.exit_code)
 
 
 if __name__ == "__main__":

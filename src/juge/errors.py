@@ -1,4 +1,28 @@
-"""Errors that reach the user. The CLI turns these into a message and exit code 2 (InputError) or 3 (Fault)."""
+"""Errors that reach the user. Every error juge raises on purpose is a JugeError; the CLI (`juge.cli.main`,
+the one handler) prints its message and exits 2 for an InputError, 3 for a Fault.
+
+    JugeError
+    ├── InputError                  exit 2: bad input or configuration; says what, where, what to do
+    │   ├── RunNotFound             (also LookupError) no stored run with this id, or an ambiguous prefix
+    │   ├── CaseLacksField          a case lacks a field the judge's template uses
+    │   ├── NotPairs                a pairwise study of items that do not hold two answers each
+    │   ├── HoldoutAlreadyUsed      a holdout split tested before, without force
+    │   ├── NewerStoreError         a store written by a newer juge
+    │   ├── UnknownProvider         (also ValueError) a provider name that is not registered
+    │   ├── CheckConfigError        (also ValueError) a check's options are wrong
+    │   ├── LabelError              (also ValueError) a request the label store refuses
+    │   │   └── ReleasedError       a label for an assignment that was released
+    │   ├── ChooseProject           the label app cannot tell which project a request is for
+    │   └── _BadJSON, _DuplicateKey (also ValueError) private: a repeated key in JSON (parsers, readers)
+    └── Fault                       exit 3: nothing could be measured, or the store could not be written
+        ├── ProviderError           a call that did not return an answer
+        └── ProviderClosed          (also RuntimeError) a call on a provider that was closed
+            └── BatchPending        requests still in a provider's batches (`juge run` exits 75)
+
+The built-in base each class had before (LookupError, ValueError, RuntimeError) stays beside it, so code
+that catches those keeps working. The same mistake raises the same class from every API function: an
+unknown run id is a RunNotFound from `juge.show`, `juge.compare`, `juge.export`, `juge.calibrate(run=...)` alike.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +37,14 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 
-class InputError(Exception):
+class JugeError(Exception):
+    """An error juge raises on purpose: its message is for the user (see the tree above). Raised only as
+    one of its subclasses; `exit_code` is what `juge` exits with when it reaches the command line."""
+
+    exit_code = 1
+
+
+class InputError(JugeError):
     """Bad input or configuration: says what was wrong, where, and what to do.
 
     Build it with `input_error()` so every message names the file, line and field; the
@@ -21,15 +52,18 @@ class InputError(Exception):
     more (the line of a TOML key) can say it again with that added.
     """
 
+    exit_code = 2
     path: str | None = None
     line: int | None = None
     field: str | None = None
     detail: str | None = None
 
 
-class Fault(Exception):
+class Fault(JugeError):
     """Nothing could be measured (every call failed), or the store could not be written (disk full,
     permissions): says what failed first and what to do. Exit code 3."""
+
+    exit_code = 3
 
 
 class RowsName(str):

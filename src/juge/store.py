@@ -53,8 +53,8 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-class RunNotFound(LookupError):
-    pass
+class RunNotFound(InputError, LookupError):
+    """No stored run with this id, or a prefix that more than one run id starts with."""
 
 
 def is_database_url(db: str | Path) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from juge.cli import app
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from juge.data.adapters import read_pairwise_items, read_recorded_judgments
 from juge.store import Store
 

@@ -16,7 +16,7 @@ from grade_data import (
 from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
-from juge.cli import app
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from juge.data.records import Judgment
 from juge.policy.route import route_item
 

@@ -11,7 +11,7 @@ import pytest
 from test_policy_rules import BAD_CATEGORY, BOOT, ROUNDING_CATEGORY, study
 from typer.testing import CliRunner
 
-from juge.cli import app
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from juge.data.records import HumanLabel
 from juge.policy.derivation import PairStudyData, derive_policy
 from juge.policy.holdout import HoldoutAlreadyUsed, run_holdout_test

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from cli_helpers import write_jsonl
-from juge.cli import app
 from juge.data.records import Case, Judgment
 from juge.store import Store
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from juge.cli import app
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from juge.data.records import Case
 from juge.policy.registry import case_fingerprint, registry_path
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from cli_helpers import tiny_pairwise_study
-from juge.cli import app
 
 
 def test_derive_on_holdout_needs_force_split_and_test_messages_agree(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from juge.cli import app
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from juge.store import Store
 from juge.testing.mockserver import MockConfig, serve_in_thread
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from test_policy_json_schemas import validate
 from typer.testing import CliRunner
 
-from juge.cli import app
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from juge.store import Store
 
 DATA = Path(str(files("juge") / "demo_data"))

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binomtest
 from typer.testing import CliRunner
 
-from juge.cli import app
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.runs.compare import compare_runs

@@ -121,7 +121,7 @@ def test_cli_estimate_prints_every_figure_and_writes_json(tmp_path):
 
     from typer.testing import CliRunner
 
-    from juge.cli import app
+    from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
     from juge.data.records import Case, Judgment
     from juge.store import Store
 

@@ -13,6 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from cli_helpers import juge_main
 from juge.calibration.inputs import labels_on_these_outputs, load_inputs, with_run_outputs
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import InputError
@@ -22,12 +23,7 @@ N = 40
 
 
 def app() -> typer.Typer:
-    from juge.commands import calibrate, policy
-
-    a = typer.Typer()
-    policy.register(a)
-    calibrate.register(a)
-    return a
+    return juge_main  # through juge.cli.main: an input error exits 2
 
 
 def old_case(k: int) -> Case:

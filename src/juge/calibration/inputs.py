@@ -176,7 +176,7 @@ def load_inputs(
             try:
                 info = store.get_run(run)
             except RunNotFound as exc:
-                raise InputError(f"--run: {exc}") from None
+                raise RunNotFound(f"--run: {exc}") from None
             if not data.cases:
                 data.cases = store.run_cases(info["id"])
             data.sources[f"run {info['id']} dataset"] = info["dataset_hash"]

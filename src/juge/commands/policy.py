@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ from juge.errors import InputError
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted, wrapped
 from juge.results import format_estimate as fmt
-from juge.store import DEFAULT_DB, RunNotFound
+from juge.store import DEFAULT_DB
 
 if TYPE_CHECKING:
     from juge.results import RoutedItem
@@ -32,20 +31,6 @@ err = Console(stderr=True, highlight=False)
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the numbers as JSON to this file.")]
 SeedOption = Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")]
 ResamplesOption = Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")]
-
-
-def exits_2_on_input_error(fn: Callable[..., None]) -> Callable[..., None]:
-    """Print an InputError (or an unknown run id) and exit 2, also when the app is run without `juge.cli.main`."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        try:
-            fn(*args, **kwargs)
-        except (InputError, RunNotFound) as exc:
-            err.print(Text("error: ", style="bold red") + Text(str(exc)), soft_wrap=True)
-            raise typer.Exit(2) from None
-
-    return wrapper
 
 
 @contextmanager
@@ -79,7 +64,6 @@ def _clip(text: str | None, limit: int = 400) -> str:
 
 
 # ---- estimate ------------------------------------------------------------------------------
-@exits_2_on_input_error
 def estimate_command(
     run: Annotated[str, typer.Option("--run", help="Run id (or an unambiguous prefix) in the store.")],
     labels: Annotated[
@@ -157,7 +141,6 @@ def estimate_command(
 
 
 # ---- compare -------------------------------------------------------------------------------
-@exits_2_on_input_error
 def compare_command(
     run_a: Annotated[str, typer.Argument(help="The old run (id or unambiguous prefix).")],
     run_b: Annotated[str, typer.Argument(help="The new run, on the same cases.")],
@@ -298,7 +281,6 @@ ForceUseOption = Annotated[
 ]
 
 
-@exits_2_on_input_error
 def derive_command(
     items: ItemsOption = None,
     judgments: JudgmentsOption = None,
@@ -417,7 +399,6 @@ def derive_command(
         )
 
 
-@exits_2_on_input_error
 def test_command(
     policy_path: PolicyOption,
     items: ItemsOption = None,
@@ -480,7 +461,6 @@ def test_command(
         raise typer.Exit(1)
 
 
-@exits_2_on_input_error
 def route_command(
     policy_path: PolicyOption,
     item: Annotated[
@@ -588,7 +568,6 @@ def _print_decision(decision: RoutedItem) -> None:
     )
 
 
-@exits_2_on_input_error
 def audit_command(
     policy_path: PolicyOption,
     run: Annotated[str, typer.Option("--run", help="Run id in the store whose judge decisions are sampled.")],

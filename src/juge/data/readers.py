@@ -241,7 +241,7 @@ def read_rows(source: Source, *, format: str | None = None) -> list[tuple[int, d
 MAX_DEPTH = 64  # levels of nested objects and arrays in one row (a case's meta, a conversation)
 
 
-class _DuplicateKey(ValueError):
+class _DuplicateKey(InputError, ValueError):
     def __init__(self, key: str):
         super().__init__(key)
         self.key = key

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from juge.errors import InputError
 from juge.judges.contradictions import fold, pairwise_statements, passfail_statements, score_statements
 from juge.judges.textnorm import skeleton
 
@@ -186,8 +187,8 @@ def parse_additive(text: str, *, n_items: int, marker: str = "Total:", require_r
 # --- several criteria as one JSON object ----------------------------------------
 
 
-class _BadJSON(ValueError):
-    pass
+class _BadJSON(InputError, ValueError):
+    """A JSON object with a key given twice (the answer is unparsed)."""
 
 
 def _strict_object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

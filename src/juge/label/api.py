@@ -318,7 +318,7 @@ def label_attach_run(
             verdicts = judge_verdicts(db, run_id, proj.task)
             judged = run_output_hashes(db, run_id)
         except RunNotFound as exc:
-            raise InputError(f"{db}: {exc}") from None
+            raise RunNotFound(f"{db}: {exc}") from None
         table = store.item_table(proj)
         item_ids = [it["item_id"] for it in table]
         if not set(verdicts) & set(item_ids):

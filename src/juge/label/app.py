@@ -32,6 +32,7 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from juge.data.records import Case
+from juge.errors import InputError
 from juge.label.db import LOGIN_SECONDS, LabelError, LabelStore, Project, Rater, ReleasedError
 from juge.label.rubric import canonical_label, choices, to_fixed_order
 from juge.visible import visible_html
@@ -91,10 +92,11 @@ class LoginLimiter:
         self._recent(address, time.monotonic()).append(time.monotonic())
 
 
-class ChooseProject(Exception):
+class ChooseProject(InputError):
     """The browser is signed in to several projects and the request does not say which (?p=)."""
 
     def __init__(self, raters: list[Rater]):
+        super().__init__("signed in to several projects: say which one (?p=)")
         self.raters = raters
 
 

@@ -55,6 +55,7 @@ from sqlalchemy.engine import Connection, CursorResult, Engine, make_url
 from sqlalchemy.exc import IntegrityError
 
 from juge.data.records import Case, HumanLabel
+from juge.errors import InputError
 from juge.judges.rubric import Rubric
 from juge.label.rubric import canonical_label, export_value
 from juge.schema import Migration, latest_version, pending, use_wal
@@ -297,7 +298,7 @@ def _upgrade(engine: Engine, url: str) -> None:
         c.execute(insert(version_table).values(version=SCHEMA_VERSION))
 
 
-class LabelError(ValueError):
+class LabelError(InputError, ValueError):
     """A request the store refuses (unknown project, foreign assignment, bad label)."""
 
 

@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
+from juge.errors import Fault
+
 if TYPE_CHECKING:
     from juge.providers.batch_api import BatchAPI
 
@@ -98,7 +100,7 @@ def _check_answer_fields(r: Response) -> None:
         raise TypeError(f"the answer's distribution is {type(r.distribution).__name__}, not an object")
 
 
-class ProviderError(Exception):
+class ProviderError(Fault):
     """A call that did not return an answer.
 
     `retryable` is true for rate limits (429), server errors (5xx) and time-outs;
@@ -116,7 +118,7 @@ class ProviderError(Exception):
         self.attempts: int | None = None  # set by the engine: how many calls were made before giving up
 
 
-class ProviderClosed(RuntimeError):
+class ProviderClosed(Fault, RuntimeError):
     """A call on a provider whose connections were closed in this event loop: the run is shutting
     down. Not a failed call: the engine lets it through and stores nothing for it."""
 

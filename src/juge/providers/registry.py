@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
+from juge.errors import InputError
 from juge.providers.base import Provider, as_provider
 
 _BUILTIN: dict[str, str] = {
@@ -19,8 +20,8 @@ _BUILTIN: dict[str, str] = {
 _REGISTERED: dict[str, Callable[..., Any]] = {}
 
 
-class UnknownProvider(ValueError):
-    pass
+class UnknownProvider(InputError, ValueError):
+    """A provider name that is neither built in nor registered."""
 
 
 def register_provider(name: str, factory: Callable[..., Any]) -> None:

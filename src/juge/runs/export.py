@@ -53,7 +53,7 @@ def export(
     ['run_id', 'item_id', 'category']
     """
     from juge.files import write_atomic, write_with
-    from juge.store import RunNotFound, open_existing_store
+    from juge.store import open_existing_store
 
     path = Path(path)
     fmt = format or path.suffix.lower().lstrip(".")
@@ -63,10 +63,7 @@ def export(
         raise InputError(f"format {format!r}: use one of {', '.join(FORMATS)}")
     run_id = run if isinstance(run, str) else run.run_id
     with open_existing_store(db) as store:
-        try:
-            run_id = store.get_run(run_id)["id"]
-        except RunNotFound as exc:
-            raise InputError(str(exc)) from None
+        run_id = store.get_run(run_id)["id"]
         rows = judgment_rows(store, run_id)
     if wide:
         rows = wide_rows(rows)

@@ -102,7 +102,7 @@ def delete_runs(run_ids: Sequence[str], *, db: str | Path | None = None) -> list
             try:
                 run = store.get_run(given)
             except RunNotFound as exc:
-                raise InputError(f"{exc}; nothing was deleted") from None
+                raise RunNotFound(f"{exc}; nothing was deleted") from None
             runs[run["id"]] = run
         if not is_database_url(store.path):
             for run in runs.values():
