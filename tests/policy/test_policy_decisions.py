@@ -13,8 +13,8 @@ from grade_data import DEV_COPIES, PASSFAIL_HOLDOUT, SCORE_DEV, rows, write_stud
 from test_policy_thin_data import calls, item
 from typer.testing import CliRunner
 
+from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from cli_helpers import write_jsonl
-from juge.cli import app
 from juge.data.records import Case, Judgment
 from juge.policy.derivation import policy_hash, policy_markdown
 from juge.results import PolicyResult
