@@ -457,6 +457,14 @@ def test_command(
     if json_path is not None:
         out.print(Text(f"wrote {json_path}"))
     out.print(Text(f"recorded in {policy_path} (holdout_tests), the store and this machine's holdout registry"))
+    if test.held is False:
+        out.print(
+            wrapped(
+                f"status: not held (in {policy_path}): juge route and juge audit-sample refuse this policy unless "
+                "--force, recorded",
+                out,
+            )
+        )
     if test.held is False and not no_fail:
         raise typer.Exit(1)
 

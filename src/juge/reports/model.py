@@ -70,7 +70,7 @@ STAT_LABELS = {
 # Statistics that compare a judge with people and have no person-vs-person counterpart.
 JUDGE_ONLY_STATS = {"failures_caught", "false_flags"}
 INCONSISTENT_PATTERNS = ("n", "shown_first_won_both", "shown_second_won_both", "tie_in_one_order")
-POLICY_SETTINGS = ("judge", "rule", "margin", "policy_hash", "created_at", "juge_version")
+POLICY_SETTINGS = ("judge", "rule", "margin", "status", "policy_hash", "created_at", "juge_version")
 
 
 def estimate(est: Estimate | None) -> dict[str, float | int | None] | None:
