@@ -478,6 +478,13 @@ class InputCounts(Part):
     duplicate_votes: int | None = None
 
 
+class KindGuess(Part):
+    """The study's kind when no ``--kind`` (nor ``--scale``) said it: what juge guessed, and from what."""
+
+    kind: str
+    guessed_from: str
+
+
 class Calibration(Result):
     """A calibration study (``juge calibrate --json``, ``juge demo``'s calibration.json).
 
@@ -515,6 +522,7 @@ class Calibration(Result):
     versions: Versions | None = None
     notes: list[str] = []
     counts: InputCounts | None = None
+    kind_guess: KindGuess | None = None
     dataset: Dataset | None = None
     # The one-line answers ("Judge X can stand in for a person on ..."), one per judge; none for criteria.
     headlines: list[dict[str, Any]] | None = Field(default=None, alias="headline")
@@ -762,6 +770,7 @@ class EstimateResult(Result):
     run_id: str | None = None
     dataset_hash: str | None = None
     warnings: list[str] = []
+    kind_guess: KindGuess | None = None
 
 
 # ---- policies (juge.policy; issue 14) -------------------------------------------------------

@@ -24,7 +24,18 @@ from juge.data.adapters import (
     read_pairwise_items,
 )
 from juge.data.judgments import JudgmentsSource, read_judgments_source
-from juge.data.labels import LabelCounts, RawVote, convert_votes, decide_kind, long_votes
+from juge.data.labels import (
+    LabelCounts,
+    RawVote,
+    convert_votes,
+    decide_kind,
+    guess_kind,
+    is_missing,
+    judge_kinds,
+    long_votes,
+    scale_kind,
+    unlisted,
+)
 from juge.data.readers import (
     CASE_FIELDS,
     Source,
@@ -41,10 +52,13 @@ from juge.data.readers import (
 )
 from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError, input_error
-from juge.results import Calibration, InputCounts
+from juge.results import Calibration, InputCounts, KindGuess
 
 StudyKind = Literal["pairwise", "score", "passfail"]
 LABEL_FIELDS = tuple(HumanLabel.model_fields)
+
+
+NO_SPLIT_NOTICE = "the items carry no split"
 
 
 class NotPairs(InputError):
@@ -65,6 +79,7 @@ class StudyInputs:
     warnings: list[str] = field(default_factory=list)
     counts: LabelCounts = field(default_factory=LabelCounts)
     criteria: dict[str, list[HumanLabel]] | None = None  # several criteria: one label set each
+    kind_guess: tuple[StudyKind, str] | None = None  # the kind when it was guessed, and from what
 
 
 def _is_sample_layout(items: Source, format: str | None = None) -> bool:
@@ -75,16 +90,6 @@ def _is_sample_layout(items: Source, format: str | None = None) -> bool:
         return "human_ratings" in next(rows)[1]
     finally:
         rows.close()
-
-
-def _guess_kind(data: CalibrationData) -> StudyKind:
-    if data.cases and all(c.is_pair for c in data.cases):
-        return "pairwise"
-    if data.labels and all(
-        normalise_passfail(lab.label) is not None and not isinstance(lab.label, (int, float)) for lab in data.labels
-    ):
-        return "passfail"
-    return "score"
 
 
 def load_inputs(
@@ -206,9 +211,20 @@ def load_inputs(
             )
         raw = {None: votes}
         data.sources["labels"] = source_hash(labels)
+    # A pairwise study keeps only the calls it uses, which needs the labels first; any other study reads the
+    # calls first, so that the kind of judge they hold decides how labels such as 1/0 are read.
+    pairwise_first = kind == "pairwise" or (kind is None and (pairs or scale_kind(scale) == "pairwise"))
+    judgment_hashes: dict[str, str] = {}
+    if not pairwise_first:
+        recorded += _read_judgments(judgments, data, judgment_hashes, keep=None)
+    judges_said = judge_kinds(j.verdict for j in recorded if j.outcome == "ok" and j.order is None)
+    guess: tuple[StudyKind, str] | None = None
     if raw:
         every = [v for vs in raw.values() for v in vs]
-        chosen = decide_kind(every, kind=kind, scale=scale, pairs=pairs, missing=missing_set)
+        chosen = decide_kind(every, kind=kind, scale=scale, pairs=pairs, missing=missing_set, judges=judges_said)
+        if kind is None and not scale:
+            guess = (chosen, guess_kind([v.value for v in every if not is_missing(v.value, missing_set)],
+                                        pairs=pairs, judges=judges_said)[1])  # fmt: skip
         if chosen == "pairwise" and not pairs and data.cases:
             bad = next(c.id for c in data.cases if not c.is_pair)
             raise NotPairs(
@@ -224,21 +240,25 @@ def load_inputs(
         per_criterion = {name: convert(vs, counts) for name, vs in raw.items()}
         for col, vs in raw_baselines.items():
             data.baselines[col] = {lab.item_id: lab.label for lab in convert(vs, LabelCounts())}
+        by_rule = unlisted(every, scale, missing_set)
+        if by_rule:
+            notices.append(
+                f"--scale does not list {', '.join(by_rule[:6])}{', ...' if len(by_rule) > 6 else ''}: "
+                f"read as {chosen} values by the standard spellings"
+            )
         kind = chosen
         data.labels = list(next(iter(per_criterion.values())))
         if labels is not None:
-            notices += _check_label_ids(source_name(labels), data.labels, data.cases, counts)
+            notices += _check_label_ids(source_name(labels), data.labels, data.cases, counts, items is not None)
         else:
             counts.unknown_item = 0
     else:
         per_criterion = {}
-    pair_ids = {c.id for c in data.cases if c.is_pair} | data.left_out.ids
-    pairwise = kind == "pairwise" or (kind is None and pairs)
-    keep = calls_a_pair_study_uses(data.labels) if pairwise else None
-    for k, source in enumerate(judgments):
-        calls, sha = read_judgments_source(source, pair_ids=pair_ids)
-        recorded += calls if keep is None else filter(keep, calls)
-        data.sources["judgments" if k == 0 else f"judgments_{k + 1}"] = sha()
+    if pairwise_first:
+        pairwise = kind == "pairwise" or (kind is None and pairs)
+        keep = calls_a_pair_study_uses(data.labels) if pairwise else None
+        recorded += _read_judgments(judgments, data, judgment_hashes, keep=keep)
+    data.sources.update(judgment_hashes)  # after the labels', as the files are named
     if not data.labels:
         raise InputError(
             "no human labels: the items carry none; give --labels FILE (item_id, rater_id, label)"
@@ -269,7 +289,15 @@ def load_inputs(
                 f"--template {unknown[0]}: no judgment with that template (present: {', '.join(present) or 'none'})"
             )
         recorded = [j for j in recorded if j.template in templates]
-    kind = kind or _guess_kind(data)
+    if kind is None:
+        kind, why = guess_kind((lab.label for lab in data.labels), pairs=pairs, judges=judges_said)
+        guess = (kind, why)
+        if kind == "passfail":  # labels kept as read (a store's, 1.0/0.0): read as PASS/FAIL
+            data.labels = [_as_passfail(lab) for lab in data.labels]
+    if guess is not None and guess[0] == "pairwise":
+        guess = None  # two answers per item: the items' shape says pairwise, no guess about the labels
+    if guess is not None:
+        notices.insert(0, f"a {guess[0]} study, guessed because {guess[1]} (--kind sets it)")
     if kind in ("score", "passfail") and not (len(per_criterion) > 1 or labels_nested):
         recorded, dropped = _keep_judges_of_kind(kind, recorded)
         notices += dropped
@@ -278,7 +306,7 @@ def load_inputs(
     has_splits = bool(_splits(data))
     if not has_splits and from_hf is None:
         notices.append(
-            "the items carry no split: every item is studied (--split all). A policy needs a dev/holdout split: "
+            f"{NO_SPLIT_NOTICE}: every item is studied (--split all). A policy needs a dev/holdout split: "
             "juge split --items FILE --by group --holdout 0.3 -o items-split.jsonl"
         )
     return StudyInputs(
@@ -291,7 +319,33 @@ def load_inputs(
         warnings=warnings,
         counts=counts,
         criteria={str(k): v for k, v in per_criterion.items()} if len(per_criterion) > 1 or labels_nested else None,
+        kind_guess=guess,
     )
+
+
+def _as_passfail(label: HumanLabel | Vote) -> HumanLabel | Vote:
+    word = normalise_passfail(label.label)
+    if word is None or word == label.label:
+        return label
+    return label._replace(label=word) if isinstance(label, Vote) else label.model_copy(update={"label": word})
+
+
+def _read_judgments(
+    judgments: Sequence[Path | str | JudgmentsSource],
+    data: CalibrationData,
+    hashes: dict[str, str],
+    *,
+    keep: Callable[[Judgment | RecordedCall], bool] | None,
+) -> list[Judgment | RecordedCall]:
+    """The recorded calls of every judgments source (those `keep` says a pairwise study uses); each source's
+    hash goes into `hashes`."""
+    pair_ids = {c.id for c in data.cases if c.is_pair} | data.left_out.ids
+    recorded: list[Judgment | RecordedCall] = []
+    for k, source in enumerate(judgments):
+        calls, sha = read_judgments_source(source, pair_ids=pair_ids)
+        recorded += calls if keep is None else filter(keep, calls)
+        hashes["judgments" if k == 0 else f"judgments_{k + 1}"] = sha()
+    return recorded
 
 
 def _same_source(a: Source, b: Source) -> bool:
@@ -443,7 +497,11 @@ def _keep_judges_of_kind(
 
 
 def _check_label_ids(
-    path: str, labels: Sequence[HumanLabel | Vote], cases: Sequence[Case | PairSummary], counts: LabelCounts
+    path: str,
+    labels: Sequence[HumanLabel | Vote],
+    cases: Sequence[Case | PairSummary],
+    counts: LabelCounts,
+    items_given: bool,
 ) -> list[str]:
     """Count (and note) labels on ids that match no item; an error when none of them matches an item."""
     ids = {c.id for c in cases}
@@ -459,7 +517,8 @@ def _check_label_ids(
             path,
             f"no label's item_id matches an item (labels name {examples}; "
             f"items are {sample}{', ...' if len(cases) > 3 else ''}); map the item key with "
-            "--labels-map item_id=COLUMN (or a composite, item_id=doc+system) and the items' with --map id=...",
+            "--labels-map item_id=COLUMN (or a composite, item_id=doc+system)"
+            + (" and the items' with --map id=..." if items_given else ""),
             field="item_id",
         )
     return [
@@ -507,6 +566,8 @@ def run_study(
         result = _one_study(inputs, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
         result.counts = InputCounts.model_validate(input_counts(inputs, inputs.data.labels))
         result.notes = [*inputs.warnings, *inputs.notices, *result.notes]
+    if inputs.kind_guess is not None:
+        result.kind_guess = KindGuess(kind=inputs.kind_guess[0], guessed_from=inputs.kind_guess[1])
     result._input_warnings = list(inputs.warnings)
     return result
 

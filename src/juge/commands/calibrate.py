@@ -5,17 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from juge.calibration.source import StudySource
+from juge.commands.inputs import STUDY_OPTIONS, reads_inputs, with_files
 from juge.errors import InputError
 from juge.files import staged_output
-
-if TYPE_CHECKING:
-    pass
 
 
 @contextmanager
@@ -61,6 +60,7 @@ def _criteria_option(values: list[str]) -> dict[str, list[str]] | None:
     return out or None
 
 
+@reads_inputs(*STUDY_OPTIONS)
 def calibrate_command(
     items: Annotated[
         Path | None,
@@ -105,50 +105,11 @@ def calibrate_command(
             "--labels-map). May be the items file itself. They replace the votes the items carry.",
         ),
     ] = None,
-    labels_map: Annotated[
-        str | None,
-        typer.Option(
-            "--labels-map",
-            help="Columns of --labels as juge's fields, e.g. item_id=doc+system,rater_id=worker,label=verdict "
-            "(+ joins columns into one key).",
-        ),
-    ] = None,
-    field_map: Annotated[
-        str | None,
-        typer.Option(
-            "--map",
-            help="Columns of --items as juge's fields, e.g. id=row,output_1=left,output_2=right (id=doc+system joins "
-            "columns).",
-        ),
-    ] = None,
-    file_format: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            help="Format of --items (and --labels when it is the same file) when the suffix does not say: "
-            "jsonl, json, csv, tsv or parquet (gzip is recognised by its bytes).",
-        ),
-    ] = None,
-    missing: Annotated[
-        str | None,
-        typer.Option(
-            "--missing",
-            help='Raw label values that mean "no label", e.g. NULL,NA,"" : left out and counted (empty cells always are).',
-        ),
-    ] = None,
     criterion: Annotated[
         list[str] | None,
         typer.Option(
             "--criterion",
             help="A criterion and its label columns, e.g. coherence=c_r1,c_r2 (repeatable): one study per criterion.",
-        ),
-    ] = None,
-    labels_nested: Annotated[
-        str | None,
-        typer.Option(
-            "--labels-nested",
-            help="An item field holding one object per rater, each key a criterion (a rater_id/worker key names "
-            "the rater): one study per criterion.",
         ),
     ] = None,
     from_hf: Annotated[
@@ -176,23 +137,6 @@ def calibrate_command(
     ] = None,
     template: Annotated[list[str] | None, typer.Option("--template", help="Only this template (repeatable).")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every figure to this JSON file.")] = None,
-    kind: Annotated[
-        str | None,
-        typer.Option(
-            help="pairwise, score or passfail. Default: from --scale, else pairs -> pairwise, else the labels."
-        ),
-    ] = None,
-    label_cols: Annotated[
-        str | None,
-        typer.Option("--label-cols", help="Columns holding one rater's label each, e.g. rating_1,rating_2."),
-    ] = None,
-    scale: Annotated[
-        str | None,
-        typer.Option(
-            help="Raw label values to the kind's values: Bad=1,'Could be Improved'=2 (scores), 0=tie,1=A,2=B "
-            "(pairwise), yes=PASS,no=FAIL (passfail)."
-        ),
-    ] = None,
     id_col: Annotated[str, typer.Option("--id-col", help="With --label-cols: the id column.")] = "id",
     output_col: Annotated[str, typer.Option("--output-col", help="With --label-cols: the answer column.")] = "output",
     baseline_col: Annotated[
@@ -216,6 +160,7 @@ def calibrate_command(
     ] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples over items.")] = 2000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    source: StudySource = StudySource(),
 ) -> None:
     """Measure judges against people: the person-vs-person ceiling, agreement and kappa with intervals,
     order and length bias, per category, with and without a reference answer.
@@ -224,16 +169,12 @@ def calibrate_command(
     'inconsistent' and count as a tie; a refused, unparsed or missing order makes the verdict missing
     (counted, never guessed). Every figure is printed with its 95 % bootstrap interval over items and its n.
     """
-    from juge.api import calibrate
+    from juge.calibration.api import calibrate
     from juge.calibration.grades import truth_of
     from juge.data.judgments import parse_judgments_options
-    from juge.data.labels import parse_missing, parse_scale
-    from juge.data.readers import parse_mapping
     from juge.files import write_json
     from juge.reports.terminal import print_result
 
-    if kind not in (None, "pairwise", "score", "passfail"):
-        raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
     console, err = Console(), Console(stderr=True)
@@ -248,28 +189,23 @@ def calibrate_command(
             )
         with study_progress(err) as step:
             result = calibrate(
-                items=items,
-                judgments=sources,
-                labels=labels,
-                labels_map=parse_mapping(labels_map, "--labels-map"),
-                mapping=parse_mapping(field_map),
-                format=file_format,
-                missing=parse_missing(missing),
-                criteria=criteria,
-                labels_nested=labels_nested,
-                from_hf=from_hf,
-                turn=turn,
-                run=run,
-                db=db,
+                source=with_files(
+                    source,
+                    items=items,
+                    judgments=sources,
+                    labels=labels,
+                    criteria=criteria,
+                    from_hf=from_hf,
+                    turn=turn,
+                    run=run,
+                    db=db,
+                    id_col=id_col,
+                    output_col=output_col,
+                    baseline_cols=tuple(baseline_col or ()),
+                    judges=tuple(judge or ()),
+                    templates=tuple(template or ()),
+                ),
                 split=split,
-                kind=kind,  # type: ignore[arg-type]
-                label_cols=[c.strip() for c in label_cols.split(",") if c.strip()] if label_cols else [],
-                scale=parse_scale(scale, kind=kind),  # type: ignore[arg-type]
-                id_col=id_col,
-                output_col=output_col,
-                baseline_cols=baseline_col or [],
-                judges=judge or [],
-                templates=template or [],
                 truth=truth_of(truth),
                 threshold=threshold,
                 resamples=resamples,
@@ -319,7 +255,7 @@ def demo_command(
     OUT/calibration.json. With --live, the local judge runs like `juge run`: its calls and judgments
     (model version, template hash) go to OUT/juge.db, so a repeat is answered from the cache.
     """
-    from juge.api import demo
+    from juge.calibration.api import demo
     from juge.files import write_json
     from juge.reports.fit import command_lines
     from juge.reports.terminal import print_result

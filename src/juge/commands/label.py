@@ -15,6 +15,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from juge.calibration.source import StudySource
+from juge.commands.inputs import reads_inputs
 from juge.errors import InputError
 from juge.files import is_stdout
 from juge.reports.fit import fitted
@@ -102,6 +104,7 @@ def _examples(ids: list[str], k: int = 3) -> str:
 
 
 @label_app.command("init")
+@reads_inputs("format")
 def init_command(
     cases: Annotated[Path, typer.Option("--cases", help="Cases to label (JSONL or CSV).")],
     task: Annotated[str, typer.Option("--task", help="pairwise (A/B/tie), score (rubric levels) or passfail.")],
@@ -139,6 +142,7 @@ def init_command(
     json_out: JsonOut = None,
     db_url: DbUrl = None,
     db: DbFile = None,
+    source: StudySource = StudySource(),
 ) -> None:
     """Create a labelling project from cases and a rubric.
 
@@ -163,6 +167,7 @@ def init_command(
         seed=seed,
         field_map=field_map,
         db_url=_store(db_url, db),
+        format=source.format,
     )
     if _json(made, json_out):
         return

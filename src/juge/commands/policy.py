@@ -14,8 +14,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from juge.calibration.source import StudySource
 from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
+from juge.commands.inputs import ESTIMATE_OPTIONS, STUDY_OPTIONS, reads_inputs, with_files
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted, wrapped
@@ -64,6 +66,7 @@ def _clip(text: str | None, limit: int = 400) -> str:
 
 
 # ---- estimate ------------------------------------------------------------------------------
+@reads_inputs(*ESTIMATE_OPTIONS)
 def estimate_command(
     run: Annotated[str, typer.Option("--run", help="Run id (or an unambiguous prefix) in the store.")],
     labels: Annotated[
@@ -83,6 +86,7 @@ def estimate_command(
     json_path: JsonOption = None,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
+    source: StudySource = StudySource(),
 ) -> None:
     """Corrected pass rate of a run: the judge's rate corrected by human labels on a random subset.
 
@@ -98,6 +102,7 @@ def estimate_command(
     result = estimate(
         run,
         labels,
+        source=source,
         db=db,
         threshold=threshold,
         label_threshold=label_threshold,
@@ -258,18 +263,6 @@ LabelsOption = Annotated[
         "the items carry.",
     ),
 ]
-MapOption = Annotated[
-    str | None,
-    typer.Option(
-        "--map",
-        help="Columns of --items as juge's fields, e.g. id=row,output_1=left,output_2=right (+ joins columns: "
-        "id=doc+system).",
-    ),
-]
-LabelsMapOption = Annotated[
-    str | None,
-    typer.Option("--labels-map", help="Columns of --labels as juge's fields, e.g. item_id=doc+system,rater_id=worker."),
-]
 PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
 ForceUseOption = Annotated[
     bool,
@@ -281,13 +274,12 @@ ForceUseOption = Annotated[
 ]
 
 
+@reads_inputs(*STUDY_OPTIONS)
 def derive_command(
     items: ItemsOption = None,
     judgments: JudgmentsOption = None,
     run: RunOption = None,
     labels: LabelsOption = None,
-    field_map: MapOption = None,
-    labels_map: LabelsMapOption = None,
     db: DbOption = str(DEFAULT_DB),
     split: Annotated[
         str, typer.Option(help="The split the policy is derived on. Not holdout: it is kept for the one `policy test`.")
@@ -339,6 +331,7 @@ def derive_command(
     ] = Path("policy.json"),
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
+    source: StudySource = StudySource(),
 ) -> None:
     """Derive a judge policy on the dev split: which judge, which prompt per category, what goes to a person.
 
@@ -351,18 +344,11 @@ def derive_command(
     stated guarantee. Writes JUDGE_POLICY.md for people and policy.json for juge.
     """
     import juge.policy
-    from juge.data.readers import parse_mapping
     from juge.policy.derivation import policy_markdown
     from juge.reports.policy_tables import print_input_notes, print_policy
 
     result = juge.policy.derive(
-        items=items,
-        judgments=judgments,
-        run=run,
-        labels=labels,
-        db=db,
-        mapping=parse_mapping(field_map),
-        labels_map=parse_mapping(labels_map, "--labels-map"),
+        source=with_files(source, items=items, judgments=judgments, run=run, labels=labels, db=db),
         split=split,
         force_split=force_split,
         margin=margin,
@@ -399,14 +385,13 @@ def derive_command(
         )
 
 
+@reads_inputs(*STUDY_OPTIONS)
 def test_command(
     policy_path: PolicyOption,
     items: ItemsOption = None,
     judgments: JudgmentsOption = None,
     run: RunOption = None,
     labels: LabelsOption = None,
-    field_map: MapOption = None,
-    labels_map: LabelsMapOption = None,
     db: DbOption = str(DEFAULT_DB),
     split: Annotated[str, typer.Option(help="The held-out split.")] = "holdout",
     force: Annotated[
@@ -418,6 +403,7 @@ def test_command(
     ] = False,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
+    source: StudySource = StudySource(),
 ) -> None:
     """Test a policy once on the holdout split; record the test in the store, this machine's registry and the
     policy file.
@@ -434,18 +420,12 @@ def test_command(
     shown as FORCED.
     """
     import juge.policy
-    from juge.data.readers import parse_mapping
     from juge.reports.policy_tables import print_input_notes, print_test
 
     test = juge.policy.test(
         policy_path,
-        items=items,
-        judgments=judgments,
-        run=run,
-        labels=labels,
+        source=with_files(source, items=items, judgments=judgments, run=run, labels=labels, db=db),
         db=db,
-        mapping=parse_mapping(field_map),
-        labels_map=parse_mapping(labels_map, "--labels-map"),
         split=split,
         force=force,
         json_path=json_path,
@@ -469,6 +449,7 @@ def test_command(
         raise typer.Exit(1)
 
 
+@reads_inputs("map")
 def route_command(
     policy_path: PolicyOption,
     item: Annotated[
@@ -506,6 +487,7 @@ def route_command(
     db: DbOption = str(DEFAULT_DB),
     json_path: JsonOption = None,
     force: ForceUseOption = False,
+    source: StudySource = StudySource(),
 ) -> None:
     """Route new items: judge (its verdict stands) or person, with the reason.
 
@@ -536,6 +518,7 @@ def route_command(
             api_key_env=api_key_env,
             model=model,
             force=force,
+            mapping=source.mapping,
         )
         lines = "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in result.decisions)
         if eval_file is not None and tmp is not None:

@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from juge.calibration.source import StudySource
+from juge.commands.inputs import reads_inputs
 from juge.errors import InputError
 from juge.store import DEFAULT_DB
 
@@ -27,6 +29,7 @@ REPORT_HELP = (
 )
 
 
+@reads_inputs("map")
 def report_command(
     calibration: Annotated[
         Path | None,
@@ -109,6 +112,7 @@ def report_command(
     max_cases: Annotated[int, typer.Option(help="--run: at most this many failing cases are shown in full.")] = 200,
     seed: Annotated[int, typer.Option(help="--compare: bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(help="--compare: bootstrap resamples.")] = 2000,
+    source: StudySource = StudySource(),
 ) -> None:
     """`juge report`: its help text is REPORT_HELP."""
     from juge.api import report, run_report
@@ -136,7 +140,12 @@ def report_command(
             output = calibration.with_name(calibration.stem + suffix)
         if output.resolve() == calibration.resolve():
             raise InputError(f"{output}: the report would overwrite the calibration file; choose another -o path")
-        path = report(calibration, output, fmt, policy=policy, policy_test=policy_test, items=items, top=top)  # type: ignore[arg-type]
+        if source.mapping and items is None:
+            raise InputError("--map reads the columns of --items; give --items FILE too")
+        path = report(
+            calibration, output, fmt, policy=policy, policy_test=policy_test, items=items, top=top,  # type: ignore[arg-type]
+            items_map=source.mapping,
+        )  # fmt: skip
     Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
 
 

@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from juge.calibration.source import StudySource
 from juge.commands.db_option import DbOption
+from juge.commands.inputs import TUNE_OPTIONS, reads_inputs
 from juge.errors import InputError
 from juge.reports.fit import fitted
 from juge.results import format_estimate
@@ -35,6 +37,7 @@ the chosen judge once on the holdout. Writes `OUT/judge.toml` (with its provenan
 """
 
 
+@reads_inputs(*TUNE_OPTIONS)
 def tune_command(
     judge: Annotated[Path, typer.Option("--judge", help="The judge file (TOML) to tune.", show_default=False)],
     items: Annotated[
@@ -75,6 +78,7 @@ def tune_command(
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the result (tuning.json) here.")] = None,
     db: DbOption = str(DEFAULT_DB),
+    source: StudySource = StudySource(),
 ) -> None:
     from juge.api import tune_judge
     from juge.files import staged_output
@@ -92,6 +96,7 @@ def tune_command(
             judge, items=items, labels=labels, out=out, variants=variants, folds=folds, threshold=threshold,
             budget=budget, provider_name=provider, model=model, db=db, limit=limit, shots=sizes, propose=propose,
             candidates=names, test=test, force=force, seed=seed, n_resamples=resamples, concurrency=concurrency, progress=not no_progress,
+            source=source,
         )  # fmt: skip
         if json_tmp is not None:
             json_tmp.write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -272,6 +272,20 @@ def _id_text(value: Any) -> str:
 # ---- converting them for a kind ---------------------------------------------------------------------
 
 
+def judge_kinds(verdicts: Iterable[Any]) -> frozenset[Kind]:
+    """The kinds of the judges' answered verdicts (A/B/tie pairwise, PASS/FAIL, a score), to guess the labels' by."""
+    found: set[Kind] = set()
+    for verdict in verdicts:
+        if isinstance(verdict, dict):
+            verdict = verdict.get("score")
+        if verdict is None or isinstance(verdict, bool):
+            continue
+        kind = target_kind(verdict)
+        if kind is not None:
+            found.add(kind)
+    return frozenset(found)
+
+
 def decide_kind(
     votes: Sequence[RawVote],
     *,
@@ -279,20 +293,41 @@ def decide_kind(
     scale: Mapping[str, Any] | None,
     pairs: bool,
     missing: frozenset[str],
+    judges: frozenset[Kind] = frozenset(),
 ) -> Kind:
-    """The study's kind: as given, else the scale's targets, else pairs -> pairwise, else from the values."""
+    """The study's kind: as given, else the scale's targets, else :func:`guess_kind` from the values."""
     if kind is not None:
         return kind
     if scale:
         return scale_kind(scale) or "score"
+    return guess_kind([v.value for v in votes if not is_missing(v.value, missing)], pairs=pairs, judges=judges)[0]
+
+
+def guess_kind(values: Iterable[Any], *, pairs: bool, judges: frozenset[Kind] = frozenset()) -> tuple[Kind, str]:
+    """The kind of study these label values and judges make, and what it was guessed from (said to the user).
+
+    Pairs -> pairwise. Values that all read as PASS/FAIL (pass/fail, yes/no, true/false, 1/0, any case) are
+    PASS/FAIL unless they are numbers and the judges give scores (and none PASS/FAIL): 1/0 labels are a
+    PASS/FAIL study beside a PASS/FAIL judge, a score study only beside a score judge (or with --kind score).
+    Mostly PASS/FAIL words and no number is PASS/FAIL too, so a typo (PASSS) is named as one, on its line.
+    Anything else is a score study."""
     if pairs:
-        return "pairwise"
-    values = {raw_key(v.value) for v in votes if not is_missing(v.value, missing)}
-    # No number and mostly PASS/FAIL words: a PASS/FAIL study, so a typo (PASSS) is named as one, on its line.
-    readable = sum(_passfail(v) is not None for v in values)
-    if values and all(_number(v) is None for v in values) and 2 * readable >= len(values):
-        return "passfail"
-    return "score"
+        return "pairwise", "the items hold two answers each"
+    keys = sorted({raw_key(v) for v in values})
+    shown = ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "")
+    numbers = [k for k in keys if _number(k) is not None]
+    readable = sum(_passfail(k) is not None for k in keys)
+    if keys and readable == len(keys):
+        if not numbers:
+            return "passfail", f"the labels ({shown}) are PASS/FAIL words"
+        if "passfail" in judges:
+            return "passfail", f"the labels ({shown}) read as PASS/FAIL and the judge gives PASS/FAIL"
+        if "score" in judges:
+            return "score", f"the labels ({shown}) are numbers and the judge gives scores"
+        return "passfail", f"the labels ({shown}) read as PASS/FAIL and no judge gives scores"
+    if keys and not numbers and 2 * readable >= len(keys):
+        return "passfail", f"the labels ({shown}) are mostly PASS/FAIL words"
+    return "score", f"the labels ({shown}) are numbers" if numbers else f"the labels ({shown}) are not PASS/FAIL"
 
 
 def convert_votes(
@@ -353,6 +388,9 @@ def _passfail(text: str) -> str | None:
 
 
 def _convert(value: Any, kind: Kind, scale: Mapping[str, Any] | None) -> Any:
+    """The value as `kind` reads it: a `scale` key is what the scale says; any other value is read by the kind's
+    standard spellings (A/B/tie, PASS/FAIL words and 1/0, a number), and with a scale a number must be one of
+    its points: the scale extends the accepted words and never lets an unlisted value through."""
     key = raw_key(value)
     if scale is not None and key in scale:
         return scale[key]
@@ -360,9 +398,26 @@ def _convert(value: Any, kind: Kind, scale: Mapping[str, Any] | None) -> Any:
         return PAIR_ALIASES.get(key.lower())
     if kind == "passfail":
         return _passfail(key)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return _number(key)
+    number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else _number(key)
+    if scale is not None and number not in {v for v in scale.values() if isinstance(v, int | float)}:
+        return None
+    return number
+
+
+def unlisted(votes: Sequence[RawVote], scale: Mapping[str, Any] | None, missing: frozenset[str]) -> list[str]:
+    """The values a `scale` does not list that were read by the kind's standard spellings (said to the user)."""
+    if not scale:
+        return []
+    return sorted({raw_key(v.value) for v in votes if not is_missing(v.value, missing)} - set(scale))
+
+
+def _standard(kind: Kind) -> str:
+    """The spellings a kind reads besides a scale's words, as the error names them."""
+    return {
+        "passfail": " nor a PASS/FAIL spelling (pass/fail, yes/no, true/false, 1/0)",
+        "pairwise": " nor A, B or tie",
+        "score": " nor one of its points",
+    }[kind]
 
 
 def _conversion_error(
@@ -389,7 +444,7 @@ def _conversion_error(
     if scale is not None:
         return input_error(
             first.path,
-            f"value {first.value!r} is not in --scale (it maps {', '.join(sorted(scale))}); "
+            f"value {first.value!r} is not in --scale (it maps {', '.join(sorted(scale))}){_standard(kind)}; "
             f"add it to --scale, or list it in --missing if it means no label",
             line=first.line,
             field=first.field,

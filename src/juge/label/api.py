@@ -106,17 +106,21 @@ def _project(store: LabelStore, project: str | None) -> Project:
 # ---- init ----------------------------------------------------------------------------------------
 
 
-def _read_label_cases(path: Path, field_map: str | None, notes: list[str]) -> list[Case]:
+JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+def _read_label_cases(path: Path, field_map: str | None, notes: list[str], format: str | None = None) -> list[Case]:
     """Cases to label; the MT-Bench sample layout through its adapter (model names and provenance go to meta)."""
     from juge.data.adapters import read_pairwise_items
-    from juge.data.readers import parse_mapping, read_cases, read_rows
+    from juge.data.readers import file_format, parse_mapping, read_cases, read_rows
 
-    rows = read_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else []
+    sample_like = file_format(path, format) in ("jsonl", "json") if format else path.suffix.lower() in JSON_SUFFIXES
+    rows = read_rows(path, format=format) if sample_like else []
     if rows and "human_ratings" in rows[0][1]:
         if field_map:
             notes.append(f"{path} is in the MT-Bench sample layout, read as such; --map is not used")
         return read_pairwise_items(path, baseline_fields=()).full_cases()
-    return read_cases(path, mapping=parse_mapping(field_map))
+    return read_cases(path, mapping=parse_mapping(field_map), format=format)
 
 
 def label_init(
@@ -131,11 +135,13 @@ def label_init(
     seed: int = 0,
     field_map: str | None = None,
     db_url: str | None = None,
+    format: str | None = None,
 ) -> LabelInit:
     """Create labelling project `name` from cases (JSONL or CSV) and a rubric TOML or judge file.
 
     ``overlap`` is the share of items labelled by ``overlap_raters`` raters (for person-vs-person
-    agreement); ``field_map`` reads other column names (``"id=item_id,output=answer"``).
+    agreement); ``field_map`` reads other column names (``"id=item_id,output=answer"``); ``format`` names the
+    cases' format when the suffix does not.
     """
     from juge.data.readers import case_line, parse_mapping
     from juge.errors import input_error
@@ -147,7 +153,7 @@ def label_init(
         raise InputError(f"--task: unknown task {task!r} ({', '.join(TASKS)})")
     parsed_rubric = read_rubric(rubric, task)
     notes: list[str] = []
-    records = _read_label_cases(cases, field_map, notes)
+    records = _read_label_cases(cases, field_map, notes, format)
     if not records:
         raise input_error(cases, "no cases to label")
     for i, case in enumerate(records, start=1):

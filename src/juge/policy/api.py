@@ -16,6 +16,7 @@ from juge.runs.api import _in_running_loop, _run_id, _store
 
 if TYPE_CHECKING:
     from juge.api import Rows
+    from juge.calibration.source import StudySource
 
 
 def policy_derive(
@@ -40,6 +41,7 @@ def policy_derive(
     audit_n: int = 10,
     resamples: int = 2000,
     seed: int = 0,
+    source: StudySource | None = None,
 ) -> PolicyResult:
     """Derive a judge policy on the dev split (``juge policy derive``; ``juge.policy.derive``).
 
@@ -71,6 +73,8 @@ def policy_derive(
         audit_n: decisions a person reads each week (rule 5).
         resamples: bootstrap resamples of every interval.
         seed: seed of the bootstrap.
+        source: the inputs as one :class:`~juge.calibration.source.StudySource`, with every shared input option
+            (``--scale``, ``--missing``, ``--label-cols``, ...), instead of ``items`` ... ``labels_map``.
 
     >>> import juge
     >>> p = juge.policy.derive(items=juge.demo_path("items.jsonl"),
@@ -94,7 +98,7 @@ def policy_derive(
         raise InputError("--resamples must be at least 1")
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
-        kind=kind,
+        kind=kind, source=source,
     )  # fmt: skip
     policy = derive_any_policy(
         study.data,
@@ -129,6 +133,7 @@ def policy_test(
     json_path: str | Path | None = None,
     resamples: int = 2000,
     seed: int = 0,
+    source: StudySource | None = None,
 ) -> HoldoutTest:
     """Test a policy once on the held-out split (``juge policy test``; ``juge.policy.test``).
 
@@ -151,6 +156,8 @@ def policy_test(
         json_path: also write the result there (only with a policy file).
         resamples: bootstrap resamples of every interval.
         seed: seed of the bootstrap.
+        source: the inputs as one :class:`~juge.calibration.source.StudySource` (as for ``policy_derive``); its
+            ``db`` is the store the test is recorded in when ``db`` is not given.
     """
     from juge.calibration.pairwise import Bootstrap
     from juge.policy.holdout import run_holdout_test, test_policy
@@ -158,10 +165,12 @@ def policy_test(
 
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
+    if source is not None and db is None:
+        db = source.db  # the store the test is recorded in is the one the inputs name
     document = load_policy(policy)  # a bad policy file is named before the data is read
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
-        kind=document.judge_kind,
+        kind=document.judge_kind, source=source,
     )  # fmt: skip
     boot = Bootstrap(n_resamples=resamples, seed=seed)
     with _store(db, must_exist=False) as store:
@@ -194,6 +203,7 @@ def route(
     model: str | None = None,
     progress: bool = False,
     force: bool = False,
+    mapping: Mapping[str, str] | None = None,
 ) -> RouteResult:
     """Route new items by a policy (``juge route``): to the judge (its verdict stands) or to a person, with the
     reason.
@@ -206,7 +216,8 @@ def route(
     in a ``judgments`` JSONL file); an item with none goes to a person and ``notes`` says why. With
     ``eval_file``: the policy's judge is called live through the engine (cache, retries, the store ``db``)
     on ``items`` (a cases file) or one ``item``; ``provider``, ``base_url``, ``api_key_env`` and ``model``
-    override the eval file's provider and model (a server given by address needs no key).
+    override the eval file's provider and model (a server given by address needs no key); ``mapping`` reads
+    the columns of ``items`` (``--map``) instead of the eval file's mapping.
     """
     from juge.policy.inputs import load_policy
     from juge.policy.route import route_recorded_item
@@ -215,6 +226,8 @@ def route(
     if eval_file is None:
         if items is not None:
             raise InputError("--items needs --eval: the eval file names the judge to call on new items")
+        if mapping:
+            raise InputError("--map reads the columns of --items, which needs --eval")
         if provider or base_url or api_key_env or model or concurrency is not None:
             raise InputError(
                 "--provider, --base-url, --api-key-env, --model and --concurrency apply with --eval (calling the "
@@ -236,7 +249,7 @@ def route(
         return route_new_items(
             document, eval_file, item=None if item is None else Path(item), items=None if items is None else Path(items),
             db=db, concurrency=concurrency, provider=provider, base_url=base_url, api_key_env=api_key_env,
-            model=model, progress=progress,
+            model=model, progress=progress, mapping=None if mapping is None else dict(mapping),
         )  # fmt: skip
 
     if not _in_running_loop():

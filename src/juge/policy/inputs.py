@@ -5,6 +5,7 @@ Shared by ``juge.policy.derive`` and ``juge.policy.test`` so that both read thei
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from juge.errors import InputError
 
 if TYPE_CHECKING:
+    from juge.calibration.source import StudySource
     from juge.policy.derivation import PairStudyData
     from juge.policy.grades import GradeStudyData
     from juge.results import PolicyResult
@@ -38,30 +40,31 @@ def policy_study(
     mapping: Mapping[str, str] | None = None,
     labels_map: Mapping[str, str] | None = None,
     kind: str | None = None,
+    source: StudySource | None = None,
 ) -> PolicyStudy:
-    """Read a policy's items, labels and judgments (paths, DataFrames or rows, as :func:`juge.calibrate`).
+    """Read a policy's items, labels and judgments (paths, DataFrames or rows, as :func:`juge.calibrate`), or
+    those `source` describes (with every shared input option: --scale, --missing, --label-cols, ...).
 
     ``kind``: the policy's judge kind (pairwise, passfail, score); None guesses it from the items and labels.
     """
-    from juge.api import calibration_inputs
     from juge.calibration.inputs import NotPairs
+    from juge.calibration.source import read_study, study_source
     from juge.policy.derivation import pair_study_data
     from juge.policy.grades import grade_study_data
 
-    if _empty(judgments) and run is None:
+    if source is None:
+        source = study_source(
+            items=items, judgments=None if _empty(judgments) else judgments, labels=labels, run=run, db=db,
+            mapping=mapping, labels_map=labels_map,
+        )  # fmt: skip
+    if kind is not None and source.kind is not None and source.kind != kind:
+        raise InputError(f"--kind {source.kind}: the policy is for a {kind} judge")
+    if kind is not None:
+        source = dataclasses.replace(source, kind=kind)  # type: ignore[arg-type]
+    if not source.judgments and source.run is None:
         raise InputError("no judgments: give --judgments FILE (recorded calls) or --run RUN_ID (a stored run)")
     try:
-        inputs = calibration_inputs(
-            items=items,
-            judgments=None if _empty(judgments) else judgments,
-            labels=labels,
-            run=run,
-            db=db,
-            kind=kind,  # type: ignore[arg-type]
-            mapping=mapping,
-            labels_map=labels_map,
-            lean=False,  # a policy keeps the items' texts (fingerprints, audit samples)
-        )
+        inputs = read_study(source, lean=False)  # a policy keeps the items' texts (fingerprints, audit samples)
     except NotPairs as exc:
         raise InputError(f"the policy is for a pairwise judge (two answers per item, votes A/B/tie): {exc}") from None
     if kind is not None and inputs.kind != kind:

@@ -110,16 +110,19 @@ def route_live(
     concurrency: int | None = None,
     progress: bool = False,
     provider_override: ProviderSpec | None = None,
+    mapping: dict[str, str] | None = None,
 ) -> LiveRouting:
-    """Judge ``items`` (a cases file) or ``cases`` with the policy's judge and route each one (through
-    ``provider_override`` when given, else the eval file's provider)."""
+    """Judge ``items`` (a cases file, read with ``mapping`` when given, else the eval file's) or ``cases`` with
+    the policy's judge and route each one (through ``provider_override`` when given, else the eval file's
+    provider)."""
     if (items is None) == (cases is None):
         raise InputError("give the new items as a file (--items) or one item (--item), not both")
     if items is not None and not items.is_file():
         raise InputError(f"--items {items}: {'is a folder' if items.is_dir() else 'file not found'}")
     judges = policy_judges(policy, config)
     if items is not None:
-        return _route(policy, routing_config(config, judges, items), store, concurrency, progress, provider_override)
+        routed = routing_config(config, judges, items, mapping=mapping)
+        return _route(policy, routed, store, concurrency, progress, provider_override)
     # A run reads its cases from a file: the given ones go to a scratch file in juge's own layout
     # (the same content gives the same file, so a second run is the same run, answered from the cache).
     with tempfile.TemporaryDirectory(prefix="juge-route-") as scratch:
@@ -142,9 +145,11 @@ def route_new_items(
     api_key_env: str | None = None,
     model: str | None = None,
     progress: bool = False,
+    mapping: dict[str, str] | None = None,
 ) -> RouteResult:
-    """Call the policy's judge (from ``eval_file``) on new ``items`` (a cases file) or one ``item`` (JSON), store
-    the run in ``db``, and route each item. ``provider``, ``base_url``, ``api_key_env`` and ``model`` override
+    """Call the policy's judge (from ``eval_file``) on new ``items`` (a cases file; ``mapping`` reads its columns,
+    else the eval file's mapping does) or one ``item`` (JSON), store the run in ``db``, and route each item.
+    ``provider``, ``base_url``, ``api_key_env`` and ``model`` override
     the eval file's (as on ``juge run``); another model than the policy's is refused before any call."""
     from juge.config import load_eval
     from juge.endpoint import provider_override, with_model
@@ -171,6 +176,7 @@ def route_new_items(
             concurrency=concurrency,
             progress=progress,
             provider_override=override,
+            mapping=mapping,
         )
     return RouteResult.model_validate(
         {

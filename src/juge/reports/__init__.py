@@ -8,6 +8,7 @@ and rendered by the same `render_report`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib.resources import as_file
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -57,17 +58,18 @@ def write_report(
     items: str | Path | Traversable | None = None,
     top: int = 3,
     source: str | None = None,
+    items_map: Mapping[str, str] | None = None,
 ) -> Path:
     """Render a calibration result and write it atomically to `path`; returns the path.
 
-    `items` (the study's items file) adds the question, both answers and each rater's
-    vote to the disagreement examples; `top` is how many examples per judge.
+    `items` (the study's items file, its columns read with `items_map` when given) adds the question, both
+    answers and each rater's vote to the disagreement examples; `top` is how many examples per judge.
     """
     cases = None
     if items is not None:
         # A packaged file (importlib.resources Traversable, e.g. the demo's items) is read through a real path.
         with as_file(Path(items) if isinstance(items, str) else items) as items_path:
-            cases = read_items(items_path)
+            cases = read_items(items_path, items_map)
     calibration = as_calibration(calibration)
     if calibration.kind == "criteria":  # several criteria: one report each, side by side first
         from juge.reports.criteria import render_criteria

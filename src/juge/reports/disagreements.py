@@ -12,6 +12,7 @@ label (an inconsistent verdict counts as a tie, as in every agreement figure).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,13 @@ ITEM_MAPPING = {"id": "item_id", "output_1": "answer_1", "output_2": "answer_2"}
 ORDERS = ("12", "21")
 
 
-def read_items(path: str | Path) -> dict[str, Case]:
-    """Pairwise cases by id; the shared sample's ``item_id``/``answer_1``/``answer_2`` are accepted as is."""
-    first = read_rows(path)[0][1]
-    cases = read_cases(path, None if "id" in first else ITEM_MAPPING)
+def read_items(path: str | Path, mapping: Mapping[str, str] | None = None) -> dict[str, Case]:
+    """Cases by id, their columns read with `mapping` (``--map``); without one the shared sample's
+    ``item_id``/``answer_1``/``answer_2`` are accepted as is."""
+    if mapping is None:
+        first = read_rows(path)[0][1]
+        mapping = None if "id" in first else ITEM_MAPPING
+    cases = read_cases(path, mapping)
     return {c.id: c for c in cases}
 
 

@@ -3,17 +3,19 @@ the run and the labels; the statistics are in :mod:`juge.runs.corrected` (import
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from juge.calibration.source import StudySource
     from juge.data.readers import Source
     from juge.results import EstimateResult, Run
 
 
 def estimate(
     run: str | Run,
-    labels: Source,
+    labels: Source | None = None,
     *,
     db: str | Path | None = None,
     threshold: float | None = None,
@@ -21,15 +23,39 @@ def estimate(
     confidence: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,
+    labels_map: Mapping[str, str] | None = None,
+    scale: Mapping[str, Any] | None = None,
+    kind: Literal["score", "passfail"] | None = None,
+    missing: Iterable[str] = (),
+    format: str | None = None,
+    source: StudySource | None = None,
 ) -> EstimateResult:
     """The corrected pass rate of a stored run (``juge estimate``): judge-only, human-only, PPI++ and the
-    sensitivity/specificity plug-in, from human ``labels`` (path, DataFrame or rows) on a random subset."""
-    from juge.calibration.inputs import labels_on_these_outputs, with_run_outputs
-    from juge.data.readers import named_records, read_labels
+    sensitivity/specificity plug-in, from human ``labels`` (path, DataFrame or rows) on a random subset.
+
+    The labels are read as every command reads them (``labels_map``, ``scale``, ``kind``, ``missing``,
+    ``format``, or all of them in ``source``): 1/0 beside a PASS/FAIL judge are PASS/FAIL, scores pass at
+    ``label_threshold`` (else the judge's threshold)."""
+    import dataclasses
+
+    from juge.calibration.inputs import NO_SPLIT_NOTICE
+    from juge.calibration.source import read_study, study_source
+    from juge.errors import InputError
+    from juge.results import KindGuess
     from juge.runs.corrected import corrected_pass_rate, human_pass_shares
     from juge.runs.verdicts import run_outcomes, run_threshold
     from juge.store import open_existing_store
 
+    if source is None:
+        source = study_source(
+            labels=labels, labels_map=labels_map, scale=scale, kind=kind, missing=missing, format=format
+        )  # fmt: skip
+    elif labels is not None:
+        source = dataclasses.replace(source, labels=study_source(labels=labels).labels)
+    if source.labels is None:
+        raise InputError("give --labels FILE: human labels (item_id, rater_id, label) on some of the run's cases")
+    if source.kind == "pairwise":
+        raise InputError("--kind pairwise: juge estimate needs pass/fail labels (A/B/tie labels have no pass rate)")
     with open_existing_store(db) as store:
         run_row = store.get_run(run if isinstance(run, str) else run.run_id)
         threshold = run_threshold(run_row["config"], threshold)
@@ -41,20 +67,19 @@ def estimate(
             run_row["config"],
             threshold=threshold,
         )
-        judged = with_run_outputs(cases, store.outputs(run_row["id"]))
-    source = f"--labels {labels}" if isinstance(labels, str | Path) else "labels"
-    kept, warnings, unhashed = labels_on_these_outputs(
-        read_labels(named_records("labels", labels)), judged, source=source
-    )
-    warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in warnings]
+    inputs = read_study(dataclasses.replace(source, items=None, run=run_row["id"], db=db), lean=False)
+    warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in inputs.warnings]
+    notes = [n for n in inputs.notices if not n.startswith(NO_SPLIT_NOTICE)]  # a split means nothing here
     # People's scores (other than 0/1) pass at the judge's threshold unless told otherwise, as in juge tune.
-    human = human_pass_shares(kept, threshold=label_threshold, judge_threshold=threshold)
+    human = human_pass_shares(inputs.data.labels, threshold=label_threshold, judge_threshold=threshold)
     result = corrected_pass_rate(outcomes, human, confidence=confidence, n_resamples=resamples, seed=seed)
+    guess = inputs.kind_guess
     return result.model_copy(
         update={
             "run_id": run_row["id"],
             "dataset_hash": run_row["dataset_hash"],
             "warnings": warnings,
-            "notes": [*unhashed, *result.notes],
+            "notes": [*notes, *result.notes],
+            **({} if guess is None else {"kind_guess": KindGuess(kind=guess[0], guessed_from=guess[1])}),
         }
     )

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from juge.errors import InputError
 from juge.providers.base import Provider
+
+if TYPE_CHECKING:
+    from juge.calibration.source import StudySource
 from juge.tune.models import CandidateResult, HoldoutFigure, TuneResult
 from juge.tune.variants import LabelledItem
 
@@ -22,15 +25,27 @@ __all__ = ["CandidateResult", "HoldoutFigure", "TuneResult", "labelled_items", "
 
 
 def labelled_items(
-    items: Path, labels: Path | None, kind: str, *, split: str, limit: int | None = None, seed: int = 0
+    items: Path,
+    labels: Path | None,
+    kind: str,
+    *,
+    split: str,
+    limit: int | None = None,
+    seed: int = 0,
+    source: StudySource | None = None,
 ) -> list[LabelledItem]:
     """The items of `split` that carry at least one human label, with their labels; with `limit`, the
-    items of the first `limit` groups in a seeded order."""
+    items of the first `limit` groups in a seeded order. `source` holds the shared input options (--map,
+    --labels-map, --scale, ...); the judge's kind is the study's."""
+    import dataclasses
     import random
 
-    from juge.calibration.inputs import load_inputs
+    from juge.calibration import source as sources
 
-    inputs = load_inputs(items=items, labels=labels, kind=kind)  # type: ignore[arg-type]
+    source = source or sources.StudySource()
+    if source.kind is not None and source.kind != kind:
+        raise InputError(f"--kind {source.kind}: the judge gives {kind} verdicts; its labels are read as {kind}")
+    inputs = sources.read_study(dataclasses.replace(source, items=items, labels=labels, kind=kind))  # type: ignore[arg-type]
     if not inputs.has_splits:
         raise InputError(
             f"{items}: no split column; tune chooses on dev and tests once on holdout: "
@@ -79,9 +94,11 @@ def tune(
     n_resamples: int = 2000,
     concurrency: int = 8,
     progress: bool = False,
+    source: StudySource | None = None,
 ) -> TuneResult:
     """Evaluate candidate judges on dev, choose one, write ``out/judge.toml``, ``out/TUNING.md`` and
-    ``out/tuning.json``; with ``test=True`` run the chosen judge once on the holdout."""
+    ``out/tuning.json``; with ``test=True`` run the chosen judge once on the holdout. ``source`` (a
+    :class:`~juge.calibration.source.StudySource`) holds how to read the items and labels (--map, --scale, ...)."""
     from juge.store import DEFAULT_DB, open_store
     from juge.tune.outputs import write_outputs
     from juge.tune.search import tune_judge
@@ -92,7 +109,9 @@ def tune(
         raise InputError(f"--out {out_dir}: is a file; give a folder")
     _, base = base_spec(judge_path)
     kind = base.setup if base.setup in ("pairwise", "passfail") else "score"
-    dev = labelled_items(Path(items), Path(labels) if labels else None, kind, split="dev", limit=limit, seed=seed)
+    dev = labelled_items(
+        Path(items), Path(labels) if labels else None, kind, split="dev", limit=limit, seed=seed, source=source
+    )
     provider_obj = provider or _provider_for(base, judge_path.parent, provider_name)
     with open_store(db or DEFAULT_DB) as store:  # a SQLite file or a PostgreSQL URL
         result, tuned = tune_judge(
@@ -105,7 +124,7 @@ def tune(
             from juge.tune.holdout import test_on_holdout
 
             hold = labelled_items(Path(items), Path(labels) if labels else None, kind, split="holdout", limit=limit,
-                                  seed=seed)  # fmt: skip
+                                  seed=seed, source=source)  # fmt: skip
             provider_obj = provider or _provider_for(base, judge_path.parent, provider_name)
             result.holdout = test_on_holdout(
                 tuned, judge_path.parent, hold, provider=provider_obj, store=store, threshold=threshold,

@@ -1,0 +1,233 @@
+"""The calibration API: ``juge calibrate`` and ``juge demo`` as functions returning a typed
+:class:`~juge.results.Calibration`, and :func:`calibration_inputs`, the one reader of a study's items,
+judgments and labels that calibrate, the policy functions and tune share.
+
+Re-exported by :mod:`juge.api` and :mod:`juge` (``juge.calibrate``, ``juge.demo``, ...). The functions raise
+:class:`juge.errors.InputError` (the CLI's exit 2) on bad input and never print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from juge.errors import InputError
+from juge.results import Calibration
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from juge.calibration.inputs import StudyInputs
+    from juge.calibration.source import StudySource
+    from juge.data.judgments import JudgmentsSource
+
+#: What a table argument may be: a file path, a pandas DataFrame, or a list of row dicts.
+Rows = str | Path | Sequence[Mapping[str, Any]] | Any
+Progress = Callable[[str, int, int], None]
+
+
+def demo_path(name: str) -> Path:
+    """The path of a file of the embedded MT-Bench sample (``items.jsonl``, ``judgments.jsonl``, ``DATA.md``).
+
+    >>> demo_path("items.jsonl").name
+    'items.jsonl'
+    """
+    from juge.calibration.demo import DEMO_FILES
+
+    if name not in DEMO_FILES:
+        raise ValueError(f"no demo file {name!r}; there are {DEMO_FILES}")
+    return Path(str(files("juge").joinpath("demo_data", name)))
+
+
+# ---- calibrate ---------------------------------------------------------------------------------
+
+
+def calibration_inputs(
+    *,
+    items: Rows | None = None,
+    judgments: Rows | Sequence[str | Path | JudgmentsSource] | None = None,
+    labels: Rows | None = None,
+    run: str | None = None,
+    db: str | Path | None = None,
+    from_hf: str | Path | None = None,
+    turn: int = 1,
+    kind: Literal["pairwise", "score", "passfail"] | None = None,
+    judges: Sequence[str] = (),
+    templates: Sequence[str] = (),
+    label_cols: Sequence[str] = (),
+    scale: Mapping[str, Any] | None = None,
+    id_col: str = "id",
+    output_col: str = "output",
+    baseline_cols: Sequence[str] = (),
+    format: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    labels_map: Mapping[str, str] | None = None,
+    missing: Iterable[str] = (),
+    criteria: Mapping[str, Sequence[str]] | None = None,
+    labels_nested: str | None = None,
+    lean: bool = True,
+) -> StudyInputs:
+    """Read a study's items, labels and judgments (see :func:`calibrate` for the arguments). ``lean``: keep
+    no texts of items a study does not need (a policy needs them: ``lean=False``)."""
+    from juge.calibration.source import read_study, study_source
+
+    source = study_source(
+        items=items, judgments=judgments, labels=labels, run=run, db=db, from_hf=from_hf, turn=turn, kind=kind,
+        judges=judges, templates=templates, label_cols=label_cols, scale=scale, id_col=id_col, output_col=output_col,
+        baseline_cols=baseline_cols, format=format, mapping=mapping, labels_map=labels_map, missing=missing,
+        criteria=criteria, labels_nested=labels_nested,
+    )  # fmt: skip
+    return read_study(source, lean=lean)
+
+
+def calibrate(
+    *,
+    items: Rows | None = None,
+    judgments: Rows | Sequence[str | Path | JudgmentsSource] | None = None,
+    labels: Rows | None = None,
+    run: str | None = None,
+    split: str | None = None,
+    db: str | Path | None = None,
+    from_hf: str | Path | None = None,
+    turn: int = 1,
+    kind: Literal["pairwise", "score", "passfail"] | None = None,
+    judges: Sequence[str] = (),
+    templates: Sequence[str] = (),
+    label_cols: Sequence[str] = (),
+    scale: Mapping[str, float] | None = None,
+    id_col: str = "id",
+    output_col: str = "output",
+    baseline_cols: Sequence[str] = (),
+    format: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    labels_map: Mapping[str, str] | None = None,
+    missing: Iterable[str] = (),
+    criteria: Mapping[str, Sequence[str]] | None = None,
+    labels_nested: str | None = None,
+    truth: Literal["each", "mean", "agree"] = "each",
+    threshold: float | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    progress: Progress | None = None,
+    inputs: StudyInputs | None = None,
+    source: StudySource | None = None,
+) -> Calibration:
+    """Measure judges against people (``juge calibrate``): the person-vs-person ceiling, each judge's
+    agreement and kappa with intervals, order and length bias, per category.
+
+    ``items``, ``judgments`` and ``labels`` are each a file path, a pandas DataFrame or a list of dicts
+    with the columns the CLI reads (``judgments`` may also be a list of paths); ``run`` takes the
+    judgments (and cases) of a stored run from ``db``. ``split`` defaults to ``dev`` when the items
+    carry splits, else ``all``. ``mapping``/``labels_map`` read other column names as juge's fields,
+    ``format`` names the files' format, ``missing`` the label values that mean no label, ``criteria``
+    several label columns to study one by one (``{name: [columns]}``), ``labels_nested`` a field holding
+    labels inside each item (see ``juge calibrate --help`` for each). ``source`` (a :class:`StudySource`) describes
+    them all at once instead; ``inputs`` (from :func:`calibration_inputs`) skips reading them again.
+    ``to_dict()`` of the result is what ``juge calibrate --json`` writes.
+
+    >>> import juge
+    >>> cal = juge.calibrate(items=juge.demo_path("items.jsonl"),
+    ...                      judgments=juge.demo_path("judgments.jsonl"), resamples=100)
+    >>> cal.kind, cal.split, cal.n_items
+    ('pairwise', 'dev', 155)
+    >>> round(cal.ceiling.agreement.value, 3)
+    0.638
+    """
+    from juge.calibration.inputs import default_split, run_study
+    from juge.calibration.pairwise import Bootstrap
+    from juge.calibration.source import read_study
+
+    if resamples < 1:
+        raise InputError("--resamples must be at least 1")
+    if inputs is None and source is not None:
+        inputs = read_study(source, lean=True)
+    if inputs is None:
+        inputs = calibration_inputs(
+            items=items, judgments=judgments, labels=labels, run=run, db=db, from_hf=from_hf, turn=turn, kind=kind,
+            judges=judges, templates=templates, label_cols=label_cols, scale=scale, id_col=id_col,
+            output_col=output_col, baseline_cols=baseline_cols, format=format, mapping=mapping, labels_map=labels_map,
+            missing=missing, criteria=criteria, labels_nested=labels_nested,
+        )  # fmt: skip
+    study = run_study(
+        inputs,
+        split=default_split(inputs, split),
+        boot=Bootstrap(n_resamples=resamples, seed=seed),
+        truth=truth,
+        threshold=threshold,
+        progress=progress,
+    )
+    return _with_headline(study)
+
+
+def _with_headline(study: Calibration) -> Calibration:
+    """The study with its one-line answers (``headline``), as ``--json`` writes it and the report opens."""
+    from juge.reports.model import calibration_headlines
+
+    study.headlines = calibration_headlines(study)
+    return study
+
+
+def demo(
+    out: str | Path | None = None,
+    *,
+    split: Literal["dev", "all"] = "dev",
+    resamples: int = 2000,
+    seed: int = 0,
+    live: bool = False,
+    limit: int = 40,
+    db: str | Path | None = None,
+    progress: Progress | None = None,
+    console: Console | None = None,
+) -> Calibration:
+    """The calibration study on the embedded MT-Bench sample (``juge demo``): no network, no key.
+
+    With ``out``, writes ``out/calibration.json`` and ``out/report.html``. ``live`` also runs the
+    local judge (needs ``juge[local]``) on ``limit`` pairs, storing its calls in ``db`` (default
+    ``out/juge.db``); with ``console``, the local judge's progress and a line about its run go there.
+
+    >>> import juge
+    >>> juge.demo(resamples=100).n_votes
+    404
+    """
+    from juge.calibration.demo import demo_file, study_of_demo
+    from juge.calibration.pairwise import Bootstrap
+    from juge.files import write_json
+    from juge.reports import write_report
+
+    if split not in ("dev", "all"):
+        raise InputError(f"--split must be dev or all (holdout is kept for the final test), got {split!r}")
+    if db is not None and not live:
+        raise InputError("--db is used only with --live (it stores the local judge's calls)")
+    if live and out is None and db is None:
+        raise InputError("live: give out (or db) for the local judge's store")
+    extra: list[Any] = []
+    if live:
+        from juge.live_demo import live_demo_run
+        from juge.providers.base import ProviderError
+
+        store_path = Path(db) if db is not None else Path(out or ".") / "juge.db"
+        try:
+            live_run = live_demo_run(
+                store_path, split=split, limit=limit, seed=seed, console=console, progress=console is not None
+            )
+        except ProviderError as exc:
+            raise InputError(f"--live: {exc}") from None
+        extra = live_run.judgments
+        if console is not None:
+            calls, cached = live_run.stats.get("calls", 0), live_run.stats.get("cache_hits", 0)
+            console.print(
+                f"local judge: run {live_run.run_id}{' (resumed)' if live_run.resumed else ''} in {store_path}: "
+                f"{len(extra)} judgments, {calls} model calls, {cached} answered from the cache "
+                f"(juge show {live_run.run_id} --db {store_path})",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+    boot = Bootstrap(n_resamples=resamples, seed=seed)
+    study = _with_headline(study_of_demo(split=split, boot=boot, progress=progress, extra_judgments=extra))
+    if out is not None:
+        json_path = write_json(Path(out) / "calibration.json", study.to_dict())
+        write_report(study, Path(out) / "report.html", "html", items=demo_file("items.jsonl"), source=json_path.name)
+    return study

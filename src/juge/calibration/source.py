@@ -1,0 +1,168 @@
+"""The one description of a study's inputs: where its items, judgments and human labels come from, and how
+to read them. Built once (from the command line's shared input options, or from the API's keywords) and
+read by :func:`read_study` for calibrate, the policy functions, tune and estimate alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from juge.errors import InputError
+
+if TYPE_CHECKING:
+    from juge.calibration.inputs import StudyInputs
+
+StudyKind = Literal["pairwise", "score", "passfail"]
+KINDS: tuple[StudyKind, ...] = ("pairwise", "score", "passfail")
+
+
+@dataclass(frozen=True)
+class StudySource:
+    """A study's inputs as given: the sources (``items``, ``judgments``, ``labels``, a stored ``run`` in ``db``,
+    an MT-Bench export ``from_hf``) and how to read them (the shared input options: ``mapping`` is ``--map``,
+    ``labels_map``, ``labels_nested``, ``label_cols``, ``criteria``, ``scale``, ``kind``, ``missing``,
+    ``format``; ``id_col``/``output_col``/``baseline_cols`` for rated items; ``judges``/``templates`` to keep).
+    Tables are file paths, DataFrames or lists of rows; ``judgments`` is one entry per source."""
+
+    items: Any = None
+    judgments: tuple[Any, ...] = ()
+    labels: Any = None
+    run: str | None = None
+    db: str | Path | None = None
+    from_hf: Path | None = None
+    turn: int = 1
+    mapping: Mapping[str, str] | None = None
+    labels_map: Mapping[str, str] | None = None
+    labels_nested: str | None = None
+    label_cols: tuple[str, ...] = ()
+    criteria: Mapping[str, Sequence[str]] | None = None
+    scale: Mapping[str, Any] | None = None
+    kind: StudyKind | None = None
+    missing: frozenset[str] = frozenset()
+    format: str | None = None
+    id_col: str = "id"
+    output_col: str = "output"
+    baseline_cols: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()
+    templates: tuple[str, ...] = ()
+
+
+def study_source(
+    *,
+    items: Any = None,
+    judgments: Any = None,
+    labels: Any = None,
+    run: str | None = None,
+    db: str | Path | None = None,
+    from_hf: str | Path | None = None,
+    turn: int = 1,
+    mapping: Mapping[str, str] | None = None,
+    labels_map: Mapping[str, str] | None = None,
+    labels_nested: str | None = None,
+    label_cols: Sequence[str] = (),
+    criteria: Mapping[str, Sequence[str]] | None = None,
+    scale: Mapping[str, Any] | None = None,
+    kind: str | None = None,
+    missing: Iterable[str] = (),
+    format: str | None = None,
+    id_col: str = "id",
+    output_col: str = "output",
+    baseline_cols: Sequence[str] = (),
+    judges: Sequence[str] | None = (),
+    templates: Sequence[str] = (),
+) -> StudySource:
+    """A :class:`StudySource` from the API's arguments: a list or mapping given as the command line's text is
+    a TypeError naming it, an unknown kind an InputError; tables in memory are named for errors (``items[3]``)."""
+    from juge.arguments import refuse_text
+    from juge.data.judgments import JudgmentsSource
+    from juge.data.readers import named_records
+
+    if kind not in (None, *KINDS):
+        raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
+    for name, value, form in (
+        ("judges", judges, "list"),
+        ("templates", templates, "list"),
+        ("label_cols", label_cols, "list"),
+        ("baseline_cols", baseline_cols, "list"),
+        ("missing", missing, "list"),
+        ("scale", scale, "scale"),
+        ("mapping", mapping, "mapping"),
+        ("labels_map", labels_map, "mapping"),
+        ("criteria", criteria, "criteria"),
+    ):
+        refuse_text(name, value, form)  # type: ignore[arg-type]
+    sources: list[Any]
+    if judgments is None or (isinstance(judgments, Sequence) and not isinstance(judgments, str) and not judgments):
+        sources = []
+    elif isinstance(judgments, str | Path | JudgmentsSource) or hasattr(judgments, "columns"):
+        sources = [judgments]
+    elif isinstance(judgments, Sequence) and all(isinstance(j, str | Path | JudgmentsSource) for j in judgments):
+        sources = list(judgments)
+    else:
+        sources = [judgments]  # one table of rows
+
+    def named(name: str, table: Any) -> Any:  # rows in memory are read as they are; errors say `items[3].id`
+        if isinstance(table, JudgmentsSource):
+            return dataclasses.replace(table, source=named_records(name, table.source))
+        return named_records(name, table)
+
+    return StudySource(
+        items=None if items is None else named("items", items),
+        judgments=tuple(
+            named(f"judgments[{k}]" if len(sources) > 1 else "judgments", t) for k, t in enumerate(sources)
+        ),
+        labels=None if labels is None else named("labels", labels),
+        run=run,
+        db=db,
+        from_hf=Path(from_hf) if from_hf is not None else None,
+        turn=turn,
+        mapping=dict(mapping) if mapping else None,
+        labels_map=dict(labels_map) if labels_map else None,
+        labels_nested=labels_nested,
+        label_cols=tuple(label_cols),
+        criteria={k: tuple(v) for k, v in criteria.items()} if criteria else None,
+        scale=dict(scale) if scale else None,
+        kind=kind,
+        missing=frozenset(missing),
+        format=format,
+        id_col=id_col,
+        output_col=output_col,
+        baseline_cols=tuple(baseline_cols),
+        judges=tuple(judges or ()),
+        templates=tuple(templates),
+    )
+
+
+def read_study(source: StudySource, *, lean: bool = False) -> StudyInputs:
+    """Read the study `source` describes: items, labels (converted for the study's kind) and judgments.
+    ``lean``: keep no texts of items a study does not need (a policy needs them)."""
+    from juge.calibration.inputs import load_inputs
+
+    return load_inputs(
+        items=source.items,
+        judgments=list(source.judgments),
+        labels=source.labels,
+        from_hf=source.from_hf,
+        turn=source.turn,
+        run=source.run,
+        db=source.db,
+        kind=source.kind,
+        label_cols=list(source.label_cols),
+        scale=source.scale,
+        id_col=source.id_col,
+        output_col=source.output_col,
+        baseline_cols=list(source.baseline_cols),
+        judges=list(source.judges),
+        templates=list(source.templates),
+        lean=lean,
+        format=source.format,
+        mapping=source.mapping,
+        labels_map=source.labels_map,
+        missing=source.missing,
+        criteria=source.criteria,
+        labels_nested=source.labels_nested,
+    )

@@ -1,0 +1,156 @@
+"""The input options every command that reads items, judgments or labels shares, declared once.
+
+``@reads_inputs(...)`` adds the named options to a command (its ``--help`` lists them like its own) and hands
+the command one :class:`~juge.calibration.source.StudySource` (``source``) with them parsed; the command adds
+its files (``dataclasses.replace(source, items=..., labels=...)``). A new input option is one entry here and
+one field of StudySource. README "Input options" documents them in one table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class InputOption:
+    """One shared option: its command-line flag and help, and the StudySource field it fills."""
+
+    flag: str
+    help: str
+
+
+INPUT_OPTIONS: dict[str, InputOption] = {
+    "map": InputOption(
+        "--map",
+        "Columns of the items as juge's fields, e.g. id=row,output_1=left,output_2=right (+ joins columns: "
+        "id=doc+system).",
+    ),
+    "labels_map": InputOption(
+        "--labels-map",
+        "Columns of --labels as juge's fields, e.g. item_id=doc+system,rater_id=worker,label=verdict.",
+    ),
+    "labels_nested": InputOption(
+        "--labels-nested",
+        "An item field holding one object per rater, each key a criterion (a rater_id/worker key names the "
+        "rater): one study per criterion.",
+    ),
+    "label_cols": InputOption("--label-cols", "Columns holding one rater's label each, e.g. rating_1,rating_2."),
+    "scale": InputOption(
+        "--scale",
+        "Raw label values to the kind's values: Bad=1,'Could be Improved'=2 (scores), 0=tie,1=A,2=B (pairwise), "
+        "yes=PASS,no=FAIL (passfail). It adds words to the standard ones (pass/fail, yes/no, true/false, 1/0; "
+        "A/B/tie); a value neither lists is an error.",
+    ),
+    "kind": InputOption(
+        "--kind",
+        "pairwise, score or passfail. Default: from --scale, else pairs -> pairwise, else the labels (1/0 beside "
+        "a PASS/FAIL judge: passfail); the output says what was guessed.",
+    ),
+    "missing": InputOption(
+        "--missing",
+        'Raw label values that mean "no label", e.g. NULL,NA,"" : left out and counted (empty cells always are).',
+    ),
+    "format": InputOption(
+        "--format",
+        "Format of the input files when the suffix does not say: jsonl, json, csv, tsv or parquet (gzip is "
+        "recognised by its bytes).",
+    ),
+}
+
+
+#: Every reading option: the commands that read items, judgments and labels as a study take all of them.
+STUDY_OPTIONS = tuple(INPUT_OPTIONS)
+#: tune: the judge file's setup is the kind (no --kind).
+TUNE_OPTIONS = tuple(name for name in INPUT_OPTIONS if name != "kind")
+#: estimate: the run holds the cases; its labels are a long file (no --map, --label-cols, --labels-nested).
+ESTIMATE_OPTIONS = ("labels_map", "scale", "kind", "missing", "format")
+
+
+def with_files(source: Any, **files: Any) -> Any:
+    """`source` with the command's own files (items, judgments, labels, run, db) added, as the API reads them."""
+    from juge.calibration.source import study_source
+
+    named = study_source(
+        items=files.get("items"), judgments=files.get("judgments"), labels=files.get("labels")
+    )  # fmt: skip
+    return dataclasses.replace(
+        source,
+        **{k: v for k, v in files.items() if k not in ("items", "judgments", "labels")},
+        items=named.items,
+        judgments=named.judgments,
+        labels=named.labels,
+    )
+
+
+def reads_inputs(*names: str) -> Callable[[F], F]:
+    """Add the shared input options `names` (keys of INPUT_OPTIONS) to a command, which takes them as one
+    ``source: StudySource`` keyword instead."""
+    unknown = set(names) - set(INPUT_OPTIONS)
+    if unknown:
+        raise ValueError(f"no shared input option {sorted(unknown)}")
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)  # as typer reads it: Annotated options
+        own = [p for p in signature.parameters.values() if p.name != "source"]
+        added = [
+            inspect.Parameter(
+                f"input_{name}",
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=Annotated[str | None, typer.Option(INPUT_OPTIONS[name].flag, help=INPUT_OPTIONS[name].help)],
+                default=None,
+            )
+            for name in names
+        ]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(f"input_{name}", None) for name in names}
+            return command(*args, source=source_of_options(**given), **kwargs)
+
+        wrapper.__annotations__ = {k: v for k, v in command.__annotations__.items() if k != "source"}
+        wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own), *added]
+        )
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def source_of_options(
+    *,
+    map: str | None = None,
+    labels_map: str | None = None,
+    labels_nested: str | None = None,
+    label_cols: str | None = None,
+    scale: str | None = None,
+    kind: str | None = None,
+    missing: str | None = None,
+    format: str | None = None,
+) -> Any:
+    """The StudySource the shared options' text describes (no files yet: the command adds them)."""
+    from juge.calibration.source import KINDS, study_source
+    from juge.data.labels import parse_missing, parse_scale, split_list
+    from juge.data.readers import parse_mapping
+    from juge.errors import InputError
+
+    if kind not in (None, *KINDS):
+        raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
+    return study_source(
+        mapping=parse_mapping(map),
+        labels_map=parse_mapping(labels_map, "--labels-map"),
+        labels_nested=labels_nested,
+        label_cols=[c for c in split_list(label_cols) if c] if label_cols else [],
+        scale=parse_scale(scale, kind=kind),
+        kind=kind,
+        missing=parse_missing(missing),
+        format=format,
+    )
