@@ -193,3 +193,14 @@ def test_tune_reads_1_0_as_pass_fail(tmp_path) -> None:
     assert [c["agreement"] for c in results["1/0"]["candidates"]] == [
         c["agreement"] for c in results["words"]["candidates"]
     ]
+
+
+def test_a_judge_left_out_by_kind_is_not_called_missing(study, monkeypatch, capsys) -> None:
+    # --kind score with a PASS/FAIL judge: the judge is left out, and the output does not say no judgments were given.
+    items, labels, judgments = study
+    code, stdout, err = run_cli(
+        monkeypatch, capsys, "calibrate", "--items", str(items), "--judgments", str(judgments),
+        "--labels", str(recode(labels, "1/0")), "--kind", "score", "--resamples", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "left out of this score study" in stdout and "No judgments given" not in stdout

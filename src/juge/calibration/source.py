@@ -142,27 +142,5 @@ def read_study(source: StudySource, *, lean: bool = False) -> StudyInputs:
     ``lean``: keep no texts of items a study does not need (a policy needs them)."""
     from juge.calibration.inputs import load_inputs
 
-    return load_inputs(
-        items=source.items,
-        judgments=list(source.judgments),
-        labels=source.labels,
-        from_hf=source.from_hf,
-        turn=source.turn,
-        run=source.run,
-        db=source.db,
-        kind=source.kind,
-        label_cols=list(source.label_cols),
-        scale=source.scale,
-        id_col=source.id_col,
-        output_col=source.output_col,
-        baseline_cols=list(source.baseline_cols),
-        judges=list(source.judges),
-        templates=list(source.templates),
-        lean=lean,
-        format=source.format,
-        mapping=source.mapping,
-        labels_map=source.labels_map,
-        missing=source.missing,
-        criteria=source.criteria,
-        labels_nested=source.labels_nested,
-    )
+    fields = {f.name: getattr(source, f.name) for f in dataclasses.fields(source)}  # load_inputs's keywords
+    return load_inputs(**fields, lean=lean)

@@ -257,10 +257,14 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
         table.add_row(f"agreement at >= {at['threshold']:g}", fmt(at["agreement"]))
     console.print(fitted(table, console))
     if not result["judges"]:
+        left_out = any("left out of this" in note for note in result.get("notes", []))
         console.print(
             _prose(
                 console,
-                "No judgments given: only the person-vs-person figures above. Add --judgments FILE or "
+                "No judge is of this study's kind (the notes name those left out): only the person-vs-person "
+                "figures above. --kind sets the kind."
+                if left_out
+                else "No judgments given: only the person-vs-person figures above. Add --judgments FILE or "
                 "--run RUN_ID to measure a judge against them.",
             )
         )
