@@ -65,11 +65,9 @@ def probe_injection(
     ``provider``, ``model``, ``base_url`` and ``api_key_env`` override its files. Every call goes through
     the engine into the store ``db`` as a run (resumed when ``resume``). Returns the run with its :class:`ProbeResult` (``.result``)."""
     from juge.arguments import refuse_text
-    from juge.config import EngineSpec
     from juge.endpoint import provider_override
-    from juge.engine import EngineOptions
     from juge.probes.injection import load_items, load_kinds, run_probe
-    from juge.providers.pricing import price_table
+    from juge.runs.plan import engine_options
     from juge.runs.providers import Providers
     from juge.store import DEFAULT_DB, open_store
 
@@ -93,13 +91,7 @@ def probe_injection(
     if spec is None:
         raise InputError(f"judge {found.name!r} names no provider: give --provider (or use --eval with a [provider])")
     provider_obj = Providers(default or spec, base_dir).get(spec)
-    eng = config.spec.engine if config is not None else EngineSpec()
-    options = EngineOptions(
-        concurrency=concurrency or eng.concurrency,
-        **eng.call_options(),
-        progress=progress,
-        prices=price_table(config.spec.prices if config is not None else None),
-    )
+    options = engine_options(config, concurrency=concurrency, progress=progress)
     provider_key = provider_obj.cache_identity
     with open_store(db if db is not None else DEFAULT_DB) as store:  # a SQLite file (made) or a PostgreSQL URL
         return run_probe(

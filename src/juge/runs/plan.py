@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from juge.batching import supports_batches
-from juge.config import EvalConfig, ProviderSpec
+from juge.config import EngineSpec, EvalConfig, ProviderSpec
 from juge.data.readers import case_line, file_hash
 from juge.data.selection import Selection, select_cases
 from juge.engine import EngineOptions, JudgeTask, iter_tasks
@@ -81,8 +81,7 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
     judges = tuple(config.judges)
     system_prompt = load_system_prompt(config)
     n_tasks = check_selection(config, selection, judges, system_prompt) * options.repeat
-    eng = config.spec.engine
-    batch = eng.mode == "batch"
+    batch = config.spec.engine.mode == "batch"
     made: Providers | None = None
     judge_providers: dict[str, Provider] = {}
     system_provider: Provider | None = None
@@ -92,13 +91,6 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
             check_batchable(config, [*judge_providers.values(), *([system_provider] if system_provider else [])])
     if options.wait and not batch:
         raise InputError('--wait collects batches: it needs [engine] mode = "batch" in the eval file')
-    engine_options = EngineOptions(
-        concurrency=BATCH_IN_FLIGHT if batch else options.concurrency or eng.concurrency,
-        **eng.call_options(),
-        progress=options.progress,
-        prices=batch_price_table(config.spec.prices) if batch else price_table(config.spec.prices),
-        claims=not batch,
-    )
     return RunPlan(
         config=config,
         options=options,
@@ -109,11 +101,28 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
         providers=made,
         judge_providers=judge_providers,
         system_provider=system_provider,
-        engine_options=engine_options,
+        engine_options=engine_options(config, concurrency=options.concurrency, progress=options.progress, batch=batch),
         batch=batch,
         n_tasks=n_tasks,
         eval_hash=run_identity(config, selection, judges, system_prompt, options),
         warnings=tuple(plan_warnings(config, judges)),
+    )
+
+
+def engine_options(
+    config: EvalConfig | None, *, concurrency: int | None, progress: bool | ProgressFactory, batch: bool = False
+) -> EngineOptions:
+    """What the eval file's [engine] and [prices] make of the engine (its defaults without an eval file):
+    `concurrency` (None: the file's) calls in flight, or in batch mode every request at once, unclaimed (one
+    process holds a batch run)."""
+    eng = config.spec.engine if config is not None else EngineSpec()
+    prices = config.spec.prices if config is not None else None
+    return EngineOptions(
+        concurrency=BATCH_IN_FLIGHT if batch else concurrency or eng.concurrency,
+        **eng.call_options(),
+        progress=progress,
+        prices=batch_price_table(prices) if batch else price_table(prices),
+        claims=not batch,
     )
 
 
