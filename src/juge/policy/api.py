@@ -15,7 +15,7 @@ from juge.results import AuditSample, HoldoutTest, PolicyResult, RouteResult, Ru
 from juge.runs.api import _in_running_loop, _run_id, _store
 
 if TYPE_CHECKING:
-    from juge.api import Rows
+    from juge.calibration.api import Rows
     from juge.calibration.source import StudySource
 
 
