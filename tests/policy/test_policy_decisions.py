@@ -241,3 +241,16 @@ def test_audit_sample_refuses_a_policy_that_did_not_hold_unless_forced(not_held)
     assert res.exit_code == 0, res.output
     sample = json.loads((folder / "a.json").read_text())
     assert sample["forced"] and sample["policy_status"] == "forced" and len(sample["sample"]) == 3
+
+
+def test_the_report_routes_an_old_files_thin_category_to_a_person():
+    from juge.reports.model import build_report_data
+    from report_helpers import pairwise_calibration, policy_routing
+
+    old = policy_routing({"writing": "judge", "math": "judge"})  # written before issue 23: a thin category said judge
+    old["categories"]["math"]["too_few"] = "4 judged items (< 10)"
+    data = build_report_data(pairwise_calibration(), policy=old)
+    assert data["policy"]["routes"] == {"writing": "judge", "math": "person"}
+    math = next(c for c in data["policy"]["categories"] if c["name"] == "math")
+    assert "4 judged items (< 10)" in math["reason"]
+    assert data["policy"]["settings"]["status"] == "untested"

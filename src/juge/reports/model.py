@@ -235,15 +235,16 @@ def _policy(policy: PolicyResult | None) -> dict[str, Any] | None:
     """A policy written by `juge policy derive --json`: its settings and one row per category."""
     if policy is None:
         return None
+    decisions = policy.decisions  # the one decision per category (too few items: a person, and why)
     categories = [
         {
             "name": name,
-            "route": policy.decisions[name].route,
+            "route": decisions[name].route,
             "template": row.template or None,
             "vs_people": estimate(row.vs_people),
             "ceiling": estimate(row.ceiling),
             "difference": estimate(row.difference),
-            "reason": row.reason or None,
+            "reason": decisions[name].reason or None,
         }
         for name, row in policy.categories.items()
     ]
