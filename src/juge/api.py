@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from juge.errors import InputError
 from juge.label.api import (  # noqa: F401 - re-exported: `juge label ...`, one function per command
@@ -58,20 +58,7 @@ from juge.runs.api import run as run
 from juge.runs.api import run_async as run_async
 from juge.runs.api import show as show
 from juge.scaffold import init_project as init_project
-
-
-def tune_judge(judge: str | Path, **options: Any) -> TuneResult:
-    """Search for a better judge against people (``juge tune``): see :func:`juge.tune.tune` for the options.
-
-    Imported on call: the search pulls in the engine and numpy, which ``import juge.api`` does not need.
-    """
-    from juge.tune import tune
-
-    return tune(judge, **options)
-
-
-if TYPE_CHECKING:
-    from juge.tune.models import TuneResult
+from juge.tune.api import tune_judge as tune_judge
 
 DEFAULT_DB = Path(".juge") / "juge.db"
 

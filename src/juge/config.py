@@ -164,6 +164,10 @@ class EvalSpec(BaseModel):
 class EvalConfig:
     """A loaded eval file: its spec, its directory (for relative paths), built checks and judges."""
 
+    #: What made the run this eval is judged in (``juge runs`` lists only "eval" runs unless --all): live
+    #: routing sets "route".
+    run_kind = "eval"
+
     def __init__(self, spec: EvalSpec, base_dir: Path, source: str, raw: bytes):
         self.spec = spec
         self.base_dir = base_dir

@@ -114,6 +114,7 @@ def run_live_judge(
     resumed = run_id is not None
     if run_id is None:
         config: dict[str, Any] = {
+            "kind": "demo",
             "command": "juge demo --live",
             "limit": limit,
             "seed": seed,

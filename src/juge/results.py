@@ -314,6 +314,8 @@ class Ceiling(Part):
     agreement_without_ties: Estimate | None = None
     n_pairs: int | None = None
     at_threshold: AtThreshold | None = None
+    failures_caught: Caught | None = None  # PASS/FAIL: one person's FAIL votes another also called FAIL
+    false_flags: Caught | None = None
 
 
 class AtThreshold(Part):
@@ -843,6 +845,7 @@ class PolicySelection(Part):
 
     by: str | None = None
     candidates: list[PolicyCandidate] = []
+    references: list[PolicyCandidate] = []  # grade judges: person vs person and a trivial judge, on the same items
     n_shared_items: int | None = None
     chosen: str
     runner_up: str | None = None
@@ -1350,7 +1353,9 @@ class RunRowSystem(Part):
 class RunRow(Part):
     """One stored run as ``juge runs`` lists it (``juge runs --json`` writes a list of these)."""
 
-    id: str
+    run_id: str
+    id: str  # deprecated: the same as run_id (the key ``juge runs --json`` wrote before 0.2)
+    kind: str = "eval"  # what made the run: eval (juge run), tune, tune-holdout, probe, route, demo
     name: str | None = None
     status: str
     started_at: str

@@ -85,7 +85,7 @@ def test_rated_items_without_judgments_show_the_people_figures_and_say_so(tmp_pa
     )
     assert code == 0, err
     text = " ".join(out.split())
-    assert "Ceiling: rater vs rater" in text and "krippendorff alpha" in text
+    assert "Ceiling: person vs person" in text and "krippendorff alpha" in text
     assert "No judgments given: only the person-vs-person figures above." in text
     assert "Judges against people" not in text and "Verdicts and calls by outcome" not in text
 

@@ -77,6 +77,14 @@ def test_passfail_policy_by_hand(passfail):
     judge_pairs = [("FAIL", "FAIL")] * 8 + [("PASS", "PASS")] * 10 + [("FAIL", "PASS"), ("FAIL", "FAIL")]
     assert round(cohen_kappa_score(*zip(*judge_pairs)), 3) == 0.9
 
+    # Rule 1's table: the candidates by kappa, with person vs person and an always-PASS judge beside them
+    selection = policy["selection"]
+    assert selection["by"] == "kappa" and [c["key"] for c in selection["candidates"]] == ["grader/tpl"]
+    people, always = selection["references"]
+    assert (people["key"], always["key"]) == ("person vs person", "always PASS")
+    assert always["vs_people"]["kappa"]["value"] == 0.0 and always["vs_people"]["failures_caught"]["k"] == 0
+    assert people["vs_people"]["failures_caught"]["n"] > 0
+
     stricter = derive(passfail, "--min-recall", "0.7")
     assert stricter["categories"]["shipping"]["decision"] == "person"  # 0.667 < 0.7
     assert stricter["categories"]["billing"]["decision"] == "judge" and stricter["min_recall"] == 0.7

@@ -102,6 +102,14 @@ def test_live_routing_against_the_mock_server(tmp_path):
         assert res.exit_code == 0, res.output
         assert server.stats()["requests"] - before == 100 and "0 calls" in res.output
         assert (tmp_path / "out.jsonl").read_text() == first
+        # Routing runs say what they are: `juge runs` lists the eval's run alone, --all the route's too,
+        # and a route run shows no pass rate (its cases pass or not by the policy, not a gate).
+        import juge as api
+
+        rows = api.list_runs(db=db, all_kinds=True)
+        assert sorted(r.kind for r in rows) == ["eval", "route"]
+        assert [(r.kind, r.run_id) for r in api.list_runs(db=db)] == [("eval", run["id"])]
+        assert [r.pass_rate for r in rows if r.kind == "route"] == [None]
 
         # One item to stdout.
         (tmp_path / "one.json").write_text(json.dumps({**case("n1", "easy"), "item_id": "n1"}, indent=2))

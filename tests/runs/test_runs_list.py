@@ -36,6 +36,9 @@ def test_cached_rerun_reuses_the_run_it_repeats(tmp_path, monkeypatch, capsys):
     one, two = json.loads(first.read_text()), json.loads(again.read_text())
     assert two["run_id"] == one["run_id"] and "no new run stored" in err
     assert [r["id"] for r in _runs(monkeypatch, capsys, db)] == [one["run_id"]]
+    # one name for a run in every JSON (`id` stays beside it, deprecated); a run of an eval says so
+    (row,) = _runs(monkeypatch, capsys, db)
+    assert (row["run_id"], row["id"], row["kind"]) == (one["run_id"], one["run_id"], "eval")
     # --fresh keeps a new run; a changed judge (new answers) is a new run too.
     run_cli(monkeypatch, capsys, "run", str(BAKERY), "--no-progress", "--db", str(db), "--fresh")
     assert len(_runs(monkeypatch, capsys, db)) == 2

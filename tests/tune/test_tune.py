@@ -21,7 +21,9 @@ description = "The answer solves the user's problem."
 """
 
 
-def write_data(tmp_path, n_groups=60, holdout=20):
+def write_data(tmp_path, n_groups=60, holdout=20, bob_misses=0):
+    """Items whose outputs carry their truth; two raters who agree, except that with `bob_misses` n bob
+    calls every n-th failure a PASS (so one person catches fewer of the other's failures)."""
     items, labels = [], []
     for g in range(n_groups + holdout):
         truth = "PASS" if (g * 7) % 3 else "FAIL"
@@ -34,9 +36,10 @@ def write_data(tmp_path, n_groups=60, holdout=20):
             "reference": f"Ref {g}.",
         }
         items.append(item)
+        bob = "PASS" if bob_misses and truth == "FAIL" and g % bob_misses == 0 else truth
         labels += [
-            {"item_id": f"i{g}", "rater_id": r, "label": truth, "explanation": f"Rater {r} saw it."}
-            for r in ("ann", "bob")
+            {"item_id": f"i{g}", "rater_id": r, "label": label, "explanation": f"Rater {r} saw it."}
+            for r, label in (("ann", truth), ("bob", bob))
         ]
     (tmp_path / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
     (tmp_path / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
@@ -92,9 +95,9 @@ def test_tune_picks_few_shot_when_it_helps_and_reports_out_of_fold(tmp_path):
     assert result.chosen.startswith("fewshot-")
     assert by_name["reference"].agreement["value"] < by_name["as-given"].agreement["value"]
     assert not by_name["as-given"].within_noise
-    # figures: in-sample is the chosen candidate's dev agreement; out-of-fold is not above it here
+    # figures: in-sample is the chosen candidate's dev kappa (PASS/FAIL); out-of-fold is not above it here
     chosen = by_name[result.chosen]
-    assert result.in_sample == chosen.agreement
+    assert result.measure == "kappa" and result.in_sample == chosen.kappa
     assert result.optimism == pytest.approx(result.in_sample["value"] - result.out_of_fold["value"])
     # outputs: the tuned judge loads, carries its examples from dev only and says where it came from
     from juge.judges import load_judge
@@ -105,14 +108,15 @@ def test_tune_picks_few_shot_when_it_helps_and_reports_out_of_fold(tmp_path):
     assert len(tuned.rubric.examples) == int(result.chosen.split("-")[1])
     assert all(int(i[1:]) < 60 for i in data["tuned"]["examples"])  # dev items only
     saved = json.loads((tmp_path / "tuned" / "tuning.json").read_text())
-    assert saved["chosen"] == result.chosen and saved["schema_version"] == 1
+    assert saved["chosen"] == result.chosen and saved["schema_version"] == 2
     assert "out-of-fold" in (tmp_path / "tuned" / "TUNING.md").read_text()
     html = (tmp_path / "tuned" / "report.html").read_text()
     assert f"chosen {result.chosen}" in html and html.count("<tr><td>") >= len(result.candidates) + 3
 
 
 def test_tune_prefers_the_cheaper_candidate_within_noise(tmp_path):
-    judge, items, labels = write_data(tmp_path)
+    # bob misses some failures, so every candidate catches at least as many as one person of another's
+    judge, items, labels = write_data(tmp_path, bob_misses=2)
     # few-shot is barely better than the judge as given: not worth its longer prompt
     result = tune(
         judge,
@@ -409,3 +413,91 @@ def test_cli_tune_table_fits_80_columns_and_cuts_no_name(tmp_path):
     for name in names:
         assert any(name in line for line in lines), (name, res.output)
     assert res.output.count("1.000 [1.000, 1.000] n=32") >= len(names), res.output
+
+
+def write_passfail_task(tmp_path, n=40, fails=6):
+    """A 40-case PASS/FAIL task: `fails` cases two raters both call FAIL, the rest PASS."""
+    items, labels = [], []
+    for i in range(n):
+        truth = "FAIL" if i < fails else "PASS"
+        items.append({"id": f"c{i}", "group": f"q{i}", "split": "dev", "question": f"Q{i}?",
+                      "output": f"Answer {i}. CASE:{i:02d}"})  # fmt: skip
+        labels += [{"item_id": f"c{i}", "rater_id": r, "label": truth} for r in ("ann", "bob")]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(x) + "\n" for x in items))
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+    (tmp_path / "judge.toml").write_text(JUDGE)
+    return tmp_path / "judge.toml", tmp_path / "items.jsonl", tmp_path / "labels.jsonl"
+
+
+def lazy_or_careful(fails=6, flagged=8) -> ScriptedProvider:
+    """The judge as given says PASS to every case but the first; with worked examples it catches every
+    failure and flags `flagged` good answers too."""
+
+    def answer(request: Request) -> Response:
+        system, user = request.messages[0]["content"], request.messages[-1]["content"]
+        case = int(user.split("CASE:")[1][:2])
+        if "Worked examples" in system:
+            verdict = "FAIL" if case < fails + flagged else "PASS"
+        else:
+            verdict = "FAIL" if case == 0 else "PASS"
+        return Response(text=f"{verdict}\nBecause.", model="m1", tokens_in=10, tokens_out=2)
+
+    return ScriptedProvider(fn=answer)
+
+
+def test_tune_ranks_passfail_by_kappa_and_never_picks_the_judge_that_says_pass(tmp_path):
+    """Issue 23 item 5: on raw agreement the judge as given (PASS on 39 of 40) wins, 0.875 to 0.800."""
+    judge, items, labels = write_passfail_task(tmp_path)
+    result = tune(judge, items=items, labels=labels, out=tmp_path / "tuned", provider=lazy_or_careful(),
+                  db=tmp_path / "j.db", folds=4, n_resamples=300, shots=(2,), candidates=("as-given", "fewshot-2"))  # fmt: skip
+    saved = json.loads((tmp_path / "tuned" / "tuning.json").read_text())
+    by_name = {c["name"]: c for c in saved["candidates"]}
+    lazy, careful = by_name["as-given"], by_name["fewshot-2"]
+    assert lazy["agreement"]["value"] == pytest.approx(0.875)
+    assert careful["agreement"]["value"] == pytest.approx(0.800)
+    assert saved["chosen"] == result.chosen == "fewshot-2" and saved["measure"] == "kappa"
+    assert lazy["kappa"]["value"] == pytest.approx(0.254, abs=1e-3)
+    assert careful["kappa"]["value"] == pytest.approx(0.494, abs=1e-3)
+    assert (lazy["failures_caught"]["k"], lazy["failures_caught"]["n"]) == (2, 12)
+    assert careful["failures_caught"]["k"] == 12 and careful["false_flags"]["k"] == 16
+    assert lazy["catches_enough"] is False and careful["catches_enough"] is True
+    assert saved["failures_bar"] == 1.0
+    # beside the candidates: person vs person and a judge that says PASS to everything
+    assert saved["ceiling"]["name"] == "person vs person" and saved["ceiling"]["kappa"]["value"] == 1.0
+    (always,) = saved["baselines"]
+    assert always["name"] == "always PASS" and always["kappa"]["value"] == 0.0
+    assert always["agreement"]["value"] == pytest.approx(34 / 40) and always["failures_caught"]["k"] == 0
+    # the figures quoted are kappas; TUNING.md shows kappa for every candidate
+    assert saved["in_sample"] == careful["kappa"]
+    markdown = (tmp_path / "tuned" / "TUNING.md").read_text()
+    assert "| figure | kappa |" in markdown and "always PASS" in markdown and "person vs person" in markdown
+    # the tuning run is marked as one: left out of `juge runs` unless --all, and without a pass rate
+    import juge as api
+
+    assert api.list_runs(db=tmp_path / "j.db") == []
+    (row,) = api.list_runs(db=tmp_path / "j.db", all_kinds=True)
+    assert (row.kind, row.run_id, row.pass_rate, row.cases_passed) == ("tune", result.run_id, None, None)
+
+
+def test_tune_never_chooses_an_always_pass_candidate_when_the_labels_hold_failures(tmp_path):
+    judge, items, labels = write_passfail_task(tmp_path)
+    (tmp_path / "variants").mkdir()
+    (tmp_path / "variants" / "yes-man.toml").write_text(JUDGE.replace("solves", "SAYPASS solves"))
+
+    def answer(request: Request) -> Response:
+        prompt = " ".join(m["content"] for m in request.messages)
+        case = int(prompt.split("CASE:")[1][:2])
+        if "SAYPASS" in prompt:
+            return Response(text="PASS\nFine.", model="m1", tokens_in=1, tokens_out=1)
+        # the other candidate is poor: one failure caught, 8 good answers flagged (kappa below 0)
+        verdict = "FAIL" if case in (0, 20, 21, 22, 23, 24, 25, 26) else "PASS"
+        return Response(text=f"{verdict}\nBecause.", model="m1", tokens_in=100, tokens_out=50)
+
+    result = tune(judge, items=items, labels=labels, out=tmp_path / "tuned", provider=ScriptedProvider(fn=answer),
+                  db=tmp_path / "j.db", folds=4, n_resamples=300, shots=(), variants=tmp_path / "variants",
+                  candidates=("as-given", "file:yes-man"))  # fmt: skip
+    by_name = {c.name: c for c in result.candidates}
+    assert by_name["file:yes-man"].kappa["value"] == 0.0
+    assert by_name["as-given"].kappa["value"] < 0
+    assert by_name["file:yes-man"].cost_per_item < by_name["as-given"].cost_per_item
+    assert result.chosen == "as-given"

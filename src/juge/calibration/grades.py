@@ -288,7 +288,7 @@ def _at_threshold(value: Any, threshold: float) -> str:
 def score_ceiling(
     items: Sequence[GradedItem], labels: list, boot: Bootstrap, threshold: float | None
 ) -> dict[str, Any]:
-    """Rater vs rater: all pairs of distinct raters on an item, pooled."""
+    """Person vs person: all pairs of distinct raters on an item, pooled."""
     figures = _pooled(items, _rater_pairs, labels, boot, weighted=True)
     figures |= _correlations(items, lambda it: [(float(a), float(b)) for a, b in _rater_pairs(it)], boot)
     figures["krippendorff_alpha"] = _alpha(items, None, boot)
@@ -308,13 +308,20 @@ def score_ceiling(
 
 
 def pooled_ceiling(items: Sequence[GradedItem], labels: list, boot: Bootstrap, *, weighted: bool) -> dict[str, Any]:
-    """Rater vs rater agreement and kappa (quadratic-weighted too when ``weighted``), pooled pairs."""
+    """Person vs person agreement and kappa (quadratic-weighted too when ``weighted``), pooled pairs; for
+    PASS/FAIL also what one person catches of another's FAIL votes and false flags (ordered pairs)."""
     figures = _pooled(items, _rater_pairs, labels, boot, weighted=weighted)
     if weighted:  # a score
         figures["krippendorff_alpha"] = people_alpha(_values(items), "ordinal", boot)
     else:
         figures["krippendorff_alpha"] = people_alpha(_values(items), "nominal", boot, labels)
-    return {**{k: v.to_dict() for k, v in figures.items()}, "n_pairs": sum(len(_rater_pairs(it)) for it in items)}
+    out = {**{k: v.to_dict() for k, v in figures.items()}, "n_pairs": sum(len(_rater_pairs(it)) for it in items)}
+    if list(labels) == list(PASSFAIL):  # what one person catches of another's FAIL votes (ordered pairs)
+        ordered = [[*_rater_pairs(it), *((b, a) for a, b in _rater_pairs(it))] for it in items]
+        caught = _caught(ordered, "FAIL", boot)
+        out["failures_caught"] = caught if caught["n"] else None
+        out["false_flags"] = _caught(ordered, "PASS", boot)
+    return out
 
 
 def _grade_values(item: GradedItem, key: str) -> list[Any]:
@@ -495,7 +502,7 @@ def grade_study(
     }
     notes = []
     if truth == "agree":
-        notes.append(f"Human truth: only items where the raters agree ({n_truth} of {len(items)} items remain).")
+        notes.append(f"Only items where the people agree ({n_truth} of {len(items)} items remain).")
     if kind == "passfail" and not any(v == "FAIL" for it in items for _, v in it.ratings):
         notes.append(
             "No human FAIL in this set: failures caught cannot be measured (the set is probably too easy "
@@ -526,6 +533,6 @@ def grade_study(
         "sources_sha256": dict(table.sources),
         "judges": {k: {**sub.judges[k], "models": sorted(sub.judges[k]["models"])} for k in judges},
     }
-    notes.append("The ceiling is rater vs rater; compare it with the judge's figures under the same truth 'each'.")
+    notes.append("The ceiling is person vs person; compare it with the judge's figures against each person.")
     result["notes"] = notes
     return Calibration.model_validate(result)

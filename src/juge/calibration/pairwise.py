@@ -430,9 +430,9 @@ def pairwise_study(
         "judges": {k: sub.judges[k].to_dict() for k in judges},
     }
     result["notes"] = [
-        "The ceiling is person vs person; compare it with 'vs_people', never with 'vs_majority'.",
+        "The ceiling is person vs person; compare it with judge vs person, never with judge vs majority.",
         "An inconsistent verdict (the two orders disagree) counts as a tie in agreement figures; "
-        "a missing verdict is excluded and counted under verdict_counts.missing.",
+        "a missing verdict is excluded and counted on its own line (missing verdicts).",
         f"{result['n_without_majority']} of {result['n_items']} items have no majority (a tie for the top) "
         "and are left out of every majority comparison.",
     ]

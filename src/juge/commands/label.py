@@ -322,11 +322,11 @@ def status_command(
     console.print(fitted(table, console))
     if s.pairs and s.agreement_estimate is not None:
         # One figure a line, so a narrow terminal never splits an interval.
-        console.print(Text("rater vs rater (n: pairs of raters on one item; 95 % intervals, bootstrap over items):"))
+        console.print(Text("person vs person (n: pairs of raters on one item; 95 % intervals, bootstrap over items):"))
         console.print(Text(f"  agreement      {format_estimate(s.agreement_estimate)}"))
         console.print(Text(f"  Cohen's kappa  {format_estimate(s.kappa_estimate)}"))
     else:
-        console.print("rater vs rater: no item has two labels yet (n = 0)")
+        console.print("person vs person: no item has two labels yet (n = 0)")
     console.print(f"disagreements to review: {s.disagreements}")
 
 

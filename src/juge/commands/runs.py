@@ -41,6 +41,9 @@ def runs_command(
         typer.Option("--status", callback=_status_option, help="Only runs with this status: running or done."),
     ] = None,
     last: Annotated[int | None, typer.Option("--last", min=1, help="Only the newest N runs.")] = None,
+    all_kinds: Annotated[
+        bool, typer.Option("--all", help="Also the runs tune, probes, live routing and the live demo made.")
+    ] = False,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the runs as JSON to this file ('-' for standard output).")
     ] = None,
@@ -52,7 +55,7 @@ def runs_command(
     from juge.api import list_runs
     from juge.store_pg import shown_url
 
-    runs = list_runs(db=db, eval_name=eval_name, status=status, last=last)
+    runs = list_runs(db=db, eval_name=eval_name, status=status, last=last, all_kinds=all_kinds)
     if json_out is not None:
         text = json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False) + "\n"
         write_atomic(json_out, text)
@@ -72,8 +75,10 @@ def runs_command(
         else:
             result = f"{r.n_cases if r.n_cases is not None else '?'} cases"
         status_text = r.status if r.status == "done" else f"[yellow]{r.status}[/]"
+        kind = "" if r.kind == "eval" else f"  [{escape(r.kind)}]"
         out.print(
-            f"[bold]{r.id}[/]  {escape(r.name or '-')}  {r.started_at[:16].replace('T', ' ')}  {status_text}  {result}",
+            f"[bold]{r.run_id}[/]{kind}  {escape(r.name or '-')}  {r.started_at[:16].replace('T', ' ')}  {status_text}  "
+            f"{result}",
             highlight=False,
         )
         for j in r.judges:

@@ -1,10 +1,10 @@
-"""`juge tune`: a thin shell over :func:`juge.tune.tune`."""
+"""`juge tune`: a thin shell over :func:`juge.tune_judge`."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -19,6 +19,9 @@ from juge.reports.fit import fitted
 from juge.results import format_estimate
 from juge.store import DEFAULT_DB
 
+if TYPE_CHECKING:
+    from juge.tune.models import CandidateResult, Caught, ReferenceRow, TuneResult
+
 TUNE_HELP = """Improve a judge against people, and report how much of the gain is real.
 
 Evaluates candidate judges on the **dev** split: the judge as given, every judge file in
@@ -27,8 +30,11 @@ verdict alone or reasoning first, the reference answer on/off, solve-first, a 1-
 score scales). Few-shot examples are taken per fold from the other folds of dev groups, so no
 verdict rests on its own group's labels.
 
-The choice is made like a policy: agreement with each person, a paired clustered bootstrap
-difference against the best, and the **cheapest** candidate within noise of the best.
+The choice is made like a policy: PASS/FAIL (and scores at `--threshold`) by Cohen's kappa with
+each person, and a candidate that catches fewer failures than one person catches of another's is
+never chosen; pairwise by agreement with each person. Then a paired clustered bootstrap difference
+against the best, and the **cheapest** candidate within noise of the best. Person vs person and a
+trivial judge (always PASS, or the longer answer) are shown beside the candidates.
 
 Prints three figures: **in-sample** (chosen on these labels: optimistic), **out-of-fold**
 (cross-fitted choice scored on held folds) and their difference (the **optimism**). `--test` runs
@@ -100,32 +106,54 @@ def tune_command(
         )  # fmt: skip
         if json_tmp is not None:
             json_tmp.write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    table = Table(title=Text(f"candidates for {result.judge} ({result.metric})"), title_justify="left")
-    for column in ("candidate", "agreement", "vs best", "cost/item", "decision"):
-        table.add_column(column, overflow="fold")
-    for c in result.candidates:
-        diff = c.difference_to_best
-        table.add_row(
-            Text(c.name),
-            format_estimate(c.agreement),
-            "—" if diff is None else format_estimate(diff, signed=True),
-            f"{c.cost_per_item:.4g} {c.cost_unit}",
-            Text(c.decision),
-        )
-    for name, why in result.skipped.items():
-        table.add_row(Text(name), "", "", "", Text(why))
-    console.print(fitted(table, console))  # below 100 columns: one block per candidate, names whole
+    console.print(fitted(candidates_table(result), console))  # below 100 columns: one block per candidate
     console.print(Text(f"chosen: {result.chosen}: {result.reason}"))
+    measure = "kappa" if result.measure == "kappa" else "agreement"
     console.print(
-        f"in-sample    {format_estimate(result.in_sample)}  (chosen on these labels: optimistic)", highlight=False
+        f"in-sample    {measure} {format_estimate(result.in_sample)}  (chosen on these labels: optimistic)",
+        highlight=False,
     )
-    console.print(f"out-of-fold  {format_estimate(result.out_of_fold)}  (quote this one)", highlight=False)
+    console.print(f"out-of-fold  {measure} {format_estimate(result.out_of_fold)}  (quote this one)", highlight=False)
     if result.optimism is not None:
         console.print(f"optimism     {result.optimism:+.3f}", highlight=False)
     if result.holdout is not None:
         forced = "  FORCED: tested before" if result.holdout.forced else ""
-        console.print(f"holdout      {format_estimate(result.holdout.agreement)}{forced}", highlight=False)
+        held = (result.holdout.kappa if result.measure == "kappa" else None) or result.holdout.agreement
+        console.print(f"holdout      {measure} {format_estimate(held)}{forced}", highlight=False)
     console.print(Text(f"wrote {out / 'judge.toml'}, {out / 'TUNING.md'}, {out / 'tuning.json'}"))
+
+
+def candidates_table(result: TuneResult) -> Table:
+    """The candidates, then the person-vs-person ceiling and the trivial baseline (no call) beside them."""
+    passfail = result.measure == "kappa"
+    table = Table(title=Text(f"candidates for {result.judge} ({result.metric})"), title_justify="left")
+    columns = ["candidate", "kappa", "agreement", "failures caught", "false flags"] if passfail else [
+        "candidate", "agreement"
+    ]  # fmt: skip
+    for column in [*columns, "vs best", "cost/item", "decision"]:
+        table.add_column(column, overflow="fold")
+
+    def figures(row: CandidateResult | ReferenceRow) -> list[str]:
+        if not passfail:
+            return [format_estimate(row.agreement)]
+        return [format_estimate(row.kappa), format_estimate(row.agreement), _caught(row.failures_caught),
+                _caught(row.false_flags)]  # fmt: skip
+
+    for c in result.candidates:
+        diff = c.difference_to_best
+        table.add_row(
+            Text(c.name), *figures(c), "—" if diff is None else format_estimate(diff, signed=True),
+            f"{c.cost_per_item:.4g} {c.cost_unit}", Text(c.decision),
+        )  # fmt: skip
+    for ref in [r for r in (result.ceiling, *result.baselines) if r is not None]:
+        table.add_row(Text(ref.name), *figures(ref), "", "", Text("reference: makes no call"))
+    for name, why in result.skipped.items():
+        table.add_row(Text(name), *[""] * (len(columns) + 1), Text(why))
+    return table
+
+
+def _caught(caught: Caught | None) -> str:
+    return "—" if caught is None else f"caught {caught.k} of {caught.n} ({format_estimate(caught.rate, with_n=False)})"
 
 
 def register(app: typer.Typer) -> None:

@@ -2,13 +2,14 @@
 
 Rules (every one carries the dev numbers behind it in the policy file):
 
-1. The judge is the candidate with the highest agreement with the human majority on
-   dev, compared on the shared items: those with a majority where every candidate has
+1. The judge is the candidate with the highest agreement with each person on dev (the rule
+   :mod:`juge.calibration.better` gives pairwise judges in calibrate, policy and tune; ties by
+   agreement with the majority), compared on the shared items: those with a majority where every candidate has
    a verdict (each candidate's coverage, items with a verdict / dev items, is reported
    next to it). Candidates are the judges in the judgments, with the template that covers
    every item (not a reference-only template, and no baseline such as ``gpt4_2023``
    or "longer answer" unless named). The runner-up is reported with the paired
-   difference on the shared items and its interval.
+   difference in agreement with the majority on the shared items and its interval.
 2. In a category with reference answers, the judge's reference template is used if
    it agrees with the majority at least as often as the plain one on that
    category's dev items (paired bootstrap of the difference reported).
@@ -48,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from juge import __version__
+from juge.calibration import better
 from juge.calibration.inputs import StudyInputs
 from juge.calibration.pairtable import PairItem, PairTable, build_pair_table
 from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference_templates, vs_majority, vs_people
@@ -193,7 +195,9 @@ def _has_verdict(item: PairItem, key: str) -> bool:
 
 
 def choose_judge(items: Sequence[PairItem], candidates: Sequence[str], boot: Bootstrap) -> dict[str, Any]:
-    """Rule 1: the candidate with the highest agreement with the majority (as printed), with the runner-up.
+    """Rule 1: the better candidate by :mod:`juge.calibration.better` (the rule calibrate and tune use):
+    the highest agreement with each person (as printed; ties by agreement with the majority, then key),
+    with the runner-up.
 
     Candidates are compared on the shared items: those with a majority where every candidate has a
     verdict, so a judge that fails to answer the hard items gains nothing. Each candidate's coverage
@@ -216,13 +220,9 @@ def choose_judge(items: Sequence[PairItem], candidates: Sequence[str], boot: Boo
                 "vs_people": vs_people(shared, key, boot),
             }
         )
-    rows.sort(
-        key=lambda r: (
-            -(r3(r["vs_majority"]["agreement"]["value"]) or -1.0),
-            -(r3(r["vs_people"]["agreement"]["value"]) or -1.0),
-            r["key"],
-        )
-    )
+    rows.sort(key=lambda r: r["key"])
+    merits = [better.Merit(r["vs_people"]["agreement"]["value"], r["vs_majority"]["agreement"]["value"]) for r in rows]
+    rows = [rows[i] for i in better.order(merits)]
     chosen = rows[0]
     out: dict[str, Any] = {
         "candidates": rows,

@@ -2,8 +2,10 @@
 
 The same shape as the pairwise policy (:mod:`juge.policy.derivation`), with the figures that fit a grade:
 
-1. The judge is the candidate with the highest kappa with each person on dev (quadratic-weighted for
-   scores), compared on the items where every candidate has a grade; ties by agreement, then key.
+1. The judge is the better candidate by :mod:`juge.calibration.better` (the rule calibrate and tune use):
+   the highest kappa with each person on dev (quadratic-weighted for scores), and for PASS/FAIL a candidate
+   that catches fewer failures than one person catches of another's never wins over one that does;
+   compared on the items where every candidate has a grade; ties by agreement, then key.
 2. (Reference prompts are a pairwise rule; a grade judge uses one template everywhere.)
 3. Per category, on that category's dev items where the judge has a grade, against person vs person on
    the same items (every pair of distinct raters), compared as printed (3 decimals):
@@ -37,6 +39,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from juge import __version__
+from juge.calibration import better
 from juge.calibration.grades import (
     PASSFAIL,
     GradedItem,
@@ -311,35 +314,90 @@ def _candidates(table: GradeTable, names: Sequence[str] | None) -> list[str]:
 def choose_grade_judge(
     items: Sequence[GradedItem], candidates: Sequence[str], kind: Kind, labels: list, boot: Bootstrap
 ) -> dict[str, Any]:
+    """Rule 1 by :mod:`juge.calibration.better` (the rule calibrate and tune use): weighted kappa for
+    scores; for PASS/FAIL kappa, and a candidate that catches fewer failures than one person catches of
+    another's never wins. Ties by agreement, then key."""
     shared = [it for it in items if all(_has_grade(it, k) for k in candidates)]
     if not shared:
         raise InputError("no dev item on which every candidate judge has a grade; name the candidates with --judge")
-    main = "weighted_kappa" if kind == "score" else "kappa"
+    main = better.measure(kind)
+    bar = _people_caught(shared) if kind == "passfail" else None
     rows: list[dict[str, Any]] = []
-    for key in candidates:
+    for key in sorted(candidates):
         n = sum(_has_grade(it, key) for it in items)
-        figures = _pooled(shared, _judge_pairs(key, "each"), labels, boot, weighted=kind == "score")
+        vs_people: dict[str, Any] = {
+            k: v.to_dict()
+            for k, v in _pooled(shared, _judge_pairs(key, "each"), labels, boot, weighted=kind == "score").items()
+        }
+        if kind == "passfail":
+            per_item = [_judge_pairs(key, "each")(it) for it in shared]
+            vs_people["failures_caught"] = _caught(per_item, "FAIL", boot)
+            vs_people["false_flags"] = _caught(per_item, "PASS", boot)
         rows.append(
             {
                 "key": key,
                 "coverage": {"value": n / len(items), "n_with_verdict": n, "n_items": len(items)},
-                "vs_people": {k: v.to_dict() for k, v in figures.items()},
+                "vs_people": vs_people,
             }
         )
-    rows.sort(
-        key=lambda r: (
-            -(r3(r["vs_people"][main]["value"]) or -2.0),
-            -(r3(r["vs_people"]["agreement"]["value"]) or -1.0),
-            r["key"],
+    merits = [
+        better.Merit(
+            r["vs_people"][main]["value"],
+            r["vs_people"]["agreement"]["value"],
+            (r["vs_people"].get("failures_caught") or {}).get("rate", {}).get("value"),
+            bar,
+            kind == "passfail",
         )
-    )
+        for r in rows
+    ]
+    rows = [rows[i] for i in better.order(merits)]
     return {
         "by": main,
         "candidates": rows,
+        "references": _references(shared, kind, labels, boot),
         "n_shared_items": len(shared),
         "chosen": rows[0]["key"],
         "runner_up": rows[1]["key"] if len(rows) > 1 else None,
     }
+
+
+def _references(items: Sequence[GradedItem], kind: Kind, labels: list, boot: Bootstrap) -> list[dict[str, Any]]:
+    """The rows beside the candidates, on the same items, that make no call: person vs person, and a trivial
+    judge (always PASS for PASS/FAIL, else the people's most common label on dev)."""
+    weighted = kind == "score"
+    people: dict[str, Any] = {
+        k: v.to_dict() for k, v in _pooled(items, _rater_pairs, labels, boot, weighted=weighted).items()
+    }
+    votes = [v for it in items for _, v in it.ratings]
+    trivial: float | str | None = "PASS"
+    name = "always PASS"
+    if kind != "passfail":
+        trivial = Counter(votes).most_common(1)[0][0] if votes else None
+        name = f"majority label (always {trivial:g})" if isinstance(trivial, float) else "majority label"
+
+    def always(it: GradedItem) -> list[tuple[Any, Any]]:
+        return [(trivial, v) for _, v in it.ratings] if trivial is not None else []
+
+    baseline: dict[str, Any] = {
+        k: v.to_dict() for k, v in _pooled(items, always, labels, boot, weighted=weighted).items()
+    }
+    if kind == "passfail":
+        ordered = [_ordered_rater_pairs(it) for it in items]
+        people["failures_caught"], people["false_flags"] = (
+            _caught(ordered, "FAIL", boot),
+            _caught(ordered, "PASS", boot),
+        )
+        constant = [always(it) for it in items]
+        baseline["failures_caught"] = _caught(constant, "FAIL", boot)
+        baseline["false_flags"] = _caught(constant, "PASS", boot)
+    return [{"key": "person vs person", "vs_people": people}, {"key": name, "vs_people": baseline}]
+
+
+def _people_caught(items: Sequence[GradedItem]) -> float | None:
+    """What one person catches of another's FAIL votes on `items` (ordered pairs of raters)."""
+    pairs = [p for it in items for p in _ordered_rater_pairs(it)]
+    fails = [a for a, b in pairs if b == "FAIL"]
+    return fails.count("FAIL") / len(fails) if fails else None
 
 
 def derive_grade_policy(

@@ -97,6 +97,7 @@ def routing_config(
     routed.checks = []
     routed.judges = [config.judges[i] for i in judges]
     routed.judge_files = [config.judge_files[i] for i in judges]
+    routed.run_kind = "route"
     return routed
 
 

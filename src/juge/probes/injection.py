@@ -429,7 +429,7 @@ def run_probe(
     eval_hash = "probe-injection:" + hashlib.sha256(identity.encode()).hexdigest()[:24]
     engine = Engine(store, options, console)
 
-    config = {"probe": "injection", "kinds": [k.kind for k in kinds], "n_items": len(items)}
+    config = {"kind": "probe", "probe": "injection", "kinds": [k.kind for k in kinds], "n_items": len(items)}
     with judged_run(
         store,
         engine,

@@ -1,8 +1,11 @@
 """The one-line answer a calibration opens with: can each judge stand in for a person, and where.
 
-Per category, a judge stands in for a person when its agreement with each person is within
-`margin` of person-vs-person agreement, compared as printed (3 decimals), the rule `juge policy
-derive` uses: ``round(jp, 3) - round(pp, 3) >= -margin``. A figure resting on fewer than
+Per category, a judge stands in for a person when its figure with each person is within `margin` of
+the same figure person vs person, compared as printed (3 decimals), the rule `juge policy derive`
+uses: ``round(jp, 3) - round(pp, 3) >= -margin``. The figure is the one that says which judge is
+better (:mod:`juge.calibration.better`): Cohen's kappa for PASS/FAIL, where the judge must also catch
+at least as many failures as one person catches of another's; quadratic-weighted kappa for scores;
+agreement for pairs. A figure resting on fewer than
 MIN_PAIRS rater pairs (or judge-vs-person votes) is not measured: too few labels. When no
 category can be measured, the pooled figures over all categories decide, and the line says so.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from juge.calibration import better
 from juge.policy.derivation import MIN_PAIRS
 
 MARGIN = 0.05
@@ -28,6 +32,8 @@ class Place:
     n_judge: int
     n_people: int
     decision: str  # "stands in", "not", "not measured"
+    caught: float | None = None  # PASS/FAIL: failures caught by the judge, and by one person of another's
+    bar: float | None = None
 
     @property
     def gap(self) -> float | None:
@@ -63,22 +69,49 @@ class Headline:
                     "n_pairs": p.n_people,
                     "gap": p.gap,
                     "decision": p.decision,
+                    "failures_caught": p.caught,
+                    "people_failures_caught": p.bar,
                 }
                 for p in self.places
             ],
         }
 
 
-def _place(name: str, judge: dict[str, Any] | None, people: dict[str, Any] | None, margin: float) -> Place:
+def _place(
+    name: str,
+    judge: dict[str, Any] | None,
+    people: dict[str, Any] | None,
+    margin: float,
+    caught: tuple[dict[str, Any] | None, dict[str, Any] | None] | None = None,
+) -> Place:
+    """One place; `caught` (PASS/FAIL) is the judge's failures caught and the people's, each ``{"value", ...}``."""
     jv = judge.get("value") if judge else None
     pv = people.get("value") if people else None
     nj = int((judge or {}).get("n") or 0)
     npp = int((people or {}).get("n") or 0)
+    got = bar = None
+    enough = True
+    if caught is not None:
+        got, bar = ((c or {}).get("value") for c in caught)
+        enough = better.catches_enough(got, bar) if caught[0] is not None else True
     if jv is None or pv is None or nj < MIN_PAIRS or npp < MIN_PAIRS:
         decision = "not measured"
     else:
-        decision = "stands in" if round(round(jv, 3) - round(pv, 3), 3) >= -margin else "not"
-    return Place(name, jv, pv, nj, npp, decision)
+        decision = "stands in" if round(round(jv, 3) - round(pv, 3), 3) >= -margin and enough else "not"
+    return Place(name, jv, pv, nj, npp, decision, got, bar)
+
+
+def _word(stat: str) -> str:
+    """The figure's name before the two figures, when it is not agreement (the pairwise wording stays)."""
+    return "" if stat == "agreement" else {"kappa": "kappa ", "weighted_kappa": "weighted kappa "}[stat]
+
+
+def _catching(passfail: bool) -> str:
+    return ", catching as many failures as one person catches of another's" if passfail else ""
+
+
+def _or_missing(passfail: bool) -> str:
+    return ", or catching fewer failures than one person catches of another's" if passfail else ""
 
 
 def _names(names: list[str]) -> str:
@@ -88,8 +121,21 @@ def _names(names: list[str]) -> str:
 def judge_headline(data: dict[str, Any], judge: dict[str, Any], margin: float = MARGIN) -> Headline:
     """The line for one judge of the report data (`juge.reports.model.build_report_data`)."""
     key = judge["key"]
+    stat = better.measure(data.get("kind") or "pairwise")
+    stat = stat if stat in data.get("stats", ()) else "agreement"
+    passfail = data.get("kind") == "passfail"
+
+    def caught(judge_figures: dict[str, Any], people: dict[str, Any]) -> tuple[Any, Any] | None:
+        return (judge_figures.get("failures_caught"), people.get("failures_caught")) if passfail else None
+
     places = [
-        _place(c["name"], (c["judges"].get(key) or {}).get("agreement"), c["ceiling"].get("agreement"), margin)
+        _place(
+            c["name"],
+            (c["judges"].get(key) or {}).get(stat),
+            c["ceiling"].get(stat),
+            margin,
+            caught(c["judges"].get(key) or {}, c["ceiling"]),
+        )  # fmt: skip
         for c in data["categories"]
         if key in c["judges"]
     ]
@@ -101,8 +147,9 @@ def judge_headline(data: dict[str, Any], judge: dict[str, Any], margin: float = 
     head = Headline(judge=key, sentence="", places=places)
     if not measured:
         overall = _place(
-            "all categories", judge["vs_people"].get("agreement"), data["ceiling"].get("agreement"), margin
-        )
+            "all categories", judge["vs_people"].get(stat), data["ceiling"].get(stat), margin,
+            caught(judge["vs_people"], data["ceiling"]),
+        )  # fmt: skip
         head.pooled, head.places = True, [overall, *places]
         if overall.decision == "not measured":
             head.not_measured = [p.name for p in places] or ["all categories"]
@@ -113,15 +160,15 @@ def judge_headline(data: dict[str, Any], judge: dict[str, Any], margin: float = 
             return head
         within = overall.decision == "stands in"
         where = "on all items (they carry no category)" if uncategorised else "over all categories pooled"
-        figures = f"judge vs person {overall.judge:.3f}, person vs person {overall.people:.3f}"
+        figures = f"{_word(stat)}judge vs person {overall.judge:.3f}, person vs person {overall.people:.3f}"
         per_category = " (per category: not measured, too few labels)" if places else ""
         head.stands_in, head.not_in = (["all categories"], []) if within else ([], ["all categories"])
+        within_words = f"within the {margin:g} margin of person vs person{_catching(passfail)}"
+        beyond_words = f"beyond the {margin:g} margin of person vs person{_or_missing(passfail)}"
         head.sentence = (
-            f"Judge {key} can stand in for a person {where} ({figures}: within the {margin:g} margin of person vs "
-            f"person){per_category}."
+            f"Judge {key} can stand in for a person {where} ({figures}: {within_words}){per_category}."
             if within
-            else f"Judge {key} cannot stand in for a person {where} ({figures}: beyond the {margin:g} margin of "
-            f"person vs person){per_category}."
+            else f"Judge {key} cannot stand in for a person {where} ({figures}: {beyond_words}){per_category}."
         )
         return head
     head.stands_in = [p.name for p in places if p.decision == "stands in"]
@@ -130,15 +177,15 @@ def judge_headline(data: dict[str, Any], judge: dict[str, Any], margin: float = 
     parts = []
     if head.stands_in:
         parts.append(
-            f"Judge {key} can stand in for a person on {_names(head.stands_in)} (within the {margin:g} margin of "
-            "person vs person)"
+            f"Judge {key} can stand in for a person on {_names(head.stands_in)} ({_word(stat)}within the {margin:g} "
+            f"margin of person vs person{_catching(passfail)})"
         )
         if head.not_in:
             parts.append(f"not on {_names(head.not_in)}")
     else:
         parts.append(
-            f"Judge {key} cannot stand in for a person on {_names(head.not_in)} (beyond the {margin:g} margin of "
-            "person vs person)"
+            f"Judge {key} cannot stand in for a person on {_names(head.not_in)} ({_word(stat)}beyond the {margin:g} "
+            f"margin of person vs person{_or_missing(passfail)})"
         )
     if head.not_measured:
         parts.append(f"not measured on {_names(head.not_measured)}: too few labels")

@@ -196,13 +196,20 @@ def _grade_policy(policy: PolicyResult, out: Console) -> None:
             f"{sel.n_shared_items} items every candidate graded",
             title_justify="left",
         )
-        for col in ("candidate", "coverage", "agreement", "kappa", *(["weighted kappa"] if score else [])):
+        passfail = policy.judge_kind == "passfail"
+        extra = ["weighted kappa"] if score else ["failures caught", "false flags"] if passfail else []
+        for col in ("candidate", "coverage", "kappa", "agreement", *extra):
             table.add_column(col)
-        for row in sel.candidates:
+        for row in [*sel.candidates, *sel.references]:
             f = row.vs_people or PeopleAgreement()
-            cells = [fmt(f.agreement), fmt(f.kappa)] + ([fmt(f.weighted_kappa)] if score else [])
-            mark = " (chosen)" if row.key == sel.chosen else ""
-            table.add_row(Text(row.key + mark), _coverage(row.coverage), *cells)
+            cells = [fmt(f.kappa), fmt(f.agreement)] + ([fmt(f.weighted_kappa)] if score else [])
+            if passfail:
+                flags = f.false_flags
+                cells += [_caught(f.failures_caught), fmt(None if flags is None else flags.rate)]
+            reference = row in sel.references
+            mark = " (chosen)" if row.key == sel.chosen else " (no call)" if reference else ""
+            coverage = "" if reference else _coverage(row.coverage)
+            table.add_row(Text(row.key + mark), coverage, *cells)
         out.print(fitted(table, out))
     if score and policy.threshold is not None:
         how = "chosen on dev from the labels" if policy.threshold_choice else "given"

@@ -229,11 +229,19 @@ def print_per_category(result: dict[str, Any], console: Console) -> None:
     console.print(fitted(table, console))
 
 
+TRUTH_WORDS = {
+    "each": "the judge against each person's label, pooled, as person vs person is measured",
+    "mean": "the judge against the mean of the people's scores",
+    "agree": "the judge against the label of the people who agree (only items where they all do)",
+}
+
+
 def print_grades(result: dict[str, Any], console: Console) -> None:
     """Tables of a single-score or PASS/FAIL study."""
     print_header(result, console)
     truth = result["truth"]
-    console.print(_prose(console, f"Human truth: {truth['mode']} ({truth['n_items']} items)."))
+    console.print(_prose(console, f"Judge vs person: {TRUTH_WORDS.get(truth['mode'], truth['mode'])} "
+                                  f"({truth['n_items']} items)."))  # fmt: skip
     score = result["kind"] == "score"
     stats = (
         [
@@ -248,7 +256,7 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
         if score
         else ["agreement", "kappa", "krippendorff_alpha"]
     )
-    table = _table("Ceiling: rater vs rater", "figure", "value")
+    table = _table("Ceiling: person vs person", "figure", "value")
     for name in stats:
         if name in result["ceiling"]:
             table.add_row(ALPHA_NAMES.get(name, name.replace("_", " ")), fmt(result["ceiling"].get(name)))

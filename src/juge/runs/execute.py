@@ -124,6 +124,7 @@ def claim_run(plan: RunPlan, store: Store, engine: Engine) -> Iterator[StoredRun
             eval_hash=plan.eval_hash,
             name=config.spec.name,
             config={
+                "kind": config.run_kind,
                 "eval_file": config.source,
                 "repeat": options.repeat,
                 "judges": judges_config(answering_judges(config, options.provider_override)),

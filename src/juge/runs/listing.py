@@ -17,11 +17,18 @@ RUN_STATUSES = ("running", "done")  # a run is running until its summary is stor
 
 
 def list_runs(
-    *, db: str | Path | None = None, eval_name: str | None = None, status: str | None = None, last: int | None = None
+    *,
+    db: str | Path | None = None,
+    eval_name: str | None = None,
+    status: str | None = None,
+    last: int | None = None,
+    all_kinds: bool = False,
 ) -> list[RunRow]:
-    """The runs stored in ``db`` (``juge runs``), newest first: each with its versions, summary figures
-    and, while it runs, judgments ``done`` of ``total``. ``eval_name`` keeps the runs of an eval (its name,
-    or its file as given), ``status`` those with that status (``running``, ``done``), ``last`` the newest N.
+    """The runs stored in ``db`` (``juge runs``), newest first: each with its kind, versions, summary
+    figures and, while it runs, judgments ``done`` of ``total``. Only runs of an eval (``juge run``)
+    unless ``all_kinds`` (``--all``): also those tune, probes, live routing and the live demo made.
+    ``eval_name`` keeps the runs of an eval (its name, or its file as given), ``status`` those with that
+    status (``running``, ``done``), ``last`` the newest N.
     ``[r.to_dict() for r in list_runs()]`` is what ``juge runs --json`` writes.
 
     >>> import juge
@@ -35,17 +42,25 @@ def list_runs(
     if status is not None and status not in RUN_STATUSES:
         raise InputError(f"--status {status}: a run is {' or '.join(RUN_STATUSES)}")
     with open_existing_store(db) as store:
-        return [run_row(r) for r in select_runs(store, eval_name=eval_name, status=status, last=last)]
+        runs = select_runs(store, eval_name=eval_name, status=status, last=last, all_kinds=all_kinds)
+        return [run_row(r) for r in runs]
 
 
 def select_runs(
-    store: Store, *, eval_name: str | None = None, status: str | None = None, last: int | None = None
+    store: Store,
+    *,
+    eval_name: str | None = None,
+    status: str | None = None,
+    last: int | None = None,
+    all_kinds: bool = True,
 ) -> list[dict[str, Any]]:
     """The stored runs (as the store gives them) that the filters keep, newest first; a running run gets
-    ``done`` and ``total`` judgments."""
+    ``done`` and ``total`` judgments. Without `all_kinds`, only runs of an eval."""
     from juge.runs.status import run_done_total
 
     runs = store.list_runs()
+    if not all_kinds:
+        runs = [r for r in runs if run_kind(r["config"] or {}) == "eval"]
     if eval_name is not None:
         runs = [r for r in runs if eval_name in (r["name"], (r["config"] or {}).get("eval_file"))]
     if status is not None:
@@ -58,21 +73,40 @@ def select_runs(
     return runs
 
 
+def run_kind(config: dict[str, Any]) -> str:
+    """What made a run (its config's ``kind``; runs stored before it was written are known by their keys,
+    except a live route's, which reads as an eval's)."""
+    if config.get("kind"):
+        return str(config["kind"])
+    if config.get("tune"):
+        return "tune"
+    if config.get("tune_holdout"):
+        return "tune-holdout"
+    if config.get("probe"):
+        return "probe"
+    return "demo" if config.get("command") == "juge demo --live" else "eval"
+
+
 def run_row(r: dict[str, Any]) -> RunRow:
-    """One stored run as a :class:`RunRow`."""
+    """One stored run as a :class:`RunRow`. A pass rate only for a run of an eval: the cases of a tune
+    or a probe are judged by several judges or in parts, and a route's by the policy, not a gate."""
     s = r["summary"] or {}
     config = r["config"] or {}
     system = config.get("system")
+    kind = run_kind(config)
+    gated = kind == "eval"
     return RunRow(
+        run_id=r["id"],
         id=r["id"],
+        kind=kind,
         name=r["name"],
         status=r["status"],
         started_at=r["started_at"],
         ended_at=r["ended_at"],
         eval_file=config.get("eval_file"),
         n_cases=s.get("n_cases"),
-        pass_rate=s.get("pass_rate"),
-        cases_passed=s.get("cases_passed"),
+        pass_rate=s.get("pass_rate") if gated else None,
+        cases_passed=s.get("cases_passed") if gated else None,
         done=r.get("done"),
         total=r.get("total"),
         judges=[

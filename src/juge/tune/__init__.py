@@ -1,7 +1,7 @@
 """`juge tune`: improve a judge against people, and report how much of the gain is real.
 
-    >>> from juge.tune import tune
-    >>> result = tune("judge.toml", items="items.jsonl", labels="labels.jsonl", out="tuned/")  # doctest: +SKIP
+    >>> from juge.tune import tune_judge
+    >>> result = tune_judge("judge.toml", items="items.jsonl", labels="labels.jsonl", out="tuned/")  # doctest: +SKIP
     >>> result.chosen, result.in_sample["value"], result.out_of_fold["value"]  # doctest: +SKIP
 
 See :mod:`juge.tune.selection` for the figures and :mod:`juge.tune.variants` for the candidates.
@@ -9,136 +9,9 @@ See :mod:`juge.tune.selection` for the figures and :mod:`juge.tune.variants` for
 
 from __future__ import annotations
 
-from collections import defaultdict
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from juge.errors import InputError
-from juge.providers.base import Provider
-
-if TYPE_CHECKING:
-    from juge.calibration.source import StudySource
+from juge.tune.api import labelled_items, tune_judge
 from juge.tune.models import CandidateResult, HoldoutFigure, TuneResult
-from juge.tune.variants import LabelledItem
 
-__all__ = ["CandidateResult", "HoldoutFigure", "TuneResult", "labelled_items", "tune"]
+tune = tune_judge  # the name this package's callers and tests have used
 
-
-def labelled_items(
-    items: Path,
-    labels: Path | None,
-    kind: str,
-    *,
-    split: str,
-    limit: int | None = None,
-    seed: int = 0,
-    source: StudySource | None = None,
-) -> list[LabelledItem]:
-    """The items of `split` that carry at least one human label, with their labels; with `limit`, the
-    items of the first `limit` groups in a seeded order. `source` holds the shared input options (--map,
-    --labels-map, --scale, ...); the judge's kind is the study's."""
-    import dataclasses
-    import random
-
-    from juge.calibration import source as sources
-
-    source = source or sources.StudySource()
-    if source.kind is not None and source.kind != kind:
-        raise InputError(f"--kind {source.kind}: the judge gives {kind} verdicts; its labels are read as {kind}")
-    inputs = sources.read_study(dataclasses.replace(source, items=items, labels=labels, kind=kind))  # type: ignore[arg-type]
-    if not inputs.has_splits:
-        raise InputError(
-            f"{items}: no split column; tune chooses on dev and tests once on holdout: "
-            "run `juge split` first (it adds a dev/holdout split by group)"
-        )
-    votes: dict[str, list[Any]] = defaultdict(list)
-    explanations: dict[str, str] = {}
-    for lab in inputs.data.labels:
-        votes[lab.item_id].append(lab.label)
-        if lab.explanation and lab.item_id not in explanations:
-            explanations[lab.item_id] = lab.explanation
-    from juge.data.records import Case
-
-    cases = [c for c in inputs.data.cases if isinstance(c, Case) and c.split == split and votes.get(c.id)]
-    if limit is not None:
-        groups = sorted({c.group for c in cases})
-        random.Random(seed).shuffle(groups)
-        keep = set(groups[:limit])
-        cases = [c for c in cases if c.group in keep]
-    if not cases:
-        raise InputError(f"{items}: no item in split {split!r} has a human label")
-    return [LabelledItem(c, tuple(votes[c.id]), explanations.get(c.id)) for c in cases]
-
-
-def tune(
-    judge: str | Path,
-    *,
-    items: str | Path,
-    labels: str | Path | None = None,
-    out: str | Path,
-    variants: str | Path | None = None,
-    folds: int = 5,
-    threshold: float | None = None,
-    budget: float | None = None,
-    provider: Provider | None = None,
-    provider_name: str | None = None,
-    model: str | None = None,
-    db: str | Path | None = None,
-    limit: int | None = None,
-    shots: tuple[int, ...] = (2, 4, 8),
-    propose: int = 0,
-    candidates: tuple[str, ...] = (),
-    test: bool = False,
-    force: bool = False,
-    seed: int = 0,
-    n_resamples: int = 2000,
-    concurrency: int = 8,
-    progress: bool = False,
-    source: StudySource | None = None,
-) -> TuneResult:
-    """Evaluate candidate judges on dev, choose one, write ``out/judge.toml``, ``out/TUNING.md`` and
-    ``out/tuning.json``; with ``test=True`` run the chosen judge once on the holdout. ``source`` (a
-    :class:`~juge.calibration.source.StudySource`) holds how to read the items and labels (--map, --scale, ...)."""
-    from juge.store import DEFAULT_DB, open_store
-    from juge.tune.outputs import write_outputs
-    from juge.tune.search import tune_judge
-    from juge.tune.variants import base_spec
-
-    judge_path, out_dir = Path(judge), Path(out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError(f"--out {out_dir}: is a file; give a folder")
-    _, base = base_spec(judge_path)
-    kind = base.setup if base.setup in ("pairwise", "passfail") else "score"
-    dev = labelled_items(
-        Path(items), Path(labels) if labels else None, kind, split="dev", limit=limit, seed=seed, source=source
-    )
-    provider_obj = provider or _provider_for(base, judge_path.parent, provider_name)
-    with open_store(db or DEFAULT_DB) as store:  # a SQLite file or a PostgreSQL URL
-        result, tuned = tune_judge(
-            judge_path, dev=dev, provider=provider_obj, store=store,
-            variants_dir=Path(variants) if variants else None, folds=folds, threshold=threshold, budget=budget,
-            shots=shots, model=model, propose_n=propose, only=candidates, seed=seed, n_resamples=n_resamples,
-            concurrency=concurrency, progress=progress,
-        )  # fmt: skip
-        if test:
-            from juge.tune.holdout import test_on_holdout
-
-            hold = labelled_items(Path(items), Path(labels) if labels else None, kind, split="holdout", limit=limit,
-                                  seed=seed, source=source)  # fmt: skip
-            provider_obj = provider or _provider_for(base, judge_path.parent, provider_name)
-            result.holdout = test_on_holdout(
-                tuned, judge_path.parent, hold, provider=provider_obj, store=store, threshold=threshold,
-                force=force, seed=seed, n_resamples=n_resamples, concurrency=concurrency,
-            )  # fmt: skip
-    write_outputs(out_dir, result, tuned)
-    return result
-
-
-def _provider_for(judge: Any, base_dir: Path, name: str | None) -> Provider:
-    from juge.config import ProviderSpec
-    from juge.runs.providers import Providers, judge_provider_spec
-
-    spec = ProviderSpec(name=name) if name else judge_provider_spec(judge)
-    if spec is None:
-        raise InputError(f"judge {judge.name!r} names no provider: give --provider")
-    return Providers(spec, base_dir).get(spec)
+__all__ = ["CandidateResult", "HoldoutFigure", "TuneResult", "labelled_items", "tune", "tune_judge"]

@@ -13,12 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from juge.errors import InputError
 from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
 from juge.providers.base import Provider
-from juge.stats import ratio_estimate
 from juge.tune.models import HoldoutFigure
 from juge.tune.variants import LabelledItem, build
 
@@ -48,7 +45,8 @@ def test_on_holdout(
 ) -> HoldoutFigure:
     from juge.engine import Engine, EngineOptions
     from juge.runs.execute import judged_run
-    from juge.tune.search import comparable, verdicts_of
+    from juge.tune.search import comparable, figure_fields, human_votes, label_order, table_kind, verdicts_of
+    from juge.tune.selection import Table, estimates
 
     judge = build(tuned, str(tuned["name"]), base_dir, "tuned judge")
     fingerprints = [case_fingerprint(it.case) for it in hold]
@@ -67,7 +65,7 @@ def test_on_holdout(
         engine = Engine(store, EngineOptions(concurrency=concurrency, progress=False))
 
         with judged_run(store, engine, [judge], cases, provider=provider, eval_hash=eval_hash,
-                        dataset_hash=data_hash, name="tune --test", config={"tune_holdout": True},
+                        dataset_hash=data_hash, name="tune --test", config={"kind": "tune-holdout", "tune_holdout": True},
                         description="holdout") as run:  # fmt: skip
             verdicts = verdicts_of(store.judgments(run.id), judge.setup)
             run_id = run.id
@@ -79,14 +77,11 @@ def test_on_holdout(
                 test_id=f"tune:{judge.name}:{judge.template_hash}", policy_hash=judge.template_hash, split="holdout",
                 data_hash=data_hash, forced=bool(previous), fingerprints=fingerprints, store=str(store.path),
             )  # fmt: skip
-    groups = sorted({it.case.group for it in hold})
-    index = {g: n for n, g in enumerate(groups)}
-    hits, pairs = np.zeros(len(groups)), np.zeros(len(groups))
-    for it in hold:
-        said = comparable(judge.setup, verdicts.get(it.case.id), threshold)
-        g = index[it.case.group]
-        pairs[g] += len(it.labels)
-        if said is not None:
-            hits[g] += sum(comparable(judge.setup, lab, threshold) == said for lab in it.labels)
-    est = ratio_estimate(hits, pairs, n_resamples=n_resamples, seed=seed)
-    return HoldoutFigure(agreement=est.to_dict(), n_items=len(hold), run_id=run_id, forced=bool(previous))
+    votes = human_votes(hold, judge.setup, threshold)
+    said = [comparable(judge.setup, verdicts.get(it.case.id), threshold) for it in hold]
+    groups = [it.case.group or it.case.id for it in hold]
+    kind = table_kind(judge.setup)
+    table = Table.from_items(kind, label_order(judge.setup), ["chosen"], {"chosen": said}, votes, groups,
+                             dict.fromkeys(groups, 0), {"chosen": 0.0})  # fmt: skip
+    figures = estimates(table.counts[0], kind, table.labels, n_resamples=n_resamples, seed=seed)
+    return HoldoutFigure(**figure_fields(figures), n_items=len(hold), run_id=run_id, forced=bool(previous))

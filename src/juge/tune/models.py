@@ -6,8 +6,31 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: kappa, failures caught, false flags, the ceiling and baselines; the measure
 EstimateDict = dict[str, Any]  # {"value", "low", "high", "n"}, as every juge figure is written
+
+
+class Caught(BaseModel):
+    """A share with its count: failures caught (human FAIL votes the judge called FAIL) or false flags
+    (human PASS votes it called FAIL), "caught k of n"."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int
+    n: int
+    rate: EstimateDict
+
+
+class ReferenceRow(BaseModel):
+    """A row beside the candidates that makes no call: the person-vs-person ceiling, or a trivial
+    baseline (always PASS for PASS/FAIL, the longer answer for pairwise)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    what: str
+    agreement: EstimateDict
+    kappa: EstimateDict | None = None
+    failures_caught: Caught | None = None
+    false_flags: Caught | None = None
 
 
 class CandidateResult(BaseModel):
@@ -15,7 +38,11 @@ class CandidateResult(BaseModel):
     name: str
     what: str
     agreement: EstimateDict
-    difference_to_best: EstimateDict | None
+    kappa: EstimateDict | None = None  # Cohen's kappa with each person (a missing verdict is a verdict of its own)
+    failures_caught: Caught | None = None  # PASS/FAIL (and scores at the threshold)
+    false_flags: Caught | None = None
+    catches_enough: bool | None = None  # at least what one person catches of another's; None for pairwise
+    difference_to_best: EstimateDict | None  # in the measure
     within_noise: bool
     decision: str
     calls: int
@@ -29,6 +56,9 @@ class CandidateResult(BaseModel):
 class HoldoutFigure(BaseModel):
     model_config = ConfigDict(extra="forbid")
     agreement: EstimateDict
+    kappa: EstimateDict | None = None
+    failures_caught: Caught | None = None
+    false_flags: Caught | None = None
     n_items: int
     run_id: str
     forced: bool = False
@@ -41,6 +71,7 @@ class TuneResult(BaseModel):
     judge: str
     setup: str
     metric: str
+    measure: str = "agreement"  # what ranks the candidates and what in_sample/out_of_fold are: kappa or agreement
     n_items: int
     n_groups: int
     folds: int
@@ -48,6 +79,9 @@ class TuneResult(BaseModel):
     run_id: str
     candidates: list[CandidateResult]
     skipped: dict[str, str]
+    ceiling: ReferenceRow | None = None  # person vs person on the same dev items
+    baselines: list[ReferenceRow] = []
+    failures_bar: float | None = None  # PASS/FAIL: what one person catches of another's FAIL votes on dev
     best: str
     chosen: str
     reason: str

@@ -15,7 +15,7 @@ import tomli_w
 
 from juge.reports.render import render_html
 from juge.results import format_estimate
-from juge.tune.models import TuneResult
+from juge.tune.models import CandidateResult, Caught, ReferenceRow, TuneResult
 
 
 def _diff(est: dict[str, Any] | None) -> str:
@@ -27,6 +27,59 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def _measure(result: TuneResult) -> str:
+    return "kappa" if result.measure == "kappa" else "agreement"
+
+
+def _holdout_value(result: TuneResult) -> dict[str, Any]:
+    held = result.holdout
+    assert held is not None
+    return (held.kappa if result.measure == "kappa" else None) or held.agreement
+
+
+def _ranking_note(result: TuneResult) -> str:
+    if result.measure != "kappa":
+        return "Ranked by agreement with each person; person vs person and a trivial baseline are shown beside."
+    bar = "" if result.failures_bar is None else f" ({result.failures_bar:.3f} on dev)"
+    return (
+        "Ranked by Cohen's kappa with each person, never by raw agreement alone; a candidate that catches "
+        f"fewer failures than one person catches of another's{bar} is never chosen. Person vs person and "
+        "an always-PASS judge are shown beside the candidates."
+    )
+
+
+def _caught(caught: Caught | None) -> str:
+    return "—" if caught is None else f"{format_estimate(caught.rate)} (caught {caught.k} of {caught.n})"
+
+
+def candidate_table(result: TuneResult) -> list[str]:
+    """The candidates with the person-vs-person ceiling and the trivial baseline beside them."""
+    passfail = result.measure == "kappa"
+    head = ["candidate", "what", "kappa", "agreement"] if passfail else ["candidate", "what", "agreement"]
+    head += ["failures caught", "false flags"] if passfail else []
+    head += ["difference to best", "cost per item", "decision"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def figures(row: CandidateResult | ReferenceRow) -> list[str]:
+        cells = (
+            [format_estimate(row.kappa), format_estimate(row.agreement)]
+            if passfail
+            else [format_estimate(row.agreement)]
+        )
+        return cells + ([_caught(row.failures_caught), _caught(row.false_flags)] if passfail else [])
+
+    for c in result.candidates:
+        lines.append("| " + " | ".join([f"`{_cell(c.name)}`", _cell(c.what), *figures(c), _diff(c.difference_to_best),
+                                        f"{c.cost_per_item:.4g} {c.cost_unit}", _cell(c.decision)]) + " |")  # fmt: skip
+    for ref in [r for r in (result.ceiling, *result.baselines) if r is not None]:
+        lines.append("| " + " | ".join([f"*{_cell(ref.name)}*", _cell(ref.what), *figures(ref), "", "",
+                                        "reference: makes no call"]) + " |")  # fmt: skip
+    blank = len(head) - 2
+    for name, why in result.skipped.items():
+        lines.append("| " + " | ".join([f"`{_cell(name)}`", *[""] * blank, _cell(why)]) + " |")
+    return lines
+
+
 def tuning_markdown(result: TuneResult) -> str:
     lines = [
         f"# Tuning {result.judge}",
@@ -36,7 +89,7 @@ def tuning_markdown(result: TuneResult) -> str:
         f"Metric: {result.metric}, on {result.n_items} labelled dev items in {result.n_groups} groups, "
         f"{result.folds} folds by group (seed {result.seed}).",
         "",
-        "| figure | agreement |",
+        f"| figure | {_measure(result)} |",
         "|---|---|",
         f"| in-sample (chosen on these labels: optimistic) | {format_estimate(result.in_sample)} |",
         f"| out-of-fold (cross-fitted choice, scored on held folds) | {format_estimate(result.out_of_fold)} |",
@@ -45,7 +98,7 @@ def tuning_markdown(result: TuneResult) -> str:
     ]
     if result.holdout is not None:
         forced = " (FORCED: this holdout had been tested before)" if result.holdout.forced else ""
-        lines.append(f"| holdout (tested once){forced} | {format_estimate(result.holdout.agreement)} |")
+        lines.append(f"| holdout (tested once){forced} | {format_estimate(_holdout_value(result))} |")
     else:
         lines.append("| holdout | not tested: `juge tune ... --test` runs the chosen judge once on holdout |")
     lines += [
@@ -54,16 +107,10 @@ def tuning_markdown(result: TuneResult) -> str:
         "",
         "## Candidates",
         "",
-        "| candidate | what | agreement | difference to best | cost per item | decision |",
-        "|---|---|---|---|---|---|",
+        _ranking_note(result),
+        "",
+        *candidate_table(result),
     ]
-    for c in result.candidates:
-        lines.append(
-            f"| `{_cell(c.name)}` | {_cell(c.what)} | {format_estimate(c.agreement)} | {_diff(c.difference_to_best)} | "
-            f"{c.cost_per_item:.4g} {c.cost_unit} | {_cell(c.decision)} |"
-        )
-    for name, why in result.skipped.items():
-        lines.append(f"| `{_cell(name)}` | | | | | {_cell(why)} |")
     lines += [
         "",
         f"Choice made in each fold (from the other folds): {', '.join(str(c) for c in result.chosen_per_fold)}.",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,14 +19,25 @@ from typing import Any
 import numpy as np
 
 from juge import __version__
+from juge.calibration.better import MEASURE_WORDS
+from juge.calibration.pairwise import label_pairs
 from juge.data.records import Case, Judgment
 from juge.errors import Fault, InputError
 from juge.judges.judge import Judge
 from juge.judges.pairwise import as_agreement_label, combine_orders
 from juge.providers.base import Provider
 from juge.results import format_estimate
-from juge.tune.models import CandidateResult, TuneResult
-from juge.tune.selection import Table, cheapest_within_noise_rule, group_folds, out_of_fold_estimate, rank
+from juge.tune.models import CandidateResult, Caught, ReferenceRow, TuneResult
+from juge.tune.selection import (
+    MISSING,
+    Ranked,
+    Table,
+    cheapest_within_noise_rule,
+    estimates,
+    group_folds,
+    out_of_fold_estimate,
+    rank,
+)
 from juge.tune.variants import LabelledItem, Variant, base_spec, build, constant, from_files, generate
 from juge.tune.variants import base_spec as read_base_spec
 
@@ -51,6 +62,78 @@ def comparable(setup: str, value: Any, threshold: float | None) -> Any:
         return text if text in ("PASS", "FAIL") else None
     number = float(value)
     return ("PASS" if number >= threshold else "FAIL") if threshold is not None else number
+
+
+def table_kind(setup: str) -> str:
+    """How a judge of `setup` is ranked: pairwise, or PASS/FAIL (a score judge at its threshold)."""
+    return "pairwise" if setup == "pairwise" else "passfail"
+
+
+def label_order(setup: str) -> list[str]:
+    return ["A", "B", "tie"] if setup == "pairwise" else ["PASS", "FAIL"]
+
+
+def human_votes(items: Sequence[LabelledItem], setup: str, threshold: float | None) -> list[list[str]]:
+    """Each item's human labels in the form agreement compares (see :func:`comparable`)."""
+    votes = [[comparable(setup, lab, threshold) for lab in it.labels] for it in items]
+    return [[v for v in vs if v is not None] for vs in votes]
+
+
+def figure_fields(figures: Mapping[str, Any]) -> dict[str, Any]:
+    """A candidate's or reference row's figures as the result's fields."""
+    out: dict[str, Any] = {"agreement": figures["agreement"].to_dict(), "kappa": figures["kappa"].to_dict()}
+    for name in ("failures_caught", "false_flags"):
+        if name in figures:
+            k, n, rate = figures[name]
+            out[name] = Caught(k=k, n=n, rate=rate.to_dict())
+    return out
+
+
+def ceiling_row(
+    items: Sequence[LabelledItem], votes: Sequence[Sequence[str]], groups: Sequence[str], kind: str,
+    labels: list[str], *, n_resamples: int, seed: int,
+) -> ReferenceRow | None:  # fmt: skip
+    """Person vs person on the same items, measured as judge vs person is: agreement and kappa over every
+    pair of distinct raters (as calibrate's ceiling), failures caught and false flags over ordered pairs."""
+    order = [*labels, MISSING]
+    unique = sorted(set(groups))
+    k = len(order)
+    pairs, ordered = np.zeros((len(unique), k, k)), np.zeros((len(unique), k, k))
+    for labs, g in zip(votes, groups):
+        for a, b in label_pairs([(str(n), lab) for n, lab in enumerate(labs)]):
+            pairs[unique.index(g), order.index(a), order.index(b)] += 1
+            ordered[unique.index(g), order.index(a), order.index(b)] += 1
+            ordered[unique.index(g), order.index(b), order.index(a)] += 1
+    if not pairs.sum():
+        return None
+    figures = estimates(pairs, "pairwise", order, n_resamples=n_resamples, seed=seed)
+    if kind == "passfail":
+        caught = estimates(ordered, kind, order, n_resamples=n_resamples, seed=seed)
+        figures |= {name: caught[name] for name in ("failures_caught", "false_flags")}
+    return ReferenceRow(name="person vs person", what="one person's label against another's, on the same items",
+                        **figure_fields(figures))  # fmt: skip
+
+
+def baseline_row(
+    items: Sequence[LabelledItem], votes: Sequence[Sequence[str]], groups: Sequence[str], setup: str,
+    labels: list[str], *, n_resamples: int, seed: int,
+) -> ReferenceRow:  # fmt: skip
+    """The trivial judge beside the candidates: always PASS, or for pairs the longer answer."""
+    if setup == "pairwise":
+        name, what = "longer answer", "picks the longer answer; a tie when both are as long"
+        said: list[str | None] = [_longer(it.case) for it in items]
+    else:
+        name, what = "always PASS", "says PASS to every case"
+        said = ["PASS"] * len(items)
+    kind = table_kind(setup)
+    table = Table.from_items(kind, labels, [name], {name: said}, votes, groups, dict.fromkeys(groups, 0), {name: 0.0})
+    figures = estimates(table.counts[0], kind, table.labels, n_resamples=n_resamples, seed=seed)
+    return ReferenceRow(name=name, what=what, **figure_fields(figures))
+
+
+def _longer(case: Case) -> str:
+    one, two = len(case.output_1 or ""), len(case.output_2 or "")
+    return "A" if one > two else "B" if two > one else "tie"
 
 
 def verdicts_of(judgments: Sequence[Judgment], setup: str) -> dict[str, Any]:
@@ -156,9 +239,9 @@ def tune_judge(
             "nothing could be measured: no candidate got a verdict. "
             + "; ".join(f"{k}: {m}" for k, m in skipped.items())
         )
-    pairs = np.array([len(it.labels) for it in dev], dtype=float)
-    labels = [[comparable(base.setup, lab, threshold) for lab in it.labels] for it in dev]
-    matches: dict[str, list[float]] = {}
+    kind, labels = table_kind(base.setup), label_order(base.setup)
+    votes = human_votes(dev, base.setup, threshold)
+    verdicts: dict[str, list[str | None]] = {}
     costs: dict[str, float] = {}
     usage: dict[str, dict[str, Any]] = {}
     for v in ran:
@@ -172,16 +255,15 @@ def tune_judge(
             item: comparable(base.setup, v.verdict_map(x) if (v.verdict_map and x is not None) else x, threshold)
             for item, x in verdict.items()
         }
-        matches[v.name] = [float(sum(lab == mapped.get(it.case.id) for lab in labs)) if mapped.get(it.case.id)
-                           is not None else 0.0 for it, labs in zip(dev, labels)]  # fmt: skip
+        verdicts[v.name] = [mapped.get(it.case.id) for it in dev]
         usage[v.name] = _usage(js, len(dev))
         costs[v.name] = usage[v.name]["cost_per_item"]
     names = [v.name for v in ran]
-    table = Table.from_items(names, matches, pairs.tolist(), groups, fold_of, costs)
+    table = Table.from_items(kind, labels, names, verdicts, votes, groups, fold_of, costs)
     rows, best, chosen = rank(table, n_resamples=n_resamples, seed=seed)
     rule = cheapest_within_noise_rule(n_resamples=max(100, n_resamples // 10), seed=seed)
     oof, per_fold = out_of_fold_estimate(table, rule, n_resamples=max(100, n_resamples // 5), seed=seed)
-    in_sample = rows[chosen].agreement
+    in_sample = rows[chosen].value
     chosen_variant = ran[chosen]
     final_spec = chosen_variant.make(dev) | {"name": base.name}
     provenance = {
@@ -196,7 +278,10 @@ def tune_judge(
     result = TuneResult(
         judge=base.name,
         setup=base.setup,
-        metric="agreement with each person" + (f" at threshold {threshold:g}" if threshold is not None else ""),
+        metric=MEASURE_WORDS[table.measure]
+        + (f" at threshold {threshold:g}" if threshold is not None else "")
+        + (", failures caught and false flags beside it" if kind == "passfail" else ""),
+        measure=table.measure,
         n_items=len(dev),
         n_groups=len(set(groups)),
         folds=folds,
@@ -206,18 +291,22 @@ def tune_judge(
             CandidateResult(
                 name=r.name,
                 what=next(v.what for v in ran if v.name == r.name),
-                agreement=r.agreement.to_dict(),
+                **figure_fields(r.figures),
+                catches_enough=r.enough if kind == "passfail" else None,
                 difference_to_best=r.difference_to_best.to_dict() if r.difference_to_best else None,
                 within_noise=r.within_noise,
-                decision=_decision(i, best, chosen, r.within_noise),
+                decision=_decision(i, best, chosen, r.within_noise, r.tier >= rows[best].tier),
                 **usage[r.name],
             )
             for i, r in enumerate(rows)
         ],
         skipped=skipped,
+        ceiling=ceiling_row(dev, votes, groups, kind, labels, n_resamples=n_resamples, seed=seed),
+        baselines=[baseline_row(dev, votes, groups, base.setup, labels, n_resamples=n_resamples, seed=seed)],
+        failures_bar=table.bar(table.all),
         best=names[best],
         chosen=names[chosen],
-        reason=_reason(rows, best, chosen, usage),
+        reason=_reason(rows, best, chosen, usage, table.measure),
         in_sample=in_sample.to_dict(),
         out_of_fold=oof.to_dict(),
         optimism=(in_sample.value - oof.value) if in_sample.value is not None and oof.value is not None else None,
@@ -256,7 +345,9 @@ def add_to_plan(
                 del plan.judges[key], plan.items[key]
 
 
-def _decision(i: int, best: int, chosen: int, near: bool) -> str:
+def _decision(i: int, best: int, chosen: int, near: bool, as_good: bool) -> str:
+    if not as_good:
+        return "catches fewer failures than the best, below what one person catches of another's: never chosen"
     if i == chosen:
         return "chosen"
     if i == best:
@@ -264,11 +355,13 @@ def _decision(i: int, best: int, chosen: int, near: bool) -> str:
     return "within noise of the best, not the cheapest" if near else "worse than the best beyond noise"
 
 
-def _reason(rows: Sequence[Any], best: int, chosen: int, usage: dict[str, dict[str, Any]]) -> str:
+def _reason(rows: Sequence[Ranked], best: int, chosen: int, usage: dict[str, dict[str, Any]], measure: str) -> str:
     c, b = rows[chosen], rows[best]
     unit = usage[c.name]["cost_unit"]
+    words = MEASURE_WORDS[measure]
     if chosen == best:
-        return f"{c.name} agrees best with people, and no cheaper candidate is within noise of it"
+        short = "" if c.enough else ("; no candidate catches as many failures as one person catches of another's")
+        return f"{c.name} has the best {words}, and no cheaper candidate is within noise of it{short}"
     return (
         f"{c.name} costs {c.cost:.4g} {unit} per item against {b.cost:.4g} for the best ({b.name}), and its "
         f"difference to the best, {format_estimate(c.difference_to_best, signed=True)}, reaches 0: within noise"
@@ -343,6 +436,6 @@ def _judge_all(
             await run_variants(run_id, await extend(engine, run_id))
 
     with judged_run(store, engine, list(plan.judges.values()), list(cases.values()), provider=provider,
-                    eval_hash=eval_hash, dataset_hash=data_hash, name="tune", config={"tune": True},
+                    eval_hash=eval_hash, dataset_hash=data_hash, name="tune", config={"kind": "tune", "tune": True},
                     work=judge_all) as run:  # fmt: skip
         return run.id, store.judgments(run.id)
