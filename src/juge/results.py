@@ -845,7 +845,7 @@ class PolicySelection(Part):
 
     by: str | None = None
     candidates: list[PolicyCandidate] = []
-    references: list[PolicyCandidate] = []  # grade judges: person vs person and a trivial judge, on the same items
+    references: list[PolicyCandidate] = []  # person vs person and a trivial judge, on the same items (no call)
     n_shared_items: int | None = None
     chosen: str
     runner_up: str | None = None

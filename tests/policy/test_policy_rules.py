@@ -132,6 +132,11 @@ def test_rule1_picks_the_best_candidate_and_reports_the_runner_up_paired():
     sel = policy["selection"]
     assert sel["chosen"] == "good/plain" and sel["runner_up"] == "poor/plain"
     assert sel["difference"]["n_items"] == 5 and sel["difference"]["difference"]["value"] == pytest.approx(0.4)
+    # beside the candidates, on the same items: person vs person (7 pairs, 5 agree) and, when the data has
+    # the answers' lengths, the longer answer
+    people = sel["references"][0]
+    assert people["key"] == "person vs person"
+    assert people["vs_people"]["agreement"]["value"] == pytest.approx(5 / 7) and "vs_majority" not in people
     # Naming a candidate restricts the choice; an unknown name is an input error.
     assert derive_policy(data, judges=["poor"], boot=BOOT)["judge"] == "poor/plain"
     with pytest.raises(InputError, match="no such judge"):

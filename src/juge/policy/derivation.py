@@ -51,7 +51,7 @@ import numpy as np
 from juge import __version__
 from juge.calibration import better
 from juge.calibration.inputs import StudyInputs
-from juge.calibration.pairtable import PairItem, PairTable, build_pair_table
+from juge.calibration.pairtable import LONGER_ANSWER, PairItem, PairTable, build_pair_table
 from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference_templates, vs_majority, vs_people
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
@@ -224,8 +224,21 @@ def choose_judge(items: Sequence[PairItem], candidates: Sequence[str], boot: Boo
     merits = [better.Merit(r["vs_people"]["agreement"]["value"], r["vs_majority"]["agreement"]["value"]) for r in rows]
     rows = [rows[i] for i in better.order(merits)]
     chosen = rows[0]
+    people = ceiling(shared, boot)
+    references: list[dict[str, Any]] = [
+        {"key": "person vs person", "vs_people": {"agreement": people["agreement"], "kappa": people["kappa"]}}
+    ]
+    if all(_has_verdict(it, LONGER_ANSWER) for it in shared):  # the trivial judge, on the same items
+        references.append(
+            {
+                "key": LONGER_ANSWER,
+                "vs_majority": vs_majority(shared, LONGER_ANSWER, boot),
+                "vs_people": vs_people(shared, LONGER_ANSWER, boot),
+            }
+        )
     out: dict[str, Any] = {
         "candidates": rows,
+        "references": references,
         "n_shared_items": len(shared),
         "chosen": chosen["key"],
         "runner_up": None,

@@ -92,11 +92,12 @@ def _pair_policy(policy: PolicyResult, out: Console, err: Console) -> None:
         )
         for col in ("candidate", "coverage", "vs majority", "kappa", "vs each person"):
             table.add_column(col)
-        for row in sel.candidates:
-            mark = " (chosen)" if row.key == sel.chosen else ""
+        for row in [*sel.candidates, *sel.references]:
+            reference = row in sel.references
+            mark = " (chosen)" if row.key == sel.chosen else " (no call)" if reference else ""
             table.add_row(
                 Text(row.key + mark),
-                _coverage(row.coverage),
+                "" if reference else _coverage(row.coverage),
                 _agreement(row.vs_majority),
                 _kappa(row.vs_majority),
                 _agreement(row.vs_people),
