@@ -44,10 +44,23 @@ def _widest(console: Console, options: ConsoleOptions, cells: Iterable[object], 
 
 def fit_help() -> None:
     """Make typer's rich help lay out its option and command tables with `HelpTable`, and show flags
-    without a type."""
-    import typer.rich_utils
+    without a type. typer's rich help (and the Markdown parser it brings) is imported when a help screen
+    is shown, not before: `juge --version` and a command that runs never load it."""
+    from typer.core import TyperCommand, TyperGroup
 
-    typer.rich_utils.Table = HelpTable  # type: ignore[misc]
+    for cls in (TyperCommand, TyperGroup):
+        shown_help = cls.format_help
+        if getattr(shown_help, "_juge_fitted", False):
+            continue
+
+        def format_help(self: Any, ctx: Any, formatter: Any, shown_help: Any = shown_help) -> None:
+            import typer.rich_utils
+
+            typer.rich_utils.Table = HelpTable  # type: ignore[misc]
+            shown_help(self, ctx, formatter)
+
+        format_help._juge_fitted = True  # type: ignore[attr-defined]
+        cls.format_help = format_help  # type: ignore[method-assign]
     _show_flags_as_flags()
 
 
