@@ -24,11 +24,8 @@ from juge.label.api import (  # noqa: F401 - re-exported: `juge label ...`, one 
     label_server,
     label_status,
 )
-from juge.results import (
-    Calibration,
-    HoldoutTest,
-    PolicyResult,
-)
+from juge.calibration.results import Calibration
+from juge.policy.results import HoldoutTest, PolicyResult
 
 # isort: split
 # API functions that live in their domain modules, re-exported (``x as x``) one line each.

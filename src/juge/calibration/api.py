@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from juge.errors import InputError
-from juge.results import Calibration
+from juge.calibration.results import Calibration
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -22,7 +22,7 @@ from juge.calibration.pairwise import Bootstrap, pairwise_study
 from juge.data.adapters import CalibrationData, read_pairwise_items, read_recorded_judgments
 from juge.data.records import Judgment
 from juge.errors import InputError
-from juge.results import Calibration, Dataset
+from juge.calibration.results import Calibration, Dataset
 
 DEMO_FILES = ("items.jsonl", "judgments.jsonl", "DATA.md", "SHA256SUMS")
 DEFAULT_OUT_DIR = Path("juge-demo")

@@ -36,7 +36,7 @@ from juge.calibration.pairwise import Bootstrap, label_pairs, people_alpha
 from juge.data.adapters import normalise_passfail
 from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError
-from juge.results import Calibration
+from juge.calibration.results import Calibration
 from juge.stats import (
     Estimate,
     kappa_estimate,

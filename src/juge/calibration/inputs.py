@@ -52,7 +52,8 @@ from juge.data.readers import (
 )
 from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError, input_error
-from juge.results import Calibration, InputCounts, KindGuess
+from juge.calibration.results import Calibration, InputCounts
+from juge.data.results import KindGuess
 
 StudyKind = Literal["pairwise", "score", "passfail"]
 LABEL_FIELDS = tuple(HumanLabel.model_fields)

@@ -20,7 +20,7 @@ from juge.commands.inputs import reads_inputs
 from juge.errors import InputError
 from juge.files import is_stdout
 from juge.reports.fit import fitted
-from juge.results import format_estimate
+from juge.stats.estimate import format_estimate
 
 if TYPE_CHECKING:
     from juge.label.results import LabelResult

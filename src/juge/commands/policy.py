@@ -21,11 +21,11 @@ from juge.commands.inputs import ESTIMATE_OPTIONS, STUDY_OPTIONS, reads_inputs, 
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted, wrapped
-from juge.results import format_estimate as fmt
+from juge.stats.estimate import format_estimate as fmt
 from juge.store import DEFAULT_DB
 
 if TYPE_CHECKING:
-    from juge.results import RoutedItem
+    from juge.policy.results import RoutedItem
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)

@@ -16,7 +16,7 @@ from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption
 from juge.files import staged_output
 from juge.reports.fit import fitted
-from juge.results import format_estimate
+from juge.stats.estimate import format_estimate
 from juge.store import DEFAULT_DB
 
 err = Console(stderr=True)

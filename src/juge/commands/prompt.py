@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from juge.files import is_stdout, write_atomic
-from juge.results import DryRun, RenderedPrompt
+from juge.runs.results import DryRun, RenderedPrompt
 
 
 def print_prompts(prompts: Sequence[RenderedPrompt], console: Console) -> None:

@@ -16,7 +16,7 @@ from juge.commands.db_option import DbOption
 from juge.commands.inputs import TUNE_OPTIONS, reads_inputs
 from juge.errors import InputError
 from juge.reports.fit import fitted
-from juge.results import format_estimate
+from juge.stats.estimate import format_estimate
 from juge.store import DEFAULT_DB
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from juge.errors import InputError, input_error
-from juge.results import SplitResult, SplitSide
+from juge.data.results import SplitResult, SplitSide
 
 
 def split(

@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from juge.results import Estimate, Part, Result
+from juge.parts import Part, Result
+from juge.stats.estimate import Estimate
 
 
 class LabelResult(Result):

@@ -19,7 +19,7 @@ from juge.store import Store
 
 if TYPE_CHECKING:
     from juge.label.results import LabelStatus
-    from juge.results import Estimate
+    from juge.stats.estimate import Estimate
 
 
 def judge_verdicts(store_path: str | Path, run_id: str, task: str) -> dict[str, dict[str, str]]:
@@ -68,7 +68,7 @@ def status(store: LabelStore, project: Project, *, resamples: int = 2000, seed: 
     each with a percentile bootstrap interval that resamples those items (`resamples`, `seed`).
     """
     from juge.label.results import LabelStatus, RaterCount
-    from juge.results import finite_or_none
+    from juge.stats.estimate import finite_or_none
     from juge.stats.agreement import agreement, cohen_kappa
 
     table = store.item_table(project)

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from juge.errors import InputError
-from juge.results import AuditSample, HoldoutTest, PolicyResult, RouteResult, Run
+from juge.policy.results import AuditSample, HoldoutTest, PolicyResult, RouteResult
+from juge.runs.results import Run
 from juge.runs.api import _in_running_loop, _run_id, _store
 
 if TYPE_CHECKING:

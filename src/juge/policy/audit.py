@@ -10,7 +10,7 @@ from juge.data.records import Judgment
 from juge.errors import InputError
 from juge.policy.inputs import load_policy
 from juge.policy.route import audit_sample, weekly_seed
-from juge.results import AuditSample, PolicyResult
+from juge.policy.results import AuditSample, PolicyResult
 from juge.runs.api import _store
 
 

@@ -58,7 +58,9 @@ from juge.errors import InputError
 from juge.policy.decision import TOO_FEW, decided_row
 from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
 from juge.policy.status import STATUS_KEYS
-from juge.results import Agreement, Coverage, PolicyResult, format_estimate
+from juge.calibration.results import Agreement
+from juge.policy.results import Coverage, PolicyResult
+from juge.stats.estimate import format_estimate
 from juge.stats import paired_ratio_difference
 
 POLICY_FORMAT = 1

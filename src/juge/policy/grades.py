@@ -82,7 +82,7 @@ from juge.policy.route import (
     category_route,
     check_versions,
 )
-from juge.results import PolicyResult
+from juge.policy.results import PolicyResult
 from juge.stats import ratio_estimate
 
 POLICY_KEY = "policy"

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from juge.calibration.source import StudySource
     from juge.policy.derivation import PairStudyData
     from juge.policy.grades import GradeStudyData
-    from juge.results import PolicyResult
+    from juge.policy.results import PolicyResult
 
 
 @dataclass
@@ -85,7 +85,7 @@ def load_policy(policy: PolicyResult | Mapping[str, Any] | str | Path) -> Policy
 
     from juge.errors import validation_error
     from juge.policy.derivation import read_policy
-    from juge.results import PolicyResult
+    from juge.policy.results import PolicyResult
 
     if isinstance(policy, PolicyResult):
         return policy

@@ -24,7 +24,7 @@ from juge.config import EvalConfig, GateSpec, ProviderSpec
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.policy.route import RouteDecision, route_cases
-from juge.results import PolicyResult, RouteResult
+from juge.policy.results import PolicyResult, RouteResult
 from juge.runs.api import _store
 from juge.runs.execute import run_eval
 from juge.store import Store

@@ -35,7 +35,7 @@ from juge.errors import InputError, input_error, validation_error
 from juge.judges.pairwise import combine_orders
 from juge.policy.decision import CategoryDecision
 from juge.policy.guarantee import pair_confidence
-from juge.results import PolicyResult, RouteResult
+from juge.policy.results import PolicyResult, RouteResult
 
 # A policy as the model, or as its JSON (as derive_policy returns it): route_item reads either.
 Policy = PolicyResult | Mapping[str, Any]

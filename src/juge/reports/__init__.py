@@ -21,7 +21,9 @@ from juge.files import read_json_object, write_atomic
 from juge.reports.disagreements import read_items
 from juge.reports.model import as_calibration, build_report_data
 from juge.reports.render import render_html, render_json, render_markdown
-from juge.results import Calibration, HoldoutTest, PolicyResult, check_schema_version
+from juge.calibration.results import Calibration
+from juge.parts import check_schema_version
+from juge.policy.results import HoldoutTest, PolicyResult
 
 ResultModel = TypeVar("ResultModel", bound=BaseModel)
 FORMATS = {"html": render_html, "md": render_markdown, "json": render_json}

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from juge.reports.render import fmt_estimate, kind_of
-from juge.results import Calibration
+from juge.calibration.results import Calibration
 
 _ID = re.compile(r'(\bid="|url\(#|href="#)([^"\)]+)')
 _BODY = re.compile(r"<main>(.*)</main>", re.S)

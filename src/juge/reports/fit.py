@@ -23,7 +23,7 @@ from rich.text import Text
 
 # a cell line longer than this wraps between words (prose); shorter cells (names, figures) stay whole
 PROSE = 40
-# an estimate as `juge.results.format_estimate` writes it: never split, even inside prose
+# an estimate as `juge.stats.estimate.format_estimate` writes it: never split, even inside prose
 _FIGURE = re.compile(r"-?\d+(?:\.\d+)?%? \[-?\d+(?:\.\d+)?%?, -?\d+(?:\.\d+)?%?\](?: n=\d+)?")
 
 

@@ -20,22 +20,9 @@ from juge.policy.derivation import MIN_PAIRS
 from juge.reports.disagreements import attach_items, select_disagreements
 from juge.reports.headline import MARGIN as HEADLINE_MARGIN
 from juge.reports.headline import headlines
-from juge.results import (
-    Agreement,
-    AtThreshold,
-    Calibration,
-    Caught,
-    Ceiling,
-    Conclusion,
-    Confusion,
-    Estimate,
-    HoldoutFigures,
-    HoldoutTest,
-    JudgeFigures,
-    JudgeVersion,
-    PolicyResult,
-    Versions,
-)
+from juge.calibration.results import Agreement, AtThreshold, Calibration, Caught, Ceiling, Confusion, JudgeFigures, JudgeVersion, Versions
+from juge.policy.results import Conclusion, HoldoutFigures, HoldoutTest, PolicyResult
+from juge.stats.estimate import Estimate
 
 VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
 OUTCOMES = ("ok", "refused", "unparsed", "error")

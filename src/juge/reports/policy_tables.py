@@ -13,18 +13,9 @@ from rich.text import Text
 
 from juge.policy.derivation import TOO_FEW
 from juge.reports.fit import fitted, wrapped
-from juge.results import (
-    Agreement,
-    CategoryConclusion,
-    Caught,
-    Coverage,
-    HoldoutFigures,
-    HoldoutTest,
-    PeopleAgreement,
-    PolicyGuarantee,
-    PolicyResult,
-)
-from juge.results import format_estimate as fmt
+from juge.calibration.results import Agreement, Caught
+from juge.policy.results import CategoryConclusion, Coverage, HoldoutFigures, HoldoutTest, PeopleAgreement, PolicyGuarantee, PolicyResult
+from juge.stats.estimate import format_estimate as fmt
 
 __all__ = ["print_input_notes", "print_policy", "print_test"]
 

@@ -20,10 +20,10 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from juge.reports import plots
-from juge.results import Estimate, estimate_parts, format_estimate
+from juge.stats.estimate import Estimate, estimate_parts, format_estimate
 from juge.visible import visible_html, visible_text
 
-# Every figure goes through juge.results.format_estimate: a rate as a percentage with one decimal, a
+# Every figure goes through juge.stats.estimate.format_estimate: a rate as a percentage with one decimal, a
 # kappa, correlation or alpha with two, a tuning figure with three; an absent one is "n/a".
 NOT_AVAILABLE = format_estimate(None)
 RATE_STATS = {
@@ -61,7 +61,7 @@ def kind_of(stat: str) -> str:
 
 
 def fmt_estimate(est: Estimate | dict[str, Any] | None, kind: str) -> str:
-    """One line, ``71.2 % [65.0, 77.0] n=155`` (:func:`juge.results.format_estimate`), or ``n/a``."""
+    """One line, ``71.2 % [65.0, 77.0] n=155`` (:func:`juge.stats.estimate.format_estimate`), or ``n/a``."""
     digits, percent = DIGITS[kind]
     return format_estimate(est, digits, percent=percent)
 

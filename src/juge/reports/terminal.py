@@ -17,13 +17,13 @@ from rich.text import Text
 from juge.calibration.pairwise import VERDICTS
 from juge.data.records import OUTCOMES
 from juge.reports.fit import fitted, joined, wrapped
-from juge.results import format_estimate
+from juge.stats.estimate import format_estimate
 
 DECIDING_DIGITS = 3  # figures a decision compares (the headline's margin rule) are shown as compared
 
 
 def fmt(est: dict[str, Any] | None, digits: int = 2, *, with_n: bool = True) -> str:
-    """``0.64 [0.57, 0.70] n=404`` (:func:`juge.results.format_estimate` with the tables' two digits)."""
+    """``0.64 [0.57, 0.70] n=404`` (:func:`juge.stats.estimate.format_estimate` with the tables' two digits)."""
     return format_estimate(est, digits, with_n=with_n)
 
 

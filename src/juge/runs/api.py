@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from juge.config import EvalConfig, eval_config
 from juge.errors import InputError
-from juge.results import Comparison, Run
+from juge.runs.results import Comparison, Run
 
 # isort: split
 # API functions that live in their own modules of this package, re-exported (``x as x``) one line each.

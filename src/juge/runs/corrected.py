@@ -43,7 +43,7 @@ import numpy as np
 
 from juge.data.records import HumanLabel, Vote
 from juge.errors import InputError
-from juge.results import EstimateResult
+from juge.runs.results import EstimateResult
 from juge.runs.verdicts import CaseOutcome
 from juge.stats import Estimate, percentile_interval, ratio_estimate
 from juge.stats.bootstrap import resampled_totals

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from juge.calibration.source import StudySource
     from juge.data.readers import Source
-    from juge.results import EstimateResult, Run
+    from juge.runs.results import EstimateResult, Run
 
 
 def estimate(
@@ -41,7 +41,7 @@ def estimate(
     from juge.calibration.inputs import NO_SPLIT_NOTICE
     from juge.calibration.source import read_study, study_source
     from juge.errors import InputError
-    from juge.results import KindGuess
+    from juge.data.results import KindGuess
     from juge.runs.corrected import corrected_pass_rate, human_pass_shares
     from juge.runs.verdicts import run_outcomes, run_threshold
     from juge.store import open_existing_store

@@ -33,7 +33,7 @@ from juge.engine import Engine, apply_checks, build_tasks, iter_tasks
 from juge.errors import InputError
 from juge.judges.judge import Judge
 from juge.providers.base import Provider
-from juge.results import Gate, Run, RunSummary
+from juge.runs.results import Gate, Run, RunSummary
 from juge.runs.plan import RunOptions, RunPlan, check_renderable, plan_run
 from juge.runs.providers import answering_judges, as_model
 from juge.runs.summary import summarize

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from juge.data.records import Case
 from juge.errors import InputError
-from juge.results import ExportResult
+from juge.runs.results import ExportResult
 
 if TYPE_CHECKING:  # imported where used: `import juge` stays cheap
-    from juge.results import Run
+    from juge.runs.results import Run
     from juge.store import Store
 
 FORMATS = ("jsonl", "csv", "parquet")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from juge.errors import InputError
-from juge.results import RunRow, RunRowJudge, RunRowSystem
+from juge.runs.results import RunRow, RunRowJudge, RunRowSystem
 
 if TYPE_CHECKING:
     from juge.store import Store

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from juge.data.records import Case
 from juge.errors import InputError
-from juge.results import DryRun, RenderedPrompt
+from juge.runs.results import DryRun, RenderedPrompt
 
 if TYPE_CHECKING:
     from juge.config import EvalConfig

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from juge.data.records import Case, Judgment
 from juge.errors import InputError
-from juge.results import CheckOutcome, CombinedVerdict, ShownCase, ShownJudgment, ShownRun, ShowResult
+from juge.runs.results import CheckOutcome, CombinedVerdict, ShownCase, ShownJudgment, ShownRun, ShowResult
 from juge.runs.verdicts import judgment_passes, run_threshold
 
 if TYPE_CHECKING:
-    from juge.results import Run
+    from juge.runs.results import Run
 
 SHOW_OUTCOMES = ("unparsed", "refused", "error", "fail")
 PAIR_MEANING = {

@@ -15,7 +15,7 @@ from typing import Any
 
 from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
-from juge.results import RunSummary
+from juge.runs.results import RunSummary
 from juge.runs.verdicts import case_outcome, counted_judges
 from juge.store import Store
 

@@ -18,7 +18,7 @@ from typing import Literal
 
 from juge.data.readers import split_of
 from juge.errors import InputError
-from juge.results import InitResult
+from juge.scaffold.results import InitResult
 from juge.scaffold.cases import FACTS, ITEMS
 
 Kind = Literal["passfail", "score", "pairwise"]

@@ -14,7 +14,7 @@ from typing import Any
 import tomli_w
 
 from juge.reports.render import render_html
-from juge.results import format_estimate
+from juge.stats.estimate import format_estimate
 from juge.tune.models import CandidateResult, Caught, ReferenceRow, TuneResult
 
 

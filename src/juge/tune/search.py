@@ -26,7 +26,7 @@ from juge.errors import Fault, InputError
 from juge.judges.judge import Judge
 from juge.judges.pairwise import as_agreement_label, combine_orders
 from juge.providers.base import Provider
-from juge.results import format_estimate
+from juge.stats.estimate import format_estimate
 from juge.tune.models import CandidateResult, Caught, ReferenceRow, TuneResult
 from juge.tune.selection import (
     MISSING,

@@ -1,0 +1,96 @@
+"""The base of every typed result: a :class:`Part` of a result and a whole :class:`Result` file.
+
+A result remembers which keys it was built or loaded with, and ``to_dict()`` writes exactly those (so an older
+file read and written again keeps its shape); keys a model does not declare are kept too (``extra="allow"``).
+``to_dict()`` is what the CLI's ``--json`` writes. Every result file carries ``schema_version``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from juge.errors import input_error, validation_error
+from juge.files import read_json_object, write_json
+
+SCHEMA_VERSION = 1
+
+
+def check_schema_version(data: dict[str, Any], source: str | Path, what: str) -> None:
+    """Refuse a result file written by a newer juge (as the stores refuse a newer schema): its keys may mean
+    something this version does not know."""
+    version = data.get("schema_version", 1)
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        raise input_error(
+            source,
+            f"{what} schema_version {version}; this juge reads up to {SCHEMA_VERSION} (upgrade juge)",
+            field="schema_version",
+        )
+
+
+class Part(BaseModel):
+    """A piece of a result: keeps unknown keys, writes back the keys it was given."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of this part (the keys it was built or loaded with, in the model's order)."""
+        return self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+
+    # Read access as in the JSON (``result["judges"]``), for code written against the dicts.
+    def _field(self, key: str) -> str | None:
+        fields = type(self).model_fields
+        if key in fields and fields[key].alias in (None, key):
+            return key
+        alias = next((name for name, f in fields.items() if f.alias == key), None)
+        if alias is not None:
+            return alias
+        return key if key in (self.model_extra or {}) else None
+
+    def __getitem__(self, key: str) -> Any:
+        name = self._field(key)
+        if name is None or name not in self.model_fields_set | set(self.model_extra or {}):
+            raise KeyError(key)
+        return self.model_dump(mode="json", include={name}, exclude_unset=True, by_alias=True)[key]
+
+    def __contains__(self, key: object) -> bool:
+        name = self._field(key) if isinstance(key, str) else None
+        return name is not None and name in self.model_fields_set | set(self.model_extra or {})
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+
+class Result(Part):
+    """A whole result file: a ``schema_version`` first, ``load``/``save``, ``to_dict`` for ``--json``."""
+
+    schema_name: ClassVar[str] = "result"
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, **super().to_dict()}
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        """Read a result file written by juge (any earlier version: keys it lacks stay unset); a file that is
+        not one is an :class:`~juge.errors.InputError` naming the file and the dotted field."""
+        return cls.from_json(read_json_object(path, cls.schema_name.replace("_", " ")), path)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str | Path) -> Self:
+        """The result in `data` (a result file's JSON, read from `source`), checked field by field."""
+        check_schema_version(data, source, cls.schema_name.replace("_", " "))
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise validation_error(source, exc) from None
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result atomically as the CLI's ``--json`` does."""
+        return write_json(Path(path), self.to_dict())
