@@ -146,7 +146,7 @@ def test_an_up_to_date_store_opens_without_writing(tmp_path: Path, monkeypatch: 
         conn.set_trace_callback(statements.append)
         return conn
 
-    monkeypatch.setattr("juge.store.sqlite3.connect", traced)
+    monkeypatch.setattr("juge.store.sqlite.sqlite3.connect", traced)
     Store(path).conn.close()
     writes = [s for s in statements if s.split()[0].upper() in {"BEGIN", "CREATE", "ALTER", "INSERT", "DELETE"}]
     assert statements and writes == []
@@ -199,7 +199,7 @@ def test_use_wal_retries_only_a_busy_database_and_only_until_its_timeout(monkeyp
         def sleep(self, seconds: float) -> None:
             self.now += seconds
 
-    monkeypatch.setattr("juge.schema.time", FakeTime())
+    monkeypatch.setattr("juge.store.migrations.time", FakeTime())
 
     def busy(code: int) -> sqlite3.OperationalError:
         exc = sqlite3.OperationalError("database is locked")

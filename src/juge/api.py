@@ -41,7 +41,6 @@ from juge.policy.api import policy_derive as policy_derive
 from juge.policy.api import policy_test as policy_test
 from juge.policy.api import route as route
 from juge.probes.probe import probe_injection as probe_injection
-from juge.runs.api import _store
 from juge.runs.api import compare as compare
 from juge.runs.api import delete_runs as delete_runs
 from juge.runs.api import dry_run as dry_run
@@ -56,8 +55,6 @@ from juge.runs.api import run_async as run_async
 from juge.runs.api import show as show
 from juge.scaffold import init_project as init_project
 from juge.tune.api import tune_judge as tune_judge
-
-DEFAULT_DB = Path(".juge") / "juge.db"
 
 
 # ---- reports --------------------------------------------------------------------------------------
@@ -134,18 +131,16 @@ def run_report(
 
     chosen = format_for(path, fmt)
     from juge.reports.runs import build_compare_data, build_run_data
-    from juge.store import RunNotFound
+    from juge.store import DEFAULT_DB, RunNotFound, is_database_url, open_store
 
     if (run is None) == (compare is None):
         raise InputError("give exactly one of: --run RUN_ID, or --compare OLD NEW")
     if max_cases < 0:
         raise InputError("--max-cases must be 0 or more")
-    from juge.store import is_database_url
-
     store_path = db if db is not None else DEFAULT_DB
     if not is_database_url(store_path) and not Path(store_path).is_file():
         raise InputError(f"{store_path}: no juge database here; give --db PATH (the one `juge run` wrote to)")
-    with _store(store_path) as store:
+    with open_store(store_path) as store:
         try:
             if run is not None:
                 data = build_run_data(store, run, max_cases=max_cases)

@@ -44,10 +44,14 @@ min_score = 3                     # a score/criteria/additive judge passes a cas
 [prices]                          # US$ per million tokens, [0, 1000000]
 "my-model" = { input = 0.5, output = 1.5 }
 ```
+
+The endpoint a caller names on the command line (``--base-url``, ``--api-key-env``, ``--model``) overrides the
+file's provider through :func:`provider_override` and :func:`with_model`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import tomllib
@@ -108,7 +112,7 @@ class EngineSpec(BaseModel):
         default=30.0, gt=0, le=MAX_WAIT, allow_inf_nan=False
     )  # seconds between status checks of `juge run --wait`
     batch_size: int | None = Field(default=None, ge=1)  # most requests per batch (default: the provider's limit)
-    # Rate budgets, enforced before a request is sent (juge.limits): per provider, and in `limits`
+    # Rate budgets, enforced before a request is sent (juge.engine.limits): per provider, and in `limits`
     # per provider name or model name ([engine.limits."gpt-4o-mini"] rpm = ..., tpm = ...).
     rpm: int | None = Field(default=None, ge=1)
     tpm: int | None = Field(default=None, ge=1)
@@ -289,3 +293,39 @@ def eval_config(
         mapping=dict(mapping or {}),
     )
     return EvalConfig(spec, Path.cwd(), "command line", json.dumps(spec.model_dump(), sort_keys=True).encode())
+
+
+# ---- endpoints: where a judge's calls go when the caller names it (--base-url, --api-key-env, --model) ----
+
+_TAKES_ENDPOINT = ("openai", "anthropic")
+_NO_ENDPOINT = ("scripted", "replay", "llamacpp")
+
+
+def provider_override(
+    provider: str | None, base_url: str | None, api_key_env: str | None, options: dict[str, Any] | None = None
+) -> ProviderSpec | None:
+    """The provider the command line names, with its endpoint options; None when it names none."""
+    if (base_url or api_key_env) and provider is None:
+        provider = "openai"
+    if provider is None:
+        return None
+    if (base_url or api_key_env) and provider in _NO_ENDPOINT:
+        raise InputError(
+            f"--base-url and --api-key-env work with the {' and '.join(_TAKES_ENDPOINT)} providers, not {provider!r}"
+        )
+    opts = dict(options or {})
+    if base_url:
+        if not base_url.startswith(("http://", "https://")):
+            raise InputError(f"--base-url {base_url}: give an http:// or https:// address")
+        opts["base_url"] = base_url
+    if api_key_env:
+        opts["api_key_env"] = api_key_env
+    return ProviderSpec(name=provider, options=opts)
+
+
+def with_model(judges: Sequence[Judge], model: str | None) -> list[Judge]:
+    """`judges` with `model` in place of each one's own (the version hash does not change: the model
+    is recorded beside it)."""
+    if not model:
+        return list(judges)
+    return [dataclasses.replace(j, model=model) for j in judges]

@@ -50,7 +50,7 @@ def sleeps(monkeypatch) -> list[float]:
         recorded.append(delay)
         await real_sleep(0)
 
-    monkeypatch.setattr("juge.engine.asyncio.sleep", record)
+    monkeypatch.setattr("juge.engine.calls.asyncio.sleep", record)
     return recorded
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import juge.store as store_module
+import juge.store.sqlite as store_module
 from cli_helpers import run_cli, write_jsonl
 
 N_CASES = 30

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from juge.endpoint import provider_override, with_model
+from juge.config import provider_override, with_model
 
 __all__ = ["ApiKeyEnvOption", "BaseUrlOption", "ModelOption", "provider_override", "with_model"]
 

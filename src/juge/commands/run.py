@@ -17,7 +17,7 @@ from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
 from juge.files import is_stdout, staged_output, write_atomic
-from juge.progress import RunProgress, run_progress
+from juge.engine.progress import RunProgress, run_progress
 from juge.reports.fit import fitted
 from juge.store import DEFAULT_DB
 

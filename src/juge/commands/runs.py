@@ -53,7 +53,7 @@ def runs_command(
     if ctx.invoked_subcommand is not None:
         return
     from juge.api import list_runs
-    from juge.store_pg import shown_url
+    from juge.store.postgres import shown_url
 
     runs = list_runs(db=db, eval_name=eval_name, status=status, last=last, all_kinds=all_kinds)
     if json_out is not None:

@@ -58,7 +58,7 @@ from juge.data.records import Case, HumanLabel
 from juge.errors import InputError
 from juge.judges.rubric import Rubric
 from juge.label.rubric import canonical_label, export_value
-from juge.schema import Migration, latest_version, pending, use_wal
+from juge.store.migrations import Migration, latest_version, pending, use_wal
 from juge.store import DEFAULT_DB
 
 SESSION_IDLE_SECONDS = 30 * 60  # a gap this long starts a new labelling session
@@ -212,7 +212,7 @@ def make_engine(url: str | None = None) -> Engine:
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
             dbapi_conn.isolation_level = None  # let BEGIN below drive transactions
             cur = dbapi_conn.cursor()
-            use_wal(cur)  # two label stores opened at once: see juge.schema.use_wal
+            use_wal(cur)  # two label stores opened at once: see juge.store.migrations.use_wal
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.execute("PRAGMA foreign_keys=ON")
@@ -276,7 +276,7 @@ def _schema_version(c: Connection) -> int | None:
 
 
 def _upgrade(engine: Engine, url: str) -> None:
-    """Create the tables of a new store, or run the migrations an older store lacks (see juge.schema)."""
+    """Create the tables of a new store, or run the migrations an older store lacks (see juge.store.migrations)."""
     where = (
         make_url(url).render_as_string(hide_password=True) if not url.startswith("sqlite") else url.split("///", 1)[-1]
     )

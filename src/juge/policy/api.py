@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from juge.errors import InputError
 from juge.policy.results import AuditSample, HoldoutTest, PolicyResult, RouteResult
 from juge.runs.results import Run
-from juge.runs.api import _in_running_loop, _run_id, _store
+from juge.runs.api import _in_running_loop, _run_id
 
 if TYPE_CHECKING:
     from juge.calibration.api import Rows
@@ -163,6 +163,7 @@ def policy_test(
     from juge.calibration.pairwise import Bootstrap
     from juge.policy.holdout import run_holdout_test, test_policy
     from juge.policy.inputs import load_policy, policy_study
+    from juge.store import open_store
 
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
@@ -174,7 +175,7 @@ def policy_test(
         kind=document.judge_kind, source=source,
     )  # fmt: skip
     boot = Bootstrap(n_resamples=resamples, seed=seed)
-    with _store(db, must_exist=False) as store:
+    with open_store(db) as store:
         if isinstance(policy, str | Path):
             result = test_policy(policy, study.data, store, split=split, force=force, boot=boot, json_path=json_path)
         else:

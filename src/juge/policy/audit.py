@@ -11,7 +11,7 @@ from juge.errors import InputError
 from juge.policy.inputs import load_policy
 from juge.policy.route import audit_sample, weekly_seed
 from juge.policy.results import AuditSample, PolicyResult
-from juge.runs.api import _store
+from juge.store import open_store
 
 
 def require_policy_judges(policy: PolicyResult, run_id: str, calls: Sequence[Judgment]) -> None:
@@ -42,7 +42,7 @@ def audit_run(
         raise InputError(f"-n {n}: draw at least one decision")
     document = load_policy(policy)
     seed = weekly_seed() if seed is None else seed
-    with _store(db) as store:
+    with open_store(db, must_exist=True) as store:
         run_row = store.get_run(run)
         cases = store.run_cases(run_row["id"])
         calls = store.judgments(run_row["id"])

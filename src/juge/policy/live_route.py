@@ -25,9 +25,8 @@ from juge.data.records import Case
 from juge.errors import InputError
 from juge.policy.route import RouteDecision, route_cases
 from juge.policy.results import PolicyResult, RouteResult
-from juge.runs.api import _store
 from juge.runs.execute import run_eval
-from juge.store import Store
+from juge.store import Store, open_store
 
 
 @dataclass
@@ -152,8 +151,7 @@ def route_new_items(
     else the eval file's mapping does) or one ``item`` (JSON), store the run in ``db``, and route each item.
     ``provider``, ``base_url``, ``api_key_env`` and ``model`` override
     the eval file's (as on ``juge run``); another model than the policy's is refused before any call."""
-    from juge.config import load_eval
-    from juge.endpoint import provider_override, with_model
+    from juge.config import load_eval, provider_override, with_model
     from juge.policy.route import read_route_item
 
     if (item is None) == (items is None):
@@ -167,7 +165,7 @@ def route_new_items(
         if recorded:
             notes.append(f"{item}: its {len(recorded)} recorded judge calls are not used; the judge is called")
         cases = [case]
-    with _store(db, must_exist=False) as store:
+    with open_store(db) as store:
         routed = route_live(
             policy,
             config,

@@ -65,7 +65,7 @@ def probe_injection(
     ``provider``, ``model``, ``base_url`` and ``api_key_env`` override its files. Every call goes through
     the engine into the store ``db`` as a run (resumed when ``resume``). Returns the run with its :class:`ProbeResult` (``.result``)."""
     from juge.arguments import refuse_text
-    from juge.endpoint import provider_override
+    from juge.config import provider_override
     from juge.probes.injection import load_items, load_kinds, run_probe
     from juge.runs.plan import engine_options
     from juge.runs.providers import Providers

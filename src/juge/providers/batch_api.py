@@ -2,7 +2,7 @@
 
 A batch takes many requests at once, answers them within a window (24 h) at a lower price and
 gives the answers back as a file. A provider that has one returns it from ``batches()``; the
-batch runner (`juge.batching`) sends a run's requests through it, each named by its cache key.
+batch runner (`juge.engine.batching`) sends a run's requests through it, each named by its cache key.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from juge.runs.select import show as show
 
 if TYPE_CHECKING:
     from juge.judges.judge import Judge
-    from juge.progress import ProgressFactory
+    from juge.engine.progress import ProgressFactory
     from juge.providers.base import Provider
     from juge.store import Store
 
@@ -68,7 +68,7 @@ async def run_async(
         repeat: ask each judge this many times in the same order (self-consistency).
         concurrency: calls in flight at once (default from the eval file, else 8).
         progress: True for a progress bar on stderr, or a factory ``(description, total, done) -> progress``
-            (see :mod:`juge.progress`); default off.
+            (see :mod:`juge.engine.progress`); default off.
         resume: resume the unfinished run of the same eval and data (default on).
         provider: a provider name for every judge, overriding the eval and judge files.
         base_url: the provider's endpoint (a server given by address needs no key).
@@ -82,10 +82,10 @@ async def run_async(
     judge answering unparsed too often) is in ``Run.warnings``.
     """
     from juge.arguments import refuse_text
-    from juge.endpoint import provider_override, with_model
+    from juge.config import provider_override, with_model
     from juge.runs.execute import run_eval_async
     from juge.runs.plan import RunOptions
-    from juge.store import DEFAULT_DB
+    from juge.store import DEFAULT_DB, open_store
 
     refuse_text("only", only, "list")
     config = eval_config(eval_or_path, cases=cases, judges=judges, mapping=mapping)
@@ -113,9 +113,9 @@ async def run_async(
     with contextlib.ExitStack() as opened:
         return await run_eval_async(
             config,
-            lambda: opened.enter_context(_store(db, must_exist=False)),  # opened once the inputs are checked
+            lambda: opened.enter_context(open_store(db)),  # opened once the inputs are checked
             options,
-            db=str(db if db is not None else DEFAULT_DB),  # as _store opens it
+            db=str(db if db is not None else DEFAULT_DB),  # as open_store opens it
         )
 
 
@@ -154,7 +154,7 @@ def run(
         repeat: ask each judge this many times in the same order (self-consistency).
         concurrency: calls in flight at once (default from the eval file, else 8).
         progress: True for a progress bar on stderr, or a factory ``(description, total, done) -> progress``
-            (see :mod:`juge.progress`); default off.
+            (see :mod:`juge.engine.progress`); default off.
         resume: resume the unfinished run of the same eval and data (default on).
         provider: a provider name for every judge, overriding the eval and judge files.
         base_url: the provider's endpoint (a server given by address needs no key).
@@ -191,19 +191,6 @@ def _in_running_loop() -> bool:
 # ---- runs: compare and estimate -----------------------------------------------------------------
 
 
-def _store(db: str | Path | None, *, must_exist: bool = True) -> Store:
-    """The store at `db` (a SQLite file or a ``postgresql://`` URL; default ``.juge/juge.db``). A SQLite
-    file that must exist and does not is an InputError; one that may be new gets its folder."""
-    from juge.store import DEFAULT_DB, is_database_url, open_store
-
-    where = db if db is not None else DEFAULT_DB
-    if not is_database_url(where):
-        path = Path(where)
-        if must_exist and not path.exists():
-            raise InputError(f"{path}: no juge database here (run `juge run` first, or pass --db)")
-    return open_store(where)  # Store makes a new file's folder, or says why it cannot (exit 3)
-
-
 def _run_id(run: str | Run) -> str:
     """A run id, or the id of a :class:`Run` that ``juge.run`` returned (the README passes those)."""
     return run.run_id if isinstance(run, Run) else run
@@ -224,8 +211,9 @@ def compare(
     Refuses (InputError) runs judged by different judge versions unless ``allow_different_judges``.
     """
     from juge.runs.compare import compare_runs
+    from juge.store import open_store
 
-    with _store(db) as store:
+    with open_store(db, must_exist=True) as store:
         return compare_runs(
             store,
             _run_id(run_a),

@@ -44,7 +44,7 @@ def estimate(
     from juge.data.results import KindGuess
     from juge.runs.corrected import corrected_pass_rate, human_pass_shares
     from juge.runs.verdicts import run_outcomes, run_threshold
-    from juge.store import open_existing_store
+    from juge.store import open_store
 
     if source is None:
         source = study_source(
@@ -56,7 +56,7 @@ def estimate(
         raise InputError("give --labels FILE: human labels (item_id, rater_id, label) on some of the run's cases")
     if source.kind == "pairwise":
         raise InputError("--kind pairwise: juge estimate needs pass/fail labels (A/B/tie labels have no pass rate)")
-    with open_existing_store(db) as store:
+    with open_store(db, must_exist=True) as store:
         run_row = store.get_run(run if isinstance(run, str) else run.run_id)
         threshold = run_threshold(run_row["config"], threshold)
         cases = store.run_cases(run_row["id"])

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from juge import __version__
-from juge.batching import BatchedProvider, BatchPending, describe
+from juge.engine.batching import BatchedProvider, BatchPending, describe
 from juge.config import EvalConfig, ProviderSpec
 from juge.data.records import Case, Judgment
 from juge.engine import Engine, apply_checks, build_tasks, iter_tasks

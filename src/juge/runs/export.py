@@ -53,7 +53,7 @@ def export(
     ['run_id', 'item_id', 'category']
     """
     from juge.files import write_atomic, write_with
-    from juge.store import open_existing_store
+    from juge.store import open_store
 
     path = Path(path)
     fmt = format or path.suffix.lower().lstrip(".")
@@ -62,7 +62,7 @@ def export(
             raise InputError(f"{path}: unknown format {path.suffix!r}; use .jsonl, .csv or .parquet")
         raise InputError(f"format {format!r}: use one of {', '.join(FORMATS)}")
     run_id = run if isinstance(run, str) else run.run_id
-    with open_existing_store(db) as store:
+    with open_store(db, must_exist=True) as store:
         run_id = store.get_run(run_id)["id"]
         rows = judgment_rows(store, run_id)
     if wide:

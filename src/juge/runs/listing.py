@@ -35,13 +35,13 @@ def list_runs(
     >>> [r.id for r in juge.list_runs(db=".juge/juge.db", status="running")]  # doctest: +SKIP
     []
     """
-    from juge.store import open_existing_store
+    from juge.store import open_store
 
     if last is not None and last < 1:
         raise InputError(f"--last {last}: give 1 or more")
     if status is not None and status not in RUN_STATUSES:
         raise InputError(f"--status {status}: a run is {' or '.join(RUN_STATUSES)}")
-    with open_existing_store(db) as store:
+    with open_store(db, must_exist=True) as store:
         runs = select_runs(store, eval_name=eval_name, status=status, last=last, all_kinds=all_kinds)
         return [run_row(r) for r in runs]
 
@@ -125,12 +125,12 @@ def delete_runs(run_ids: Sequence[str], *, db: str | Path | None = None) -> list
     response cache stays. Every id is resolved first: an unknown one, or a run another juge process is
     judging right now, is an InputError and nothing is deleted. Returns the runs deleted."""
     from juge.arguments import refuse_text
-    from juge.store import RunNotFound, is_database_url, open_existing_store
+    from juge.store import RunNotFound, is_database_url, open_store
 
     refuse_text("run_ids", run_ids, "list")
     if not run_ids:
         raise InputError("give the id of at least one run to delete")
-    with open_existing_store(db) as store:
+    with open_store(db, must_exist=True) as store:
         runs: dict[str, dict[str, Any]] = {}
         for given in run_ids:
             try:

@@ -186,7 +186,7 @@ def dry_run(
     """
     from juge.arguments import refuse_text
     from juge.config import eval_config
-    from juge.endpoint import provider_override, with_model
+    from juge.config import provider_override, with_model
     from juge.runs.plan import RunOptions, plan_run
     from juge.runs.providers import answering_judges
 

@@ -45,12 +45,12 @@ def show(
     >>> [j.text for c in shown.cases for j in c.judgments]  # doctest: +SKIP
     """
     from juge.judges.pairwise import combine_orders
-    from juge.store import open_existing_store
+    from juge.store import open_store
 
     if limit is not None and limit < 1:
         raise InputError(f"--limit {limit}: give 1 or more")
     run_id = run if isinstance(run, str) else run.run_id
-    with open_existing_store(db) as store:
+    with open_store(db, must_exist=True) as store:
         stored = store.get_run(run_id)
         cases = store.run_cases(stored["id"])
         checks = store.check_results(stored["id"])

@@ -28,9 +28,10 @@ from typing import Any
 
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import Fault, InputError
-from juge.schema import pending, use_wal
-from juge.store_schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION, TABLES, run_script
+from juge.store.layout import MIGRATIONS, SCHEMA, SCHEMA_VERSION, TABLES, run_script
+from juge.store.migrations import pending, use_wal
 
+#: Where every command keeps its runs unless told otherwise (--db).
 DEFAULT_DB = Path(".juge") / "juge.db"
 
 
@@ -55,29 +56,6 @@ def _loads(text: str | None) -> Any:
 
 class RunNotFound(InputError, LookupError):
     """No stored run with this id, or a prefix that more than one run id starts with."""
-
-
-def is_database_url(db: str | Path) -> bool:
-    """`db` names a PostgreSQL database (``postgresql://...``) rather than a SQLite file."""
-    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
-
-
-def open_store(db: str | Path) -> Store:
-    """The store at `db`: a SQLite file, or a PostgreSQL database given by URL (`juge.store_pg`)."""
-    if is_database_url(db):
-        from juge.store_pg import PgStore
-
-        return PgStore(str(db))
-    return Store(db)
-
-
-def open_existing_store(db: str | Path | None) -> Store:
-    """The store at `db` (default ``.juge/juge.db``) for reading: a SQLite file that is not there is an
-    InputError rather than a new, empty store."""
-    where = db if db is not None else DEFAULT_DB
-    if not is_database_url(where) and not Path(where).exists():
-        raise InputError(f"{where}: no juge database here (run `juge run` first, or pass --db)")
-    return open_store(where)
 
 
 # SQLite's primary result codes (the low byte of an extended code) that say what is wrong with the store.
@@ -201,7 +179,7 @@ class Store:
         return 0 if tables.intersection(TABLES) else None
 
     def _upgrade(self) -> None:
-        """Create the tables of a new store, or run the migrations an older store lacks (see juge.schema)."""
+        """Create the tables of a new store, or run the migrations an older store lacks (see juge.store.migrations)."""
         found = self._schema_version()
         if found == SCHEMA_VERSION:
             return

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from rich.console import Console
 
-from juge.batching import BatchedProvider
+from juge.engine.batching import BatchedProvider
 from juge.checks import Check, run_checks
 from juge.data.records import Case, Judgment
-from juge.limits import Adaptive, Budget, Clock, Spend
-from juge.progress import ProgressFactory, run_progress
+from juge.engine.limits import Adaptive, Budget, Clock, Spend
+from juge.engine.progress import ProgressFactory, run_progress
 from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response
 from juge.providers.pricing import call_cost
 from juge.store import Store
@@ -56,7 +56,7 @@ class EngineOptions:
     # Claim each task in a store that processes share (PostgreSQL). Off in batch mode, where one
     # process holds the run and every task is in flight at once (a claim each would be a lock each).
     claims: bool = True
-    # Rate budgets (see juge.limits): requests and tokens per minute for each provider (endpoint),
+    # Rate budgets (see juge.engine.limits): requests and tokens per minute for each provider (endpoint),
     # and in `limits` per provider name or model name (rpm, tpm; None: no limit).
     rpm: int | None = None
     tpm: int | None = None
