@@ -116,7 +116,7 @@ def report_command(
 ) -> None:
     """`juge report`: its help text is REPORT_HELP."""
     from juge.api import report, run_report
-    from juge.reports import SUFFIXES, format_for
+    from juge.reports.write import SUFFIXES, format_for
 
     fmt = format_for(output, fmt)
     if sum(x is not None for x in (calibration, run, compare)) != 1:

@@ -1,110 +1,46 @@
 """Reports: a calibration result rendered as self-contained HTML (inline SVG plots), Markdown or JSON.
 
-`write_report(calibration, path, fmt="html")` is the one call other commands need
-(`juge demo` uses it); `juge report` adds reading files, a policy and disagreements.
-Reports on a stored run or a comparison of two runs are built by `juge.reports.runs`
-and rendered by the same `render_report`.
+`write_report(calibration, path, fmt="html")` (``write.py``) is the one call other commands need (`juge demo`
+uses it); ``api.py`` is `juge report` (reading files, a policy and disagreements; a stored run or two runs
+compared, built by ``runs.py``), all rendered by ``render.render_report``.
+
+Names are imported on first use: ``import juge.reports.fit`` (the terminal's layout) loads no renderer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from importlib.resources import as_file
-from importlib.resources.abc import Traversable
-from pathlib import Path
-from typing import Any, TypeVar
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+if TYPE_CHECKING:
+    from juge.files import write_atomic
+    from juge.reports.model import build_report_data
+    from juge.reports.render import FORMATS, render_report
+    from juge.reports.write import SUFFIXES, format_for, read_calibration, read_result, write_report
 
-from juge.errors import input_error, pydantic_field
-from juge.files import read_json_object, write_atomic
-from juge.reports.disagreements import read_items
-from juge.reports.model import as_calibration, build_report_data
-from juge.reports.render import render_html, render_json, render_markdown
-from juge.calibration.results import Calibration
-from juge.parts import check_schema_version
-from juge.policy.results import HoldoutTest, PolicyResult
-
-ResultModel = TypeVar("ResultModel", bound=BaseModel)
-FORMATS = {"html": render_html, "md": render_markdown, "json": render_json}
-SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
-
-
-def format_for(path: str | Path | None, fmt: str | None) -> str:
-    """The report format: `fmt` when given, else the output's suffix (.md, .json; anything else is HTML).
-    The one rule for ``juge report``, ``juge.report`` and ``run_report``; an unknown `fmt` is an input error."""
-    if fmt is not None:
-        if fmt not in FORMATS:
-            from juge.errors import InputError
-
-            raise InputError(f"--format must be one of {', '.join(FORMATS)} (fmt= in Python), got {fmt!r}")
-        return fmt
-    suffix = Path(path).suffix.lower() if path is not None else ""
-    return {".md": "md", ".json": "json"}.get(suffix, "html")
-
-
-def render_report(data: dict[str, Any], fmt: str = "html") -> str:
-    """Render normalised report data (`build_report_data`) in `fmt`: html, md or json."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown report format {fmt!r}; use one of {sorted(FORMATS)}")
-    return FORMATS[fmt](data)
-
-
-def write_report(
-    calibration: Calibration | dict[str, Any],
-    path: str | Path,
-    fmt: str = "html",
-    *,
-    policy: PolicyResult | dict[str, Any] | None = None,
-    policy_test: HoldoutTest | dict[str, Any] | None = None,
-    items: str | Path | Traversable | None = None,
-    top: int = 3,
-    source: str | None = None,
-    items_map: Mapping[str, str] | None = None,
-) -> Path:
-    """Render a calibration result and write it atomically to `path`; returns the path.
-
-    `items` (the study's items file, its columns read with `items_map` when given) adds the question, both
-    answers and each rater's vote to the disagreement examples; `top` is how many examples per judge.
-    """
-    cases = None
-    if items is not None:
-        # A packaged file (importlib.resources Traversable, e.g. the demo's items) is read through a real path.
-        with as_file(Path(items) if isinstance(items, str) else items) as items_path:
-            cases = read_items(items_path, items_map)
-    calibration = as_calibration(calibration)
-    if calibration.kind == "criteria":  # several criteria: one report each, side by side first
-        from juge.reports.criteria import render_criteria
-
-        def build(study: Calibration) -> dict[str, Any]:
-            return build_report_data(study, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
-
-        return write_atomic(path, render_criteria(calibration, fmt, build))
-    data = build_report_data(calibration, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
-    return write_atomic(path, render_report(data, fmt))
-
-
-def read_result(path: str | Path, model: type[ResultModel], what: str) -> ResultModel:
-    """A result file validated into its model; a bad value is refused naming the file and the field."""
-    obj = read_json_object(path, what)
-    try:
-        return model.model_validate(obj)
-    except ValidationError as exc:
-        field, message = pydantic_field(exc)
-        raise input_error(path, f"not a valid {what}: {message}", field=field) from None
-
-
-def read_calibration(path: str | Path) -> Calibration:
-    """A calibration result written by `juge calibrate --json`; refuses files that are not one."""
-    obj = read_json_object(path, "calibration")
-    check_schema_version(obj, path, "calibration")
-    if obj.get("kind") != "criteria" and not isinstance(obj.get("judges"), dict):
-        raise input_error(
-            path,
-            "not a calibration result: no 'judges' object; make one with `juge calibrate ... --json FILE`",
-            field="judges",
-        )
-    return read_result(path, Calibration, "calibration")
-
+_LAZY = {
+    "FORMATS": "juge.reports.render",
+    "SUFFIXES": "juge.reports.write",
+    "build_report_data": "juge.reports.model",
+    "format_for": "juge.reports.write",
+    "read_calibration": "juge.reports.write",
+    "read_result": "juge.reports.write",
+    "render_report": "juge.reports.render",
+    "write_atomic": "juge.files",
+    "write_report": "juge.reports.write",
+}
 
 __all__ = ["build_report_data", "read_calibration", "read_result", "render_report", "write_report", "write_atomic"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'juge.reports' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

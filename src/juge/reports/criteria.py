@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from juge.reports.render import fmt_estimate, kind_of
+from juge.reports.render import fmt_estimate, kind_of, render_report
 from juge.calibration.results import Calibration
 
 _ID = re.compile(r'(\bid="|url\(#|href="#)([^"\)]+)')
@@ -21,8 +21,6 @@ _BODY = re.compile(r"<main>(.*)</main>", re.S)
 
 def render_criteria(calibration: Calibration, fmt: str, build: Callable[[Calibration], dict[str, Any]]) -> str:
     """`build(study)` gives one criterion's report data; this renders them all in `fmt` (html, md, json)."""
-    from juge.reports import render_report
-
     studies = calibration.criteria or {}
     if fmt == "json":
         data = {name: json.loads(render_report(build(study), "json")) for name, study in studies.items()}

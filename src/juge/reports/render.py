@@ -147,3 +147,13 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
+
+
+FORMATS = {"html": render_html, "md": render_markdown, "json": render_json}
+
+
+def render_report(data: dict[str, Any], fmt: str = "html") -> str:
+    """Render normalised report data (`build_report_data`) in `fmt`: html, md or json."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; use one of {sorted(FORMATS)}")
+    return FORMATS[fmt](data)
