@@ -48,3 +48,13 @@ def visible_html(value: object) -> object:
         last = m.end()
     parts.append(escape(value[last:]))
     return Markup("").join(parts)
+
+
+# Control characters (C0 but tab and newline, DEL, C1) and bidi overrides and isolates: model text
+# holding them could clear the terminal, set its title or reorder what the reader sees.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every terminal control character shown as its escape (ESC as ``\\x1b``)."""
+    return _TERMINAL_CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

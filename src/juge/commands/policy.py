@@ -19,6 +19,7 @@ from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.commands.inputs import ESTIMATE_OPTIONS, STUDY_OPTIONS, reads_inputs, with_files
 from juge.errors import InputError
+from juge.visible import terminal_safe
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted, wrapped
 from juge.stats.estimate import format_estimate as fmt
@@ -174,8 +175,6 @@ def compare_command(
     the runs used different judge models, templates or template hashes.
     """
     from juge.api import compare
-    from juge.commands.run import terminal_safe
-
     result = compare(
         run_a,
         run_b,

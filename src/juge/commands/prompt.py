@@ -11,14 +11,13 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from juge.visible import terminal_safe
 from juge.files import is_stdout, write_atomic
 from juge.runs.results import DryRun, RenderedPrompt
 
 
 def print_prompts(prompts: Sequence[RenderedPrompt], console: Console) -> None:
     """Each call's messages, verbatim (control characters shown as escapes), under a rule per role."""
-    from juge.commands.run import terminal_safe
-
     for p in prompts:
         order = f", order {p.order}" if p.order else ""
         step = " (solve-first: its own solution)" if p.step == "solve" else ""

@@ -14,12 +14,14 @@ from rich.table import Table
 
 from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
+from juge.commands.prompt import print_dry_run
 from juge.data.readers import parse_mapping
 from juge.errors import Fault, InputError
 from juge.files import is_stdout, staged_output, write_atomic
 from juge.engine.progress import RunProgress, run_progress
 from juge.reports.fit import fitted
 from juge.store import DEFAULT_DB
+from juge.visible import terminal_safe
 
 err = Console(stderr=True)
 
@@ -166,7 +168,6 @@ def run_command(
 
     if dry_run:
         from juge.api import dry_run as plan
-        from juge.commands.prompt import print_dry_run
 
         planned = plan(
             eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map), only=_read_only(only),
@@ -263,16 +264,6 @@ def _print_pending(result: Any) -> None:
     for batch in result.pending:
         counts = ", ".join(f"{k} {v}" for k, v in batch["counts"].items())
         err.print(f"  batch {batch['id']}: {batch['state']}" + (f" ({counts})" if counts else ""), markup=False)
-
-
-# Control characters (C0 but tab and newline, DEL, C1) and bidi overrides and isolates: model text
-# holding them could clear the terminal, set its title or reorder what the reader sees.
-_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def terminal_safe(text: str) -> str:
-    """`text` with every terminal control character shown as its escape (ESC as ``\\x1b``)."""
-    return _TERMINAL_CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def show_command(

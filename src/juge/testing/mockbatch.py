@@ -14,10 +14,10 @@ import time
 import uuid
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from juge.testing.mockserver import MockConfig
+from juge.testing.mockmodel import MockConfig, _completion, _unit, expected_answer, request_digest
+
 
 OPENAI_PATHS = (b"/v1/files", b"/files", b"/v1/batches", b"/batches")
 ANTHROPIC_PATH = b"/v1/messages/batches"
@@ -25,8 +25,6 @@ ANTHROPIC_PATH = b"/v1/messages/batches"
 
 def batch_outcome(config: MockConfig, custom_id: str) -> str:
     """What a batch does with the request named `custom_id`: "ok", "error" or "expired"."""
-    from juge.testing.mockserver import _unit
-
     if _unit(config.seed, "batch-error", custom_id) < config.batch_errors:
         return "error"
     if _unit(config.seed, "batch-expire", custom_id) < config.batch_expire:
@@ -140,8 +138,6 @@ class MockBatches:
         return file_id
 
     def _completion(self, request: dict[str, Any]) -> dict[str, Any]:
-        from juge.testing.mockserver import _completion, expected_answer, request_digest
-
         model, messages = request["model"], request["messages"]
         text = expected_answer(self.config, model, messages)
         return _completion(request_digest(model, messages), model, messages, text, refused=False)
@@ -188,8 +184,6 @@ class MockBatches:
         }
 
     def _anthropic_results(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
-        from juge.testing.mockserver import expected_answer
-
         out = []
         for custom_id, fate, params in batch["answers"]:
             if fate == "ok":
