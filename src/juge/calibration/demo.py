@@ -19,10 +19,10 @@ from pathlib import Path
 
 from juge.calibration.pairtable import PairTable, add_judgments, build_pair_table
 from juge.calibration.pairwise import Bootstrap, pairwise_study
+from juge.calibration.results import Calibration, Dataset
 from juge.data.adapters import CalibrationData, read_pairwise_items, read_recorded_judgments
 from juge.data.records import Judgment
 from juge.errors import InputError
-from juge.calibration.results import Calibration, Dataset
 
 DEMO_FILES = ("items.jsonl", "judgments.jsonl", "DATA.md", "SHA256SUMS")
 DEFAULT_OUT_DIR = Path("juge-demo")

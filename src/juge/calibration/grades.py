@@ -33,10 +33,10 @@ import numpy as np
 from juge import __version__
 from juge.calibration.pairtable import judge_key
 from juge.calibration.pairwise import Bootstrap, label_pairs, people_alpha
+from juge.calibration.results import Calibration
 from juge.data.adapters import normalise_passfail
 from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError
-from juge.calibration.results import Calibration
 from juge.stats import (
     Estimate,
     kappa_estimate,

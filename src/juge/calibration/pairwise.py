@@ -43,8 +43,8 @@ import numpy as np
 
 from juge import __version__
 from juge.calibration.pairtable import LABELS, ORDERS, PairItem, PairTable
-from juge.data.records import OUTCOMES
 from juge.calibration.results import Calibration
+from juge.data.records import OUTCOMES
 from juge.stats import Estimate, kappa_estimate, pair_tables, paired_ratio_difference, ratio_estimate
 from juge.stats.alpha import alpha_estimate
 

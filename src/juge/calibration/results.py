@@ -13,6 +13,7 @@ from juge.data.results import KindGuess
 from juge.parts import Part, Result
 from juge.stats.estimate import Estimate, format_estimate
 
+
 class Ceiling(Part):
     """Person vs person (all pairs of distinct raters on an item, pooled)."""
 

@@ -11,9 +11,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from juge.visible import terminal_safe
 from juge.files import is_stdout, write_atomic
 from juge.runs.results import DryRun, RenderedPrompt
+from juge.visible import terminal_safe
 
 
 def print_prompts(prompts: Sequence[RenderedPrompt], console: Console) -> None:

@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from juge.errors import InputError, input_error
 from juge.data.results import SplitResult, SplitSide
+from juge.errors import InputError, input_error
 
 
 def split(

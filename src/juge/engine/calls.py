@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from rich.console import Console
 
-from juge.engine.batching import BatchedProvider
 from juge.checks import Check, run_checks
 from juge.data.records import Case, Judgment
+from juge.engine.batching import BatchedProvider
 from juge.engine.limits import Adaptive, Budget, Clock, Spend
 from juge.engine.progress import ProgressFactory, run_progress
 from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response

@@ -58,8 +58,8 @@ from juge.data.records import Case, HumanLabel
 from juge.errors import InputError
 from juge.judges.rubric import Rubric
 from juge.label.rubric import canonical_label, export_value
-from juge.store.migrations import Migration, latest_version, pending, use_wal
 from juge.store import DEFAULT_DB
+from juge.store.migrations import Migration, latest_version, pending, use_wal
 
 SESSION_IDLE_SECONDS = 30 * 60  # a gap this long starts a new labelling session
 LOGIN_SECONDS = 12 * 3600  # a browser's sign-in lasts a working day; then the rater opens their link again

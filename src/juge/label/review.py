@@ -68,8 +68,8 @@ def status(store: LabelStore, project: Project, *, resamples: int = 2000, seed: 
     each with a percentile bootstrap interval that resamples those items (`resamples`, `seed`).
     """
     from juge.label.results import LabelStatus, RaterCount
-    from juge.stats.estimate import finite_or_none
     from juge.stats.agreement import agreement, cohen_kappa
+    from juge.stats.estimate import finite_or_none
 
     table = store.item_table(project)
     # Items in the cases' order (the order they were stored in), as juge calibrate reads them: the seeded

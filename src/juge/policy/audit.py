@@ -9,8 +9,8 @@ from typing import Any
 from juge.data.records import Judgment
 from juge.errors import InputError
 from juge.policy.inputs import load_policy
-from juge.policy.route import audit_sample, weekly_seed
 from juge.policy.results import AuditSample, PolicyResult
+from juge.policy.route import audit_sample, weekly_seed
 from juge.store import open_store
 
 

@@ -73,6 +73,7 @@ from juge.policy.derivation import (
     too_few,
     too_few_paragraph,
 )
+from juge.policy.results import PolicyResult
 from juge.policy.route import (
     JUDGE,
     PERSON,
@@ -82,7 +83,6 @@ from juge.policy.route import (
     category_route,
     check_versions,
 )
-from juge.policy.results import PolicyResult
 from juge.stats import ratio_estimate
 
 POLICY_KEY = "policy"

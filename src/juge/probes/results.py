@@ -7,6 +7,7 @@ from typing import ClassVar
 from juge.parts import Part, Result
 from juge.stats.estimate import ExactRate, PooledRate
 
+
 class ProbeBaseline(Part):
     counts: dict[str, int] = {}
     better_answer_counts: dict[str, int] | None = None

@@ -15,14 +15,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from juge.files import write_atomic
     from juge.reports.model import build_report_data
-    from juge.reports.render import FORMATS, render_report
-    from juge.reports.write import SUFFIXES, format_for, read_calibration, read_result, write_report
+    from juge.reports.render import render_report
+    from juge.reports.write import read_calibration, read_result, write_report
 
 _LAZY = {
-    "FORMATS": "juge.reports.render",
-    "SUFFIXES": "juge.reports.write",
     "build_report_data": "juge.reports.model",
-    "format_for": "juge.reports.write",
     "read_calibration": "juge.reports.write",
     "read_result": "juge.reports.write",
     "render_report": "juge.reports.render",

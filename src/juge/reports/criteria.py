@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from juge.reports.render import fmt_estimate, kind_of, render_report
 from juge.calibration.results import Calibration
+from juge.reports.render import fmt_estimate, kind_of, render_report
 
 _ID = re.compile(r'(\bid="|url\(#|href="#)([^"\)]+)')
 _BODY = re.compile(r"<main>(.*)</main>", re.S)

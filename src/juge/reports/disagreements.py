@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from juge.calibration.results import Calibration, Disagreement
 from juge.data.readers import read_cases, read_rows
 from juge.data.records import Case
 from juge.judges.pairwise import as_agreement_label
-from juge.calibration.results import Calibration, Disagreement
 
 ITEM_MAPPING = {"id": "item_id", "output_1": "answer_1", "output_2": "answer_2"}
 ORDERS = ("12", "21")

@@ -15,13 +15,23 @@ from datetime import UTC, datetime
 from typing import Any
 
 from juge import __version__
+from juge.calibration.results import (
+    Agreement,
+    AtThreshold,
+    Calibration,
+    Caught,
+    Ceiling,
+    Confusion,
+    JudgeFigures,
+    JudgeVersion,
+    Versions,
+)
 from juge.data.records import Case
 from juge.policy.derivation import MIN_PAIRS
+from juge.policy.results import Conclusion, HoldoutFigures, HoldoutTest, PolicyResult
 from juge.reports.disagreements import attach_items, select_disagreements
 from juge.reports.headline import MARGIN as HEADLINE_MARGIN
 from juge.reports.headline import headlines
-from juge.calibration.results import Agreement, AtThreshold, Calibration, Caught, Ceiling, Confusion, JudgeFigures, JudgeVersion, Versions
-from juge.policy.results import Conclusion, HoldoutFigures, HoldoutTest, PolicyResult
 from juge.stats.estimate import Estimate
 
 VERDICTS = ("A", "B", "tie", "inconsistent", "missing")

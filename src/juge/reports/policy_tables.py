@@ -11,10 +11,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from juge.policy.derivation import TOO_FEW
-from juge.reports.fit import fitted, wrapped
 from juge.calibration.results import Agreement, Caught
-from juge.policy.results import CategoryConclusion, Coverage, HoldoutFigures, HoldoutTest, PeopleAgreement, PolicyGuarantee, PolicyResult
+from juge.policy.derivation import TOO_FEW
+from juge.policy.results import (
+    CategoryConclusion,
+    Coverage,
+    HoldoutFigures,
+    HoldoutTest,
+    PeopleAgreement,
+    PolicyGuarantee,
+    PolicyResult,
+)
+from juge.reports.fit import fitted, wrapped
 from juge.stats.estimate import format_estimate as fmt
 
 __all__ = ["print_input_notes", "print_policy", "print_test"]

@@ -14,15 +14,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from juge.calibration.results import Calibration
 from juge.errors import InputError, input_error, pydantic_field
 from juge.files import read_json_object, write_atomic
-from juge.reports.disagreements import read_items
-from juge.reports.model import as_calibration, build_report_data
-from juge.reports.criteria import render_criteria
-from juge.reports.render import FORMATS, render_report
-from juge.calibration.results import Calibration
 from juge.parts import check_schema_version
 from juge.policy.results import HoldoutTest, PolicyResult
+from juge.reports.criteria import render_criteria
+from juge.reports.disagreements import read_items
+from juge.reports.model import as_calibration, build_report_data
+from juge.reports.render import FORMATS, render_report
 
 ResultModel = TypeVar("ResultModel", bound=BaseModel)
 SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
@@ -63,6 +63,7 @@ def write_report(
             cases = read_items(items_path, items_map)
     calibration = as_calibration(calibration)
     if calibration.kind == "criteria":  # several criteria: one report each, side by side first
+
         def build(study: Calibration) -> dict[str, Any]:
             return build_report_data(study, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
 
@@ -92,4 +93,3 @@ def read_calibration(path: str | Path) -> Calibration:
             field="judges",
         )
     return read_result(path, Calibration, "calibration")
-

@@ -10,6 +10,7 @@ from juge.data.results import KindGuess
 from juge.parts import Part, Result
 from juge.stats.estimate import Estimate, PlugInEstimate, TunedEstimate
 
+
 class CheckRate(Part):
     passed: int
     n: int

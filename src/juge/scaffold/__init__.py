@@ -18,8 +18,8 @@ from typing import Literal
 
 from juge.data.readers import split_of
 from juge.errors import InputError
-from juge.scaffold.results import InitResult
 from juge.scaffold.cases import FACTS, ITEMS
+from juge.scaffold.results import InitResult
 
 Kind = Literal["passfail", "score", "pairwise"]
 KINDS: tuple[str, ...] = ("passfail", "score", "pairwise")

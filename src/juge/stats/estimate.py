@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from juge.parts import Part
 
+
 def finite_or_none(x: Any) -> float | None:
     """Return ``float(x)``, or None when ``x`` is None, NaN or infinite (keeps NaN out of JSON)."""
     if x is None:

@@ -18,7 +18,6 @@ from typing import Any
 
 from juge.testing.mockmodel import MockConfig, _completion, _unit, expected_answer, request_digest
 
-
 OPENAI_PATHS = (b"/v1/files", b"/files", b"/v1/batches", b"/batches")
 ANTHROPIC_PATH = b"/v1/messages/batches"
 

@@ -77,11 +77,9 @@ class MockConfig:
         object.__setattr__(self, "answers", tuple(self.answers))
 
 
-
 def request_digest(model: str, messages: list[dict[str, Any]]) -> bytes:
     """The identity of a request: its model and messages (what the answer depends on)."""
     return hashlib.sha256(json.dumps([model, messages], sort_keys=True, ensure_ascii=False).encode()).digest()
-
 
 
 def expected_answer(config: MockConfig, model: str, messages: list[dict[str, Any]]) -> str:
@@ -90,12 +88,10 @@ def expected_answer(config: MockConfig, model: str, messages: list[dict[str, Any
     return config.answers[h % len(config.answers)]
 
 
-
 def _unit(*parts: Any) -> float:
     """A deterministic number in [0, 1) from `parts`."""
     digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64
-
 
 
 def fault_for_attempt(config: MockConfig, digest: bytes, attempt: int) -> str | None:
@@ -113,17 +109,14 @@ def fault_for_attempt(config: MockConfig, digest: bytes, attempt: int) -> str | 
     return None
 
 
-
 def injected_fault(config: MockConfig, model: str, messages: list[dict[str, Any]], attempt: int) -> str | None:
     """What a server with `config` does to the `attempt`-th sight of this request (None: answers it)."""
     return fault_for_attempt(config, request_digest(model, messages), attempt)
 
 
-
 def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
     """The mock's token count of a prompt: its words."""
     return sum(len(str(m.get("content", "")).split()) for m in messages)
-
 
 
 def _completion(

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import math
 import random
@@ -65,7 +64,7 @@ import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 import httptools
@@ -77,10 +76,9 @@ from juge.testing.mockmodel import (
     MockConfig,
     _completion,
     _prompt_tokens,
-    _unit,
     expected_answer,
     fault_for_attempt,
-    injected_fault,
+    injected_fault,  # noqa: F401 - re-exported: the docstring's way to read the fault plan
     request_digest,
 )
 
