@@ -11,6 +11,24 @@ The Python API (each function is what one `juge` command does, and returns a typ
     juge.report(cal, "report.html")
 
 Names are imported on first use, so ``import juge`` stays cheap.
+
+Architecture (README "Architecture"): each feature package owns its functions and result models (``api.py``,
+``results.py``): ``runs``, ``calibration``, ``policy``, ``tune``, ``probes``, ``label``, ``reports``,
+``scaffold``; this package, ``juge.api`` and ``juge.results`` re-export them. The layers, top to bottom (a
+module imports only its own package and the layers below; ``|``: independent), checked by ``lint-imports``:
+
+1. ``cli``, ``commands`` (the only code that prints)
+2. ``api``, ``results`` (re-exports)
+3. ``tune`` | ``probes`` | ``label`` | ``live_demo``
+4. ``reports``
+5. ``policy`` (with ``live_route``)
+6. ``runs`` | ``calibration``
+7. ``engine`` (model calls: concurrency, limits, retries, cache, resume, batching, progress)
+8. ``store`` (``open_store``: SQLite, PostgreSQL, layout, migrations)
+9. ``config``, ``judges``, ``providers``, ``checks``, ``data``
+10. ``stats`` (with ``Estimate`` and its one formatter)
+11. ``parts`` (``Part`` and ``Result``, the base of every result model)
+12. ``errors``, ``files``, ``visible``
 """
 
 from __future__ import annotations
