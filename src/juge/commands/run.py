@@ -15,9 +15,9 @@ from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.commands.prompt import print_dry_run
 from juge.data.readers import parse_mapping
+from juge.engine.progress import RunProgress, run_progress
 from juge.errors import Fault, InputError
 from juge.files import is_stdout, staged_output, write_atomic
-from juge.engine.progress import RunProgress, run_progress
 from juge.reports.fit import fitted
 from juge.store import DEFAULT_DB
 from juge.visible import terminal_safe

@@ -23,8 +23,8 @@ from typing import Any
 from juge.config import EvalConfig, GateSpec, ProviderSpec
 from juge.data.records import Case
 from juge.errors import InputError
-from juge.policy.route import RouteDecision, route_cases
 from juge.policy.results import PolicyResult, RouteResult
+from juge.policy.route import RouteDecision, route_cases
 from juge.runs.execute import run_eval
 from juge.store import Store, open_store
 

@@ -28,8 +28,8 @@ from juge.runs.preview import prompt as prompt
 from juge.runs.select import show as show
 
 if TYPE_CHECKING:
-    from juge.judges.judge import Judge
     from juge.engine.progress import ProgressFactory
+    from juge.judges.judge import Judge
     from juge.providers.base import Provider
     from juge.store import Store
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from juge.data.records import Case, Judgment
 from juge.errors import InputError
-from juge.runs.results import Comparison
 from juge.runs.judgediff import judge_diffs
+from juge.runs.results import Comparison
 from juge.runs.verdicts import CaseOutcome, run_outcomes, run_threshold
 from juge.stats import mcnemar_exact, paired_ratio_difference, ratio_estimate
 from juge.store import Store

@@ -185,8 +185,7 @@ def dry_run(
     {'faithful': 8, 'quality': 8}
     """
     from juge.arguments import refuse_text
-    from juge.config import eval_config
-    from juge.config import provider_override, with_model
+    from juge.config import eval_config, provider_override, with_model
     from juge.runs.plan import RunOptions, plan_run
     from juge.runs.providers import answering_judges
 
