@@ -53,15 +53,15 @@ from juge.calibration import better
 from juge.calibration.inputs import StudyInputs
 from juge.calibration.pairtable import LONGER_ANSWER, PairItem, PairTable, build_pair_table
 from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference_templates, vs_majority, vs_people
+from juge.calibration.results import Agreement
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.decision import TOO_FEW, decided_row
 from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
-from juge.policy.status import STATUS_KEYS
-from juge.calibration.results import Agreement
 from juge.policy.results import Coverage, PolicyResult
-from juge.stats.estimate import format_estimate
+from juge.policy.status import STATUS_KEYS
 from juge.stats import paired_ratio_difference
+from juge.stats.estimate import format_estimate
 
 POLICY_FORMAT = 1
 # The policy file's schema: 2 adds judge_kind (pairwise, passfail, score) and holdout_tests; 3 adds the

@@ -53,8 +53,8 @@ from juge.policy.derivation import (
 )
 from juge.policy.guarantee import check_on_holdout
 from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
-from juge.policy.route import JUDGE, RouteDecision, check_versions, route_item
 from juge.policy.results import HoldoutTest, PolicyResult
+from juge.policy.route import JUDGE, RouteDecision, check_versions, route_item
 from juge.stats import ratio_estimate
 from juge.store import Store
 

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from juge.engine.progress import ProgressFactory
     from juge.judges.judge import Judge
     from juge.providers.base import Provider
-    from juge.store import Store
 
 
 # ---- run ---------------------------------------------------------------------------------------

@@ -26,16 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from juge import __version__
-from juge.engine.batching import BatchedProvider, BatchPending, describe
 from juge.config import EvalConfig, ProviderSpec
 from juge.data.records import Case, Judgment
 from juge.engine import Engine, apply_checks, build_tasks, iter_tasks
+from juge.engine.batching import BatchedProvider, BatchPending, describe
 from juge.errors import InputError
 from juge.judges.judge import Judge
 from juge.providers.base import Provider
-from juge.runs.results import Gate, Run, RunSummary
 from juge.runs.plan import RunOptions, RunPlan, check_renderable, plan_run
 from juge.runs.providers import answering_judges, as_model
+from juge.runs.results import Gate, Run, RunSummary
 from juge.runs.summary import summarize
 from juge.runs.system import generate_outputs, judged_cases
 from juge.store import Store
