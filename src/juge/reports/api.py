@@ -1,5 +1,6 @@
 """`juge report` as functions: a calibration's report (:func:`report`) and a stored run's, or two runs compared
-(:func:`run_report`). The renderers (jinja2, the plots) are imported on call: ``import juge.api`` does not need them."""
+(:func:`run_report`). The renderers (jinja2, the plots) and the store are imported on call: ``import juge.api``
+does not need them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any, Literal
 from juge.calibration.results import Calibration
 from juge.errors import InputError
 from juge.policy.results import HoldoutTest, PolicyResult
-from juge.store import DEFAULT_DB, RunNotFound, is_database_url, open_store
 
 
 def report(
