@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from juge.calibration.results import Calibration
 from juge.errors import InputError
 from juge.label.api import (  # noqa: F401 - re-exported: `juge label ...`, one function per command
     label_add_rater,
@@ -24,8 +25,6 @@ from juge.label.api import (  # noqa: F401 - re-exported: `juge label ...`, one 
     label_server,
     label_status,
 )
-from juge.calibration.results import Calibration
-from juge.policy.results import HoldoutTest, PolicyResult
 
 # isort: split
 # API functions that live in their domain modules, re-exported (``x as x``) one line each.

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from juge.errors import InputError
 from juge.policy.results import AuditSample, HoldoutTest, PolicyResult, RouteResult
-from juge.runs.results import Run
 from juge.runs.api import _in_running_loop, _run_id
+from juge.runs.results import Run
 
 if TYPE_CHECKING:
     from juge.calibration.api import Rows
