@@ -21,7 +21,7 @@ module imports only its own package and the layers below; ``|``: independent), c
 2. ``api``, ``results`` (re-exports)
 3. ``tune`` | ``probes`` | ``label`` | ``live_demo``
 4. ``reports``
-5. ``policy`` (with ``live_route``)
+5. ``policy`` (live routing too)
 6. ``runs`` | ``calibration``
 7. ``engine`` (model calls: concurrency, limits, retries, cache, resume, batching, progress)
 8. ``store`` (``open_store``: SQLite, PostgreSQL, layout, migrations)
