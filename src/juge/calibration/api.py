@@ -13,8 +13,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from juge.errors import InputError
 from juge.calibration.results import Calibration
+from juge.errors import InputError
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -16,6 +16,7 @@ from juge.calibration.grades import Truth, build_grade_table, grade_study, is_sc
 from juge.calibration.grades import _read_value as grade_value
 from juge.calibration.pairtable import build_pair_table
 from juge.calibration.pairwise import Bootstrap, pairwise_study
+from juge.calibration.results import Calibration, InputCounts
 from juge.data.adapters import (
     CalibrationData,
     normalise_passfail,
@@ -51,9 +52,8 @@ from juge.data.readers import (
     unnamed,
 )
 from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
-from juge.errors import InputError, input_error
-from juge.calibration.results import Calibration, InputCounts
 from juge.data.results import KindGuess
+from juge.errors import InputError, input_error
 
 StudyKind = Literal["pairwise", "score", "passfail"]
 LABEL_FIELDS = tuple(HumanLabel.model_fields)

@@ -19,11 +19,11 @@ from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.commands.inputs import ESTIMATE_OPTIONS, STUDY_OPTIONS, reads_inputs, with_files
 from juge.errors import InputError
-from juge.visible import terminal_safe
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted, wrapped
 from juge.stats.estimate import format_estimate as fmt
 from juge.store import DEFAULT_DB
+from juge.visible import terminal_safe
 
 if TYPE_CHECKING:
     from juge.policy.results import RoutedItem
@@ -175,6 +175,7 @@ def compare_command(
     the runs used different judge models, templates or template hashes.
     """
     from juge.api import compare
+
     result = compare(
         run_a,
         run_b,

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from juge.parts import Part, Result
 
+
 class KindGuess(Part):
     """The study's kind when no ``--kind`` (nor ``--scale``) said it: what juge guessed, and from what."""
 

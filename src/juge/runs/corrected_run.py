@@ -40,8 +40,8 @@ def estimate(
 
     from juge.calibration.inputs import NO_SPLIT_NOTICE
     from juge.calibration.source import read_study, study_source
-    from juge.errors import InputError
     from juge.data.results import KindGuess
+    from juge.errors import InputError
     from juge.runs.corrected import corrected_pass_rate, human_pass_shares
     from juge.runs.verdicts import run_outcomes, run_threshold
     from juge.store import open_store
