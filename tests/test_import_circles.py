@@ -9,8 +9,6 @@ import grimp
 # Circles known while issue 22's moves land, each with the move that removes it. A circle not listed fails the
 # test; a listed circle that is gone fails it too, so that its line goes with it.
 KNOWN_CIRCLES = {
-    # policy/inputs reads api.calibration_inputs (moving to calibration/ as the one input description)
-    frozenset({"juge.api", "juge.policy.api", "juge.policy.audit", "juge.policy.inputs"}),
     # one label reader: data/labels.py reads PASS/FAIL through data/adapters.py, which reads labels through it
     frozenset({"juge.data.adapters", "juge.data.labels", "juge.data.readers"}),
     # one decision object: derivation, grades, holdout and route call each other; PolicyResult.load reads the
