@@ -114,7 +114,7 @@ def test_a_failed_render_leaves_the_previous_report_untouched(monkeypatch, tmp_p
     def broken(data, fmt="html"):
         raise RuntimeError("renderer failed")
 
-    monkeypatch.setattr(report, "render_report", broken)
+    monkeypatch.setattr("juge.reports.write.render_report", broken)
     with pytest.raises(RuntimeError):
         report.write_report(pairwise_calibration(), target)
     assert target.read_text(encoding="utf-8") == "previous report"
