@@ -7,12 +7,6 @@ They are re-exported by :mod:`juge` (``juge.run``, ``juge.calibrate``, ...).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, Literal
-
-from juge.calibration.results import Calibration
-from juge.errors import InputError
 from juge.label.api import (  # noqa: F401 - re-exported: `juge label ...`, one function per command
     label_add_rater,
     label_attach_run,

@@ -15,14 +15,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from juge.engine.batching import supports_batches
 from juge.config import EngineSpec, EvalConfig, ProviderSpec
 from juge.data.readers import case_line, file_hash
 from juge.data.selection import Selection, select_cases
 from juge.engine import EngineOptions, JudgeTask, iter_tasks
+from juge.engine.batching import supports_batches
+from juge.engine.progress import ProgressFactory
 from juge.errors import InputError, input_error
 from juge.judges.judge import CaseLacksField, Judge
-from juge.engine.progress import ProgressFactory
 from juge.providers.base import Provider
 from juge.providers.pricing import batch_price_table, price_table
 from juge.runs.providers import Providers, judge_provider_spec, provider_for
