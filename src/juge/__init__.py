@@ -42,8 +42,6 @@ try:
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0+local"
 
-from juge.data.records import Case, HumanLabel, Judgment, Message
-
 if TYPE_CHECKING:
     from juge import policy
     from juge.api import (
@@ -71,6 +69,7 @@ if TYPE_CHECKING:
         split,
         tune_judge,
     )
+    from juge.data.records import Case, HumanLabel, Judgment, Message
     from juge.errors import Fault, InputError, JugeError
     from juge.label.api import (
         label_add_rater,
@@ -168,6 +167,7 @@ _LAZY = {
     ),
     **dict.fromkeys(("Fault", "InputError", "JugeError"), "juge.errors"),
     "RunNotFound": "juge.store",
+    **dict.fromkeys(("Case", "HumanLabel", "Judgment", "Message"), "juge.data.records"),
     **dict.fromkeys(
         (
             "label_add_rater",

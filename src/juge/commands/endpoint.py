@@ -6,9 +6,7 @@ from typing import Annotated
 
 import typer
 
-from juge.config import provider_override, with_model
-
-__all__ = ["ApiKeyEnvOption", "BaseUrlOption", "ModelOption", "provider_override", "with_model"]
+__all__ = ["ApiKeyEnvOption", "BaseUrlOption", "ModelOption"]
 
 BaseUrlOption = Annotated[
     str | None,

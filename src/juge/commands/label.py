@@ -20,7 +20,6 @@ from juge.commands.inputs import reads_inputs
 from juge.errors import InputError
 from juge.files import is_stdout
 from juge.reports.fit import fitted
-from juge.stats.estimate import format_estimate
 
 if TYPE_CHECKING:
     from juge.label.results import LabelResult
@@ -307,6 +306,7 @@ def status_command(
     """Who labelled how much, items done and left, and agreement between raters so far (95 % intervals:
     percentile bootstrap over items)."""
     from juge.label.api import label_status
+    from juge.stats.estimate import format_estimate
 
     s = label_status(_one(name, project_opt), db_url=_store(db_url, db), resamples=resamples, seed=seed)
     if _json(s, json_out):

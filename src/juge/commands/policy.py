@@ -21,7 +21,6 @@ from juge.commands.inputs import ESTIMATE_OPTIONS, STUDY_OPTIONS, reads_inputs, 
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted, wrapped
-from juge.stats.estimate import format_estimate as fmt
 from juge.store import DEFAULT_DB
 from juge.visible import terminal_safe
 
@@ -99,6 +98,7 @@ def estimate_command(
     The labelled cases must be a random sample of the run's cases.
     """
     from juge.api import estimate
+    from juge.stats.estimate import format_estimate as fmt
 
     result = estimate(
         run,
@@ -175,6 +175,7 @@ def compare_command(
     the runs used different judge models, templates or template hashes.
     """
     from juge.api import compare
+    from juge.stats.estimate import format_estimate as fmt
 
     result = compare(
         run_a,

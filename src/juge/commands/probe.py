@@ -16,7 +16,6 @@ from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption
 from juge.files import staged_output
 from juge.reports.fit import fitted
-from juge.stats.estimate import format_estimate
 from juge.store import DEFAULT_DB
 
 err = Console(stderr=True)
@@ -59,6 +58,8 @@ def _how(rate: dict[str, Any]) -> str:
 
 def print_result(result: dict[str, Any], console: Console) -> None:
     """The baseline, the denominator, the flip rates with intervals, and the failed calls on their own lines."""
+    from juge.stats.estimate import format_estimate
+
     pairwise = result["setup"] == "pairwise"
     base = result["baseline"]
     judge = result["judge"]

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from juge.files import is_stdout, write_atomic
-from juge.runs.results import DryRun, RenderedPrompt
 from juge.visible import terminal_safe
+
+if TYPE_CHECKING:
+    from juge.runs.results import DryRun, RenderedPrompt
 
 
 def print_prompts(prompts: Sequence[RenderedPrompt], console: Console) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -14,13 +14,14 @@ from rich.table import Table
 from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.commands.prompt import print_dry_run
-from juge.data.readers import parse_mapping
-from juge.engine.progress import RunProgress, run_progress
 from juge.errors import Fault, InputError
 from juge.files import is_stdout, staged_output, write_atomic
 from juge.reports.fit import fitted
 from juge.store import DEFAULT_DB
 from juge.visible import terminal_safe
+
+if TYPE_CHECKING:
+    from juge.engine.progress import RunProgress
 
 err = Console(stderr=True)
 
@@ -164,6 +165,7 @@ def run_command(
     batches sent in batch mode are still being answered (run the same command again to collect).
     """
     from juge.api import run
+    from juge.data.readers import parse_mapping
 
     if dry_run:
         from juge.api import dry_run as plan
@@ -237,6 +239,8 @@ BATCH_PENDING_EXIT = 75  # EX_TEMPFAIL: not done yet, try again later
 
 def _progress(description: str, total: int, completed: int) -> RunProgress:
     """The run's progress on standard error: a bar on a terminal, a line now and then elsewhere."""
+    from juge.engine.progress import run_progress
+
     return run_progress(err, description, total, completed)
 
 

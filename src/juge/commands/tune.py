@@ -16,7 +16,6 @@ from juge.commands.db_option import DbOption
 from juge.commands.inputs import TUNE_OPTIONS, reads_inputs
 from juge.errors import InputError
 from juge.reports.fit import fitted
-from juge.stats.estimate import format_estimate
 from juge.store import DEFAULT_DB
 
 if TYPE_CHECKING:
@@ -88,6 +87,7 @@ def tune_command(
 ) -> None:
     from juge.api import tune_judge
     from juge.files import staged_output
+    from juge.stats.estimate import format_estimate
 
     try:
         sizes = tuple(int(s) for s in shots.split(",") if s.strip())

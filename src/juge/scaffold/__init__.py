@@ -14,12 +14,13 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from juge.data.readers import split_of
 from juge.errors import InputError
 from juge.scaffold.cases import FACTS, ITEMS
-from juge.scaffold.results import InitResult
+
+if TYPE_CHECKING:
+    from juge.scaffold.results import InitResult
 
 Kind = Literal["passfail", "score", "pairwise"]
 KINDS: tuple[str, ...] = ("passfail", "score", "pairwise")
@@ -37,6 +38,8 @@ def _toml(value: str) -> str:
 def starter_cases(kind: str) -> list[dict[str, object]]:
     """The starter cases for `kind`: a single answer (right for two thirds, flawed for a third), or a
     pair with the right answer first in every other case; each with its split (by group, seeded)."""
+    from juge.data.readers import split_of
+
     rows: list[dict[str, object]] = []
     counts: dict[str, int] = {}
     for i, (category, question, good, bad) in enumerate(ITEMS):
@@ -237,6 +240,8 @@ def init_project(directory: str | Path, kind: str = "passfail") -> InitResult:
     >>> project.judge, project.n_cases, "eval.toml" in project.files
     ('better', 30, True)
     """
+    from juge.scaffold.results import InitResult
+
     if kind not in KINDS:
         raise InputError(f"--kind {kind!r}: choose one of {', '.join(KINDS)}")
     root = Path(directory)

@@ -7,12 +7,16 @@ PostgreSQL database given by URL (``postgres.py``); ``layout.py`` holds the tabl
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from juge.errors import InputError
-from juge.store.layout import MIGRATIONS, SCHEMA_VERSION
-from juge.store.postgres import PgStore
-from juge.store.sqlite import DEFAULT_DB, RunNotFound, Store
+from juge.store.layout import DEFAULT_DB, MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from juge.store.sqlite import RunNotFound, Store
+
 
 __all__ = [
     "DEFAULT_DB",
@@ -36,9 +40,21 @@ def open_store(db: str | Path | None = None, *, must_exist: bool = False) -> Sto
     With `must_exist` (reading runs), a SQLite file that is not there is an InputError rather than a new, empty
     store; otherwise a new file gets its folder (or the store says why it cannot: exit 3).
     """
+    from juge.store.postgres import PgStore
+    from juge.store.sqlite import Store
+
     where = db if db is not None else DEFAULT_DB
     if is_database_url(where):
         return PgStore(str(where))
     if must_exist and not Path(where).exists():
         raise InputError(f"{where}: no juge database here (run `juge run` first, or pass --db)")
     return Store(where)
+
+
+def __getattr__(name: str) -> Any:
+    """The stores are imported on first use: the commands read DEFAULT_DB when `juge --help` is shown."""
+    if name in ("RunNotFound", "Store"):
+        value = getattr(importlib.import_module("juge.store.sqlite"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'juge.store' has no attribute {name!r}")

@@ -9,8 +9,12 @@ on every open, in the order they were released. Migrations from 7 on run exactly
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from juge.store.migrations import Migration, latest_version
+
+#: Where every command keeps its runs unless told otherwise (--db).
+DEFAULT_DB = Path(".juge") / "juge.db"
 
 # The layout of a new store, at SCHEMA_VERSION; an older store reaches it through MIGRATIONS.
 SCHEMA = """

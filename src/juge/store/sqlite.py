@@ -28,11 +28,8 @@ from typing import Any
 
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import Fault, InputError
-from juge.store.layout import MIGRATIONS, SCHEMA, SCHEMA_VERSION, TABLES, run_script
+from juge.store.layout import DEFAULT_DB, MIGRATIONS, SCHEMA, SCHEMA_VERSION, TABLES, run_script
 from juge.store.migrations import pending, use_wal
-
-#: Where every command keeps its runs unless told otherwise (--db).
-DEFAULT_DB = Path(".juge") / "juge.db"
 
 
 def now_iso() -> str:
