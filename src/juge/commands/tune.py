@@ -125,6 +125,8 @@ def tune_command(
 
 def candidates_table(result: TuneResult) -> Table:
     """The candidates, then the person-vs-person ceiling and the trivial baseline (no call) beside them."""
+    from juge.stats.estimate import format_estimate
+
     passfail = result.measure == "kappa"
     table = Table(title=Text(f"candidates for {result.judge} ({result.metric})"), title_justify="left")
     columns = ["candidate", "kappa", "agreement", "failures caught", "false flags"] if passfail else [
@@ -153,6 +155,8 @@ def candidates_table(result: TuneResult) -> Table:
 
 
 def _caught(caught: Caught | None) -> str:
+    from juge.stats.estimate import format_estimate
+
     return "—" if caught is None else f"caught {caught.k} of {caught.n} ({format_estimate(caught.rate, with_n=False)})"
 
 
