@@ -34,7 +34,7 @@ def check_schema_version(data: dict[str, Any], source: str | Path, what: str) ->
 class Part(BaseModel):
     """A piece of a result: keeps unknown keys, writes back the keys it was given."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of this part (the keys it was built or loaded with, in the model's order)."""
