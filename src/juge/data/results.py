@@ -17,7 +17,9 @@ class KindGuess(Part):
 
 class SplitSide(Part):
     rows: int
+    """Rows on this side."""
     groups: int
+    """Groups on this side (a group is never on both sides)."""
 
 
 class SplitResult(Result):
@@ -26,9 +28,16 @@ class SplitResult(Result):
     schema_name: ClassVar[str] = "split"
 
     source: str
+    """The file split."""
     path: str
+    """The file written (the rows with a split column)."""
     by: str
+    """The column whose values are the groups kept together."""
     holdout_share: float
+    """The share of groups sent to holdout."""
     seed: int
+    """The seed of the group draw."""
     dev: SplitSide
+    """The dev side."""
     holdout: SplitSide
+    """The holdout side."""

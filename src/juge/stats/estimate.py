@@ -99,9 +99,13 @@ class Estimate(Part):
 
     # strict: a string ("0.7") or a bool is not a number, nor a float a count
     value: float | None = Field(strict=True)
+    """The point estimate; null when it is undefined (e.g. n = 0)."""
     low: float | None = Field(default=None, strict=True)
+    """The interval's lower bound; null when no interval could be formed."""
     high: float | None = Field(default=None, strict=True)
+    """The interval's upper bound; null when no interval could be formed."""
     n: int = Field(default=0, ge=0, strict=True)
+    """The pooled units the value is computed from (pairs, votes, items: each figure says which)."""
     _n_items: int | None = PrivateAttr(default=None)
 
     def __init__(
@@ -157,36 +161,52 @@ class TunedEstimate(Estimate):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     lambda_: float = Field(alias="lambda")
+    """PPI++'s power-tuning weight: 0 trusts people only, 1 is plain PPI."""
 
 
 class PlugInEstimate(Estimate):
     """The Rogan-Gladen plug-in: an Estimate, the judge's sensitivity and specificity, and why it has no value."""
 
     sensitivity: float | None = None
+    """The judge's PASS rate on the cases people passed (labelled cases)."""
     specificity: float | None = None
+    """The judge's FAIL rate on the cases people failed (labelled cases)."""
     why_not: str | None = None
+    """Why there is no value (e.g. sensitivity + specificity <= 1), if there is none."""
 
 
 class ExactRate(Estimate):
     """A rate ``k / n`` with an exact (Clopper-Pearson) interval."""
 
     k: int
+    """The count of hits."""
     method: str
+    """How the interval was formed (exact Clopper-Pearson)."""
 
 
 class PooledRate(Part):
     """A pooled rate ``k / n`` over items with a clustered bootstrap interval (the probe's overall rates)."""
 
     value: float | None = None
+    """k / n, pooled over items."""
     low: float | None = None
+    """The interval's lower bound; null with too few items."""
     high: float | None = None
+    """The interval's upper bound; null with too few items."""
     n: int
+    """Trials pooled (an item contributes one per kind it was tried with)."""
     k: int
+    """Hits pooled."""
     n_items: int
+    """Items the trials come from (the clusters the bootstrap resamples)."""
     method: str
+    """How the interval was formed (clustered bootstrap over items)."""
     resamples: int
+    """Bootstrap resamples."""
     seed: int
-    too_few: str | None = None  # why there is no interval: too few items to resample (low/high are null)
+    """The bootstrap's seed."""
+    too_few: str | None = None
+    """Why there is no interval: too few items to resample (low and high are null)."""
 
     def fmt(self, digits: int = 3, *, with_n: bool = True, percent: bool = False) -> str:
         return format_estimate(self.to_dict(), digits, with_n=with_n, percent=percent)
