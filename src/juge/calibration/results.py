@@ -18,15 +18,25 @@ class Ceiling(Part):
     """Person vs person (all pairs of distinct raters on an item, pooled)."""
 
     agreement: Estimate | None = None
+    """The share of equal labels over every pair of distinct raters on an item, pooled over items."""
     kappa: Estimate | None = None
+    """Cohen's kappa on the pooled pairs of raters."""
     weighted_kappa: Estimate | None = None
+    """Scores: quadratic-weighted kappa over the ordered scale points."""
     pearson: Estimate | None = None
+    """Scores: Pearson correlation over the pooled pairs of raters."""
     spearman: Estimate | None = None
+    """Scores: Spearman correlation over the pooled pairs of raters."""
     krippendorff_alpha: Estimate | None = None
+    """Krippendorff's alpha of the raters alone: nominal for pairwise and PASS/FAIL, ordinal for scores."""
     krippendorff_alpha_interval: Estimate | None = None
+    """Scores: Krippendorff's alpha of the raters, interval metric."""
     agreement_without_ties: Estimate | None = None
+    """Pairwise: agreement over the pairs of raters where neither said tie."""
     n_pairs: int | None = None
+    """Pairs of raters pooled."""
     at_threshold: AtThreshold | None = None
+    """Scores with --threshold: agreement and kappa on score >= threshold."""
     failures_caught: Caught | None = None  # PASS/FAIL: one person's FAIL votes another also called FAIL
     false_flags: Caught | None = None
 
@@ -35,162 +45,254 @@ class AtThreshold(Part):
     """Agreement and kappa on ``score >= threshold``."""
 
     threshold: float
+    """The score at which an answer passes."""
     agreement: Estimate | None = None
+    """Agreement on pass/fail at the threshold."""
     kappa: Estimate | None = None
+    """Cohen's kappa on pass/fail at the threshold."""
 
 
 class Agreement(Part):
     """Agreement and Cohen's kappa of a judge against the majority or against each person."""
 
     agreement: Estimate | None = None
+    """The share of equal labels."""
     kappa: Estimate | None = None
+    """Cohen's kappa."""
 
 
 class InconsistentPatterns(Part):
     n: int
+    """Items whose two orders gave different verdicts."""
     shown_first_won_both: int
+    """Of those, items where the answer shown first won in both orders (A both times)."""
     shown_second_won_both: int
+    """Of those, items where the answer shown second won in both orders (B both times)."""
     tie_in_one_order: int
+    """Of those, items with a tie in one order."""
 
 
 class Disagreement(Part):
     """An item where the judge's label differs from the majority, with the raw text of each order."""
 
     item_id: str
+    """The item's id."""
     category: str | None = None
+    """The item's category, if any."""
     majority: str | None = None
+    """The people's majority label."""
     verdict: str | None = None
+    """The judge's verdict."""
     votes: dict[str, int] = {}
+    """The people's votes per label."""
     letters: dict[str, str | None] | None = None
+    """Pairwise: the judge's letter in each order (12, 21)."""
     texts: dict[str, str | None] | None = None
-    text: str | None = None  # a single answer (PASS/FAIL): the one call's raw text
+    """Pairwise: the judge's raw text in each order."""
+    text: str | None = None
+    """A single answer (PASS/FAIL, score): the one call's raw text."""
 
 
 class Confusion(Part):
     """Counts with people as rows and the judge as columns."""
 
     labels: list[Any]
+    """The labels, in the order of the rows and columns."""
     rows: str = "people"
+    """Who the rows are (people)."""
     columns: str = "judge"
+    """Who the columns are (the judge)."""
     matrix: list[list[int]]
+    """Counts: matrix[i][j] = comparisons where people said labels[i] and the judge labels[j]."""
 
 
 class ReliabilityPoint(Part):
     judge_score: float
+    """A score the judge gave."""
     mean_human_score: Estimate
+    """The mean human score on the items the judge gave that score."""
 
 
 class Caught(Part):
     """Among comparisons where people said one label, how many the judge called FAIL: k of n, and the rate."""
 
     k: int
+    """Comparisons the judge called FAIL."""
     n: int
+    """Comparisons where people said the label (FAIL for failures caught, PASS for false flags)."""
     rate: Estimate
+    """k / n, with its interval."""
 
 
 class JudgeFigures(Part):
     """Every figure of one judge key (pairwise, score or PASS/FAIL: the keys of its kind are set)."""
 
     n_items: int
+    """Items the judge has a verdict on."""
     verdict_counts: dict[str, int] = {}
+    """Verdicts per value (pairwise: A, B, tie, inconsistent, missing)."""
     outcomes: dict[str, int] | None = None
+    """Calls per outcome: ok, refused, unparsed, error; null for a baseline."""
     vs_majority: Agreement | None = None
+    """Pairwise: the judge against the majority label (not comparable with the ceiling)."""
     vs_people: Agreement | None = None
+    """Pairwise: the judge against every human vote, pooled: compare this with the ceiling."""
     order_flip_rate: Estimate | None = None
+    """Pairwise: inconsistent verdicts / items with a verdict."""
     inconsistent_patterns: InconsistentPatterns | None = None
+    """Pairwise: how the inconsistent items split (first shown won both, second shown won both, a tie in one order)."""
     picks_longer: Estimate | None = None
+    """Pairwise: among decisive verdicts on answers of unequal length, the share that picks the longer answer."""
     picks_longer_against_majority: Estimate | None = None
+    """Pairwise: where a decisive verdict contradicts a decisive majority, the share that took the longer answer."""
     self_consistency: Estimate | None = None
+    """Among items asked again in the same order (repeat > 0), the share whose verdict changed; null without repeats."""
     agreement: Estimate | None = None
+    """Scores and PASS/FAIL: the judge against every human vote, pooled: compare with the ceiling."""
     kappa: Estimate | None = None
+    """Scores and PASS/FAIL: Cohen's kappa against every human vote."""
     weighted_kappa: Estimate | None = None
+    """Scores: quadratic-weighted kappa against every human vote."""
     pearson: Estimate | None = None
+    """Scores: Pearson correlation with the human scores."""
     spearman: Estimate | None = None
+    """Scores: Spearman correlation with the human scores."""
     krippendorff_alpha: Estimate | None = None
+    """Krippendorff's alpha of the raters with the judge as one more rater."""
     confusion: Confusion | None = None
+    """Scores and PASS/FAIL: people (rows) against the judge (columns)."""
     reliability: list[ReliabilityPoint] | None = None
+    """Scores: the mean human score for each score the judge gave."""
     at_threshold: AtThreshold | None = None
+    """Scores with --threshold: agreement and kappa on score >= threshold."""
     failures_caught: Caught | None = None
+    """PASS/FAIL: of the comparisons people marked FAIL, those the judge called FAIL; null when people marked no
+    FAIL."""
     false_flags: Caught | None = None
+    """PASS/FAIL: of the comparisons people marked PASS, those the judge called FAIL."""
     ceiling: Ceiling | None = None
+    """In a category: the people's ceiling on the same items."""
     per_category: dict[str, JudgeFigures] | None = None
+    """The same figures per category."""
     disagreements: list[Disagreement] | None = None
+    """Items where the judge's label differs from the majority, with the raw texts."""
 
 
 class PeopleFigures(Part):
     """Counts and the person-vs-person figures of one subset (a category of a pairwise study)."""
 
     n_items: int
+    """Items in the subset."""
     n_votes: int
+    """Human votes on them."""
     n_raters: int
+    """Distinct people who voted."""
     ceiling: Ceiling
+    """Person vs person on the subset."""
     n_without_majority: int | None = None
+    """Items with a tie for the top label (no majority)."""
     majority_picks_longer: Estimate | None = None
+    """Among decisive majorities on answers of unequal length, the share that picks the longer answer."""
 
 
 class ReferenceComparison(Part):
     """A judge's agreement with people with and without a reference answer, on the same items, paired."""
 
     with_reference: str
+    """The judge key whose template saw a reference answer."""
     without_reference: str
+    """The same judge's key without one."""
     n_items: int
+    """Items both judged (the comparison is paired on them)."""
     vs_people_with: Estimate
+    """Agreement with people with the reference."""
     vs_people_without: Estimate
+    """Agreement with people without it."""
     difference: Estimate
+    """with minus without, with a paired bootstrap interval."""
 
 
 class JudgeDifference(Part):
     """Two judges with the same template: agreement with people on the same items, paired."""
 
     a: str
+    """The first judge key."""
     b: str
+    """The second judge key (same template)."""
     n_items: int
+    """Items both judged (the comparison is paired on them)."""
     vs_people_a: Estimate
+    """Agreement of a with people."""
     vs_people_b: Estimate
+    """Agreement of b with people."""
     difference: Estimate
+    """b minus a, with a paired bootstrap interval."""
 
 
 class Truth(Part):
     mode: str
+    """What the judge is compared with (--truth): each rater, the mean of raters, or only items where raters agree."""
     n_items: int | None = None
+    """Items left under that truth (with agree: the items where raters agree)."""
 
 
 class BootstrapInfo(Part):
     n_resamples: int
+    """Bootstrap resamples behind every interval."""
     seed: int
+    """The bootstrap's seed."""
     level: float
+    """The intervals' confidence level."""
     unit: str = "item"
+    """What is resampled: items (all votes and pairs of an item move together)."""
 
 
 class JudgeVersion(Part):
     judge: str | None = None
+    """The judge's name."""
     template: str | None = None
+    """The id of its prompt template."""
     models: list[str] = []
+    """The model versions as the provider answered them."""
     template_hashes: list[str] = []
+    """The content hashes of the template seen in the judgments."""
     baseline: bool = False
+    """True for a trivial baseline (e.g. longer answer), not a model."""
 
 
 class Versions(Part):
     juge: str | None = None
+    """The juge version that computed the study."""
     sources_sha256: dict[str, str] = {}
+    """The SHA-256 of every input file, by file."""
     judges: dict[str, JudgeVersion] = {}
+    """Each judge key's versions."""
 
 
 class Dataset(Part):
     name: str
+    """The dataset's name."""
     attribution: str | None = None
+    """Who made it, to be cited with it."""
     license: str | None = None
+    """Its license."""
 
 
 class InputCounts(Part):
     """Every item and label value accounted for: read, without a label, missing, on an unknown item, duplicate."""
 
     items_read: int | None = None
+    """Items read."""
     items_without_label: int | None = None
+    """Items read with no human label (left out)."""
     label_values_read: int | None = None
+    """Label values read."""
     missing_values: int | None = None
+    """Label cells left empty (left out)."""
     labels_unknown_item: int | None = None
+    """Labels on an item that is not among the items (left out)."""
     duplicate_votes: int | None = None
+    """A rater's second vote on the same item (left out)."""
 
 
 class Calibration(Result):
@@ -210,30 +312,53 @@ class Calibration(Result):
     schema_name: ClassVar[str] = "calibration"
 
     kind: str
+    """pairwise, score, passfail, or criteria for several criteria (one study each under criteria)."""
     criterion_kind: str | None = None
+    """With several criteria: the kind of each criterion's study."""
     split: str
+    """The split studied (dev, holdout, or all)."""
     n_items: int | None = None
+    """Items with a human label."""
     n_votes: int | None = None
+    """Human votes."""
     n_raters: int | None = None
+    """Distinct people who voted."""
     truth: Truth | None = None
+    """Scores and PASS/FAIL: what the judge is compared with."""
     scale: list[Any] | None = None
+    """Scores: the ordered scale points."""
     ceiling: Ceiling = Ceiling()
+    """Person vs person: the bar a judge is measured against."""
     n_without_majority: int | None = None
+    """Pairwise: items with a tie for the top label (no majority)."""
     majority_picks_longer: Estimate | None = None
+    """Pairwise: among decisive majorities on answers of unequal length, the share that picks the longer answer."""
     per_category: dict[str, PeopleFigures] | None = None
+    """Pairwise: the people's figures per category."""
     judges: dict[str, JudgeFigures] = {}
+    """Each judge's figures, by key (judge/template, or a baseline's name)."""
     reference: list[ReferenceComparison] | None = None
+    """One judge with and without a reference answer, paired."""
     differences: list[JudgeDifference] | None = None
+    """Two judges with the same template, paired."""
     criteria: dict[str, Calibration] | None = None
+    """With several criteria: one study per criterion."""
     side_by_side: list[dict[str, Any]] | None = None
+    """With several criteria: the ceiling and each judge's agreement and kappa, one row per criterion."""
     bootstrap: BootstrapInfo | None = None
+    """How the intervals were computed."""
     versions: Versions | None = None
+    """The versions that produced the study: juge, the input files' hashes, each judge's models and templates."""
     notes: list[str] = []
+    """Remarks on the inputs for the reader (e.g. labels left out and why)."""
     counts: InputCounts | None = None
+    """Every item and label value accounted for."""
     kind_guess: KindGuess | None = None
+    """The study's kind when no --kind said it: what juge guessed, and from what."""
     dataset: Dataset | None = None
-    # The one-line answers ("Judge X can stand in for a person on ..."), one per judge; none for criteria.
+    """The dataset's name and attribution (juge demo)."""
     headlines: list[dict[str, Any]] | None = Field(default=None, alias="headline")
+    """The one-line answers ("Judge X can stand in for a person on ..."), one per judge; none for criteria."""
     _input_warnings: list[str] = PrivateAttr(default_factory=list)
 
     @property
