@@ -29,7 +29,7 @@ Number = int | float
 class _Loose(BaseModel):
     """Keeps unknown keys and writes back the keys it was given."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_unset=True)
@@ -39,8 +39,11 @@ class Coverage(Part):
     """The share of dev items on which a candidate judge has a verdict."""
 
     value: Number | None = None
+    """n_with_verdict / n_items."""
     n_with_verdict: int | None = None
+    """Dev items the judge has a verdict on."""
     n_items: int | None = None
+    """Dev items."""
 
 
 class PeopleAgreement(Agreement):
@@ -49,36 +52,52 @@ class PeopleAgreement(Agreement):
     caught and the false flags."""
 
     weighted_kappa: Estimate | None = None
+    """Scores: Cohen's kappa with quadratic weights over the scale's points."""
     at_threshold: Agreement | None = None
+    """Scores: agreement and kappa on score >= threshold."""
     failures_caught: Caught | None = None
+    """PASS/FAIL: human FAIL votes called FAIL (by the judge, or by the other person), k of n."""
     false_flags: Caught | None = None
+    """PASS/FAIL: human PASS votes called FAIL (by the judge, or by the other person), k of n."""
 
 
 class PolicyCandidate(Part):
     """A candidate judge of rule 1 on the shared dev items (``vs_majority`` for pairwise judges only)."""
 
     key: str
+    """The candidate judge's key (judge/template)."""
     coverage: Coverage | None = None
+    """The share of dev items it has a verdict on."""
     vs_majority: Agreement | None = None
+    """Pairwise: against the majority label on the shared dev items."""
     vs_people: PeopleAgreement | None = None
+    """Against every human vote on the shared dev items."""
 
 
 class PairedDifference(Part):
     """Agreement with the majority of template ``a`` minus ``b`` on the same items, paired."""
 
     a: str
+    """The first template."""
     b: str
+    """The second template."""
     n_items: int
+    """Items both judged (the difference is paired on them)."""
     agreement_a: Number | None = None
+    """a's agreement with the majority."""
     agreement_b: Number | None = None
+    """b's agreement with the majority."""
     difference: Estimate | None = None
+    """a minus b, with a paired bootstrap interval."""
 
 
 class ReferenceChoice(PairedDifference):
     """Rule 2 in one category: ``a`` with the reference answer against ``b`` without it, and the template used."""
 
     use_reference: bool = False
+    """True when the template with the reference answer is used in this category."""
     template: str | None = None
+    """The template used in this category."""
 
 
 class PolicySelection(Part):
@@ -86,64 +105,101 @@ class PolicySelection(Part):
     judges: the paired difference from it; grade judges: ``by``, the figure they are ranked by)."""
 
     by: str | None = None
+    """Grade judges: the figure the candidates are ranked by."""
     candidates: list[PolicyCandidate] = []
+    """The candidates, each with its figures on the shared dev items."""
     references: list[PolicyCandidate] = []  # person vs person and a trivial judge, on the same items (no call)
     n_shared_items: int | None = None
+    """Dev items every candidate has a verdict on."""
     chosen: str
+    """The judge chosen."""
     runner_up: str | None = None
+    """The next best candidate."""
     difference: PairedDifference | None = None
+    """Pairwise: the chosen judge minus the runner-up, paired."""
 
 
 class GuaranteeStep(Part):
     """One threshold of the fixed-sequence walk: the items at or above it, their disagreements, the bound."""
 
     threshold: Number
+    """The confidence threshold tried."""
     n: int
+    """Dev items whose confidence is at or above it."""
     disagreements: int
+    """Of those, items where the judge disagrees with the majority."""
     upper_bound: Number
+    """The upper confidence bound of the disagreement rate."""
     accepted: bool
+    """True when the bound is within the target (the walk goes on to the next threshold)."""
 
 
 class PolicyGuarantee(Part):
     """Rule 6 on dev (``rule="guarantee"``): the confidence threshold, the walk that chose it, its coverage."""
 
     threshold: Number | None = None
+    """The confidence threshold chosen; null when none meets the target."""
     target: Number
+    """The highest disagreement rate with the majority allowed on the items the judge decides."""
     confidence: Number
+    """The confidence level of the bound."""
     n_items: int
+    """Dev items."""
     n_covered: int
+    """Dev items at or above the threshold (the judge decides them)."""
     disagreements: int | None = None
+    """Of those, items where the judge disagrees with the majority."""
     upper_bound: Number | None = None
+    """The upper confidence bound of the disagreement rate at the threshold."""
     steps: list[GuaranteeStep] = []
+    """The fixed-sequence walk over thresholds that chose it."""
     coverage: Number | None = None
+    """The share of items the judge decides."""
     n_calibration: int | None = None
+    """Items the threshold was calibrated on."""
     n_calibration_covered: int | None = None
+    """Of those, items at or above the threshold."""
     coverage_denominator: str | None = None
+    """What coverage is a share of."""
     confidence_source: str | None = None
+    """Where the judge's confidence comes from (e.g. the answer's probabilities)."""
 
 
 class ThresholdCandidate(Part):
     threshold: Number
+    """A scale point tried as the pass threshold."""
     kappa: Estimate | None = None
+    """Person vs person kappa at it, on dev."""
     agreement: Estimate | None = None
+    """Person vs person agreement at it, on dev."""
 
 
 class ThresholdChoice(Part):
     """A score policy's threshold chosen on dev from the labels alone, and the points it was chosen among."""
 
     chosen: Number
+    """The threshold chosen: the scale point (above the lowest) with the highest person-vs-person kappa on dev; ties
+    to the lower point."""
     how: str | None = None
+    """How it was chosen, in words."""
     candidates: list[ThresholdCandidate] = []
+    """The points it was chosen among, with their figures."""
 
 
 class PolicyCheck(Part):
     """One figure a grade policy's category decision rests on: judge, people, the gap and whether it passed."""
 
     judge: Number | None = None
+    """The judge's figure."""
     people: Number | None = None
+    """The people's figure (person vs person)."""
     gap: Number | None = None
+    """judge minus people, as printed (3 decimals)."""
     min_recall: Number | None = None
+    """Failures caught: the --min-recall floor, if given."""
     ok: bool
+    """True when the figure lets the judge decide (the gap within the margin, failures caught not below the people's
+    nor the floor)."""
 
 
 class PolicyCategory(_Loose):
@@ -152,63 +208,102 @@ class PolicyCategory(_Loose):
     also keeps every figure of the judge and of the people (``judge``, ``people``) and the ``checks``."""
 
     template: str | None = None
+    """The template used in this category."""
     n_items: int | None = None
+    """Dev items in the category."""
     n_with_verdict: int | None = None
+    """Of those, items the judge has a verdict on."""
     judge: PeopleAgreement | None = None
+    """Grade policies: every figure of the judge against each person."""
     people: PeopleAgreement | None = None
+    """Grade policies: every figure of the people among themselves."""
     n_votes: int | None = None
+    """Human votes in the category."""
     checks: dict[str, PolicyCheck] | None = None
+    """Grade policies: each figure the decision rests on, by figure."""
     vs_people: Estimate | None = None
+    """Judge vs person (scores: at the threshold)."""
     ceiling: Estimate | None = None
+    """Person vs person (scores: at the threshold)."""
     gap: Number | None = None
+    """vs_people minus ceiling, as printed (3 decimals)."""
     difference: Estimate | None = None
+    """Pairwise: judge vs person minus person vs person with a paired interval (--rule lower-bound reads its lower
+    bound)."""
     too_few: str | None = None
-    by_figures: Route | None = None  # what the figures alone say (absent in files written before it)
-    ruling: Ruling | None = None  # judge, person, or too_few (a person): :mod:`juge.policy.decision`
+    """Why the category has too few items to decide (then a person decides)."""
+    by_figures: Route | None = None
+    """What the figures alone say: judge or person (absent in files written before it)."""
+    ruling: Ruling | None = None
+    """judge, person, or too_few (a person decides): the one decision route, test and the report read."""
     decision: Literal["judge", "person"]
+    """Who decides the category's items: judge or person."""
     reason: str
+    """Why, in words."""
 
 
 class PolicyDev(_Loose):
     """The dev data a policy was derived on."""
 
     split: str | None = None
+    """The split the policy was derived on (dev)."""
     data_hash: str | None = None
+    """The hash of the dev data."""
     n_items: int | None = None
+    """Dev items."""
     n_votes: int | None = None
+    """Human votes on them."""
     n_without_majority: int | None = None
+    """Pairwise: dev items with no majority label."""
     groups: list[str] = []
+    """The groups (e.g. questions) in dev: the holdout test refuses items of these groups."""
     sources_sha256: dict[str, str] = {}
+    """The SHA-256 of every input file, by file."""
 
 
 class PolicyAudit(_Loose):
     """How many of the judge's decisions a person re-checks, and how often."""
 
     n: int | None = None
+    """Decisions a person re-checks each time."""
     every: str | None = None
+    """How often (e.g. week)."""
 
 
 class HoldoutRecord(_Loose):
     """One holdout test as the policy file keeps it, with the content fingerprints of the items it used."""
 
     test_id: str | None = None
+    """The test's id."""
     used_at: str
+    """When the holdout was tested (ISO 8601, UTC)."""
     split: str
+    """The split tested."""
     data_hash: str
+    """The hash of the holdout data."""
     n_items: int
+    """Holdout items tested."""
     forced: bool
+    """True when items tested before were tested again with --force."""
     held: bool | None = None
+    """Whether the policy held; null when untested."""
     conclusion: str | None = None
+    """The conclusion in words."""
     fingerprints_hash: str | None = None
+    """The hash of the items' content fingerprints."""
     fingerprints: list[str] = []
+    """The content fingerprint of each item tested (a second test of any of them is refused unless forced)."""
 
 
 class ForcedUse(_Loose):
     """A use of a policy that did not hold, forced with ``--force`` (``route``, ``audit-sample``)."""
 
     used_at: str
+    """When the policy was used anyway (ISO 8601, UTC)."""
     command: str
+    """The command that used it (route, audit-sample)."""
     test_id: str | None = None
+    """The test that did not hold."""
 
 
 class PolicyResult(_Loose):
@@ -217,32 +312,59 @@ class PolicyResult(_Loose):
 
     schema_name: ClassVar[str] = "policy"
 
-    schema_version: int = 1  # a file without the key is schema 1 (pairwise only)
+    schema_version: int = 1
+    """The file's schema version; a file without the key is schema 1 (pairwise only)."""
     kind: Literal["juge-policy"] = "juge-policy"
+    """Always juge-policy."""
     format: int = 1
+    """The policy format's version."""
     judge_kind: Literal["pairwise", "passfail", "score"] = "pairwise"
+    """pairwise, passfail or score."""
     created_at: str | None = None
+    """When the policy was derived (ISO 8601, UTC)."""
     juge_version: str | None = None
+    """The juge version that derived it."""
     rule: str
+    """The rule a category's decision follows (e.g. margin, lower-bound, guarantee)."""
     margin: Number
+    """How far below person vs person the judge may be and still decide."""
     min_recall: Number | None = None
+    """PASS/FAIL: the floor on failures caught, if given (--min-recall)."""
     threshold: Number | None = None
+    """Scores: the score at which an answer passes."""
     threshold_choice: ThresholdChoice | None = None
+    """Scores: how the threshold was chosen on dev, when it was."""
     scale: list[Number | str] | None = None
+    """Scores: the ordered scale points."""
     judge: str
+    """The judge chosen."""
     templates_by_category: dict[str, str] = {}
+    """The template the judge uses in each category."""
     judges: dict[str, JudgeVersion] = {}
+    """The judge's identity (model versions, templates and their hashes): a changed identity is measured again
+    before it is trusted."""
     dev: PolicyDev = PolicyDev()
+    """The dev data the policy was derived on."""
     selection: PolicySelection | None = None
+    """How the judge was chosen among the candidates."""
     reference: dict[str, ReferenceChoice] = {}
+    """Pairwise: per category, with or without the reference answer."""
     categories: dict[str, PolicyCategory] = {}
+    """Each category's decision and the figures behind it."""
     guarantee: PolicyGuarantee | None = None
+    """--rule guarantee: the confidence threshold and how it was chosen."""
     audit: PolicyAudit = PolicyAudit()
+    """How many of the judge's decisions a person re-checks, and how often (`juge audit-sample` draws them)."""
     bootstrap: BootstrapInfo | None = None
+    """How the intervals were computed."""
     policy_hash: str
+    """The hash of the policy's decisions: a test, a route and an audit name the policy by it."""
     holdout_tests: list[HoldoutRecord] = []
+    """The holdout tests the policy went through."""
     forced_uses: list[ForcedUse] = []
-    status: StatusName = "untested"  # from holdout_tests and forced_uses (juge.policy.status), whatever the file says
+    """Uses of the policy after it did not hold, forced with --force."""
+    status: StatusName = "untested"
+    """untested, held, not held, forced or expired: from holdout_tests and forced_uses, whatever the file says."""
 
     _input_warnings: list[str] = PrivateAttr(default_factory=list)
     _input_notices: list[str] = PrivateAttr(default_factory=list)
@@ -329,10 +451,15 @@ class MarginGap(Part):
     """Judge vs person minus person vs person on all the items the judge decided, against the margin."""
 
     judge_vs_person: Number | None = None
+    """Judge vs person on the items the judge decided."""
     person_vs_person: Number | None = None
+    """Person vs person on the same items."""
     gap: Number | None = None
+    """judge_vs_person minus person_vs_person, as printed (3 decimals)."""
     within_margin: bool | None = None
+    """True when the gap is within the margin."""
     reason: str | None = None
+    """Why there is no gap, if there is none."""
 
 
 class Conclusion(_Loose):
@@ -340,28 +467,43 @@ class Conclusion(_Loose):
     item the judge decided (``on_judged_items``)."""
 
     held: bool | None = None
+    """True when the policy held on holdout, false when not; null when untested."""
     reason: str
+    """Why, in words."""
     on_judged_items: MarginGap | None = None
+    """The gap on every holdout item the judge decided."""
 
 
 class CategoryConclusion(Conclusion):
     dev_decision: Literal["judge", "person"] = "person"
+    """Who decided the category on dev."""
     dev_gap: Number | None = None
+    """The category's gap on dev."""
     holdout_gap: Number | None = None
+    """The same gap on holdout."""
     holdout_decision: str | None = None
+    """What the same rule decides on the holdout items."""
     holdout_reason: str | None = None
+    """Why, in words."""
 
 
 class PreviousTest(_Loose):
     """An earlier test that used some of these items, and where it was found."""
 
     test_id: str | None = None
+    """The earlier test's id."""
     used_at: str
+    """When it ran (ISO 8601, UTC)."""
     policy_hash: str
+    """The policy it tested."""
     forced: bool
+    """True when it was itself forced."""
     shared_items: int = 0
+    """Items (by content fingerprint) it shares with this test."""
     shared_groups: int = 0
+    """Groups it shares with this test."""
     found_in: list[str] = []
+    """Where it was found: the store, this machine's registry, the policy file."""
 
 
 class HoldoutFigures(Part):
@@ -370,10 +512,15 @@ class HoldoutFigures(Part):
     people among themselves (``people``) beside the judge's (``vs_people``)."""
 
     vs_people: PeopleAgreement | None = None
+    """The judge against every human vote."""
     vs_majority: Agreement | None = None
+    """Pairwise: the judge against the majority label."""
     ceiling: Estimate | None = None
+    """Person vs person on the same items."""
     people: PeopleAgreement | None = None
+    """Grade policies: every figure of the people among themselves."""
     n_without_majority: int | None = None
+    """Pairwise: items with no majority label."""
 
 
 class HoldoutGuarantee(Part):
@@ -381,13 +528,21 @@ class HoldoutGuarantee(Part):
     the disagreement the guarantee allows."""
 
     threshold: Number | None = None
+    """The policy's confidence threshold."""
     n_items: int
+    """Holdout items."""
     n_covered: int
+    """Items at or above the threshold (the judge decided them alone)."""
     coverage: Number | None = None
+    """n_covered / n_items."""
     n_covered_without_majority: int | None = None
+    """Covered items with no majority label (left out of the disagreement)."""
     disagreement: Estimate | None = None
+    """The judge's disagreement with the majority on the covered items."""
     allowed_disagreement: Number | None = None
+    """The disagreement the guarantee allows."""
     held: bool | None = None
+    """True when the disagreement is within what the guarantee allows."""
 
 
 class HoldoutGap(Part):
@@ -395,23 +550,38 @@ class HoldoutGap(Part):
     their paired difference; PASS/FAIL and score: every figure of the judge and the people, and the checks)."""
 
     n_with_verdict: int | None = None
+    """Holdout items in the category with a judge verdict."""
     vs_people: Estimate | None = None
+    """Judge vs person."""
     ceiling: Estimate | None = None
+    """Person vs person."""
     judge: PeopleAgreement | None = None
+    """Grade policies: every figure of the judge against each person."""
     people: PeopleAgreement | None = None
+    """Grade policies: every figure of the people among themselves."""
     checks: dict[str, PolicyCheck] | None = None
+    """Grade policies: each figure the decision rests on."""
     gap: Number | None = None
+    """vs_people minus ceiling, as printed (3 decimals)."""
     difference: Estimate | None = None
+    """Pairwise: the paired difference with its interval."""
 
 
 class HoldoutCategory(_Loose):
     n_items: int | None = None
+    """Holdout items in the category."""
     judge_decides: Estimate | None = None
+    """The share of them the judge decides alone."""
     on_judged_items: HoldoutFigures | None = None
+    """The figures on the items the judge decided."""
     no_policy: HoldoutFigures | None = None
+    """The figures on every item, as if there were no policy."""
     decisions: dict[str, int] = {}
+    """Items per decision: judge, person."""
     holdout_gap: HoldoutGap | None = None
+    """The category's dev figures measured again on holdout."""
     conclusion: CategoryConclusion | None = None
+    """Whether the category's decision held."""
 
 
 class HoldoutTest(_Loose):
@@ -421,30 +591,55 @@ class HoldoutTest(_Loose):
     schema_name: ClassVar[str] = "policy_test"
 
     schema_version: int = 2
+    """The file's schema version."""
     kind: Literal["juge-policy-test"] = "juge-policy-test"
+    """Always juge-policy-test."""
     test_id: str | None = None
+    """The test's id."""
     tested_at: str | None = None
+    """When the test ran (ISO 8601, UTC)."""
     policy_hash: str
+    """The policy tested."""
     judge_kind: Literal["pairwise", "passfail", "score"] = "pairwise"
+    """pairwise, passfail or score."""
     judges: dict[str, JudgeVersion] = {}
+    """The judge's identity in the judgments tested."""
     rule: str | None = None
+    """The policy's rule."""
     margin: Number | None = None
+    """The policy's margin."""
     split: str
+    """The split tested (holdout)."""
     data_hash: str
+    """The hash of the holdout data."""
     forced: bool = False
+    """True (FORCED) when items tested before were tested again with --force."""
     previous_uses: list[PreviousTest] = []
+    """Earlier tests that used some of these items."""
     warning: str | None = None
-    status: Literal["held", "not held", "untested"] | None = None  # the policy's status after this test
+    """Why the result may mislead (e.g. FORCED: the items were tested before)."""
+    status: Literal["held", "not held", "untested"] | None = None
+    """The policy's status after this test: held, not held or untested."""
     n_items: int | None = None
+    """Holdout items."""
     decisions: dict[str, int] = {}
+    """Items per decision: judge, person."""
     judge_decides: Estimate | None = None
+    """The share of items the judge decides alone."""
     on_judged_items: HoldoutFigures | None = None
+    """The figures on the items the judge decided."""
     no_policy: HoldoutFigures | None = None
+    """The figures on every item, as if there were no policy."""
     conclusion: Conclusion | None = None
+    """Whether the policy held overall, and why."""
     per_category: dict[str, HoldoutCategory] = {}
+    """Each category's figures and conclusion."""
     threshold: Number | None = None
+    """Scores: the policy's threshold."""
     items: list[RoutedItem] = []
+    """Where each holdout item went, and why."""
     guarantee: HoldoutGuarantee | None = None
+    """--rule guarantee: the guarantee measured on holdout."""
 
     _input_warnings: list[str] = PrivateAttr(default_factory=list)
     _input_notices: list[str] = PrivateAttr(default_factory=list)
@@ -467,15 +662,25 @@ class RoutedItem(Part):
     """Where one new item goes, and why (one line of ``juge route --eval`` output)."""
 
     item_id: str
+    """The item's id."""
     category: str
+    """The item's category (the policy's decision for it applies)."""
     route: Literal["judge", "person"]
+    """judge or person."""
     reason: str
+    """Why, as a short key."""
     detail: str
+    """Why, in words."""
     verdict: str | None = None
+    """The judge's verdict, when the judge decides."""
     template: str | None = None
+    """The template that judged it."""
     confidence: float | None = None
+    """--rule guarantee: the judge's confidence."""
     passes: bool | None = None
-    decision: str  # "judge" or "person: <reason>"
+    """PASS/FAIL and scores: whether the answer passes, when the judge decides."""
+    decision: str
+    """judge, or person: <reason>."""
 
 
 class RouteResult(Result):
@@ -485,17 +690,25 @@ class RouteResult(Result):
     schema_name: ClassVar[str] = "route"
 
     policy_hash: str | None = None
+    """The policy that routed the items."""
     run_id: str | None = None
+    """With --eval: the run the judge's calls are stored in."""
     calls: int | None = None
+    """With --eval: calls made."""
     cache_hits: int | None = None
+    """With --eval: answers from the cache."""
     retries: int | None = None
-    policy_status: StatusName | None = (
-        None  # the policy's status; "forced" when --force used a policy that did not hold
-    )
+    """With --eval: calls retried."""
+    policy_status: StatusName | None = None
+    """The policy's status; forced when --force used a policy that did not hold."""
     forced: bool = False
-    warning: str | None = None  # FORCED: which test did not hold
+    """True when --force used a policy that did not hold (recorded in the policy file)."""
+    warning: str | None = None
+    """FORCED: which test did not hold."""
     decisions: list[RoutedItem] = []
+    """One decision per item."""
     notes: list[str] = []
+    """Remarks on the inputs for the reader."""
 
     @property
     def n_to_judge(self) -> int:
@@ -506,12 +719,19 @@ class AuditedDecision(RoutedItem):
     """A decision the judge made alone, with the item and the judge's raw texts, for a person to read."""
 
     question: str | None = None
+    """The item's question."""
     context: str | None = None
-    answer: str | None = None  # the graded answer (PASS/FAIL and score judges)
-    answer_1: str | None = None  # a pair's answers
+    """The item's context, if any."""
+    answer: str | None = None
+    """PASS/FAIL and scores: the graded answer."""
+    answer_1: str | None = None
+    """Pairwise: the first answer."""
     answer_2: str | None = None
+    """Pairwise: the second answer."""
     reference: str | None = None
-    judge_texts: dict[str, str | None] = {}  # by order ("12", "21") for a pair; "text" for a single grade
+    """The reference answer, if any."""
+    judge_texts: dict[str, str | None] = {}
+    """The judge's raw texts: by order (12, 21) for a pair, under text for a single grade."""
 
 
 class AuditSample(Result):
@@ -520,12 +740,19 @@ class AuditSample(Result):
     schema_name: ClassVar[str] = "audit_sample"
 
     run_id: str
+    """The run sampled."""
     seed: int
+    """The draw's seed (default: the ISO year and week, a new sample each week)."""
     policy_hash: str
-    policy_status: StatusName | None = None  # as on RouteResult
+    """The policy whose decisions are sampled."""
+    policy_status: StatusName | None = None
+    """The policy's status, as on RouteResult."""
     forced: bool = False
+    """True when --force used a policy that did not hold."""
     warning: str | None = None
+    """FORCED: which test did not hold."""
     sample: list[AuditedDecision] = []
+    """The decisions drawn, each with the item and the judge's raw texts."""
 
 
 HoldoutTest.model_rebuild()
