@@ -69,6 +69,7 @@ class Result(Part):
 
     schema_name: ClassVar[str] = "result"
     schema_version: int = SCHEMA_VERSION
+    """The version of the file's layout: a juge that reads an older one reads it, a newer one is refused."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": self.schema_version, **super().to_dict()}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from juge.parts import Part, Result
 from juge.stats.estimate import Estimate
@@ -25,20 +25,30 @@ class LabelInit(LabelResult):
     schema_name: ClassVar[str] = "label_init"
 
     project: str
+    """The project's name."""
     task: str
+    """pairwise, score or passfail."""
     items: int
-    overlap_items: int  # items labelled by `overlap_raters` raters (person-vs-person agreement)
+    """Items to label."""
+    overlap_items: int
+    """Items labelled by overlap_raters raters (for person-vs-person agreement)."""
     overlap_raters: int
+    """Raters per overlap item."""
     notes: list[str] = []
+    """Remarks on the items read, for the reader."""
 
 
 class RaterLink(Part):
     """A rater's login link (``juge label add-rater``/``rotate-link``): the token is shown only this once."""
 
     project: str
+    """The project."""
     rater: str
+    """The rater's name."""
     adjudicator: bool = False
+    """True for an adjudicator (sees disagreements and sets final labels)."""
     token: str
+    """The rater's sign-in token: shown only this once."""
 
     @property
     def path(self) -> str:
@@ -53,15 +63,22 @@ class RaterRevoked(Part):
     """A rater who can no longer sign in (``juge label revoke-rater``); their labels stay."""
 
     project: str
+    """The project."""
     rater: str
+    """The rater who can no longer sign in."""
 
 
 class RaterCount(Part):
     rater: str
+    """The rater's name."""
     adjudicator: bool
+    """True for an adjudicator."""
     labels: int
-    seconds: float | None = None  # time spent on labelled items, summed
+    """Labels given."""
+    seconds: float | None = None
+    """Time spent on labelled items, summed."""
     sessions: int
+    """Sign-in sessions."""
 
     @property
     def mean_seconds(self) -> float | None:
@@ -80,19 +97,33 @@ class LabelStatus(LabelResult):
     schema_name: ClassVar[str] = "label_status"
 
     project: str
+    """The project."""
     task: str
+    """pairwise, score or passfail."""
     items: int
+    """Items in the project."""
     items_closed: int
+    """Items with every label they need."""
     items_left: int
+    """Items still needing a label."""
     overlap_items: int
+    """Items meant for several raters."""
     labels: int
+    """Labels given."""
     raters: list[RaterCount]
+    """Each rater's count."""
     pairs: int
+    """Pairs of raters' labels on the same item."""
     agreement: float | None
+    """The share of equal pairs; null while no item has two labels."""
     kappa: float | None
+    """Cohen's kappa on the same pairs; null while no item has two labels."""
     disagreements: int
+    """Closed items where raters disagree."""
     agreement_estimate: Estimate | None = None
+    """agreement with a bootstrap interval clustered by item (n: rater pairs)."""
     kappa_estimate: Estimate | None = None
+    """kappa with a bootstrap interval clustered by item (n: rater pairs)."""
 
 
 class LabelRelease(LabelResult):
@@ -101,10 +132,15 @@ class LabelRelease(LabelResult):
     schema_name: ClassVar[str] = "label_release"
 
     project: str
+    """The project."""
     dry_run: bool
-    rater: str | None  # only this rater's items
-    idle_hours: float | None  # only items handed out longer ago than this
-    freed: dict[str, int]  # rater name -> items freed (would be freed, in a dry run)
+    """True when nothing was given back (what would be freed is listed)."""
+    rater: str | None
+    """Only this rater's items; null for every rater."""
+    idle_hours: float | None
+    """Only items handed out longer ago than this; null for any."""
+    freed: dict[str, int]
+    """Items freed (or that would be, in a dry run), by rater."""
 
     @property
     def total(self) -> int:
@@ -117,10 +153,15 @@ class LabelExport(LabelResult):
     schema_name: ClassVar[str] = "label_export"
 
     project: str
+    """The project."""
     output: str
+    """The labels file written (one row per rater per item)."""
     labels: int
+    """Labels written."""
     adjudications_output: str | None = None
-    adjudications: int | None = None  # final labels written to adjudications_output
+    """The file of final labels set by adjudicators, if asked for."""
+    adjudications: int | None = None
+    """Final labels written to adjudications_output."""
 
 
 class LabelAttach(LabelResult):
@@ -129,26 +170,43 @@ class LabelAttach(LabelResult):
     schema_name: ClassVar[str] = "label_attach"
 
     project: str
+    """The project."""
     run_id: str
-    db: str  # the juge store holding the run
-    attached: int  # verdicts stored
+    """The run whose verdicts were copied."""
+    db: str
+    """The juge store holding the run."""
+    attached: int
+    """Verdicts stored."""
     judges: list[str]
-    shared_items: int  # items of the project the run judged
-    left_out: list[str]  # items whose judged answers differ from the labelled ones (allow_changed_outputs)
+    """The run's judges."""
+    shared_items: int
+    """Items of the project the run judged."""
+    left_out: list[str]
+    """Items whose judged answers differ from the labelled ones (left out with allow_changed_outputs)."""
 
 
 class FinalLabel(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     label: str
+    """The final label."""
     reason: str
+    """Why, as the adjudicator wrote it."""
     adjudicator: str
+    """Who set it."""
 
 
 class LabelDisagreement(Part):
     item_id: str
+    """The item's id."""
     reasons: list[str]
-    labels: dict[str, str]  # rater -> label
-    judges: dict[str, str]  # judge -> verdict, in the labels' terms
+    """Who disagrees: raters among themselves, or a judge with the raters."""
+    labels: dict[str, str]
+    """Each rater's label, by rater."""
+    judges: dict[str, str]
+    """Each judge's verdict in the labels' terms, by judge."""
     final: FinalLabel | None = None
+    """The final label an adjudicator set, if any."""
 
 
 class LabelDisagreements(LabelResult):
@@ -160,11 +218,17 @@ class LabelDisagreements(LabelResult):
     schema_name: ClassVar[str] = "label_disagreements"
 
     project: str
+    """The project."""
     from_list: str | None = None
+    """The saved list read; then only the ids are known and items is empty."""
     item_ids: list[str]
+    """The items' ids."""
     items: list[LabelDisagreement] = []
+    """Each item with its labels and verdicts."""
     saved_as: str | None = None
+    """The name the list was saved under, if saved."""
     output: str | None = None
+    """The file written, if any."""
 
 
 LABEL_RESULTS: tuple[type[Result], ...] = (
