@@ -37,8 +37,10 @@ class Ceiling(Part):
     """Pairs of raters pooled."""
     at_threshold: AtThreshold | None = None
     """Scores with --threshold: agreement and kappa on score >= threshold."""
-    failures_caught: Caught | None = None  # PASS/FAIL: one person's FAIL votes another also called FAIL
+    failures_caught: Caught | None = None
+    """PASS/FAIL: one person's FAIL votes another person also called FAIL, k of n."""
     false_flags: Caught | None = None
+    """PASS/FAIL: one person's PASS votes another person called FAIL, k of n."""
 
 
 class AtThreshold(Part):

@@ -12,7 +12,9 @@ class KindGuess(Part):
     """The study's kind when no ``--kind`` (nor ``--scale``) said it: what juge guessed, and from what."""
 
     kind: str
+    """The kind guessed: pairwise, score or passfail."""
     guessed_from: str
+    """What it was guessed from (the labels' values, the judgments' verdicts)."""
 
 
 class SplitSide(Part):

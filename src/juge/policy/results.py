@@ -108,7 +108,8 @@ class PolicySelection(Part):
     """Grade judges: the figure the candidates are ranked by."""
     candidates: list[PolicyCandidate] = []
     """The candidates, each with its figures on the shared dev items."""
-    references: list[PolicyCandidate] = []  # person vs person and a trivial judge, on the same items (no call)
+    references: list[PolicyCandidate] = []
+    """Person vs person and a trivial judge on the same items, beside the candidates (they make no call)."""
     n_shared_items: int | None = None
     """Dev items every candidate has a verdict on."""
     chosen: str

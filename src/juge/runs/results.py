@@ -285,9 +285,9 @@ class RunRow(Part):
     """One stored run as ``juge runs`` lists it (``juge runs --json`` writes a list of these)."""
 
     run_id: str
-    """The run's id (the same as id)."""
+    """The run's id (what juge show, export and compare take)."""
     id: str
-    """The run's id."""
+    """The run's id (as run_id; kept for readers written before run_id)."""
     kind: str = "eval"
     """What made the run: eval (juge run), tune, tune-holdout, probe, route, demo."""
     name: str | None = None
