@@ -28,7 +28,7 @@ module imports only its own package and the layers below; ``|``: independent), c
 9. ``config``, ``judges``, ``providers``, ``checks``, ``data``
 10. ``stats`` (with ``Estimate`` and its one formatter)
 11. ``parts`` (``Part`` and ``Result``, the base of every result model)
-12. ``errors``, ``files``, ``visible``
+12. ``errors``, ``files``, ``visible``, ``lazy``
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ Names are imported on first use: ``import juge.reports.fit`` (the terminal's lay
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from juge.lazy import lazy_names
 
 if TYPE_CHECKING:
     from juge.files import write_atomic
@@ -30,14 +31,4 @@ _LAZY = {
 __all__ = ["build_report_data", "read_calibration", "read_result", "render_report", "write_report", "write_atomic"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'juge.reports' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
