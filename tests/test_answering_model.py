@@ -66,7 +66,7 @@ def write_judge(tmp_path: Path, name: str, setup: str, answer: str) -> Path:
 
 def recorded_models(monkeypatch, capsys, db: str) -> dict[str, tuple[list[str], set[str]]]:
     """Per run name: the models its stored config names, and the models its judgments record."""
-    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--db", db, "--json", "-")
+    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--all", "--db", db, "--json", "-")  # tune and probe runs too
     assert code == 0
     found = {}
     for run in json.loads(out):
@@ -99,6 +99,10 @@ def test_tune_its_holdout_test_and_the_probe_record_the_model_that_answers(monke
     assert json.loads((tmp_path / "probe.json").read_text(encoding="utf-8"))["judge"]["model"] == "stand-in"
     found = recorded_models(monkeypatch, capsys, db)
     assert set(found) == {"tune", "tune --test", "probe injection: pair"}, found
+    listed = run_cli(monkeypatch, capsys, "runs", "--all", "--db", db, "--json", "-")[1]
+    kinds = {r["name"]: r["kind"] for r in json.loads(listed)}
+    assert kinds == {"tune": "tune", "tune --test": "tune-holdout", "probe injection: pair": "probe"}
+    assert json.loads(run_cli(monkeypatch, capsys, "runs", "--db", db, "--json", "-")[1]) == []  # none is an eval's
     for name, (config, judged) in found.items():
         assert set(config) == {"stand-in"} and judged == {"stand-in"}, (name, config, judged)
 
