@@ -34,7 +34,7 @@ from juge import __version__
 from juge.calibration.pairtable import judge_key
 from juge.calibration.pairwise import Bootstrap, label_pairs, people_alpha
 from juge.calibration.results import Calibration
-from juge.data.adapters import normalise_passfail
+from juge.data.labels import normalise_passfail
 from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError
 from juge.stats import (

@@ -19,7 +19,6 @@ from juge.calibration.pairwise import Bootstrap, pairwise_study
 from juge.calibration.results import Calibration, InputCounts
 from juge.data.adapters import (
     CalibrationData,
-    normalise_passfail,
     read_labelled_items,
     read_mtbench_human_judgments,
     read_pairwise_items,
@@ -34,6 +33,7 @@ from juge.data.labels import (
     is_missing,
     judge_kinds,
     long_votes,
+    normalise_passfail,
     scale_kind,
     unlisted,
 )

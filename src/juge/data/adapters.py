@@ -24,7 +24,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from juge.data.labels import RawVote, nested_votes, wide_votes
+from juge.data.labels import Kind, LabelCounts, RawVote, convert_votes, nested_votes, wide_votes
+from juge.data.labels import parse_scale as parse_labels_scale
 from juge.data.readers import (
     CASE_FIELDS,
     Source,
@@ -32,6 +33,7 @@ from juge.data.readers import (
     file_hash,
     iter_rows,
     mapped_rows,
+    read_labels,
     read_rows,
     repeat_of,
     source_hash,
@@ -395,8 +397,6 @@ def _clean_id(path: str | Path, line: int, field: str, value: Any) -> str:
 
 def read_label_rows(path: str | Path, *, pairwise: bool) -> list[HumanLabel]:
     """Human labels from a separate file (one row per rater per item: item_id, rater_id, label)."""
-    from juge.data.readers import read_labels
-
     labels = read_labels(path)
     if not pairwise:
         return labels
@@ -564,21 +564,7 @@ def read_mtbench_human_judgments(directory: str | Path, *, turn: int = 1) -> Cal
 def parse_scale(text: str | None) -> dict[str, Any] | None:
     """`Bad=1,'Could be Improved'=2,Acceptable=3` -> {"Bad": 1.0, "Could be Improved": 2.0, ...}; targets may
     also be A/B/tie or PASS/FAIL (see :func:`juge.data.labels.parse_scale`)."""
-    from juge.data.labels import parse_scale as parse
-
-    return parse(text)
-
-
-def normalise_passfail(value: Any) -> str | None:
-    """PASS/FAIL from the usual spellings (pass/fail, yes/no, true/false, 1/0); None if unreadable."""
-    if isinstance(value, bool):
-        return "PASS" if value else "FAIL"
-    word = str(value).strip().lower()
-    if word in {"pass", "passed", "yes", "true", "1", "1.0", "ok"}:
-        return "PASS"
-    if word in {"fail", "failed", "no", "false", "0", "0.0"}:
-        return "FAIL"
-    return None
+    return parse_labels_scale(text)
 
 
 @dataclass
@@ -646,7 +632,6 @@ def read_rated_items(
     An empty cell is a missing rating. `baseline_cols` hold a verdict recorded with
     the item (e.g. an earlier judge's score) and become baselines, never labels.
     """
-    from juge.data.labels import Kind, LabelCounts, convert_votes
 
     if not label_cols:
         raise InputError("--label-cols: name the columns that hold the human ratings (e.g. rating_1,rating_2)")

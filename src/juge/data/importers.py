@@ -50,7 +50,7 @@ def _importer(read: Callable[[Path], Iterator[RecordedCall]], path: Path) -> Cal
 
 def read_verdict(value: Any) -> Any:
     """A tool's score value as a juge verdict (None: unparsed)."""
-    from juge.data.adapters import normalise_passfail
+    from juge.data.labels import normalise_passfail
 
     if isinstance(value, bool):
         return "PASS" if value else "FAIL"

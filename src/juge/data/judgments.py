@@ -130,7 +130,7 @@ def _read_verdict(raw: Any, scale: Mapping[str, Any] | None, *, pair: bool) -> A
     if pair:
         fixed = PAIR_ALIASES.get(key.lower())
         return None if fixed is None else _LETTER[fixed]
-    from juge.data.adapters import normalise_passfail
+    from juge.data.labels import normalise_passfail
 
     if isinstance(raw, int | float) and not isinstance(raw, bool):
         return float(raw)

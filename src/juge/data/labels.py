@@ -316,7 +316,7 @@ def guess_kind(values: Iterable[Any], *, pairs: bool, judges: frozenset[Kind] = 
     keys = sorted({raw_key(v) for v in values})
     shown = ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "")
     numbers = [k for k in keys if _number(k) is not None]
-    readable = sum(_passfail(k) is not None for k in keys)
+    readable = sum(normalise_passfail(k) is not None for k in keys)
     if keys and readable == len(keys):
         if not numbers:
             return "passfail", f"the labels ({shown}) are PASS/FAIL words"
@@ -381,10 +381,16 @@ def _number(text: str) -> float | None:
         return None
 
 
-def _passfail(text: str) -> str | None:
-    from juge.data.adapters import normalise_passfail
-
-    return normalise_passfail(text)
+def normalise_passfail(value: Any) -> str | None:
+    """PASS/FAIL from the usual spellings (pass/fail, yes/no, true/false, 1/0); None if unreadable."""
+    if isinstance(value, bool):
+        return "PASS" if value else "FAIL"
+    word = str(value).strip().lower()
+    if word in {"pass", "passed", "yes", "true", "1", "1.0", "ok"}:
+        return "PASS"
+    if word in {"fail", "failed", "no", "false", "0", "0.0"}:
+        return "FAIL"
+    return None
 
 
 def _convert(value: Any, kind: Kind, scale: Mapping[str, Any] | None) -> Any:
@@ -397,7 +403,7 @@ def _convert(value: Any, kind: Kind, scale: Mapping[str, Any] | None) -> Any:
     if kind == "pairwise":
         return PAIR_ALIASES.get(key.lower())
     if kind == "passfail":
-        return _passfail(key)
+        return normalise_passfail(key)
     number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else _number(key)
     if scale is not None and number not in {v for v in scale.values() if isinstance(v, int | float)}:
         return None

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from juge.data.adapters import normalise_passfail
+from juge.data.labels import normalise_passfail
 from juge.errors import input_error
 from juge.judges.judge import JudgeSpec, load_judge
 from juge.judges.rubric import Rubric, load_rubric, read_toml
