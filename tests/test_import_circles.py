@@ -6,23 +6,9 @@ from __future__ import annotations
 
 import grimp
 
-# Circles known while issue 22's moves land, each with the move that removes it. A circle not listed fails the
-# test; a listed circle that is gone fails it too, so that its line goes with it.
-KNOWN_CIRCLES = {
-    # one label reader: data/labels.py reads PASS/FAIL through data/adapters.py, which reads labels through it
-    frozenset({"juge.data.adapters", "juge.data.labels", "juge.data.readers"}),
-    # one decision object: derivation, grades, holdout and route call each other; PolicyResult.load reads the
-    # file through derivation.read_policy
-    frozenset(
-        {
-            "juge.policy.derivation",
-            "juge.policy.grades",
-            "juge.policy.holdout",
-            "juge.policy.results",
-            "juge.policy.route",
-        }
-    ),
-}
+# Circles known to remain: none. A circle fails the test; an entry here whose circle has gone fails it too,
+# so that its line goes with it.
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[frozenset[str]]:

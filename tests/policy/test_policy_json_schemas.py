@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from cli_helpers import run_cli
-from juge.policy.derivation import policy_hash, read_policy
+from juge.policy.file import policy_hash, read_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(str(files("juge") / "demo_data"))

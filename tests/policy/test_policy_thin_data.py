@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from cli_helpers import write_jsonl
 from juge.data.records import Case, Judgment
-from juge.policy.derivation import MIN_PAIRS, TOO_FEW
+from juge.policy.decision import MIN_PAIRS, TOO_FEW
 from juge.store import Store
 
 

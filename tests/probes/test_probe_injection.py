@@ -213,7 +213,7 @@ def test_half_gullible_intervals_match_scipy_and_an_independent_clustered_bootst
 def test_too_few_items_give_no_bootstrap_interval(monkeypatch, capsys, tmp_path):
     # QA2: `--limit 3` printed 'flipped 0.667 [0.667, 0.667] n=12 (clustered bootstrap over 2 items)'.
     # Below the policy's MIN_ITEMS items the pooled rates carry no interval and say why.
-    from juge.policy.derivation import MIN_ITEMS
+    from juge.policy.decision import MIN_ITEMS
 
     result, stdout, _ = probe(monkeypatch, capsys, tmp_path, "pairwise", "probe-half", "--limit", "3")
     assert_counts_add_up(result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from cli_helpers import run_cli
-from juge.policy.derivation import MIN_PAIRS
+from juge.policy.decision import MIN_PAIRS
 from juge.reports.headline import headlines
 
 

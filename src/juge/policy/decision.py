@@ -70,3 +70,20 @@ def decided_row(row: dict[str, Any], *, figures: str, reason: str, too_few: str 
     d = category_decision("", decision=figures, reason=reason, too_few=too_few, by_figures=figures)
     return {**row, "too_few": d.too_few, "by_figures": d.by_figures, "ruling": d.ruling, "decision": d.route,
             "reason": reason}  # fmt: skip
+
+
+MIN_PAIRS = 30
+
+MIN_ITEMS = 10
+
+
+def too_few(n_judged: int, jp: dict[str, Any], pp: dict[str, Any]) -> str | None:
+    """Why a category's figures are too thin to decide on (None when they are not): fewer than MIN_ITEMS
+    judged items, or a judge-vs-person or person-vs-person agreement on fewer than MIN_PAIRS pairs."""
+    thin = [f"{n_judged} judged items (< {MIN_ITEMS})"] if n_judged < MIN_ITEMS else []
+    thin += [
+        f"{what} on {e.get('n') or 0} pairs (< {MIN_PAIRS})"
+        for what, e in (("judge vs person", jp), ("person vs person", pp))
+        if (e.get("n") or 0) < MIN_PAIRS
+    ]
+    return "; ".join(thin) or None

@@ -38,9 +38,7 @@ then by key name.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,22 +54,25 @@ from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference
 from juge.calibration.results import Agreement
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
-from juge.policy.decision import TOO_FEW, decided_row
+from juge.policy.decision import decided_row, too_few
+from juge.policy.file import (
+    DIGITS,
+    POLICY_FORMAT,
+    SCHEMA_VERSION,
+    no_split_error,
+    policy_hash,
+    r3,
+    read_policy,
+    split_hash,
+)
+from juge.policy.grades import GradeStudyData, derive_grade_policy, grade_policy_markdown
 from juge.policy.guarantee import fixed_sequence_threshold, pair_confidence
+from juge.policy.markdown import decision_cell, in_short, table_cell, too_few_paragraph
 from juge.policy.results import Coverage, PolicyResult
-from juge.policy.status import STATUS_KEYS
 from juge.stats import paired_ratio_difference
 from juge.stats.estimate import format_estimate
 
-POLICY_FORMAT = 1
-# The policy file's schema: 2 adds judge_kind (pairwise, passfail, score) and holdout_tests; 3 adds the
-# status (status, forced_uses) and each category's ruling and by_figures. A file without schema_version is a
-# pairwise policy of schema 1; files of every schema load, their decisions read by juge.policy.decision.
-SCHEMA_VERSION = 3
 RULES = ("margin", "lower-bound", "guarantee")
-DIGITS = 3
-MIN_PAIRS = 30
-MIN_ITEMS = 10
 
 
 @dataclass
@@ -102,49 +103,6 @@ def pair_study_data(inputs: StudyInputs) -> PairStudyData:
         )
     data = inputs.data
     return PairStudyData(data.full_cases(), data.full_labels(), inputs.judgments, data.baselines, data.sources)
-
-
-def split_hash(cases: Iterable[Case], labels: Iterable[HumanLabel]) -> str:
-    """sha256 of a split's items and human labels (canonical JSON, sorted): the split's identity."""
-    cases = sorted(cases, key=lambda c: c.id)
-    ids = {c.id for c in cases}
-    h = hashlib.sha256()
-    for c in cases:
-        h.update(c.model_dump_json().encode() + b"\n")
-    for lab in sorted((lab for lab in labels if lab.item_id in ids), key=lambda lab: (lab.item_id, lab.rater_id)):
-        h.update(lab.model_dump_json().encode() + b"\n")
-    return h.hexdigest()
-
-
-def no_split_error(split: str, cases: Iterable[Case]) -> InputError:
-    """No item with human votes in ``split``; when no item has a split at all, say how to make one."""
-    splits = sorted({c.split for c in cases if c.split})
-    if not splits:
-        return InputError(
-            f"no item has a `split` field, so there is no {split!r} split: make one with `juge split --items FILE "
-            "--by group --holdout 0.3 --seed 0 -o FILE_WITH_SPLIT` (the same rows with split dev/holdout, by group) "
-            "and give that file as --items (with --run too: the run's judgments join the items by id)"
-        )
-    return InputError(f"no item with split {split!r} and human votes; splits in the data: {', '.join(splits)}")
-
-
-UNHASHED = ("policy_hash", "holdout_tests", *STATUS_KEYS)
-SCHEMA_2_KEYS = ("schema_version", "judge_kind")  # a schema 1 file was hashed without them
-
-
-def policy_hash(policy: dict[str, Any]) -> str:
-    """sha256 of the policy's canonical JSON, without the hash itself, the record of its holdout tests and its
-    status (``juge policy test`` and a forced use append to them; every other edit breaks the hash). A schema 1 policy (pairwise, written
-    before ``schema_version``) is hashed without the keys schema 2 added, so it keeps its hash when it gains
-    ``schema_version: 1`` and ``judge_kind: pairwise`` on being written back."""
-    unhashed = UNHASHED + (SCHEMA_2_KEYS if policy.get("schema_version", 1) == 1 else ())
-    body = {k: v for k, v in policy.items() if k not in unhashed}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def r3(x: float | None) -> float | None:
-    """A figure as the table shows it: rounded to 3 decimals."""
-    return None if x is None else round(x, DIGITS)
 
 
 def _agree_with_majority(items: Sequence[PairItem], key: str, keep: Sequence[bool]) -> np.ndarray:
@@ -338,18 +296,6 @@ def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: st
     return decided_row(row, figures="judge" if ok else "person", reason=reason, too_few=too_few(len(judged), jp, pp))
 
 
-def too_few(n_judged: int, jp: dict[str, Any], pp: dict[str, Any]) -> str | None:
-    """Why a category's figures are too thin to decide on (None when they are not): fewer than MIN_ITEMS
-    judged items, or a judge-vs-person or person-vs-person agreement on fewer than MIN_PAIRS pairs."""
-    thin = [f"{n_judged} judged items (< {MIN_ITEMS})"] if n_judged < MIN_ITEMS else []
-    thin += [
-        f"{what} on {e.get('n') or 0} pairs (< {MIN_PAIRS})"
-        for what, e in (("judge vs person", jp), ("person vs person", pp))
-        if (e.get("n") or 0) < MIN_PAIRS
-    ]
-    return "; ".join(thin) or None
-
-
 def guarantee_rule(
     items: Sequence[PairItem],
     key_by_category: dict[str, str],
@@ -474,80 +420,10 @@ def derive_policy(
     return policy
 
 
-def read_policy(path: Path | str) -> dict[str, Any]:
-    """Load a policy JSON and check it is one juge wrote and nobody edited."""
-    path = Path(path)  # the Python API is called with str paths too
-    if not path.exists():
-        raise InputError(f"{path}: policy file not found (write one with juge policy derive --json)")
-    try:
-        policy = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    if not isinstance(policy, dict) or policy.get("kind") != "juge-policy":
-        raise InputError(f'{path}: not a juge policy (no "kind": "juge-policy")')
-    if policy.get("format") != POLICY_FORMAT:
-        raise InputError(f"{path}: policy format {policy.get('format')!r}; this juge reads format {POLICY_FORMAT}")
-    if policy.get("policy_hash") != policy_hash(policy):
-        raise InputError(f"{path}: the policy was edited after it was derived (hash mismatch); derive it again")
-    if policy.get("schema_version", 1) > SCHEMA_VERSION:
-        raise InputError(
-            f"{path}: policy schema_version {policy['schema_version']}; this juge reads up to {SCHEMA_VERSION} "
-            "(upgrade juge)"
-        )
-    if policy.get("schema_version", 1) == 1 and policy.setdefault("judge_kind", "pairwise") != "pairwise":
-        raise InputError(f"{path}: a policy of schema 1 is for a pairwise judge, but it says {policy['judge_kind']!r}")
-    return policy
-
-
-def _cell(text: Any) -> str:
-    """A Markdown table cell: data text may not break the table or inject markup."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
-
-
-def in_short(p: PolicyResult) -> list[str]:
-    """The "In short" lines on categories, written from the policy's decisions (so they match the table)."""
-    decisions = p.decisions.values()
-    judge = [d.category for d in decisions if d.route == "judge"]
-    person = [d.category for d in decisions if d.route == "person"]
-    thin = [d.category for d in decisions if d.ruling == "too_few"]
-    lines = [
-        f"- The judge decides alone in: {_cell(', '.join(judge)) or 'no category'}.",
-        f"- A person decides in: {_cell(', '.join(person)) or 'no category'}.",
-    ]
-    if thin:
-        lines.append(
-            f"- Too few items to decide in: {_cell(', '.join(thin))}, so a person decides there until more labels "
-            "are in (see the table)."
-        )
-    return lines
-
-
-def decision_cell(p: PolicyResult, category: str) -> str:
-    """A category's decision in a Markdown table: where its items go, and why when there are too few items."""
-    d = p.decision(category)
-    if d is None:
-        return ""
-    return f"**{d.route}**" + (f" ({TOO_FEW}: {_cell(d.too_few)})" if d.ruling == "too_few" else "")
-
-
-def too_few_paragraph(p: PolicyResult) -> list[str]:
-    thin = [d.category for d in p.decisions.values() if d.ruling == "too_few"]
-    if not thin:
-        return []
-    return [
-        "",
-        f"**Too few items to decide** in {_cell(', '.join(thin))}: a figure rests on fewer than {MIN_PAIRS} pairs or "
-        f"{MIN_ITEMS} judged items, so one vote more or less can flip the decision. A person decides there, "
-        "whatever the figures say, until more labels are in; then derive again.",
-    ]
-
-
 def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
     """JUDGE_POLICY.md: the rules in plain words, the numbers behind each, limits, and when to recalibrate."""
     p = PolicyResult.of(policy)
     if p.judge_kind != "pairwise":
-        from juge.policy.grades import grade_policy_markdown
-
         return grade_policy_markdown(p)
     key = p.judge
     info = p.judges[key]
@@ -568,7 +444,7 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
         "",
         "## In short",
         "",
-        f"- The judge is **{_cell(key)}** (model {_cell(', '.join(info.models))}).",
+        f"- The judge is **{table_cell(key)}** (model {table_cell(', '.join(info.models))}).",
     ]
     g = p.guarantee
     if p.rule == "guarantee" and g is not None:
@@ -605,7 +481,7 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
         covered = "n/a" if cov.value is None else f"{cov.value:.1%} ({cov.n_with_verdict} of {cov.n_items})"
         vs_majority, vs_people = row.vs_majority or Agreement(), row.vs_people or Agreement()
         lines.append(
-            f"| {_cell(row.key)} | {covered} | "
+            f"| {table_cell(row.key)} | {covered} | "
             f"{format_estimate(vs_majority.agreement)} | {format_estimate(vs_majority.kappa)} | "
             f"{format_estimate(vs_people.agreement)} |"
         )
@@ -615,7 +491,7 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
         noise = d is not None and d.low is not None and d.high is not None and d.low <= 0 <= d.high
         lines += [
             "",
-            f"Runner-up: **{_cell(diff.b)}**. On the {diff.n_items} shared items, "
+            f"Runner-up: **{table_cell(diff.b)}**. On the {diff.n_items} shared items, "
             f"the chosen judge agrees {format_estimate(d)} more often (paired difference, {level} interval). "
             + (
                 "The interval includes 0: the runner-up is within noise, so a cheaper runner-up is a defensible choice."
@@ -636,7 +512,7 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
             a = "n/a" if ref.agreement_a is None else f"{ref.agreement_a:.3f}"
             b = "n/a" if ref.agreement_b is None else f"{ref.agreement_b:.3f}"
             lines.append(
-                f"| {_cell(c)} | {ref.n_items} | {a} | {b} | {format_estimate(ref.difference)} | {_cell(ref.template)} |"
+                f"| {table_cell(c)} | {ref.n_items} | {a} | {b} | {format_estimate(ref.difference)} | {table_cell(ref.template)} |"
             )
     else:
         lines.append("No reference prompt of this judge in the data: the plain prompt is used everywhere.")
@@ -668,8 +544,8 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
     for c, r in p.categories.items():
         gap = "n/a" if r.gap is None else f"{r.gap:+.3f}"
         lines.append(
-            f"| {_cell(c)} | {r.n_items} | {r.n_with_verdict} | {r.n_votes} | "
-            f"{_cell(r.template)} | {format_estimate(r.vs_people)} | "
+            f"| {table_cell(c)} | {r.n_items} | {r.n_with_verdict} | {r.n_votes} | "
+            f"{table_cell(r.template)} | {format_estimate(r.vs_people)} | "
             f"{format_estimate(r.ceiling)} | {gap} | {format_estimate(r.difference)} | {decision_cell(p, c)} |"
         )
     lines += too_few_paragraph(p)
@@ -721,7 +597,7 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
         "",
         "## What this policy must not be used for",
         "",
-        f"- Another judge model or prompt version. It holds for model {_cell(', '.join(info.models))} and the "
+        f"- Another judge model or prompt version. It holds for model {table_cell(', '.join(info.models))} and the "
         "template hashes in policy.json; `juge route` refuses other versions.",
         "- Categories, languages, or kinds of items not in the table above (such items go to a person), or "
         "multi-turn conversations if dev had only first turns.",
@@ -759,8 +635,6 @@ def derive_any_policy(
     """The policy for whatever judge the data holds: ``PairStudyData`` (pairwise) or ``GradeStudyData``
     (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
     ``rule="guarantee"`` (pairs)."""
-    from juge.policy.grades import GradeStudyData, derive_grade_policy
-
     if isinstance(data, GradeStudyData):
         return derive_grade_policy(
             data, split=split, margin=margin, rule=rule, min_recall=min_recall, threshold=threshold,

@@ -59,22 +59,20 @@ from juge.calibration.inputs import StudyInputs
 from juge.calibration.pairwise import Bootstrap
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import InputError
-from juge.policy.decision import decided_row
-from juge.policy.derivation import (
+from juge.policy.conclusion import gap_conclusion, margin_gap, overall_conclusion
+from juge.policy.decision import decided_row, too_few
+from juge.policy.file import (
     DIGITS,
     POLICY_FORMAT,
     SCHEMA_VERSION,
-    decision_cell,
-    in_short,
     no_split_error,
     policy_hash,
     r3,
     split_hash,
-    too_few,
-    too_few_paragraph,
 )
+from juge.policy.markdown import decision_cell, in_short, table_cell, too_few_paragraph
 from juge.policy.results import PolicyResult
-from juge.policy.route import (
+from juge.policy.routed import (
     JUDGE,
     PERSON,
     REASON_MISSING,
@@ -587,8 +585,6 @@ def grade_holdout_figures(
     policy: PolicyResult, data: GradeStudyData, table: GradeTable, items: list[GradedItem], boot: Bootstrap
 ) -> dict[str, Any]:
     """The holdout figures and conclusion of a grade policy (the recording is :mod:`juge.policy.holdout`'s)."""
-    from juge.policy.holdout import gap_conclusion, margin_gap, overall_conclusion
-
     kind, threshold = _kind(policy), policy.threshold
     labels = sorted(set(_scale(table, "each")) | set(policy.scale or ())) if kind == "score" else list(PASSFAIL)
     ids = {it.item_id for it in items}
@@ -658,7 +654,7 @@ def grade_policy_markdown(policy: PolicyResult) -> str:
         "",
         "## In short",
         "",
-        f"- The judge is **{_cell(p.judge)}** (model {_cell(', '.join(info.models))}).",
+        f"- The judge is **{table_cell(p.judge)}** (model {table_cell(', '.join(info.models))}).",
         *in_short(p),
         "- Any item whose judgment was refused, unparsed, an error or missing goes to a person.",
         f"- Every week a person reads {p.audit.n} random decisions the judge made alone (`juge audit-sample`).",
@@ -689,13 +685,15 @@ def grade_policy_markdown(policy: PolicyResult) -> str:
         )
     lines += ["", "| category | items | judged | decision | figures |", "|---|---|---|---|---|"]
     for c, r in p.categories.items():
-        lines.append(f"| {_cell(c)} | {r.n_items} | {r.n_with_verdict} | {decision_cell(p, c)} | {_cell(r.reason)} |")
+        lines.append(
+            f"| {table_cell(c)} | {r.n_items} | {r.n_with_verdict} | {decision_cell(p, c)} | {table_cell(r.reason)} |"
+        )
     lines += too_few_paragraph(p)
     lines += [
         "",
         "## What this policy must not be used for",
         "",
-        f"- Another judge model or prompt version: it holds for model {_cell(', '.join(info.models))} and the "
+        f"- Another judge model or prompt version: it holds for model {table_cell(', '.join(info.models))} and the "
         "template hashes in policy.json; `juge route` refuses other versions.",
         "- Categories not in the table above (such items go to a person).",
         "- Claims that an answer is correct: a judge verdict is a model output, never a human label.",
@@ -707,7 +705,3 @@ def grade_policy_markdown(policy: PolicyResult) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-def _cell(text: Any) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")

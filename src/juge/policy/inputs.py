@@ -84,7 +84,7 @@ def load_policy(policy: PolicyResult | Mapping[str, Any] | str | Path) -> Policy
     from pydantic import ValidationError
 
     from juge.errors import validation_error
-    from juge.policy.derivation import read_policy
+    from juge.policy.file import read_policy
     from juge.policy.results import PolicyResult
 
     if isinstance(policy, PolicyResult):

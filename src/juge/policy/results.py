@@ -20,6 +20,7 @@ from juge.errors import validation_error
 from juge.files import write_json
 from juge.parts import Part, Result
 from juge.policy.decision import CategoryDecision, Route, Ruling, category_decision
+from juge.policy.file import read_policy
 from juge.policy.status import PolicyStatus, StatusName, policy_status
 from juge.stats.estimate import Estimate
 
@@ -396,8 +397,6 @@ class PolicyResult(_Loose):
     @classmethod
     def load(cls, path: str | Path) -> Self:
         """Read a policy file, checking it is one juge wrote and nobody edited (its hash)."""
-        from juge.policy.derivation import read_policy
-
         try:
             return cls.model_validate(read_policy(path))
         except ValidationError as exc:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -33,70 +32,31 @@ from juge.calibration.pairtable import ORDERS
 from juge.data.records import OUTCOMES, Case, Judgment
 from juge.errors import InputError, input_error, validation_error
 from juge.judges.pairwise import combine_orders
-from juge.policy.decision import CategoryDecision
+from juge.policy.grades import route_grade_item
 from juge.policy.guarantee import pair_confidence
 from juge.policy.results import PolicyResult, RouteResult
+from juge.policy.routed import (
+    JUDGE,
+    LETTERS,
+    PERSON,
+    REASON_CONFIDENCE,
+    REASON_MISSING,
+    REASON_NO_THRESHOLD,
+    REASON_ORDER,
+    REASON_UNCALIBRATED,
+    RouteDecision,
+    category_route,
+    check_versions,
+)
 
 # A policy as the model, or as its JSON (as derive_policy returns it): route_item reads either.
 Policy = PolicyResult | Mapping[str, Any]
-
-JUDGE = "judge"
-PERSON = "person"
-REASON_UNCALIBRATED = "category not calibrated"
-REASON_MISSING = "refused/unparsed/missing"
-REASON_ORDER = "order changed the verdict"
-REASON_CATEGORY = "category"
-REASON_TOO_FEW = "too few items to decide"
-REASON_CONFIDENCE = "low confidence"
-REASON_NO_THRESHOLD = "no confidence threshold"
-LETTERS = ("A", "B", "C")
-
-
-@dataclass
-class RouteDecision:
-    """Where one item goes and why."""
-
-    item_id: str
-    category: str
-    route: str
-    reason: str
-    detail: str
-    verdict: str | None
-    template: str | None
-    confidence: float | None = None
-    passes: bool | None = None  # PASS/FAIL and score judges: does the verdict pass the case
-
-    @property
-    def label(self) -> str:
-        """``judge`` or ``person: <reason>``."""
-        return JUDGE if self.route == JUDGE else f"{PERSON}: {self.reason}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "decision": self.label}
-
-
-def check_versions(policy: PolicyResult, key: str, calls: Iterable[Judgment]) -> None:
-    """Refuse judgments from a model or template version the policy was not derived with."""
-    info = policy.judges[key]
-    for j in calls:
-        if j.model not in info.models:
-            raise InputError(
-                f"item {j.item_id!r}: judge {key} ran model {j.model!r}, but the policy was derived with "
-                f"{', '.join(info.models)}; derive a new policy for this model"
-            )
-        if j.template_hash and info.template_hashes and j.template_hash not in info.template_hashes:
-            raise InputError(
-                f"item {j.item_id!r}: template {key} has hash {j.template_hash[:12]}, not the one the policy was "
-                "derived with; derive a new policy for this template"
-            )
 
 
 def route_item(policy: Policy, item_id: str, category: str | None, judgments: Iterable[Judgment]) -> RouteDecision:
     """Route one item with its recorded judgments (any judges; the policy picks its own template)."""
     policy = PolicyResult.of(policy)
     if policy.judge_kind != "pairwise":
-        from juge.policy.grades import route_grade_item
-
         return route_grade_item(policy, item_id, category, judgments)
     category = category or "(none)"
     key = policy.templates_by_category.get(category)
@@ -165,13 +125,6 @@ def route_item(policy: Policy, item_id: str, category: str | None, judgments: It
     assert decided is not None  # templates_by_category and categories name the same categories
     route, why = category_route(decided)
     return RouteDecision(item_id, category, route, why, f"{category}: {decided.reason}", verdict, key)
-
-
-def category_route(decided: CategoryDecision) -> tuple[str, str]:
-    """Where an item goes by its category's decision, and the reason's name."""
-    if decided.ruling == "too_few":
-        return PERSON, REASON_TOO_FEW
-    return (JUDGE, "category") if decided.route == JUDGE else (PERSON, REASON_CATEGORY)
 
 
 def _call_problem(j: Judgment | None) -> str | None:

@@ -45,7 +45,7 @@ import numpy as np
 from juge.data.records import Case, Judgment
 from juge.errors import InputError, input_error
 from juge.judges.pairwise import combine_orders
-from juge.policy.derivation import MIN_ITEMS
+from juge.policy.decision import MIN_ITEMS
 from juge.probes.results import ProbeJudge, ProbeResult
 from juge.stats import clopper_pearson, ratio_estimate
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from juge.calibration import better
-from juge.policy.derivation import MIN_PAIRS
+from juge.policy.decision import MIN_PAIRS
 
 MARGIN = 0.05
 NO_CATEGORY = "(none)"  # the category the readers give an item that has none

@@ -27,7 +27,7 @@ from juge.calibration.results import (
     Versions,
 )
 from juge.data.records import Case
-from juge.policy.derivation import MIN_PAIRS
+from juge.policy.decision import MIN_PAIRS
 from juge.policy.results import Conclusion, HoldoutFigures, HoldoutTest, PolicyResult
 from juge.reports.disagreements import attach_items, select_disagreements
 from juge.reports.headline import MARGIN as HEADLINE_MARGIN

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.calibration.results import Agreement, Caught
-from juge.policy.derivation import TOO_FEW
+from juge.policy.decision import TOO_FEW
 from juge.policy.results import (
     CategoryConclusion,
     Coverage,

@@ -1,0 +1,79 @@
+"""One routed item: where it goes (judge or person), the reason's names, and the check that a judgment comes
+from the model and template a policy was derived with. Pairwise and grade routing both build on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from juge.data.records import Judgment
+from juge.errors import InputError
+from juge.policy.decision import CategoryDecision
+from juge.policy.results import PolicyResult
+
+JUDGE = "judge"
+
+PERSON = "person"
+
+REASON_UNCALIBRATED = "category not calibrated"
+
+REASON_MISSING = "refused/unparsed/missing"
+
+REASON_ORDER = "order changed the verdict"
+
+REASON_CATEGORY = "category"
+
+REASON_TOO_FEW = "too few items to decide"
+
+REASON_CONFIDENCE = "low confidence"
+
+REASON_NO_THRESHOLD = "no confidence threshold"
+
+LETTERS = ("A", "B", "C")
+
+
+@dataclass
+class RouteDecision:
+    """Where one item goes and why."""
+
+    item_id: str
+    category: str
+    route: str
+    reason: str
+    detail: str
+    verdict: str | None
+    template: str | None
+    confidence: float | None = None
+    passes: bool | None = None  # PASS/FAIL and score judges: does the verdict pass the case
+
+    @property
+    def label(self) -> str:
+        """``judge`` or ``person: <reason>``."""
+        return JUDGE if self.route == JUDGE else f"{PERSON}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "decision": self.label}
+
+
+def check_versions(policy: PolicyResult, key: str, calls: Iterable[Judgment]) -> None:
+    """Refuse judgments from a model or template version the policy was not derived with."""
+    info = policy.judges[key]
+    for j in calls:
+        if j.model not in info.models:
+            raise InputError(
+                f"item {j.item_id!r}: judge {key} ran model {j.model!r}, but the policy was derived with "
+                f"{', '.join(info.models)}; derive a new policy for this model"
+            )
+        if j.template_hash and info.template_hashes and j.template_hash not in info.template_hashes:
+            raise InputError(
+                f"item {j.item_id!r}: template {key} has hash {j.template_hash[:12]}, not the one the policy was "
+                "derived with; derive a new policy for this template"
+            )
+
+
+def category_route(decided: CategoryDecision) -> tuple[str, str]:
+    """Where an item goes by its category's decision, and the reason's name."""
+    if decided.ruling == "too_few":
+        return PERSON, REASON_TOO_FEW
+    return (JUDGE, "category") if decided.route == JUDGE else (PERSON, REASON_CATEGORY)
