@@ -14,12 +14,12 @@ Names are imported on first use, so ``import juge`` stays cheap.
 
 Architecture (README "Architecture"): each feature package owns its functions and result models (``api.py``,
 ``results.py``): ``runs``, ``calibration``, ``policy``, ``tune``, ``probes``, ``label``, ``reports``,
-``scaffold``; this package, ``juge.api`` and ``juge.results`` re-export them. The layers, top to bottom (a
+``scaffold``, ``demos``; this package, ``juge.api`` and ``juge.results`` re-export them. The layers, top to bottom (a
 module imports only its own package and the layers below; ``|``: independent), checked by ``lint-imports``:
 
 1. ``cli``, ``commands`` (the only code that prints)
 2. ``api``, ``results`` (re-exports)
-3. ``tune`` | ``probes`` | ``label`` | ``live_demo``
+3. ``tune`` | ``probes`` | ``label`` | ``demos``
 4. ``reports``
 5. ``policy`` (live routing too)
 6. ``runs`` | ``calibration``

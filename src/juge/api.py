@@ -25,10 +25,10 @@ from juge.label.api import (  # noqa: F401 - re-exported: `juge label ...`, one 
 from juge.calibration.api import Rows as Rows
 from juge.calibration.api import calibrate as calibrate
 from juge.calibration.api import calibration_inputs as calibration_inputs
-from juge.calibration.api import demo as demo
 from juge.calibration.api import demo_path as demo_path
 from juge.config import eval_config as eval_config
 from juge.data.split import split as split
+from juge.demos.api import demo as demo
 from juge.policy.api import audit_sample as audit_sample
 from juge.policy.api import policy_derive as policy_derive
 from juge.policy.api import policy_test as policy_test

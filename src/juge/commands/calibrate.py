@@ -255,7 +255,7 @@ def demo_command(
     OUT/calibration.json. With --live, the local judge runs like `juge run`: its calls and judgments
     (model version, template hash) go to OUT/juge.db, so a repeat is answered from the cache.
     """
-    from juge.calibration.api import demo
+    from juge.demos.api import demo
     from juge.files import write_json
     from juge.reports.fit import command_lines
     from juge.reports.terminal import print_result
