@@ -47,3 +47,23 @@ def test_import_version_and_every_help_load_no_heavy_library() -> None:
     shown = dict(found["shown"])
     assert len(shown) > 30 and all(shown.values()), [argv for argv, printed in shown.items() if not printed]
     assert {"--version", "run --help", "policy derive --help", "label init --help"} <= set(shown)
+
+
+_ENTRY = """
+import contextlib, io, json, sys
+from juge.commands import entry
+
+sys.argv = ["juge", "--version"]
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    entry.main()
+print(json.dumps({"line": out.getvalue(), "loaded": [m for m in ("typer", "rich", "juge.cli") if m in sys.modules]}))
+"""
+
+
+def test_the_console_script_answers_version_before_building_the_command_line() -> None:
+    done = subprocess.run([sys.executable, "-c", _ENTRY], capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout.splitlines()[-1])
+    import juge
+
+    assert found["line"] == f"juge {juge.__version__}\n"  # what `juge version` prints
+    assert found["loaded"] == []
