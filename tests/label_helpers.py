@@ -178,23 +178,32 @@ def postgres_server() -> Iterator[str]:
     if os.geteuid() == 0:
         as_user = ["runuser", "-u", "postgres", "--"]
         shutil.chown(data, "postgres", "postgres")
-    port = free_port()
     pgdata = data / "data"
     run = lambda *cmd: subprocess.run([*as_user, *cmd], check=True, capture_output=True, text=True)  # noqa: E731
     run(str(bindir / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-    run(
-        str(bindir / "pg_ctl"),
-        "-D",
-        str(pgdata),
-        "-w",
-        "-t",
-        "60",
-        "-l",
-        str(data / "log"),
-        "-o",
-        f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c max_connections=200",
-        "start",
-    )
+    # free_port() closes its socket before postgres binds, so another process may take the port in
+    # between: a start that fails for that reason is retried on a fresh port.
+    for attempt in range(5):
+        port = free_port()
+        try:
+            run(
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(pgdata),
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                str(data / "log"),
+                "-o",
+                f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c max_connections=200",
+                "start",
+            )
+            break
+        except subprocess.CalledProcessError:
+            log = (data / "log").read_text(errors="replace") if (data / "log").exists() else ""
+            if attempt == 4 or "could not bind" not in log:
+                raise
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
     finally:
