@@ -3,7 +3,8 @@
 (``GET /batches/{id}``) and download its output and error files (``GET /files/{id}/content``).
 
 Few calls are made, so they go through httpx (multipart uploads, streaming downloads); the endpoint,
-key and headers are the provider's own.
+key and headers are the provider's own. Azure OpenAI's batch API is the same one under ``/openai`` with an
+``api-version`` query on every call and ``/chat/completions`` as the requests' URL (`query`, `endpoint`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,20 @@ class OpenAIBatches:
     max_requests = 50_000
     max_bytes = 190_000_000  # OpenAI takes files up to 200 MB
 
-    def __init__(self, root: str, headers: Mapping[str, str], *, trust_env: bool, payload: Any, response: Any):
+    def __init__(
+        self,
+        root: str,
+        headers: Mapping[str, str],
+        *,
+        trust_env: bool,
+        payload: Any,
+        response: Any,
+        query: Mapping[str, str] | None = None,
+        endpoint: str = "/v1/chat/completions",
+    ):
         self.root = root
+        self.query = dict(query or {})
+        self.endpoint = endpoint
         self.headers = {k: v for k, v in headers.items() if k != "content-type"}
         self.trust_env = trust_env
         self._client: httpx.AsyncClient | None = (
@@ -36,7 +49,7 @@ class OpenAIBatches:
         self._payload, self._response = payload, response
 
     def _line(self, key: str, request: Request) -> bytes:
-        line = {"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": self._payload(request)}
+        line = {"custom_id": key, "method": "POST", "url": self.endpoint, "body": self._payload(request)}
         return json.dumps(line, ensure_ascii=False).encode() + b"\n"
 
     def line_size(self, key: str, request: Request) -> int:
@@ -46,7 +59,9 @@ class OpenAIBatches:
         try:
             if self._client is None:
                 self._client = httpx.AsyncClient(trust_env=self.trust_env, timeout=httpx.Timeout(300.0, connect=30.0))
-            reply = await self._client.request(method, self.root + path, headers=self.headers, **kwargs)
+            reply = await self._client.request(
+                method, self.root + path, headers=self.headers, params=self.query or None, **kwargs
+            )
         except httpx.TimeoutException as exc:
             raise ProviderError(f"batch API {method} {path}: timeout: {exc}", retryable=True) from exc
         except httpx.TransportError as exc:
@@ -69,7 +84,7 @@ class OpenAIBatches:
         batch = await self._call(
             "POST",
             "/batches",
-            json={"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h"},
+            json={"input_file_id": file_id, "endpoint": self.endpoint, "completion_window": "24h"},
         )
         return str(_field(batch, "id"))
 

@@ -61,25 +61,39 @@ class OpenAICompatProvider(Provider):
         # The endpoint is part of the provider's identity: it goes into the cache key and the call log.
         self.name = f"openai@{base_url}" if base_url else "openai"
         root = (base_url or OPENAI_BASE_URL).rstrip("/")
-        self.root = root
-        self.url = root + "/chat/completions"
-        self.headers = {
-            "authorization": f"Bearer {key}",
-            "content-type": "application/json",
-            "accept": "application/json",
-        }
+        headers = {"authorization": f"Bearer {key}"}
         for env, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
             if os.environ.get(env):
-                self.headers[header] = os.environ[env]
+                headers[header] = os.environ[env]
+        self._connect(root, root + "/chat/completions", headers, timeout=timeout, http_client=http_client)
+
+    def _connect(
+        self,
+        root: str,
+        url: str,
+        headers: Mapping[str, str],
+        *,
+        timeout: float | None,
+        http_client: httpx.AsyncClient | None,
+    ) -> None:
+        """Where calls go (`url`; `root` for the batch API) and the headers that authorise them; no connection
+        is opened here."""
+        self.root = root
+        self.url = url
+        self.headers = {**headers, "content-type": "application/json", "accept": "application/json"}
         self.timeout = timeout
         self.http_client = http_client
         self.proxy = _env_proxy(self.url)  # read once: aiohttp's trust_env reads it in a thread per request
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
 
+    def url_for(self, request: Request) -> str:
+        """Where `request` is sent (one URL here; Azure puts the deployment in the path)."""
+        return self.url
+
     async def complete(self, request: Request) -> Response:
         body = json.dumps(_payload(request), ensure_ascii=False).encode()
-        status, headers, raw = await self._post(body)
+        status, headers, raw = await self._post(body, self.url_for(request))
         if status >= 400:
             message = _error_message(raw)
             hint = (
@@ -103,10 +117,10 @@ class OpenAICompatProvider(Provider):
             raise ProviderError(f"HTTP {status} with an error: {_error_text(completion['error'])}", retryable=True)
         return _response(completion, request.model)
 
-    async def _post(self, body: bytes) -> tuple[int, Mapping[str, str], bytes]:
+    async def _post(self, body: bytes, url: str) -> tuple[int, Mapping[str, str], bytes]:
         """(status, headers, body) of one POST; a failed connection or a cut body is a retryable ProviderError."""
         if self.http_client is not None:
-            return await self._post_httpx(body)
+            return await self._post_httpx(body, url)
         loop = asyncio.get_running_loop()
         if self._session is None or self._session_loop is not loop:  # a session belongs to one event loop
             self._session_loop = loop
@@ -118,7 +132,7 @@ class OpenAICompatProvider(Provider):
         elif self._session.closed:  # closed in this loop by `aclose`: the run is ending
             raise ProviderClosed(f"{self.name}: the HTTP session was closed; no call was made")
         try:
-            async with self._session.post(self.url, data=body, headers=self.headers, proxy=self.proxy) as reply:
+            async with self._session.post(url, data=body, headers=self.headers, proxy=self.proxy) as reply:
                 return reply.status, reply.headers, await reply.read()
         except TimeoutError as exc:
             limit = f" within {self.timeout:g} s" if self.timeout is not None else ""
@@ -131,12 +145,12 @@ class OpenAICompatProvider(Provider):
         except aiohttp.ClientConnectionError as exc:
             raise ProviderError(f"connection failed: {_cause(exc)}", retryable=True) from exc
 
-    async def _post_httpx(self, body: bytes) -> tuple[int, Mapping[str, str], bytes]:
+    async def _post_httpx(self, body: bytes, url: str) -> tuple[int, Mapping[str, str], bytes]:
         assert self.http_client is not None
         if self.http_client.is_closed:
             raise ProviderClosed(f"{self.name}: the HTTP client was closed; no call was made")
         try:
-            reply = await self.http_client.post(self.url, content=body, headers=self.headers, timeout=self.timeout)
+            reply = await self.http_client.post(url, content=body, headers=self.headers, timeout=self.timeout)
         except httpx.TimeoutException as exc:
             raise ProviderError(f"timeout: {exc}", retryable=True) from exc
         except httpx.TransportError as exc:

@@ -12,6 +12,7 @@ from juge.providers.base import Provider, as_provider
 
 _BUILTIN: dict[str, str] = {
     "openai": "juge.providers.fleet:openai_provider",  # one endpoint, or a fleet of them
+    "azure": "juge.providers.azure:azure_provider",
     "anthropic": "juge.providers.anthropic:AnthropicProvider",
     "replay": "juge.providers.replay:ReplayProvider",
     "scripted": "juge.providers.scripted:ScriptedProvider",

@@ -18,7 +18,7 @@ from typing import Any
 
 from juge.testing.mockmodel import MockConfig, _completion, _unit, expected_answer, request_digest
 
-OPENAI_PATHS = (b"/v1/files", b"/files", b"/v1/batches", b"/batches")
+OPENAI_PATHS = (b"/v1/files", b"/files", b"/v1/batches", b"/batches", b"/openai/files", b"/openai/batches")
 ANTHROPIC_PATH = b"/v1/messages/batches"
 
 
@@ -50,7 +50,7 @@ class MockBatches:
     def respond(self, method: bytes, path: bytes, body: bytes, base: str) -> tuple[int, Any]:
         """(status, a JSON-able body or raw bytes) for a batch route."""
         parts = path.decode(errors="replace").strip("/").split("/")
-        if parts and parts[0] == "v1":
+        if parts and parts[0] in ("v1", "openai"):  # openai: Azure's batch API, the same under /openai
             parts = parts[1:]
         try:
             if parts[:2] == ["messages", "batches"]:

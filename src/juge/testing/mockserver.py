@@ -37,6 +37,11 @@ as the ``usage`` it returns), is answered 429 with the seconds until it would fi
 The window runs on a clock ``time_scale`` times faster than real time (a benchmark simulates
 minutes in seconds); Retry-After is in those simulated seconds.
 
+It also speaks Azure OpenAI's shape: ``POST /openai/deployments/{deployment}/chat/completions``
+with an ``api-version`` query and an ``api-key`` header (or ``Authorization: Bearer``), answered as
+Azure does when one is missing (404 without ``api-version``, 401 without a credential), and its batch
+API under ``/openai``; ``stats()["azure"]`` counts the deployments, API versions and credentials seen.
+
 In a test::
 
     with serve_in_thread(MockConfig(latency=0.01, faults={"server_error": 0.2})) as server:
@@ -85,6 +90,7 @@ from juge.testing.mockmodel import (
 _REASONS = {
     200: "OK",
     400: "Bad Request",
+    401: "Unauthorized",
     404: "Not Found",
     405: "Method Not Allowed",
     429: "Too Many Requests",
@@ -116,6 +122,7 @@ class MockModelServer:
         # What each sight of a request met, in the order they arrived: a client that gave up on an attempt
         # before it arrived (or whose attempt arrived after its retry) numbers its attempts otherwise.
         self.sights: dict[bytes, list[str | None]] = defaultdict(list)
+        self.azure: dict[str, Counter[str]] = {"deployments": Counter(), "api_versions": Counter(), "auth": Counter()}
 
     @property
     def url(self) -> str:
@@ -157,6 +164,7 @@ class MockModelServer:
             "rate_limited": self.counts["rate_limited"],
             "admitted_tokens": self.counts["admitted_tokens"],
             "clock": self._now(),
+            "azure": {k: dict(v) for k, v in self.azure.items()},
             **self.batches.stats(),
         }
 
@@ -169,6 +177,8 @@ class MockModelServer:
         self.seen.clear()
         self.sights.clear()
         self.counts.clear()
+        for counter in self.azure.values():
+            counter.clear()
         self.max_inflight = self.inflight
 
     def _fault_for(self, digest: bytes) -> str | None:
@@ -190,8 +200,28 @@ class MockModelServer:
             return self.rng.lognormvariate(math.log(c.latency), c.spread)
         return c.latency
 
-    async def respond(self, conn: _Connection, method: bytes, url: bytes, body: bytes, keep_alive: bool) -> None:
-        path = url.split(b"?", 1)[0].rstrip(b"/")
+    async def respond(
+        self,
+        conn: _Connection,
+        method: bytes,
+        url: bytes,
+        body: bytes,
+        keep_alive: bool,
+        headers: dict[bytes, bytes] | None = None,
+    ) -> None:
+        path, _, query = url.partition(b"?")
+        path = path.rstrip(b"/")
+        deployment = None
+        if path.startswith(b"/openai/"):
+            refusal = self._azure_refusal(query, headers or {})
+            if refusal is not None:
+                conn.send(*refusal, keep_alive)
+                return
+            parts = path.split(b"/")  # b"", b"openai", b"deployments", name, b"chat", b"completions"
+            if len(parts) == 6 and parts[2] == b"deployments" and parts[4:] == [b"chat", b"completions"]:
+                deployment = parts[3].decode(errors="replace")
+                self.azure["deployments"][deployment] += 1
+                path = b"/chat/completions"
         if path in (b"/stats", b"/v1/stats"):
             if method == b"POST":
                 self.reset_stats()
@@ -216,7 +246,7 @@ class MockModelServer:
             return
         try:
             payload = json.loads(body)
-            model, messages = payload["model"], payload["messages"]
+            model, messages = payload.get("model", deployment), payload["messages"]
         except (ValueError, KeyError, TypeError) as exc:
             conn.send(400, _error_body(f"bad request body: {exc}", "invalid_request_error"), keep_alive)
             return
@@ -244,6 +274,22 @@ class MockModelServer:
                 await self._serve(conn, model, messages, keep_alive)
         else:
             await self._serve(conn, model, messages, keep_alive)
+
+    def _azure_refusal(self, query: bytes, headers: dict[bytes, bytes]) -> tuple[int, dict[str, Any]] | None:
+        """Azure's answer to a request without an api-version or a credential (None: it has both); counts both."""
+        versions = [v for k, _, v in (p.partition(b"=") for p in query.split(b"&")) if k == b"api-version" and v]
+        if not versions:
+            return 404, {"error": {"code": "404", "message": "Resource not found"}}
+        if b"api-key" in headers:
+            auth = "api-key"
+        elif headers.get(b"authorization", b"").lower().startswith(b"bearer "):
+            auth = "bearer"
+        else:
+            message = "Access denied due to missing subscription key or Entra ID token."
+            return 401, {"error": {"code": "401", "message": message}}
+        self.azure["api_versions"][versions[0].decode(errors="replace")] += 1
+        self.azure["auth"][auth] += 1
+        return None
 
     async def _serve(self, conn: _Connection, model: str, messages: list[dict[str, Any]], keep_alive: bool) -> None:
         self.inflight += 1
@@ -339,6 +385,7 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.url = b""
         self.body: list[bytes] = []
+        self.headers: dict[bytes, bytes] = {}  # the credential headers of the request being read
         self.tail: asyncio.Task[None] | None = None  # the last request's task: answers go out in request order
 
     # asyncio.Protocol
@@ -358,7 +405,12 @@ class _Connection(asyncio.Protocol):
 
     # httptools callbacks
     def on_message_begin(self) -> None:
-        self.url, self.body = b"", []
+        self.url, self.body, self.headers = b"", [], {}
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        if name in (b"api-key", b"authorization"):
+            self.headers[name] = value
 
     def on_url(self, url: bytes) -> None:
         self.url += url
@@ -371,19 +423,25 @@ class _Connection(asyncio.Protocol):
         keep_alive = self.parser.should_keep_alive()
         previous = self.tail
         self.tail = asyncio.get_running_loop().create_task(
-            self._answer(previous, method, self.url, b"".join(self.body), keep_alive)
+            self._answer(previous, method, self.url, b"".join(self.body), keep_alive, self.headers)
         )
         self.server.tasks.add(self.tail)
         self.tail.add_done_callback(self.server.tasks.discard)
 
     async def _answer(
-        self, previous: asyncio.Task[None] | None, method: bytes, url: bytes, body: bytes, keep_alive: bool
+        self,
+        previous: asyncio.Task[None] | None,
+        method: bytes,
+        url: bytes,
+        body: bytes,
+        keep_alive: bool,
+        headers: dict[bytes, bytes],
     ) -> None:
         if previous is not None:
             await asyncio.shield(previous)
         # Served even if the client has gone (its answer is then dropped): the client counted the
         # attempt, so the server counts it too and the attempt numbers behind the fault draws agree.
-        await self.server.respond(self, method, url, body, keep_alive)
+        await self.server.respond(self, method, url, body, keep_alive, headers)
 
     # writing
     def _head(self, status: int, length: int, keep_alive: bool, extra: dict[str, str] | None = None) -> bytes:
