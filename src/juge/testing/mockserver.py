@@ -207,13 +207,13 @@ class MockModelServer:
         url: bytes,
         body: bytes,
         keep_alive: bool,
-        headers: dict[bytes, bytes] | None = None,
+        credentials: dict[bytes, bytes] | None = None,
     ) -> None:
         path, _, query = url.partition(b"?")
         path = path.rstrip(b"/")
         deployment = None
         if path.startswith(b"/openai/"):
-            refusal = self._azure_refusal(query, headers or {})
+            refusal = self._azure_refusal(query, credentials or {})
             if refusal is not None:
                 conn.send(*refusal, keep_alive)
                 return
