@@ -11,7 +11,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -57,49 +57,105 @@ def _staged_stdout() -> Iterator[Path]:
         stream.flush()
 
 
+def _temp_beside(path: Path, where: str) -> Path:
+    """An empty temporary file beside `path`; an InputError naming `where` when `path` cannot be written."""
+    if path.is_dir():
+        raise InputError(f"{where}: is a folder; give a file name")
+    blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise InputError(f"{where}: {blocked} is a file, not a folder")
+    if path.is_file() and not (os.access(path, os.W_OK) and path.stat().st_mode & 0o222):
+        raise InputError(f"{where}: the file is read-only; make it writable or give another path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise InputError(f"{where}: cannot write there ({exc.strerror or exc})") from None
+    os.close(fd)
+    return Path(tmp_name)
+
+
+def writable(path: Path | None, option: str) -> Path | None:
+    """`path` if a file can be written there, else an InputError naming `option`: for an output written
+    after work that records something, checked when the option is read (a typer callback)."""
+    if path is not None and not is_stdout(path):
+        _temp_beside(Path(path), f"{option} {path}").unlink()
+    return path
+
+
 @contextmanager
-def staged(path: str | Path) -> Iterator[Path]:
+def staged(path: str | Path, option: str | None = None) -> Iterator[Path]:
     """A temporary file beside `path`, made now (so an unwritable place fails before any work);
     renamed onto `path` when the block ends without error, removed otherwise.
 
-    The file gets the usual permissions (mkstemp's 0600 would hide a shared report from colleagues).
+    A folder, a path under a file or a place that cannot be written is an InputError (exit 2) naming
+    `option` (the command's output option) when given. The file gets the usual permissions (mkstemp's
+    0600 would hide a shared report from colleagues).
     """
     if is_stdout(path):
         with _staged_stdout() as tmp:
             yield tmp
         return
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    where = f"{option} {path}" if option else str(path)
+    made = [p for p in path.parents if not p.exists()]  # folders made for it, removed again on an error
+    tmp = _temp_beside(path, where)
     try:
         yield tmp
         os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise InputError(f"{where}: cannot write there ({exc.strerror or exc})") from None
+        made = []
     finally:
         tmp.unlink(missing_ok=True)
+        for folder in made:
+            try:
+                folder.rmdir()
+            except OSError:  # another output staged in it, or something else wrote there meanwhile
+                break
 
 
 @contextmanager
-def staged_output(path: Path | None, option: str) -> Iterator[Path | None]:
-    """`staged(path)` for a command's output option, entered before the command's work: a folder or a
-    place that cannot be written is an InputError naming the option, before anything is run or stored.
-    Yields None when the option was not given."""
+def staged_output(path: str | Path | None, option: str) -> Iterator[Path | None]:
+    """`staged(path, option)` for a command's output option, entered before the command's work (so an
+    unwritable place fails before anything is run, written or stored). Yields None when the option was
+    not given."""
     if path is None:
         yield None
         return
-    if path.is_dir():
-        raise InputError(f"{option} {path}: is a folder; give a file name")
+    with staged(path, option) as tmp:
+        yield tmp
+
+
+@contextmanager
+def staged_folder(path: str | Path, option: str | None = None) -> Iterator[Path]:
+    """A temporary folder beside `path` (which must be missing or empty), made now; renamed onto `path`
+    when the block ends without error, removed otherwise: a folder of outputs appears whole or not at all."""
+    path = Path(path)
+    where = f"{option} {path}" if option else str(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{where}: exists and is not a folder")
+    if path.is_dir() and any(path.iterdir()):
+        raise InputError(f"{where}: the folder is not empty; give a new or empty folder (nothing was written)")
     blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
     if blocked is not None:
-        raise InputError(f"{option} {path}: {blocked} is a file, not a folder")
-    with ExitStack() as stack:
-        try:
-            tmp = stack.enter_context(staged(path))
-        except OSError as exc:
-            raise InputError(f"{option} {path}: cannot write there ({exc.strerror})") from None
+        raise InputError(f"{where}: {blocked} is a file, not a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    except OSError as exc:
+        raise InputError(f"{where}: cannot write there ({exc.strerror or exc})") from None
+    try:
         yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())
+        try:
+            os.replace(tmp, path)  # onto a missing or empty folder
+        except OSError as exc:
+            raise InputError(f"{where}: cannot write there ({exc.strerror or exc})") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_with(path: str | Path, write: Callable[[Path], object]) -> Path:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from juge.files import write_atomic
+from juge.files import staged_output
 
 
 def split_command(
@@ -43,10 +43,10 @@ def split_command(
     """
     from juge.api import split
 
-    result = split(items, output, by=by, holdout=holdout, seed=seed, force=force)
-    if json_out is not None:
-        text = result.to_json(indent=2) + "\n"
-        write_atomic(json_out, text)  # '-': standard output, and the line below goes to stderr
+    with staged_output(json_out, "--json") as json_tmp:  # staged first: a bad --json fails before -o is written
+        result = split(items, output, by=by, holdout=holdout, seed=seed, force=force)
+        if json_tmp is not None:  # '-': standard output, and the line below goes to stderr
+            json_tmp.write_text(result.to_json(indent=2) + "\n", encoding="utf-8")
     Console().print(
         f"wrote {result.path}: dev {result.dev.rows} rows ({result.dev.groups} groups), holdout "
         f"{result.holdout.rows} rows ({result.holdout.groups} groups), by '{result.by}', seed {result.seed}",

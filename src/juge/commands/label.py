@@ -18,7 +18,7 @@ from rich.text import Text
 from juge.calibration.source import StudySource
 from juge.commands.inputs import reads_inputs
 from juge.errors import InputError
-from juge.files import is_stdout
+from juge.files import is_stdout, writable
 from juge.reports.fit import fitted
 
 if TYPE_CHECKING:
@@ -68,7 +68,11 @@ ProjectArg = Annotated[
 ]
 JsonOut = Annotated[
     Path | None,
-    typer.Option("--json", help="Also write these figures as JSON to this file ('-': standard output, nothing else)."),
+    typer.Option(
+        "--json",
+        help="Also write these figures as JSON to this file ('-': standard output, nothing else).",
+        callback=lambda path: writable(path, "--json"),  # an unwritable path fails before anything is stored
+    ),
 ]
 
 

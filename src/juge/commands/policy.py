@@ -348,27 +348,29 @@ def derive_command(
     from juge.policy.derivation import policy_markdown
     from juge.reports.policy_tables import print_input_notes, print_policy
 
-    result = juge.policy.derive(
-        source=with_files(source, items=items, judgments=judgments, run=run, labels=labels, db=db),
-        split=split,
-        force_split=force_split,
-        margin=margin,
-        rule=rule,
-        target=target,
-        confidence=confidence,
-        min_recall=min_recall,
-        threshold=threshold,
-        judges=judge,
-        audit_n=audit_n,
-        resamples=resamples,
-        seed=seed,
-    )
+    with staged_output(output, "-o") as md_tmp, staged_json(json_path) as write:  # both fail before the study
+        result = juge.policy.derive(
+            source=with_files(source, items=items, judgments=judgments, run=run, labels=labels, db=db),
+            split=split,
+            force_split=force_split,
+            margin=margin,
+            rule=rule,
+            target=target,
+            confidence=confidence,
+            min_recall=min_recall,
+            threshold=threshold,
+            judges=judge,
+            audit_n=audit_n,
+            resamples=resamples,
+            seed=seed,
+        )
+        assert md_tmp is not None and write is not None
+        md_tmp.write_text(policy_markdown(result), encoding="utf-8")
+        write(result.to_dict())
     print_input_notes(result, err)
     print_policy(result, out, err)
-    policy = result.to_dict()
-    write_atomic(output, policy_markdown(result))
     out.print(Text(f"wrote {output}"))
-    write_json(json_path, policy)
+    out.print(Text(f"wrote {json_path}"))
     if split == "holdout":
         out.print(
             Text(

@@ -291,12 +291,12 @@ def show_command(
     """Per-case results: checks, verdicts, and the raw judge text."""
     from juge.api import show
 
-    shown = show(run_id, db=db, case=case, outcome=outcome, judge=judge, limit=limit)
-    if json_out is not None:
-        text = shown.to_json(indent=2) + "\n"
-        write_atomic(json_out, text)
-        if is_stdout(json_out):
-            return
+    with staged_output(json_out, "--json") as json_tmp:
+        shown = show(run_id, db=db, case=case, outcome=outcome, judge=judge, limit=limit)
+        if json_tmp is not None:
+            json_tmp.write_text(shown.to_json(indent=2) + "\n", encoding="utf-8")
+    if is_stdout(json_out):
+        return
     out = Console()
     run = shown.run
     out.print(f"[bold]run {run.id}[/] {escape(run.name or '')} data {run.dataset_hash[:12]} juge {run.juge_version}")
@@ -367,10 +367,10 @@ def export_command(
     opening the file cannot run it (--raw-csv turns this off)."""
     from juge.api import export
 
-    result = export(run_id, output, db=db, wide=wide, raw_csv=raw_csv)
-    if json_out is not None:
-        text = result.to_json(indent=2) + "\n"
-        write_atomic(json_out, text)
+    with staged_output(json_out, "--json") as json_tmp:  # staged first: a bad --json fails before -o is written
+        result = export(run_id, output, db=db, wide=wide, raw_csv=raw_csv)
+        if json_tmp is not None:
+            json_tmp.write_text(result.to_json(indent=2) + "\n", encoding="utf-8")
     err.print(f"wrote {result.rows} rows to {result.path}", markup=False)
 
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from juge.commands.run import DbOption
-from juge.files import is_stdout, write_atomic
+from juge.files import is_stdout, staged_output
 from juge.store import DEFAULT_DB, is_database_url
 
 runs_app = typer.Typer(
@@ -55,12 +55,13 @@ def runs_command(
     from juge.api import list_runs
     from juge.store.postgres import shown_url
 
-    runs = list_runs(db=db, eval_name=eval_name, status=status, last=last, all_kinds=all_kinds)
-    if json_out is not None:
-        text = json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False) + "\n"
-        write_atomic(json_out, text)
-        if is_stdout(json_out):
-            return
+    with staged_output(json_out, "--json") as json_tmp:
+        runs = list_runs(db=db, eval_name=eval_name, status=status, last=last, all_kinds=all_kinds)
+        if json_tmp is not None:
+            text = json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False) + "\n"
+            json_tmp.write_text(text, encoding="utf-8")
+    if is_stdout(json_out):
+        return
     where = shown_url(db) if is_database_url(db) else db
     out = Console()
     if not runs:
@@ -103,10 +104,11 @@ def rm_command(
     """Delete runs with everything stored under them (the response cache stays)."""
     from juge.api import delete_runs
 
-    deleted = delete_runs(run_ids, db=db)
-    if json_out is not None:
-        text = json.dumps([r.to_dict() for r in deleted], indent=2, ensure_ascii=False) + "\n"
-        write_atomic(json_out, text)
+    with staged_output(json_out, "--json") as json_tmp:  # a bad --json fails before anything is deleted
+        deleted = delete_runs(run_ids, db=db)
+        if json_tmp is not None:
+            text = json.dumps([r.to_dict() for r in deleted], indent=2, ensure_ascii=False) + "\n"
+            json_tmp.write_text(text, encoding="utf-8")
     err = Console(stderr=True)
     for run in deleted:
         err.print(f"deleted run {run.id} ({run.name or '-'}, {run.status})", markup=False)

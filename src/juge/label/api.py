@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from juge.errors import InputError
-from juge.files import write_atomic
+from juge.files import staged_output
 from juge.label.results import (
     FinalLabel,
     LabelAttach,
@@ -277,13 +277,15 @@ def label_export(
     """Write one row per rater per item (item_id, rater_id, label, explanation) to JSONL `output`, for
     ``juge.calibrate(labels=...)``; with ``adjudications``, the final labels (item_id, label, reason,
     adjudicator) to that JSONL too. Pairwise labels are A, B or tie in the cases' fixed order."""
-    with _opened(db_url) as store:
-        proj = _project(store, project)
-        rows = store.export_labels(proj)
-        finals = store.adjudicated(proj) if adjudications is not None else None
-    write_atomic(Path(output), "".join(r.model_dump_json() + "\n" for r in rows))
-    if adjudications is not None and finals is not None:
-        write_atomic(Path(adjudications), "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in finals))
+    with staged_output(output, "-o") as out_tmp, staged_output(adjudications, "--adjudications") as adj_tmp:
+        with _opened(db_url) as store:
+            proj = _project(store, project)
+            rows = store.export_labels(proj)
+            finals = store.adjudicated(proj) if adjudications is not None else None
+        assert out_tmp is not None
+        out_tmp.write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
+        if adj_tmp is not None and finals is not None:
+            adj_tmp.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in finals), encoding="utf-8")
     return LabelExport(
         project=proj.name,
         output=str(output),
@@ -369,19 +371,20 @@ def label_disagreements(
     """Closed items where raters, or a judge and the raters, disagree (or the items of saved list
     ``from_list``); ``save`` keeps them as a named list, ``output`` writes their ids one a line
     (for ``juge run --only``)."""
-    with _opened(db_url) as store:
-        proj = _project(store, project)
-        found: list[LabelDisagreement] = []
-        if from_list:
-            with _refused():
-                ids = store.list_items(proj, from_list)
-        else:
-            found = [_disagreement(r) for r in store.disagreements(proj)]
-            ids = [d.item_id for d in found]
-        if save:
-            store.save_list(proj, save, ids)
-    if output:
-        write_atomic(Path(output), "".join(i + "\n" for i in ids))
+    with staged_output(output or None, "-o") as out_tmp:  # an unwritable -o fails before a list is saved
+        with _opened(db_url) as store:
+            proj = _project(store, project)
+            found: list[LabelDisagreement] = []
+            if from_list:
+                with _refused():
+                    ids = store.list_items(proj, from_list)
+            else:
+                found = [_disagreement(r) for r in store.disagreements(proj)]
+                ids = [d.item_id for d in found]
+            if save:
+                store.save_list(proj, save, ids)
+        if out_tmp is not None:
+            out_tmp.write_text("".join(i + "\n" for i in ids), encoding="utf-8")
     return LabelDisagreements(
         project=proj.name,
         from_list=from_list or None,

@@ -161,6 +161,7 @@ def policy_test(
             ``db`` is the store the test is recorded in when ``db`` is not given.
     """
     from juge.calibration.pairwise import Bootstrap
+    from juge.files import writable
     from juge.policy.holdout import run_holdout_test, test_policy
     from juge.policy.inputs import load_policy, policy_study
     from juge.store import open_store
@@ -175,6 +176,9 @@ def policy_test(
         kind=document.judge_kind, source=source,
     )  # fmt: skip
     boot = Bootstrap(n_resamples=resamples, seed=seed)
+    if isinstance(policy, str | Path):  # checked before the store is opened (made): test_policy stages them
+        writable(Path(policy), "--policy")
+        writable(None if json_path is None else Path(json_path), "--json")
     with open_store(db) as store:
         if isinstance(policy, str | Path):
             result = test_policy(policy, study.data, store, split=split, force=force, boot=boot, json_path=json_path)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from juge.errors import InputError
+from juge.files import staged_folder
 from juge.scaffold.cases import FACTS, ITEMS
 
 if TYPE_CHECKING:
@@ -245,10 +246,6 @@ def init_project(directory: str | Path, kind: str = "passfail") -> InitResult:
     if kind not in KINDS:
         raise InputError(f"--kind {kind!r}: choose one of {', '.join(KINDS)}")
     root = Path(directory)
-    if root.exists() and not root.is_dir():
-        raise InputError(f"{root}: exists and is not a folder")
-    if root.is_dir() and any(root.iterdir()):
-        raise InputError(f"{root}: the folder is not empty; give a new or empty folder (nothing was written)")
     judge = JUDGE_NAMES[kind]
     rows = starter_cases(kind)
     files = {
@@ -259,8 +256,9 @@ def init_project(directory: str | Path, kind: str = "passfail") -> InitResult:
         "labels-template.csv": _labels_template(kind, rows),
         "README.md": _readme(kind, judge, len(rows)),
     }
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    with staged_folder(root) as folder:
+        for relative, text in files.items():
+            path = folder / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
     return InitResult(directory=str(root), kind=kind, judge=judge, files=list(files), n_cases=len(rows))

@@ -120,7 +120,7 @@ def tune_judge(
             --labels-map, --scale, ...); None: juge's own column names.
     """
     from juge.store import DEFAULT_DB, open_store
-    from juge.tune.outputs import write_outputs
+    from juge.tune.outputs import staged_outputs, write_outputs
     from juge.tune.search import tune_judge as search
     from juge.tune.variants import base_spec
 
@@ -132,24 +132,25 @@ def tune_judge(
     labels_path = Path(labels) if labels else None
     dev = labelled_items(Path(items), labels_path, kind, split="dev", limit=limit, seed=seed, source=source)
     provider_obj = provider or _provider_for(base, judge_path.parent, provider_name)
-    with open_store(db or DEFAULT_DB) as store:  # a SQLite file or a PostgreSQL URL
-        result, tuned = search(
-            judge_path, dev=dev, provider=provider_obj, store=store,
-            variants_dir=Path(variants) if variants else None, folds=folds, threshold=threshold, budget=budget,
-            shots=shots, model=model, propose_n=propose, only=candidates, seed=seed, n_resamples=n_resamples,
-            concurrency=concurrency, progress=progress,
-        )  # fmt: skip
-        if test:
-            from juge.tune.holdout import test_on_holdout
-
-            hold = labelled_items(
-                Path(items), labels_path, kind, split="holdout", limit=limit, seed=seed, source=source
-            )
-            result.holdout = test_on_holdout(
-                tuned, judge_path.parent, hold, provider=provider_obj, store=store, threshold=threshold,
-                force=force, seed=seed, n_resamples=n_resamples, concurrency=concurrency,
+    with staged_outputs(out_dir) as staged_files:
+        with open_store(db or DEFAULT_DB) as store:  # a SQLite file or a PostgreSQL URL
+            result, tuned = search(
+                judge_path, dev=dev, provider=provider_obj, store=store,
+                variants_dir=Path(variants) if variants else None, folds=folds, threshold=threshold, budget=budget,
+                shots=shots, model=model, propose_n=propose, only=candidates, seed=seed, n_resamples=n_resamples,
+                concurrency=concurrency, progress=progress,
             )  # fmt: skip
-    write_outputs(out_dir, result, tuned)
+            if test:
+                from juge.tune.holdout import test_on_holdout
+
+                hold = labelled_items(
+                    Path(items), labels_path, kind, split="holdout", limit=limit, seed=seed, source=source
+                )
+                result.holdout = test_on_holdout(
+                    tuned, judge_path.parent, hold, provider=provider_obj, store=store, threshold=threshold,
+                    force=force, seed=seed, n_resamples=n_resamples, concurrency=concurrency,
+                )  # fmt: skip
+        write_outputs(staged_files, result, tuned)
     return result
 
 

@@ -1,18 +1,20 @@
 """What `juge tune` writes: the chosen judge (TOML, with provenance), TUNING.md and tuning.json.
 
-All three are written to temporary files and moved into place together at the end, so an
-interrupted or failed tune leaves no half-written folder behind.
+All are staged as temporary files before the search and moved into place together at the end, so an
+unwritable folder fails first and an interrupted or failed tune leaves no half-written folder behind.
 """
 
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
+from juge.files import staged
 from juge.reports.render import render_html
 from juge.stats.estimate import format_estimate
 from juge.tune.models import CandidateResult, Caught, ReferenceRow, TuneResult
@@ -122,21 +124,26 @@ def tuning_markdown(result: TuneResult) -> str:
     return "\n".join(lines)
 
 
-def write_outputs(folder: Path, result: TuneResult, tuned: dict[str, Any]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+OUTPUTS = ("judge.toml", "TUNING.md", "tuning.json", "report.html")
+
+
+@contextmanager
+def staged_outputs(folder: Path) -> Iterator[dict[str, Path]]:
+    """The files `juge tune` writes, staged in `folder` before the search (an unwritable --out fails before
+    any call or holdout test) and moved into place together when the block ends without error."""
+    with ExitStack() as stack:
+        yield {name: stack.enter_context(staged(folder / name, "--out")) for name in OUTPUTS}
+
+
+def write_outputs(staged_files: dict[str, Path], result: TuneResult, tuned: dict[str, Any]) -> None:
     contents = {
         "judge.toml": tomli_w.dumps(_toml_safe(tuned)),
         "TUNING.md": tuning_markdown(result),
         "tuning.json": json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n",
         "report.html": render_html(result.to_dict()),
     }
-    staged = []
     for name, text in contents.items():
-        tmp = folder / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        staged.append((tmp, folder / name))
-    for tmp, final in staged:
-        os.replace(tmp, final)
+        staged_files[name].write_text(text, encoding="utf-8")
 
 
 def _toml_safe(value: Any) -> Any:
