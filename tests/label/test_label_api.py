@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -219,7 +220,8 @@ def test_undo_of_an_older_label_or_without_an_id_changes_nothing(store: LabelSto
     assert r.headers["location"].endswith("&msg=nothing") and len(store.export_labels(project)) == 2
 
 
-def test_undo_of_another_raters_label_is_refused(store: LabelStore, tmp_path: Path) -> None:
+def test_undo_of_another_raters_label_changes_nothing(store: LabelStore, tmp_path: Path) -> None:
+    """Answered as an undo of a label that is gone: whether a label id exists says nothing to a rater."""
     project = make_project(store, tmp_path, 4, overlap=0.0)
     other = make_project(store, tmp_path, 2, name="other")
     alice = client_for(store, store.add_rater(project, "alice"))
@@ -232,7 +234,7 @@ def test_undo_of_another_raters_label_is_refused(store: LabelStore, tmp_path: Pa
     for thief in (bob, carol):  # same project, and another project
         page = thief.get("/item").text
         r = thief.post("/undo", data={"csrf": hidden(page, "csrf"), "label_id": alice_label})
-        assert r.status_code == 403 and "not yours" in r.text
+        assert r.status_code == 303 and r.headers["location"].endswith("&msg=stale")
     assert sorted(lab.rater_id for lab in store.export_labels(project)) == ["alice", "bob"]
     assert len(store.export_labels(other)) == 1
 
@@ -323,10 +325,13 @@ def test_adjudicator_reviews_closed_disagreements_only(store: LabelStore, tmp_pa
     rows = store.disagreements(project)
     assert [(r["item_id"], r["reasons"]) for r in rows] == [("item-0000", ["judge j says A"])]
     page = judge.get("/adjudicate").text
-    assert "item-0000" in page and "judge j" in page and "item-0001" not in page
+    pks = {it["item_id"]: it["pk"] for it in store.item_table(project)}
+    # Headed by a neutral handle: item ids may name the models.
+    assert f"Item {pks['item-0000']} " in page and "judge j" in page and "item-000" not in page
+    assert re.findall(r'name="item" value="(\d+)"', page) == [str(pks["item-0000"])]
     r = judge.post(
         "/adjudicate",
-        data={"csrf": hidden(page, "csrf"), "item_id": "item-0000", "label": "A", "reason": "answer 1 is right"},
+        data={"csrf": hidden(page, "csrf"), "item": pks["item-0000"], "label": "A", "reason": "answer 1 is right"},
     )
     assert r.status_code == 303
     assert store.disagreements(project)[0]["final"] == {
@@ -340,7 +345,7 @@ def test_adjudicator_reviews_closed_disagreements_only(store: LabelStore, tmp_pa
     alice_csrf = hidden(alice.get("/item").text, "csrf")
     assert (
         alice.post(
-            "/adjudicate", data={"csrf": alice_csrf, "item_id": "item-0000", "label": "B", "reason": "x"}
+            "/adjudicate", data={"csrf": alice_csrf, "item": pks["item-0000"], "label": "B", "reason": "x"}
         ).status_code
         == 403
     )

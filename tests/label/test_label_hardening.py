@@ -175,24 +175,30 @@ def test_an_adjudicator_who_labels_never_sees_the_others_labels_on_their_items(s
     page = judy.get("/adjudicate").text
     for item_id in disputed:
         assert item_id not in page  # judy labelled every item: none is shown to her
-    assert "left to another adjudicator" in page
+    assert 'name="item"' not in page and "(0 closed items)" in page  # nor counted
+    pks = {it["item_id"]: it["pk"] for it in store.item_table(project)}
     r = judy.post(
-        "/adjudicate", data={"csrf": hidden(page, "csrf"), "item_id": disputed[0], "label": "A", "reason": "mine"}
+        "/adjudicate", data={"csrf": hidden(page, "csrf"), "item": pks[disputed[0]], "label": "A", "reason": "mine"}
     )
     assert r.status_code == 422 and store.adjudicated(project) == []
 
 
-def test_an_adjudicator_cannot_undo_a_label_whose_item_is_in_review(store, tmp_path) -> None:
-    project = make_project(store, tmp_path, 1, overlap=1.0)
+def test_an_undo_of_a_label_whose_item_is_in_review_is_an_ordinary_undo(store, tmp_path) -> None:
+    """Refusing it told the rater that the others disagreed (issue 27): the label is removed as any last label
+    is, its item reopens (so it leaves the review) and comes back to the rater first."""
+    project = make_project(store, tmp_path, 2, overlap=1.0)
     bob = browser_for(store, store.add_rater(project, "bob"))
     judy = browser_for(store, store.add_rater(project, "judy", adjudicator=True))
     label_current(bob, "tie")
     label_current(judy, "tie")
     store.attach_judge_verdicts(project, "run1", {"item-0000": {"j": "A"}})  # now in review
+    assert [r["item_id"] for r in store.disagreements(project)] == ["item-0000"]
     page = judy.get("/item").text
     r = judy.post("/undo", data={"csrf": hidden(page, "csrf"), "label_id": hidden(page, "label_id")})
-    assert r.status_code == 403
-    assert len(store.label_rows(project)) == 2
+    assert r.status_code == 303 and r.headers["location"].endswith("&msg=undone")
+    assert [row["rater"] for row in store.label_rows(project)] == ["bob"]
+    assert store.disagreements(project) == []
+    assert "Question number 0?" in judy.get("/item").text
 
 
 def test_an_adjudicator_can_adjudicate_only_listed_items(store, tmp_path) -> None:
@@ -200,10 +206,9 @@ def test_an_adjudicator_can_adjudicate_only_listed_items(store, tmp_path) -> Non
     store.add_rater(project, "bob")
     judy = browser_for(store, store.add_rater(project, "judy", adjudicator=True))
     page = judy.get("/adjudicate").text
-    for item_id in ("item-0001", "no-such-item"):  # nobody labelled item-0001: not in review
-        r = judy.post(
-            "/adjudicate", data={"csrf": hidden(page, "csrf"), "item_id": item_id, "label": "A", "reason": "x"}
-        )
+    pks = {it["item_id"]: it["pk"] for it in store.item_table(project)}
+    for handle in (pks["item-0001"], 10**9):  # nobody labelled item-0001: not in review; no such item
+        r = judy.post("/adjudicate", data={"csrf": hidden(page, "csrf"), "item": handle, "label": "A", "reason": "x"})
         assert r.status_code == 422
     assert store.adjudicated(project) == []
 
@@ -231,7 +236,7 @@ def test_bidi_and_hidden_characters_are_shown_on_the_rater_and_review_pages(stor
     )
     assert r.status_code == 303
     review = judy.get("/adjudicate").text
-    assert "c1" in review and "\u202e" not in review and "U+202E" in review
+    assert "U+202E" in review and "\u202e" not in review
 
 
 def test_reports_show_hidden_characters(tmp_path) -> None:

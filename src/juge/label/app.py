@@ -338,15 +338,13 @@ def create_app(store: LabelStore) -> FastAPI:
         """Undo the label the page offered to undo (its id is in the form), once.
 
         A repeat of the same form (double click, two requests in flight) changes nothing and
-        redirects as usual; a form without an id came from a page shown before any label.
+        redirects as usual; a form without an id came from a page shown before any label. The answer
+        depends on this rater's own labels only (see `LabelStore.undo_label`).
         """
         if label_id is None:
             msg = "nothing"
         else:
-            try:
-                msg = "undone" if store.undo_label(rater, label_id) else "stale"
-            except LabelError as exc:
-                raise HTTPException(403, str(exc)) from None
+            msg = "undone" if store.undo_label(rater, label_id) else "stale"
         return RedirectResponse(f"/item?p={rater.project_id}&msg={msg}", status_code=303)
 
     @app.post("/break", response_class=HTMLResponse)
@@ -356,9 +354,12 @@ def create_app(store: LabelStore) -> FastAPI:
 
     @app.get("/adjudicate", response_class=HTMLResponse)
     def adjudicate_page(rater: AdjudicatorDep, msg: str = "") -> HTMLResponse:
+        """The review: closed disagreements on items this adjudicator did not label. Nothing on the page
+        (rows, counts, order) depends on the labels or verdicts on items they labelled themselves, and
+        rows are headed by a neutral handle (the item's row number in the store), not the item id,
+        which may name the models."""
         project = store.project_by_id(rater.project_id)
         rows = store.disagreements(project, reviewer=rater)
-        own = len(store.disagreements(project)) - len(rows)
         for row in rows:
             row["case"] = Case.model_validate_json(row["record"])
         return render(
@@ -369,16 +370,17 @@ def create_app(store: LabelStore) -> FastAPI:
             msg=msg,
             labels=fixed_choices(project.task, project),
             lists=store.list_names(project),
-            own=own,
         )
 
     @app.post("/adjudicate")
     def post_adjudicate(
         rater: CheckedDep,
-        item_id: Annotated[str, Form()],
+        item: Annotated[int, Form(ge=1, le=MAX_FORM_INT)],
         label: Annotated[str, Form()],
         reason: Annotated[str, Form(max_length=MAX_EXPLANATION)] = "",
     ) -> Response:
+        """Record a final label on the review row with handle `item`; any handle not listed for this
+        adjudicator (unknown, open, agreed, or an item they labelled) gets one and the same refusal."""
         require_adjudicator(rater)
         project = store.project_by_id(rater.project_id)
         if project.task == "passfail":
@@ -386,7 +388,7 @@ def create_app(store: LabelStore) -> FastAPI:
         if label not in fixed_choices(project.task, project):
             raise HTTPException(422, f"Unknown label {label!r}.")
         try:
-            store.adjudicate(rater, item_id, label, reason)
+            store.adjudicate(rater, item, label, reason)
         except LabelError as exc:
             raise HTTPException(422, str(exc)) from None
         return RedirectResponse(f"/adjudicate?p={rater.project_id}&msg=saved", status_code=303)

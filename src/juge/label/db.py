@@ -806,30 +806,27 @@ class LabelStore:
             return c.execute(select(func.max(labels.c.id)).where(labels.c.rater_id == rater.id)).scalar_one()
 
     def undo_label(self, rater: Rater, label_id: int) -> str | None:
-        """Delete label `label_id` if it is still the rater's most recent one; bring its item back first.
+        """Delete label `label_id` if it is the rater's own most recent one; bring its item back first.
 
-        Returns the item id, or None when nothing changed: the label is already gone (a double
-        click, two tabs) or the rater has labelled since. So repeating the same undo is harmless;
-        only a fresh page (showing the new last label) undoes one more. A label of another rater
-        raises LabelError. The delete re-checks owner and "still last" in its WHERE clause and
-        counts deleted rows, so two racing undos delete at most one label on either database.
+        Returns the item id, or None when nothing changed: the label is not this rater's latest (already
+        gone after a double click or a second tab, labelled since, another rater's, or no such label).
+        The answer depends on the rater's own labels only, never on other raters' labels or a judge's
+        verdicts: undo is no oracle for "did the others agree?" (docs/security.md). So an item whose
+        labels are all in and disagree can be undone too; it reopens, leaves the review until the
+        rater labels it again, and keeps any final label an adjudicator gave it. The delete re-checks
+        owner and "still last" in its WHERE clause and counts deleted rows, so two racing undos delete
+        at most one label on either database.
         """
-        # An item in review (closed, labels disagreeing) keeps its labels: an adjudicator who labelled it
-        # must not change theirs once the disagreement is known. Checked before the write transaction
-        # (SQLite: a read inside it would wait for its own lock).
-        in_review = {it["pk"] for it in self.disagreements(self.project_by_id(rater.project_id))}
         with self.engine.begin() as c:
             row = c.execute(
-                select(labels.c.rater_id, labels.c.item_pk, items.c.item_id, items.c.project_id)
+                select(labels.c.id, labels.c.item_pk, items.c.item_id)
                 .join(items, items.c.id == labels.c.item_pk)
-                .where(labels.c.id == label_id)
+                .where(labels.c.rater_id == rater.id)
+                .order_by(labels.c.id.desc())
+                .limit(1)
             ).first()
-            if row is None:
+            if row is None or row.id != label_id:
                 return None
-            if row.rater_id != rater.id or row.project_id != rater.project_id:
-                raise LabelError("this label is not yours")
-            if row.item_pk in in_review:
-                raise LabelError("this item is in review (its labels are all in and disagree): it cannot be undone")
             later = labels.alias("later")  # an alias, so the subquery is not correlated to the deleted row
             newer = select(later.c.id).where(later.c.rater_id == rater.id, later.c.id > label_id).exists()
             deleted = c.execute(
@@ -1038,21 +1035,22 @@ class LabelStore:
                 )
         return out
 
-    def adjudicate(self, rater: Rater, item_id: str, label: str, reason: str) -> None:
+    def adjudicate(self, rater: Rater, item: str | int, label: str, reason: str) -> None:
+        """Record the final label of `item`: its item id, or its handle on the review page (the row number,
+        an int). Only items in this adjudicator's review list; any other gets the same refusal."""
         if not rater.adjudicator:
             raise LabelError("only an adjudicator can record a final label")
         if not reason.strip():
             raise LabelError("a final label needs a reason")
-        listed = {
-            it["item_id"]: it["pk"] for it in self.disagreements(self.project_by_id(rater.project_id), reviewer=rater)
-        }
-        if item_id not in listed:
+        rows = self.disagreements(self.project_by_id(rater.project_id), reviewer=rater)
+        listed = {it["pk" if isinstance(item, int) else "item_id"]: it["pk"] for it in rows}
+        if item not in listed:
             raise LabelError(
-                f"item {item_id!r} is not in your review list (only closed items whose labels disagree, "
+                "that item is not in your review list (only closed items whose labels disagree, "
                 "and none you labelled yourself, can get a final label)"
             )
         with self.engine.begin() as c:
-            pk = listed[item_id]
+            pk = listed[item]
             c.execute(delete(adjudications).where(adjudications.c.item_pk == pk))
             c.execute(
                 insert(adjudications).values(
