@@ -7,8 +7,8 @@ Bearer``. The endpoint is ``https://{resource}.openai.azure.com`` (or `endpoint`
 after its model); the API version is `api_version` (``api-version`` in a judge file), else
 ``OPENAI_API_VERSION``, else :data:`API_VERSION`. The key is read from `api_key_env` (default
 ``AZURE_OPENAI_API_KEY``); without one, the token from `token_env` (default ``AZURE_OPENAI_AD_TOKEN``).
-juge fetches no token itself: put one there (``az account get-access-token --resource
-https://cognitiveservices.azure.com``).
+juge fetches no token itself: put one there (the Azure CLI's ``az account get-access-token`` for the
+resource ``https://cognitiveservices.azure.com``).
 
 Everything else (the request body, the answer, errors, retries, proxies) is the OpenAI-compatible
 provider's. Batch mode goes through Azure's batch API (a Global Batch deployment: `batch_deployment`,
