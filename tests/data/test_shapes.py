@@ -543,3 +543,21 @@ def test_a_misspelt_pass_fail_label_is_named_on_its_own_line(tmp_path, monkeypat
     write_csv(labels, [{"item_id": i, "rater_id": r, "label": v} for i, r, v in rows])
     code, result, _, _ = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(items), "--labels", str(labels))
     assert code == 0 and result["kind"] == "passfail"
+
+
+def test_each_criterion_counts_its_own_values(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 10: criterion f has one NA; c has none. Each criterion's counts are its own, the top's their sum.
+    items = tmp_path / "t.csv"
+    items.write_text("id,output,c_r1,c_r2,f_r1,f_r2\n1,a,1,2,3,NA\n2,b,2,2,3,3\n3,c,1,1,2,2\n")
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(items), "--criterion", "c=c_r1,c_r2",
+        "--criterion", "f=f_r1,f_r2", "--missing", "NA", "--resamples", "20",
+    )  # fmt: skip
+    assert code == 0, err
+    c, f = result["criteria"]["c"]["counts"], result["criteria"]["f"]["counts"]
+    assert (c["label_values_read"], c["missing_values"]) == (6, 0)
+    assert (f["label_values_read"], f["missing_values"]) == (6, 1)
+    assert (result["counts"]["label_values_read"], result["counts"]["missing_values"]) == (12, 1)
+    kappa = cohen_kappa_score([1, 2, 1], [2, 2, 1])
+    assert result["criteria"]["c"]["ceiling"]["kappa"]["value"] == pytest.approx(kappa)
+    assert result["criteria"]["f"]["ceiling"]["kappa"]["value"] == pytest.approx(cohen_kappa_score([3, 2], [3, 2]))

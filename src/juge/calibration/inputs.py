@@ -80,6 +80,7 @@ class StudyInputs:
     warnings: list[str] = field(default_factory=list)
     counts: LabelCounts = field(default_factory=LabelCounts)
     criteria: dict[str, list[HumanLabel]] | None = None  # several criteria: one label set each
+    criterion_counts: dict[str, LabelCounts] = field(default_factory=dict)  # each criterion's own; summed in counts
     kind_guess: tuple[StudyKind, str] | None = None  # the kind when it was guessed, and from what
 
 
@@ -238,7 +239,13 @@ def load_inputs(
                 votes, kind=chosen, scale=scale, missing=missing_set, counts=into, kind_given=kind is not None
             )
 
-        per_criterion = {name: convert(vs, counts) for name, vs in raw.items()}
+        # Each criterion counts its own values; the file's counts are their sum.
+        criterion_counts = {name: LabelCounts() for name in raw}
+        per_criterion = {name: convert(vs, criterion_counts[name]) for name, vs in raw.items()}
+        for one in criterion_counts.values():
+            counts.values_read += one.values_read
+            counts.missing_values += one.missing_values
+            counts.duplicate_votes += one.duplicate_votes
         for col, vs in raw_baselines.items():
             data.baselines[col] = {lab.item_id: lab.label for lab in convert(vs, LabelCounts())}
         by_rule = unlisted(every, scale, missing_set)
@@ -255,6 +262,7 @@ def load_inputs(
             counts.unknown_item = 0
     else:
         per_criterion = {}
+        criterion_counts = {}
     if pairwise_first:
         pairwise = kind == "pairwise" or (kind is None and pairs)
         keep = calls_a_pair_study_uses(data.labels) if pairwise else None
@@ -320,6 +328,7 @@ def load_inputs(
         warnings=warnings,
         counts=counts,
         criteria={str(k): v for k, v in per_criterion.items()} if len(per_criterion) > 1 or labels_nested else None,
+        criterion_counts={str(k): v for k, v in criterion_counts.items()},
         kind_guess=guess,
     )
 
@@ -573,12 +582,16 @@ def run_study(
     return result
 
 
-def input_counts(inputs: StudyInputs, labels: Sequence[HumanLabel | Vote]) -> dict[str, int]:
-    """Every item and label value accounted for: read, without a label, missing, on an unknown item, duplicate."""
+def input_counts(
+    inputs: StudyInputs, labels: Sequence[HumanLabel | Vote], counts: LabelCounts | None = None
+) -> dict[str, int]:
+    """Every item and label value accounted for: read, without a label, missing, on an unknown item, duplicate.
+
+    `counts` are the label values' counts to report (one criterion's); the whole input's by default."""
     data = inputs.data
     ids = {c.id for c in data.cases} | data.left_out.ids
     labelled = {lab.item_id for lab in labels}
-    counts = inputs.counts
+    counts = inputs.counts if counts is None else counts
     return {
         "items_read": len(ids),
         "items_without_label": len(ids - labelled),
@@ -667,7 +680,7 @@ def _criteria_study(
             notes.append(f"criterion {name!r} has no human label: no study")
             continue
         study = _one_study(one, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
-        study.counts = InputCounts.model_validate(input_counts(inputs, labels))
+        study.counts = InputCounts.model_validate(input_counts(inputs, labels, inputs.criterion_counts.get(name)))
         studies[name] = study
     if not studies:
         raise InputError("nothing to study: no criterion has a human label")
