@@ -41,6 +41,8 @@ It also speaks Azure OpenAI's shape: ``POST /openai/deployments/{deployment}/cha
 with an ``api-version`` query and an ``api-key`` header (or ``Authorization: Bearer``), answered as
 Azure does when one is missing (404 without ``api-version``, 401 without a credential), and its batch
 API under ``/openai``; ``stats()["azure"]`` counts the deployments, API versions and credentials seen.
+And Google Gemini's OpenAI-compatible one: ``POST /v1beta/openai/chat/completions`` with the key as
+``Authorization: Bearer`` (401 without one); ``stats()["gemini"]`` counts its requests by key.
 
 In a test::
 
@@ -123,6 +125,7 @@ class MockModelServer:
         # before it arrived (or whose attempt arrived after its retry) numbers its attempts otherwise.
         self.sights: dict[bytes, list[str | None]] = defaultdict(list)
         self.azure: dict[str, Counter[str]] = {"deployments": Counter(), "api_versions": Counter(), "auth": Counter()}
+        self.gemini_keys: Counter[str] = Counter()
 
     @property
     def url(self) -> str:
@@ -165,6 +168,7 @@ class MockModelServer:
             "admitted_tokens": self.counts["admitted_tokens"],
             "clock": self._now(),
             "azure": {k: dict(v) for k, v in self.azure.items()},
+            "gemini": {"requests": sum(self.gemini_keys.values()), "keys": dict(self.gemini_keys)},
             **self.batches.stats(),
         }
 
@@ -179,6 +183,7 @@ class MockModelServer:
         self.counts.clear()
         for counter in self.azure.values():
             counter.clear()
+        self.gemini_keys.clear()
         self.max_inflight = self.inflight
 
     def _fault_for(self, digest: bytes) -> str | None:
@@ -222,6 +227,14 @@ class MockModelServer:
                 deployment = parts[3].decode(errors="replace")
                 self.azure["deployments"][deployment] += 1
                 path = b"/chat/completions"
+        elif path == b"/v1beta/openai/chat/completions":  # Gemini's OpenAI-compatible endpoint
+            auth = (credentials or {}).get(b"authorization", b"")
+            if not auth.lower().startswith(b"bearer "):
+                body_401 = {"error": {"code": 401, "message": "API key not valid.", "status": "UNAUTHENTICATED"}}
+                conn.send(401, body_401, keep_alive)
+                return
+            self.gemini_keys[auth[7:].decode(errors="replace")] += 1
+            path = b"/chat/completions"
         if path in (b"/stats", b"/v1/stats"):
             if method == b"POST":
                 self.reset_stats()
