@@ -18,6 +18,7 @@ from cli_helpers import run_cli, write_jsonl  # noqa: E402
 
 INPUT_OPTIONS = (
     "--map",
+    "--id",
     "--labels",
     "--labels-map",
     "--labels-nested",
@@ -48,6 +49,7 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
     },
     "estimate": {
         "--map": "it reads no items: the run holds its cases",
+        "--id": "it reads no items: the run holds its cases",
         "--labels-nested": "nested labels sit in an items file; estimate's labels are a long file on the run's cases",
         "--label-cols": "label columns sit in an items file; estimate's labels are a long file on the run's cases",
         "--split": "the labels are a random sample of the run's cases; a pass rate has no split",

@@ -10,6 +10,7 @@ import csv
 import gzip
 import json
 import re
+import sys
 from itertools import combinations
 from pathlib import Path
 
@@ -561,3 +562,51 @@ def test_each_criterion_counts_its_own_values(tmp_path, monkeypatch, capsys) -> 
     kappa = cohen_kappa_score([1, 2, 1], [2, 2, 1])
     assert result["criteria"]["c"]["ceiling"]["kappa"]["value"] == pytest.approx(kappa)
     assert result["criteria"]["f"]["ceiling"]["kappa"]["value"] == pytest.approx(cohen_kappa_score([3, 2], [3, 2]))
+
+
+@pytest.mark.parametrize("shape", ["json-array", "jsonl", "csv"])
+def test_a_file_without_ids_numbers_its_rows(tmp_path, monkeypatch, capsys, shape) -> None:
+    # Issue 31 item 1: no id field, long texts with newlines: --id row makes "<file stem>:<row>" ids.
+    rows = [{"text": f"a long answer\nover lines {k}" * 30, "r1": ("PASS", "FAIL")[k % 2],
+             "r2": ("PASS", "FAIL")[(k // 3) % 2]} for k in range(8)]  # fmt: skip
+    if shape == "csv":
+        path = write_csv(tmp_path / "docs.csv", rows)
+    elif shape == "jsonl":
+        path = tmp_path / "docs.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        path = tmp_path / "docs.json"
+        path.write_text(json.dumps(rows, indent=2))
+    base = ("--items", str(path), "--map", "output=text", "--label-cols", "r1,r2", "--resamples", "20")
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base)
+    assert code == 2 and result is None and "--id row" in err
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base, "--id", "row")
+    assert code == 0, err
+    assert result["n_items"] == 8
+    assert any("--id row: docs:1 is the first row" in n for n in result["notes"])
+    kappa = cohen_kappa_score([r["r1"] for r in rows], [r["r2"] for r in rows])
+    assert result["ceiling"]["kappa"]["value"] == pytest.approx(kappa)
+    cases = read_cases(path, {"id": "@row", "output": "text"})
+    assert [c.id for c in cases] == [f"docs:{k}" for k in range(1, 9)]  # stable: the same on every read
+    code, _, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base, "--id", "row", "--map", "id=text")
+    assert code == 2
+
+
+def test_id_row_on_run_and_label_init(tmp_path, monkeypatch, capsys) -> None:
+    cases = tmp_path / "c.jsonl"
+    cases.write_text('{"question": "q", "output": "x"}\n{"question": "q2", "output": "y"}\n')
+    judge = tmp_path / "j.toml"
+    judge.write_text('name = "g"\nsetup = "passfail"\nmodel = "m"\nprovider = "scripted"\ndescription = "d"\n')
+    code, out, err = run_cli(monkeypatch, capsys, "run", "--cases", str(cases), "--judge", str(judge), "--id", "row",
+                             "--db", str(tmp_path / "r.db"))  # fmt: skip
+    assert "on case c:1" in err and "--id row: c:1" in " ".join(err.split())  # the scripted judge has no answer
+    rubric = tmp_path / "rubric.toml"
+    sys.path.insert(0, str(Path(__file__).parent.parent))
+    from label_helpers import write_rubric
+
+    write_rubric(rubric)
+    code, out, err = run_cli(monkeypatch, capsys, "label", "init", "--cases", str(cases), "--task", "passfail",
+                             "--rubric", str(rubric), "--name", "p", "--id", "row",
+                             "--db-url", f"sqlite:///{tmp_path / 'l.db'}", "--json", str(tmp_path / "l.json"))  # fmt: skip
+    assert code == 0, err
+    assert any("--id row: c:1" in n for n in json.loads((tmp_path / "l.json").read_text())["notes"])

@@ -47,6 +47,7 @@ from juge.data.readers import (
     iter_rows,
     mapped_rows,
     read_cases,
+    row_id_note,
     source_hash,
     source_name,
     unnamed,
@@ -192,7 +193,8 @@ def load_inputs(
             if not data.labels and labels is None and not raw:
                 ids = {c.id for c in data.cases}
                 data.labels = [lab for lab in store.labels() if lab.item_id in ids]
-    notices: list[str] = []
+    note = row_id_note(items, mapping) if items is not None else None
+    notices: list[str] = [note] if note else []
     warnings: list[str] = []
     pairs = bool(data.cases) and all(c.is_pair for c in data.cases)
     if kind == "pairwise" and not pairs:

@@ -34,6 +34,11 @@ INPUT_OPTIONS: dict[str, InputOption] = {
         "Columns of the items as juge's fields, e.g. id=row,output_1=left,output_2=right (+ joins columns: "
         "id=doc+system).",
     ),
+    "id": InputOption(
+        "--id",
+        "Where an item's id comes from: a column, or `row` for a file with no id: the file name and the row "
+        "number (items:3 is the 3rd record), stable while the rows keep their order. Same as --map id=@row.",
+    ),
     "labels_map": InputOption(
         "--labels-map",
         "Columns of --labels as juge's fields, e.g. item_id=doc+system,rater_id=worker,label=verdict.",
@@ -71,7 +76,9 @@ INPUT_OPTIONS: dict[str, InputOption] = {
 STUDY_OPTIONS = tuple(INPUT_OPTIONS)
 #: tune: the judge file's setup is the kind (no --kind).
 TUNE_OPTIONS = tuple(name for name in INPUT_OPTIONS if name != "kind")
-#: estimate: the run holds the cases; its labels are a long file (no --map, --label-cols, --labels-nested).
+#: report and route read items with --map only (no labels).
+ITEM_OPTIONS = ("map", "id")
+#: estimate: the run holds the cases; its labels are a long file (no --map, --id, --label-cols, --labels-nested).
 ESTIMATE_OPTIONS = ("labels_map", "scale", "kind", "missing", "format")
 
 
@@ -125,9 +132,19 @@ def reads_inputs(*names: str) -> Callable[[F], F]:
     return decorate
 
 
+def map_with_id(map: str | None, id: str | None) -> str | None:
+    """The ``--map`` text with the id ``--id`` names added (``--id row`` is ``id=@row``), for the commands that
+    pass --map on as text; ``--id`` beside an ``id=`` in --map is an error."""
+    from juge.data.readers import parse_mapping, with_row_id
+
+    mapping = with_row_id(parse_mapping(map), id)
+    return ",".join(f"{k}={v}" for k, v in mapping.items()) if mapping else None
+
+
 def source_of_options(
     *,
     map: str | None = None,
+    id: str | None = None,
     labels_map: str | None = None,
     labels_nested: str | None = None,
     label_cols: str | None = None,
@@ -145,7 +162,7 @@ def source_of_options(
     if kind not in (None, *KINDS):
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
     return study_source(
-        mapping=parse_mapping(map),
+        mapping=parse_mapping(map_with_id(map, id)),
         labels_map=parse_mapping(labels_map, "--labels-map"),
         labels_nested=labels_nested,
         label_cols=[c for c in split_list(label_cols) if c] if label_cols else [],

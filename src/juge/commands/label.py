@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.calibration.source import StudySource
-from juge.commands.inputs import reads_inputs
+from juge.commands.inputs import INPUT_OPTIONS, map_with_id, reads_inputs
 from juge.errors import InputError
 from juge.files import is_stdout, writable
 from juge.reports.fit import fitted
@@ -142,6 +142,7 @@ def init_command(
             "MT-Bench sample layout (rows with human_ratings), which is recognised.",
         ),
     ] = None,
+    id_from: Annotated[str | None, typer.Option("--id", help=INPUT_OPTIONS["id"].help)] = None,
     json_out: JsonOut = None,
     db_url: DbUrl = None,
     db: DbFile = None,
@@ -168,7 +169,7 @@ def init_command(
         overlap_raters=overlap_raters,
         break_after=break_after,
         seed=seed,
-        field_map=field_map,
+        field_map=map_with_id(field_map, id_from),
         db_url=_store(db_url, db),
         format=source.format,
     )

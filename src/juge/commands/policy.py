@@ -17,7 +17,7 @@ from rich.text import Text
 from juge.calibration.source import StudySource
 from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
-from juge.commands.inputs import ESTIMATE_OPTIONS, STUDY_OPTIONS, reads_inputs, with_files
+from juge.commands.inputs import ESTIMATE_OPTIONS, ITEM_OPTIONS, STUDY_OPTIONS, reads_inputs, with_files
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted, wrapped
@@ -452,7 +452,7 @@ def test_command(
         raise typer.Exit(1)
 
 
-@reads_inputs("map")
+@reads_inputs(*ITEM_OPTIONS)
 def route_command(
     policy_path: PolicyOption,
     item: Annotated[

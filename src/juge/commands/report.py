@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from juge.calibration.source import StudySource
-from juge.commands.inputs import reads_inputs
+from juge.commands.inputs import ITEM_OPTIONS, reads_inputs
 from juge.errors import InputError
 from juge.store import DEFAULT_DB
 
@@ -29,7 +29,7 @@ REPORT_HELP = (
 )
 
 
-@reads_inputs("map")
+@reads_inputs(*ITEM_OPTIONS)
 def report_command(
     calibration: Annotated[
         Path | None,

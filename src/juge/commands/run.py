@@ -13,6 +13,7 @@ from rich.table import Table
 
 from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
+from juge.commands.inputs import INPUT_OPTIONS, map_with_id
 from juge.commands.prompt import print_dry_run
 from juge.errors import Fault, InputError
 from juge.files import is_stdout, staged_output, write_atomic
@@ -118,6 +119,7 @@ def run_command(
             "--map", help="With --cases: read other column names as juge fields, e.g. id=ticket,output=reply."
         ),
     ] = None,
+    id_from: Annotated[str | None, typer.Option("--id", help="With --cases: " + INPUT_OPTIONS["id"].help)] = None,
     provider: Annotated[
         str | None,
         typer.Option(
@@ -166,6 +168,8 @@ def run_command(
     """
     from juge.api import run
     from juge.data.readers import parse_mapping
+
+    field_map = map_with_id(field_map, id_from)
 
     if dry_run:
         from juge.api import dry_run as plan

@@ -573,8 +573,44 @@ def parse_mapping(text: str | None, option: str = "--map") -> dict[str, str] | N
     return mapping
 
 
+#: ``--map id=@row`` (``--id row``): a row's id is its file's name and its row number (:func:`row_id`).
+ROW_ID = "@row"
+
+
+def row_id(source: Source, row: int) -> str:
+    """The id ``--id row`` gives the `row`-th record (from 1) of `source`: the file name without its suffixes
+    and the row number, ``items:3``. It stays the same while the file's rows keep their order; records in
+    memory are named as errors name them (``items``, ``records``)."""
+    name = source_name(source)
+    if not is_in_memory(source):
+        name = Path(name).name.split(".")[0] or Path(name).name
+    return f"{str(name).strip('<>')}:{row}"
+
+
+def row_id_note(source: Source, mapping: Mapping[str, str] | None) -> str | None:
+    """What the output says when ids were made from the rows (``--id row``), the first id as example."""
+    if not mapping or mapping.get("id") != ROW_ID:
+        return None
+    return (
+        f"item ids are made from the file name and the row number (--id row: {row_id(source, 1)} is the first "
+        "row); they stay the same while the file's rows keep their order"
+    )
+
+
+def with_row_id(mapping: Mapping[str, str] | None, id: str | None, option: str = "--map") -> dict[str, str] | None:
+    """`mapping` with the id ``--id`` names: ``row`` (the row number, :data:`ROW_ID`) or a column. ``--id`` and
+    an `id` in the mapping together are an error."""
+    if not id:
+        return dict(mapping) if mapping else None
+    if mapping and "id" in mapping:
+        raise InputError(f"--id {id} and {option} id={mapping['id']}: give the id one way")
+    return {**(mapping or {}), "id": ROW_ID if id.strip() == "row" else id.strip()}
+
+
 def _columns(theirs: str, row: Mapping[str, Any]) -> list[str]:
-    """The columns a mapped field reads: the one named, or the parts of a `+` composite."""
+    """The columns a mapped field reads: the one named, or the parts of a `+` composite (none for @row)."""
+    if theirs == ROW_ID:
+        return []
     if theirs in row or "+" not in theirs:
         return [theirs]
     return [part.strip() for part in theirs.split("+")]
@@ -628,6 +664,8 @@ def apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> dic
     out = dict(row)
     for ours, theirs in mapping.items():
         cols = _columns(theirs, row)
+        if not cols:  # @row: the caller, which knows the row, sets it
+            continue
         if len(cols) == 1:
             if theirs in row:
                 out[ours] = row[theirs]
@@ -655,21 +693,27 @@ def mapped_rows(
     typo in it is reported before any row's error."""
     if mapping:
         check_mapping_fields(source, mapping, fields, option)
-        needed = {c for theirs in mapping.values() for c in [theirs, *theirs.split("+")]}
+        needed = {c for theirs in mapping.values() for c in [theirs, *theirs.split("+")] if theirs != ROW_ID}
         seen: set[str] = set()
         for _, row in iter_rows(source, format=format):
             seen |= needed & row.keys()
             if all(not [c for c in _columns(t, dict.fromkeys(seen)) if c not in seen] for t in mapping.values()):
                 break
         _check_mapped_columns(source, mapping, seen, option)
-    for lineno, row in iter_rows(source, format=format):
-        yield lineno, apply_mapping(row, mapping)
+    by_row = [ours for ours, theirs in (mapping or {}).items() if theirs == ROW_ID]
+    for number, (lineno, row) in enumerate(iter_rows(source, format=format), start=1):
+        out = apply_mapping(row, mapping)
+        for ours in by_row:
+            out[ours] = row_id(source, number)
+        yield lineno, out
 
 
 def case_line(path: Source, case_id: str, mapping: Mapping[str, str] | None = None) -> int | None:
     """The line of case `case_id` in its cases file, for a message about that case (None if absent)."""
-    for lineno, row in iter_rows(path):
-        if str(apply_mapping(row, mapping).get("id")) == case_id:
+    by_row = bool(mapping and mapping.get("id") == ROW_ID)
+    for number, (lineno, row) in enumerate(iter_rows(path), start=1):
+        found = row_id(path, number) if by_row else apply_mapping(row, mapping).get("id")
+        if str(found) == case_id:
             return lineno
     return None
 
@@ -747,7 +791,11 @@ def _cases_of(
         row = {k: v for k, v in raw.items() if k not in dropped}
         _parse_json_fields(Path(path), lineno, row, ("messages", "meta"))
         if row.get("id") in (None, ""):
-            hint = "" if id_mapped else f"; name the id column with --map id=COLUMN ({_cols(raw)})"
+            hint = (
+                ""
+                if id_mapped
+                else f"; name the id column with --map id=COLUMN ({_cols(raw)}), or number the rows with --id row"
+            )
             raise input_error(path, f"required field is missing{hint}", line=lineno, field="id")
         meta = row.pop("meta", None) or {}
         if not isinstance(meta, dict):

@@ -112,7 +112,7 @@ JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 def _read_label_cases(path: Path, field_map: str | None, notes: list[str], format: str | None = None) -> list[Case]:
     """Cases to label; the MT-Bench sample layout through its adapter (model names and provenance go to meta)."""
     from juge.data.adapters import read_pairwise_items
-    from juge.data.readers import file_format, parse_mapping, read_cases, read_rows
+    from juge.data.readers import file_format, parse_mapping, read_cases, read_rows, row_id_note
 
     sample_like = file_format(path, format) in ("jsonl", "json") if format else path.suffix.lower() in JSON_SUFFIXES
     rows = read_rows(path, format=format) if sample_like else []
@@ -120,7 +120,11 @@ def _read_label_cases(path: Path, field_map: str | None, notes: list[str], forma
         if field_map:
             notes.append(f"{path} is in the MT-Bench sample layout, read as such; --map is not used")
         return read_pairwise_items(path, baseline_fields=()).full_cases()
-    return read_cases(path, mapping=parse_mapping(field_map), format=format)
+    mapping = parse_mapping(field_map)
+    note = row_id_note(path, mapping)
+    if note:
+        notes.append(note)
+    return read_cases(path, mapping=mapping, format=format)
 
 
 def label_init(

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from juge.config import EngineSpec, EvalConfig, ProviderSpec
-from juge.data.readers import case_line, file_hash
+from juge.data.readers import case_line, file_hash, row_id_note
 from juge.data.selection import Selection, select_cases
 from juge.engine import EngineOptions, JudgeTask, iter_tasks
 from juge.engine.batching import supports_batches
@@ -174,6 +174,9 @@ def plan_warnings(config: EvalConfig, judges: Sequence[Judge]) -> list[str]:
     """What a run of `config` should warn about before it starts: a judge of the system's family, a
     [gate] min_score that fails nothing without a min_pass_rate."""
     warnings = same_family_warnings(config.spec.system.model if config.spec.system else None, judges)
+    note = row_id_note(config.cases_path, config.spec.mapping or None)
+    if note:
+        warnings.append(note)
     gate = config.spec.gate
     if gate.min_score is not None and gate.min_pass_rate is None:
         warnings.append(
