@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from juge.judges.parsers import ParseResult, parse_passfail
+from juge.judges.parsers import REASON_CODES, ParseResult, parse_passfail, reason_code
 
 
 @pytest.mark.parametrize(
@@ -78,12 +78,27 @@ def test_hostile_and_borderline_outputs_are_unparsed(text: str) -> None:
     assert result.reason
 
 
-def test_reason_names_the_failure() -> None:
-    assert parse_passfail("").reason == "empty output"
-    assert "exactly" in parse_passfail("**PASS**\nx").reason
-    assert "second verdict" in parse_passfail("PASS\nok\nFAIL").reason
-    assert "explanation" in parse_passfail("FAIL").reason
-    assert "not PASS or FAIL" in parse_passfail("Great answer.\nYes.").reason
+def test_reason_names_the_failure_and_starts_with_its_code() -> None:
+    assert parse_passfail("").reason == "empty: empty output"
+    cases = {
+        "": "empty",
+        "**PASS**\nx": "disguised",
+        "PASS\nok\nFAIL": "second_verdict",
+        "FAIL": "no_reasoning",
+        "Great answer.\nYes.": "format",
+    }
+    for text, code in cases.items():
+        result = parse_passfail(text)
+        assert result.code == code, text
+        assert result.reason is not None and result.reason.startswith(f"{code}: ")
+        assert reason_code(result.reason) == code
+    assert parse_passfail("PASS\nFine.").code is None
+
+
+def test_a_stored_reason_without_a_known_code_is_unknown() -> None:
+    assert reason_code(None) == "unknown"
+    assert reason_code("cut: something") == "unknown"
+    assert set(REASON_CODES) >= {"second_verdict", "negated_verdict", "opposite_word", "unknown"}
 
 
 def test_bare_verdict_accepted_only_when_no_reason_is_required() -> None:

@@ -62,6 +62,9 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         table.add_section()
         for outcome in ("unparsed", "refused", "error"):
             table.add_row(outcome, str(j["outcomes"][outcome]))
+            if outcome == "unparsed":  # which rule of the parser contract fired, so a judge's habit shows
+                for code, count in (j.get("unparsed_reasons") or {}).items():
+                    table.add_row(f"  unparsed: {escape(code)}", str(count))
         console.print(fitted(table, console))
     if summary.get("pass_rate") is not None:
         console.print(f"cases passing every check and judge: {_rate(summary['cases_passed'], n)}", highlight=False)

@@ -382,7 +382,7 @@ class Engine:
         parsed = judge.parse(response.text)
         reason = parsed.reason
         if parsed.outcome == "unparsed" and response.truncated:  # the why of an unparsed answer; never a verdict
-            reason = f"the answer was cut at max_tokens ({judge.max_tokens}): {reason}"
+            reason = f"{reason}; the answer was cut at max_tokens ({judge.max_tokens})"  # its code stays first
         return Judgment(**common, outcome=parsed.outcome, verdict=parsed.verdict, reason=reason)
 
     def cost_of(self, response: Response, attempts: int) -> float | None:

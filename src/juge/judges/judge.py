@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from juge.data.records import Case
 from juge.errors import InputError, input_error, validation_error, with_toml_line
-from juge.judges.parsers import PARSERS, ParseResult, parse_structured
+from juge.judges.parsers import PARSERS, ParseResult, ok, parse_structured, unparsed
 from juge.judges.render import (
     builtin_templates,
     case_blocks,
@@ -169,8 +169,8 @@ class Judge:
         (log-probabilities) or the model was asked for nothing else. Anything else is unparsed."""
         allowed = self.allowed() or ()
         if text not in allowed:
-            return ParseResult("unparsed", None, f"expected exactly one of {', '.join(allowed)}")
-        return ParseResult("ok", int(text) if self.setup in ("score", "additive") else text, None)
+            return unparsed("not_allowed", f"expected exactly one of {', '.join(allowed)}")
+        return ok(int(text) if self.setup in ("score", "additive") else text)
 
     def allowed(self) -> tuple[str, ...] | None:
         """Verdict strings for constrained (log-probability) verdicts, or None when not applicable."""

@@ -28,13 +28,43 @@ from juge.judges.textnorm import skeleton
 Verdict = str | int | float | dict[str, Any]
 
 
+# Why an answer is unparsed: one code per rule of the parser contract (docs/security.md, "Parser
+# contract"). A stored reason starts with its code ("second_verdict: ..."), so a run's summary counts
+# how often each rule fired without re-reading the answers.
+REASON_CODES: dict[str, str] = {
+    "empty": "the answer is empty",
+    "format": "the verdict is not where the format puts it, or not in its exact form",
+    "disguised": "the verdict is decorated, in another case, or spelled with look-alike or invisible characters",
+    "no_reasoning": "no explanation or reasoning where the format asks for one",
+    "bad_value": "a value outside the scale, or a criterion missing, unknown or not an integer",
+    "second_verdict": "a second verdict: a line, a cue ('Answer: FAIL'), brackets, a second marker or JSON object",
+    "negated_verdict": "the explanation negates the verdict ('not PASS', 'does not pass', 'is not a tie')",
+    "opposite_word": "a verdict word that disagrees, in any listed language ('It is a fail', 'B wins', 'échec')",
+    "structured": "a structured (JSON) answer with a field missing, extra or of the wrong type",
+    "not_allowed": "a constrained answer that is not one of the allowed verdict strings",
+    "unknown": "an unparsed answer stored without a reason code (an older run, or imported)",
+}
+
+
+def reason_code(reason: str | None) -> str:
+    """The code a stored reason starts with ("second_verdict: ..."), or ``unknown``."""
+    code = (reason or "").split(":", 1)[0]
+    return code if code in REASON_CODES else "unknown"
+
+
 @dataclass(frozen=True)
 class ParseResult:
-    """What a parser read: `verdict` is set only when `outcome == "ok"`; `reason` says why not."""
+    """What a parser read: `verdict` is set only when `outcome == "ok"`; `reason` says why not, starting
+    with its code (one of `REASON_CODES`), which `code` holds alone."""
 
     outcome: Literal["ok", "unparsed"]
     verdict: Verdict | None = None
     reason: str | None = None
+
+    @property
+    def code(self) -> str | None:
+        """The reason code of an unparsed result (None when ok)."""
+        return None if self.outcome == "ok" else reason_code(self.reason)
 
     def __post_init__(self) -> None:
         if self.outcome == "ok" and self.verdict is None:
@@ -47,8 +77,10 @@ def ok(verdict: Verdict) -> ParseResult:
     return ParseResult("ok", verdict, None)
 
 
-def unparsed(reason: str) -> ParseResult:
-    return ParseResult("unparsed", None, reason)
+def unparsed(code: str, detail: str) -> ParseResult:
+    if code not in REASON_CODES:
+        raise ValueError(f"unknown reason code {code!r}")
+    return ParseResult("unparsed", None, f"{code}: {detail}")
 
 
 _TRAILING = " \t\r"
@@ -92,27 +124,28 @@ def parse_passfail(text: str, *, require_reason: bool = True) -> ParseResult:
     which would make the output say two things.
     """
     if _is_blank(text):
-        return unparsed("empty output")
+        return unparsed("empty", "empty output")
     lines = _lines(text)
     first = lines[0]
     if first not in _PASSFAIL:
         words = _WORDS.findall(skeleton(first))
         if any(w.upper() in _PASSFAIL for w in words):
             return unparsed(
+                "disguised",
                 "first line is not exactly PASS or FAIL (decorated, lower case, in prose, "
-                "or with hidden or look-alike characters)"
+                "or with hidden or look-alike characters)",
             )
-        return unparsed("first line is not PASS or FAIL")
+        return unparsed("format", "first line is not PASS or FAIL")
     rest = lines[1:]
     if require_reason and _is_blank("\n".join(rest)):
-        return unparsed("no explanation after the verdict")
+        return unparsed("no_reasoning", "no explanation after the verdict")
     folded = fold("\n".join(rest))
     for line in folded.splitlines():
         if _looks_like_verdict_line(line):
-            return unparsed("a second verdict line after the first")
+            return unparsed("second_verdict", "a second verdict line after the first")
     for verdict, how in passfail_statements(folded):
         if verdict != first or how.startswith("a line"):
-            return unparsed(f"a second verdict ({verdict}, {how}) after the first")
+            return unparsed("second_verdict", f"a second verdict ({verdict}, {how}) after the first")
     return ok(first)
 
 
@@ -148,34 +181,34 @@ def parse_score(
     elsewhere (look-alikes folded) with a different number.
     """
     if _is_blank(text):
-        return unparsed("empty output")
+        return unparsed("empty", "empty output")
     lines = _lines(text)
     last = _last_nonempty(lines)
     assert last is not None
     number = _FLOAT if rescale_from is not None else _INT
     match = re.fullmatch(re.escape(marker) + " (" + number + ")", lines[last], flags=re.ASCII)
     if match is None:
-        return unparsed(f"last line is not exactly '{marker} <number>'")
+        return unparsed("format", f"last line is not exactly '{marker} <number>'")
     raw = float(match.group(1)) if rescale_from is not None else int(match.group(1))
     if rescale_from is not None:
         a, b = float(rescale_from[0]), float(rescale_from[1])
         if not a <= raw <= b:
-            return unparsed(f"{raw:g} is outside {a:g}-{b:g}")
+            return unparsed("bad_value", f"{raw:g} is outside {a:g}-{b:g}")
         value: int | float = lo + (raw - a) / (b - a) * (hi - lo)
     else:
         if not lo <= raw <= hi:
-            return unparsed(f"{raw} is outside {lo}-{hi}")
+            return unparsed("bad_value", f"{raw} is outside {lo}-{hi}")
         value = raw
     before = "\n".join(lines[:last])
     if require_reasoning and _is_blank(before):
-        return unparsed("no reasoning before the score")
+        return unparsed("no_reasoning", "no reasoning before the score")
     folded = fold(before)
     for mention in _marker_mentions(marker).finditer(folded):
         if float(mention.group(1)) != float(raw):
-            return unparsed(f"two '{marker}' values: {mention.group(1)} and {match.group(1)}")
+            return unparsed("second_verdict", f"two '{marker}' values: {mention.group(1)} and {match.group(1)}")
     for stated in score_statements(folded):
         if stated != float(raw):
-            return unparsed(f"a second score ({stated:g}) before the '{marker}' line")
+            return unparsed("second_verdict", f"a second score ({stated:g}) before the '{marker}' line")
     return ok(value)
 
 
@@ -234,38 +267,38 @@ def parse_criteria(
     that scores the same criteria differently makes the output unparsed.
     """
     if _is_blank(text):
-        return unparsed("empty output")
+        return unparsed("empty", "empty output")
     lines = _lines(text)
     last = _last_nonempty(lines)
     assert last is not None
     line = lines[last]
     if not (line.startswith("{") and line.endswith("}")):
-        return unparsed("last line is not a JSON object")
+        return unparsed("format", "last line is not a JSON object")
     try:
         scores = strict_json_object(line)
     except _BadJSON as exc:
-        return unparsed(f"last line: {exc}")
+        return unparsed("format", f"last line: {exc}")
     missing = [name for name in criteria if name not in scores]
     if missing:
-        return unparsed(f"missing criteria: {', '.join(missing)}")
+        return unparsed("bad_value", f"missing criteria: {', '.join(missing)}")
     extra = sorted(set(scores) - set(criteria))
     if extra and not extra_keys:
-        return unparsed(f"unknown keys: {', '.join(extra)}")
+        return unparsed("bad_value", f"unknown keys: {', '.join(extra)}")
     for name, (lo, hi) in criteria.items():
         value = scores[name]
         if not _is_int(value):
-            return unparsed(f"'{name}' is not an integer")
+            return unparsed("bad_value", f"'{name}' is not an integer")
         if not lo <= value <= hi:
-            return unparsed(f"'{name}' = {value} is outside {lo}-{hi}")
+            return unparsed("bad_value", f"'{name}' = {value} is outside {lo}-{hi}")
     verdict = {name: scores[name] for name in criteria}
     before = lines[:last]
     if require_reasoning and _is_blank("\n".join(before)):
-        return unparsed("no reasoning before the scores")
+        return unparsed("no_reasoning", "no reasoning before the scores")
     for other in _json_objects(fold("\n".join(before))):
         if other is None:
-            return unparsed("too many braces before the scores to check for a second JSON object")
+            return unparsed("second_verdict", "too many braces before the scores to check for a second JSON object")
         if any(name in other and other[name] != verdict[name] for name in criteria):
-            return unparsed("two JSON objects with different scores")
+            return unparsed("second_verdict", "two JSON objects with different scores")
     return ok(verdict)
 
 
@@ -308,20 +341,20 @@ def parse_pairwise(text: str) -> ParseResult:
     unparsed too.
     """
     if _is_blank(text):
-        return unparsed("empty output")
+        return unparsed("empty", "empty output")
     exact = _PAIR_EXACT.findall(text)
     loose = _PAIR_LOOSE.findall(skeleton(text))
     if len(exact) > 1:
-        return unparsed(f"{len(exact)} verdict markers: {', '.join(exact)}")
+        return unparsed("second_verdict", f"{len(exact)} verdict markers: {', '.join(exact)}")
     if not exact:
         if loose:
-            return unparsed("verdict marker is decorated or uses look-alike or hidden characters")
-        return unparsed("no [[A]], [[B]] or [[C]] marker")
+            return unparsed("disguised", "verdict marker is decorated or uses look-alike or hidden characters")
+        return unparsed("format", "no [[A]], [[B]] or [[C]] marker")
     if len(loose) != 1:
-        return unparsed("a second, disguised verdict marker")
+        return unparsed("second_verdict", "a second, disguised verdict marker")
     for letter, how in pairwise_statements(fold(text)):
         if letter != exact[0]:
-            return unparsed(f"a second verdict ({letter}, {how}) besides [[{exact[0]}]]")
+            return unparsed("second_verdict", f"a second verdict ({letter}, {how}) besides [[{exact[0]}]]")
     return ok(exact[0])
 
 
@@ -386,10 +419,10 @@ PARSERS: dict[str, Callable[..., ParseResult]] = {
 def parse_structured(text: str, setup: str, config: Mapping[str, Any]) -> ParseResult:
     """Parse a JSON answer given under a schema, then hold it to the setup's strict parser."""
     if _is_blank(text):
-        return unparsed("empty output")
+        return unparsed("empty", "empty output")
     try:
         data = strict_json_object(text.strip(" \t\r\n"))
         as_text = structured_to_text(data, setup, config)
     except ValueError as exc:
-        return unparsed(f"structured answer: {exc}")
+        return unparsed("structured", f"structured answer: {exc}")
     return PARSERS[setup](as_text, **config)

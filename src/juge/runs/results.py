@@ -39,6 +39,9 @@ class RunJudge(Part):
     """Parsed verdicts per value (PASS/FAIL, a score, or A/B/tie per order)."""
     pair_verdicts: dict[str, int] | None = None
     """A pairwise judge's verdicts over both orders: A, B, tie, inconsistent or missing; null for other setups."""
+    unparsed_reasons: dict[str, int] = {}
+    """Unparsed answers per reason code, i.e. how often each rule of the parser contract fired (second_verdict,
+    negated_verdict, opposite_word, format, ...; see docs/security.md, "Parser contract")."""
 
 
 class Cost(Part):

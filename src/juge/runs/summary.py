@@ -15,6 +15,7 @@ from typing import Any
 
 from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
+from juge.judges.parsers import reason_code
 from juge.runs.results import RunSummary
 from juge.runs.verdicts import case_outcome, counted_judges
 from juge.store import Store
@@ -70,6 +71,7 @@ def summarize(
 
     verdicts: dict[str, Counter[str]] = defaultdict(Counter)
     pair_verdicts: dict[str, Counter[str]] = defaultdict(Counter)
+    unparsed_reasons: dict[str, Counter[str]] = defaultdict(Counter)
     check_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     tally: Counter[str] = Counter()
     judge_cost, judge_unpriced, n_cases, any_counted = 0.0, 0, 0, False
@@ -85,6 +87,8 @@ def summarize(
                     judge_unpriced += 1
                 else:
                     judge_cost += j.cost
+            if j.outcome == "unparsed":
+                unparsed_reasons[j.judge][reason_code(j.reason)] += 1
             if j.outcome == "ok":
                 if isinstance(j.verdict, dict):  # per-criterion JSON: count each criterion's value
                     verdicts[j.judge].update(f"{k} = {v}" for k, v in j.verdict.items())
@@ -104,6 +108,7 @@ def summarize(
         tally[outcome.verdict] += 1
     for name, entry in per_judge.items():
         entry["verdicts"] = dict(sorted(verdicts[name].items()))
+        entry["unparsed_reasons"] = dict(sorted(unparsed_reasons[name].items()))
         if name in pairwise:
             entry["pair_verdicts"] = {k: pair_verdicts[name].get(k, 0) for k in PAIR_VERDICTS}
     outputs = store.output_totals(run_id)
