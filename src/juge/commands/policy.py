@@ -269,8 +269,9 @@ ForceUseOption = Annotated[
     bool,
     typer.Option(
         "--force",
-        help="Use a policy whose holdout test did not hold (NOT HELD) anyway; recorded in the policy file and the "
-        "output, and shown as FORCED.",
+        help="Use a policy that did not hold on its holdout test (NOT HELD) or has expired (its judge's model "
+        "version, template or rubric changed) anyway; recorded in the output (and the policy file for NOT HELD), "
+        "and shown as FORCED.",
     ),
 ]
 
@@ -502,6 +503,9 @@ def route_command(
     changed the verdict, or a judgment was refused, unparsed or missing; then the category (or, under
     --rule guarantee, the judge's confidence). A policy that did NOT HOLD on its holdout test is refused
     (exit 2, naming the test) unless --force (recorded, shown as FORCED); an untested one routes with a note.
+    A policy whose judge changed (provider, model version as answered, template, rubric or parser: it has
+    EXPIRED) is refused too, before the calls for the judge file and after them for the model that answered,
+    unless --force (recorded in the output's "identity", shown as FORCED).
     """
     from juge.api import route
 
@@ -576,7 +580,8 @@ def audit_command(
     """Draw N random decisions the judge made alone, with the item and the judge's raw text, for a person to read.
 
     A policy that did NOT HOLD on its holdout test is refused (exit 2, naming the test) unless --force
-    (recorded, shown as FORCED)."""
+    (recorded, shown as FORCED); so is a run whose judge is not the one the policy was derived with (model
+    version as answered, template hash: the policy has EXPIRED; recorded in the output's "identity")."""
     from juge.api import audit_sample
 
     with staged_json(json_path) as write:

@@ -27,6 +27,9 @@ from juge.judges.textnorm import skeleton
 
 Verdict = str | int | float | dict[str, Any]
 
+# Bump when a parser reads the same text differently: a calibration measured with another parser has expired.
+PARSER_VERSION = 1
+
 
 # Why an answer is unparsed: one code per rule of the parser contract (docs/security.md, "Parser
 # contract"). A stored reason starts with its code ("second_verdict: ..."), so a run's summary counts

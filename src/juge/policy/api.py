@@ -243,7 +243,13 @@ def route(
             raise InputError("give --item FILE (one item with its judge calls), or --eval with --items or --item")
         document = load_policy(policy)
         use = use_policy(document, force=force, command="juge route", path=_policy_path(policy))
-        routed = route_recorded_item(document, Path(item), None if judgments is None else Path(judgments))
+        routed = route_recorded_item(
+            document,
+            Path(item),
+            None if judgments is None else Path(judgments),
+            force=force,
+            source=str(policy) if isinstance(policy, str | Path) else "policy",
+        )
         return _with_use(routed, use)
     if judgments is not None:
         raise InputError("--judgments is for recorded calls; with --eval the judge is called")
@@ -255,7 +261,7 @@ def route(
         return route_new_items(
             document, eval_file, item=None if item is None else Path(item), items=None if items is None else Path(items),
             db=db, concurrency=concurrency, provider=provider, base_url=base_url, api_key_env=api_key_env,
-            model=model, progress=progress, mapping=None if mapping is None else dict(mapping),
+            model=model, progress=progress, mapping=None if mapping is None else dict(mapping), force=force,
         )  # fmt: skip
 
     if not _in_running_loop():
@@ -270,12 +276,14 @@ def _policy_path(policy: Any) -> Path | None:
 
 
 def _with_use(result: Any, use: Any) -> Any:
-    """A route or audit result with the policy's status, FORCED and the untested note (``PolicyUse``)."""
+    """A route or audit result with the policy's status, FORCED and the untested note (``PolicyUse``); a FORCED
+    identity check the result carries stays."""
+    warnings = [w for w in (use.warning, result.warning) if w]
     return result.model_copy(
         update={
             "policy_status": use.policy_status,
-            "forced": use.forced,
-            "warning": use.warning,
+            "forced": use.forced or result.forced,
+            "warning": "\n".join(warnings) or None,
             **({"notes": [*use.notes, *result.notes]} if hasattr(result, "notes") else {}),
         }
     )
@@ -299,4 +307,5 @@ def audit_sample(
 
     document = load_policy(policy)
     use = use_policy(document, force=force, command="juge audit-sample", path=_policy_path(policy))
-    return _with_use(audit_run(document, _run_id(run), db=db, n=n, seed=seed), use)
+    source = str(policy) if isinstance(policy, str | Path) else "policy"
+    return _with_use(audit_run(document, _run_id(run), db=db, n=n, seed=seed, force=force, source=source), use)

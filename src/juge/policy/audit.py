@@ -33,10 +33,14 @@ def audit_run(
     db: str | Path | None = None,
     n: int = 10,
     seed: int | None = None,
+    force: bool = False,
+    source: str = "policy",
 ) -> AuditSample:
     """Draw ``n`` random decisions the policy's judge made alone in stored run ``run`` (``juge audit-sample``),
     each with the item and the judge's raw text. ``seed`` defaults to the ISO year and week (a new sample
-    each week)."""
+    each week). A run whose judge is not the one the policy was derived with (model version, template hash) is
+    refused unless ``force`` (then FORCED, in ``identity``)."""
+    from juge.policy.identity import accept_identity, check_policy_calls, merge_use
 
     if n < 1:
         raise InputError(f"-n {n}: draw at least one decision")
@@ -47,7 +51,17 @@ def audit_run(
         cases = store.run_cases(run_row["id"])
         calls = store.judgments(run_row["id"])
     require_policy_judges(document, run_row["id"], calls)
-    sample = audit_sample(document, cases, calls, n=n, seed=seed)
+    use = check_policy_calls(document, calls, force=force, command="juge audit-sample", source=source)
+    sample = audit_sample(accept_identity(document, use), cases, calls, n=n, seed=seed)
+    forced, warning = merge_use(False, None, use)
     return AuditSample.model_validate(
-        {"run_id": run_row["id"], "seed": seed, "policy_hash": document.policy_hash, "sample": sample}
+        {
+            "run_id": run_row["id"],
+            "seed": seed,
+            "policy_hash": document.policy_hash,
+            "identity": use.to_dict(),
+            "forced": forced,
+            "warning": warning,
+            "sample": sample,
+        }
     )

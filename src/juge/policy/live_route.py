@@ -23,6 +23,8 @@ from typing import Any
 from juge.config import EvalConfig, GateSpec, ProviderSpec
 from juge.data.records import Case
 from juge.errors import InputError
+from juge.judges.identity import IdentityUse, check_identity, identity_of_judge, identity_use
+from juge.policy.identity import accept_identity, check_policy_calls, policy_identities
 from juge.policy.results import PolicyResult, RouteResult
 from juge.policy.route import RouteDecision, route_cases
 from juge.runs.execute import run_eval
@@ -38,12 +40,16 @@ class LiveRouting:
     calls: int
     cache_hits: int
     retries: int
+    identity: IdentityUse
 
 
-def policy_judges(policy: PolicyResult, config: EvalConfig) -> list[int]:
-    """Indexes of the eval's judges the policy uses; refuses a missing judge or another model or template hash."""
+def policy_judges(policy: PolicyResult, config: EvalConfig, *, force: bool = False) -> tuple[list[int], IdentityUse]:
+    """Indexes of the eval's judges the policy uses, and their identity checked against the policy's (model,
+    template hash, and rubric and parser when the policy records them). A missing judge is refused; a changed
+    identity too (naming the judge file's field), unless ``force`` (then FORCED)."""
     by_key = {f"{j.name}/{j.template_id}": i for i, j in enumerate(config.judges)}
-    chosen = []
+    expected = policy_identities(policy)
+    chosen, checks = [], []
     for key, info in policy.judges.items():
         if key not in by_key:
             raise InputError(
@@ -51,30 +57,39 @@ def policy_judges(policy: PolicyResult, config: EvalConfig) -> list[int]:
                 f"the policy uses (its judges here: {', '.join(by_key) or 'none'}); add it to the eval file"
             )
         i = by_key[key]
+        chosen.append(i)
+        if key not in expected:
+            continue
         judge = config.judges[i]
-        if judge.model not in info.models:
+        check = check_identity(expected[key], identity_of_judge(judge), key=key, require=("model", "template_hash"))
+        checks.append(check)
+        if check.ok or force:
+            continue
+        fields = {m.field for m in check.mismatches}
+        if "model" in fields:
             raise config.judge_error(
                 i,
                 f"judge {judge.name} runs model {judge.model!r}, but the policy was derived with "
-                f"{', '.join(info.models)}; derive a new policy for this model",
+                f"{', '.join(expected[key].models)}; the policy has EXPIRED: derive a new policy for this model "
+                "(or --force, recorded)",
                 "model",
             )
-        hashes = info.template_hashes
-        if judge.template_hash not in hashes:
-            why = (
-                f"not the one the policy was derived with ({', '.join(h[:12] for h in hashes)})"
-                if hashes
-                else "and the policy records no template hash (it was derived from judgments that carry none), "
-                "so the prompt cannot be shown to be the same"
-            )
-            raise config.judge_error(
-                i,
-                f"judge {judge.name}: template {judge.template_id} has hash {judge.template_hash} {why}; derive a "
-                "policy from a run of this judge (juge run, then juge policy derive --run RUN_ID)",
-                "template",
-            )
-        chosen.append(i)
-    return sorted(set(chosen))
+        hashes = expected[key].template_hashes
+        why = (
+            f"not the one the policy was derived with ({', '.join(h[:12] for h in hashes)})"
+            if hashes
+            else "and the policy records no template hash (it was derived from judgments that carry none), "
+            "so the prompt cannot be shown to be the same"
+        )
+        raise config.judge_error(
+            i,
+            f"judge {judge.name}: template {judge.template_id} has hash {judge.template_hash} {why} ({check.words()}); "
+            "the policy has EXPIRED: derive a policy from a run of this judge (juge run, then juge policy derive "
+            "--run RUN_ID), or --force (recorded)",
+            "template",
+        )
+    use = identity_use(checks, force=force, source=config.source, command="juge route --eval")
+    return sorted(set(chosen)), use
 
 
 def routing_config(
@@ -111,6 +126,7 @@ def route_live(
     progress: bool = False,
     provider_override: ProviderSpec | None = None,
     mapping: dict[str, str] | None = None,
+    force: bool = False,
 ) -> LiveRouting:
     """Judge ``items`` (a cases file, read with ``mapping`` when given, else the eval file's) or ``cases`` with
     the policy's judge and route each one (through ``provider_override`` when given, else the eval file's
@@ -119,17 +135,17 @@ def route_live(
         raise InputError("give the new items as a file (--items) or one item (--item), not both")
     if items is not None and not items.is_file():
         raise InputError(f"--items {items}: {'is a folder' if items.is_dir() else 'file not found'}")
-    judges = policy_judges(policy, config)
+    judges, use = policy_judges(policy, config, force=force)
     if items is not None:
         routed = routing_config(config, judges, items, mapping=mapping)
-        return _route(policy, routed, store, concurrency, progress, provider_override)
+        return _route(policy, routed, store, concurrency, progress, provider_override, use, force)
     # A run reads its cases from a file: the given ones go to a scratch file in juge's own layout
     # (the same content gives the same file, so a second run is the same run, answered from the cache).
     with tempfile.TemporaryDirectory(prefix="juge-route-") as scratch:
         path = Path(scratch) / "items.jsonl"
         path.write_text("".join(c.model_dump_json(exclude_defaults=True) + "\n" for c in cases or ()), "utf-8")
         routed = routing_config(config, judges, path, mapping={})
-        return _route(policy, routed, store, concurrency, progress, provider_override)
+        return _route(policy, routed, store, concurrency, progress, provider_override, use, force)
 
 
 def route_new_items(
@@ -146,11 +162,14 @@ def route_new_items(
     model: str | None = None,
     progress: bool = False,
     mapping: dict[str, str] | None = None,
+    force: bool = False,
 ) -> RouteResult:
     """Call the policy's judge (from ``eval_file``) on new ``items`` (a cases file; ``mapping`` reads its columns,
     else the eval file's mapping does) or one ``item`` (JSON), store the run in ``db``, and route each item.
     ``provider``, ``base_url``, ``api_key_env`` and ``model`` override
-    the eval file's (as on ``juge run``); another model than the policy's is refused before any call."""
+    the eval file's (as on ``juge run``); another model or template than the policy's is refused before any
+    call, and a model that answers as another version than the policy's after the calls (stored, as every call),
+    unless ``force`` (then FORCED, in ``identity``)."""
     from juge.config import load_eval, provider_override, with_model
     from juge.policy.route import read_route_item
 
@@ -176,6 +195,7 @@ def route_new_items(
             progress=progress,
             provider_override=override,
             mapping=mapping,
+            force=force,
         )
     return RouteResult.model_validate(
         {
@@ -186,6 +206,9 @@ def route_new_items(
             "retries": routed.retries,
             "decisions": [d.to_dict() for d in routed.decisions],
             "notes": notes,
+            "identity": routed.identity.to_dict(),
+            "forced": routed.identity.forced,
+            "warning": routed.identity.warning,
         }
     )
 
@@ -196,15 +219,34 @@ def _route(
     store: Store,
     concurrency: int | None,
     progress: bool,
-    provider_override: ProviderSpec | None = None,
+    provider_override: ProviderSpec | None,
+    checked: IdentityUse,
+    force: bool,
 ) -> LiveRouting:
     batch = routed.spec.engine.mode == "batch"  # a decision needs the verdict: wait for a batch's answers
     result = run_eval(
         routed, store, concurrency=concurrency, progress=progress, wait=batch, provider_override=provider_override
     )
     run_cases = store.run_cases(result.run_id)
-    decisions = route_cases(policy, run_cases, store.judgments(result.run_id))
+    calls = store.judgments(result.run_id)
+    # The model as answered is known only now: a provider may answer a request with another version.
+    answered = check_policy_calls(
+        policy, calls, force=force, command="juge route --eval", source=f"run {result.run_id[:12]}"
+    )
+    use = _joined(checked, answered)
+    decisions = route_cases(accept_identity(policy, use), run_cases, calls)
     stats = result.engine_stats
     return LiveRouting(
-        result.run_id, decisions, stats.get("calls", 0), stats.get("cache_hits", 0), stats.get("retries", 0)
+        result.run_id, decisions, stats.get("calls", 0), stats.get("cache_hits", 0), stats.get("retries", 0), use
+    )
+
+
+def _joined(before: IdentityUse, after: IdentityUse) -> IdentityUse:
+    """The checks before the calls (the judge file) and after (the answers), as one record."""
+    warnings = [w for w in (before.warning, after.warning) if w]
+    return IdentityUse(
+        expired=before.expired or after.expired,
+        forced=before.forced or after.forced,
+        warning="\n".join(warnings) or None,
+        checks=[*before.checks, *after.checks],
     )

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_
 from juge.calibration.results import Agreement, BootstrapInfo, Caught, JudgeVersion
 from juge.errors import validation_error
 from juge.files import write_json
+from juge.judges.identity import IdentityUse
 from juge.parts import Part, Result
 from juge.policy.decision import CategoryDecision, Route, Ruling, category_decision
 from juge.policy.file import read_policy
@@ -705,6 +706,8 @@ class RouteResult(Result):
     """True when --force used a policy that did not hold (recorded in the policy file)."""
     warning: str | None = None
     """FORCED: which test did not hold."""
+    identity: IdentityUse | None = None
+    """The judge's identity checked against the policy's (expired, forced, each judge's mismatches)."""
     decisions: list[RoutedItem] = []
     """One decision per item."""
     notes: list[str] = []
@@ -751,6 +754,8 @@ class AuditSample(Result):
     """True when --force used a policy that did not hold."""
     warning: str | None = None
     """FORCED: which test did not hold."""
+    identity: IdentityUse | None = None
+    """The judge's identity in the run checked against the policy's (expired, forced, each judge's mismatches)."""
     sample: list[AuditedDecision] = []
     """The decisions drawn, each with the item and the judge's raw texts."""
 

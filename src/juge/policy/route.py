@@ -260,15 +260,20 @@ def read_route_item(path: Path) -> tuple[Case, list[Judgment]]:
     return case, judgments
 
 
-def route_recorded_item(policy: PolicyResult, item: Path, judgments: Path | None = None) -> RouteResult:
+def route_recorded_item(
+    policy: PolicyResult, item: Path, judgments: Path | None = None, *, force: bool = False, source: str = "policy"
+) -> RouteResult:
     """Route one item with its recorded judge calls (under ``judgments`` in the item file, or in a separate
-    JSONL file). An item with no call at all goes to a person, and a note says how to give its calls."""
+    JSONL file). An item with no call at all goes to a person, and a note says how to give its calls. Calls
+    from another judge identity than the policy's are refused unless ``force`` (then FORCED, in ``identity``)."""
     from juge.data.adapters import read_recorded_judgments
+    from juge.policy.identity import accept_identity, check_policy_calls, merge_use
 
     case, calls = read_route_item(item)
     if judgments is not None:
         calls += [j for j in read_recorded_judgments(judgments) if j.item_id == case.id]
-    decision = route_item(policy, case.id, case.category, calls)
+    use = check_policy_calls(policy, calls, force=force, command="juge route", source=source)
+    decision = route_item(accept_identity(policy, use), case.id, case.category, calls)
     notes = []
     if not calls:
         where = (
@@ -280,8 +285,16 @@ def route_recorded_item(policy: PolicyResult, item: Path, judgments: Path | None
             f"{where}, so there is no verdict and the item goes to a person: give its recorded calls with "
             "--judgments FILE, or --eval EVAL_FILE to call the policy's judge on it"
         )
+    forced, warning = merge_use(False, None, use)
     return RouteResult.model_validate(
-        {"policy_hash": policy.policy_hash, "decisions": [decision.to_dict()], "notes": notes}
+        {
+            "policy_hash": policy.policy_hash,
+            "decisions": [decision.to_dict()],
+            "notes": notes,
+            "identity": use.to_dict(),
+            "forced": forced,
+            "warning": warning,
+        }
     )
 
 

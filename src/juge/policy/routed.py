@@ -57,18 +57,27 @@ class RouteDecision:
 
 
 def check_versions(policy: PolicyResult, key: str, calls: Iterable[Judgment]) -> None:
-    """Refuse judgments from a model or template version the policy was not derived with."""
-    info = policy.judges[key]
+    """Refuse judgments from a model or template version the policy was not derived with (the identity check of
+    :mod:`juge.policy.identity`, item by item; a command forced past it routes with the found identity accepted)."""
+    from juge.judges.identity import check_identity, identities_of_calls
+    from juge.policy.identity import policy_identities
+
+    expected = policy_identities(policy).get(key)
+    if expected is None:
+        return
     for j in calls:
-        if j.model not in info.models:
+        check = check_identity(expected, identities_of_calls([j])[key], key=key)
+        fields = {m.field for m in check.mismatches}
+        if "model" in fields:
             raise InputError(
                 f"item {j.item_id!r}: judge {key} ran model {j.model!r}, but the policy was derived with "
-                f"{', '.join(info.models)}; derive a new policy for this model"
+                f"{', '.join(expected.models)}; the policy has EXPIRED: derive a new policy for this model "
+                "(or --force, recorded)"
             )
-        if j.template_hash and info.template_hashes and j.template_hash not in info.template_hashes:
+        if "template_hash" in fields:
             raise InputError(
                 f"item {j.item_id!r}: template {key} has hash {j.template_hash[:12]}, not the one the policy was "
-                "derived with; derive a new policy for this template"
+                "derived with; the policy has EXPIRED: derive a new policy for this template (or --force, recorded)"
             )
 
 

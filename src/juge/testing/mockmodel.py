@@ -36,6 +36,9 @@ class MockConfig:
     faults: dict[str, float] = field(default_factory=dict)
     answers: tuple[str, ...] = ("PASS\nThe answer does what was asked.", "FAIL\nThe answer misses the point.")
     model: str = "mock-judge-2026-01"
+    # Answer every request as this model version, whatever it asked for (None: as asked): a provider that
+    # moved an alias to a new version under a judge.
+    answer_as: str | None = None
     retry_after: float = 0.05
     hang: float = 30.0
     seed: int = 0

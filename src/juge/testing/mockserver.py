@@ -341,7 +341,11 @@ class MockModelServer:
                 return
             text = "" if fault == "empty" else expected_answer(self.config, model, messages)
             completion = _completion(
-                digest, self.config.model if model is None else model, messages, text, refused=fault == "refusal"
+                digest,
+                self.config.answer_as or (self.config.model if model is None else model),
+                messages,
+                text,
+                refused=fault == "refusal",
             )
             if fault == "truncated":
                 conn.send_truncated(200, completion)

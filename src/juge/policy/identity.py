@@ -1,0 +1,83 @@
+"""A policy's judge identity, checked by :mod:`juge.judges.identity` before a command trusts the policy.
+
+``route`` (recorded and live), ``audit-sample`` and ``policy status`` read the identity the policy was derived
+with from its ``judges`` and compare it with what the calls (or the judge file) show. A changed judge expires the
+policy: refused (exit 2) unless ``--force``; forced, the command routes with the identity it found accepted
+(:func:`accept_identity`) and records FORCED in its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from juge.data.records import Judgment
+from juge.judges.identity import (
+    IdentityCheck,
+    IdentityField,
+    IdentityUse,
+    JudgeIdentity,
+    check_identity,
+    identities_of_calls,
+    identity_use,
+)
+from juge.policy.results import PolicyResult
+
+
+def policy_identities(policy: PolicyResult) -> dict[str, JudgeIdentity]:
+    """The identity of each judge key the policy uses, as derived (baselines left out: no model to change)."""
+    out = {}
+    for key, info in policy.judges.items():
+        if info.baseline:
+            continue
+        out[key] = JudgeIdentity(
+            judge=info.judge,
+            template=info.template,
+            provider=info.get("provider"),
+            models=list(info.models),
+            template_hashes=list(info.template_hashes),
+            rubric_hashes=list(info.get("rubric_hashes") or []),
+            parser_versions=[str(v) for v in info.get("parser_versions") or []],
+        )
+    return out
+
+
+def check_policy(
+    policy: PolicyResult, found: Mapping[str, JudgeIdentity], *, require: Sequence[IdentityField] = ("model",)
+) -> list[IdentityCheck]:
+    """Each of the policy's judges found in ``found`` compared with the identity it was derived with."""
+    expected = policy_identities(policy)
+    return [check_identity(expected[k], found[k], key=k, require=require) for k in expected if k in found]
+
+
+def check_policy_calls(
+    policy: PolicyResult, calls: Iterable[Judgment], *, force: bool, command: str, source: str = "policy"
+) -> IdentityUse:
+    """The identity the policy's judges show in recorded ``calls``, checked: refused (exit 2) when a model
+    version or template hash differs, unless ``force`` (then FORCED)."""
+    return identity_use(check_policy(policy, identities_of_calls(calls)), force=force, source=source, command=command)
+
+
+def accept_identity(policy: PolicyResult, use: IdentityUse) -> PolicyResult:
+    """The policy, with the identity a forced use found accepted (in memory only, never written): routing
+    then reads the calls of the changed judge as its own."""
+    if not use.forced:
+        return policy
+    judges = dict(policy.judges)
+    for check in use.checks:
+        if check.ok or check.key not in judges:
+            continue
+        info = judges[check.key]
+        judges[check.key] = info.model_copy(
+            update={
+                "models": sorted({*info.models, *check.found.models}),
+                "template_hashes": sorted({*info.template_hashes, *check.found.template_hashes}),
+            }
+        )
+    return policy.model_copy(update={"judges": judges})
+
+
+def merge_use(forced: bool, warning: str | None, use: IdentityUse | None) -> tuple[bool, str | None]:
+    """A result's ``forced`` and ``warning`` with an identity use's added (both FORCED lines kept)."""
+    if use is None or not use.forced:
+        return forced, warning
+    return True, "\n".join(w for w in (warning, use.warning) if w)
