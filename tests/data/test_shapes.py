@@ -610,3 +610,27 @@ def test_id_row_on_run_and_label_init(tmp_path, monkeypatch, capsys) -> None:
                              "--db-url", f"sqlite:///{tmp_path / 'l.db'}", "--json", str(tmp_path / "l.json"))  # fmt: skip
     assert code == 0, err
     assert any("--id row: c:1" in n for n in json.loads((tmp_path / "l.json").read_text())["notes"])
+
+
+def test_a_split_column_of_other_values(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 8: split = train/valid/test: every item is studied, the note names the values, --split picks one.
+    rows = [{"id": f"i{k}", "output": "x", "split": ("train", "valid", "test")[k % 3],
+             "r1": ("PASS", "FAIL")[k % 2], "r2": ("PASS", "FAIL")[(k // 2) % 2]} for k in range(24)]  # fmt: skip
+    items = write_csv(tmp_path / "items.csv", rows)
+    base = ("--items", str(items), "--label-cols", "r1,r2", "--resamples", "20")
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base)
+    assert code == 0, err
+    assert result["split"] == "all" and result["n_items"] == 24
+    assert any("test, train, valid" in n and "--split test" in n for n in result["notes"])
+    assert result["ceiling"]["kappa"]["value"] == pytest.approx(
+        cohen_kappa_score([r["r1"] for r in rows], [r["r2"] for r in rows])
+    )
+    (tmp_path / "out.json").unlink()
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base, "--split", "test")
+    assert code == 0, err
+    test = [r for r in rows if r["split"] == "test"]
+    assert result["split"] == "test" and result["n_items"] == len(test)
+    assert not any("neither dev nor holdout" in n for n in result["notes"])
+    assert result["ceiling"]["agreement"]["value"] == pytest.approx(np.mean([r["r1"] == r["r2"] for r in test]))
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base, "--split", "dev")
+    assert code == 2 and "test, train, valid" in err

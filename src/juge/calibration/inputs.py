@@ -543,8 +543,19 @@ def _splits(data: CalibrationData) -> set[str]:
     return {c.split for c in data.cases if c.split} | data.left_out.splits
 
 
+def other_splits_notice(splits: Iterable[str]) -> str:
+    """The note for a split column that holds neither dev nor holdout (train/valid/test, ...)."""
+    names = sorted(splits)
+    return (
+        f"the items' split column holds {', '.join(names)} (neither dev nor holdout): every item is studied "
+        f"(--split all); study one with --split {names[-1] if 'test' not in names else 'test'}. "
+        "A policy needs dev/holdout: juge split --items FILE --by group --holdout 0.3 -o items-split.jsonl"
+    )
+
+
 def default_split(inputs: StudyInputs, split: str | None) -> str:
-    """The split to study: as given, else `dev` when the items carry splits, else all items."""
+    """The split to study: as given (any value the items' split column holds, or `all`), else `dev` when the
+    items carry dev or holdout, else all items (a column of other values, e.g. train/valid/test, is noted)."""
     if split is not None:
         splits = _splits(inputs.data)
         if split != "all" and split not in splits:
@@ -554,7 +565,7 @@ def default_split(inputs: StudyInputs, split: str | None) -> str:
                 "use --split all to study every item"
             )
         return split
-    return "dev" if inputs.has_splits else "all"
+    return "dev" if _splits(inputs.data) & {"dev", "holdout"} else "all"
 
 
 def run_study(
@@ -572,6 +583,9 @@ def run_study(
     "side_by_side": [...]}``. Refuses (InputError) a study with no item: no item of the split carries a
     human label.
     """
+    splits = _splits(inputs.data)
+    if split == "all" and splits and not splits & {"dev", "holdout"}:
+        inputs = replace(inputs, notices=[other_splits_notice(splits), *inputs.notices])
     if inputs.criteria:
         result = _criteria_study(inputs, split=split, boot=boot, truth=truth, threshold=threshold, progress=progress)
     else:
@@ -759,9 +773,11 @@ def scores_as_passfail(
 def _refuse_empty(n_items: int, split: str, inputs: StudyInputs) -> None:
     if n_items:
         return
+    splits = sorted(_splits(inputs.data))
     where = "" if split in (None, "all") else f" in split {split!r}"
+    present = f"; splits present: {', '.join(splits)}" if where and splits else ""
     n_read = len(inputs.data.cases) + len(inputs.data.left_out.ids)
     raise InputError(
         f"nothing to study: no item{where} has a human label ({n_read} items, "
-        f"{len(inputs.data.labels)} labels read); check the labels' item_id and the items' split"
+        f"{len(inputs.data.labels)} labels read{present}); check the labels' item_id and the items' split"
     )

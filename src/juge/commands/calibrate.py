@@ -127,7 +127,11 @@ def calibrate_command(
         typer.Option("--db", help="Store for --run: a SQLite file (default .juge/juge.db) or a postgresql:// URL."),
     ] = None,
     split: Annotated[
-        str | None, typer.Option(help="dev, holdout or all. Default: dev when the items carry a split, else all.")
+        str | None,
+        typer.Option(
+            help="dev, holdout, all, or any value of the items' split column (e.g. test). Default: dev when the "
+            "items carry dev/holdout, else all (a split column of other values is named in a note)."
+        ),
     ] = None,
     judge: Annotated[
         list[str] | None,
