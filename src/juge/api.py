@@ -48,5 +48,6 @@ from juge.runs.api import prompt as prompt
 from juge.runs.api import run as run
 from juge.runs.api import run_async as run_async
 from juge.runs.api import show as show
+from juge.runs.junit import run_junit as run_junit
 from juge.scaffold import init_project as init_project
 from juge.tune.api import tune_judge as tune_judge

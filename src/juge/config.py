@@ -39,6 +39,8 @@ tpm = 100000
 
 [gate]
 min_pass_rate = 0.9               # exit code 1 below this
+min_pass_rate_lower = 0.8         # exit code 1 when the pass rate's 95 % lower bound is below this
+labels = "labels.jsonl"           # optional: human labels on a random subset; the lower bound is then PPI++'s
 min_score = 3                     # a score/criteria/additive judge passes a case at this score
 
 [prices]                          # US$ per million tokens, [0, 1000000]
@@ -135,6 +137,8 @@ class EngineSpec(BaseModel):
 class GateSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     min_pass_rate: float | None = Field(default=None, ge=0, le=1)
+    min_pass_rate_lower: float | None = Field(default=None, ge=0, le=1)
+    labels: str | None = None
     min_score: float | None = Field(default=None, allow_inf_nan=False)
 
 

@@ -147,6 +147,14 @@ def run_command(
     ] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the summary as JSON.")] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            help="Also write the run as JUnit XML for CI: a test case per case and judge (a FAIL carries the "
+            "judge's raw answer; no verdict is an error), per case and check, and per bound of the [gate].",
+        ),
+    ] = None,
     wait: Annotated[
         bool,
         typer.Option(
@@ -177,6 +185,8 @@ def run_command(
     if dry_run:
         from juge.api import dry_run as plan
 
+        if junit is not None:
+            raise InputError("--junit writes the tests of a finished run; --dry-run runs nothing")
         planned = plan(
             eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map), only=_read_only(only),
             repeat=repeat, model=model, provider=provider or ("replay" if replay else None),
@@ -185,7 +195,7 @@ def run_command(
             write_atomic(json_out, planned.to_json(indent=2) + "\n")
         print_dry_run(planned)
         return
-    with staged_output(json_out, "--json") as json_tmp:
+    with staged_output(json_out, "--json") as json_tmp, staged_output(junit, "--junit") as junit_tmp:
         try:
             result = run(
                 eval_file,
@@ -211,6 +221,10 @@ def run_command(
         if json_tmp is not None:
             shown = result.summary.to_dict() if result.summary is not None else _pending_json(result)
             json_tmp.write_text(json.dumps(shown, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        if junit_tmp is not None:
+            from juge.api import run_junit
+
+            junit_tmp.write_text(run_junit(result, db=db), encoding="utf-8")
     if result.resumed:
         err.print(f"resuming run [bold]{result.run_id}[/] (same eval file, judges, system prompt and data)")
     if result.pending is not None:
@@ -237,7 +251,8 @@ def run_command(
             f"{result.first_error} (fix it, then run the same command again to resume)"
         )
     if result.gate is not None and not result.gate.passed:
-        err.print(f"[red]gate failed:[/] pass rate {result.gate.pass_rate:.1%} < {result.gate.min_pass_rate:.1%}")
+        for failure in result.gate.failures:
+            err.print(f"[red]gate failed:[/] {escape(failure)}", highlight=False)
         raise typer.Exit(1)
 
 

@@ -24,9 +24,10 @@ from juge import __version__
 from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
 from juge.runs.compare import compare_runs, raw_outputs
-from juge.runs.summary import summarize
+from juge.runs.summary import pass_rate_estimate, summarize
 from juge.runs.verdicts import CountedJudges, case_outcomes, counted_judges, expected_judges
 from juge.stats import clopper_pearson
+from juge.stats.estimate import Estimate
 from juge.store import Store
 
 MAX_CASES = 200
@@ -39,6 +40,10 @@ def binomial_estimate(k: int, n: int) -> dict[str, Any] | None:
         return None
     low, high = clopper_pearson(k, n)
     return {"value": k / n, "low": low, "high": high, "n": n}
+
+
+def _dict(estimate: Estimate | None) -> dict[str, Any] | None:
+    return estimate.to_dict() if estimate is not None else None
 
 
 def _judge_rows(name: str, entry: dict[str, Any]) -> dict[str, Any]:
@@ -224,7 +229,7 @@ def build_run_data(
             {"name": name, "passed": c["passed"], "n": c["n"], "rate": binomial_estimate(c["passed"], c["n"])}
             for name, c in summary.get("checks", {}).items()
         ],
-        "pass_rate": binomial_estimate(n_passed, n_cases) if summary.get("pass_rate") is not None else None,
+        "pass_rate": (_dict(pass_rate_estimate(n_passed, n_cases)) if summary.get("pass_rate") is not None else None),
         "cases_passed": n_passed,
         "cases_failed": summary.get("cases_failed"),
         "cases_missing": summary.get("cases_missing"),

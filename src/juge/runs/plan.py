@@ -178,10 +178,10 @@ def plan_warnings(config: EvalConfig, judges: Sequence[Judge]) -> list[str]:
     if note:
         warnings.append(note)
     gate = config.spec.gate
-    if gate.min_score is not None and gate.min_pass_rate is None:
+    if gate.min_score is not None and gate.min_pass_rate is None and gate.min_pass_rate_lower is None:
         warnings.append(
-            "[gate] min_score says which score passes a case; add min_pass_rate to fail the run (exit 1) "
-            "below a pass rate"
+            "[gate] min_score says which score passes a case; add min_pass_rate (or min_pass_rate_lower) to "
+            "fail the run (exit 1) below a pass rate"
         )
     return warnings
 
@@ -215,14 +215,23 @@ def check_gate(config: EvalConfig) -> None:
     """A pass-rate gate needs something that passes or fails a case: a check, or a judge whose verdict
     counts (PASS/FAIL; a score judge only with [gate] min_score; a pairwise verdict never)."""
     gate = config.spec.gate
-    if gate.min_pass_rate is None or config.checks:
+    if gate.labels is not None:
+        if gate.min_pass_rate_lower is None:
+            raise config.error(
+                "[gate] labels serve min_pass_rate_lower (the corrected pass rate's lower bound); set it too",
+                "gate.labels",
+            )
+        if not config.path(gate.labels).is_file():
+            raise config.error(f"labels file {config.path(gate.labels)} not found", "gate.labels")
+    key = "min_pass_rate" if gate.min_pass_rate is not None else "min_pass_rate_lower"
+    if getattr(gate, key) is None or config.checks:
         return
     if counted_judges([(j.name, j.setup) for j in config.judges], threshold=gate.min_score).counted:
         return
     raise config.error(
         "no check or counted judge gives a pass rate (score judges count only with [gate] "
         "min_score; pairwise verdicts never pass or fail a case)",
-        "gate.min_pass_rate",
+        f"gate.{key}",
     )
 
 

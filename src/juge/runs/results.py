@@ -91,14 +91,39 @@ class RunSummary(Result):
 
 
 class Gate(Part):
-    """The eval's ``[gate] min_pass_rate`` against the run's pass rate (``juge run`` exits 1 when not passed)."""
+    """The eval's ``[gate]`` against the run's pass rate (``juge run`` exits 1 when not passed): the point figure
+    (``min_pass_rate``) and its lower bound (``min_pass_rate_lower``), either or both."""
 
-    min_pass_rate: float
-    """The eval's [gate] min_pass_rate."""
+    min_pass_rate: float | None = None
+    """The eval's [gate] min_pass_rate; null when only the lower bound is gated."""
     pass_rate: float
-    """The run's pass rate."""
+    """The run's pass rate (cases passing every check and counted judge, of all cases)."""
+    min_pass_rate_lower: float | None = None
+    """The eval's [gate] min_pass_rate_lower; null when only the point figure is gated."""
+    pass_rate_lower: float | None = None
+    """The lower bound of the pass rate's 95 % interval (set with min_pass_rate_lower): PPI++'s (the judge's rate
+    corrected by [gate] labels) when the eval gives labels, else the exact (Clopper-Pearson) interval's."""
+    lower_from: Literal["exact", "ppi"] | None = None
+    """Where pass_rate_lower comes from: "exact" (the judge's verdicts alone, Clopper-Pearson) or "ppi" (PPI++ with
+    the eval's human labels, as `juge estimate`)."""
+    n_labelled: int | None = None
+    """With [gate] labels: the run's cases that carry a human label."""
     passed: bool
-    """pass_rate >= min_pass_rate (juge run exits 1 when false)."""
+    """Every bound set holds: pass_rate >= min_pass_rate and pass_rate_lower >= min_pass_rate_lower (juge run
+    exits 1 when false)."""
+
+    @property
+    def failures(self) -> list[str]:
+        """What failed, one line per bound (empty when passed)."""
+        out = []
+        if self.min_pass_rate is not None and self.pass_rate < self.min_pass_rate:
+            out.append(f"pass rate {self.pass_rate:.1%} < min_pass_rate {self.min_pass_rate:.1%}")
+        low, floor = self.pass_rate_lower, self.min_pass_rate_lower
+        if floor is not None and (low is None or low < floor):
+            shown = "n/a" if low is None else f"{low:.1%}"
+            what = "corrected pass rate's" if self.lower_from == "ppi" else "pass rate's"
+            out.append(f"the {what} 95 % lower bound {shown} < min_pass_rate_lower {floor:.1%}")
+        return out
 
 
 class Run(Part):
@@ -127,7 +152,7 @@ class Run(Part):
     """True when the run was answered wholly from the cache and equals an earlier run: that run (run_id) is kept, no
     new one."""
     gate: Gate | None = None
-    """The pass-rate gate, set when the eval has a [gate] min_pass_rate and the run finished."""
+    """The pass-rate gate, set when the eval has a [gate] min_pass_rate or min_pass_rate_lower and the run finished."""
 
     @property
     def pass_rate(self) -> float | None:

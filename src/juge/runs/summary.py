@@ -18,6 +18,7 @@ from juge.judges.pairwise import combine_orders
 from juge.judges.parsers import reason_code
 from juge.runs.results import RunSummary
 from juge.runs.verdicts import case_outcome, counted_judges
+from juge.stats.estimate import Estimate
 from juge.store import Store
 
 OUTCOMES = ("ok", "refused", "unparsed", "error")
@@ -142,6 +143,18 @@ def summarize(
             "calls": store.count_calls(run_id),
         }
     )
+
+
+def pass_rate_estimate(passed: int, n_cases: int, *, confidence: float = 0.95) -> Estimate | None:
+    """A run's pass rate (``passed`` cases of ``n_cases``) with its exact (Clopper-Pearson) interval: the one
+    figure the run report shows and ``[gate] min_pass_rate_lower`` reads when no labels correct it. None
+    without cases."""
+    from juge.stats.exact import clopper_pearson  # scipy: on call
+
+    if not n_cases:
+        return None
+    low, high = clopper_pearson(passed, n_cases, confidence=confidence)
+    return Estimate(passed / n_cases, low, high, n_cases)
 
 
 def _items(
