@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         estimate,
         export,
         get_provider,
+        import_traces,
         init_project,
         list_runs,
         load_judge,
@@ -111,6 +112,7 @@ if TYPE_CHECKING:
         RunSummary,
         ShowResult,
         SplitResult,
+        TracesImport,
     )
     from juge.store import RunNotFound
 
@@ -128,6 +130,7 @@ _LAZY = {
             "estimate",
             "export",
             "get_provider",
+            "import_traces",
             "init_project",
             "list_runs",
             "load_judge",
@@ -164,6 +167,7 @@ _LAZY = {
             "RunSummary",
             "ShowResult",
             "SplitResult",
+            "TracesImport",
         ),
         "juge.results",
     ),
@@ -214,6 +218,7 @@ __all__ = [
     "get_provider",
     "HoldoutTest",
     "HumanLabel",
+    "import_traces",
     "init_project",
     "InitResult",
     "InputError",
@@ -258,6 +263,7 @@ __all__ = [
     "ShowResult",
     "split",
     "SplitResult",
+    "TracesImport",
     "tune_judge",
     "__version__",
 ]

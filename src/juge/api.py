@@ -28,6 +28,7 @@ from juge.calibration.api import calibration_inputs as calibration_inputs
 from juge.calibration.api import demo_path as demo_path
 from juge.config import eval_config as eval_config
 from juge.data.split import split as split
+from juge.data.traces import import_traces as import_traces
 from juge.demos.api import demo as demo
 from juge.policy.api import audit_sample as audit_sample
 from juge.policy.api import policy_derive as policy_derive

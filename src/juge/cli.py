@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "juge.commands.runs",
     "juge.commands.prompt",
     "juge.commands.data",
+    "juge.commands.imports",
     "juge.commands.calibrate",
     "juge.commands.policy",
     "juge.commands.label",

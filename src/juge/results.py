@@ -52,6 +52,7 @@ from juge.data.results import (
     KindGuess,
     SplitResult,
     SplitSide,
+    TracesImport,
 )
 from juge.label.results import (
     LABEL_RESULTS,
@@ -237,6 +238,7 @@ __all__ = [
     "SplitSide",
     "ThresholdCandidate",
     "ThresholdChoice",
+    "TracesImport",
     "Transitions",
     "Truth",
     "TunedEstimate",
@@ -255,6 +257,7 @@ RESULTS: tuple[type[Result], ...] = (
     ShowResult,
     ExportResult,
     SplitResult,
+    TracesImport,
     DryRun,
 )
 # The policy file and its test keep the exact keys their hash and readers expect (see _Loose).
