@@ -66,7 +66,7 @@ class Cut(Provider):
         return Response(text=text, model="m1", truncated=True)
 
 
-def test_a_cut_answer_that_does_not_parse_says_it_was_cut_and_one_that_parses_keeps_its_verdict(store):
+def test_a_cut_answer_is_unparsed_and_says_it_was_cut_even_when_it_parses(store):
     judge = judge_from_dict(
         {"name": "pf", "setup": "passfail", "description": "Polite?", "model": "m1", "max_tokens": 16}
     )
@@ -78,8 +78,10 @@ def test_a_cut_answer_that_does_not_parse_says_it_was_cut_and_one_that_parses_ke
     )
     got = {j.item_id: j for j in store.judgments(run_id)}
     assert (got["a"].outcome, got["a"].verdict) == ("unparsed", None)
-    assert "cut at max_tokens (16)" in got["a"].reason
-    assert (got["b"].outcome, got["b"].verdict) == ("ok", "FAIL") and "cut" not in (got["b"].reason or "")
+    assert got["a"].reason.startswith("cut: the answer was cut at max_tokens (16); ")
+    # Its verdict may be the half before "... Answer: PASS": never counted (issue 27).
+    assert (got["b"].outcome, got["b"].verdict) == ("unparsed", None)
+    assert got["b"].reason.startswith("cut: the answer was cut at max_tokens (16)")
     # A cached cut answer is still known to be cut.
     again = store.create_run(dataset_hash="d", juge_version="t", cases=cases)
     engine = Engine(store, EngineOptions(progress=False))

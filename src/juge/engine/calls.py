@@ -380,10 +380,12 @@ class Engine:
         if response.refused:
             return Judgment(**common, outcome="refused", reason=response.refusal_reason)
         parsed = judge.parse(response.text)
-        reason = parsed.reason
-        if parsed.outcome == "unparsed" and response.truncated:  # the why of an unparsed answer; never a verdict
-            reason = f"{reason}; the answer was cut at max_tokens ({judge.max_tokens})"  # its code stays first
-        return Judgment(**common, outcome=parsed.outcome, verdict=parsed.verdict, reason=reason)
+        if response.truncated:
+            # Fail closed: a cut answer may have lost the words that reverse its verdict ("... Answer: FAIL").
+            why = f"; {parsed.reason}" if parsed.outcome == "unparsed" and parsed.reason else ""
+            cut = f"cut: the answer was cut at max_tokens ({judge.max_tokens}){why}"
+            return Judgment(**common, outcome="unparsed", reason=cut)
+        return Judgment(**common, outcome=parsed.outcome, verdict=parsed.verdict, reason=parsed.reason)
 
     def cost_of(self, response: Response, attempts: int) -> float | None:
         """What producing `response` cost this run: nothing when it came from the cache."""

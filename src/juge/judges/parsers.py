@@ -45,6 +45,7 @@ REASON_CODES: dict[str, str] = {
     "opposite_word": "a verdict word that disagrees, in any listed language ('It is a fail', 'B wins', 'échec')",
     "structured": "a structured (JSON) answer with a field missing, extra or of the wrong type",
     "not_allowed": "a constrained answer that is not one of the allowed verdict strings",
+    "cut": "the model stopped at max_tokens (finish_reason length): the cut may have taken what reverses it",
     "unknown": "an unparsed answer stored without a reason code (an older run, or imported)",
 }
 

@@ -1,14 +1,28 @@
-"""Anthropic Messages API (optional extra: `pip install juge[anthropic]`)."""
+"""Anthropic Messages API (optional extra: `pip install juge[anthropic]`).
+
+`max_response_bytes` bounds an answer's body as the OpenAI-compatible provider's does: the SDK's HTTP
+client reads it through a counting stream that stops past the bound.
+"""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from juge.providers.base import Provider, ProviderError, Request, Response, retry_after_seconds
+from juge.providers.base import (
+    MAX_RESPONSE_BYTES,
+    Provider,
+    ProviderError,
+    Request,
+    Response,
+    body_too_large,
+    checked_max_response_bytes,
+    retry_after_seconds,
+)
 from juge.providers.batch_api import BatchStatus
 
 
@@ -23,7 +37,9 @@ class AnthropicProvider(Provider):
         base_url: str | None = None,
         timeout: float = 120.0,
         http_client: Any = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ):
+        limit = checked_max_response_bytes(max_response_bytes)
         try:
             import anthropic
         except ImportError:
@@ -38,9 +54,12 @@ class AnthropicProvider(Provider):
         self.client = anthropic.AsyncAnthropic(
             api_key=key, base_url=base_url, max_retries=0, timeout=timeout, http_client=http_client
         )
+        _bound_bodies(self.client._client, limit)
 
     def _error(self, exc: Exception) -> ProviderError:
         sdk = self._sdk
+        if isinstance(exc.__cause__, ProviderError):  # the body bound, raised inside the SDK's client
+            return exc.__cause__
         if isinstance(exc, (sdk.APITimeoutError, sdk.APIConnectionError)):
             return ProviderError(f"{type(exc).__name__}: {exc}", retryable=True)
         if isinstance(exc, sdk.APIStatusError):
@@ -71,6 +90,42 @@ class AnthropicProvider(Provider):
     async def aclose(self) -> None:
         """Close the HTTP connections; call it before the event loop that used them ends."""
         await self.client.close()
+
+
+def _bound_bodies(http: Any, limit: int) -> None:
+    """Make the SDK's HTTP client (httpx, or the httpx2 of newer SDKs) refuse a body past `limit` bytes as it
+    reads it: each response's stream is wrapped, before the client reads it, in one that counts."""
+    # The HTTP library is the one the client's class comes from (the SDK wraps it in classes of its own).
+    library = next(
+        module
+        for module in (importlib.import_module(c.__module__.split(".", 1)[0]) for c in type(http).__mro__)
+        if hasattr(module, "AsyncByteStream")
+    )
+
+    class Bounded(library.AsyncByteStream):  # type: ignore[name-defined]
+        def __init__(self, stream: Any):
+            self.stream = stream
+
+        async def __aiter__(self) -> Any:
+            read = 0
+            async for chunk in self.stream:
+                read += len(chunk)
+                if read > limit:
+                    raise body_too_large(limit)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.stream.aclose()
+
+    async def bound(response: Any) -> None:
+        length = response.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            raise body_too_large(limit, int(length))
+        response.stream = Bounded(response.stream)
+
+    hooks = http.event_hooks
+    hooks["response"] = [*hooks.get("response", []), bound]
+    http.event_hooks = hooks
 
 
 def _params(request: Request) -> dict[str, Any]:

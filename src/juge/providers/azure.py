@@ -25,7 +25,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from juge.providers.base import ProviderError, Request
+from juge.providers.base import MAX_RESPONSE_BYTES, ProviderError, Request
 from juge.providers.openai_batches import OpenAIBatches
 from juge.providers.openai_compat import OpenAICompatProvider, _is_loopback, _payload, _response
 
@@ -48,6 +48,7 @@ class AzureOpenAIProvider(OpenAICompatProvider):
         token_env: str = "AZURE_OPENAI_AD_TOKEN",
         timeout: float | None = None,
         http_client: httpx.AsyncClient | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ):
         root = _endpoint(resource, endpoint)
         key = api_key or os.environ.get(api_key_env)
@@ -64,7 +65,9 @@ class AzureOpenAIProvider(OpenAICompatProvider):
         self.name = f"azure@{root}" + (f"/{deployment}" if deployment else "")
         headers = {"api-key": key} if key else {"authorization": f"Bearer {token}"}
         url = f"{root}/openai/deployments/{quote(deployment or '', safe='')}/chat/completions"
-        self._connect(root, url, headers, timeout=timeout, http_client=http_client)
+        self._connect(
+            root, url, headers, timeout=timeout, http_client=http_client, max_response_bytes=max_response_bytes
+        )
 
     def url_for(self, request: Request) -> str:
         deployment = self.deployment or request.model

@@ -8,6 +8,7 @@ strict parser.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from abc import ABC, abstractmethod
@@ -23,6 +24,51 @@ if TYPE_CHECKING:
     from juge.providers.batch_api import BatchAPI
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# The longest answer body a provider reads (its `max_response_bytes` option): a judge's answer is a few kB,
+# so a few MB leaves room for log-probabilities and keeps a runaway server from taking the machine's memory.
+MAX_RESPONSE_BYTES = 8_000_000
+# More tokens than any model reads or writes in one call (context windows are a few million): a usage above
+# it is a broken or hostile server's, refused before it is costed (10^15 tokens costed three billion dollars).
+MAX_CALL_TOKENS = 100_000_000
+
+
+def checked_max_response_bytes(value: object) -> int:
+    """`value` as a body bound: a whole number of bytes >= 1,000 (a ValueError names the option otherwise)."""
+    if type(value) is not int or value < 1000:
+        raise ValueError(f"max_response_bytes must be a whole number of bytes >= 1000, got {value!r:.60}")
+    return value
+
+
+def body_too_large(limit: int, announced: int | None = None) -> ProviderError:
+    """The error of an answer whose body is longer than `limit` bytes (not retried: it would be again)."""
+    size = f" ({announced:,} bytes)" if announced is not None else ""
+    return ProviderError(
+        f"the server's answer{size} is over max_response_bytes ({limit:,}): refused, not read further"
+        " (raise the provider option max_response_bytes if such answers are expected)",
+        retryable=False,
+    )
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object with a key twice: readers disagree on which value counts, so none is read."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(f"the key {key!r} appears twice in one object")
+            seen.add(key)
+    return out
+
+
+def json_with_unique_keys(raw: bytes | str) -> Any:
+    """`raw` parsed as JSON; a DuplicateKeyError if an object has a key twice (readers disagree on which
+    one counts, so a server's answer with one is refused, not read one way)."""
+    return json.loads(raw, object_pairs_hook=_unique_keys)
 
 
 def escape_lone_surrogates(text: str) -> str:
@@ -92,6 +138,11 @@ def _check_answer_fields(r: Response) -> None:
         count = getattr(r, name)
         if count is not None and (type(count) is not int or count < 0):
             raise TypeError(f"the answer's {name} is {type(count).__name__} {count!r:.60}, not a whole number >= 0")
+        if count is not None and count > MAX_CALL_TOKENS:
+            raise TypeError(
+                f"the answer's {name} is {count:,}, more than any model uses in one call ({MAX_CALL_TOKENS:,}):"
+                " refused before it is costed"
+            )
     if r.refusal_reason is not None and not isinstance(r.refusal_reason, str):
         raise TypeError(
             f"the answer's refusal is {type(r.refusal_reason).__name__} {r.refusal_reason!r:.60}, not a string"

@@ -12,7 +12,10 @@ request), about ten times the whole engine; see bench/throughput.py. Pass an
 ``httpx.AsyncClient`` as `http_client` to send through it instead (custom transports, tests).
 
 `timeout` (seconds) bounds each request; by default there is none here, so the engine's
-per-call ``[engine] timeout`` is the one that applies. The environment's proxy (HTTPS_PROXY,
+per-call ``[engine] timeout`` is the one that applies. `max_response_bytes` bounds the answer's body
+(default :data:`~juge.providers.base.MAX_RESPONSE_BYTES`): a longer one is refused as it is read, so a
+server that sends gigabytes costs no more memory than the bound. An answer with a key twice, several
+choices or an absurd token count is refused too (a clear, non-retryable error). The environment's proxy (HTTPS_PROXY,
 HTTP_PROXY, ALL_PROXY, NO_PROXY) is used, except for a server on this machine (loopback).
 """
 
@@ -31,7 +34,19 @@ from urllib.request import getproxies, proxy_bypass
 import aiohttp
 import httpx
 
-from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response, retry_after_seconds
+from juge.providers.base import (
+    MAX_RESPONSE_BYTES,
+    DuplicateKeyError,
+    Provider,
+    ProviderClosed,
+    ProviderError,
+    Request,
+    Response,
+    body_too_large,
+    checked_max_response_bytes,
+    json_with_unique_keys,
+    retry_after_seconds,
+)
 
 if TYPE_CHECKING:
     from juge.providers.openai_batches import OpenAIBatches
@@ -50,6 +65,7 @@ class OpenAICompatProvider(Provider):
         api_key: str | None = None,
         timeout: float | None = None,
         http_client: httpx.AsyncClient | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ):
         # OPENAI_BASE_URL counts as a base_url given: its server (a local one above all) needs no key.
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -65,7 +81,14 @@ class OpenAICompatProvider(Provider):
         for env, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
             if os.environ.get(env):
                 headers[header] = os.environ[env]
-        self._connect(root, root + "/chat/completions", headers, timeout=timeout, http_client=http_client)
+        self._connect(
+            root,
+            root + "/chat/completions",
+            headers,
+            timeout=timeout,
+            http_client=http_client,
+            max_response_bytes=max_response_bytes,
+        )
 
     def _connect(
         self,
@@ -75,6 +98,7 @@ class OpenAICompatProvider(Provider):
         *,
         timeout: float | None,
         http_client: httpx.AsyncClient | None,
+        max_response_bytes: int,
     ) -> None:
         """Where calls go (`url`; `root` for the batch API) and the headers that authorise them; no connection
         is opened here."""
@@ -82,6 +106,7 @@ class OpenAICompatProvider(Provider):
         self.url = url
         self.headers = {**headers, "content-type": "application/json", "accept": "application/json"}
         self.timeout = timeout
+        self.max_response_bytes = checked_max_response_bytes(max_response_bytes)
         self.http_client = http_client
         self.proxy = _env_proxy(self.url)  # read once: aiohttp's trust_env reads it in a thread per request
         self._session: aiohttp.ClientSession | None = None
@@ -109,7 +134,9 @@ class OpenAICompatProvider(Provider):
                 retry_after=retry_after_seconds(headers),
             )
         try:
-            completion = json.loads(raw)
+            completion = json_with_unique_keys(raw)
+        except DuplicateKeyError as exc:  # which of the two values counts is up to the reader: neither does
+            raise _malformed(str(exc)) from None
         except ValueError as exc:  # a 200 whose body is cut or garbled: worth another try
             raise ProviderError(f"the server's answer was not valid JSON: {exc}", retryable=True) from exc
         if isinstance(completion, dict) and "choices" not in completion and completion.get("error"):
@@ -133,7 +160,7 @@ class OpenAICompatProvider(Provider):
             raise ProviderClosed(f"{self.name}: the HTTP session was closed; no call was made")
         try:
             async with self._session.post(url, data=body, headers=self.headers, proxy=self.proxy) as reply:
-                return reply.status, reply.headers, await reply.read()
+                return reply.status, reply.headers, await self._read(reply)
         except TimeoutError as exc:
             limit = f" within {self.timeout:g} s" if self.timeout is not None else ""
             raise ProviderError(f"timeout: no answer{limit}", retryable=True) from exc
@@ -149,13 +176,37 @@ class OpenAICompatProvider(Provider):
         assert self.http_client is not None
         if self.http_client.is_closed:
             raise ProviderClosed(f"{self.name}: the HTTP client was closed; no call was made")
+        cap = self.max_response_bytes
         try:
-            reply = await self.http_client.post(url, content=body, headers=self.headers, timeout=self.timeout)
+            async with self.http_client.stream(
+                "POST", url, content=body, headers=self.headers, timeout=self.timeout
+            ) as reply:
+                read = bytearray()
+                async for chunk in reply.aiter_bytes():  # decoded: a gzip bomb is bounded too
+                    read += chunk
+                    if len(read) > cap:
+                        raise body_too_large(cap)
+                return reply.status_code, reply.headers, bytes(read)
         except httpx.TimeoutException as exc:
             raise ProviderError(f"timeout: {exc}", retryable=True) from exc
         except httpx.TransportError as exc:
             raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
-        return reply.status_code, reply.headers, reply.content
+
+    async def _read(self, reply: aiohttp.ClientResponse) -> bytes:
+        """The body of `reply`, refused (non-retryable) past `max_response_bytes`: read piece by piece,
+        so a server that sends gigabytes costs no more memory than the bound."""
+        cap = self.max_response_bytes
+        length = reply.content_length
+        if length is not None and length > cap:
+            raise body_too_large(cap, length)
+        if length is not None and "content-encoding" not in reply.headers:
+            return await reply.read()  # no further than the announced length: the fast path
+        read = bytearray()
+        async for chunk in reply.content.iter_any():
+            read += chunk
+            if len(read) > cap:
+                raise body_too_large(cap)
+        return bytes(read)
 
     def batches(self) -> OpenAIBatches:
         """This endpoint's Batch API (``[engine] mode = "batch"``), with the provider's key and headers."""
@@ -210,6 +261,8 @@ def _response(completion: Any, requested_model: str) -> Response:
     model = completion.get("model") or requested_model
     if not choices:
         raise ProviderError(f"the server returned no choices (model {model})")
+    if len(choices) > 1:  # juge asks for one (no `n`): which one is the verdict would be a guess
+        raise _malformed(f"{len(choices)} choices where one was asked for")
     choice = choices[0]
     if not isinstance(choice, dict):
         raise _malformed(f"'choices[0]' is {_kind(choice)}, not an object")

@@ -21,6 +21,10 @@ FAULT_KINDS = (
     "empty",
     "refusal",
 )
+# Answers a careless client would read as verdicts (issue 27): a key twice, several choices, an answer cut at
+# max_tokens, a usage of 10^15 tokens, a body of `huge_bytes`. Apart from FAULT_KINDS, so a test that injects
+# every transport fault is unchanged.
+HOSTILE_KINDS = ("duplicate_keys", "choices", "length", "usage_bomb", "huge")
 LATENCY_DISTRIBUTIONS = ("fixed", "uniform", "exponential", "lognormal")
 
 
@@ -54,11 +58,14 @@ class MockConfig:
     # Answer nothing until this many chat requests have arrived (0: at once): a test that needs several
     # clients at work together holds the first one's answers until the others have asked too.
     hold_until: int = 0
+    # The size of a `huge` answer's body, sent chunked (no content-length) as fast as the client reads.
+    huge_bytes: int = 200_000_000
 
     def __post_init__(self) -> None:
-        unknown = set(self.faults) - set(FAULT_KINDS)
+        unknown = set(self.faults) - set(FAULT_KINDS) - set(HOSTILE_KINDS)
         if unknown:
-            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; known: {', '.join(FAULT_KINDS)}")
+            known = ", ".join(FAULT_KINDS + HOSTILE_KINDS)
+            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; known: {known}")
         # NaN compares false with everything: `not 0 <= r <= 1` refuses it (a NaN rate injected nothing)
         if any(not 0 <= r <= 1 for r in self.faults.values()) or sum(self.faults.values()) > 1 + 1e-9:
             raise ValueError(f"fault rates must be numbers in [0, 1] that sum to at most 1, got {self.faults}")
@@ -105,7 +112,7 @@ def fault_for_attempt(config: MockConfig, digest: bytes, attempt: int) -> str | 
     """
     u = _unit(config.seed, digest, attempt)
     cumulative = 0.0
-    for kind in FAULT_KINDS:
+    for kind in FAULT_KINDS + HOSTILE_KINDS:
         cumulative += config.faults.get(kind, 0.0)
         if u < cumulative:
             return kind

@@ -18,6 +18,16 @@ fault kind        what the client sees
 ``refusal``       a 200 with ``finish_reason = content_filter`` and a refusal
 ================  ==========================================================
 
+and hostile answers (``HOSTILE_KINDS``), which a careful client refuses or marks:
+
+==================  ========================================================
+``duplicate_keys``  a 200 whose message has ``content`` twice (FAIL, then PASS)
+``choices``         a 200 with two choices (the answer, then its opposite)
+``length``          a 200 with ``finish_reason = length``
+``usage_bomb``      a 200 whose usage says 10^15 completion tokens
+``huge``            a 200 of ``huge_bytes`` (chunked, no content-length)
+==================  ========================================================
+
 Answers are deterministic per request: the text is ``answers[h % len(answers)]``
 where ``h`` is a hash of the request's model and messages (see
 :func:`expected_answer`), so a test can check every stored verdict. Whether an
@@ -79,6 +89,7 @@ import httptools
 from juge.testing.mockbatch import MockBatches
 from juge.testing.mockmodel import (
     FAULT_KINDS,
+    HOSTILE_KINDS,
     LATENCY_DISTRIBUTIONS,
     MockConfig,
     _completion,
@@ -160,7 +171,7 @@ class MockModelServer:
             "requests": self.counts["requests"],
             "answered": self.counts["answered"],
             "over_capacity": self.counts["over_capacity"],
-            "faults": {k: self.counts[f"fault:{k}"] for k in FAULT_KINDS},
+            "faults": {k: self.counts[f"fault:{k}"] for k in FAULT_KINDS + HOSTILE_KINDS},
             "max_inflight": self.max_inflight,
             "distinct_requests": len(self.seen),
             "max_attempts_per_request": max(self.seen.values(), default=0),
@@ -350,6 +361,14 @@ class MockModelServer:
             if fault == "truncated":
                 conn.send_truncated(200, completion)
                 return
+            if fault == "huge":
+                await conn.send_huge(self.config.huge_bytes)
+                return
+            if fault == "duplicate_keys":
+                body = json.dumps(completion).replace('"content": ', '"content": "FAIL\\nforged", "content": ', 1)
+                conn.send_raw(200, body.encode(), keep_alive)
+                return
+            _spoil(completion, fault)
             if conn.send(200, completion, keep_alive):
                 self.counts["answered"] += 1
         finally:
@@ -387,6 +406,20 @@ class MockModelServer:
     def _retry_headers(self) -> dict[str, str]:
         seconds = self.config.retry_after
         return {"retry-after": str(max(1, math.ceil(seconds))), "retry-after-ms": str(int(seconds * 1000))}
+
+
+def _spoil(completion: dict[str, Any], fault: str | None) -> None:
+    """Make `completion` the hostile answer `fault` names (choices, length, usage_bomb); others leave it."""
+    choice = completion["choices"][0]
+    if fault == "choices":
+        text = choice["message"]["content"] or ""
+        other = "FAIL" if text.startswith("PASS") else "PASS"
+        second = {**choice, "index": 1, "message": {"role": "assistant", "content": f"{other}\nThe other choice."}}
+        completion["choices"].append(second)
+    elif fault == "length":
+        choice["finish_reason"] = "length"
+    elif fault == "usage_bomb":
+        completion["usage"]["completion_tokens"] = 10**15
 
 
 def _error_body(message: str, code: str) -> dict[str, Any]:
@@ -488,6 +521,27 @@ class _Connection(asyncio.Protocol):
         if self.transport is None:
             return
         self.transport.write(self._head(status, len(body), False) + body[: len(body) // 2])
+        self.close()
+
+    async def send_huge(self, size: int) -> None:
+        """A 200 chat completion of about `size` bytes, chunked, written only as fast as the client reads
+        (the server never holds more than a few MB of it), then the connection closes."""
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+        start = b'{"model": "mock", "choices": [{"index": 0, "message": {"role": "assistant", "content": "PASS\\n'
+        end = b'"}, "finish_reason": "stop"}]}'
+        piece = b"x" * 1_000_000
+        parts = [start, *[piece] * max(0, (size - len(start) - len(end)) // len(piece)), end]
+        if self.transport is None:
+            return
+        self.transport.write(head)
+        for part in parts:
+            while self.transport is not None and self.transport.get_write_buffer_size() > 4_000_000:
+                await asyncio.sleep(0.001)
+            if self.transport is None or self.transport.is_closing():
+                return  # the client gave up reading
+            self.transport.write(b"%x\r\n%s\r\n" % (len(part), part))
+        if self.transport is not None:
+            self.transport.write(b"0\r\n\r\n")
         self.close()
 
     def close(self) -> None:
