@@ -256,7 +256,7 @@ def load_eval(path: str | Path) -> EvalConfig:
     try:
         spec = EvalSpec.model_validate(data)
     except ValidationError as exc:
-        field, message = pydantic_field(exc, known=EvalSpec.model_fields)
+        field, message = pydantic_field(exc, known=EvalSpec)
         line = toml_key_line(text, field) if field else None
         raise input_error(path, message, line=line, field=field) from None
     return EvalConfig(spec, path.parent.resolve(), str(path), raw)

@@ -29,12 +29,13 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
-from collections.abc import Iterable
+import typing
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pydantic import ValidationError
+    from pydantic import BaseModel, ValidationError
 
 
 class JugeError(Exception):
@@ -93,11 +94,15 @@ def input_error(path: str | Path, message: str, *, line: int | None = None, fiel
 _MESSAGES = {"missing": "required field is missing", "extra_forbidden": "unknown key (check its spelling)"}
 
 
-def pydantic_field(exc: ValidationError, prefix: str = "", known: Iterable[str] = ()) -> tuple[str | None, str]:
+def pydantic_field(
+    exc: ValidationError, prefix: str = "", known: Iterable[str] | type[BaseModel] = ()
+) -> tuple[str | None, str]:
     """The first error of a pydantic validation as (dotted field, message in juge's words).
 
     An unknown key is reported before a missing one: a misspelt required key is both, and the key the user
-    wrote is the one to name (with the closest missing or `known` key as a suggestion).
+    wrote is the one to name (with the closest missing or known key as a suggestion). `known` is the
+    top-level keys, or the model validated, whose nested tables then suggest their own keys too
+    (``engine.concurency`` -> ``concurrency``).
     """
     errors = exc.errors()
     unknown = [e for e in errors if e["type"] == "extra_forbidden"]
@@ -107,10 +112,39 @@ def pydantic_field(exc: ValidationError, prefix: str = "", known: Iterable[str] 
     message = _MESSAGES.get(err["type"]) or err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if unknown and loc:
         siblings = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"][:-1] == err["loc"][:-1]]
-        close = difflib.get_close_matches(loc[-1], siblings or (list(known) if len(loc) == 1 else []), n=1)
+        if isinstance(known, type):
+            keys = _keys_at(known, err["loc"][:-1])
+        else:
+            keys = list(known) if len(loc) == 1 else []
+        close = difflib.get_close_matches(loc[-1], siblings or keys, n=1)
         if close:
             message = f"unknown key (did you mean '{close[0]}'?)"
     return field, message
+
+
+def _keys_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
+    """The keys of the table at `loc` in `model` (list indexes and dict keys skipped), or none when the
+    path leaves the models."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if current is None or isinstance(part, int):
+            continue
+        info = current.model_fields.get(part)
+        if info is None:  # a dict's key: its values' model is the next table
+            continue
+        current = next(_model_types(info.annotation), None)
+    if current is None:
+        return []
+    return [info.alias or name for name, info in current.model_fields.items()]
+
+
+def _model_types(annotation: Any) -> Iterator[type[BaseModel]]:
+    """The pydantic models an annotation holds (in an Optional, a list, a dict's values)."""
+    if isinstance(annotation, type) and hasattr(annotation, "model_fields"):  # pydantic stays unimported here
+        yield annotation
+        return
+    for arg in typing.get_args(annotation):
+        yield from _model_types(arg)
 
 
 def validation_error(
@@ -119,7 +153,7 @@ def validation_error(
     *,
     line: int | None = None,
     prefix: str = "",
-    known: Iterable[str] = (),
+    known: Iterable[str] | type[BaseModel] = (),
 ) -> InputError:
     """An InputError naming `path`, `line` and the dotted field of the first error of `exc`."""
     field, message = pydantic_field(exc, prefix, known)

@@ -198,7 +198,7 @@ CASES = [
         "eval_unknown_key.toml",
         5,
         "engine.concurency",
-        "unknown key",
+        "unknown key (did you mean 'concurrency'?)",  # a nested table suggests its own keys
     ),
     BadInput("eval-not-utf8", (*RUN, "eval_latin1.toml"), "eval_latin1.toml", 1, None, "not UTF-8"),
     BadInput(

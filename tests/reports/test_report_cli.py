@@ -132,6 +132,12 @@ def test_disagreements_are_ranked_by_share_of_votes_against_the_judge():
     ]
     assert {c["judge"] for c in cards} == {"chat-small/pair-v2"}
     assert [t["order"] for t in cards[0]["judge_texts"]] == ["12", "21"]
+    # Each order's letter is read back into the fixed order for the card (B in order 21 is answer 1).
+    fixed = {
+        "12": {"A": "answer 1 better", "B": "answer 2 better"},
+        "21": {"A": "answer 2 better", "B": "answer 1 better"},
+    }
+    assert all(t["means"] == fixed[t["order"]].get(t["letter"]) for c in cards for t in c["judge_texts"])
     assert disagreement_share("A", {"A": 1, "B": 1, "tie": 0}) == 0.5
     assert disagreement_share("inconsistent", {"A": 1, "B": 0, "tie": 3}) == 0.25
     assert disagreement_share(None, {"A": 1}) is None

@@ -25,8 +25,8 @@ def run(tmp_path: Path) -> tuple[Path, str]:
     db = tmp_path / "j.db"
     with Store(db) as store:
         cases = [
-            Case(id="a", category="billing", question="Q a?", group="g1", output="x",
-                 meta={"channel": "email", "tags": {"vip": True}, "seen": [1, 2]}),
+            Case(id="a", category="billing", question="Q a?", group="g1", output="x", context="Refunds take 5 days.",
+                 reference="5 days", meta={"channel": "email", "tags": {"vip": True}, "seen": [1, 2]}),
             Case(id="b", category="shipping", question="Q b?", output="y"),
             Case(id="p", category="pairs", question="Q p?", output_1="one", output_2="two"),
         ]  # fmt: skip
@@ -59,6 +59,8 @@ def test_csv_has_native_columns(run, tmp_path, monkeypatch, capsys):
     assert by[("b", "pf", "")]["check.short"] == "False" and by[("b", "pf", "")]["check.short.reason"] == "too long"
     a = by[("a", "pf", "")]
     assert (a["category"], a["question"], a["group"]) == ("billing", "Q a?", "g1")
+    # What a faithfulness judge read is in the export too (issue 30: context was left out).
+    assert (a["context"], a["reference"]) == ("Refunds take 5 days.", "5 days")
     assert (a["meta.channel"], a["meta.tags.vip"], json.loads(a["meta.seen"])) == ("email", "True", [1, 2])
 
 

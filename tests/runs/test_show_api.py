@@ -91,3 +91,28 @@ def test_show_combines_a_pairwise_judges_two_orders(tmp_path, monkeypatch, capsy
     verdicts = {c.id: [p.verdict for p in c.pair_verdicts] for c in shown.cases}
     assert verdicts == {item: [expected(by_order)] for item, by_order in letters.items()}
     assert all(p.meaning for c in shown.cases for p in c.pair_verdicts)
+
+
+def test_letters_are_mapped_back_for_the_reader_and_no_match_says_so(tmp_path, monkeypatch, capsys):
+    # Issue 30: "order 21 (answer 2 shown as A) · wrote B" left the reader to map letters back.
+    from juge.judges.pairwise import letter_meaning
+
+    assert [letter_meaning(x, "12") for x in ("A", "B", "C", None)] == [
+        "answer 1 better", "answer 2 better", "a tie", None,
+    ]  # fmt: skip
+    assert [letter_meaning(x, "21") for x in ("A", "B", "C", "Z")] == [
+        "answer 2 better", "answer 1 better", "a tie", None,
+    ]  # fmt: skip
+    project = tmp_path / "p"
+    assert run_cli(monkeypatch, capsys, "init", str(project), "--kind", "pairwise")[0] == 0
+    db = tmp_path / "juge.db"
+    run_id = _run(monkeypatch, capsys, db, str(project / "eval.toml"))
+    code, out, _ = run_cli(monkeypatch, capsys, "show", run_id, "--db", str(db))
+    shown = juge.show(run_id, db=db)
+    ok = [(j.order, j.verdict) for c in shown.cases for j in c.judgments if j.outcome == "ok" and j.order]
+    assert code == 0 and ok
+    for order, verdict in set(ok):
+        assert f"order {order} " in out and f": {verdict} ({letter_meaning(str(verdict), order)})" in out
+    # No case matches: stdout says so instead of a bare header.
+    code, out, _ = run_cli(monkeypatch, capsys, "show", run_id, "--db", str(db), "--outcome", "refused")
+    assert code == 0 and len(out.strip().splitlines()) == 2 and str(shown.n_cases) in out.splitlines()[1]

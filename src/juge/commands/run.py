@@ -136,6 +136,12 @@ def run_command(
     only: Annotated[
         Path | None, typer.Option(help="File of case ids (one per line): run only these, e.g. a kept disagreement set.")
     ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit", min=1, help="Run only the first N cases of the selection, in file order (a quick, cheap look)."
+        ),
+    ] = None,
     repeat: Annotated[
         int, typer.Option(min=1, help="Ask each judge N times in the same order (self-consistency).")
     ] = 1,
@@ -189,7 +195,7 @@ def run_command(
             raise InputError("--junit writes the tests of a finished run; --dry-run runs nothing")
         planned = plan(
             eval_file, cases=cases, judges=judge, mapping=parse_mapping(field_map), only=_read_only(only),
-            repeat=repeat, model=model, provider=provider or ("replay" if replay else None),
+            limit=limit, repeat=repeat, model=model, provider=provider or ("replay" if replay else None),
         )  # fmt: skip
         if json_out is not None:
             write_atomic(json_out, planned.to_json(indent=2) + "\n")
@@ -204,6 +210,7 @@ def run_command(
                 mapping=parse_mapping(field_map),
                 db=db,
                 only=_read_only(only),
+                limit=limit,
                 repeat=repeat,
                 concurrency=concurrency,
                 progress=False if no_progress else _progress,
@@ -319,9 +326,22 @@ def show_command(
             json_tmp.write_text(shown.to_json(indent=2) + "\n", encoding="utf-8")
     if is_stdout(json_out):
         return
+    from juge.judges.pairwise import letter_meaning
+
     out = Console()
     run = shown.run
     out.print(f"[bold]run {run.id}[/] {escape(run.name or '')} data {run.dataset_hash[:12]} juge {run.juge_version}")
+    if not shown.cases:
+        asked = [
+            f"case {case}" if case else "",
+            f"outcome {outcome}" if outcome else "",
+            f"judge {judge}" if judge else "",
+        ]
+        out.print(
+            f"no case matches {', '.join(a for a in asked if a) or 'the run'}: the run has {shown.n_cases} case{'s' if shown.n_cases != 1 else ''}",
+            markup=False,
+            highlight=False,
+        )
     for c in shown.cases:
         out.rule(escape(c.id + (f" [{c.category}]" if c.category else "")))
         for name, check in c.checks.items():
@@ -330,8 +350,9 @@ def show_command(
         for j in c.judgments:
             order = f" order {j.order} ({_SHOWN[j.order]})" if j.order else ""
             rep = f" repeat {j.repeat}" if j.repeat else ""
+            means = letter_meaning(str(j.verdict), j.order) if j.order and j.outcome == "ok" else None
             verdict = (
-                escape(str(j.verdict))
+                escape(str(j.verdict)) + (f" ({means})" if means else "")
                 if j.outcome == "ok"
                 else f"[red]{j.outcome}[/]" + (f" ({escape(j.reason)})" if j.reason else "")
             )
@@ -345,7 +366,7 @@ def show_command(
                 f" {p.verdict} ({p.meaning})",
                 highlight=False,
             )
-    if outcome or judge or limit:
+    if shown.cases and (outcome or judge or limit):
         what = ", ".join(x for x in (f"outcome {outcome}" if outcome else "", f"judge {judge}" if judge else "") if x)
         err.print(
             f"showing {len(shown.cases)} of {shown.n_matching} cases"

@@ -48,12 +48,19 @@ class Selection:
 
 
 def select_cases(
-    path: Path, mapping: Mapping[str, str] | None, *, only: set[str] | None, sample: int | None, seed: int
+    path: Path,
+    mapping: Mapping[str, str] | None,
+    *,
+    only: set[str] | None,
+    sample: int | None,
+    seed: int,
+    limit: int | None = None,
 ) -> Selection:
     """Check the cases file and draw the selection; raises InputError naming the file and line.
 
     The sample is the one `juge.data.readers.sample` draws from the same cases (a seeded
     shuffle of their positions, then the first `sample`), so a run's identity does not change.
+    `limit` keeps the first N of what `only` and the sample select, in file order (a quick look).
     """
     with tempfile.TemporaryDirectory(prefix="juge-ids-") as tmp, closing(sqlite3.connect(Path(tmp) / "ids.db")) as db:
         db.execute("PRAGMA journal_mode=OFF")
@@ -79,6 +86,9 @@ def select_cases(
             positions = list(range(kept))
             random.Random(seed).shuffle(positions)  # as `sample` shuffles the cases themselves
             chosen = frozenset(positions[:sample])
+        if limit is not None:
+            chosen = frozenset(sorted(chosen)[:limit]) if chosen is not None else frozenset(range(min(kept, limit)))
+        if chosen is not None:
             db.execute("CREATE TABLE chosen (idx INTEGER PRIMARY KEY)")
             db.executemany("INSERT INTO chosen VALUES (?)", ((i,) for i in chosen))
             query = "SELECT id FROM ids WHERE idx IN (SELECT idx FROM chosen) ORDER BY id"

@@ -381,7 +381,7 @@ def judge_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".", source:
     try:
         spec = JudgeSpec.model_validate(dict(data))
     except ValidationError as exc:
-        raise validation_error(source, exc, known=JudgeSpec.model_fields) from None
+        raise validation_error(source, exc, known=JudgeSpec) from None
     rubric = _rubric(spec, base_dir, source)
     parser_config = _parser_config(spec, rubric, source)
     default_id = f"{spec.setup}{'-ref' if spec.reference else ''}-v1"

@@ -31,6 +31,13 @@ def to_fixed_order(letter: str | None, order: str) -> str | None:
         raise ValueError(f"unknown order {order!r} or letter {letter!r}") from None
 
 
+def letter_meaning(letter: str | None, order: str) -> str | None:
+    """What a letter written in `order` says in the fixed order ('answer 2 better' for A in order 21), so
+    a reader need not map letters back; None for no letter or one outside the setup's."""
+    fixed = _FIXED.get(order, {}).get(letter or "")
+    return {"A": "answer 1 better", "B": "answer 2 better", "tie": "a tie"}.get(fixed or "")
+
+
 def combine_orders(letter_12: str | None, letter_21: str | None) -> PairVerdict | None:
     """Combine the letters written in orders 12 and 21 into one verdict in the fixed order."""
     first = to_fixed_order(letter_12, "12")

@@ -19,7 +19,7 @@ from typing import Any
 from juge.calibration.results import Calibration, Disagreement
 from juge.data.readers import read_cases, read_rows
 from juge.data.records import Case
-from juge.judges.pairwise import as_agreement_label
+from juge.judges.pairwise import as_agreement_label, letter_meaning
 
 ITEM_MAPPING = {"id": "item_id", "output_1": "answer_1", "output_2": "answer_2"}
 ORDERS = ("12", "21")
@@ -48,7 +48,11 @@ def _texts(row: Disagreement) -> list[dict[str, Any]]:
     if row.texts is None and row.text is not None:  # a single answer (PASS/FAIL): one call
         return [{"order": None, "letter": row.verdict, "text": row.text}]
     texts, letters = row.texts or {}, row.letters or {}
-    return [{"order": o, "letter": letters.get(o), "text": texts[o]} for o in ORDERS if texts.get(o) is not None]
+    return [
+        {"order": o, "letter": letters.get(o), "means": letter_meaning(letters.get(o), o), "text": texts[o]}
+        for o in ORDERS
+        if texts.get(o) is not None
+    ]
 
 
 def select_disagreements(calibration: Calibration, *, top: int = 3) -> list[dict[str, Any]]:

@@ -44,6 +44,7 @@ async def run_async(
     judges: Sequence[str | Path] | None = None,
     mapping: Mapping[str, str] | None = None,
     only: Iterable[str] | None = None,
+    limit: int | None = None,
     repeat: int = 1,
     concurrency: int | None = None,
     progress: bool | ProgressFactory = False,
@@ -64,6 +65,7 @@ async def run_async(
         judges: judge files (TOML), with ``cases``.
         mapping: with ``cases``, other column names read as juge fields (``{"id": "ticket"}``).
         only: the case ids to run (default: the eval's selection).
+        limit: run only the first N cases of the selection, in file order (a quick look).
         repeat: ask each judge this many times in the same order (self-consistency).
         concurrency: calls in flight at once (default from the eval file, else 8).
         progress: True for a progress bar on stderr, or a factory ``(description, total, done) -> progress``
@@ -87,6 +89,8 @@ async def run_async(
     from juge.store import DEFAULT_DB, open_store
 
     refuse_text("only", only, "list")
+    if limit is not None and limit < 1:
+        raise InputError(f"--limit {limit}: give 1 or more")
     config = eval_config(eval_or_path, cases=cases, judges=judges, mapping=mapping)
     if replay is not None and not Path(replay).is_file():
         raise InputError(
@@ -102,6 +106,7 @@ async def run_async(
     config.judges = with_model(config.judges, model)
     options = RunOptions(
         only=frozenset(only) if only is not None else None,
+        limit=limit,
         repeat=repeat,
         concurrency=concurrency,
         progress=progress,
@@ -126,6 +131,7 @@ def run(
     judges: Sequence[str | Path] | None = None,
     mapping: Mapping[str, str] | None = None,
     only: Iterable[str] | None = None,
+    limit: int | None = None,
     repeat: int = 1,
     concurrency: int | None = None,
     progress: bool | ProgressFactory = False,
@@ -150,6 +156,7 @@ def run(
         judges: judge files (TOML), with ``cases``.
         mapping: with ``cases``, other column names read as juge fields (``{"id": "ticket"}``).
         only: the case ids to run (default: the eval's selection).
+        limit: run only the first N cases of the selection, in file order (a quick look).
         repeat: ask each judge this many times in the same order (self-consistency).
         concurrency: calls in flight at once (default from the eval file, else 8).
         progress: True for a progress bar on stderr, or a factory ``(description, total, done) -> progress``
@@ -168,7 +175,7 @@ def run(
     8
     """
     coro = run_async(
-        eval_or_path, db=db, cases=cases, judges=judges, mapping=mapping, only=only, repeat=repeat,
+        eval_or_path, db=db, cases=cases, judges=judges, mapping=mapping, only=only, limit=limit, repeat=repeat,
         concurrency=concurrency, progress=progress, resume=resume, provider=provider, base_url=base_url,
         api_key_env=api_key_env, model=model, replay=replay, wait=wait,
     )  # fmt: skip

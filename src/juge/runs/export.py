@@ -103,7 +103,8 @@ def spreadsheet_safe(value: Any) -> Any:
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
-CASE_FIELDS = ("category", "question", "group", "split")
+# The case fields every row carries beside its answers (messages stay out: a list, not a column).
+EXPORTED_CASE_FIELDS = ("category", "question", "context", "source", "reference", "group", "split")
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
@@ -119,7 +120,7 @@ def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
 
 def case_columns(case: Case | None) -> dict[str, Any]:
     """The case fields every row carries (its `meta` is flattened by `tidy`)."""
-    return {name: getattr(case, name) if case is not None else None for name in CASE_FIELDS}
+    return {name: getattr(case, name) if case is not None else None for name in EXPORTED_CASE_FIELDS}
 
 
 def judgment_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
@@ -274,4 +275,14 @@ def wide_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by_case.values())
 
 
-_CASE_KEYS = ("run_id", "item_id", *CASE_FIELDS, "meta", "output", "output_1", "output_2", "checks", "dataset_hash")
+_CASE_KEYS = (
+    "run_id",
+    "item_id",
+    *EXPORTED_CASE_FIELDS,
+    "meta",
+    "output",
+    "output_1",
+    "output_2",
+    "checks",
+    "dataset_hash",
+)

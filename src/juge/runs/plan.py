@@ -38,6 +38,7 @@ class RunOptions:
     """How to run an eval, beside the eval file: what the command line and ``juge.run`` override."""
 
     only: frozenset[str] | None = None  # case ids to run (None: the eval's selection)
+    limit: int | None = None  # the first N cases of the selection (a quick look)
     repeat: int = 1  # each judge asked N times in the same order
     concurrency: int | None = None  # calls in flight (None: the eval file's)
     progress: bool | ProgressFactory = False  # True: the default bar on stderr; a factory: your own
@@ -75,7 +76,9 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
     """Read and check everything a run of `config` needs (see the module's docstring). Without
     `providers` no provider is made (nothing needs a key): the plan is what a dry run shows."""
     check_gate(config)
-    selection, dataset_hash = load_run_cases(config, set(options.only) if options.only is not None else None)
+    selection, dataset_hash = load_run_cases(
+        config, set(options.only) if options.only is not None else None, limit=options.limit
+    )
     if not selection.count:
         raise InputError(f"{config.cases_path}: no cases to run")
     judges = tuple(config.judges)
@@ -235,13 +238,15 @@ def check_gate(config: EvalConfig) -> None:
     )
 
 
-def load_run_cases(config: EvalConfig, only: set[str] | None = None) -> tuple[Selection, str]:
+def load_run_cases(
+    config: EvalConfig, only: set[str] | None = None, *, limit: int | None = None
+) -> tuple[Selection, str]:
     """The cases a run selects (checked, never held whole) and the cases file's hash."""
     path = config.cases_path
     if not path.exists():
         raise config.error(f"cases file {path} not found", "cases")
     selection = select_cases(
-        path, config.spec.mapping or None, only=only, sample=config.spec.sample, seed=config.spec.seed
+        path, config.spec.mapping or None, only=only, sample=config.spec.sample, seed=config.spec.seed, limit=limit
     )
     return selection, file_hash(path)
 

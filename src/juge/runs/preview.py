@@ -174,6 +174,7 @@ def dry_run(
     repeat: int = 1,
     model: str | None = None,
     provider: str | None = None,
+    limit: int | None = None,
 ) -> DryRun:
     """What :func:`juge.run` would do with these arguments (``juge run --dry-run``): the calls each judge
     would make (fewer when answers are in the cache) and the first prompt of each; nothing is called or
@@ -192,10 +193,14 @@ def dry_run(
     refuse_text("only", only, "list")
     if repeat < 1:
         raise InputError(f"--repeat {repeat}: give 1 or more")
+    if limit is not None and limit < 1:
+        raise InputError(f"--limit {limit}: give 1 or more")
     config = eval_config(eval_or_path, cases=cases, judges=judges, mapping=mapping)
     config.judges = with_model(config.judges, model)
     override = provider_override(provider, None, None)
-    options = RunOptions(only=frozenset(only) if only is not None else None, repeat=repeat, provider_override=override)
+    options = RunOptions(
+        only=frozenset(only) if only is not None else None, limit=limit, repeat=repeat, provider_override=override
+    )
     plan = plan_run(config, options, providers=False)
     return plan_calls(
         plan.selection, answering_judges(config, override), repeat, system=plan.generated, source=str(config.source)
