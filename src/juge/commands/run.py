@@ -337,8 +337,9 @@ def show_command(
             f"outcome {outcome}" if outcome else "",
             f"judge {judge}" if judge else "",
         ]
+        cases_in_run = f"{shown.n_cases} case{'s' if shown.n_cases != 1 else ''}"
         out.print(
-            f"no case matches {', '.join(a for a in asked if a) or 'the run'}: the run has {shown.n_cases} case{'s' if shown.n_cases != 1 else ''}",
+            f"no case matches {', '.join(a for a in asked if a) or 'the run'}: the run has {cases_in_run}",
             markup=False,
             highlight=False,
         )
