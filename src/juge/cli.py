@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "juge.commands.report",
     "juge.commands.probe",
     "juge.commands.tune",
+    "juge.commands.view",
 )
 
 

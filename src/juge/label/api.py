@@ -20,8 +20,6 @@ LabelInit(schema_version=1, project='support', task='passfail', items=30, overla
 
 from __future__ import annotations
 
-import errno
-import ipaddress
 import json
 import os
 import socket
@@ -425,43 +423,19 @@ class LabelServer:
     _sock: socket.socket | None = None
 
     def run(self) -> None:
-        import uvicorn
+        from juge.webapp import serve
 
-        server = uvicorn.Server(uvicorn.Config(self._app, host=self.host, port=self.port, log_level="warning"))
-        server.run(sockets=[self._sock] if self._sock is not None else None)
+        serve(self._app, self.host, self.port, self._sock)
 
 
 def label_server(host: str = "127.0.0.1", port: int = 8765, *, db_url: str | None = None) -> LabelServer:
     """The labelling app (all projects; each rater sees their own), bound to host:port (0: any free port).
     A port in use is an InputError here, before anything is announced."""
     from juge.label.app import create_app
+    from juge.webapp import is_loopback, listening_socket, shown_host
 
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = host == "localhost"
     app = create_app(open_label_store(db_url))
-    sock = _listening_socket(host, port)
-    warnings = [] if loopback else [f"binding {host}: login tokens travel in cookies; use HTTPS in front."]
+    sock = listening_socket(host, port)
+    warnings = [] if is_loopback(host) else [f"binding {host}: login tokens travel in cookies; use HTTPS in front."]
     bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    return LabelServer(f"http://{shown}:{bound}", host, bound, warnings, app, sock)
-
-
-def _listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to host:port (as uvicorn binds it: SO_REUSEADDR); in use or unusable is InputError."""
-    try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-    except socket.gaierror as exc:
-        raise InputError(f"--host {host!r}: cannot resolve it ({exc.strerror})") from None
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise InputError(f"port {port} on {host} is in use; stop the other server or pick --port") from None
-        raise InputError(f"cannot listen on {host} port {port}: {exc.strerror}") from None
-    sock.set_inheritable(True)
-    return sock
+    return LabelServer(shown_host(host, bound), host, bound, warnings, app, sock)

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import hmac
 import secrets
-import time
-from collections import defaultdict, deque
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,28 +26,19 @@ from fastapi import Depends, FastAPI, Form, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.label.db import LOGIN_SECONDS, LabelError, LabelStore, Project, Rater, ReleasedError
 from juge.label.rubric import canonical_label, choices, to_fixed_order
-from juge.visible import visible_html
+from juge.webapp import SECURITY_HEADERS, LoginLimiter, client_address, port_of, template_env
 
 HERE = Path(__file__).parent
 COOKIE = "juge_label"
 LOGIN_COOKIE = "juge_login_nonce"  # the sign-in form's nonce, set by the login page
 MAX_EXPLANATION = 5000
 MAX_FORM_INT = 2**62  # ids are positive 64-bit integers; a larger number is a bad form, not a database error
-SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
-    " form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
 
 
 def fixed_choices(task: str, project: Project) -> list[str]:
@@ -59,37 +48,10 @@ def fixed_choices(task: str, project: Project) -> list[str]:
     return [c.value for c in choices(task, project.rubric)]
 
 
-def port_of(request: Request) -> int:
-    return request.url.port or (443 if request.url.scheme == "https" else 80)
-
-
 def cookie_name(project_id: int, port: int) -> str:
     """The login cookie of one project on one port: a browser can be signed in to several projects at
     once, and browsers send a host's cookies to every port, so the port keeps two servers apart."""
     return f"{COOKIE}_{port}_{project_id}"
-
-
-class LoginLimiter:
-    """At most `limit` failed sign-ins per client address in `window` seconds (then 429 until they age out).
-
-    In memory: the server is one process; a restart forgets (a guess of a 192-bit token stays hopeless)."""
-
-    def __init__(self, limit: int = 10, window: float = 600.0):
-        self.limit, self.window = limit, window
-        self.failures: dict[str, deque[float]] = defaultdict(deque)
-
-    def _recent(self, address: str, now: float) -> deque[float]:
-        times = self.failures[address]
-        while times and times[0] <= now - self.window:
-            times.popleft()
-        return times
-
-    def check(self, address: str) -> None:
-        if len(self._recent(address, time.monotonic())) >= self.limit:
-            raise HTTPException(429, "Too many failed sign-ins from this address. Wait a few minutes and try again.")
-
-    def failed(self, address: str) -> None:
-        self._recent(address, time.monotonic()).append(time.monotonic())
 
 
 class ChooseProject(InputError):
@@ -151,13 +113,7 @@ def create_app(store: LabelStore) -> FastAPI:
     app = FastAPI(title="juge label", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
     limiter = app.state.limiter = LoginLimiter()
-    env = Environment(
-        loader=FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        finalize=visible_html,  # hidden characters in any shown text are made visible, never act
-    )
+    env = template_env(HERE / "templates")  # hidden characters in any shown text are made visible, never act
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -193,17 +149,14 @@ def create_app(store: LabelStore) -> FastAPI:
         response.headers.update(SECURITY_HEADERS)
         return response
 
-    def address(request: Request) -> str:
-        return request.client.host if request.client else "unknown"
-
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request, token: str = "") -> Response:
         """The login link asks before it signs in (login CSRF: a link from another site must not sign
         a browser in as someone else). The form is tied to this browser by a short-lived cookie."""
-        limiter.check(address(request))
+        limiter.check(client_address(request))
         rater = store.rater_by_token(token)
         if rater is None:
-            limiter.failed(address(request))
+            limiter.failed(client_address(request))
             raise HTTPException(401, "This login link is not valid. Ask for a new one.")
         session = request.cookies.get(cookie_name(rater.project_id, port_of(request)))
         signed_in = store.rater_by_login(session)
@@ -222,7 +175,7 @@ def create_app(store: LabelStore) -> FastAPI:
     def login(request: Request, token: Annotated[str, Form()] = "", nonce: Annotated[str, Form()] = "") -> Response:
         """Sign in: the form's nonce must match this browser's login cookie, which a SameSite=Strict
         cookie never carries on a request another site starts."""
-        limiter.check(address(request))
+        limiter.check(client_address(request))
         login_cookie = f"{LOGIN_COOKIE}_{port_of(request)}"
         expected = request.cookies.get(login_cookie, "")
         if not expected or not hmac.compare_digest(nonce.encode(), expected.encode()):
@@ -231,7 +184,7 @@ def create_app(store: LabelStore) -> FastAPI:
             )
         rater = store.rater_by_token(token)
         if rater is None:
-            limiter.failed(address(request))
+            limiter.failed(client_address(request))
             raise HTTPException(401, "This login link is not valid. Ask for a new one.")
         response = RedirectResponse(f"/?p={rater.project_id}", status_code=303)
         response.set_cookie(

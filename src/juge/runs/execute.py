@@ -132,6 +132,7 @@ def claim_run(plan: RunPlan, store: Store, engine: Engine) -> Iterator[StoredRun
                 if config.spec.system and plan.system_prompt
                 else None,
                 "min_score": config.spec.gate.min_score,
+                "min_pass_rate": config.spec.gate.min_pass_rate,  # the gate, for `juge view`
                 "only": sorted(options.only) if options.only else None,
             },
         )

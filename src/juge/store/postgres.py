@@ -186,6 +186,12 @@ class PgStore(Store):
     _CASE_IS_PAIR = "(record::jsonb ->> 'output_1') IS NOT NULL AND (record::jsonb ->> 'output_2') IS NOT NULL"
     _VERDICT_IS_OBJECT = "jsonb_typeof(verdict::jsonb) = 'object'"
     _VERDICT_IS_NUMBER = "jsonb_typeof(verdict::jsonb) = 'number'"
+    _CASE_CATEGORY = "(c.record::jsonb ->> 'category')"
+
+    def read_only(self) -> None:
+        """Refuse every write on this connection from now on (``juge view`` reads only)."""
+        self.commit()
+        self.conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
 
     def __init__(self, url: str):
         self.url = url

@@ -135,6 +135,7 @@ class Store:
     _CASE_IS_PAIR = "json_extract(record, '$.output_1') IS NOT NULL AND json_extract(record, '$.output_2') IS NOT NULL"
     _VERDICT_IS_OBJECT = "json_type(verdict) = 'object'"
     _VERDICT_IS_NUMBER = "json_type(verdict) IN ('integer', 'real')"
+    _CASE_CATEGORY = "json_extract(c.record, '$.category')"
 
     def __init__(self, path: str | Path = DEFAULT_DB):
         self.path = Path(path)
@@ -633,6 +634,102 @@ class Store:
             f"SELECT item_id, {self._CASE_IS_PAIR} FROM run_cases WHERE run_id = ? ORDER BY item_id", (run_id,)
         ):
             yield r[0], bool(r[1])
+
+    # ---- browsing (juge view): a page at a time, on indexed keys ---------------------------
+    def read_only(self) -> None:
+        """Refuse every write on this connection from now on (``juge view`` reads only)."""
+        self.commit()
+        self.conn.execute("PRAGMA query_only = ON")
+
+    def judgment_page(
+        self,
+        run_id: str,
+        *,
+        after: Sequence[Any] | None = None,
+        limit: int = 50,
+        outcome: str | None = None,
+        judge: str | None = None,
+        verdicts: Sequence[Any] = (),
+        category: str | None = None,
+        failed_check: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Up to `limit` of a run's judgments after the key `after` (item id, judge, order, repeat), in key order.
+
+        A keyset page on the judgments' unique index (run, item, judge, order, repeat): a page costs the same
+        on the first page of a run as deep into a large one. `verdicts` keeps judgments whose parsed verdict is
+        one of these values, `category` those of cases in it, `failed_check` those of cases that failed it.
+        Each row: the key, model, outcome, verdict (parsed), reason, the text's first 200 characters, category.
+        """
+        where, params = ["j.run_id = ?"], list[Any]([run_id])
+        if after is not None:
+            where.append("(j.item_id, j.judge, j.ord, j.repeat) > (?, ?, ?, ?)")
+            params += list(after)
+        for column, value in (("outcome", outcome), ("judge", judge)):
+            if value is not None:
+                where.append(f"j.{column} = ?")
+                params.append(value)
+        if verdicts:
+            where.append(f"j.verdict IN ({', '.join('?' * len(verdicts))})")
+            params += [_dumps(v) for v in verdicts]
+        if category is not None:
+            where.append(f"{self._CASE_CATEGORY} = ?")
+            params.append(category)
+        if failed_check is not None:
+            where.append(
+                "EXISTS (SELECT 1 FROM check_results AS k WHERE k.run_id = j.run_id AND k.item_id = j.item_id"
+                " AND k.name = ? AND k.passed = 0)"
+            )
+            params.append(failed_check)
+        rows = self.conn.execute(
+            "SELECT j.item_id, j.judge, j.ord, j.repeat, j.model, j.outcome, j.verdict, j.reason,"
+            f" substr(j.text, 1, 200) AS excerpt, {self._CASE_CATEGORY} AS category"
+            " FROM judgments AS j LEFT JOIN run_cases AS c ON c.run_id = j.run_id AND c.item_id = j.item_id"
+            f" WHERE {' AND '.join(where)} ORDER BY j.item_id, j.judge, j.ord, j.repeat LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [{**dict(r), "verdict": _loads(r["verdict"])} for r in rows]
+
+    def judgment_totals(self, run_id: str) -> dict[str, Any]:
+        """A run's judgments counted, with their tokens in and out and their known cost summed."""
+        row = self.conn.execute(
+            "SELECT COUNT(*) AS n, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out, SUM(cost) AS cost"
+            " FROM judgments WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()
+        return dict(row)
+
+    def run_case(self, run_id: str, item_id: str) -> Case | None:
+        row = self.conn.execute(
+            "SELECT record FROM run_cases WHERE run_id = ? AND item_id = ?", (run_id, item_id)
+        ).fetchone()
+        return None if row is None else Case.model_validate_json(row["record"])
+
+    def case_judgments(self, run_id: str, item_id: str) -> list[Judgment]:
+        rows = self.conn.execute(
+            "SELECT * FROM judgments WHERE run_id = ? AND item_id = ? ORDER BY judge, ord, repeat", (run_id, item_id)
+        ).fetchall()
+        return [_judgment(r) for r in rows]
+
+    def case_checks(self, run_id: str, item_id: str) -> dict[str, tuple[bool, str | None]]:
+        rows = self.conn.execute(
+            "SELECT name, passed, reason FROM check_results WHERE run_id = ? AND item_id = ? ORDER BY name",
+            (run_id, item_id),
+        ).fetchall()
+        return {r["name"]: (bool(r["passed"]), r["reason"]) for r in rows}
+
+    def case_requests(self, run_id: str, item_id: str) -> list[dict[str, Any]]:
+        """The requests of the run's answered calls made for this item (their ``meta`` names it), in order.
+
+        Calls are indexed by run only: the run's calls are scanned for the item's id in the request text."""
+        needle = f'"item_id": {json.dumps(item_id, ensure_ascii=False)}'
+        pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self.conn.execute(
+            "SELECT request FROM calls WHERE run_id = ? AND response IS NOT NULL AND request LIKE ? ESCAPE '\\'"
+            " ORDER BY id",
+            (run_id, pattern),
+        ).fetchall()
+        requests = [_loads(r["request"]) for r in rows]
+        return [r for r in requests if isinstance(r, dict) and (r.get("meta") or {}).get("item_id") == item_id]
 
     # ---- checks -------------------------------------------------------------------------
     def save_checks(self, run_id: str, item_id: str, results: dict[str, tuple[bool, str | None]]) -> None:

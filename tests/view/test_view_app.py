@@ -1,0 +1,179 @@
+"""`juge view` through FastAPI's TestClient: the one-time link, read-only routes, pages, filters, keyset pages,
+escaping of hostile text, compare and the calibration's links to the items behind a figure."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from view_helpers import HOSTILE_ID, links, login, make_calibration, make_policy, make_store
+
+from juge.store import open_store
+from juge.view.app import create_app
+from juge.view.shown import read_shown
+
+TOKEN = "the-one-time-token"
+
+
+@pytest.fixture()
+def db(tmp_path: Path) -> Path:
+    make_store(tmp_path / "juge.db")
+    return tmp_path / "juge.db"
+
+
+@pytest.fixture()
+def app(db: Path, tmp_path: Path):  # noqa: ANN201
+    store = open_store(db, must_exist=True)
+    store.read_only()
+    app = create_app(store, read_shown([make_calibration(tmp_path / "study")]), token=TOKEN)
+    yield app
+    store.close()
+
+
+@pytest.fixture()
+def client(app) -> TestClient:  # noqa: ANN001
+    client = TestClient(app, base_url="http://127.0.0.1:8766")
+    assert login(client, TOKEN).status_code == 303
+    return client
+
+
+def test_every_page_needs_the_session_and_the_token_works_once(app) -> None:  # noqa: ANN001
+    stranger = TestClient(app, base_url="http://127.0.0.1:8766")
+    for path in ("/", "/runs/ra", f"/runs/ra/cases/{HOSTILE_ID}", "/compare?a=ra&b=rb", "/studies/0"):
+        page = stranger.get(path)
+        assert page.status_code == 401, path
+        assert "alert" not in page.text
+    assert login(stranger, "wrong").status_code == 401
+    first = TestClient(app, base_url="http://127.0.0.1:8766")
+    opened = login(first, TOKEN)
+    assert opened.status_code == 303 and opened.headers["location"] == "/"
+    cookie = opened.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie and TOKEN.lower() not in cookie
+    assert first.get("/").status_code == 200
+    assert login(first, TOKEN).status_code == 303  # the same browser opening the link again is sent on
+    assert login(TestClient(app, base_url="http://127.0.0.1:8766"), TOKEN).status_code == 401  # spent
+
+
+def test_no_route_writes_and_the_store_is_untouched(app, client, db) -> None:  # noqa: ANN001
+    for route in app.routes:
+        methods = getattr(route, "methods", None) or set()
+        assert methods <= {"GET", "HEAD"}, (route.path, methods)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    for method in ("post", "put", "delete", "patch"):
+        for path in ("/", "/runs/ra", f"/runs/ra/cases/{HOSTILE_ID}", "/compare"):
+            assert getattr(client, method)(path).status_code == 405, (method, path)
+    for path in ("/", "/runs/ra", f"/runs/ra/cases/{HOSTILE_ID}", "/compare?a=ra&b=rb", "/studies/0"):
+        assert client.get(path).status_code == 200, path
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    with pytest.raises(Exception, match="readonly|read-only|read only"):
+        app.state.store.save_labels([])  # the connection itself refuses writes
+        app.state.store.conn.execute("DELETE FROM runs")
+
+
+def test_runs_list_filters(client) -> None:  # noqa: ANN001
+    page = client.get("/").text
+    assert links(page, r"^/runs/ra$") and links(page, r"^/runs/rb$")
+    assert "/runs/ra" not in client.get("/?status=running").text
+    assert "/runs/ra" in client.get("/?kind=eval&eval=support").text
+    assert "/runs/ra" not in client.get("/?kind=tune").text
+    assert "/runs/ra" not in client.get("/?since=2999-01-01").text
+    assert "/runs/ra" in client.get("/?until=2999-01-01").text
+
+
+def case_ids(page: str) -> list[str]:
+    return re.findall(r'class="case-link" href="/runs/\w+/cases/([^"]+)"', page)
+
+
+def test_run_page_shows_versions_gate_cost_and_filters_the_table(client) -> None:  # noqa: ANN001
+    page = client.get("/runs/ra")
+    assert page.status_code == 200
+    text = page.text
+    for shown in ("model-2026-01", "abc123def456", "dddddddddddd", "min_pass_rate 0.5", "passed"):
+        assert shown in text, shown
+    assert sorted(case_ids(text)) == sorted([*(f"c{k}" for k in range(7)), HOSTILE_ID])
+    assert case_ids(client.get("/runs/ra?outcome=unparsed").text) == ["c5"]
+    assert case_ids(client.get("/runs/ra?outcome=error").text) == ["c6"]
+    assert case_ids(client.get("/runs/rb?verdict=FAIL").text) == ["c0"]
+    assert sorted(case_ids(client.get("/runs/ra?category=shipping").text)) == ["c0", "c2", "c4", "c6"]
+    assert case_ids(client.get("/runs/ra?judge=nobody").text) == []
+    assert client.get("/runs/ra?outcome=maybe").status_code == 404
+    assert client.get("/runs/nothere").status_code == 404
+    assert client.get("/runs/ra?after=notjson").status_code == 400
+
+
+def test_pages_are_keyset_pages_that_cover_the_run_once(client) -> None:  # noqa: ANN001
+    seen: list[str] = []
+    url = "/runs/ra?size=3"
+    while url:
+        page = client.get(url).text
+        seen += case_ids(page)
+        nxt = links(page, "after=")
+        url = html.unescape(nxt[0]) if nxt else ""
+        if url.startswith("?"):
+            url = "/runs/ra" + url
+    assert seen == sorted(seen) and len(seen) == len(set(seen)) == 8
+
+
+def test_case_page_shows_the_raw_text_prompt_and_fields_inert(client) -> None:  # noqa: ANN001
+    page = client.get(f"/runs/ra/cases/{HOSTILE_ID}").text
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
+    assert "\u202e" not in page and "U+202E" in page  # the override is named, not acting
+    assert "Grade this:" in page  # the prompt as sent
+    assert "verdict [[PASS]]" in page  # the raw judge text
+    assert page.count("question") >= 1 and "billing" in page
+
+
+def test_compare_page_lists_transitions_and_the_changed_case(client) -> None:  # noqa: ANN001
+    page = client.get("/compare?a=ra&b=rb").text
+    assert "pass-&gt;fail" in page and page.count('class="changed-case"') == 1
+    assert links(page, r"^/runs/rb/cases/c0$")
+    assert client.get("/compare?a=ra").status_code == 400
+
+
+def test_a_category_links_to_its_disagreements_with_the_raw_answers(client) -> None:  # noqa: ANN001
+    start = client.get("/").text
+    study = client.get(links(start, r"^/studies/0$")[0]).text
+    category = html.unescape(links(study, r"category=writing")[0])
+    page = client.get(category).text
+    assert page.count('class="card disagreement"') == 10  # every dev item: a tie or B against the people's A
+    assert "order 12" in page and "order 21" in page and "&lt;b&gt;bold&lt;/b&gt;" in page  # raw, escaped
+    order = html.unescape(links(study, r"order_dependent=true")[0])
+    assert client.get(order).text.count('class="card disagreement"') == 5  # the items whose verdict flipped
+    assert client.get("/studies/0/items?judge=nobody").status_code == 404
+    assert client.get("/studies/9").status_code == 404
+
+
+def test_policy_and_its_holdout_test_link_to_the_items_routed_to_a_person(db: Path, tmp_path: Path) -> None:
+    policy, holdout = make_policy(tmp_path / "policy")
+    store = open_store(db, must_exist=True)
+    store.read_only()
+    client = TestClient(create_app(store, read_shown(policies=[policy], tests=[holdout]), token=TOKEN))
+    login(client, TOKEN)
+    page = client.get("/policies/0").text
+    assert "writing" in page and "person" in page
+    assert links(page, r"^/runs/r[ab]\?category=writing$")  # the category's cases in the newest runs
+    test = client.get(links(page, r"^/tests/0$")[0]).text
+    person = html.unescape(links(test, r"route=person$")[0])
+    assert client.get("/tests/0" + person).text.count('class="route-person"') == 10
+    assert client.get("/tests/0?route=judge").text.count('class="route-person"') == 0
+    decision = html.unescape(links(test, r"decision=person")[0])
+    assert client.get("/tests/0" + decision).text.count('class="route-person"') > 0
+    store.close()
+
+
+def test_view_server_refuses_a_file_that_is_not_a_calibration(tmp_path: Path, db: Path) -> None:
+    from juge.errors import InputError
+    from juge.view.api import view_server
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"hello": 1}))
+    with pytest.raises(InputError, match="bad.json"):
+        view_server(db, port=0, calibrations=[bad])
+    with pytest.raises(InputError, match="no juge database"):
+        view_server(tmp_path / "none.db", port=0)
