@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from juge import policy
     from juge.api import (
         audit_sample,
+        audit_status,
         calibrate,
         calibration_inputs,
         compare,
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
     )
     from juge.results import (
         AuditSample,
+        AuditStatus,
         Calibration,
         Comparison,
         DryRun,
@@ -120,6 +122,7 @@ _LAZY = {
     **dict.fromkeys(
         (
             "audit_sample",
+            "audit_status",
             "calibrate",
             "calibration_inputs",
             "compare",
@@ -150,6 +153,7 @@ _LAZY = {
     **dict.fromkeys(
         (
             "AuditSample",
+            "AuditStatus",
             "Calibration",
             "Comparison",
             "DryRun",
@@ -197,7 +201,9 @@ _LAZY = {
 
 __all__ = [
     "audit_sample",
+    "audit_status",
     "AuditSample",
+    "AuditStatus",
     "calibrate",
     "Calibration",
     "calibration_inputs",

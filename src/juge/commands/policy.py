@@ -18,6 +18,7 @@ from juge.calibration.source import StudySource
 from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.commands.inputs import ESTIMATE_OPTIONS, ITEM_OPTIONS, STUDY_OPTIONS, reads_inputs, with_files
+from juge.commands.label import DbUrl as LabelDbUrl
 from juge.errors import InputError
 from juge.files import staged_output, write_atomic
 from juge.reports.fit import fitted, wrapped
@@ -576,16 +577,35 @@ def audit_command(
     db: DbOption = str(DEFAULT_DB),
     json_path: JsonOption = None,
     force: ForceUseOption = False,
+    label_project: Annotated[
+        str | None,
+        typer.Option(
+            "--label-project",
+            help="Also add the drawn items to this blind labelling project (created with --rubric if new; extended "
+            "if it exists), for people to label in `juge label serve` without seeing the judge's verdict. "
+            "`juge audit status` reads their labels back.",
+        ),
+    ] = None,
+    rubric: Annotated[
+        Path | None,
+        typer.Option("--rubric", help="With a new --label-project: the rubric TOML or judge file people read."),
+    ] = None,
+    db_url: LabelDbUrl = None,
 ) -> None:
     """Draw N random decisions the judge made alone, with the item and the judge's raw text, for a person to read.
 
-    A policy that did NOT HOLD on its holdout test is refused (exit 2, naming the test) unless --force
+    Each draw is recorded in the policy file (its week, run, seed, items and verdicts), so `juge audit status`
+    can read the audit back. With --label-project the items (never the verdicts) go to a blind labelling
+    project. A policy that did NOT HOLD on its holdout test is refused (exit 2, naming the test) unless --force
     (recorded, shown as FORCED); so is a run whose judge is not the one the policy was derived with (model
     version as answered, template hash: the policy has EXPIRED; recorded in the output's "identity")."""
     from juge.api import audit_sample
 
     with staged_json(json_path) as write:
-        result = audit_sample(policy_path, run, db=db, n=n, seed=seed, force=force)
+        result = audit_sample(
+            policy_path, run, db=db, n=n, seed=seed, force=force, label_project=label_project, rubric=rubric,
+            db_url=db_url,
+        )  # fmt: skip
         if write is not None:
             write(result.to_dict())
     if result.warning:
@@ -609,8 +629,91 @@ def audit_command(
             out.print(Text("answer 2: " + _clip(s.answer_2)))
         for order, text in s.judge_texts.items():
             out.print(Text(("judge: " if order == "text" else f"judge, order {order}: ") + _clip(text)))
+    if result.label_project is not None:
+        out.print(
+            Text(
+                f"\n{result.label_items_added} items added to labelling project {result.label_project} (blind: no "
+                "verdict); people label them in `juge label serve`, then run `juge audit status`.",
+                style="bold",
+            )
+        )
+    if result.recorded:
+        out.print(Text(f"recorded in {policy_path} as the audit of {result.week}"))
     if json_path is not None:
         out.print(Text(f"wrote {json_path}"))
+
+
+def audit_status_command(
+    policy_path: Annotated[Path, typer.Argument(help="Policy JSON whose audits (juge audit-sample) are read.")],
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="The label store the audits' labelling projects are in: a SQLite file (or a URL)."),
+    ] = None,
+    db_url: LabelDbUrl = None,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=0.0001, max=0.5, help="Chance of a false drift alarm over every look.")
+    ] = 0.05,
+    json_path: JsonOption = None,
+) -> None:
+    """Read every weekly audit of a policy against the labels people gave: judge-vs-person agreement per week and
+    so far, per category and overall, beside the bar the policy was derived against (person vs person less the
+    margin).
+
+    The drift test is anytime-valid (a betting e-process; docs/calibration.md), so reading it every week does
+    not raise false alarms. Outcome: holding, too few labels yet (with the number of labelled items that would
+    decide), or DRIFTED: exit 1."""
+    from juge.api import audit_status
+
+    url = db_url if db is None else (db if "://" in db else f"sqlite:///{db}")
+    with staged_json(json_path) as write:
+        result = audit_status(policy_path, db_url=url, alpha=alpha)
+        if write is not None:
+            write(result.to_dict())
+    print_audit_status(result)
+    if json_path is not None:
+        out.print(Text(f"wrote {json_path}"))
+    if result.drifted:
+        raise typer.Exit(1)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+def print_audit_status(result: Any) -> None:
+    """The audit in a table: one row per week (all categories), then one per category, then the outcome."""
+    style = {"drifted": "bold red", "holding": "bold green"}.get(result.outcome, "bold")
+    out.print(Text(f"audit of policy {result.policy_hash[:12]} (judge {result.judge}), alpha {result.alpha:g}"))
+    table = Table(title="by week (all categories)", title_justify="left")
+    for col in ("week", "items", "agreement that week", "so far [band]", "bar", "e-value"):
+        table.add_column(col, justify="left" if col == "week" else "right")
+    for w in result.overall.weeks:
+        c = w.cumulative
+        table.add_row(
+            w.week, str(w.n_items), _pct(w.agreement), f"{_pct(c.value)} [{_pct(c.low)}, {_pct(c.high)}]",
+            _pct(w.bar), f"{w.evidence:.2f}",
+        )  # fmt: skip
+    if result.overall.weeks:
+        out.print(table)
+    cats = Table(title="by category", title_justify="left")
+    for col in ("category", "items", "labels", "agreement [band]", "person vs person", "margin", "bar", "outcome"):
+        cats.add_column(col, justify="left" if col in ("category", "outcome") else "right")
+    for name, g in {**result.categories, "all": result.overall}.items():
+        a = g.agreement
+        cats.add_row(
+            Text(name), str(g.n_items), str(g.n_labels), f"{_pct(a.value)} [{_pct(a.low)}, {_pct(a.high)}]",
+            _pct(g.ceiling), _pct(g.margin), _pct(g.bar), g.outcome,
+        )  # fmt: skip
+    out.print(cats)
+    for batch in result.batches:
+        where = batch.label_project or "no labelling project"
+        out.print(
+            Text(f"draw {batch.week} ({batch.drawn_at}), run {batch.run_id}: {batch.n_labelled} of {batch.n_items} "
+                 f"items labelled in {where}")
+        )  # fmt: skip
+    for note in result.notes:
+        out.print(Text("note: " + note))
+    out.print(Text(f"{result.outcome.upper()}: {result.reason}", style=style), soft_wrap=True)
 
 
 policy_app = typer.Typer(
@@ -624,5 +727,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(policy_app, name="policy")
     app.command("route")(route_command)
     app.command("audit-sample")(audit_command)
+    audit_app = typer.Typer(help="Read the weekly audits of a policy back (juge audit-sample draws them).")
+    audit_app.command("status")(audit_status_command)
+    app.add_typer(audit_app, name="audit")
     app.command("compare")(compare_command)
     app.command("estimate")(estimate_command)

@@ -442,6 +442,42 @@ class LabelStore:
             )
         return self.project(name)
 
+    def add_items(self, project: Project, cases: Sequence[Case], *, seed: int = 0) -> list[str]:
+        """Append cases to a project (e.g. a new week's audit), after the items it has; ids it has already are
+        skipped (their labels stand). The share of items shared by several raters follows the project's overlap.
+        Returns the ids added."""
+        rng = random.Random(seed)
+        with self.engine.begin() as c:
+            present = set(c.execute(select(items.c.item_id).where(items.c.project_id == project.id)).scalars())
+            new = [case for case in dict((case.id, case) for case in cases).values() if case.id not in present]
+            if not new:
+                return []
+            last = c.execute(select(func.max(items.c.position)).where(items.c.project_id == project.id)).scalar()
+            start = -1 if last is None else int(last)
+            order = list(range(len(new)))
+            rng.shuffle(order)
+            shared = set(rng.sample(range(len(new)), overlap_count(len(new), project.overlap)))
+            c.execute(
+                insert(items),
+                [
+                    {
+                        "project_id": project.id,
+                        "item_id": case.id,
+                        "position": start + 1 + order[i],
+                        "needed": project.overlap_raters if i in shared else 1,
+                        "record": case.model_dump_json(),
+                        "output_hash": case.output_hash(),
+                    }
+                    for i, case in enumerate(new)
+                ],
+            )
+        return [case.id for case in new]
+
+    def project_names(self) -> list[str]:
+        """The names of the projects in the store."""
+        with self.engine.connect() as c:
+            return sorted(c.execute(select(projects.c.name)).scalars())
+
     def project(self, name: str | None = None) -> Project:
         """The project called `name`; with no name, the only project (an error if there are several)."""
         with self.engine.connect() as c:

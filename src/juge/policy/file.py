@@ -47,7 +47,7 @@ def no_split_error(split: str, cases: Iterable[Case]) -> InputError:
     return InputError(f"no item with split {split!r} and human votes; splits in the data: {', '.join(splits)}")
 
 
-UNHASHED = ("policy_hash", "holdout_tests", *STATUS_KEYS)
+UNHASHED = ("policy_hash", "holdout_tests", "audits", *STATUS_KEYS)  # audits: appended by audit-sample
 
 SCHEMA_2_KEYS = ("schema_version", "judge_kind")  # a schema 1 file was hashed without them
 

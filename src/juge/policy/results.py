@@ -309,6 +309,34 @@ class ForcedUse(_Loose):
     """The test that did not hold."""
 
 
+class AuditedItem(_Loose):
+    """One decision an audit drew, as the policy file keeps it: enough to compare with the people's labels later."""
+
+    item_id: str
+    """The item."""
+    category: str
+    """Its category (whose bar it is held to)."""
+    verdict: str | None = None
+    """The judge's verdict (pairs: A, B or tie in the fixed order; scores: the score)."""
+
+
+class AuditRecord(_Loose):
+    """One ``juge audit-sample`` draw (a batch) as the policy file keeps it; ``juge audit status`` reads them all."""
+
+    drawn_at: str
+    """When the sample was drawn (ISO 8601, UTC)."""
+    week: str
+    """The ISO week of the draw (e.g. 2026-W49): the audit's time axis."""
+    run_id: str
+    """The run sampled."""
+    seed: int
+    """The draw's seed."""
+    label_project: str | None = None
+    """The labelling project the items went to (``--label-project``); none: read in the terminal only."""
+    items: list[AuditedItem] = []
+    """The decisions drawn."""
+
+
 class PolicyResult(_Loose):
     """A judge policy (``juge policy derive --json``) for a pairwise, PASS/FAIL or score judge: the judge, its
     template per category, which categories it decides alone and why, and the holdout tests it went through."""
@@ -366,6 +394,8 @@ class PolicyResult(_Loose):
     """The holdout tests the policy went through."""
     forced_uses: list[ForcedUse] = []
     """Uses of the policy after it did not hold, forced with --force."""
+    audits: list[AuditRecord] = []
+    """The weekly audits drawn so far (``juge audit-sample``), oldest first."""
     status: StatusName = "untested"
     """untested, held, not held, forced or expired: from holdout_tests and forced_uses, whatever the file says."""
 
@@ -758,6 +788,122 @@ class AuditSample(Result):
     """The judge's identity in the run checked against the policy's (expired, forced, each judge's mismatches)."""
     sample: list[AuditedDecision] = []
     """The decisions drawn, each with the item and the judge's raw texts."""
+    week: str | None = None
+    """The ISO week the draw is recorded under (in the policy file's ``audits``, when the policy is a file)."""
+    recorded: bool = False
+    """True when the draw was recorded in the policy file (``juge audit status`` reads it back)."""
+    label_project: str | None = None
+    """--label-project: the blind labelling project the decisions went to (their verdicts stay out of it)."""
+    label_items_added: int | None = None
+    """--label-project: items added to it (an item already there keeps its labels and is not added again)."""
+
+
+AuditOutcome = Literal["holding", "drifted", "too few labels yet"]
+
+
+class AuditBatch(Part):
+    """One audit draw, and how many of its items people have labelled so far."""
+
+    week: str
+    """The ISO week of the draw."""
+    drawn_at: str
+    """When it was drawn (ISO 8601, UTC)."""
+    run_id: str
+    """The run sampled."""
+    seed: int
+    """The draw's seed."""
+    label_project: str | None = None
+    """The labelling project its items went to; none: they were read in the terminal, and have no labels here."""
+    n_items: int
+    """Decisions drawn."""
+    n_labelled: int
+    """Of those, items with at least one person's label (an item drawn again later counts once, at its first draw)."""
+
+
+class AuditWeek(Part):
+    """One week of the audit: that week's agreement, and the cumulative agreement with its anytime-valid band."""
+
+    week: str
+    """The ISO week."""
+    n_items: int
+    """Labelled items drawn that week."""
+    agreement: Number | None = None
+    """Judge vs person that week alone: the mean over items of the share of people the judge agrees with."""
+    cumulative: Estimate
+    """Judge vs person on every labelled item so far, with the anytime-valid band (low, high) at 1 - alpha."""
+    bar: Number | None = None
+    """The bar so far (the mean of the items' category bars)."""
+    evidence: Number
+    """The drift test's e-value at the end of the week (drift when it reaches 1/alpha)."""
+
+
+class AuditGroup(Part):
+    """The audit of one category (or of all of them): figures, the bar the policy was derived against, and the
+    outcome."""
+
+    ceiling: Number | None = None
+    """Person vs person on dev (a category; none for all categories together)."""
+    margin: Number | None = None
+    """The policy's margin."""
+    bar: Number | None = None
+    """ceiling less margin (all categories: the mean of the items' bars): the lowest agreement at which the policy
+    would still let the judge decide."""
+    n_items: int
+    """Labelled audited items."""
+    n_labels: int
+    """People's labels on them."""
+    agreement: Estimate
+    """Judge vs person on every labelled item so far, with the anytime-valid band (low, high) at 1 - alpha."""
+    level: Number
+    """The error level this group's decision is taken at (alpha, split across categories)."""
+    evidence: Number
+    """The drift test's largest e-value so far (drift when it reaches 1/level)."""
+    outcome: AuditOutcome
+    """holding, drifted or too few labels yet."""
+    drifted_in: str | None = None
+    """The week the drift alarm went off."""
+    items_to_decide: int | None = None
+    """Too few labels yet: labelled items that would decide if the agreement stayed where it is (none: more than
+    juge projects, or no bar)."""
+    reason: str
+    """The outcome in words."""
+    weeks: list[AuditWeek] = []
+    """Week by week."""
+
+
+class AuditStatus(Result):
+    """``juge audit status --json``: every audit of a policy so far read against the people's labels, per week and
+    cumulatively, per category and overall, with an anytime-valid drift test."""
+
+    schema_name: ClassVar[str] = "audit_status"
+
+    policy_hash: str
+    """The policy audited."""
+    judge: str
+    """Its judge."""
+    judge_kind: str
+    """pairwise, passfail or score."""
+    alpha: Number
+    """The chance of a false drift alarm, over every look (default 0.05)."""
+    method: str
+    """The test and band in words, with their reference (docs/calibration.md)."""
+    outcome: AuditOutcome
+    """Overall: drifted when any category (or all together) drifted; holding when all together hold and no
+    category drifted; else too few labels yet."""
+    reason: str
+    """The outcome in words, with what to run next."""
+    overall: AuditGroup
+    """Every judge-alone category together."""
+    categories: dict[str, AuditGroup] = {}
+    """Each category the audits drew from."""
+    batches: list[AuditBatch] = []
+    """Every audit draw, oldest first."""
+    notes: list[str] = []
+    """Remarks (items without labels, categories without a bar, labels the audit could not read)."""
+
+    @property
+    def drifted(self) -> bool:
+        return self.outcome == "drifted"
 
 
 HoldoutTest.model_rebuild()

@@ -56,6 +56,45 @@ def plugin_bets(x: ArrayLike, *, alpha: float = 0.05) -> NDArray[np.float64]:
     return np.sqrt(2 * math.log(2 / alpha) / (before * t * np.log1p(t)))
 
 
+def _log_wealth(
+    a: NDArray[np.float64], m: NDArray[np.float64], alpha: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """log K+_t(m) and log K-_t(m) for candidates ``m`` (shape (g, 1)) after each item of ``a`` (1-D)."""
+    lam = plugin_bets(a, alpha=alpha)[None, :]
+    with np.errstate(divide="ignore"):
+        up = np.minimum(lam, BET_CAP / m)
+        down = np.minimum(lam, BET_CAP / (1 - m))
+    # log-wealth, so long sequences do not overflow; a factor is never below 1 - c > 0
+    return np.cumsum(np.log1p(up * (a - m)), axis=1), np.cumsum(np.log1p(-down * (a - m)), axis=1)
+
+
+def items_to_clear(x: ArrayLike, bar: float, *, alpha: float = 0.05, limit: int = 5000) -> int | None:
+    """If ``x`` went on as it has (its values repeated in order), after how many items in all the confidence
+    sequence's lower bound would clear ``bar`` (its hedged wealth at ``bar`` reaching ``1/alpha``); None if not
+    within ``limit`` items or ``x`` is empty."""
+    a = _as_unit(x)
+    if a.size == 0:
+        return None
+    longer = np.resize(a, max(limit, a.size))
+    log_up, _ = _log_wealth(longer, np.array([[bar]]), alpha)
+    hit = np.flatnonzero(log_up[0] + math.log(0.5) >= math.log(1 / alpha))
+    return int(hit[0]) + 1 if hit.size else None
+
+
+def items_to_alarm(
+    x: ArrayLike, bar: ArrayLike, *, alpha: float = 0.05, limit: int = 5000, half_life: float = DRIFT_HALF_LIFE
+) -> int | None:
+    """If ``x`` (with its bars) went on as it has, after how many items in all :func:`drift_eprocess` would reach
+    ``1/alpha``; None if not within ``limit`` items or ``x`` is empty."""
+    a = _as_unit(x)
+    if a.size == 0:
+        return None
+    size = max(limit, a.size)
+    b = np.resize(np.broadcast_to(np.asarray(bar, dtype=float), a.shape), size)
+    hit = first_crossing(drift_eprocess(np.resize(a, size), b, half_life=half_life), alpha=alpha)
+    return int(hit) + 1 if hit >= 0 else None
+
+
 def betting_confidence_sequence(
     x: ArrayLike, *, alpha: float = 0.05, grid: int = 1001
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -73,13 +112,7 @@ def betting_confidence_sequence(
     if a.size == 0:
         return np.empty(0), np.empty(0)
     m = np.linspace(0.0, 1.0, grid)[:, None]
-    lam = plugin_bets(a, alpha=alpha)[None, :]
-    with np.errstate(divide="ignore"):
-        up = np.minimum(lam, BET_CAP / m)
-        down = np.minimum(lam, BET_CAP / (1 - m))
-    # log-wealth, so long sequences do not overflow; a factor is never below 1 - c > 0
-    log_up = np.cumsum(np.log1p(up * (a - m)), axis=1)
-    log_down = np.cumsum(np.log1p(-down * (a - m)), axis=1)
+    log_up, log_down = _log_wealth(a, m, alpha)
     kept = np.maximum(log_up, log_down) + math.log(0.5) < math.log(1 / alpha)
     grid_m = m[:, 0]
     low = np.where(kept.any(axis=0), grid_m[np.argmax(kept, axis=0)], np.nan)
