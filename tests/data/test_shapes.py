@@ -634,3 +634,60 @@ def test_a_split_column_of_other_values(tmp_path, monkeypatch, capsys) -> None:
     assert result["ceiling"]["agreement"]["value"] == pytest.approx(np.mean([r["r1"] == r["r2"] for r in test]))
     code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base, "--split", "dev")
     assert code == 2 and "test, train, valid" in err
+
+
+def _gold_files(tmp_path: Path) -> tuple[Path, Path, list[str], list[str]]:
+    rng = np.random.default_rng(5)
+    gold = [("PASS", "FAIL")[int(rng.random() < 0.3)] for _ in range(40)]
+    said = [g if rng.random() < 0.8 else {"PASS": "FAIL", "FAIL": "PASS"}[g] for g in gold]
+    items = write_csv(tmp_path / "bench.csv", [{"id": f"i{k}", "output": "x", "gold": g} for k, g in enumerate(gold)])
+    calls = tmp_path / "judge.jsonl"
+    calls.write_text("".join(json.dumps({"item_id": f"i{k}", "judge": "j", "model": "m", "prompt": "p",
+                                         "verdict": v, "outcome": "ok", "text": v}) + "\n"
+                             for k, v in enumerate(said)))  # fmt: skip
+    return items, calls, gold, said
+
+
+def test_gold_labels_conclude_on_judge_vs_gold(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 7: one label per item: the headline gives judge vs gold with intervals, and says no ceiling.
+    from sklearn.metrics import accuracy_score, recall_score
+
+    items, calls, gold, said = _gold_files(tmp_path)
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(items), "--label-cols", "gold",
+                                      "--judgments", str(calls), "--resamples", "50")  # fmt: skip
+    assert code == 0, err
+    assert result["truth"]["mode"] == "gold"
+    judge = result["judges"]["j/p"]
+    assert judge["kappa"]["value"] == pytest.approx(cohen_kappa_score(gold, said))
+    assert judge["agreement"]["value"] == pytest.approx(accuracy_score(gold, said))
+    assert judge["failures_caught"]["rate"]["value"] == pytest.approx(recall_score(gold, said, pos_label="FAIL"))
+    (head,) = result["headline"]
+    assert head["against"] == "gold" and "not measured: too few labels" not in head["sentence"]
+    assert f"kappa {judge['kappa']['value']:.3f} [" in head["sentence"]
+    assert "No person-vs-person ceiling" in head["sentence"] and "second person" in head["sentence"]
+    # --truth gold says it; with two labels on an item it is an error naming the item
+    two = write_csv(tmp_path / "two.csv", [{"id": f"i{k}", "output": "x", "gold": g, "other": g}
+                                           for k, g in enumerate(gold)])  # fmt: skip
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(two), "--label-cols",
+                                      "gold,other", "--truth", "gold", "--resamples", "20")  # fmt: skip
+    assert code == 2 and "--truth gold" in err and "'i0'" in err
+
+
+def test_gold_labels_on_pairs(tmp_path, monkeypatch, capsys) -> None:
+    rows = [{**r, "gold": r["rater_a"]} for r in _rows()]
+    items = write_csv(tmp_path / "pairs.csv", rows)
+    verdicts = write_csv(tmp_path / "v.csv", [{"row": f"{r['doc']}/{r['system']}", "answer": ("1", "2")[k % 2]}
+                                              for k, r in enumerate(rows)])  # fmt: skip
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(items), "--map", "id=doc+system,output_1=left,output_2=right",
+        "--label-cols", "gold", "--kind", "pairwise", "--scale", "0=tie,1=A,2=B", "--judgments", str(verdicts),
+        "--judgments-map", "item_id=row,verdict=answer", "--judge-name", "t", "--judgments-scale", "1=A,2=B",
+        "--resamples", "20",
+    )  # fmt: skip
+    assert code == 0, err
+    assert result["truth"]["mode"] == "gold" and result["headline"][0]["against"] == "gold"
+    people = [CODES[r["gold"]] for r in rows]
+    judge = [("A", "B")[k % 2] for k in range(len(rows))]
+    assert result["judges"]["t/recorded"]["vs_people"]["kappa"]["value"] == pytest.approx(
+        cohen_kappa_score(people, judge, labels=["A", "B", "tie"])
+    )

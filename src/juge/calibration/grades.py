@@ -8,6 +8,9 @@ Human truth (``truth``), named in the output:
   mean rounded half up to the nearest scale point, correlations use the mean itself;
 - ``agree``: only the items where raters agree: two or more raters, all of whom gave
   the same label; that label is the truth (the output says how many items remain).
+- ``gold``: one authoritative label per item (a benchmark's answer key); the figures are
+  judge vs gold, and there is no person-vs-person ceiling to compare them with. A study
+  whose every item holds one label is read so without being told.
 
 Scores: Pearson and Spearman correlation, exact agreement, Cohen's kappa (plain and
 quadratic-weighted, on the ordered scale points), Krippendorff's alpha (ordinal) of
@@ -49,8 +52,8 @@ from juge.stats import (
 )
 
 Kind = Literal["score", "passfail"]
-Truth = Literal["each", "mean", "agree"]
-TRUTHS: tuple[Truth, ...] = ("each", "mean", "agree")
+Truth = Literal["each", "mean", "agree", "gold"]
+TRUTHS: tuple[Truth, ...] = ("each", "mean", "agree", "gold")
 
 
 def truth_of(value: str) -> Truth:
@@ -194,7 +197,7 @@ def _round_half_up(x: float) -> float:
 def truth_pairs(item: GradedItem, truth: Truth) -> list[tuple[float | str, float | str]]:
     """(truth for agreement/kappa, truth for correlation) per comparison on one item."""
     values = [v for _, v in item.ratings]
-    if truth == "each":
+    if truth in ("each", "gold"):  # gold: one label, checked by the study
         return [(v, v) for v in values]
     if truth == "mean":
         mean = float(np.mean([float(v) for v in values]))  # scores only (checked by the study)
@@ -533,6 +536,7 @@ def grade_study(
         "sources_sha256": dict(table.sources),
         "judges": {k: {**sub.judges[k], "models": sorted(sub.judges[k]["models"])} for k in judges},
     }
-    notes.append("The ceiling is person vs person; compare it with the judge's figures against each person.")
+    if truth != "gold":  # one label per item: there is no ceiling to compare with
+        notes.append("The ceiling is person vs person; compare it with the judge's figures against each person.")
     result["notes"] = notes
     return Calibration.model_validate(result)

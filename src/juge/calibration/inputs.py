@@ -17,6 +17,7 @@ from juge.calibration.grades import _read_value as grade_value
 from juge.calibration.pairtable import build_pair_table
 from juge.calibration.pairwise import Bootstrap, pairwise_study
 from juge.calibration.results import Calibration, InputCounts
+from juge.calibration.results import Truth as TruthPart
 from juge.data.adapters import (
     CalibrationData,
     read_labelled_items,
@@ -629,16 +630,24 @@ def _one_study(
 ) -> Calibration:
     data = inputs.data
     if inputs.kind == "pairwise":
-        if truth != "each" or threshold is not None:
-            raise InputError("--truth and --threshold apply to single-score and PASS/FAIL studies, not to pairs")
+        if truth not in ("each", "gold") or threshold is not None:
+            raise InputError(
+                "--truth (but gold) and --threshold apply to single-score and PASS/FAIL studies, not to pairs"
+            )
         try:
             table = build_pair_table(
                 data.cases, data.labels, inputs.judgments, baselines=data.baselines, sources=data.sources
             )
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        _refuse_empty(len(table.split(split).items), split, inputs)
-        return pairwise_study(table, split=split, boot=boot, progress=progress)
+        pair_items = table.split(split).items
+        _refuse_empty(len(pair_items), split, inputs)
+        gold = _gold(truth, [len(it.votes) for it in pair_items], [it.item_id for it in pair_items])
+        study = pairwise_study(table, split=split, boot=boot, progress=progress)
+        if gold:
+            study.truth = TruthPart(mode="gold", n_items=len(pair_items))
+            study.notes = [GOLD_NOTE, *(n for n in study.notes if not n.startswith("The ceiling is person vs"))]
+        return study
     read_at: list[str] = []
     judgments = inputs.judgments
     if inputs.kind == "passfail":
@@ -652,10 +661,35 @@ def _one_study(
         sources=data.sources,
         declared_scale=inputs.declared_scale,
     )
-    _refuse_empty(len(grades.split(split).items), split, inputs)
+    graded = grades.split(split).items
+    _refuse_empty(len(graded), split, inputs)
+    if _gold(truth, [len(it.ratings) for it in graded], [it.item_id for it in graded]):
+        truth = "gold"
     result = grade_study(grades, split=split, truth=truth, threshold=threshold, boot=boot, progress=progress)
-    result.notes = [*read_at, *result.notes]
+    result.notes = [*read_at, *result.notes, *([GOLD_NOTE] if truth == "gold" else [])]
     return result
+
+
+#: What a study on one label per item says instead of comparing with a ceiling.
+GOLD_NOTE = (
+    "One label per item (gold labels): the judge is measured against them, and no person-vs-person ceiling "
+    "can be measured, so whether the judge stands in for a person is not known. To learn it, have a second "
+    "person label a sample of the items (e.g. 50: juge label init, or a second label column) and calibrate again."
+)
+
+
+def _gold(truth: Truth, n_labels: Sequence[int], ids: Sequence[str]) -> bool:
+    """Whether a study is one on gold labels: `--truth gold` (every item must then hold one label, else an
+    error naming one that does not), or every item holding exactly one label."""
+    if truth == "gold":
+        several = next((k for k, n in enumerate(n_labels) if n > 1), None)
+        if several is not None:
+            raise InputError(
+                f"--truth gold reads one label per item; item {ids[several]!r} has {n_labels[several]} "
+                "(use --truth each, mean or agree for several raters)"
+            )
+        return True
+    return truth == "each" and bool(n_labels) and all(n == 1 for n in n_labels)
 
 
 def criterion_judgments(judgments: Sequence[Judgment | RecordedCall], criterion: str) -> list[Judgment | RecordedCall]:

@@ -233,7 +233,8 @@ class JudgeDifference(Part):
 
 class Truth(Part):
     mode: str
-    """What the judge is compared with (--truth): each rater, the mean of raters, or only items where raters agree."""
+    """What the judge is compared with (--truth): each rater, the mean of raters, only items where raters agree,
+    or gold (one label per item: judge vs gold, no person-vs-person ceiling)."""
     n_items: int | None = None
     """Items left under that truth (with agree: the items where raters agree)."""
 
@@ -326,7 +327,7 @@ class Calibration(Result):
     n_raters: int | None = None
     """Distinct people who voted."""
     truth: Truth | None = None
-    """Scores and PASS/FAIL: what the judge is compared with."""
+    """Scores and PASS/FAIL: what the judge is compared with; any kind: gold when each item holds one label."""
     scale: list[Any] | None = None
     """Scores: the ordered scale points."""
     ceiling: Ceiling = Ceiling()

@@ -154,8 +154,9 @@ def calibrate_command(
     truth: Annotated[
         str,
         typer.Option(
-            help="Human truth for single scores: each (every rater), mean (of raters) or agree (items where raters "
-            "agree)."
+            help="Human truth for single scores: each (every rater), mean (of raters), agree (items where raters "
+            "agree) or gold (one authoritative label per item: judge vs gold, no ceiling; read so when every item "
+            "holds one label)."
         ),
     ] = "each",
     threshold: Annotated[

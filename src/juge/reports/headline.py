@@ -17,6 +17,7 @@ from typing import Any
 
 from juge.calibration import better
 from juge.policy.decision import MIN_PAIRS
+from juge.stats.estimate import format_estimate
 
 MARGIN = 0.05
 NO_CATEGORY = "(none)"  # the category the readers give an item that has none
@@ -51,10 +52,12 @@ class Headline:
     not_measured: list[str] = field(default_factory=list)
     pooled: bool = False
     places: list[Place] = field(default_factory=list)
+    against: str = "people"  # or "gold": one label per item, no ceiling
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "judge": self.judge,
+            "against": self.against,
             "sentence": self.sentence,
             "stands_in": self.stands_in,
             "not_in": self.not_in,
@@ -118,8 +121,45 @@ def _names(names: list[str]) -> str:
     return ", ".join(names)
 
 
+def gold_headline(data: dict[str, Any], judge: dict[str, Any]) -> Headline:
+    """The line for a judge measured against gold labels (one per item): its figures against them, with
+    intervals, and plainly that without a ceiling nobody knows whether it stands in for a person."""
+    key = judge["key"]
+    stat = better.measure(data.get("kind") or "pairwise")
+    stat = stat if stat in data.get("stats", ()) else "agreement"
+    vs = judge["vs_people"]
+    shown = [s for s in dict.fromkeys([stat, "agreement"]) if vs.get(s)]
+    parts = [f"{STAT_WORDS[s]} {format_estimate(vs[s])}" for s in shown]
+    caught = vs.get("failures_caught") if data.get("kind") == "passfail" else None
+    if caught:
+        n = caught.get("n")
+        parts.append(f"failures caught {caught.get('k')} of {n}: {format_estimate(caught)}")
+    elif data.get("kind") == "passfail":
+        parts.append("failures caught: not measured (no gold FAIL)")
+    figures = "; ".join(parts) if parts else "no figure (no item both judged and labelled)"
+    n_items = (data.get("truth") or {}).get("n_items") or data.get("n_items")
+    place = vs.get(stat) or {}
+    return Headline(
+        judge=key,
+        against="gold",
+        sentence=(
+            f"Judge {key} against the gold labels (one per item, {n_items} items): {figures}. No person-vs-person "
+            "ceiling can be measured from one label per item, so whether the judge stands in for a person is not "
+            "known; have a second person label a sample (e.g. 50 items) to measure it."
+        ),
+        not_measured=["person vs person"],
+        pooled=True,
+        places=[Place("all items", place.get("value"), None, int(place.get("n") or 0), 0, "vs gold")],
+    )
+
+
+STAT_WORDS = {"agreement": "agreement", "kappa": "kappa", "weighted_kappa": "weighted kappa"}
+
+
 def judge_headline(data: dict[str, Any], judge: dict[str, Any], margin: float = MARGIN) -> Headline:
     """The line for one judge of the report data (`juge.reports.model.build_report_data`)."""
+    if (data.get("truth") or {}).get("mode") == "gold":
+        return gold_headline(data, judge)
     key = judge["key"]
     stat = better.measure(data.get("kind") or "pairwise")
     stat = stat if stat in data.get("stats", ()) else "agreement"
