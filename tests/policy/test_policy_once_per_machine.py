@@ -16,7 +16,13 @@ from typer.testing import CliRunner
 
 from cli_helpers import juge_main as app  # through juge.cli.main: an input error exits 2
 from juge.data.records import Case
-from juge.policy.registry import case_fingerprint, registry_path
+from juge.policy.registry import (
+    Registry,
+    case_fingerprint,
+    earlier_fingerprint,
+    fingerprints_to_look_up,
+    registry_path,
+)
 
 DATA = Path(str(files("juge") / "demo_data"))
 ITEMS, JUDGMENTS = DATA / "items.jsonl", DATA / "judgments.jsonl"
@@ -50,6 +56,41 @@ def test_fingerprint_reads_content_not_names():
     assert case_fingerprint(base) != case_fingerprint(base.model_copy(update={"output_2": "5"}))
     single = Case(id="s", question="q", output="answer")
     assert case_fingerprint(single) != case_fingerprint(single.model_copy(update={"output": "other answer"}))
+
+
+def disguised(text: str, k: int) -> str:
+    """`text` as a reader sees it, with one of: a zero-width space, a Cyrillic look-alike, a trailing full stop."""
+    if k % 3 == 0:
+        return text[:1] + "\u200b" + text[1:]
+    if k % 3 == 1 and "a" in text:
+        return text.replace("a", "\u0430", 1)  # Cyrillic а
+    return text + "."
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_an_invisible_look_alike_or_full_stop_change_does_not_make_another_item(k):
+    single = Case(id="s", question="What is the capital of France?", output="Paris is the capital")
+    pair = Case(id="p", question="Name a prime", output_1="Seven is a prime", output_2="Nine maybe")
+    for case in (single, pair):
+        fields = {
+            f: disguised(getattr(case, f), k)
+            for f in ("question", "output", "output_1", "output_2")
+            if getattr(case, f)
+        }
+        assert case_fingerprint(case.model_copy(update=fields)) == case_fingerprint(case), fields
+    assert case_fingerprint(single) != case_fingerprint(single.model_copy(update={"output": "Lyon is the capital"}))
+
+
+def test_a_test_recorded_under_the_earlier_fingerprint_is_still_found(juge_home):
+    cases = [Case(id=f"c{i}", question=f"Question {i}?", output=f"Answer {i}") for i in range(3)]
+    with Registry() as registry:
+        registry.record(
+            test_id="old", policy_hash="p", split="holdout", data_hash="d", forced=False,
+            fingerprints=[earlier_fingerprint(c) for c in cases], store=None,
+        )  # fmt: skip
+        assert registry.tests_sharing(case_fingerprint(c) for c in cases) == []
+        (found,) = registry.tests_sharing(fingerprints_to_look_up(cases))
+    assert found["test_id"] == "old" and found["shared_items"] == 3
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +172,34 @@ def _holdout_cases():
 def _store_uses(db: Path) -> int:
     with sqlite3.connect(db) as con:
         return con.execute("SELECT COUNT(*) FROM holdout_uses").fetchone()[0]
+
+
+@pytest.mark.slow
+def test_a_disguised_copy_of_the_holdout_is_refused(tmp_path, monkeypatch, juge_home):
+    """Each item's question and answers get a zero-width space, a Cyrillic look-alike or a trailing full stop
+    (and new ids): the registry still knows them."""
+    policy_file = tmp_path / "derived.json"
+    res = juge(
+        "policy", "derive", "--items", ITEMS, "--judgments", JUDGMENTS, "--db", tmp_path / "j.db",
+        "-o", tmp_path / "P.md", "--json", policy_file, "--resamples", "200",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    policy = tmp_path / "policy.json"
+    shutil.copy(policy_file, policy)
+    (tmp_path / "first").mkdir()
+    monkeypatch.chdir(tmp_path / "first")
+    common = ("--resamples", "200", "--no-fail")
+    res = juge("policy", "test", "--policy", policy, "--items", ITEMS, "--judgments", JUDGMENTS, *common)
+    assert res.exit_code == 0, res.output
+    items, judgments = renamed_copy(tmp_path / "copy")
+    rows = [json.loads(line) for line in items.read_text().splitlines()]
+    for k, r in enumerate(rows):
+        for field in ("question", "answer_1", "answer_2"):
+            if isinstance(r.get(field), str):
+                r[field] = disguised(r[field], k)
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    shutil.copy(policy_file, tmp_path / "copy" / "policy.json")  # a copy from before the test
+    monkeypatch.chdir(tmp_path / "copy")
+    res = juge("policy", "test", "--policy", "policy.json", "--items", items, "--judgments", judgments, *common)
+    assert res.exit_code == 2, res.output
+    assert "already tested" in res.output and "registry" in res.output

@@ -9,6 +9,9 @@ hyphen), combining marks and control characters removed, and common Cyrillic,
 Greek, Cherokee and small-capital homoglyphs of Latin letters replaced (after
 the Unicode confusables list, UTS #39). The skeleton is never used to accept an
 output, only to refuse one.
+
+`comparable_text` is the skeleton two texts are compared by when "the same to a reader" must not be evaded
+(the holdout's item fingerprint): case folded, whitespace runs one space, trailing punctuation dropped.
 """
 
 from __future__ import annotations
@@ -120,3 +123,16 @@ def skeleton(text: str) -> str:
         ch for ch in decomposed if ch in _KEEP_CONTROLS or unicodedata.category(ch) not in {"Cf", "Cc", "Mn", "Me"}
     )
     return unicodedata.normalize("NFKC", kept.translate(_TABLE))
+
+
+def comparable_text(text: str | None) -> str:
+    """`text` as a reader tells it apart: its skeleton, case folded, every run of whitespace one space, and
+    no punctuation or whitespace at its end (None is the empty text). A zero-width space, a look-alike
+    letter or a full stop added does not make another text."""
+    if not text:
+        return ""
+    folded = " ".join(skeleton(text).casefold().split())
+    end = len(folded)
+    while end and (folded[end - 1].isspace() or unicodedata.category(folded[end - 1]).startswith("P")):
+        end -= 1
+    return folded[:end]

@@ -50,7 +50,7 @@ from juge.policy.file import (
 )
 from juge.policy.grades import grade_holdout_figures, grade_holdout_items
 from juge.policy.guarantee import check_on_holdout
-from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
+from juge.policy.registry import Registry, case_fingerprint, earlier_fingerprint, fingerprint_set_hash
 from juge.policy.results import HoldoutTest, PolicyResult
 from juge.policy.route import route_item
 from juge.policy.routed import (
@@ -96,11 +96,12 @@ class LedgerItem:
     item_id: str
     group: str
     fingerprint: str
+    earlier: str = ""  # its fingerprint as older tests recorded it: looked up, never recorded
 
 
 def ledger_items(item_ids: Iterable[str], cases: Iterable[Case]) -> list[LedgerItem]:
     by_id = {c.id: c for c in cases}
-    return [LedgerItem(i, by_id[i].group, case_fingerprint(by_id[i])) for i in item_ids]
+    return [LedgerItem(i, by_id[i].group, case_fingerprint(by_id[i]), earlier_fingerprint(by_id[i])) for i in item_ids]
 
 
 def check_test_split(policy: PolicyResult, data_hash: str, groups: Iterable[str], split: str) -> None:
@@ -134,7 +135,7 @@ def previous_tests(
     Refuses (HoldoutAlreadyUsed) unless ``force``: dropping an item, editing a label, renaming the split, or
     copying the items under new ids and groups to another store or directory does not make them unseen.
     """
-    fingerprints = {it.fingerprint for it in items}
+    fingerprints = {it.fingerprint for it in items} | {it.earlier for it in items if it.earlier}
     found: dict[str, dict[str, Any]] = {}
 
     def add(key: str, where: str, row: dict[str, Any]) -> None:

@@ -6,8 +6,13 @@ knows none. So each test is also recorded in one SQLite file in the user's data 
 fingerprint** of each item: the normalised question and answers, never the id or the group, so a
 copy with ids prefixed and groups shifted is the same holdout.
 
-Normalisation: Unicode NFKC, case folded, every run of whitespace one space, ends stripped. The two
-answers of a pair are sorted, so a copy with the answers swapped is the same item too. The
+Normalisation: the text skeleton the parsers' contradiction and injection checks use
+(:func:`juge.judges.textnorm.comparable_text`: look-alike letters folded, invisible characters dropped),
+case folded, every run of whitespace one space, trailing punctuation dropped: a zero-width space, a
+Cyrillic look-alike or a full stop added to each item does not make it unseen. The two answers of a pair
+are sorted, so a copy with the answers swapped is the same item too. A test recorded before this
+normalisation (``juge-item-v1``: NFKC and case only) is still found: each item is also looked up by its
+v1 fingerprint (:func:`earlier_fingerprint`). The
 reference, the context and the labels are not part of it: adding a reference or relabelling an
 item does not make it unseen.
 """
@@ -20,7 +25,7 @@ import os
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,10 +34,11 @@ from typing import Any
 import platformdirs
 
 from juge.data.records import Case
+from juge.judges.textnorm import comparable_text
 
 ENV_HOME = "JUGE_HOME"
 REGISTRY_FILE = "holdout-registry.sqlite"
-FINGERPRINT_VERSION = "juge-item-v1"
+FINGERPRINT_VERSION = "juge-item-v2"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tests (
@@ -66,24 +72,43 @@ def registry_path() -> Path:
 
 
 def normalise_text(text: str | None) -> str:
-    """NFKC, case folded, whitespace runs as one space, stripped (None is the empty text)."""
+    """The item text a fingerprint hashes (see the module's docstring)."""
+    return comparable_text(text)
+
+
+def _v1_text(text: str | None) -> str:
     if not text:
         return ""
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
+def _fingerprint(case: Case, normalise: Callable[[str | None], str], version: str) -> str:
+    if case.messages:
+        question = "\n".join(f"{m.role}: {normalise(m.content)}" for m in case.messages)
+    else:
+        question = normalise(case.question)
+    if case.is_pair:
+        answers = sorted((normalise(case.output_1), normalise(case.output_2)))
+    else:
+        answers = [normalise(case.output)]
+    body = json.dumps([version, question, answers], ensure_ascii=False)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
 def case_fingerprint(case: Case) -> str:
     """sha256 of an item's normalised question (or conversation) and answers (a pair's sorted)."""
-    if case.messages:
-        question = "\n".join(f"{m.role}: {normalise_text(m.content)}" for m in case.messages)
-    else:
-        question = normalise_text(case.question)
-    if case.is_pair:
-        answers = sorted((normalise_text(case.output_1), normalise_text(case.output_2)))
-    else:
-        answers = [normalise_text(case.output)]
-    body = json.dumps([FINGERPRINT_VERSION, question, answers], ensure_ascii=False)
-    return hashlib.sha256(body.encode()).hexdigest()
+    return _fingerprint(case, normalise_text, FINGERPRINT_VERSION)
+
+
+def earlier_fingerprint(case: Case) -> str:
+    """The item's fingerprint as tests recorded it before v2 (NFKC, case folded, whitespace): looked up, never
+    recorded, so a holdout tested with an older juge stays tested."""
+    return _fingerprint(case, _v1_text, "juge-item-v1")
+
+
+def fingerprints_to_look_up(cases: Iterable[Case]) -> set[str]:
+    """Every fingerprint under which an earlier test of these items may be recorded (v2 and v1)."""
+    return {f for c in cases for f in (case_fingerprint(c), earlier_fingerprint(c))}
 
 
 def fingerprint_set_hash(fingerprints: Iterable[str]) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from juge.errors import InputError
-from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash
+from juge.policy.registry import Registry, case_fingerprint, fingerprint_set_hash, fingerprints_to_look_up
 from juge.providers.base import Provider
 from juge.tune.models import HoldoutFigure
 from juge.tune.variants import LabelledItem, build
@@ -50,8 +50,9 @@ def test_on_holdout(
 
     judge = build(tuned, str(tuned["name"]), base_dir, "tuned judge")
     fingerprints = [case_fingerprint(it.case) for it in hold]
+    look_up = fingerprints_to_look_up(it.case for it in hold)
     with Registry() as registry:
-        previous = registry.tests_sharing(fingerprints)
+        previous = registry.tests_sharing(look_up)
         if previous and not force:
             _refuse(previous, len(hold))  # before any call is paid for
         cases = [it.case for it in hold]
@@ -70,7 +71,7 @@ def test_on_holdout(
             verdicts = verdicts_of(store.judgments(run.id), judge.setup)
             run_id = run.id
         with registry.locked():
-            previous = registry.tests_sharing(fingerprints)
+            previous = registry.tests_sharing(look_up)
             if previous and not force:
                 _refuse(previous, len(hold))
             registry.record(
