@@ -382,7 +382,24 @@ _SHOWN = {"12": "answer 1 shown as A", "21": "answer 2 shown as A"}
 
 def export_command(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .jsonl, .csv or .parquet.")],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Output file: .jsonl, .csv or .parquet (or any, with --format).")
+    ],
+    format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="jsonl, csv or parquet (default: the file's suffix); inspect (an Inspect AI eval log), "
+            "promptfoo (a results file for its viewer) or otel (OTLP JSON spans with the verdicts, in the "
+            "traces the cases came from).",
+        ),
+    ] = None,
+    route: Annotated[
+        Path | None,
+        typer.Option(
+            "--route", help="--format otel: a `juge route --json` file; each case's span carries the policy's decision."
+        ),
+    ] = None,
     wide: Annotated[
         bool, typer.Option("--wide", help="One row per case (a column per judge's verdict) instead of per judgment.")
     ] = False,
@@ -408,14 +425,23 @@ def export_command(
     `score`, `criterion.NAME`, `p.ANSWER`, `check.NAME`, `category`, `question`, `group`, `meta.KEY`.
     JSONL keeps checks, distributions and meta nested. JSONL and Parquet keep every text exactly as
     stored. In CSV, model text that starts like a spreadsheet formula is prefixed with a quote so
-    opening the file cannot run it (--raw-csv turns this off)."""
+    opening the file cannot run it (--raw-csv turns this off).
+
+    --format inspect, promptfoo or otel writes the run for those tools; what each cannot carry is
+    printed (and in --json's `lost`). docs/integrations.md says which fields survive."""
     from juge.api import export
 
     with staged_output(json_out, "--json") as json_tmp:  # staged first: a bad --json fails before -o is written
-        result = export(run_id, output, db=db, wide=wide, raw_csv=raw_csv)
+        result = export(run_id, output, db=db, format=format, wide=wide, raw_csv=raw_csv, route=route)  # type: ignore[arg-type]  # checked there
         if json_tmp is not None:
             json_tmp.write_text(result.to_json(indent=2) + "\n", encoding="utf-8")
-    err.print(f"wrote {result.rows} rows to {result.path}", markup=False)
+    if result.format in ("inspect", "promptfoo", "otel"):
+        linked = f", {result.linked} in the traces they came from" if result.linked is not None else ""
+        err.print(f"wrote {result.rows} judgments as {result.format} to {result.path}{linked}", markup=False)
+        for lost in result.lost:
+            err.print(f"  not carried: {lost}", markup=False)
+    else:
+        err.print(f"wrote {result.rows} rows to {result.path}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -35,13 +35,19 @@ def export(
     path: str | Path,
     *,
     db: str | Path | None = None,
-    format: Literal["jsonl", "csv", "parquet"] | None = None,
+    format: Literal["jsonl", "csv", "parquet", "inspect", "promptfoo", "otel"] | None = None,
     wide: bool = False,
     raw_csv: bool = False,
+    route: str | Path | None = None,
 ) -> ExportResult:
     """Write a stored run for analysis (``juge export``): one row per judgment, or with ``wide`` one row per
     case (a column per judge's verdict). ``format`` defaults to the path's suffix (``.jsonl``, ``.csv``,
     ``.parquet``; Parquet needs ``juge[parquet]``).
+
+    ``format`` ``inspect``, ``promptfoo`` or ``otel`` writes the run for other tools (``juge.runs.interop``): an
+    Inspect AI eval log, a promptfoo results file, or OTLP JSON spans carrying each judgment as a
+    ``gen_ai.evaluation.result`` event in the trace its case came from; ``route`` (a ``juge route --json`` file)
+    adds the policy's decision to each span (otel only). The result's ``lost`` says what the format cannot carry.
 
     CSV and Parquet have one column per field with native types (see this module); JSONL keeps checks,
     distributions and meta nested. JSONL and Parquet keep every text exactly as stored; in CSV a text
@@ -53,14 +59,23 @@ def export(
     ['run_id', 'item_id', 'category']
     """
     from juge.files import write_atomic, write_with
+    from juge.runs.interop import INTEROP_FORMATS
     from juge.store import open_store
 
     path = Path(path)
     fmt = format or path.suffix.lower().lstrip(".")
-    if fmt not in FORMATS:
+    if fmt not in FORMATS + INTEROP_FORMATS:
         if format is None:
-            raise InputError(f"{path}: unknown format {path.suffix!r}; use .jsonl, .csv or .parquet")
-        raise InputError(f"format {format!r}: use one of {', '.join(FORMATS)}")
+            raise InputError(
+                f"{path}: unknown format {path.suffix!r}; use .jsonl, .csv or .parquet, or --format inspect|promptfoo|otel"
+            )
+        raise InputError(f"--format {format!r}: use one of {', '.join(FORMATS + INTEROP_FORMATS)}")
+    if route is not None and fmt != "otel":
+        raise InputError("--route adds the policy's decisions to OTel spans: use it with --format otel")
+    if fmt in INTEROP_FORMATS:
+        if wide:
+            raise InputError(f"--wide is a table's shape: --format {fmt} has its own")
+        return _export_interop(run, path, fmt, db=db, route=route)
     run_id = run if isinstance(run, str) else run.run_id
     with open_store(db, must_exist=True) as store:
         run_id = store.get_run(run_id)["id"]
@@ -94,6 +109,30 @@ def export(
         wide=wide,
         rows=len(rows),
         columns=columns,
+    )
+
+
+def _export_interop(
+    run: str | Run, path: Path, fmt: str, *, db: str | Path | None, route: str | Path | None
+) -> ExportResult:
+    from juge.files import write_atomic
+    from juge.runs.interop import interop_document, read_route
+    from juge.store import open_store
+
+    decisions = read_route(route) if route is not None else None
+    run_id = run if isinstance(run, str) else run.run_id
+    with open_store(db, must_exist=True) as store:
+        run_id = store.get_run(run_id)["id"]
+        document, written, lost, linked = interop_document(store, run_id, fmt, route=decisions)
+    write_atomic(path, json.dumps(document, ensure_ascii=False, indent=1) + "\n")
+    return ExportResult(
+        run_id=run_id,
+        path=str(path),
+        format=fmt,  # type: ignore[arg-type]  # one of INTEROP_FORMATS
+        rows=written,
+        lost=lost,
+        linked=linked,
+        decisions=len(decisions["decisions"]) if decisions is not None else None,
     )
 
 

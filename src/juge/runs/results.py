@@ -445,14 +445,20 @@ class ExportResult(Result):
     """The run exported."""
     path: str
     """The file written."""
-    format: Literal["jsonl", "csv", "parquet"]
-    """jsonl, csv or parquet."""
+    format: Literal["jsonl", "csv", "parquet", "inspect", "promptfoo", "otel"]
+    """jsonl, csv or parquet (a table); inspect, promptfoo or otel (another tool's format)."""
     wide: bool = False
     """True for one row per case (a column per judge's verdict); false for one row per judgment."""
     rows: int
-    """Rows written."""
+    """Rows written; for inspect, promptfoo and otel the judgments written."""
     columns: list[str] = []
-    """The columns written, in order."""
+    """The columns written, in order (tables only)."""
+    lost: list[str] = []
+    """inspect, promptfoo, otel: what of the run the format cannot carry."""
+    linked: int | None = None
+    """otel: cases whose span went into the trace the case was imported from (``meta.trace_id``)."""
+    decisions: int | None = None
+    """otel with --route: the policy decisions read (each on its case's span)."""
 
 
 class RenderedPrompt(Part):
