@@ -33,6 +33,7 @@ from juge.demos.api import demo as demo
 from juge.label.audit import audit_sample as audit_sample
 from juge.label.audit import audit_status as audit_status
 from juge.policy.api import policy_derive as policy_derive
+from juge.policy.api import policy_status as policy_status
 from juge.policy.api import policy_test as policy_test
 from juge.policy.api import route as route
 from juge.probes.api import probe_injection as probe_injection

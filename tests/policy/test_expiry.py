@@ -96,3 +96,37 @@ def test_a_changed_judge_expires_the_policy(monkeypatch, capsys, tmp_path, no_ke
                            "-n", "3", "--json", str(tmp_path / "a1.json"))  # fmt: skip
     assert code == 0, err
     assert json.loads((tmp_path / "a1.json").read_text())["identity"]["expired"] is False
+
+    # policy status: the newest run of the judge answered as the new version, so the policy has expired.
+    status = ("policy", "status", str(policy), "--db", db)
+    code, out, err = run_cli(monkeypatch, capsys, *status, "--json", str(tmp_path / "s.json"))
+    assert code == 0, err
+    report = json.loads((tmp_path / "s.json").read_text())
+    assert report["status"] == "expired" and report["expired"] is True and "EXPIRED" in out
+    assert [m["field"] for c in report["identity_checks"] for m in c["mismatches"]] == ["model"]
+    assert [i["models"] for i in report["identity"].values()] == [[MODEL]] and report["held"] is None
+    assert any("juge drift" in step for step in report["next"])
+    # Against the run it was derived from, it stands (untested); the changed rubric expires it again.
+    code, _, err = run_cli(monkeypatch, capsys, *status, "--run", run1, "--json", str(tmp_path / "s1.json"))
+    report = json.loads((tmp_path / "s1.json").read_text())
+    assert code == 0 and (report["status"], report["expired"]) == ("untested", False)
+    code, _, err = run_cli(monkeypatch, capsys, *status, "--run", run1, "--eval", str(kinder), "--json",
+                           str(tmp_path / "s2.json"))  # fmt: skip
+    report = json.loads((tmp_path / "s2.json").read_text())
+    assert code == 0 and report["expired"] is True
+    assert {m["field"] for c in report["identity_checks"] for m in c["mismatches"]} == {"template_hash"}
+
+
+def test_status_without_evidence_leaves_expiry_unchecked(tmp_path, monkeypatch):
+    import juge.api
+    from juge.calibration.api import demo_path
+
+    monkeypatch.chdir(tmp_path)  # no .juge/juge.db here
+    policy = juge.api.policy_derive(
+        items=demo_path("items.jsonl"), judgments=demo_path("judgments.jsonl"), resamples=100
+    )
+    policy.save(tmp_path / "p.json")
+    report = juge.api.policy_status(tmp_path / "p.json")
+    assert (report.status, report.expired, report.checked_against) == ("untested", None, [])
+    assert report.identity and all(i.models for i in report.identity.values())
+    assert any("policy test" in s for s in report.next) and any("--eval" in s for s in report.next)

@@ -714,13 +714,86 @@ def print_audit_status(result: Any) -> None:
     for note in result.notes:
         out.print(Text("note: " + note))
     out.print(Text(f"{result.outcome.upper()}: {result.reason}", style=style), soft_wrap=True)
+def status_command(
+    policy_path: Annotated[Path, typer.Argument(help="Policy JSON written by juge policy derive --json.")],
+    db: DbOption = str(DEFAULT_DB),
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            help="A stored run of the judge whose answered model version to check (default: the newest run in "
+            "--db with calls of the policy's judge).",
+        ),
+    ] = None,
+    eval_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval",
+            help="Eval file whose judge you route with: its model, template and rubric are checked (no call is made).",
+        ),
+    ] = None,
+    json_path: JsonOption = None,
+) -> None:
+    """Where a policy stands: derived on what, tested when and whether it held, its audits, its judge's identity,
+    whether it has EXPIRED and why, and what to run next.
+
+    A policy expires when its judge changes: the provider, the model version as answered, the template, the
+    rubric or the parser. The judge is checked in --eval's judge file (before any call) and in the answers of a
+    stored run (--run, else the newest run in --db with calls of the policy's judge); with neither, expiry is
+    unchecked and said so. Always exit 0 when the status could be read: it is a report, not a gate.
+    """
+    from juge.api import policy_status
+
+    with staged_json(json_path) as write:
+        result = policy_status(policy_path, db=db, run=run, eval_file=eval_file)
+        if write is not None:
+            write(result.to_dict())
+    _print_status(result)
+    if json_path is not None:
+        out.print(Text(f"wrote {json_path}"))
+
+
+def _print_status(r: Any) -> None:
+    out = Console(highlight=False)  # hashes and commands stay whole, to copy
+    words = "EXPIRED" if r.status == "expired" else r.status.upper() if r.status != "untested" else "untested"
+    out.print(Text(f"policy {r.policy_hash[:12]} ({r.judge_kind}, judge {r.judge}): {words}", style="bold"))
+    dev = r.dev
+    out.print(Text(f"derived   {r.created_at or 'date unknown'} on split {dev.split!r}, {dev.n_items} items, "
+                   f"data hash {(dev.data_hash or '')[:12]}"))  # fmt: skip
+    if r.test_id is None:
+        out.print(Text("tested    never (no holdout test recorded)"))
+    else:
+        held = "HELD" if r.held else "NOT HELD"
+        forced = ", FORCED (items tested before)" if r.test_forced else ""
+        out.print(Text(f"tested    {r.tested_at} on split {r.test_split!r}, {r.test_items} items{forced}: {held}"))
+        if r.forced_uses:
+            out.print(Text(f"          used {r.forced_uses} time(s) since with --force (FORCED)", style="red"))
+    audit = f"{len(r.audits)} batch(es)" + (f": {r.audit_outcome}" if r.audit_outcome else "")
+    out.print(Text(f"audits    {audit} (policy: {r.audit_n} decisions every {r.audit_every})"))
+    for key, ident in r.identity.items():
+        out.print(Text(f"judge     {key}: model {', '.join(ident.models)}, template hash "
+                       f"{', '.join(h[:12] for h in ident.template_hashes) or 'not recorded'}"))  # fmt: skip
+    if r.expired is None:
+        out.print(Text("expired   unchecked (nothing to check the judge against)", style="yellow"))
+    elif r.expired:
+        out.print(Text("expired   YES, against " + "; ".join(r.checked_against), style="bold red"))
+        for why in r.why_expired:
+            out.print(Text("          " + why, style="red"))
+    else:
+        out.print(Text("expired   no, against " + "; ".join(r.checked_against)))
+    for note in r.notes:
+        out.print(Text("note: " + note, style="yellow"))
+    for step in r.next:
+        out.print(Text("next: " + step))
 
 
 policy_app = typer.Typer(
-    help="Derive a judge policy on dev data and test it once on holdout data.", no_args_is_help=True
+    help="Derive a judge policy on dev data, test it once on holdout data, and see where it stands.",
+    no_args_is_help=True,
 )
 policy_app.command("derive")(derive_command)
 policy_app.command("test")(test_command)
+policy_app.command("status")(status_command)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from juge.errors import InputError
-from juge.policy.results import AuditSample, HoldoutTest, PolicyResult, RouteResult
+from juge.policy.results import AuditSample, HoldoutTest, PolicyResult, PolicyStatusReport, RouteResult
 from juge.runs.api import _in_running_loop, _run_id
 from juge.runs.results import Run
 
@@ -268,6 +268,38 @@ def route(
         return _with_use(call(), use)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="juge-route") as pool:
         return _with_use(pool.submit(call).result(), use)  # the engine runs its own loop: not in the caller's
+
+
+def policy_status(
+    policy: PolicyResult | Mapping[str, Any] | str | Path,
+    *,
+    db: str | Path | None = None,
+    run: str | None = None,
+    eval_file: str | Path | None = None,
+) -> PolicyStatusReport:
+    """Where a policy stands (``juge policy status``): derived on what, tested when and whether it held, its
+    audits, its judge's identity, whether it has EXPIRED and why, and what to run next.
+
+    Expiry is checked against the judge as it is now: ``eval_file`` (the judge file as it would be called: the
+    model it asks for, its template hash and rubric; no call is made) and a stored run in ``db`` (``run``, else
+    the newest run with calls of the policy's judge: the model version as answered). A store that does not exist
+    is skipped (nothing to check there) unless ``run`` names a run in it."""
+    from juge.policy.inputs import load_policy
+    from juge.policy.standing import policy_standing
+    from juge.store import DEFAULT_DB, open_store
+
+    document = load_policy(policy)
+    source = str(policy) if isinstance(policy, str | Path) else "policy"
+    path = DEFAULT_DB if db is None else db
+    if run is None and _missing_sqlite(path):
+        return policy_standing(document, eval_file=eval_file, source=source)
+    with open_store(path, must_exist=True) as store:
+        return policy_standing(document, store=store, run=run, eval_file=eval_file, source=source)
+
+
+def _missing_sqlite(db: str | Path) -> bool:
+    text = str(db)
+    return "://" not in text and not Path(text).exists()
 
 
 def _policy_path(policy: Any) -> Path | None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_
 from juge.calibration.results import Agreement, BootstrapInfo, Caught, JudgeVersion
 from juge.errors import validation_error
 from juge.files import write_json
-from juge.judges.identity import IdentityUse
+from juge.judges.identity import IdentityCheck, IdentityUse, JudgeIdentity
 from juge.parts import Part, Result
 from juge.policy.decision import CategoryDecision, Route, Ruling, category_decision
 from juge.policy.file import read_policy
@@ -904,6 +904,68 @@ class AuditStatus(Result):
     @property
     def drifted(self) -> bool:
         return self.outcome == "drifted"
+
+
+class PolicyStatusReport(Result):
+    """Where a policy stands (``juge policy status --json``): derived on what, tested when and whether it held,
+    its audits, its judge's identity, whether it has expired and why, and what to run next."""
+
+    schema_name: ClassVar[str] = "policy_status"
+
+    policy: str
+    """The policy file (or ``policy`` for one given as a model)."""
+    policy_hash: str
+    """The policy's hash."""
+    judge_kind: str
+    """pairwise, passfail or score."""
+    judge: str
+    """The judge chosen."""
+    created_at: str | None = None
+    """When the policy was derived (ISO 8601, UTC)."""
+    juge_version: str | None = None
+    """The juge version that derived it."""
+    dev: PolicyDev = PolicyDev()
+    """The dev data it was derived on."""
+    status: StatusName
+    """untested, held, not held, forced, or expired (its judge changed: that outranks the test)."""
+    test_id: str | None = None
+    """The last holdout test (None: untested)."""
+    tested_at: str | None = None
+    """When it was tested (ISO 8601, UTC)."""
+    test_split: str | None = None
+    """The split it was tested on."""
+    test_items: int | None = None
+    """Items in the holdout test."""
+    test_forced: bool = False
+    """True when the test reused items tested before (--force)."""
+    held: bool | None = None
+    """Whether the policy held on its last holdout test (None: untested)."""
+    test_conclusion: str | None = None
+    """The last test's conclusion in words."""
+    forced_uses: int = 0
+    """Uses after it did not hold, forced with --force."""
+    identity: dict[str, JudgeIdentity] = {}
+    """The judge's identity the policy was derived with, per ``judge/template``."""
+    checked_against: list[str] = []
+    """What the identity was checked against: a judge file (before any call) and a stored run (as answered)."""
+    expired: bool | None = None
+    """True when the judge checked is not the one the policy was derived with; None: nothing to check against."""
+    why_expired: list[str] = []
+    """Each judge's parts that moved."""
+    identity_checks: list[IdentityCheck] = []
+    """Each comparison, with its mismatches."""
+    audit_every: str | None = None
+    """How often a person re-checks the judge's decisions (e.g. week)."""
+    audit_n: int | None = None
+    """Decisions a person re-checks each time."""
+    audits: list[dict[str, Any]] = []
+    """The audit batches so far (filled by the weekly audit's reader)."""
+    audit_outcome: str | None = None
+    """What the audits so far conclude (holding, drifted, too few labels yet); None: no audit read."""
+    next: list[str] = []
+    """What to run next."""
+    notes: list[str] = []
+    """Remarks for the reader."""
 
 
 HoldoutTest.model_rebuild()
