@@ -714,6 +714,8 @@ def print_audit_status(result: Any) -> None:
     for note in result.notes:
         out.print(Text("note: " + note))
     out.print(Text(f"{result.outcome.upper()}: {result.reason}", style=style), soft_wrap=True)
+
+
 def status_command(
     policy_path: Annotated[Path, typer.Argument(help="Policy JSON written by juge policy derive --json.")],
     db: DbOption = str(DEFAULT_DB),
