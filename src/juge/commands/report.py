@@ -12,6 +12,7 @@ from rich.console import Console
 from juge.calibration.source import StudySource
 from juge.commands.inputs import ITEM_OPTIONS, reads_inputs
 from juge.errors import InputError
+from juge.files import is_stdout
 from juge.store import DEFAULT_DB
 
 REPORT_HELP = (
@@ -25,7 +26,8 @@ REPORT_HELP = (
     "the paired difference of pass rates with its interval, the McNemar p, the changed cases with both raw "
     "outputs).\n\n"
     "Examples: juge report juge-demo/calibration.json -o report.html --policy policy.json; "
-    "juge report --run 3f2a -o run.html; juge report --compare 3f2a 9c1b -o compare.html"
+    "juge report --run 3f2a -o run.html; juge report --compare 3f2a 9c1b -o compare.html; "
+    "juge report --run 3f2a --format md-summary -o comment.md"
 )
 
 
@@ -71,8 +73,10 @@ def report_command(
             "--format",
             "-f",
             help="html (one self-contained page with plots, no network), md (the same numbers as "
-            "Markdown tables) or json (the normalised data the HTML is made from). Default: the -o suffix "
-            "(.md, .json), else html.",
+            "Markdown tables), json (the normalised data the HTML is made from), or md-summary (with --run or "
+            "--compare: a short Markdown for a pull-request comment: the pass rate, the gate, the cases whose "
+            "verdict changed since the previous run of the eval, or since OLD). Default: the -o suffix (.md, "
+            ".json), else html.",
         ),
     ] = None,
     policy: Annotated[
@@ -146,7 +150,8 @@ def report_command(
             calibration, output, fmt, policy=policy, policy_test=policy_test, items=items, top=top,  # type: ignore[arg-type]
             items_map=source.mapping,
         )  # fmt: skip
-    Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
+    if not is_stdout(path):
+        Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -31,11 +31,13 @@ def report(
     path's suffix (``.md``, ``.json``; else HTML); ``items_map`` reads the columns of ``items`` (``--map``).
     Returns the path written.
     """
-    from juge.reports.write import format_for, read_calibration, read_result, write_report
+    from juge.reports.write import RUN_ONLY, format_for, read_calibration, read_result, write_report
 
     if top < 0:
         raise InputError("--top must be 0 or more")
     chosen = format_for(path, fmt)
+    if chosen in RUN_ONLY:
+        raise InputError(f"--format {chosen} summarises a stored run: give --run RUN_ID or --compare OLD NEW")
     if isinstance(result, str | Path):
         source = source or Path(result).name
         data = read_calibration(result)
@@ -68,7 +70,7 @@ def run_report(
     *,
     db: str | Path | None = None,
     path: str | Path | None = None,
-    fmt: Literal["html", "md", "json"] | None = None,
+    fmt: Literal["html", "md", "json", "md-summary"] | None = None,
     threshold: float | None = None,
     allow_different_judges: bool = False,
     max_cases: int = 200,
@@ -78,7 +80,9 @@ def run_report(
     """Write the report of a stored run, or of two runs compared (``juge report --run`` / ``--compare``).
 
     ``path`` defaults to ``run-ID.html`` or ``compare-OLD-NEW.html`` (the format's suffix); ``fmt`` defaults
-    to the path's suffix (``.md``, ``.json``; else HTML). Nothing is written on an error. Returns the path written.
+    to the path's suffix (``.md``, ``.json``; else HTML). ``md-summary`` is a short Markdown for a pull-request
+    comment: the pass rate, the gate and the cases whose verdict changed since the previous run of the same eval
+    (with ``compare``: since OLD). Nothing is written on an error. Returns the path written.
     """
     from juge.reports.render import render_report
     from juge.reports.runs import build_compare_data, build_run_data
@@ -96,6 +100,13 @@ def run_report(
         raise InputError(f"{store_path}: no juge database here; give --db PATH (the one `juge run` wrote to)")
     with open_store(store_path) as store:
         try:
+            if chosen == "md-summary":
+                from juge.reports.summary_md import md_summary
+
+                target = run if run is not None else compare[1]  # type: ignore[index]
+                text = md_summary(store, target, db=store_path, baseline=compare[0] if compare else None)
+                default = f"run-{store.get_run(target)['id']}.summary"
+                return write_atomic(Path(path) if path is not None else Path(default + ".md"), text)
             if run is not None:
                 data = build_run_data(store, run, max_cases=max_cases)
                 default = f"run-{data['run']['id']}"

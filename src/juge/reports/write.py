@@ -25,15 +25,17 @@ from juge.reports.model import as_calibration, build_report_data
 from juge.reports.render import FORMATS, render_report
 
 ResultModel = TypeVar("ResultModel", bound=BaseModel)
-SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
+SUFFIXES = {"html": ".html", "md": ".md", "json": ".json", "md-summary": ".md"}
+RUN_ONLY = ("md-summary",)  # formats of a stored run or a comparison only
 
 
 def format_for(path: str | Path | None, fmt: str | None) -> str:
     """The report format: `fmt` when given, else the output's suffix (.md, .json; anything else is HTML).
     The one rule for ``juge report``, ``juge.report`` and ``run_report``; an unknown `fmt` is an input error."""
     if fmt is not None:
-        if fmt not in FORMATS:
-            raise InputError(f"--format must be one of {', '.join(FORMATS)} (fmt= in Python), got {fmt!r}")
+        if fmt not in FORMATS and fmt not in RUN_ONLY:
+            known = ", ".join([*FORMATS, *RUN_ONLY])
+            raise InputError(f"--format must be one of {known} (fmt= in Python), got {fmt!r}")
         return fmt
     suffix = Path(path).suffix.lower() if path is not None else ""
     return {".md": "md", ".json": "json"}.get(suffix, "html")

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from juge import __version__
 from juge.config import EvalConfig, ProviderSpec
@@ -33,10 +33,11 @@ from juge.engine.batching import BatchedProvider, BatchPending, describe
 from juge.errors import InputError
 from juge.judges.judge import Judge
 from juge.providers.base import Provider
+from juge.runs.gate import evaluate_gate, gate_record
 from juge.runs.plan import RunOptions, RunPlan, check_renderable, plan_run
 from juge.runs.providers import answering_judges, as_model
 from juge.runs.results import Gate, Run, RunSummary
-from juge.runs.summary import pass_rate_estimate, summarize
+from juge.runs.summary import summarize
 from juge.runs.system import generate_outputs, judged_cases
 from juge.store import Store
 
@@ -133,6 +134,7 @@ def claim_run(plan: RunPlan, store: Store, engine: Engine) -> Iterator[StoredRun
                 else None,
                 "min_score": config.spec.gate.min_score,
                 "min_pass_rate": config.spec.gate.min_pass_rate,  # the gate, for `juge view`
+                "gate": eval_gate(config),
                 "only": sorted(options.only) if options.only else None,
             },
         )
@@ -230,41 +232,23 @@ def finish_run(plan: RunPlan, store: Store, engine: Engine, run: StoredRun, stor
 
 
 def gate_of(config: EvalConfig, summary: RunSummary | None, *, db: str | None = None) -> Gate | None:
-    """The eval's [gate] on a finished run: min_pass_rate on the pass rate, min_pass_rate_lower on its 95 %
-    lower bound (PPI++'s with [gate] labels, as `juge estimate`; else the exact interval's, as the run report
-    shows). A gate no figure can meet is an input error."""
+    """The eval's [gate] on a finished run (see :mod:`juge.runs.gate`); a gate no figure can meet is an input
+    error."""
     spec = config.spec.gate
-    minimum, floor = spec.min_pass_rate, spec.min_pass_rate_lower
-    if (minimum is None and floor is None) or summary is None:
+    if (spec.min_pass_rate is None and spec.min_pass_rate_lower is None) or summary is None:
         return None
     if summary.pass_rate is None:
         raise config.error(
             "no check or counted judge gives a pass rate (score judges count only with [gate] min_score)",
-            "gate.min_pass_rate" if minimum is not None else "gate.min_pass_rate_lower",
+            "gate.min_pass_rate" if spec.min_pass_rate is not None else "gate.min_pass_rate_lower",
         )
-    lower: float | None = None
-    lower_from: Literal["exact", "ppi"] | None = None
-    n_labelled = None
-    if floor is not None and spec.labels is not None:
-        from juge.runs.corrected_run import estimate
+    return evaluate_gate(eval_gate(config), summary, db=db)
 
-        corrected = estimate(summary.run_id, config.path(spec.labels), db=db)
-        lower, lower_from, n_labelled = corrected.ppi.low, "ppi", corrected.n_labelled
-    elif floor is not None:
-        exact = pass_rate_estimate(summary.cases_passed, summary.n_cases)
-        lower, lower_from = (exact.low if exact is not None else None), "exact"
-    passed = (minimum is None or summary.pass_rate >= minimum) and (
-        floor is None or (lower is not None and lower >= floor)
-    )
-    return Gate(
-        min_pass_rate=minimum,
-        pass_rate=summary.pass_rate,
-        min_pass_rate_lower=floor,
-        pass_rate_lower=lower,
-        lower_from=lower_from,
-        n_labelled=n_labelled,
-        passed=passed,
-    )
+
+def eval_gate(config: EvalConfig) -> dict[str, Any]:
+    spec = config.spec.gate
+    labels = config.path(spec.labels) if spec.labels is not None else None
+    return gate_record(spec.min_pass_rate, spec.min_pass_rate_lower, labels)
 
 
 UNPARSED_WARNING = 0.2  # a judge with more unparsed answers than this share probably has a format problem
