@@ -14,7 +14,9 @@ from juge.judges.parsers import REASON_CODES, ParseResult, parse_passfail, reaso
         ("FAIL\nIt invents a delivery service the bakery does not offer.", "FAIL"),
         ("FAIL  \r\nTrailing spaces and CRLF after the verdict are fine.", "FAIL"),
         ("PASS\n\nA blank line before the sentence is fine.\n", "PASS"),
-        ("PASS\nThe reply would FAIL only if it named a price, and it does not.", "PASS"),
+        # a conditional mention of the other verdict, in lower case, is prose (the contract's documented form)
+        ("PASS\nThe reply would fail only if it named a price, and it does not.", "PASS"),
+        ("FAIL\nThe reply would pass if it named the hours; it does not.", "FAIL"),
         ("FAIL\nThe answer says 'pass the salt' instead of answering.", "FAIL"),
         ("FAIL\nIt does not pass the check.", "FAIL"),
         ("PASS\nPASS rates are not the point here; the hours are right.", "PASS"),
@@ -60,6 +62,9 @@ def test_valid_outputs(text: str, verdict: str) -> None:
         "\U0001d40f\U0001d400\U0001d412\U0001d412\nMathematical bold.",
         "P\u0301ASS\nCombining accent.",
         "PASS\u2028Line separator glued to the verdict line.",
+        # the other verdict in capitals, even in a conditional: a reader cannot tell a hedge from a second
+        # verdict, so the contract reads the format's own word only in its place (docs/security.md)
+        "PASS\nThe reply would FAIL only if it named a price, and it does not.",
         # two verdicts
         "PASS\nFAIL\nUndecided.",
         "PASS\nLooks fine.\nFAIL",

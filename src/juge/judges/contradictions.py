@@ -12,11 +12,13 @@ and only when nothing but punctuation follows it in its clause.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from juge.judges.textnorm import skeleton
+from juge.judges.vocabulary import LANGUAGES
 
 _DIGIT = re.compile(r"\d")  # str patterns: every Unicode decimal digit (Nd)
 
@@ -38,7 +40,7 @@ _PASSFAIL_WORD = rf"(?<![a-z0-9])(?:(?P<pass>{_PASS})|(?P<fail>{_FAIL}))(?![a-z0
 # Nothing but punctuation or emphasis after the verdict until the clause ends.
 _CLAUSE_END = r"(?![ \t]*[\w'’])"
 _CUES = (
-    r"verdicts?|final(?:\s+answer)?|so|thus|therefore|hence|result|decision|conclusion|"
+    r"answer|verdicts?|final(?:\s+answer)?|so|thus|therefore|hence|result|decision|conclusion|"
     r"outcome|grade|grading|rating|overall|summary|short|but|actually|instead|rather|"
     r"mark|marked|marking|rate|rated|judge|judged|judgement|judgment|assessment|evaluation|"
     r"corrected|correction|revised|updated"
@@ -168,3 +170,257 @@ def score_statements(text: str) -> Iterator[float]:
     """Each number a reader would take as the score, stated at the end of a line after a cue."""
     for match in _SCORE_CUED.finditer(text):
         yield float(match.group("n"))
+
+
+# --- the parser contract's further rules: opposite words, negations, other languages ------------------
+#
+# Each function takes the explanation (everything but the verdict's own place) and yields (code, how)
+# for each statement that disagrees with `verdict`; the code is one of juge.judges.parsers.REASON_CODES.
+
+
+def lowered(text: str) -> str:
+    """`text` case-folded, then folded as `fold` does (Cyrillic "НЕ" and "не" meet), for the word lists."""
+    return fold(text.casefold())
+
+
+def _word_pattern(words: Iterable[str], bounded: bool) -> re.Pattern[str] | None:
+    forms = sorted({lowered(w) for w in words}, key=len, reverse=True)
+    if not forms:
+        return None
+    body = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in forms)
+    return re.compile(rf"(?<!\w)(?:{body})(?!\w)" if bounded else f"(?:{body})")
+
+
+_UNSPACED = frozenset(("zh", "ja", "ko"))  # no spaces between words: a listed word counts inside a longer one
+
+
+@functools.cache
+def _vocabulary(kind: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(language, pattern) for each language but English whose list `kind` is not empty."""
+    out = []
+    for code, words in LANGUAGES.items():
+        if code == "en":
+            continue
+        pattern = _word_pattern(words[kind], bounded=code not in _UNSPACED)  # type: ignore[literal-required]
+        if pattern is not None:
+            out.append((code, pattern))
+    return tuple(out)
+
+
+def _foreign_passfail(low: str) -> Iterator[tuple[str, str]]:
+    """(PASS or FAIL, the word) for each listed verdict word of another language in `low` (see `lowered`).
+
+    FAIL phrases are read first and blanked out, so the PASS word inside "no aprobado" or "不通过" is
+    not read again as a PASS."""
+    for language, pattern in _vocabulary("fail"):
+        for match in pattern.finditer(low):
+            yield "FAIL", f"{LANGUAGES[language]['name']} '{match.group()}'"
+        low = pattern.sub(lambda m: " " * len(m.group()), low)
+    for language, pattern in _vocabulary("pass_"):
+        for match in pattern.finditer(low):
+            yield "PASS", f"{LANGUAGES[language]['name']} '{match.group()}'"
+
+
+_EN = LANGUAGES["en"]
+_UPPER_PASS = r"P[ .\-_*·]?[A4@][ .\-_*·]?[S5$][ .\-_*·]?[S5$](?:ED|ES|ING)?"
+_UPPER_FAIL = r"F[ .\-_*·]?[A4@][ .\-_*·]?[I1!|L][ .\-_*·]?[L1|!](?:ED|S|ING|URE)?"
+_CAPITALS = {
+    verdict: re.compile(rf"(?<![A-Za-z0-9]){word}(?![A-Za-z0-9])")
+    for verdict, word in (("PASS", _UPPER_PASS), ("FAIL", _UPPER_FAIL))
+}
+_SUBJECT = r"(?:it|this|that|which|the\s+(?:answer|response|reply|output|submission|result|verdict))"
+_NEGATOR = (
+    r"(?:not|never|no\s+longer|cannot|can['’]t|won['’]t|doesn['’]t|didn['’]t|isn['’]t|wasn['’]t|don['’]t|"
+    r"shouldn['’]t|wouldn['’]t|fails\s+to|failed\s+to)"
+)
+_NEG_FILLER = (
+    r"(?:(?:a|an|the|really|quite|actually|yet|be|been|get|receive|earn|deserve|merit|truly|clearly|even)\s+)*"
+)
+# What may follow a verdict word in a statement about the answer: "does not pass the check".
+_OBJECT = r"(?:\s+(?:the\s+|this\s+|our\s+)?(?:check|test|rubric|criterion|criteria|bar|muster|review|evaluation|grade|it|this))?"
+
+
+@functools.cache
+def _en_passfail(verdict: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(a statement that the answer is `verdict`, its negation, the property had or lacked) in English."""
+    words = _EN["pass_"] if verdict == "PASS" else _EN["fail"]
+    word = "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
+    stated = re.compile(
+        rf"\b{_SUBJECT}\s+(?:(?:is|was|['’]s|would\s+be|should\s+be|must\s+be|remains|counts\s+as|gets|deserves|"
+        rf"earns|receives|merits|clearly|definitely|simply|a|an)\s*)+{word}{_CLAUSE_END}"
+        rf"|\b{_SUBJECT}\s+(?:clearly\s+|definitely\s+|simply\s+)?{word}{_OBJECT}[ \t]*[.!;]?{_CLAUSE_END}"
+        rf"|\b(?:give|giving|gives|mark|marking|marks|rate|rating|rates)\s+(?:it|this)\s+(?:a\s+|an\s+)?{word}{_CLAUSE_END}",
+        re.IGNORECASE,
+    )
+    negated = re.compile(rf"\b{_NEGATOR}\s+{_NEG_FILLER}{word}{_OBJECT}[ \t]*[.!;]?{_CLAUSE_END}", re.IGNORECASE)
+    has = r"(?:has|have|does\s+have|shows|possesses|meets|satisfies)"
+    lacks = (
+        r"(?:does\s+not\s+have|doesn['’]t\s+have|lacks|does\s+not\s+show|doesn['’]t\s+show|does\s+not\s+meet|"
+        r"doesn['’]t\s+meet|fails\s+to\s+have)"
+    )
+    prop = r"\s+the\s+(?:property|criterion)(?:\s+[\"'“‘][^\"'”’\n]{1,80}[\"'”’])?[ \t]*[.!;]?"
+    own = has if verdict == "PASS" else lacks
+    prop_stated = re.compile(rf"\b{_SUBJECT}\s+(?:clearly\s+|definitely\s+)?{own}{prop}{_CLAUSE_END}", re.IGNORECASE)
+    return stated, negated, prop_stated
+
+
+def passfail_conflicts(text: str, verdict: str) -> Iterator[tuple[str, str]]:
+    """(code, how) for each statement in a PASS/FAIL answer's explanation `text` that disagrees
+    with `verdict`: the other verdict in capitals anywhere, in any wording; the other verdict stated or
+    this one negated in English; a listed verdict word of another language that disagrees."""
+    other = "FAIL" if verdict == "PASS" else "PASS"
+    folded = fold(text)
+    for match in _CAPITALS[other].finditer(folded):
+        yield "opposite_word", f"'{match.group()}' in capitals"
+    stated, _, prop = _en_passfail(other)
+    for match in stated.finditer(folded):
+        yield "opposite_word", f"'{match.group().strip()}'"
+    for match in prop.finditer(folded):
+        yield "opposite_word", f"'{match.group().strip()}'"
+    _, negated, _ = _en_passfail(verdict)
+    for match in negated.finditer(folded):
+        yield "negated_verdict", f"'{match.group().strip()}'"
+    for said, how in _foreign_passfail(lowered(text)):
+        if said != verdict:
+            yield "opposite_word", how
+
+
+# --- pairwise: "B is better", "B wins", "B es mejor", "B更好", a tie, and their negations --------------
+
+_THAN = r"(?:than|que|als|чем|di|dari|daripada|من|से)"
+_LETTER_L, _LETTER_R = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
+# What may stand before a letter that is the subject of "is better": the start of a clause, a word that
+# names an answer (in several languages), or a connective; not another noun ("Phone A is superior").
+_BEFORE_LETTER = (
+    r"(?:^|(?<=[\n.!?;:,(\[*\-–—])|(?<![\w'’])(?:assistant|answer|response|option|model|output|candidate|so|thus|"
+    r"therefore|hence|overall|but|and|think|believe|conclude|say|clearly|then|because|since|that|asistente|respuesta|"
+    r"opción|réponse|assistente|risposta|resposta|opção|antwort|ответ|вариант|ассистент|jawaban|yanıt|cevap|उत्तर|"
+    r"الإجابة|المساعد)\s+)[ \t]*"
+)
+_PAIR_NOUN = r"(?:(?:assistant|answer|response|option|model|output|candidate)\s+)?"
+
+
+@functools.cache
+def _better_patterns() -> tuple[re.Pattern[str], ...]:
+    """One pattern per language: a letter (group 'letter') said to be the better answer."""
+    out = []
+    for code, words in LANGUAGES.items():
+        forms = sorted({lowered(w) for w in words["better"]}, key=len, reverse=True)
+        body = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in forms)
+        if code in _UNSPACED:
+            # "B更好", "回答B更好", "Bの方が良い", "B가 더 낫다"; not "A比B更好" (A is better than B) or "Bより".
+            gap = r"[^\n。，,.;；!?！？比]{0,6}?" if code == "zh" else r"\s?"
+            out.append(re.compile(rf"(?<!比){_LETTER_L}(?P<letter>[ABC]){_LETTER_R}{gap}(?:{body})"))
+        else:
+            than = rf"(?:\s+{_THAN}\s+{_PAIR_NOUN}[ABC]{_LETTER_R})?"
+            out.append(
+                re.compile(
+                    rf"{_BEFORE_LETTER}{_LETTER_L}(?-i:(?P<letter>[ABC])){_LETTER_R}(?:['’]s)?\s+"
+                    rf"(?:clearly\s+|definitely\s+|overall\s+)?(?:{body}){than}[ \t*_]*[.!;]?{_CLAUSE_END}",
+                    re.IGNORECASE | re.MULTILINE,
+                )
+            )
+    return tuple(out)
+
+
+_TIE_STATED = re.compile(
+    rf"\b{_SUBJECT}\s+(?:is|was|['’]s|would\s+be|must\s+be|ends\s+in|comes\s+down\s+to)\s+(?:a\s+|an?\s+)?"
+    rf"(?:clear\s+|real\s+)?(?:tie|draw|dead\s+heat){_CLAUSE_END}",
+    re.IGNORECASE,
+)
+_PAIR_NEGATED = re.compile(
+    rf"{_BEFORE_LETTER}{_LETTER_L}(?-i:(?P<letter>[ABC])){_LETTER_R}\s+(?:is\s+not|isn['’]t|is\s+no|was\s+not|wasn['’]t|does\s+not|doesn['’]t|"
+    rf"did\s+not|didn['’]t)\s+(?:really\s+|clearly\s+)?(?:better|superior|preferred|the\s+better(?:\s+one|\s+answer|"
+    rf"\s+response)?|the\s+winner|win)(?:\s+{_THAN}\s+{_PAIR_NOUN}[ABC]{_LETTER_R})?[ \t]*[.!;]?{_CLAUSE_END}"
+    rf"|\b(?:not|isn['’]t|is\s+no|wasn['’]t)\s+(?:a\s+)?(?P<tie>tie|draw){_CLAUSE_END}",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def pairwise_conflicts(text: str, letter: str) -> Iterator[tuple[str, str]]:
+    """(code, how) for each statement in a pairwise answer `text` (its marker left out) that
+    disagrees with `letter`: another letter said to be better or to win (in any listed language), a tie
+    stated when the verdict is not C (a listed tie word of another language anywhere), or the verdict
+    negated ("A is not better", "it is not a tie")."""
+    folded = fold(text)
+    low = lowered(text)
+    for pattern in _better_patterns():
+        for match in pattern.finditer(folded):
+            said = match.group("letter").upper()
+            if said != letter:
+                yield "opposite_word", f"'{match.group().strip()}'"
+    if letter != "C":
+        for match in _TIE_STATED.finditer(folded):
+            yield "opposite_word", f"'{match.group().strip()}'"
+        for language, pattern in _vocabulary("tie"):
+            for match in pattern.finditer(low):
+                yield "opposite_word", f"{LANGUAGES[language]['name']} '{match.group()}'"
+    for match in _PAIR_NEGATED.finditer(folded):
+        said = "C" if match.group("tie") else match.group("letter").upper()
+        if said == letter:
+            yield "negated_verdict", f"'{match.group().strip()}'"
+
+
+# --- scores: "**2**", "2/5", "Puntuación: 2", "Correct: 1/3", "not a 4" -------------------------------------
+
+_NUM = r"(?P<n>[0-9]+(?:\.[0-9]+)?)"
+_LINE_SCORE = re.compile(rf"[^\w\n]*{_NUM}(?:[ \t]*(?:/|out\s+of)[ \t]*[0-9]+)?[^\w\n]*", re.IGNORECASE)
+# "2/5 of the claims", "2 out of 5 facts": a count, not a score (a word that is not a noun may follow a score).
+_NOT_A_COUNT = (
+    r"(?![ \t]+(?!(?:overall|total|in|for|because|since|as|and|but|so|from|on|at|given|would|is|seems|i|it|this|"
+    r"then|which|here|now)\b)[^\W\d_])"
+)
+_UNIT = r"(?:[ \t]*(?:分|点|점|points?|pts|баллов|балла|балл))?"
+
+
+@functools.cache
+def _score_labelled() -> re.Pattern[str]:
+    words = {lowered(w) for lang in LANGUAGES.values() for w in lang["score"]}
+    body = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(
+        rf"(?<!\w)(?:{body})(?:\*\*|__)?[ \t]*[:：=][ \t]*(?:\*\*|__)?[ \t]*{_NUM}"
+        rf"(?:[ \t]*(?:/|out\s+of)[ \t]*[0-9]+)?{_UNIT}(?![0-9A-Za-z]|\.[0-9])",
+    )
+
+
+def score_conflicts(text: str, value: float, hi: float | None = None) -> Iterator[tuple[str, str]]:
+    """(code, how) for each second score in a score answer's reasoning `text` that differs from
+    `value`: a line that is only a number ("**2**", "2/5"); "n/hi" or "n out of hi" with the scale's top
+    `hi` (not "2/5 of the claims"); a listed score word of any language, a colon and a number
+    ("Puntuación: 2", "评分：2分"); or `value` negated ("not a 4", "does not deserve a 4")."""
+    folded = fold(text)
+    for line in folded.split("\n"):
+        match = _LINE_SCORE.fullmatch(line)
+        if match and float(match.group("n")) != value:
+            yield "second_verdict", f"a line that is only a score ({line.strip()})"
+    if hi is not None:
+        top = re.escape(f"{hi:g}")
+        fraction = re.compile(rf"(?<![\w./]){_NUM}[ \t]*(?:/|out\s+of)[ \t]*{top}(?![\w/]|\.[0-9]){_NOT_A_COUNT}")
+        for match in fraction.finditer(folded):
+            if float(match.group("n")) != value:
+                yield "second_verdict", f"a second score ({match.group().strip()})"
+    for match in _score_labelled().finditer(lowered(text)):
+        if float(match.group("n")) != value:
+            yield "second_verdict", f"a second score ({match.group().strip()})"
+    negated = re.compile(
+        rf"\b{_NEGATOR}\s+{_NEG_FILLER}(?:(?:score|rating|grade|of|worth)\s+)*(?P<n>[0-9]+(?:\.[0-9]+)?)"
+        rf"(?:[ \t]*(?:/|out\s+of)[ \t]*[0-9]+)?(?![\w]|\.[0-9])[ \t]*[.!;]?{_CLAUSE_END}",
+        re.IGNORECASE,
+    )
+    for match in negated.finditer(folded):
+        if float(match.group("n")) == value:
+            yield "negated_verdict", f"'{match.group().strip()}'"
+
+
+def criteria_conflicts(text: str, verdict: dict[str, int]) -> Iterator[tuple[str, str]]:
+    """(code, how) for each criterion scored again in the reasoning with another value: its name, a colon
+    or '=', a number ("Correct: 1/3", "**tone** = 0")."""
+    for name, value in verdict.items():
+        spelled = r"[\s_-]".join(re.escape(part) for part in re.split(r"[\s_-]+", name))
+        pattern = re.compile(
+            rf"(?<![\w\"']){spelled}(?:\*\*|__)?[ \t]*[:=][ \t]*(?:\*\*|__)?[ \t]*(?P<n>[0-9]+)(?:[ \t]*/[ \t]*[0-9]+)?(?![\w.])",
+            re.IGNORECASE,
+        )
+        for match in pattern.finditer(fold(text)):
+            if int(match.group("n")) != value:
+                yield "second_verdict", f"'{name}' scored again ({match.group().strip()})"

@@ -22,7 +22,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from juge.errors import InputError
-from juge.judges.contradictions import fold, pairwise_statements, passfail_statements, score_statements
+from juge.judges.contradictions import (
+    criteria_conflicts,
+    fold,
+    pairwise_conflicts,
+    pairwise_statements,
+    passfail_conflicts,
+    passfail_statements,
+    score_conflicts,
+    score_statements,
+)
 from juge.judges.textnorm import skeleton
 
 Verdict = str | int | float | dict[str, Any]
@@ -150,6 +159,8 @@ def parse_passfail(text: str, *, require_reason: bool = True) -> ParseResult:
     for verdict, how in passfail_statements(folded):
         if verdict != first or how.startswith("a line"):
             return unparsed("second_verdict", f"a second verdict ({verdict}, {how}) after the first")
+    for code, how in passfail_conflicts("\n".join(rest), first):
+        return unparsed(code, f"{how} disagrees with the verdict {first}")
     return ok(first)
 
 
@@ -213,6 +224,9 @@ def parse_score(
     for stated in score_statements(folded):
         if stated != float(raw):
             return unparsed("second_verdict", f"a second score ({stated:g}) before the '{marker}' line")
+    top = float(rescale_from[1]) if rescale_from is not None else hi
+    for code, how in score_conflicts(before, float(raw), top):
+        return unparsed(code, f"{how}, besides '{match.group()}'")
     return ok(value)
 
 
@@ -303,6 +317,8 @@ def parse_criteria(
             return unparsed("second_verdict", "too many braces before the scores to check for a second JSON object")
         if any(name in other and other[name] != verdict[name] for name in criteria):
             return unparsed("second_verdict", "two JSON objects with different scores")
+    for code, how in criteria_conflicts("\n".join(before), verdict):
+        return unparsed(code, how)
     return ok(verdict)
 
 
@@ -359,6 +375,8 @@ def parse_pairwise(text: str) -> ParseResult:
     for letter, how in pairwise_statements(fold(text)):
         if letter != exact[0]:
             return unparsed("second_verdict", f"a second verdict ({letter}, {how}) besides [[{exact[0]}]]")
+    for code, how in pairwise_conflicts(_PAIR_EXACT.sub(" ", text), exact[0]):
+        return unparsed(code, f"{how} disagrees with [[{exact[0]}]]")
     return ok(exact[0])
 
 
