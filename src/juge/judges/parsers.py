@@ -37,7 +37,7 @@ from juge.judges.textnorm import skeleton
 Verdict = str | int | float | dict[str, Any]
 
 # Bump when a parser reads the same text differently: a calibration measured with another parser has expired.
-PARSER_VERSION = 1
+PARSER_VERSION = 2  # 2: explanations that disagree with the verdict in words are unparsed (issue 27)
 
 
 # Why an answer is unparsed: one code per rule of the parser contract (docs/security.md, "Parser
