@@ -94,6 +94,14 @@ def report_command(
             help="The held-out test of the policy (`juge policy test --json`): its figures get their own section.",
         ),
     ] = None,
+    audit: Annotated[
+        Path | None,
+        typer.Option(
+            "--audit",
+            help="The weekly audits read back (`juge audit status --json`): a section with agreement by week "
+            "against the policy's bar.",
+        ),
+    ] = None,
     items: Annotated[
         Path | None,
         typer.Option(
@@ -148,7 +156,7 @@ def report_command(
             raise InputError("--map reads the columns of --items; give --items FILE too")
         path = report(
             calibration, output, fmt, policy=policy, policy_test=policy_test, items=items, top=top,  # type: ignore[arg-type]
-            items_map=source.mapping,
+            items_map=source.mapping, audit=audit,
         )  # fmt: skip
     if not is_stdout(path):
         Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)

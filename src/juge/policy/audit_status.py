@@ -167,7 +167,7 @@ def _group(
     if drifted_in is not None:
         outcome = "drifted"
         reason = (
-            f"DRIFTED: from {drifted_in} on, the judge agrees with people less than the bar {bar:.3f} "
+            f"from {drifted_in} on, the judge agrees with people less than the bar {bar:.3f} "
             f"(e-value {evidence:.1f} >= {1 / level:.0f}); now {agreement.value:.3f} on {x.size} items"
         )
     elif not has_bar:
@@ -182,7 +182,7 @@ def _group(
     elif agreement.low is not None and bar is not None and agreement.low >= bar:
         outcome = "holding"
         reason = (
-            f"holding: agreement {agreement.value:.3f} on {x.size} items, its band [{agreement.low:.3f}, "
+            f"agreement {agreement.value:.3f} on {x.size} items, its band [{agreement.low:.3f}, "
             f"{agreement.high:.3f}] above the bar {bar:.3f}"
         )
     else:
@@ -195,7 +195,7 @@ def _group(
             to_decide = items_to_alarm(x, b, alpha=level)
             what = "call it drifted"
         reason = (
-            f"too few labels yet: agreement {agreement.value:.3f} on {x.size} items, band [{agreement.low:.3f}, "
+            f"agreement {agreement.value:.3f} on {x.size} items, band [{agreement.low:.3f}, "
             f"{agreement.high:.3f}] around the bar {bar:.3f}; "
             + (
                 f"about {to_decide} labelled items in all would {what} if it stayed so"
@@ -307,12 +307,12 @@ def audit_figures(
         outcome: AuditOutcome = "drifted"
         where = f"in {', '.join(drifted)}" if drifted else "over all categories together"
         reason = (
-            f"DRIFTED {where}: the judge no longer agrees with people as the policy requires. Stop routing to it "
+            f"{where}: the judge no longer agrees with people as the policy requires. Stop routing to it "
             "there: measure the judge again (juge drift on the anchor set) and derive a new policy"
         )
     elif overall.outcome == "holding":
         outcome = "holding"
-        reason = f"holding on {overall.n_items} labelled audited items: keep auditing each week"
+        reason = f"{overall.reason}: keep auditing each week"
     else:
         outcome = "too few labels yet"
         reason = overall.reason + (

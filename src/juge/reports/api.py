@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from juge.calibration.results import Calibration
 from juge.errors import InputError
-from juge.policy.results import HoldoutTest, PolicyResult
+from juge.policy.results import AuditStatus, HoldoutTest, PolicyResult
 
 
 def report(
@@ -24,11 +24,14 @@ def report(
     top: int = 3,
     source: str | None = None,
     items_map: Mapping[str, str] | None = None,
+    audit: AuditStatus | Mapping[str, Any] | str | Path | None = None,
 ) -> Path:
     """Write a calibration report (``juge report``): self-contained HTML, Markdown or normalised JSON.
 
     ``result`` is a :class:`Calibration` (or its JSON, or the path of one); ``fmt`` defaults to the
-    path's suffix (``.md``, ``.json``; else HTML); ``items_map`` reads the columns of ``items`` (``--map``).
+    path's suffix (``.md``, ``.json``; else HTML); ``items_map`` reads the columns of ``items`` (``--map``);
+    ``audit`` (an :class:`AuditStatus`, or the ``juge audit status --json`` file) adds the weekly audit's section
+    with its chart.
     Returns the path written.
     """
     from juge.reports.write import RUN_ONLY, format_for, read_calibration, read_result, write_report
@@ -61,6 +64,7 @@ def report(
         top=top,
         source=source,
         items_map=items_map,
+        audit=as_model(audit, AuditStatus, "audit status"),
     )
 
 

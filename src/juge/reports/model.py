@@ -28,7 +28,7 @@ from juge.calibration.results import (
 )
 from juge.data.records import Case
 from juge.policy.decision import MIN_PAIRS
-from juge.policy.results import Conclusion, HoldoutFigures, HoldoutTest, PolicyResult
+from juge.policy.results import AuditStatus, Conclusion, HoldoutFigures, HoldoutTest, PolicyResult
 from juge.reports.disagreements import attach_items, select_disagreements
 from juge.reports.headline import MARGIN as HEADLINE_MARGIN
 from juge.reports.headline import headlines
@@ -318,6 +318,51 @@ def _policy_test(test: HoldoutTest | None) -> dict[str, Any] | None:
     }
 
 
+def _audit(audit: AuditStatus | None) -> dict[str, Any] | None:
+    """The weekly audits read back (`juge audit status --json`): the outcome, week by week, and per category."""
+    if audit is None:
+        return None
+
+    def group(name: str, g: Any) -> dict[str, Any]:
+        return {
+            "name": name,
+            "n_items": g.n_items,
+            "n_labels": g.n_labels,
+            "agreement": estimate(g.agreement),
+            "ceiling": g.ceiling,
+            "margin": g.margin,
+            "bar": g.bar,
+            "outcome": g.outcome,
+            "drifted_in": g.drifted_in,
+            "items_to_decide": g.items_to_decide,
+            "reason": g.reason,
+        }
+
+    return {
+        "policy_hash": audit.policy_hash,
+        "judge": audit.judge,
+        "alpha": audit.alpha,
+        "method": audit.method,
+        "outcome": audit.outcome,
+        "reason": audit.reason,
+        "drifted_in": audit.overall.drifted_in,
+        "weeks": [
+            {
+                "week": w.week,
+                "n_items": w.n_items,
+                "agreement": w.agreement,
+                "cumulative": estimate(w.cumulative),
+                "bar": w.bar,
+                "evidence": w.evidence,
+            }
+            for w in audit.overall.weeks
+        ],
+        "groups": [group("all categories", audit.overall)] + [group(n, g) for n, g in audit.categories.items()],
+        "batches": len(audit.batches),
+        "notes": list(audit.notes),
+    }
+
+
 def _categories(
     judges: list[dict[str, Any]], calibration: Calibration, routes: dict[str, str], stats: tuple[str, ...]
 ) -> list[dict[str, Any]]:
@@ -396,6 +441,7 @@ def build_report_data(
     top: int = 3,
     source: str | None = None,
     generated_at: datetime | None = None,
+    audit: AuditStatus | dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The normalised report data (see the module docstring).
 
@@ -407,6 +453,8 @@ def build_report_data(
         policy = PolicyResult.model_validate(policy)
     if isinstance(policy_test, dict):
         policy_test = HoldoutTest.model_validate(policy_test)
+    if isinstance(audit, dict):
+        audit = AuditStatus.model_validate(audit)
     kind = cal.kind if cal.kind in STATS_BY_KIND else "pairwise"
     stats = STATS_BY_KIND[kind]
     infos = cal.versions.judges if cal.versions else {}
@@ -474,6 +522,7 @@ def build_report_data(
         "single_score": [j["key"] for j in judges if kind != "pairwise" or j["confusion"]],
         "policy": policy_data,
         "policy_test": test_data,
+        "audit": _audit(audit),
         "disagreements": disagreements,
         "disagreements_per_judge": top,
         "notes": list(cal.notes),

@@ -346,6 +346,50 @@ def reliability_plot(judge: dict[str, Any]) -> str | None:
         return to_svg(fig, f"Reliability curve of {judge['key']}")
 
 
+def audit_plot(data: dict[str, Any]) -> str | None:
+    """The weekly audit over time: each week's agreement (dots, sized by items), the agreement so far with its
+    anytime-valid band, the policy's bar, and the week a drift alarm went off."""
+    audit = data.get("audit")
+    weeks = (audit or {}).get("weeks") or []
+    if not weeks:
+        return None
+    xs = list(range(len(weeks)))
+    so_far = [w["cumulative"] or {} for w in weeks]
+    with _style("audit"):
+        fig, ax = plt.subplots(figsize=(8.5, 3.4))
+        names = [w["week"] for w in weeks]
+        # the band assumes an agreement that does not change: after a drift alarm it no longer says anything
+        until = names.index(audit["drifted_in"]) if audit and audit.get("drifted_in") in names else len(weeks)
+        nan = float("nan")
+        low = [float(c["low"]) if c.get("low") is not None and i < until else nan for i, c in enumerate(so_far)]
+        high = [float(c["high"]) if c.get("high") is not None and i < until else nan for i, c in enumerate(so_far)]
+        ax.fill_between(xs, low, high, color=JUDGES[0], alpha=0.15, lw=0, step="mid", label="band (anytime-valid)")
+        ax.plot(
+            xs,
+            [float(c["value"]) if c.get("value") is not None else nan for c in so_far],
+            color=JUDGES[0],
+            lw=1.6,
+            label="judge vs person so far",
+        )
+        sizes = [12 + 4 * min(w["n_items"], 50) for w in weeks]
+        ax.scatter(xs, [w["agreement"] for w in weeks], s=sizes, color=JUDGES[0], alpha=0.45, lw=0, label="that week")
+        bars = [w["bar"] if w["bar"] is not None else float("nan") for w in weeks]
+        ax.step(xs, bars, where="mid", color=PEOPLE, lw=1.4, ls="--", label="policy's bar (person vs person - margin)")
+        if until < len(weeks):
+            ax.axvline(until, color="#D55E00", lw=1.0)
+            ax.annotate("drift", (until, 0.02), xytext=(3, 0), textcoords="offset points", color="#D55E00", fontsize=8)
+        step = max(1, len(weeks) // 13)
+        ax.set_xticks(xs[::step])
+        ax.set_xticklabels(names[::step], rotation=45, ha="right", fontsize=7)
+        ax.set_ylim(0, 1.02)
+        ax.set_ylabel("judge vs person agreement")
+        ax.grid(axis="y", color="#ddd", lw=0.6)
+        ax.set_axisbelow(True)
+        ax.legend(frameon=False, fontsize=7, loc="lower left", ncol=2)
+        fig.tight_layout()
+        return to_svg(fig, "Weekly audit: judge vs person agreement by week against the policy's bar")
+
+
 def all_plots(data: dict[str, Any]) -> dict[str, Any]:
     """Every plot the report shows, keyed by section; absent ones are None."""
     return {
@@ -353,6 +397,7 @@ def all_plots(data: dict[str, Any]) -> dict[str, Any]:
         "category": category_plot(data),
         "order_flip": order_flip_plot(data),
         "picks_longer": picks_longer_plot(data),
+        "audit": audit_plot(data),
         "single_score": {
             key: {"confusion": confusion_plot(j), "reliability": reliability_plot(j)}
             for j in data["judges"]

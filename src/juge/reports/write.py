@@ -18,7 +18,7 @@ from juge.calibration.results import Calibration
 from juge.errors import InputError, input_error, pydantic_field
 from juge.files import read_json_object, write_atomic
 from juge.parts import check_schema_version
-from juge.policy.results import HoldoutTest, PolicyResult
+from juge.policy.results import AuditStatus, HoldoutTest, PolicyResult
 from juge.reports.criteria import render_criteria
 from juge.reports.disagreements import read_items
 from juge.reports.model import as_calibration, build_report_data
@@ -52,11 +52,13 @@ def write_report(
     top: int = 3,
     source: str | None = None,
     items_map: Mapping[str, str] | None = None,
+    audit: AuditStatus | dict[str, Any] | None = None,
 ) -> Path:
     """Render a calibration result and write it atomically to `path`; returns the path.
 
     `items` (the study's items file, its columns read with `items_map` when given) adds the question, both
-    answers and each rater's vote to the disagreement examples; `top` is how many examples per judge.
+    answers and each rater's vote to the disagreement examples; `top` is how many examples per judge; `audit`
+    (`juge audit status --json`) adds the weekly audit's section.
     """
     cases = None
     if items is not None:
@@ -67,10 +69,14 @@ def write_report(
     if calibration.kind == "criteria":  # several criteria: one report each, side by side first
 
         def build(study: Calibration) -> dict[str, Any]:
-            return build_report_data(study, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
+            return build_report_data(
+                study, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source, audit=audit
+            )
 
         return write_atomic(path, render_criteria(calibration, fmt, build))
-    data = build_report_data(calibration, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source)
+    data = build_report_data(
+        calibration, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source, audit=audit
+    )
     return write_atomic(path, render_report(data, fmt))
 
 

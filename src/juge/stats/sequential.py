@@ -7,7 +7,7 @@ axis is time (item order), leading axes are independent runs (simulations). Two 
 - :func:`betting_confidence_sequence`: bounds ``(low_t, high_t)`` that hold for every ``t`` at once with
   probability ``1 - alpha`` (the hedged capital process with predictable plug-in bets, Waudby-Smith & Ramdas,
   "Estimating means of bounded random variables by betting", JRSS B 2024, arXiv:2010.09686, Theorem 3 and
-  eq. (26); running intersection of the bounds).
+  eq. (26)).
 - :func:`drift_eprocess`: the wealth of a gambler betting that the mean is below ``bar``:
   ``K_t = prod_{i<=t} (1 + lambda_i (bar_i - x_i))`` with ``0 <= lambda_i <= c / (1 - bar_i)`` chosen from the
   items before ``i`` only. While every item's mean is at or above its bar, ``K`` is a non-negative
@@ -103,8 +103,9 @@ def betting_confidence_sequence(
 
     A candidate mean ``m`` is kept while the hedged wealth ``max(K+_t(m), K-_t(m)) / 2`` stays below ``1/alpha``,
     where ``K+-_t(m) = prod (1 +- min(lambda_i, c/m or c/(1-m)) (x_i - m))`` (Waudby-Smith & Ramdas 2024,
-    Theorem 3); candidates are the ``grid`` points of ``[0, 1]`` (bounds are rounded outwards to them) and the
-    bounds are intersected over time. An empty sequence gives empty arrays.
+    Theorem 3); candidates are the ``grid`` points of ``[0, 1]`` (bounds are rounded outwards to them). The bounds
+    are not intersected over time: when the mean moves (a drifting judge) the band follows the items so far
+    instead of staying on the old mean. An empty sequence gives empty arrays.
     """
     a = _as_unit(x)
     if a.ndim != 1:
@@ -117,8 +118,6 @@ def betting_confidence_sequence(
     grid_m = m[:, 0]
     low = np.where(kept.any(axis=0), grid_m[np.argmax(kept, axis=0)], np.nan)
     high = np.where(kept.any(axis=0), grid_m[grid - 1 - np.argmax(kept[::-1], axis=0)], np.nan)
-    low = np.fmax.accumulate(np.nan_to_num(low, nan=-np.inf))
-    high = np.fmin.accumulate(np.nan_to_num(high, nan=np.inf))
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
