@@ -58,7 +58,7 @@ def test_csv_with_mapping_and_json_cells(tmp_path):
         ('{"id": "a"}\n{"id": "b", \n', "c.jsonl:2: malformed JSON"),
         ('{"id": "a"}\n{"question": "x"}\n', "c.jsonl:2: field 'id': required field is missing"),
         ('{"id": "a"}\n{"id": "a"}\n', "c.jsonl:2: field 'id': duplicate id 'a' (first on line 1)"),
-        ('{"id": "a", "question": 5}\n', "c.jsonl:1: field 'question'"),
+        ('{"id": "a", "question": [5]}\n', "c.jsonl:1: field 'question'"),
         ('{"id": "a", "messages": [{"role": "robot", "content": "x"}]}\n', "c.jsonl:1: field 'messages.0.role'"),
         ("   \n", "c.jsonl: file is empty"),
         ('["a"]\n', "c.jsonl:1: expected a JSON object"),

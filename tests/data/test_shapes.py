@@ -691,3 +691,25 @@ def test_gold_labels_on_pairs(tmp_path, monkeypatch, capsys) -> None:
     assert result["judges"]["t/recorded"]["vs_people"]["kappa"]["value"] == pytest.approx(
         cohen_kappa_score(people, judge, labels=["A", "B", "tie"])
     )
+
+
+def test_json_scalars_in_text_fields_are_read_as_text(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 9: an answer recorded as `true` or 3 is its text, counted and said once.
+    rows = [{"id": k, "question": "Is it?", "output": (True, False, 3, "yes")[k % 4],
+             "r1": ("PASS", "FAIL")[k % 2], "r2": ("PASS", "FAIL")[(k // 2) % 2]} for k in range(12)]  # fmt: skip
+    items = tmp_path / "answers.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(items), "--label-cols", "r1,r2",
+                                      "--resamples", "20")  # fmt: skip
+    assert code == 0, err
+    (note,) = [n for n in result["notes"] if "read as their text" in n]
+    assert "9 JSON numbers or booleans" in note and "output 9" in note
+    assert result["ceiling"]["kappa"]["value"] == pytest.approx(
+        cohen_kappa_score([r["r1"] for r in rows], [r["r2"] for r in rows])
+    )
+    assert [c.output for c in read_cases(items)][:4] == ["true", "false", "3", "yes"]
+    judge = tmp_path / "j.toml"
+    judge.write_text('name = "g"\nsetup = "passfail"\nmodel = "m"\nprovider = "scripted"\ndescription = "d"\n')
+    code, _, err = run_cli(monkeypatch, capsys, "run", "--cases", str(items), "--judge", str(judge),
+                           "--db", str(tmp_path / "r.db"))  # fmt: skip
+    assert "9 JSON numbers or booleans" in " ".join(err.split())

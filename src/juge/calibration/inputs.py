@@ -42,6 +42,7 @@ from juge.data.readers import (
     CASE_FIELDS,
     Source,
     as_path,
+    as_text_note,
     cases_from_rows,
     file_format,
     is_in_memory,
@@ -150,6 +151,7 @@ def load_inputs(
     run_outputs: dict[tuple[str, str], dict[str, Any]] = {}
     raw: dict[str | None, list[RawVote]] = {}
     raw_baselines: dict[str, list[RawVote]] = {}
+    as_text: dict[str, int] = {}  # numbers and booleans in the items' text fields, read as text
     if from_hf is not None:
         data = read_mtbench_human_judgments(from_hf, turn=turn)
     elif items is not None and (label_cols or criteria or labels_nested):
@@ -164,6 +166,7 @@ def load_inputs(
         )
         data = CalibrationData(list(read.cases), [], {}, {"items": source_hash(items)})
         raw, raw_baselines = read.votes, read.baselines
+        as_text.update(read.as_text)
     elif items is not None and not mapping and _is_sample_layout(items, format):
         data = read_pairwise_items(
             items,
@@ -172,10 +175,12 @@ def load_inputs(
         )
     elif items is not None and labels is not None and _same_source(items, labels):
         data = CalibrationData(
-            _items_of_long_rows(items, mapping, labels_map, format), [], {}, {"items": source_hash(items)}
+            _items_of_long_rows(items, mapping, labels_map, format, as_text), [], {}, {"items": source_hash(items)}
         )
     elif items is not None:
-        data = CalibrationData(list(read_cases(items, mapping, format=format)), [], {}, {"items": source_hash(items)})
+        data = CalibrationData(
+            list(read_cases(items, mapping, format=format, as_text=as_text)), [], {}, {"items": source_hash(items)}
+        )
     else:
         data = CalibrationData([], [], {}, {})
     if run is not None:
@@ -194,8 +199,8 @@ def load_inputs(
             if not data.labels and labels is None and not raw:
                 ids = {c.id for c in data.cases}
                 data.labels = [lab for lab in store.labels() if lab.item_id in ids]
-    note = row_id_note(items, mapping) if items is not None else None
-    notices: list[str] = [note] if note else []
+    notes = [row_id_note(items, mapping), as_text_note(items, as_text)] if items is not None else []
+    notices: list[str] = [note for note in notes if note]
     warnings: list[str] = []
     pairs = bool(data.cases) and all(c.is_pair for c in data.cases)
     if kind == "pairwise" and not pairs:
@@ -368,7 +373,11 @@ def _same_source(a: Source, b: Source) -> bool:
 
 
 def _items_of_long_rows(
-    items: Source, mapping: Mapping[str, str] | None, labels_map: Mapping[str, str] | None, format: str | None
+    items: Source,
+    mapping: Mapping[str, str] | None,
+    labels_map: Mapping[str, str] | None,
+    format: str | None,
+    as_text: dict[str, int] | None = None,
 ) -> list[Case | PairSummary]:
     """The items of a file that also holds the labels, one row per rater per item: the first row of each
     item id is the item (the rater and label columns are not kept in its meta)."""
@@ -384,6 +393,7 @@ def _items_of_long_rows(
             first.values(),
             drop=label_columns - id_columns - set(mapping or {}),
             id_mapped=bool(mapping and "id" in mapping),
+            as_text=as_text,
         )
     )
 

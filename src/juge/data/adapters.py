@@ -575,6 +575,7 @@ class LabelledItems:
     votes: dict[str | None, list[RawVote]]  # per criterion; None when there is one
     baselines: dict[str, list[RawVote]]  # per baseline column: a verdict recorded with the item
     source: str
+    as_text: dict[str, int] = field(default_factory=dict)  # numbers/booleans read as text, per field
 
 
 def read_labelled_items(
@@ -599,11 +600,13 @@ def read_labelled_items(
                 name, f"--baseline-col: no column {col!r} (columns: {', '.join(sorted(header))})", line=1, field=col
             )
     columns = [*label_cols, *(c for cols in (criteria or {}).values() for c in cols)]
+    as_text: dict[str, int] = {}
     cases = cases_from_rows(
         name,
         rows,
         drop=[*columns, *baseline_cols, *([labels_nested] if labels_nested else [])],
         id_mapped=bool(mapping and "id" in mapping),
+        as_text=as_text,
     )
     votes: dict[str | None, list[RawVote]] = {}
     if label_cols:
@@ -613,7 +616,7 @@ def read_labelled_items(
     if labels_nested:
         votes.update(nested_votes(name, rows, labels_nested))
     baselines = {col: wide_votes(name, rows, [col], option="--baseline-col") for col in baseline_cols}
-    return LabelledItems(cases, votes, baselines, name)
+    return LabelledItems(cases, votes, baselines, name, as_text)
 
 
 def read_rated_items(

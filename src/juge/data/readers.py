@@ -736,27 +736,66 @@ def _parse_json_fields(path: Path, lineno: int, row: dict[str, Any], fields: Seq
                 raise input_error(path, f"nested deeper than {MAX_DEPTH} levels", line=lineno, field=name)
 
 
-def read_cases(source: Source, mapping: Mapping[str, str] | None = None, *, format: str | None = None) -> list[Case]:
+def read_cases(
+    source: Source,
+    mapping: Mapping[str, str] | None = None,
+    *,
+    format: str | None = None,
+    as_text: dict[str, int] | None = None,
+) -> list[Case]:
     """Read cases from any shape :func:`iter_rows` reads. Fields juge does not know go to `meta`.
 
-    Raises InputError naming file, line and field for malformed rows, a missing or
-    duplicate id, wrong types, an empty or non-UTF-8 file.
+    A JSON number or boolean in a text field is read as its JSON text (``true`` -> ``"true"``) and counted
+    per field in `as_text` when given (:func:`as_text_note` says it once). Raises InputError naming file,
+    line and field for malformed rows, a missing or duplicate id, wrong types, an empty or non-UTF-8 file.
     """
     return cases_from_rows(
         source_name(source),
         mapped_rows(source, mapping, CASE_FIELDS, format=format),
         id_mapped=bool(mapping and "id" in mapping),
+        as_text=as_text,
+    )
+
+
+#: Case fields that hold text: a JSON number or boolean there is read as its text.
+TEXT_FIELDS = ("category", "question", "context", "source", "reference", "output", "output_1", "output_2", "split")
+
+
+def _scalars_as_text(row: dict[str, Any], counts: dict[str, int] | None) -> None:
+    """A number or boolean in a text field as its JSON text (``true``, ``3``, ``2.5``), counted per field."""
+    for name in TEXT_FIELDS:
+        value = row.get(name)
+        if isinstance(value, bool | int | float) and not (isinstance(value, float) and math.isnan(value)):
+            row[name] = json.dumps(value)
+            if counts is not None:
+                counts[name] = counts.get(name, 0) + 1
+
+
+def as_text_note(source: Source, counts: Mapping[str, int]) -> str | None:
+    """The one note that says how many numbers or booleans in text fields were read as their text."""
+    if not counts:
+        return None
+    fields = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+    return (
+        f"{source_name(source)}: {sum(counts.values())} JSON numbers or booleans in text fields were read as "
+        f'their text (true as "true"; {fields})'
     )
 
 
 def cases_from_rows(
-    path: str, rows: Iterable[tuple[int, dict[str, Any]]], *, drop: Iterable[str] = (), id_mapped: bool = False
+    path: str,
+    rows: Iterable[tuple[int, dict[str, Any]]],
+    *,
+    drop: Iterable[str] = (),
+    id_mapped: bool = False,
+    as_text: dict[str, int] | None = None,
 ) -> list[Case]:
     """Cases from rows already mapped to juge's field names; the `drop` columns (labels, baselines) are not
-    kept in `meta`. A missing or duplicate id, or a field of the wrong type, is an error naming its line."""
+    kept in `meta`. A missing or duplicate id, or a field of the wrong type, is an error naming its line.
+    Numbers and booleans in text fields are counted in `as_text` (see :func:`read_cases`)."""
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for lineno, case in _cases_of(path, rows, drop=drop, id_mapped=id_mapped):
+    for lineno, case in _cases_of(path, rows, drop=drop, id_mapped=id_mapped, as_text=as_text):
         if case.id in seen:
             raise duplicate_case(path, case.id, lineno, seen[case.id])
         seen[case.id] = lineno
@@ -765,7 +804,11 @@ def cases_from_rows(
 
 
 def iter_cases(
-    source: Source, mapping: Mapping[str, str] | None = None, *, format: str | None = None
+    source: Source,
+    mapping: Mapping[str, str] | None = None,
+    *,
+    format: str | None = None,
+    as_text: dict[str, int] | None = None,
 ) -> Iterator[tuple[int, Case]]:
     """The cases of a source as (line number, Case), one at a time (a JSONL file is never held whole).
 
@@ -776,6 +819,7 @@ def iter_cases(
         source_name(source),
         mapped_rows(source, mapping, CASE_FIELDS, format=format),
         id_mapped=bool(mapping and "id" in mapping),
+        as_text=as_text,
     )
 
 
@@ -784,11 +828,17 @@ def duplicate_case(path: str | Path, case_id: str, line: int, first: int) -> Inp
 
 
 def _cases_of(
-    path: str, rows: Iterable[tuple[int, dict[str, Any]]], *, drop: Iterable[str] = (), id_mapped: bool = False
+    path: str,
+    rows: Iterable[tuple[int, dict[str, Any]]],
+    *,
+    drop: Iterable[str] = (),
+    id_mapped: bool = False,
+    as_text: dict[str, int] | None = None,
 ) -> Iterator[tuple[int, Case]]:
     dropped = set(drop)
     for lineno, raw in rows:
         row = {k: v for k, v in raw.items() if k not in dropped}
+        _scalars_as_text(row, as_text)
         _parse_json_fields(Path(path), lineno, row, ("messages", "meta"))
         if row.get("id") in (None, ""):
             hint = (

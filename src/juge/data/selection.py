@@ -15,7 +15,7 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from juge.data.readers import duplicate_case, iter_cases
@@ -31,6 +31,7 @@ class Selection:
     chosen: frozenset[int] | None  # with a sample: the indexes (among the cases `only` keeps) it drew
     count: int
     ids_digest: hashlib._Hash  # sha256 over ",".join(sorted ids): copy() it before use
+    as_text: Mapping[str, int] = field(default_factory=dict)  # numbers/booleans read as text, per field
 
     def __iter__(self) -> Iterator[Case]:
         for _, case in self.with_lines():
@@ -68,7 +69,8 @@ def select_cases(
         db.execute("CREATE TABLE ids (id TEXT PRIMARY KEY, line INTEGER NOT NULL, idx INTEGER)")
         db.execute("BEGIN")
         kept, found = 0, set()
-        for line, case in iter_cases(path, mapping):
+        as_text: dict[str, int] = {}
+        for line, case in iter_cases(path, mapping, as_text=as_text):
             keep = only is None or case.id in only
             try:
                 db.execute("INSERT INTO ids VALUES (?, ?, ?)", (case.id, line, kept if keep else None))
@@ -101,4 +103,4 @@ def select_cases(
             sep = b","
         db.execute("COMMIT")
     count = kept if chosen is None else len(chosen)
-    return Selection(path, mapping, frozenset(only) if only is not None else None, chosen, count, digest)
+    return Selection(path, mapping, frozenset(only) if only is not None else None, chosen, count, digest, as_text)

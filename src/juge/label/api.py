@@ -110,7 +110,7 @@ JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 def _read_label_cases(path: Path, field_map: str | None, notes: list[str], format: str | None = None) -> list[Case]:
     """Cases to label; the MT-Bench sample layout through its adapter (model names and provenance go to meta)."""
     from juge.data.adapters import read_pairwise_items
-    from juge.data.readers import file_format, parse_mapping, read_cases, read_rows, row_id_note
+    from juge.data.readers import as_text_note, file_format, parse_mapping, read_cases, read_rows, row_id_note
 
     sample_like = file_format(path, format) in ("jsonl", "json") if format else path.suffix.lower() in JSON_SUFFIXES
     rows = read_rows(path, format=format) if sample_like else []
@@ -122,7 +122,12 @@ def _read_label_cases(path: Path, field_map: str | None, notes: list[str], forma
     note = row_id_note(path, mapping)
     if note:
         notes.append(note)
-    return read_cases(path, mapping=mapping, format=format)
+    as_text: dict[str, int] = {}
+    cases = read_cases(path, mapping=mapping, format=format, as_text=as_text)
+    note = as_text_note(path, as_text)
+    if note:
+        notes.append(note)
+    return cases
 
 
 def label_init(

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from juge.config import EngineSpec, EvalConfig, ProviderSpec
-from juge.data.readers import case_line, file_hash, row_id_note
+from juge.data.readers import as_text_note, case_line, file_hash, row_id_note
 from juge.data.selection import Selection, select_cases
 from juge.engine import EngineOptions, JudgeTask, iter_tasks
 from juge.engine.batching import supports_batches
@@ -108,7 +108,7 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
         batch=batch,
         n_tasks=n_tasks,
         eval_hash=run_identity(config, selection, judges, system_prompt, options),
-        warnings=tuple(plan_warnings(config, judges)),
+        warnings=tuple(plan_warnings(config, judges, selection)),
     )
 
 
@@ -173,13 +173,15 @@ def run_identity(
     return config.hash_with(list(judges)) + ":" + identity.hexdigest()[:16]
 
 
-def plan_warnings(config: EvalConfig, judges: Sequence[Judge]) -> list[str]:
+def plan_warnings(config: EvalConfig, judges: Sequence[Judge], selection: Selection | None = None) -> list[str]:
     """What a run of `config` should warn about before it starts: a judge of the system's family, a
-    [gate] min_score that fails nothing without a min_pass_rate."""
+    [gate] min_score that fails nothing without a min_pass_rate, ids made from rows, numbers read as text."""
     warnings = same_family_warnings(config.spec.system.model if config.spec.system else None, judges)
-    note = row_id_note(config.cases_path, config.spec.mapping or None)
-    if note:
-        warnings.append(note)
+    notes = [
+        row_id_note(config.cases_path, config.spec.mapping or None),
+        as_text_note(config.cases_path, selection.as_text) if selection is not None else None,
+    ]
+    warnings += [note for note in notes if note]
     gate = config.spec.gate
     if gate.min_score is not None and gate.min_pass_rate is None and gate.min_pass_rate_lower is None:
         warnings.append(
