@@ -959,9 +959,10 @@ class PolicyStatusReport(Result):
     audit_n: int | None = None
     """Decisions a person re-checks each time."""
     audits: list[dict[str, Any]] = []
-    """The audit batches so far (filled by the weekly audit's reader)."""
+    """The audit draws so far, from the policy file (week, drawn_at, run_id, n_items, label_project)."""
     audit_outcome: str | None = None
-    """What the audits so far conclude (holding, drifted, too few labels yet); None: no audit read."""
+    """What the audits conclude (holding, drifted, too few labels yet): read by juge audit status, which has the
+    people's labels; None here."""
     next: list[str] = []
     """What to run next."""
     notes: list[str] = []

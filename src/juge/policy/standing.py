@@ -9,7 +9,6 @@ as the provider answered). Both go through the one identity check of :mod:`juge.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,6 @@ from juge.errors import InputError
 from juge.judges.identity import IdentityCheck, identities_of_calls, identity_of_judge
 from juge.policy.identity import check_policy, policy_identities
 from juge.policy.results import PolicyResult, PolicyStatusReport
-
-#: Fills the audit part of a status (``audits``, ``audit_outcome``) from the store; None: no audit reader.
-AuditReader = Callable[[PolicyResult, Any], dict[str, Any]]
 
 
 def policy_standing(
@@ -29,7 +25,6 @@ def policy_standing(
     run: str | None = None,
     eval_file: str | Path | None = None,
     source: str = "policy",
-    audits: AuditReader | None = None,
 ) -> PolicyStatusReport:
     """The status of ``policy``: its holdout status, and expired when the judge in ``eval_file`` or in a stored
     run (``run`` in ``store``, else the newest run there with calls of the policy's judge) is not the one it
@@ -52,7 +47,12 @@ def policy_standing(
     expired = None if not evidence else any(not c.ok for c in checks)
     why = [f"judge {c.key}: {c.words()}" for c in checks if not c.ok]
     status = "expired" if expired else standing.status
-    audit_part = audits(policy, store) if audits is not None and store is not None else {}
+    # The draws are in the policy file; their outcome needs the people's labels (juge audit status reads them).
+    audits = [
+        {"week": a.week, "drawn_at": a.drawn_at, "run_id": a.run_id, "n_items": len(a.items),
+         "label_project": a.label_project}
+        for a in policy.audits
+    ]  # fmt: skip
     return PolicyStatusReport.model_validate(
         {
             "policy": source,
@@ -78,8 +78,8 @@ def policy_standing(
             "identity_checks": [c.to_dict() for c in checks],
             "audit_every": policy.audit.every,
             "audit_n": policy.audit.n,
-            **audit_part,
-            "next": next_steps(status, expired, source),
+            "audits": audits,
+            "next": next_steps(status, expired, source, audited=bool(audits)),
             "notes": notes,
         }
     )
@@ -121,7 +121,7 @@ def _run_keys(row: dict[str, Any]) -> set[str]:
     return {f"{j.get('name')}/{j.get('template')}" for j in judges if isinstance(j, dict)}
 
 
-def next_steps(status: str, expired: bool | None, source: str) -> list[str]:
+def next_steps(status: str, expired: bool | None, source: str, *, audited: bool = False) -> list[str]:
     """What to run next, by the policy's status."""
     p = source if source != "policy" else "POLICY"
     if expired:
@@ -141,5 +141,7 @@ def next_steps(status: str, expired: bool | None, source: str) -> list[str]:
             f"check that its judge has not changed: juge policy status {p} --eval EVAL_FILE (the judge you route "
             "with) or --run RUN (a recent run of it)"
         )
-    steps.append(f"audit it every week: juge audit-sample --policy {p} --run RUN")
+    steps.append(f"audit it every week: juge audit-sample --policy {p} --run RUN --label-project NAME")
+    if audited:
+        steps.append(f"read the audits against the people's labels: juge audit status {p}")
     return steps
