@@ -190,3 +190,63 @@ def test_status_on_a_scripted_half_year(setup: dict[str, Path], drop: float) -> 
         assert status.outcome == "drifted" and status.overall.drifted_in >= "2026-W09"
     else:
         assert status.outcome != "drifted"
+
+
+def _two_category_policy(kind: str = "pairwise", threshold: float | None = None) -> PolicyResult:
+    from juge.policy.file import policy_hash
+
+    ceiling = {"value": 0.8, "low": 0.7, "high": 0.9, "n": 200}
+    body = {
+        "kind": "juge-policy", "format": 1, "schema_version": 3, "judge_kind": kind, "rule": "margin",
+        "margin": 0.05, "judge": "j/t", "templates_by_category": {"math": "j/t", "code": "j/t"},
+        "categories": {c: {"decision": "judge", "reason": "r", "ceiling": ceiling} for c in ("math", "code")},
+        **({"threshold": threshold} if threshold is not None else {}),
+    }  # fmt: skip
+    return PolicyResult.model_validate({**body, "policy_hash": policy_hash(body)})
+
+
+def test_one_drifting_category_of_two_is_named_and_the_level_is_split() -> None:
+    policy = _two_category_policy()
+    records, labels = [], []
+    rng = np.random.default_rng(1)
+    for w in range(10):
+        items = [{"item_id": f"{c}{w}-{i}", "category": c, "verdict": "A"} for c in ("math", "code") for i in range(40)]
+        records.append({"drawn_at": f"w{w}", "week": f"2026-W{w + 10}", "run_id": "r", "seed": w,
+                        "label_project": "p", "items": items})  # fmt: skip
+        for it in items:
+            p = 0.3 if it["category"] == "code" and w >= 3 else 0.85
+            labels.append(HumanLabel(item_id=it["item_id"], rater_id="ann", label="A" if rng.random() < p else "B"))
+    audited = policy.model_copy(update={"audits": [AuditRecord.model_validate(r) for r in records]})
+    status = audit_figures(audited, {"p": labels}, alpha=0.05)
+    assert status.outcome == "drifted" and "code" in status.reason
+    assert status.categories["code"].outcome == "drifted" and status.categories["math"].outcome != "drifted"
+    assert status.categories["code"].level == pytest.approx(0.05 / 4) and status.overall.level == pytest.approx(0.025)
+    assert status.categories["code"].drifted_in >= "2026-W13"
+
+
+@pytest.mark.parametrize(
+    ("kind", "threshold", "verdict", "label", "expected"),
+    [
+        ("passfail", None, "PASS", "pass", True),
+        ("passfail", None, "FAIL", "PASS", False),
+        ("passfail", None, "PASS", "maybe", None),
+        ("pairwise", None, "inconsistent", "tie", True),
+        ("pairwise", None, "B", "A", False),
+        ("score", 4, "5", "4", True),  # both pass at the threshold
+        ("score", 4, "3", "4", False),
+        ("score", 4, "x", "4", None),
+    ],
+)
+def test_agreement_is_measured_as_the_policy_was(kind, threshold, verdict, label, expected) -> None:
+    from juge.policy.audit_status import agrees
+
+    assert agrees(_two_category_policy(kind, threshold), verdict, label) is expected
+
+
+def test_status_json_to_stdout_alone(setup: dict[str, Path], monkeypatch, capsys) -> None:
+    audit_sample(setup["policy"], "r", db=setup["db"], n=5, seed=1, label_project="a", rubric=setup["rubric"])
+    code, out, err = run_cli(monkeypatch, capsys, "audit", "status", str(setup["policy"]), "--db", str(setup["db"]),
+                             "--json", "-")  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["outcome"] == "too few labels yet" and data["batches"][0]["n_items"] == 5
