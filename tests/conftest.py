@@ -54,6 +54,7 @@ DRIVERS: dict[str, tuple[Callable[[], str | None], ...]] = {
     ),
     "pyarrow": (_module("pyarrow", "pip install -e '.[test]'"),),
     "anthropic": (_module("anthropic", "pip install -e '.[anthropic]'"),),
+    "litellm": (_module("litellm", "pip install -e '.[litellm]'"),),
     "pandas": (_module("pandas", "pip install pandas"),),
     "datasets": (_module("datasets", "pip install datasets"),),
     "inspect_ai": (_module("inspect_ai", "pip install -e '.[inspect]'"),),

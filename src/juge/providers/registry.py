@@ -17,6 +17,7 @@ _BUILTIN: dict[str, str] = {
     "replay": "juge.providers.replay:ReplayProvider",
     "scripted": "juge.providers.scripted:ScriptedProvider",
     "llamacpp": "juge.providers.llamacpp:LlamaCppProvider",
+    "litellm": "juge.providers.litellm:LiteLLMProvider",
 }
 _REGISTERED: dict[str, Callable[..., Any]] = {}
 
