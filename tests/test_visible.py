@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from juge.visible import HIDDEN, visible_html, visible_text
 
 hidden_heavy = st.text(
-    alphabet=st.sampled_from(["a", "<", "&", '"', "\u202e", "\u2066", "\u200b", "\x00", "\n", "é", "\ufeff"])
+    alphabet=st.sampled_from(
+        ["a", "<", "&", '"', "\u202e", "\u2066", "\u200b", "\x00", "\n", "é", "\ufeff", "\ufe0f", "\u034f", "❤"]
+    )
 )
 
 
@@ -38,3 +40,9 @@ def test_every_bidi_control_and_format_character_is_hidden() -> None:
     ]
     missing = [f"U+{ord(c):04X}" for c in formats if not HIDDEN.fullmatch(c)]
     assert missing == []
+
+
+def test_marks_that_hide_inside_a_tag_are_shown_and_an_emojis_variation_is_not() -> None:
+    shown = visible_text("</re\u034fsp\ufe0fon\u180bse> \U0001f44d\ufe0f 1\ufe0f\u20e3 \u2764\ufe0f")
+    assert shown == "</re⟨U+034F⟩sp⟨U+FE0F⟩on⟨U+180B⟩se> \U0001f44d\ufe0f 1\ufe0f\u20e3 \u2764\ufe0f"
+    assert "U+FE0F" in str(visible_html("<\ufe0f/response>"))

@@ -16,11 +16,17 @@ import re
 from markupsafe import Markup, escape
 
 # Controls (C0 but tab, newline, carriage return; DEL; C1), bidi marks, embeddings, overrides and
-# isolates, zero-width and other format characters, line/paragraph separators, tag characters.
-HIDDEN = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e"
-    "\u2060-\u2064\u2066-\u206f\u3164\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+# isolates, zero-width and other format characters, line/paragraph separators, tag characters, the
+# combining grapheme joiner.
+_ALWAYS = (
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
 )
+# Variation selectors (Mongolian's too): hidden after an ASCII letter, a tag's `<`, `/`, `>`, or another
+# hidden character, where they vary nothing and only hide inside a word or a tag (`</re\ufe0fsponse>`);
+# after an emoji, a digit (keycaps) or a CJK or Mongolian letter they are real variations, left alone.
+_SELECTORS = "\ufe00-\ufe0f\u180b-\u180d\u180f\U000e0100-\U000e01ef"
+HIDDEN = re.compile(f"[{_ALWAYS}]|(?<=[A-Za-z</>_{_ALWAYS}{_SELECTORS}])[{_SELECTORS}]")
 
 
 def _name(char: str) -> str:

@@ -15,8 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import sys
-import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -24,7 +22,7 @@ from typing import Any
 import jinja2
 
 from juge.data.records import Case, Message
-from juge.judges.textnorm import HOMOGLYPHS
+from juge.judges.textnorm import skeleton
 
 TAGS = (
     "question",
@@ -39,76 +37,41 @@ TAGS = (
     "own_solution",
     "example",
 )
-# Unicode category Cf (format characters: zero-width space and joiners, bidi controls, soft hyphen,
-# BOM, ...) as code point ranges, for the Unicode version of `unicodedata` below; under another
-# version the table is built by scanning every code point once, on first use (a test checks the
-# ranges against that scan).
-FORMAT_RANGES_UNICODE = "14.0.0"
-FORMAT_RANGES = (
-    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
-    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E),
-    (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
-    (0x110CD, 0x110CD), (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
-    (0xE0020, 0xE007F),
-)  # fmt: skip
-
-
-def scan_format_characters() -> str:
-    """Every character of Unicode category Cf, in code point order, by asking `unicodedata` of each."""
-    return "".join(chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf")
-
-
-def format_characters() -> str:
-    """Every character of Unicode category Cf, in code point order."""
-    if unicodedata.unidata_version == FORMAT_RANGES_UNICODE:
-        return "".join(chr(c) for first, last in FORMAT_RANGES for c in range(first, last + 1))
-    return scan_format_characters()
-
-
-def _look_alikes(ch: str) -> str:
-    """`ch` and the characters a reader takes for it: its other case, its fullwidth form, and its
-    Cyrillic, Greek, Cherokee or small-capital homoglyphs (the table the parsers' skeleton uses)."""
-    same = {ch.lower(), ch.upper()}
-    same |= {chr(ord(c) - 0x21 + 0xFF01) for c in tuple(same) if "!" <= c <= "~"}  # fullwidth forms
-    same |= {g for g, latin in HOMOGLYPHS.items() if latin.lower() == ch.lower()}
-    return "[" + "".join(re.escape(c) for c in sorted(same)) + "]"
-
-
 # `<`, or a character a reader takes for it (fullwidth, small form, angle quotation marks and
-# brackets), that opens or closes one of our tags, even when the tag is spelled with invisible
-# characters (`<\u200b/response>`), look-alike letters (Cyrillic `е`) or a fullwidth slash.
-_LESS_THAN = "[<\uff1c\ufe64\u2039\u2329\u27e8\u3008\u02c2\u1438]"
+# brackets), that may open or close one of our tags.
+_LESS_THAN = re.compile("[<\uff1c\ufe64\u2039\u2329\u27e8\u3008\u02c2\u1438]")
+# What follows `<` in the skeleton of one of our tags: white space and a slash (or one a reader takes for
+# one), the tag's name, and no more of a word (`<responses>` is not ours).
+_OUR_TAG = re.compile(r"\s*[/\u2215\u2044]?\s*(?:" + "|".join(TAGS) + r")(?![a-z0-9_-])")
+_LONGEST = max(map(len, TAGS)) + 2  # the skeleton's characters, blanks aside, a tag needs at most
 
 
-@functools.cache
-def _tag_opening() -> re.Pattern[str]:
-    """The pattern `neutralise` defuses, built on first use (not when `juge --help` imports this)."""
-    # What a reader (or a tokenizer) may skip inside a tag: invisible format characters; around
-    # the slash, white space too.
-    invisible = "[" + "".join(re.escape(c) for c in format_characters()) + "]*"
-    blank = invisible[:-2] + "\\s]*"
-    tags = "|".join(invisible.join(_look_alikes(ch) for ch in tag) for tag in TAGS)
-    return re.compile(
-        _LESS_THAN
-        + "(?="
-        + blank
-        + "[/\uff0f\u2215\u2044]?"
-        + blank
-        + "(?:"
-        + tags
-        + ")(?!"
-        + invisible
-        + "[A-Za-z0-9_-]))"
-    )
+def _opens_our_tag(text: str, start: int) -> bool:
+    """Whether `text` from `start` (just after a `<`) reads as one of our tags, judged on its skeleton (`textnorm.skeleton`:
+    look-alike and mathematical letters folded; invisible characters, combining marks and variation
+    selectors dropped). The window grows until its skeleton holds a tag's length of characters besides
+    white space, or the text ends."""
+    size = 2 * _LONGEST
+    while True:
+        folded = skeleton(text[start : start + size]).lower()
+        if len("".join(folded.split())) >= _LONGEST or start + size >= len(text):
+            return _OUR_TAG.match(folded) is not None
+        size *= 4
 
 
 def neutralise(text: str) -> str:
     """Defuse any opening or closing delimiter tag inside untrusted text (``<`` -> ``&lt;``).
 
-    Also a tag disguised with invisible characters inside it (white space around the slash), or
-    written with a fullwidth ``＜`` or ``／``: a model may read those as the tag.
+    Also a tag a reader or a tokenizer may take for ours: spelled with invisible characters, combining
+    marks or variation selectors inside it (white space around the slash), look-alike letters (Cyrillic,
+    Greek, Armenian, mathematical, fullwidth), or a fullwidth ``＜`` or ``／`` (see `_opens_our_tag`).
     """
-    return _tag_opening().sub("&lt;", text)
+    out, last = [], 0
+    for m in _LESS_THAN.finditer(text):
+        if _opens_our_tag(text, m.end()):
+            out += [text[last : m.start()], "&lt;"]
+            last = m.end()
+    return "".join(out) + text[last:] if out else text
 
 
 def wrap(tag: str, text: str | None) -> str:

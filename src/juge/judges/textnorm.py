@@ -5,9 +5,10 @@ refused, and to catch a second verdict hidden by look-alike characters, the
 parsers also look at the output's skeleton: Unicode compatibility folding
 (NFKC: fullwidth and mathematical letters become ASCII), with invisible format
 characters (category Cf: zero-width space, joiners, BOM, bidi controls, soft
-hyphen), combining marks and control characters removed, and common Cyrillic,
-Greek, Cherokee and small-capital homoglyphs of Latin letters replaced (after
-the Unicode confusables list, UTS #39). The skeleton is never used to accept an
+hyphen), combining marks (variation selectors and the grapheme joiner are marks too)
+and control characters removed, and common Cyrillic, Greek, Armenian, Cherokee and
+small-capital homoglyphs of Latin letters replaced (after the Unicode confusables
+list, UTS #39). The skeleton is never used to accept an
 output, only to refuse one.
 
 `comparable_text` is the skeleton two texts are compared by when "the same to a reader" must not be evaded
@@ -71,6 +72,22 @@ HOMOGLYPHS = {
     "ν": "v",
     "α": "a",
     "ι": "i",
+    "ρ": "p",
+    "υ": "u",
+    "τ": "t",
+    "κ": "k",
+    "ϲ": "c",
+    "ϳ": "j",
+    # Armenian
+    "Օ": "O",
+    "Ս": "U",
+    "Տ": "S",
+    "օ": "o",
+    "ս": "u",
+    "ո": "n",
+    "հ": "h",
+    "զ": "q",
+    "ց": "g",
     # Cherokee
     "Ꭺ": "A",
     "Ᏼ": "B",
