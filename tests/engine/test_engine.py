@@ -387,7 +387,7 @@ def test_write_atomic_leaves_the_old_file_on_error(tmp_path):
 
 
 def test_cli_cases_with_a_column_map(tmp_path):
-    (tmp_path / "t.csv").write_text("ticket,prompt,reply\nT1,Open Sunday?,Yes 8-13\n")
+    (tmp_path / "t.csv").write_text("ticket,prompt,reply,facts\nT1,Open Sunday?,Yes 8-13,Sun 8-13\n")
     db = tmp_path / "j.db"
     res = runner.invoke(
         app,
@@ -396,7 +396,7 @@ def test_cli_cases_with_a_column_map(tmp_path):
             "--cases",
             str(tmp_path / "t.csv"),
             "--map",
-            "id=ticket,question=prompt,output=reply",
+            "id=ticket,question=prompt,output=reply,context=facts",
             "--judge",
             str(BAKERY.parent / "judges" / "faithful.toml"),
             "--db",
@@ -407,7 +407,7 @@ def test_cli_cases_with_a_column_map(tmp_path):
     assert res.exit_code == 0, res.output
     with Store(db) as s:
         [case] = s.run_cases(s.list_runs()[0]["id"])
-    assert (case.id, case.output) == ("T1", "Yes 8-13")
+    assert (case.id, case.output, case.context) == ("T1", "Yes 8-13", "Sun 8-13")
 
 
 def test_a_database_from_an_earlier_schema_gains_the_new_columns(tmp_path):

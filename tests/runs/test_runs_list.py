@@ -49,7 +49,7 @@ def test_filters_and_rm(tmp_path, monkeypatch, capsys):
     for _ in range(3):
         run_cli(monkeypatch, capsys, "run", str(BAKERY), "--no-progress", "--db", str(db), "--fresh")
     cases = tmp_path / "c.jsonl"
-    cases.write_text('{"id": "x", "question": "q", "output": "o"}\n')
+    cases.write_text('{"id": "x", "question": "q", "context": "c", "output": "o"}\n')
     judge = REPO / "examples" / "bakery" / "judges" / "faithful.toml"
     run_cli(monkeypatch, capsys, "run", "--cases", str(cases), "--judge", str(judge), "--no-progress", "--db", str(db))
     every = _runs(monkeypatch, capsys, db)

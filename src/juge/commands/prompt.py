@@ -50,6 +50,8 @@ def print_dry_run(result: DryRun) -> None:
     for name, n in result.calls.items():
         out.print(Text(f"  judge {name}: {n} calls (fewer when answers are in the cache)"))
     print_prompts(result.examples, out)
+    for warning in result.warnings:
+        Console(stderr=True).print(Text("warning: ", style="yellow") + Text(warning))
 
 
 def prompt_command(

@@ -31,7 +31,7 @@ from juge.data.records import Case, Judgment
 from juge.engine.batching import BatchedProvider
 from juge.engine.limits import Adaptive, Budget, Clock, Spend
 from juge.engine.progress import ProgressFactory, run_progress
-from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response
+from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response, Unreachable
 from juge.providers.pricing import call_cost
 from juge.store import Store
 
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 CLAIM_PAGE = 32  # tasks claimed at once in a store shared by processes (one round trip)
 SHARED_POLL = 0.2  # seconds between looks at tasks another process sharing the run is judging
+# Failed connections in a row, before any call reached the server, after which a run stops (Unreachable):
+# a wrong base URL or a server not started fails in seconds, not after every call's retries (issue 30).
+UNREACHABLE_STOP = 3
 
 
 @dataclass
@@ -129,6 +132,8 @@ class Engine:
         self.clock = Clock(self.options.time_scale)
         self._adaptive: dict[str, Adaptive] = {}
         self._budgets: dict[str, Budget | None] = {}
+        self._reached: set[int] = set()  # providers (by id) a call has reached: a reply, even an error status
+        self._unreachable: Counter[int] = Counter()  # failed connections in a row before that
 
     async def call(
         self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0, payer: str | None = None
@@ -192,6 +197,7 @@ class Engine:
                 else:
                     err = ProviderError(f"provider {provider.name} failed: {type(exc).__name__}: {exc}")
                 self.stats["failed_attempts"] += 1
+                stop = self._count_unreachable(provider, err)
                 self.store.log_call(
                     run_id=run_id,
                     cache_key=key,
@@ -206,6 +212,8 @@ class Engine:
                     payer=payer,
                 )
                 self.commit_soon()
+                if stop is not None:
+                    raise stop from err
                 if not err.retryable or attempt == opts.retries:
                     err.attempts = attempt + 1
                     raise err  # noqa: B904 (may wrap a timeout)
@@ -216,6 +224,7 @@ class Engine:
                 await self.clock.sleep(delay)
                 continue
             latency = time.perf_counter() - started
+            self._reached.add(id(provider))
             if gate is not None:
                 for budget, spend in spends:
                     budget.settle(spend, request, response.tokens_in, response.tokens_out)
@@ -392,6 +401,23 @@ class Engine:
         if attempts == 0:
             return 0.0
         return call_cost(response.model, response.tokens_in, response.tokens_out, self.options.prices)
+
+    def _count_unreachable(self, provider: Provider, err: ProviderError) -> Unreachable | None:
+        """The error that stops the run when `provider` was never reached and this is the UNREACHABLE_STOP-th
+        failed connection in a row; any reply (an answer, or an error status) means the server is there."""
+        if not err.unreachable:
+            if err.status is not None:
+                self._reached.add(id(provider))
+            return None
+        if id(provider) in self._reached:
+            return None
+        self._unreachable[id(provider)] += 1
+        if self._unreachable[id(provider)] < UNREACHABLE_STOP:
+            return None
+        return Unreachable(
+            f"{provider.name}: {err}; {UNREACHABLE_STOP} calls in a row could not connect and none has reached the "
+            "server: check the base URL (or that the server is running), then run the same command again to resume"
+        )
 
     async def run_tasks(
         self,

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import jinja2
+import jinja2.meta
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from juge.data.records import Case
@@ -91,6 +92,20 @@ class Judge:
         object.__setattr__(self, "template_hash", digest.hexdigest()[:12])
 
     # --- what to ask -------------------------------------------------------------
+
+    def case_fields(self) -> dict[str, str]:
+        """The optional case fields this judge reads (question, context, source), each with why: its rubric
+        names the block (``<context>``) or its own template uses the variable. A run warns when cases lack
+        one (their prompts go without it) and stops when every case does (a forgotten ``--map``). The
+        built-in templates show each block only when the case has it, so they alone name nothing."""
+        rubric = json.dumps(self.rubric.model_dump(mode="json", exclude={"examples"}), ensure_ascii=False)
+        found = {name: f"its rubric names <{name}>" for name in CASE_TEXT_FIELDS if f"<{name}>" in rubric}
+        if self.template_source not in builtin_templates().values():
+            used = jinja2.meta.find_undeclared_variables(jinja2.Environment().parse(self.template_source))
+            for name in CASE_TEXT_FIELDS:
+                if name in used:
+                    found.setdefault(name, f"its template uses {name}")
+        return found
 
     def orders(self, case: Case) -> list[str | None]:
         """The orders to judge a case in: both for pairs (``12``, ``21``), else one."""
@@ -223,6 +238,18 @@ class CaseLacksField(InputError):
         super().__init__(f"case {case_id!r}: field '{field}': judge {judge!r} needs it but the case has none")
         self.case_id, self.field = case_id, field
         self.detail = f"case {case_id!r}: judge {judge!r} needs it but the case has none"
+
+
+# The case's text blocks a rubric or template may rely on (the answers and the reference are required anyway).
+CASE_TEXT_FIELDS = ("question", "context", "source")
+
+
+def case_has(case: Case, name: str) -> bool:
+    """Whether `case` has a non-blank `name` (a conversation stands for the question)."""
+    if name == "question" and case.messages:
+        return True
+    value = getattr(case, name)
+    return isinstance(value, str) and bool(value.strip())
 
 
 def _require(case: Case, judge: str, *fields: str) -> None:

@@ -61,7 +61,9 @@ class AnthropicProvider(Provider):
         if isinstance(exc.__cause__, ProviderError):  # the body bound, raised inside the SDK's client
             return exc.__cause__
         if isinstance(exc, (sdk.APITimeoutError, sdk.APIConnectionError)):
-            return ProviderError(f"{type(exc).__name__}: {exc}", retryable=True)
+            # httpx's ConnectError under the SDK's: no connection was made (refused, no such host)
+            unreachable = not isinstance(exc, sdk.APITimeoutError) and type(exc.__cause__).__name__ == "ConnectError"
+            return ProviderError(f"{type(exc).__name__}: {exc}", retryable=True, unreachable=unreachable)
         if isinstance(exc, sdk.APIStatusError):
             status = exc.status_code
             return ProviderError(

@@ -160,13 +160,28 @@ class ProviderError(Fault):
     """
 
     def __init__(
-        self, message: str, *, retryable: bool = False, status: int | None = None, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+        unreachable: bool = False,
     ):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
+        # No connection could be made (refused, no such host): the server was never reached, so the engine
+        # stops a run that has reached it by no call at all after a few (see Engine.call).
+        self.unreachable = unreachable
         self.attempts: int | None = None  # set by the engine: how many calls were made before giving up
+
+
+class Unreachable(Fault):
+    """A run's first calls to a server all failed to connect (refused, no such host): the run stops at once,
+    naming the address, instead of retrying every call for minutes. Not a ProviderError: it ends the run, not
+    one call; what was stored stays, and the same command resumes."""
 
 
 class ProviderClosed(Fault, RuntimeError):

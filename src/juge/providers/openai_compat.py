@@ -169,6 +169,8 @@ class OpenAICompatProvider(Provider):
                 f"connection failed: peer closed connection without sending complete message body ({exc})",
                 retryable=True,
             ) from exc
+        except aiohttp.ClientConnectorError as exc:  # no connection made: refused, no such host
+            raise ProviderError(f"connection failed: {_cause(exc)}", retryable=True, unreachable=True) from exc
         except aiohttp.ClientConnectionError as exc:
             raise ProviderError(f"connection failed: {_cause(exc)}", retryable=True) from exc
 
@@ -189,6 +191,8 @@ class OpenAICompatProvider(Provider):
                 return reply.status_code, reply.headers, bytes(read)
         except httpx.TimeoutException as exc:
             raise ProviderError(f"timeout: {exc}", retryable=True) from exc
+        except httpx.ConnectError as exc:  # no connection made: refused, no such host
+            raise ProviderError(f"connection failed: {exc}", retryable=True, unreachable=True) from exc
         except httpx.TransportError as exc:
             raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
 

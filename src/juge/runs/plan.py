@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from juge.config import EngineSpec, EvalConfig, ProviderSpec
 from juge.data.readers import as_text_note, case_line, file_hash, row_id_note
+from juge.data.records import Case
 from juge.data.selection import Selection, select_cases
 from juge.engine import EngineOptions, JudgeTask, iter_tasks
 from juge.engine.batching import supports_batches
 from juge.engine.progress import ProgressFactory
 from juge.errors import InputError, input_error
-from juge.judges.judge import CaseLacksField, Judge
+from juge.judges.judge import CaseLacksField, Judge, case_has
 from juge.providers.base import Provider
 from juge.providers.pricing import batch_price_table, price_table
 from juge.runs.providers import Providers, judge_provider_spec, provider_for
@@ -83,7 +85,8 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
         raise InputError(f"{config.cases_path}: no cases to run")
     judges = tuple(config.judges)
     system_prompt = load_system_prompt(config)
-    n_tasks = check_selection(config, selection, judges, system_prompt) * options.repeat
+    n_tasks, case_warnings = check_selection(config, selection, judges, system_prompt)
+    n_tasks *= options.repeat
     batch = config.spec.engine.mode == "batch"
     made: Providers | None = None
     judge_providers: dict[str, Provider] = {}
@@ -108,7 +111,7 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
         batch=batch,
         n_tasks=n_tasks,
         eval_hash=run_identity(config, selection, judges, system_prompt, options),
-        warnings=tuple(plan_warnings(config, judges, selection)),
+        warnings=(*plan_warnings(config, judges, selection), *case_warnings),
     )
 
 
@@ -255,20 +258,55 @@ def load_run_cases(
 
 def check_selection(
     config: EvalConfig, selection: Selection, judges: Sequence[Judge], system_prompt: SystemPrompt | None
-) -> int:
+) -> tuple[int, list[str]]:
     """Render every prompt of the selection before anything is created or paid for (outputs the system
-    will write are stood in for); returns the number of judge tasks per repeat."""
+    will write are stood in for); returns the number of judge tasks per repeat and what to warn about:
+    cases without a field a judge reads (:meth:`Judge.case_fields`; none of them having it is an
+    InputError, a forgotten mapping) and cases with an empty answer."""
     n_tasks = 0
+    reads = {j.name: j.case_fields() for j in judges}
+    judged: Counter[str] = Counter()
+    lacking: Counter[tuple[str, str]] = Counter()
+    empty_answers = 0
     for case in selection:
         preview = case
         if system_prompt is not None:
             system_prompt.check_renders(config, [case])
             if not (case.output or case.is_pair):
                 preview = case.model_copy(update={"output": "(system output)"})
+        elif _empty_answer(case):
+            empty_answers += 1
         tasks = list(iter_tasks([preview], judges, 1))
         check_renderable(tasks, config)
         n_tasks += len(tasks)
-    return n_tasks
+        for name in {t.judge.name for t in tasks}:
+            judged[name] += 1
+            lacking.update((name, f) for f in reads[name] if not case_has(case, f))
+    warnings = []
+    for (name, f), n in lacking.items():
+        why = reads[name][f]
+        if n == judged[name]:
+            raise input_error(
+                config.cases_path,
+                f"judge {name!r} reads the case's {f} ({why}), but no case has one: map the column that holds it "
+                f"(--map {f}=COLUMN, or [mapping] in the eval file)",
+                field=f,
+            )
+        warnings.append(
+            f"judge {name!r} reads the case's {f} ({why}), but {n} of {judged[name]} cases have none: their "
+            "prompts go without it"
+        )
+    if empty_answers:
+        warnings.append(
+            f"{empty_answers} of {selection.count} cases have an empty answer: the judges are asked about nothing"
+        )
+    return n_tasks, warnings
+
+
+def _empty_answer(case: Case) -> bool:
+    """An answer given as a blank cell (a missing one stops the run when its prompt is rendered)."""
+    answers = (case.output_1, case.output_2) if case.is_pair else (case.output,)
+    return any(a is not None and not a.strip() for a in answers)
 
 
 def check_renderable(tasks: Iterable[JudgeTask], config: EvalConfig) -> None:

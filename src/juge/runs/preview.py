@@ -202,6 +202,8 @@ def dry_run(
         only=frozenset(only) if only is not None else None, limit=limit, repeat=repeat, provider_override=override
     )
     plan = plan_run(config, options, providers=False)
-    return plan_calls(
+    planned = plan_calls(
         plan.selection, answering_judges(config, override), repeat, system=plan.generated, source=str(config.source)
     )
+    planned.warnings = list(plan.warnings)
+    return planned

@@ -511,6 +511,9 @@ class DryRun(Result):
     """Calls the system under test would make."""
     examples: list[RenderedPrompt] = []
     """The first prompt of each judge, as it would be sent."""
+    warnings: list[str] = []
+    """What the run would warn about before its first call (cases without a field a judge reads, empty
+    answers, a judge of the system's model family)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": self.schema_version, **self.model_dump(mode="json", by_alias=True)}
