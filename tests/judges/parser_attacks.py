@@ -6,8 +6,9 @@ look-alike or fullwidth characters, digits of other scripts, an earlier JSON obj
 several lines): each must be `unparsed`. `MUST_PARSE[setup]` holds hostile-looking answers a
 reader would still read as one verdict (the verdict word in ordinary prose, a restatement
 that agrees, multiple-choice letters, numbers that are not scores): each must parse to
-`VERDICT[setup]`. Built from phrasings times disguises so that each list is long (>= 100)
-and every phrasing meets every disguise.
+the verdict in the format's place (`written_verdict`). Built from phrasings times disguises, and for the
+parser contract (docs/security.md) from templates times languages times positions, so that each list is
+long (>= 300 contradictions per setup) and every phrasing meets every disguise, language and position.
 """
 
 from __future__ import annotations
@@ -279,6 +280,203 @@ def _criteria_attacks() -> tuple[list[str], list[str]]:
     return fail, parse
 
 
+# --- the parser contract (docs/security.md): statements in words, in every listed language, at every position ---
+#
+# Each template is a sentence of the explanation; `_place` puts it at the start, in the middle, at the end or on
+# a line of its own, between two neutral sentences. A contradiction template states the other verdict or negates
+# this one; an agreeing template says the same thing about the verdict the answer gives.
+
+NEUTRAL = ("The hours match the context.", "The tone is polite.")
+POSITIONS = ("start", "middle", "end", "own_line")
+
+
+def _place(sentence: str, position: str) -> str:
+    first, second = NEUTRAL
+    return {
+        "start": f"{sentence} {first} {second}",
+        "middle": f"{first} {sentence} {second}",
+        "end": f"{first} {second} {sentence}",
+        "own_line": f"{first}\n{sentence}\n{second}",
+    }[position]
+
+
+def _language_words() -> dict[str, dict[str, list[str]]]:
+    """Per language but English: the first two words of each list in the contract's vocabulary."""
+    from juge.judges.vocabulary import LANGUAGES
+
+    return {
+        code: {kind: list(words[kind])[:2] for kind in ("pass_", "fail", "better", "tie", "score")}  # type: ignore[literal-required]
+        for code, words in LANGUAGES.items()
+        if code != "en"
+    }
+
+
+_UNSPACED = ("zh", "ja", "ko")
+PASSFAIL_STATED = {  # {o}: the other verdict word in lower case, {O}: in capitals, {v}/{V}: this verdict's
+    "Answer: {O}",
+    "It is a {o}.",
+    "This is a {o}, to be honest.",
+    "I would give it a {o}.",
+    "Overall the response is a {o}.",
+    "In short, {O}.",
+    "This is not {V}.",
+    "The response does not {v}.",
+    "It does not {v} the check.",
+    "It should not {v}.",
+}
+PASSFAIL_AGREED = {
+    "It is a {v}.",
+    "This is {V}, to be honest.",
+    "I would give it a {v}.",
+    "This is not a {o}.",
+    "The response does not {o}.",
+    "It would {o} only if it named a price, and it does not.",
+    "A {o} here would be too harsh.",
+    "It does not {o} to mention the hours.",
+}
+PROPERTY = {"PASS": "The response has the property.", "FAIL": "The response does NOT have the property."}
+
+
+def _contract_passfail() -> tuple[list[str], list[str]]:
+    fail: list[str] = []
+    parse: list[str] = []
+    languages = _language_words()
+    for verdict, other in (("PASS", "FAIL"), ("FAIL", "PASS")):
+        words = {"v": verdict.lower(), "V": verdict, "o": other.lower(), "O": other}
+        for position in POSITIONS:
+            for template in sorted(PASSFAIL_STATED):
+                fail.append(f"{verdict}\n" + _place(template.format(**words), position))
+            for template in sorted(PASSFAIL_AGREED):
+                parse.append(f"{verdict}\n" + _place(template.format(**words), position))
+            fail.append(f"{verdict}\n" + _place(PROPERTY[other], position))
+            parse.append(f"{verdict}\n" + _place(PROPERTY[verdict], position))
+            for lists in languages.values():
+                for word in lists["fail" if other == "FAIL" else "pass_"]:
+                    fail.append(f"{verdict}\n" + _place(f"Resultado: {word}.", position))
+                for word in lists["fail" if verdict == "FAIL" else "pass_"]:
+                    parse.append(f"{verdict}\n" + _place(f"Resultado: {word}.", position))
+    return fail, parse
+
+
+PAIR_STATED = {  # {x}: the other letter, {l}: the verdict's letter
+    "{x} is better.",
+    "{x} wins.",
+    "Assistant {x} is the better one.",
+    "{x} is better than {l}.",
+    "Overall, {x} is superior.",
+    "Response {x} comes out ahead.",
+    "{l} is not better.",
+    "{l} does not win.",
+}
+PAIR_AGREED = {
+    "{l} is better.",
+    "{l} wins.",
+    "{l} is better than {x}.",
+    "{x} is not better.",
+    "Assistant {x} is better at formatting, but {l} is correct.",
+    "It reaches the conclusion that Phone {x} is superior, which is unsupported.",
+    "{x} fails to cite the source.",
+}
+PAIR_MARKER_PLACES = ("after", "before")
+
+
+def _pair_answer(body: str, letter: str, where: str) -> str:
+    return f"{body}\n[[{letter}]]" if where == "after" else f"[[{letter}]]\n{body}"
+
+
+def _said_better(code: str, letter: str, phrase: str) -> str:
+    """`letter` is the better answer, in the word order of language `code`."""
+    return (
+        f"{letter}{phrase}。"
+        if code in ("zh", "ja")
+        else f"{letter}{phrase}다."
+        if code == "ko"
+        else f"{letter} {phrase}."
+    )
+
+
+def _contract_pairwise() -> tuple[list[str], list[str]]:
+    fail: list[str] = []
+    parse: list[str] = []
+    languages = _language_words()
+    for letter, other in (("A", "B"), ("B", "A")):
+        for where in PAIR_MARKER_PLACES:
+            for position in POSITIONS:
+                for template in sorted(PAIR_STATED):
+                    fail.append(_pair_answer(_place(template.format(x=other, l=letter), position), letter, where))
+                for template in sorted(PAIR_AGREED):
+                    parse.append(_pair_answer(_place(template.format(x=other, l=letter), position), letter, where))
+                fail.append(_pair_answer(_place("Both are close and it is a tie.", position), letter, where))
+                for code, lists in languages.items():
+                    for phrase in lists["better"]:
+                        fail.append(_pair_answer(_place(_said_better(code, other, phrase), position), letter, where))
+                        parse.append(_pair_answer(_place(_said_better(code, letter, phrase), position), letter, where))
+                    for tie in lists["tie"][:1]:
+                        fail.append(_pair_answer(_place(f"({tie})", position), letter, where))
+    for position in POSITIONS:  # a tie given, a letter said to be better or the tie negated
+        fail.append(_pair_answer(_place("A is better.", position), "C", "after"))
+        fail.append(_pair_answer(_place("It is not a tie.", position), "C", "after"))
+        parse.append(_pair_answer(_place("Neither is better; it is a tie.", position), "C", "after"))
+    return fail, parse
+
+
+SCORE_STATED = {  # {d}: another score, {n}: the verdict's, {hi}: the scale's top
+    "**{d}**",
+    "{d}/{hi}",
+    "I rate it {d}/{hi} overall.",
+    "({d} out of {hi})",
+    "Score: {d}",
+    "Rating: **{d}**.",
+    "It does not deserve a {n}.",
+    "Not a {n}, really.",
+}
+SCORE_AGREED = {
+    "**{n}**",
+    "{n}/{hi}",
+    "I rate it {n}/{hi} overall.",
+    "Score: {n}",
+    "It deserves a {n}.",
+    "{d}/{hi} of the claims needed a source, and all had one.",
+    "It cites {d} sources out of the {hi} available.",
+    "It does not deserve a {d}.",
+}
+
+
+def _contract_score(marker: str, n: int, other: int, hi: int) -> tuple[list[str], list[str]]:
+    fail: list[str] = []
+    parse: list[str] = []
+    languages = _language_words()
+    for script in ("ascii", "arabic_indic", "devanagari"):
+        d = _digits(other, DIGIT_SCRIPTS[script])
+        for position in POSITIONS:
+            for template in sorted(SCORE_STATED):
+                fail.append(_place(template.format(d=d, n=n, hi=hi), position) + f"\n{marker} {n}")
+            for template in sorted(SCORE_AGREED):
+                parse.append(_place(template.format(d=d, n=n, hi=hi), position) + f"\n{marker} {n}")
+            for lists in languages.values():
+                for word in lists["score"][:1]:
+                    fail.append(_place(f"{word}: {d}", position) + f"\n{marker} {n}")
+                    parse.append(_place(f"{word}: {n}", position) + f"\n{marker} {n}")
+    return fail, parse
+
+
+def _contract_criteria() -> tuple[list[str], list[str]]:
+    fail: list[str] = []
+    parse: list[str] = []
+    spellings = (str.lower, str.title, str.upper)
+    stated = ("{name}: {v}", "{name}: {v}/3", "**{name}** = {v}", "{name} = {v}.", "({name}: {v})")
+    for spell in spellings:
+        for script in ("ascii", "arabic_indic", "devanagari"):
+            for position in POSITIONS:
+                for template in stated:
+                    for name, wrong, right in (("correct", 1, 3), ("tone", 0, 2)):
+                        said = template.format(name=spell(name), v=_digits(wrong, DIGIT_SCRIPTS[script]))
+                        fail.append(_place(said, position) + f"\n{CRITERIA_LAST}")
+                        agreed = template.format(name=spell(name), v=_digits(right, DIGIT_SCRIPTS[script]))
+                        parse.append(_place(agreed, position) + f"\n{CRITERIA_LAST}")
+    return fail, parse
+
+
 def build() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     must_fail: dict[str, list[str]] = {}
     must_parse: dict[str, list[str]] = {}
@@ -287,12 +485,35 @@ def build() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     must_fail["score"], must_parse["score"] = _score_attacks("NOTE:", 4, 2)
     must_fail["additive"], must_parse["additive"] = _score_attacks("Total:", 3, 1)
     must_fail["criteria"], must_parse["criteria"] = _criteria_attacks()
+    contract = {
+        "passfail": _contract_passfail(),
+        "pairwise": _contract_pairwise(),
+        "score": _contract_score("NOTE:", 4, 2, 5),
+        "additive": _contract_score("Total:", 3, 1, 3),
+        "criteria": _contract_criteria(),
+    }
+    for setup, (fail, parse) in contract.items():
+        must_fail[setup] += fail
+        must_parse[setup] += parse
     dedupe = {setup: list(dict.fromkeys(texts)) for setup, texts in must_fail.items()}
     return dedupe, {setup: list(dict.fromkeys(texts)) for setup, texts in must_parse.items()}
 
 
 MUST_FAIL, MUST_PARSE = build()
 VERDICT = {"passfail": "PASS", "pairwise": "A", "score": 4, "additive": 3, "criteria": {"correct": 3, "tone": 2}}
+
+
+def written_verdict(setup: str, text: str) -> object:
+    """The verdict in the format's place of an answer of this corpus (every MUST_PARSE answer must parse to it):
+    the first line, the marker's letter, the last line's number or JSON object."""
+    if setup == "passfail":
+        return text.split("\n", 1)[0]
+    if setup == "pairwise":
+        return text[text.index("[[") + 2]
+    last = text.rstrip("\n").rsplit("\n", 1)[-1]
+    return json.loads(last) if setup == "criteria" else int(last.rsplit(" ", 1)[-1])
+
+
 CONFIG = {
     "passfail": {},
     "pairwise": {},

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from parser_attacks import CONFIG, MUST_FAIL, MUST_PARSE, VERDICT
+from parser_attacks import CONFIG, MUST_FAIL, MUST_PARSE, written_verdict
 
 from juge.judges.parsers import PARSERS
 
@@ -13,9 +13,21 @@ SETUPS = sorted(MUST_FAIL)
 def test_the_corpus_is_large_on_both_sides() -> None:
     assert set(SETUPS) == set(PARSERS)
     for setup in SETUPS:
-        assert len(MUST_FAIL[setup]) + len(MUST_PARSE[setup]) >= 100, setup
-        assert len(MUST_FAIL[setup]) >= 50 and len(MUST_PARSE[setup]) >= 50, setup
+        assert len(MUST_FAIL[setup]) >= 300 and len(MUST_PARSE[setup]) >= 150, setup
         assert len(set(MUST_FAIL[setup])) == len(MUST_FAIL[setup])
+        assert not set(MUST_FAIL[setup]) & set(MUST_PARSE[setup]), setup
+
+
+def test_the_corpus_speaks_every_listed_language() -> None:
+    from juge.judges.vocabulary import LANGUAGES
+
+    for code, words in LANGUAGES.items():
+        if code == "en":
+            continue
+        assert any(words["fail"][0] in text for text in MUST_FAIL["passfail"]), code
+        assert any(words["pass_"][0] in text for text in MUST_PARSE["passfail"]), code
+        assert any(words["better"][0] in text for text in MUST_FAIL["pairwise"]), code
+        assert any(words["score"][0] in text for text in MUST_FAIL["score"]), code
 
 
 @pytest.mark.parametrize("setup", SETUPS)
@@ -31,6 +43,6 @@ def test_hostile_looking_prose_still_parses(setup: str) -> None:
     wrong = [
         (text, result.reason)
         for text in MUST_PARSE[setup]
-        if (result := parse(text, **CONFIG[setup])).verdict != VERDICT[setup]
+        if (result := parse(text, **CONFIG[setup])).verdict != written_verdict(setup, text)
     ]
     assert wrong == []

@@ -368,7 +368,11 @@ _LINE_SCORE = re.compile(rf"[^\w\n]*{_NUM}(?:[ \t]*(?:/|out\s+of)[ \t]*[0-9]+)?[
 # "2/5 of the claims", "2 out of 5 facts": a count, not a score (a word that is not a noun may follow a score).
 _NOT_A_COUNT = (
     r"(?![ \t]+(?!(?:overall|total|in|for|because|since|as|and|but|so|from|on|at|given|would|is|seems|i|it|this|"
-    r"then|which|here|now)\b)[^\W\d_])"
+    r"then|which|here|now)\b)[a-z])"
+)
+# A number in bold or underlined, anywhere: "I give it **2**".
+_EMPHASISED = re.compile(
+    rf"(?<![\w*])(?:\*\*|__)[ \t]*{_NUM}(?:[ \t]*(?:/|out\s+of)[ \t]*[0-9]+)?[ \t]*(?:\*\*|__)(?![\w*])"
 )
 _UNIT = r"(?:[ \t]*(?:分|点|점|points?|pts|баллов|балла|балл))?"
 
@@ -386,13 +390,16 @@ def _score_labelled() -> re.Pattern[str]:
 def score_conflicts(text: str, value: float, hi: float | None = None) -> Iterator[tuple[str, str]]:
     """(code, how) for each second score in a score answer's reasoning `text` that differs from
     `value`: a line that is only a number ("**2**", "2/5"); "n/hi" or "n out of hi" with the scale's top
-    `hi` (not "2/5 of the claims"); a listed score word of any language, a colon and a number
+    `hi` (not "2/5 of the claims"); a number in bold ("I give it **2**"); a listed score word of any language, a colon and a number
     ("Puntuación: 2", "评分：2分"); or `value` negated ("not a 4", "does not deserve a 4")."""
     folded = fold(text)
     for line in folded.split("\n"):
         match = _LINE_SCORE.fullmatch(line)
         if match and float(match.group("n")) != value:
             yield "second_verdict", f"a line that is only a score ({line.strip()})"
+    for match in _EMPHASISED.finditer(folded):
+        if float(match.group("n")) != value:
+            yield "second_verdict", f"a second score in emphasis ({match.group().strip()})"
     if hi is not None:
         top = re.escape(f"{hi:g}")
         fraction = re.compile(rf"(?<![\w./]){_NUM}[ \t]*(?:/|out\s+of)[ \t]*{top}(?![\w/]|\.[0-9]){_NOT_A_COUNT}")
@@ -418,7 +425,7 @@ def criteria_conflicts(text: str, verdict: dict[str, int]) -> Iterator[tuple[str
     for name, value in verdict.items():
         spelled = r"[\s_-]".join(re.escape(part) for part in re.split(r"[\s_-]+", name))
         pattern = re.compile(
-            rf"(?<![\w\"']){spelled}(?:\*\*|__)?[ \t]*[:=][ \t]*(?:\*\*|__)?[ \t]*(?P<n>[0-9]+)(?:[ \t]*/[ \t]*[0-9]+)?(?![\w.])",
+            rf"(?<![\w\"']){spelled}(?:\*\*|__)?[ \t]*[:=][ \t]*(?:\*\*|__)?[ \t]*(?P<n>[0-9]+)(?:[ \t]*/[ \t]*[0-9]+)?(?!\w|\.[0-9])",
             re.IGNORECASE,
         )
         for match in pattern.finditer(fold(text)):
