@@ -250,3 +250,10 @@ def test_status_json_to_stdout_alone(setup: dict[str, Path], monkeypatch, capsys
     assert code == 0, err
     data = json.loads(out)
     assert data["outcome"] == "too few labels yet" and data["batches"][0]["n_items"] == 5
+
+
+def test_the_same_draw_shown_twice_is_recorded_once(setup: dict[str, Path]) -> None:
+    for _ in range(2):
+        audit_sample(setup["policy"], "r", db=setup["db"], n=5, seed=7, drawn_at=MONDAY)
+    audit_sample(setup["policy"], "r", db=setup["db"], n=5, seed=8, drawn_at=MONDAY)
+    assert [a.seed for a in PolicyResult.load(setup["policy"]).audits] == [7, 8]

@@ -73,11 +73,23 @@ def audit_record(
     )
 
 
-def record_audit(path: Path, record: AuditRecord) -> None:
-    """Append a draw to the policy file's ``audits`` (outside its hash, as its holdout tests)."""
+def record_audit(path: Path, record: AuditRecord) -> bool:
+    """Append a draw to the policy file's ``audits`` (outside its hash, as its holdout tests). The same draw again
+    (same run, seed, project and items: the week's sample shown twice) is not recorded twice; returns whether
+    this one was new."""
     document = json.loads(path.read_text(encoding="utf-8"))
-    document["audits"] = [*(document.get("audits") or []), record.to_dict()]
+    earlier = document.get("audits") or []
+    new = record.to_dict()
+
+    def same(old: dict[str, Any]) -> bool:
+        keys = ("run_id", "seed", "label_project", "items")
+        return all(old.get(k) == new.get(k) for k in keys)
+
+    if any(same(old) for old in earlier):
+        return False
+    document["audits"] = [*earlier, new]
     write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    return True
 
 
 def agrees(policy: PolicyResult, verdict: str | None, label: Any) -> bool | None:
