@@ -713,3 +713,30 @@ def test_json_scalars_in_text_fields_are_read_as_text(tmp_path, monkeypatch, cap
     code, _, err = run_cli(monkeypatch, capsys, "run", "--cases", str(items), "--judge", str(judge),
                            "--db", str(tmp_path / "r.db"))  # fmt: skip
     assert "9 JSON numbers or booleans" in " ".join(err.split())
+
+
+def test_missing_answers_written_as_free_text(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 3: "N/A (...)" in many spellings: a prefix and a regular expression leave them out, counted.
+    rng = np.random.default_rng(7)
+    r1 = [int(v) for v in rng.integers(1, 6, 20)]
+    r2 = [int(np.clip(v + rng.integers(-1, 2), 1, 5)) for v in r1]
+    texts = {3: "N/A (no errors)", 8: "N/A - not shown", 11: "n/a", 15: "not applicable"}
+    rows = [{"id": f"i{k}", "output": "x", "r1": r1[k], "r2": texts.get(k, r2[k])} for k in range(20)]
+    items = write_csv(tmp_path / "mqm.csv", rows)
+    base = ("--items", str(items), "--label-cols", "r1,r2", "--resamples", "20")
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base)
+    assert code == 2 and "--missing 'n/a,N/A*'" in err
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base,
+                                      "--missing", "N/A*,re:(?i)n/a|not applicable")  # fmt: skip
+    assert code == 0, err
+    assert (result["counts"]["label_values_read"], result["counts"]["missing_values"]) == (40, 4)
+    assert any("--missing patterns left out 4 label values" in n for n in result["notes"])
+    kept = [k for k in range(20) if k not in texts]
+    data = np.array([[float(r1[k]) for k in range(20)], [np.nan if k in texts else r2[k] for k in range(20)]])
+    alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")
+    assert result["ceiling"]["krippendorff_alpha"]["value"] == pytest.approx(alpha)
+    assert result["ceiling"]["kappa"]["value"] == pytest.approx(
+        cohen_kappa_score([r1[k] for k in kept], [r2[k] for k in kept])
+    )
+    code, _, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base, "--missing", "re:(")
+    assert code == 2 and "--missing re:(" in err

@@ -34,6 +34,7 @@ from juge.data.labels import (
     is_missing,
     judge_kinds,
     long_votes,
+    missing_by_pattern,
     normalise_passfail,
     scale_kind,
     unlisted,
@@ -231,6 +232,7 @@ def load_inputs(
     guess: tuple[StudyKind, str] | None = None
     if raw:
         every = [v for vs in raw.values() for v in vs]
+        notices += _pattern_notes(every, missing_set)
         chosen = decide_kind(every, kind=kind, scale=scale, pairs=pairs, missing=missing_set, judges=judges_said)
         if kind is None and not scale:
             guess = (chosen, guess_kind([v.value for v in every if not is_missing(v.value, missing_set)],
@@ -339,6 +341,20 @@ def load_inputs(
         criterion_counts={str(k): v for k, v in criterion_counts.items()},
         kind_guess=guess,
     )
+
+
+def _pattern_notes(votes: Sequence[RawVote], missing: frozenset[str]) -> list[str]:
+    """What the --missing patterns (N/A*, re:...) left out, the most common values first, so a pattern that
+    catches too much shows."""
+    matched = missing_by_pattern((v.value for v in votes), missing)
+    if not matched:
+        return []
+    common = sorted(matched.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{value!r} {n}" for value, n in common[:5]) + (", ..." if len(common) > 5 else "")
+    return [
+        f"--missing patterns left out {sum(matched.values())} label values ({len(matched)} distinct: {shown}); "
+        "they are counted as missing"
+    ]
 
 
 def _as_passfail(label: HumanLabel | Vote) -> HumanLabel | Vote:

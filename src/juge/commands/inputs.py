@@ -62,7 +62,8 @@ INPUT_OPTIONS: dict[str, InputOption] = {
     ),
     "missing": InputOption(
         "--missing",
-        'Raw label values that mean "no label", e.g. NULL,NA,"" : left out and counted (empty cells always are).',
+        'Raw label values that mean "no label", e.g. NULL,NA,"" : left out and counted (empty cells always are). '
+        "N/A* is a prefix, re:EXPR a regular expression the whole value matches; quote one holding a comma.",
     ),
     "format": InputOption(
         "--format",

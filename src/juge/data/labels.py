@@ -15,6 +15,8 @@ counted once. Every left-out value is counted in :class:`LabelCounts`.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -81,10 +83,43 @@ def _comma_parts(text: str) -> list[str]:
 
 
 def parse_missing(text: str | None) -> frozenset[str]:
-    """``--missing NULL,NA,""`` -> the raw texts that mean "no label" (an empty cell always does)."""
+    """``--missing NULL,NA,""`` -> the raw texts that mean "no label" (an empty cell always does). An entry
+    ending in ``*`` is a prefix (``N/A*``), one starting ``re:`` a regular expression the whole value must
+    match (``re:(?i)n/?a\b.*``); a pattern holding a comma is quoted (``'re:a,b'``)."""
     if not text:
         return frozenset()
-    return frozenset(split_list(text))
+    markers = frozenset(split_list(text))
+    _patterns(markers)  # a bad regular expression is refused here, naming it
+    return markers
+
+
+@functools.lru_cache(maxsize=64)
+def _patterns(markers: frozenset[str]) -> tuple[tuple[str, ...], tuple[re.Pattern[str], ...]]:
+    """The prefixes (``N/A*``) and the regular expressions (``re:...``) among `markers`."""
+    prefixes = tuple(m[:-1] for m in markers if m.endswith("*") and len(m) > 1 and not m.startswith("re:"))
+    regexes = []
+    for source in sorted(m[3:] for m in markers if m.startswith("re:")):
+        try:
+            regexes.append(re.compile(source))
+        except re.error as exc:
+            raise InputError(f"--missing re:{source}: not a regular expression ({exc})") from None
+    return prefixes, tuple(regexes)
+
+
+def missing_by_pattern(values: Iterable[Any], missing: frozenset[str]) -> dict[str, int]:
+    """The values that are missing only by a pattern of `missing` (not listed as they are), with their counts:
+    what a prefix or regular expression matched, for the output to show."""
+    prefixes, regexes = _patterns(missing)
+    if not prefixes and not regexes:
+        return {}
+    found: dict[str, int] = {}
+    for value in values:
+        if value is None or isinstance(value, float) and value != value:
+            continue
+        key = raw_key(value)
+        if key and key not in missing and is_missing(value, missing):
+            found[key] = found.get(key, 0) + 1
+    return found
 
 
 def raw_key(value: Any) -> str:
@@ -100,7 +135,12 @@ def is_missing(value: Any, missing: frozenset[str]) -> bool:
     if value is None or (isinstance(value, float) and value != value):
         return True
     key = raw_key(value)
-    return key == "" or key in missing
+    if key == "" or key in missing:
+        return True
+    if not missing:
+        return False
+    prefixes, regexes = _patterns(missing)
+    return (bool(prefixes) and key.startswith(prefixes)) or any(r.fullmatch(key) for r in regexes)
 
 
 def target_kind(value: Any) -> Kind | None:
@@ -439,11 +479,17 @@ def _conversion_error(
     shown = ", ".join(values[:8]) + (", ..." if len(values) > 8 else "")
     unknown = sorted({raw_key(v.value) for v in bad})
     looks_missing = [u for u in unknown if u.upper() in ("NULL", "NA", "N/A", "NAN", "NONE", "-", "?")]
-    if looks_missing:
-        first = next(v for v in bad if raw_key(v.value) in looks_missing)
+    markers = ("NULL", "NA", "N/A", "NAN", "NONE")
+    # "N/A (no errors)": a missing answer written as free text, left out by a prefix
+    free_text = sorted({u[: len(m)] for u in unknown for m in markers if u.upper().startswith(m + " ")})
+    if looks_missing or free_text:
+        prefixes = tuple(m + " " for m in free_text)
+        first = next(v for v in bad if raw_key(v.value) in looks_missing or raw_key(v.value).startswith(prefixes))
+        listed = ",".join([*looks_missing, *(m + "*" for m in free_text)])
         return input_error(
             first.path,
-            f"value {first.value!r} looks like a missing label: give --missing {','.join(looks_missing)}",
+            f"value {first.value!r} looks like a missing label: give --missing {repr(listed) if free_text else listed}"
+            + (" (N/A* is a prefix; re:EXPRESSION a regular expression)" if free_text else ""),
             line=first.line,
             field=first.field,
         )
