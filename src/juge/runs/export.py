@@ -123,7 +123,8 @@ def _export_interop(
     run_id = run if isinstance(run, str) else run.run_id
     with open_store(db, must_exist=True) as store:
         run_id = store.get_run(run_id)["id"]
-        document, written, lost, linked = interop_document(store, run_id, fmt, route=decisions)
+        rows = judgment_rows(store, run_id)
+        document, written, lost, linked = interop_document(store, run_id, fmt, rows, route=decisions)
     write_atomic(path, json.dumps(document, ensure_ascii=False, indent=1) + "\n")
     return ExportResult(
         run_id=run_id,

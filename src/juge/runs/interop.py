@@ -36,15 +36,18 @@ _HEX_SPAN = re.compile(r"^[0-9a-f]{16}$")
 
 
 def interop_document(
-    store: Store, run_id: str, fmt: str, *, route: Mapping[str, Any] | None = None
+    store: Store,
+    run_id: str,
+    fmt: str,
+    judgment_rows: list[dict[str, Any]],
+    *,
+    route: Mapping[str, Any] | None = None,
 ) -> tuple[Any, int, list[str], int | None]:
-    """The run in ``fmt``: (the JSON document, judgments written, what the format lost, spans linked to
-    their source trace (otel) or None)."""
-    from juge.runs.export import judgment_rows
-
+    """The run in ``fmt`` from its ``judgment_rows`` (``juge.runs.export.judgment_rows``): (the JSON document,
+    judgments written, what the format lost, spans linked to their source trace (otel) or None)."""
     run = store.get_run(run_id)
     cases = {c.id: c for c in store.run_cases(run["id"])}
-    rows = [r for r in judgment_rows(store, run["id"]) if r.get("judge") is not None]
+    rows = [r for r in judgment_rows if r.get("judge") is not None]
     if fmt == "inspect":
         doc, lost = inspect_log(run, cases, rows)
         return doc, len(rows), lost, None
