@@ -23,8 +23,8 @@ def test_line_progress_counts_and_errors():
     assert lines[0].startswith("judging: 4/10 already stored")
     ticks = [line for line in lines[1:] if "ETA" in line]
     assert [re.search(r"(\d+)/10", line).group(1) for line in ticks] == ["5", "6", "7", "8", "9", "10"]
-    assert [int(line.rsplit("errors ", 1)[1]) for line in ticks] == [0, 1, 1, 2, 2, 2]
-    assert "10/10 (100%)" in lines[-1] and "took" in lines[-1] and lines[-1].endswith("errors 2")
+    assert [int(re.search(r"errors (\d+)", line).group(1)) for line in ticks] == [0, 1, 1, 2, 2, 2]
+    assert "10/10 (100%)" in lines[-1] and "took" in lines[-1] and "errors 2, unparsed 0" in lines[-1]
 
 
 def test_line_progress_is_quiet_between_intervals():
@@ -54,7 +54,7 @@ def test_a_run_off_a_terminal_prints_progress_lines(tmp_path, monkeypatch, capsy
     )
     assert code == 0
     final = [line for line in err.splitlines() if line.startswith("judging: 5/5")]
-    assert final and final[-1].endswith("errors 0")
+    assert final and final[-1].endswith("errors 0, unparsed 1")
 
 
 def test_runs_shows_done_over_total_for_a_running_run(tmp_path, monkeypatch, capsys):
@@ -103,3 +103,44 @@ def test_a_run_judged_in_parts_counts_each_parts_own_tasks(tmp_path):
     counts = [tuple(map(int, m.groups())) for line in lines if (m := re.search(r": (\d+)/(\d+)", line))]
     assert counts == [(4, 4), (2, 2), (6, 6), (6, 6)]  # the last part: all stored, said once, then its total
     assert sum("already stored" in line for line in lines) == 1
+
+
+def test_unparsed_answers_are_counted_and_most_of_the_first_ten_said_at_once(tmp_path):
+    # Issue 30: a local judge whose every answer was unparsed showed "errors 0" for ten minutes.
+    import juge
+
+    write_jsonl(tmp_path / "c.jsonl", [{"id": f"c{i:02d}", "question": "q", "output": "o"} for i in range(14)])
+    (tmp_path / "eval.toml").write_text(
+        'cases = "c.jsonl"\n[[judges]]\nname = "pf"\nsetup = "passfail"\ndescription = "Right?"\n'
+        '[provider]\nname = "scripted"\noptions = { default = "The answer looks RIGHT-ISH to me." }\n'
+        "[engine]\nconcurrency = 1\n",
+        encoding="utf-8",
+    )
+    seen: dict[str, list] = {"advance": [], "notes": []}
+
+    class Recorder:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def advance(self, *, error: bool = False, unparsed: bool = False) -> None:
+            seen["advance"].append(unparsed)
+
+        def note(self, message: str) -> None:
+            seen["notes"].append(message)
+
+    juge.run(tmp_path / "eval.toml", db=tmp_path / "j.db", progress=lambda d, t, c: Recorder())
+    assert seen["advance"] == [True] * 14
+    assert len(seen["notes"]) == 1  # said once, at the tenth answer
+    note = seen["notes"][0]
+    assert "10 of its first 10" in note and "RIGHT-ISH" in note and "constrained = true" in note
+
+    class OldStyle(Recorder):  # a progress written before the keyword still works
+        def advance(self, *, error: bool = False) -> None:
+            seen["advance"].append(None)
+
+    seen["advance"].clear()
+    juge.run(tmp_path / "eval.toml", db=tmp_path / "k.db", progress=lambda d, t, c: OldStyle())
+    assert seen["advance"] == [None] * 14

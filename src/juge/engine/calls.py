@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import json
 import random
 import time
@@ -44,6 +45,9 @@ SHARED_POLL = 0.2  # seconds between looks at tasks another process sharing the 
 # Failed connections in a row, before any call reached the server, after which a run stops (Unreachable):
 # a wrong base URL or a server not started fails in seconds, not after every call's retries (issue 30).
 UNREACHABLE_STOP = 3
+# After this many answers of a judge, most of them unparsed (or cut at max_tokens) is said at once, with one
+# raw answer and the likely fix: a run that will measure nothing should not run for twenty minutes first.
+EARLY_LOOK = 10
 
 
 @dataclass
@@ -134,6 +138,8 @@ class Engine:
         self._budgets: dict[str, Budget | None] = {}
         self._reached: set[int] = set()  # providers (by id) a call has reached: a reply, even an error status
         self._unreachable: Counter[int] = Counter()  # failed connections in a row before that
+        self._first_answers: dict[str, list[Judgment]] = {}  # each judge's first EARLY_LOOK answers
+        self.notes: list[str] = []  # what the run noticed on the way (also told to the progress, if it listens)
 
     async def call(
         self, provider: Provider, request: Request, *, run_id: str | None, repeat: int = 0, payer: str | None = None
@@ -419,6 +425,33 @@ class Engine:
             "server: check the base URL (or that the server is running), then run the same command again to resume"
         )
 
+    def _early_look(self, judgment: Judgment) -> str | None:
+        """At a judge's EARLY_LOOK-th answer (errors aside): a note when more than half gave no verdict, with
+        one raw answer and the likely fix."""
+        if judgment.outcome == "error":
+            return None
+        first = self._first_answers.setdefault(judgment.judge, [])
+        if len(first) >= EARLY_LOOK:
+            return None
+        first.append(judgment)
+        if len(first) < EARLY_LOOK:
+            return None
+        unparsed = [j for j in first if j.outcome == "unparsed"]
+        if len(unparsed) * 2 <= len(first):
+            return None
+        cut = sum(1 for j in unparsed if (j.reason or "").startswith("cut"))
+        if cut * 2 > len(unparsed):
+            fix = "raise the judge's max_tokens, or ask for a shorter answer (constrained = true on a local model)"
+        else:
+            fix = "constrained = true (a local model), a larger max_tokens, or a stronger model"
+        sample = unparsed[0]
+        raw = sample.text if len(sample.text) <= 200 else sample.text[:200] + " …"
+        return (
+            f"judge {judgment.judge!r}: {len(unparsed)} of its first {len(first)} answers gave no verdict"
+            + (f" ({cut} cut at max_tokens)" if cut else "")
+            + f"; one of them: {raw!r} ({sample.reason}). Likely fix: {fix}"
+        )
+
     async def run_tasks(
         self,
         run_id: str,
@@ -450,6 +483,7 @@ class Engine:
             if callable(shown)
             else run_progress(self.console, description, total, completed, enabled=shown)
         )
+        takes_unparsed = "unparsed" in inspect.signature(progress.advance).parameters
         with progress:
             elsewhere: list[JudgeTask] = []  # being judged by another process sharing the run
 
@@ -483,7 +517,14 @@ class Engine:
                     # Shielded: a worker cancelled while waiting must not cancel the commit the others wait on.
                     await asyncio.shield(self.commit_soon())
                     self.store.release(run_id, task.key)
-                    progress.advance(error=judgment.outcome == "error")
+                    if takes_unparsed:
+                        progress.advance(error=judgment.outcome == "error", unparsed=judgment.outcome == "unparsed")
+                    else:  # a caller's progress from before the keyword
+                        progress.advance(error=judgment.outcome == "error")
+                    if (note := self._early_look(judgment)) is not None:
+                        self.notes.append(note)
+                        if callable(getattr(progress, "note", None)):
+                            progress.note(note)
 
             with self.store.grouped():
                 workers = max(1, min(self.options.concurrency, total))

@@ -4,7 +4,9 @@ plain line every `interval` seconds with done/total, rate, ETA and errors so far
 The protocol is small: a :data:`ProgressFactory` is called once per stage with its description, its
 total and what is already done, and returns a :class:`RunProgress` (a context manager told of each
 task as it ends). The library calls it; what it shows, and where, is the caller's (the CLI passes
-:func:`run_progress` on its own console).
+:func:`run_progress` on its own console). Two optional parts, used when a progress has them: an
+``unparsed`` keyword of ``advance`` (the task ended with an answer that gave no verdict) and
+``note(message)``, something the run noticed on the way (most of a judge's first answers unparsed).
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from types import TracebackType
 from typing import Protocol, TypeAlias
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from juge.visible import terminal_safe
 
 LINE_INTERVAL = 10.0
 
@@ -39,8 +44,12 @@ def _clock(seconds: float) -> str:
 
 class _Counts:
     def __init__(self, total: int, completed: int):
-        self.total, self.done, self.errors, self.new = total, completed, 0, 0
+        self.total, self.done, self.errors, self.new, self.unparsed = total, completed, 0, 0, 0
         self.started = time.monotonic()
+
+    def add(self, error: bool, unparsed: bool) -> None:
+        self.done, self.new = self.done + 1, self.new + 1
+        self.errors, self.unparsed = self.errors + int(error), self.unparsed + int(unparsed)
 
     def rate(self, now: float) -> float:
         return self.new / max(now - self.started, 1e-9)
@@ -55,7 +64,10 @@ class _Counts:
         else:
             eta = "ETA unknown"
         share = f" ({self.done / self.total:.0%})" if self.total else ""
-        return f"{description}: {self.done}/{self.total}{share}, {rate:.1f}/s, {eta}, errors {self.errors}"
+        return (
+            f"{description}: {self.done}/{self.total}{share}, {rate:.1f}/s, {eta}, errors {self.errors}, "
+            f"unparsed {self.unparsed}"
+        )
 
 
 class LineProgress:
@@ -75,13 +87,16 @@ class LineProgress:
             )
         return self
 
-    def advance(self, *, error: bool = False) -> None:
+    def advance(self, *, error: bool = False, unparsed: bool = False) -> None:
         c = self.counts
-        c.done, c.new, c.errors = c.done + 1, c.new + 1, c.errors + int(error)
+        c.add(error, unparsed)
         now = time.monotonic()
         if now - self.last >= self.interval:
             self.last = now
             self.console.print(c.line(self.description, now), markup=False, highlight=False)
+
+    def note(self, message: str) -> None:
+        self.console.print(f"warning: {terminal_safe(message)}", markup=False, highlight=False)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -105,22 +120,31 @@ class BarProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"),
             TextColumn("{task.fields[errors]}"),
+            TextColumn("{task.fields[unparsed]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
             transient=False,
         )
-        self.task = self.progress.add_task(description, total=total, completed=completed, rate="", errors="")
+        self.task = self.progress.add_task(
+            description, total=total, completed=completed, rate="", errors="", unparsed=""
+        )
 
     def __enter__(self) -> BarProgress:
         self.progress.__enter__()
         return self
 
-    def advance(self, *, error: bool = False) -> None:
+    def advance(self, *, error: bool = False, unparsed: bool = False) -> None:
         c = self.counts
-        c.done, c.new, c.errors = c.done + 1, c.new + 1, c.errors + int(error)
+        c.add(error, unparsed)
         errors = f"[red]{c.errors} errors[/]" if c.errors else ""
-        self.progress.update(self.task, advance=1, rate=f"{c.rate(time.monotonic()):.1f}/s", errors=errors)
+        shown = f"[yellow]{c.unparsed} unparsed[/]" if c.unparsed else ""
+        self.progress.update(
+            self.task, advance=1, rate=f"{c.rate(time.monotonic()):.1f}/s", errors=errors, unparsed=shown
+        )
+
+    def note(self, message: str) -> None:
+        self.progress.console.print(f"[yellow]warning:[/] {escape(terminal_safe(message))}", highlight=False)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -132,7 +156,10 @@ class NoProgress:
     def __enter__(self) -> NoProgress:
         return self
 
-    def advance(self, *, error: bool = False) -> None:
+    def advance(self, *, error: bool = False, unparsed: bool = False) -> None:
+        pass
+
+    def note(self, message: str) -> None:
         pass
 
     def __exit__(
