@@ -483,6 +483,8 @@ class Engine:
             if callable(shown)
             else run_progress(self.console, description, total, completed, enabled=shown)
         )
+        # The optional parts of a progress (see juge.engine.progress): a progress written before them still works.
+        listener: Any = progress
         takes_unparsed = "unparsed" in inspect.signature(progress.advance).parameters
         with progress:
             elsewhere: list[JudgeTask] = []  # being judged by another process sharing the run
@@ -518,13 +520,13 @@ class Engine:
                     await asyncio.shield(self.commit_soon())
                     self.store.release(run_id, task.key)
                     if takes_unparsed:
-                        progress.advance(error=judgment.outcome == "error", unparsed=judgment.outcome == "unparsed")
+                        listener.advance(error=judgment.outcome == "error", unparsed=judgment.outcome == "unparsed")
                     else:  # a caller's progress from before the keyword
                         progress.advance(error=judgment.outcome == "error")
                     if (note := self._early_look(judgment)) is not None:
                         self.notes.append(note)
-                        if callable(getattr(progress, "note", None)):
-                            progress.note(note)
+                        if callable(getattr(listener, "note", None)):
+                            listener.note(note)
 
             with self.store.grouped():
                 workers = max(1, min(self.options.concurrency, total))
