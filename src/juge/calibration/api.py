@@ -104,7 +104,7 @@ def calibrate(
     missing: Iterable[str] = (),
     criteria: Mapping[str, Sequence[str]] | None = None,
     labels_nested: str | None = None,
-    truth: Literal["each", "mean", "agree"] = "each",
+    truth: Literal["each", "mean", "agree", "gold"] = "each",
     threshold: float | None = None,
     resamples: int = 2000,
     seed: int = 0,
