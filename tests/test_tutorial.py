@@ -14,6 +14,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -24,6 +25,9 @@ from browser_helpers import ARTIFACTS, BROWSER_MARKS
 from juge.scaffold.cases import ITEMS
 from juge.testing.mockserver import MockConfig, serve_in_thread
 from label_helpers import live_server
+
+sys.path.insert(0, str(Path(__file__).parent / "view"))
+from view_helpers import view_process  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TUTORIAL = REPO / "docs" / "tutorial.md"
@@ -185,3 +189,17 @@ def test_tutorial_end_to_end(browser, tmp_path):  # noqa: ANN001
     assert summary.locator("table.summary-table").count() == 1
     page.screenshot(path=str(ARTIFACTS / "tutorial-report-summary.png"))
     page.close()
+
+    # juge view on the tutorial's store: the raw answers behind a category's disagreements, in three clicks or fewer.
+    with view_process("--calibration", "calibration.json", "--labels", "labels.jsonl", cwd=project) as link:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(link)  # the start page
+        page.locator('a[href="/studies/0"]').click()  # 1: the calibration
+        category = page.locator("a.category-link").filter(has_not_text=re.compile(r"^0 items$")).first
+        category.click()  # 2: a category's disagreements
+        page.wait_for_load_state()
+        raw = page.locator(".disagreement .raw").all_inner_texts()
+        assert raw and all(re.search(r"\[\[[ABC]\]\]", text) for text in raw), raw
+        assert page.locator(".disagreement .labels").count() > 0  # alice's and bob's labels beside them
+        page.screenshot(path=str(ARTIFACTS / "tutorial-view-disagreements.png"), full_page=True)
+        page.close()

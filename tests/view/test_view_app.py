@@ -93,7 +93,7 @@ def test_run_page_shows_versions_gate_cost_and_filters_the_table(client) -> None
     page = client.get("/runs/ra")
     assert page.status_code == 200
     text = page.text
-    for shown in ("model-2026-01", "abc123def456", "dddddddddddd", "min_pass_rate 0.5", "passed"):
+    for shown in ("model-2026-01", "abc123def456", "dddddddddddd", "min_pass_rate 0.5", "passed", "800 / 160"):
         assert shown in text, shown
     assert sorted(case_ids(text)) == sorted([*(f"c{k}" for k in range(7)), HOSTILE_ID])
     assert case_ids(client.get("/runs/ra?outcome=unparsed").text) == ["c5"]
@@ -124,7 +124,9 @@ def test_case_page_shows_the_raw_text_prompt_and_fields_inert(client) -> None:  
     assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
     assert "\u202e" not in page and "U+202E" in page  # the override is named, not acting
-    assert "Grade this:" in page  # the prompt as sent
+    assert "Grade this:" in page  # the prompt as sent, found by its payer
+    assert "Grade this:" in client.get(f"/runs/rb/cases/{HOSTILE_ID}").text  # logged without one: by its meta
+    assert "Grade this:" not in client.get("/runs/ra/cases/c1").text
     assert "verdict [[PASS]]" in page  # the raw judge text
     assert page.count("question") >= 1 and "billing" in page
 

@@ -4,14 +4,21 @@ pairwise calibration whose judge flips with the order on every item."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
 from juge.data.records import Case, Judgment
+from juge.engine import payer_of
 from juge.runs.summary import summarize
-from juge.store import Store
+from juge.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cli_helpers import tiny_pairwise_study, write_jsonl  # noqa: E402
@@ -45,9 +52,10 @@ def _judgment(case: Case, verdict: str | None, outcome: str = "ok") -> Judgment:
     )
 
 
-def make_store(path: Path) -> tuple[str, str]:
-    """Two finished runs `ra` and `rb` in `path`; rb fails c0, which ra passes. Returns their ids."""
-    with Store(path) as store:
+def make_store(path: Path | str) -> tuple[str, str]:
+    """Two finished runs `ra` and `rb` in the store at `path` (a file or a PostgreSQL URL); rb fails c0, which ra
+    passes. Returns their ids."""
+    with open_store(path) as store:
         for run_id, flip in (("ra", False), ("rb", True)):
             store.create_run(
                 dataset_hash="d" * 16,
@@ -75,6 +83,7 @@ def make_store(path: Path) -> tuple[str, str]:
                 request={"messages": [{"role": "user", "content": "Grade this: " + HOSTILE}],
                          "meta": {"judge": "g", "item_id": HOSTILE_ID, "order": None}},
                 response={"choices": []}, error=None, status=200, latency=0.1,
+                payer=payer_of(HOSTILE_ID, "g", "", 0) if run_id == "ra" else None,  # rb: as an older juge logged
             )  # fmt: skip
             summary = summarize(store, run_id, [SimpleNamespace(name="g", setup="passfail")])
             store.finish_run(run_id, summary.to_dict())
@@ -124,3 +133,32 @@ def login(client, token: str):  # noqa: ANN001, ANN201
 
 def links(page: str, pattern: str) -> list[str]:
     return [m for m in re.findall(r'href="([^"]+)"', page) if re.search(pattern, m)]
+
+
+@contextmanager
+def view_process(*args: str, cwd: Path | None = None, start_within: float = 180) -> Iterator[str]:
+    """`juge view --port 0 ARGS` in a subprocess; yields the one-time link it printed, and stops it after."""
+    fd, log_name = tempfile.mkstemp(prefix="juge-view-", suffix=".log")
+    log = Path(log_name)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "juge.cli", "view", "--port", "0", *args], stdout=fd, stderr=subprocess.STDOUT, cwd=cwd
+    )
+    os.close(fd)
+    try:
+        deadline = time.monotonic() + start_within
+        while not (found := re.search(r"^(http://127\.0\.0\.1:\d+/login\?token=\S+)$", log.read_text(), re.M)):
+            if proc.poll() is not None:
+                raise RuntimeError(f"juge view exited: {log.read_text(errors='replace')}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"juge view did not start in {start_within:g} s: {log.read_text()}")
+            time.sleep(0.1)
+        yield found[1]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        print("juge view log:\n" + log.read_text(errors="replace")[-5000:])
+        log.unlink()

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.text import Text
 
 from juge.commands.db_option import DbOption
 from juge.commands.inputs import reads_inputs
@@ -68,7 +67,8 @@ def view_command(
     )
     for warning in server.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
-    console.print(Text(f"juge view: open {server.login_url} (the link works once; Ctrl-C to stop)"))
+    console.print("juge view: open this link in your browser (it works once; Ctrl-C to stop):")
+    typer.echo(server.login_url)  # never wrapped: the link is copied whole
     server.run()
 
 

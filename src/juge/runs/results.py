@@ -53,6 +53,10 @@ class Cost(Part):
     """judges + system."""
     unpriced: int = 0
     """Calls to models with no listed price (not in the totals)."""
+    judge_tokens_in: int | None = None
+    """Prompt tokens of the judges' calls, as the providers counted them; null in summaries stored before it."""
+    judge_tokens_out: int | None = None
+    """Answer tokens of the judges' calls, as the providers counted them; null in summaries stored before it."""
 
 
 class RunSummary(Result):

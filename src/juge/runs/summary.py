@@ -76,6 +76,7 @@ def summarize(
     check_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     tally: Counter[str] = Counter()
     judge_cost, judge_unpriced, n_cases, any_counted = 0.0, 0, 0, False
+    tokens_in = tokens_out = 0
     for is_pair, js, checks in _items(store, run_id):
         for name, (ok, _) in checks.items():
             check_counts[name][0] += int(ok)
@@ -83,6 +84,8 @@ def summarize(
         letters: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
         counted = []
         for j in js:
+            tokens_in += j.tokens_in or 0
+            tokens_out += j.tokens_out or 0
             if j.outcome != "error":
                 if j.cost is None:
                     judge_unpriced += 1
@@ -119,6 +122,8 @@ def summarize(
         "system": outputs["cost"],
         "total": judge_cost + outputs["cost"],
         "unpriced": judge_unpriced + outputs["unpriced"],
+        "judge_tokens_in": tokens_in,
+        "judge_tokens_out": tokens_out,
     }
     has_evidence = bool(check_counts) or any_counted
     if not has_evidence and not needed:

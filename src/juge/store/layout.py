@@ -66,7 +66,7 @@ CREATE TABLE IF NOT EXISTS calls (
     created_at TEXT NOT NULL,
     payer TEXT
 );
-CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id);
+CREATE INDEX IF NOT EXISTS calls_payer ON calls(run_id, payer);
 CREATE TABLE IF NOT EXISTS cache (
     key TEXT PRIMARY KEY,
     provider TEXT NOT NULL,
@@ -335,6 +335,13 @@ MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
         7,
         "a tested holdout item keeps its content fingerprint (tested once per machine, whatever its id)",
         lambda c: run_script(c, "ALTER TABLE holdout_use_items ADD COLUMN fingerprint TEXT"),  # SQLite and PostgreSQL
+    ),
+    Migration(
+        8,
+        "a run's calls are indexed by what they were made for (`juge view` finds a case's prompts without a scan)",
+        lambda c: run_script(
+            c, "CREATE INDEX IF NOT EXISTS calls_payer ON calls(run_id, payer); DROP INDEX IF EXISTS calls_run"
+        ),
     ),
 )
 SCHEMA_VERSION = latest_version(MIGRATIONS)

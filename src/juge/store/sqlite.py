@@ -717,18 +717,27 @@ class Store:
         ).fetchall()
         return {r["name"]: (bool(r["passed"]), r["reason"]) for r in rows}
 
-    def case_requests(self, run_id: str, item_id: str) -> list[dict[str, Any]]:
-        """The requests of the run's answered calls made for this item (their ``meta`` names it), in order.
-
-        Calls are indexed by run only: the run's calls are scanned for the item's id in the request text."""
-        needle = f'"item_id": {json.dumps(item_id, ensure_ascii=False)}'
-        pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        rows = self.conn.execute(
-            "SELECT request FROM calls WHERE run_id = ? AND response IS NOT NULL AND request LIKE ? ESCAPE '\\'"
-            " ORDER BY id",
-            (run_id, pattern),
-        ).fetchall()
-        requests = [_loads(r["request"]) for r in rows]
+    def case_requests(self, run_id: str, item_id: str, payers: Iterable[str]) -> list[dict[str, Any]]:
+        """The requests of the run's answered calls made for this item, in order: those logged for `payers`
+        (see `juge.engine.payer_of`: the item's judgments and outputs) on the (run, payer) index, else, for
+        calls an older juge logged without a payer, those whose ``meta`` names the item."""
+        rows = self._for_items(
+            "SELECT id, request FROM calls WHERE run_id = ? AND response IS NOT NULL AND payer IN ({})", run_id, payers
+        )
+        if (
+            not rows
+            and self.conn.execute(
+                "SELECT 1 FROM calls WHERE run_id = ? AND payer IS NULL LIMIT 1", (run_id,)
+            ).fetchone()
+        ):
+            needle = f'"item_id": {json.dumps(item_id, ensure_ascii=False)}'
+            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            rows = self.conn.execute(
+                "SELECT id, request FROM calls WHERE run_id = ? AND payer IS NULL AND response IS NOT NULL"
+                " AND request LIKE ? ESCAPE '\\'",
+                (run_id, pattern),
+            ).fetchall()
+        requests = [_loads(r["request"]) for r in sorted(rows, key=lambda r: r["id"])]
         return [r for r in requests if isinstance(r, dict) and (r.get("meta") or {}).get("item_id") == item_id]
 
     # ---- checks -------------------------------------------------------------------------

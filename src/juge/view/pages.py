@@ -12,6 +12,7 @@ from typing import Any
 
 from juge.calibration.results import Calibration, Disagreement
 from juge.data.records import HumanLabel
+from juge.engine import payer_of
 from juge.errors import InputError
 from juge.judges.pairwise import combine_orders
 from juge.runs.listing import run_kind, run_row, select_runs
@@ -74,10 +75,7 @@ def run_page(
     more = len(rows) > size
     rows = rows[:size]
     next_after = json.dumps([rows[-1][k] for k in ("item_id", "judge", "ord", "repeat")]) if more else None
-    key = (str(store.path), run["id"])
-    totals = _TOTALS.get(key) or store.judgment_totals(run["id"])
-    if run["status"] == "done":
-        _TOTALS[key] = totals
+    totals = _totals(store, run, summary)
     min_pass_rate = config.get("min_pass_rate")
     pass_rate = (summary or {}).get("pass_rate")
     gate = (
@@ -99,6 +97,21 @@ def run_page(
         "first_page": after is None,
         "outcomes": OUTCOMES,
     }
+
+
+def _totals(store: Store, run: dict[str, Any], summary: dict[str, Any] | None) -> dict[str, Any]:
+    """The run's judgments, tokens and judges' cost: from its summary, or (a summary stored before it held the
+    tokens, or a run still running) counted in the store, once per viewer for a finished run."""
+    cost = (summary or {}).get("cost") or {}
+    if cost.get("judge_tokens_in") is not None:
+        n = sum((j or {}).get("n") or 0 for j in ((summary or {}).get("judges") or {}).values())
+        return {"n": n, "tokens_in": cost["judge_tokens_in"], "tokens_out": cost.get("judge_tokens_out"),
+                "cost": cost.get("judges")}  # fmt: skip
+    key = (str(store.path), run["id"])
+    totals = _TOTALS.get(key) or store.judgment_totals(run["id"])
+    if run["status"] == "done":
+        _TOTALS[key] = totals
+    return totals
 
 
 def _judges(store: Store, run: dict[str, Any], summary: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -146,8 +159,13 @@ def case_page(store: Store, run_id: str, item_id: str, labels: Mapping[str, list
         raise InputError(f"run {run['id']} has no case {item_id!r}")
     judgments = store.case_judgments(run["id"], item_id)
     prompts: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
-    for request in store.case_requests(run["id"], item_id):
+    outputs = store.outputs(run["id"], [item_id])
+    payers = [payer_of(item_id, j.judge, j.order or "", j.repeat) for j in judgments]
+    payers += [payer_of(item_id, slot) for _, slot in outputs]
+    for request in store.case_requests(run["id"], item_id, payers):
         meta = request.get("meta") or {}
+        if str(meta.get("template", "")).endswith("/solve"):
+            continue  # a solve-first call: the verdict call's prompt is the one shown
         prompts.setdefault((str(meta.get("judge")), meta.get("order")), request.get("messages") or [])
     groups: dict[tuple[str, int], list[Any]] = {}
     for j in judgments:
@@ -165,7 +183,6 @@ def case_page(store: Store, run_id: str, item_id: str, labels: Mapping[str, list
                 "meaning": PAIR_MEANING.get(combined or "", ""),
             }
         )
-    outputs = store.outputs(run["id"], [item_id])
     return {
         "run": run,
         "case": case,
