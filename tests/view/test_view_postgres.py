@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from view_helpers import HOSTILE_ID, login, make_store
 
 from juge.store import open_store
 from juge.view.app import create_app
 from juge.view.shown import read_shown
-from view_helpers import HOSTILE_ID, login, make_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from label_helpers import create_database  # noqa: E402
