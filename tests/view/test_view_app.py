@@ -179,3 +179,21 @@ def test_view_server_refuses_a_file_that_is_not_a_calibration(tmp_path: Path, db
         view_server(db, port=0, calibrations=[bad])
     with pytest.raises(InputError, match="no juge database"):
         view_server(tmp_path / "none.db", port=0)
+
+
+def test_a_filter_reads_a_window_at_a_time_and_the_pages_go_on_to_every_match(db: Path) -> None:
+    with open_store(db, must_exist=True) as store:
+        found, after, reads = [], None, 0
+        while True:
+            rows, resume = store.judgment_page("ra", after=after, limit=2, outcome="error", window=3)
+            found += [r["item_id"] for r in rows]
+            reads += 1
+            if len(rows) == 2:
+                after = [rows[-1][k] for k in ("item_id", "judge", "ord", "repeat")]
+            elif resume is not None:
+                after = list(resume)
+            else:
+                break
+        assert found == ["c6"] and reads == 3  # windows of 3 over 8 judgments: c-hostile..c1, c2..c4, c5..c6
+        rows, resume = store.judgment_page("ra", limit=50, outcome="error")  # the default window holds the run
+        assert [r["item_id"] for r in rows] == ["c6"] and resume is None

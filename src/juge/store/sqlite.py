@@ -652,42 +652,60 @@ class Store:
         verdicts: Sequence[Any] = (),
         category: str | None = None,
         failed_check: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Up to `limit` of a run's judgments after the key `after` (item id, judge, order, repeat), in key order.
+        window: int = 20_000,
+    ) -> tuple[list[dict[str, Any]], tuple[Any, ...] | None]:
+        """Up to `limit` of a run's judgments after the key `after` (item id, judge, order, repeat), in key order,
+        and where to go on from when the filters left the page short.
 
         A keyset page on the judgments' unique index (run, item, judge, order, repeat): a page costs the same
         on the first page of a run as deep into a large one. `verdicts` keeps judgments whose parsed verdict is
         one of these values, `category` those of cases in it, `failed_check` those of cases that failed it.
+        With a filter, at most the next `window` judgments are read, so a filter that matches few or none costs
+        what a page does: when they are read and the page is not full, the second value is the last key read
+        (the next page goes on from there); otherwise it is None.
         Each row: the key, model, outcome, verdict (parsed), reason, the text's first 200 characters, category.
         """
+        key = "(j.item_id, j.judge, j.ord, j.repeat)"
         where, params = ["j.run_id = ?"], list[Any]([run_id])
         if after is not None:
-            where.append("(j.item_id, j.judge, j.ord, j.repeat) > (?, ?, ?, ?)")
+            where.append(f"{key} > (?, ?, ?, ?)")
             params += list(after)
+        filters, values = [], list[Any]()
         for column, value in (("outcome", outcome), ("judge", judge)):
             if value is not None:
-                where.append(f"j.{column} = ?")
-                params.append(value)
+                filters.append(f"j.{column} = ?")
+                values.append(value)
         if verdicts:
-            where.append(f"j.verdict IN ({', '.join('?' * len(verdicts))})")
-            params += [_dumps(v) for v in verdicts]
+            filters.append(f"j.verdict IN ({', '.join('?' * len(verdicts))})")
+            values += [_dumps(v) for v in verdicts]
         if category is not None:
-            where.append(f"{self._CASE_CATEGORY} = ?")
-            params.append(category)
+            filters.append(f"{self._CASE_CATEGORY} = ?")
+            values.append(category)
         if failed_check is not None:
-            where.append(
+            filters.append(
                 "EXISTS (SELECT 1 FROM check_results AS k WHERE k.run_id = j.run_id AND k.item_id = j.item_id"
                 " AND k.name = ? AND k.passed = 0)"
             )
-            params.append(failed_check)
+            values.append(failed_check)
+        end = None
+        if filters:  # the last key of the window, read on the index alone
+            end = self.conn.execute(
+                f"SELECT j.item_id, j.judge, j.ord, j.repeat FROM judgments AS j WHERE {' AND '.join(where)}"
+                f" ORDER BY j.item_id, j.judge, j.ord, j.repeat LIMIT 1 OFFSET {int(window) - 1}",
+                tuple(params),
+            ).fetchone()
+            if end is not None:
+                where.append(f"{key} <= (?, ?, ?, ?)")
+                params += list(end)
         rows = self.conn.execute(
             "SELECT j.item_id, j.judge, j.ord, j.repeat, j.model, j.outcome, j.verdict, j.reason,"
             f" substr(j.text, 1, 200) AS excerpt, {self._CASE_CATEGORY} AS category"
             " FROM judgments AS j LEFT JOIN run_cases AS c ON c.run_id = j.run_id AND c.item_id = j.item_id"
-            f" WHERE {' AND '.join(where)} ORDER BY j.item_id, j.judge, j.ord, j.repeat LIMIT ?",
-            (*params, limit),
+            f" WHERE {' AND '.join(where + filters)} ORDER BY j.item_id, j.judge, j.ord, j.repeat LIMIT ?",
+            (*params, *values, limit),
         ).fetchall()
-        return [{**dict(r), "verdict": _loads(r["verdict"])} for r in rows]
+        page = [{**dict(r), "verdict": _loads(r["verdict"])} for r in rows]
+        return page, (tuple(end) if end is not None and len(page) < limit else None)
 
     def judgment_totals(self, run_id: str) -> dict[str, Any]:
         """A run's judgments counted, with their tokens in and out and their known cost summed."""

@@ -62,7 +62,7 @@ def run_page(
     if filters["outcome"] and filters["outcome"] not in OUTCOMES:
         raise InputError(f"outcome {filters['outcome']!r}: choose one of {', '.join(OUTCOMES)}")
     judges = _judges(store, run, summary)
-    rows = store.judgment_page(
+    rows, resume = store.judgment_page(
         run["id"],
         after=after,
         limit=size + 1,
@@ -74,7 +74,10 @@ def run_page(
     )
     more = len(rows) > size
     rows = rows[:size]
-    next_after = json.dumps([rows[-1][k] for k in ("item_id", "judge", "ord", "repeat")]) if more else None
+    if more:
+        next_after: str | None = json.dumps([rows[-1][k] for k in ("item_id", "judge", "ord", "repeat")])
+    else:  # a filter that matched little: go on after the last judgment read
+        next_after = json.dumps(list(resume)) if resume is not None else None
     totals = _totals(store, run, summary)
     min_pass_rate = config.get("min_pass_rate")
     pass_rate = (summary or {}).get("pass_rate")
@@ -94,6 +97,7 @@ def run_page(
         "totals": totals,
         "rows": rows,
         "next_after": next_after,
+        "searched_on": resume is not None,
         "first_page": after is None,
         "outcomes": OUTCOMES,
     }
