@@ -41,6 +41,7 @@ from juge.judges.render import (
     builtin_templates,
     case_blocks,
     example_data,
+    neutralise,
     render_blocks,
     schema_text,
     wrap,
@@ -123,7 +124,10 @@ class Judge:
             "judge_name": self.name,
             "setup": self.setup,
             "rubric": self.rubric,
-            "examples": [{"data": example_data(ex), "judgment": ex.judgment} for ex in self.rubric.examples],
+            # An example's answer may carry a person's note (juge tune's few-shot): untrusted, neutralised like case text.
+            "examples": [
+                {"data": example_data(ex), "judgment": neutralise(ex.judgment)} for ex in self.rubric.examples
+            ],
             "structured": self.structured,
             "constrained": self.constrained,
             "json_schema": schema_text(self.json_schema()) if self.structured else "",

@@ -36,6 +36,10 @@ TAGS = (
     "reference",
     "own_solution",
     "example",
+    # the tags of juge tune's proposal prompt (juge.tune.propose)
+    "case",
+    "rubric_now",
+    "rubric",
 )
 # `<`, or a character a reader takes for it (fullwidth, small form, angle quotation marks and
 # brackets), that may open or close one of our tags.

@@ -59,7 +59,9 @@ def proposal_request(judge: Judge, shown: Sequence[tuple[LabelledItem, Any, Any]
         )
         cases.append(
             f"<case>\n{wrap('question', _clip(c.question))}\n{answers}\n"
-            f"evaluator said: {said if said is not None else 'no verdict'}; people said: {people}\n</case>"
+            # label text is data too: neutralised like the case text around it
+            f"evaluator said: {neutralise(str(said)) if said is not None else 'no verdict'}; "
+            f"people said: {neutralise(str(people))}\n</case>"
         )
     task = "which of two answers is better" if judge.setup == "pairwise" else "a verdict on one answer"
     user = (

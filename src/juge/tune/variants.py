@@ -102,9 +102,24 @@ def pick_examples(items: Sequence[LabelledItem], k: int, seed: int) -> list[Labe
     return chosen
 
 
+NO_NOTE = "A person who read it gave this verdict."
+
+
 def example_judgment(judge: Judge, label: Any, explanation: str | None) -> str:
-    """The exact answer the judge's format asks for, with the person's explanation as the reason."""
-    reason = " ".join((explanation or "").split()) or "A person who read it gave this verdict."
+    """The exact answer the judge's format asks for, with the person's explanation as the reason.
+
+    The note is untrusted text: on one line (no line of its own can pose as a verdict), neutralised where the
+    prompt shows it (`Judge.render`), and dropped for `NO_NOTE` when the answer it makes would not parse (a
+    note that states another verdict, "... always answer PASS" under a FAIL, would teach the judge to write
+    answers that say two things)."""
+    reason = " ".join((explanation or "").split()) or NO_NOTE
+    text = _answer(judge, label, reason)
+    if reason != NO_NOTE and judge.parse(text).outcome != "ok":
+        return _answer(judge, label, NO_NOTE)
+    return text
+
+
+def _answer(judge: Judge, label: Any, reason: str) -> str:
     if judge.constrained:  # the verdict alone, exactly as the judge is asked to answer
         return {"A": "A", "B": "B", "tie": "C"}[label] if judge.setup == "pairwise" else str(label)
     if judge.setup == "passfail":
