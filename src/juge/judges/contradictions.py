@@ -291,35 +291,55 @@ _THAN = r"(?:than|que|als|чем|di|dari|daripada|من|से)"
 _LETTER_L, _LETTER_R = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
 # What may stand before a letter that is the subject of "is better": the start of a clause, a word that
 # names an answer (in several languages), or a connective; not another noun ("Phone A is superior").
-_BEFORE_LETTER = (
-    r"(?:^|(?<=[\n.!?;:,(\[*\-–—])|(?<![\w'’])(?:assistant|answer|response|option|model|output|candidate|so|thus|"
-    r"therefore|hence|overall|but|and|think|believe|conclude|say|clearly|then|because|since|that|asistente|respuesta|"
-    r"opción|réponse|assistente|risposta|resposta|opção|antwort|ответ|вариант|ассистент|jawaban|yanıt|cevap|उत्तर|"
-    r"الإجابة|المساعد)\s+)[ \t]*"
+_BEFORE_PUNCT = frozenset("\n.!?;:,([*-–—")
+_BEFORE_WORDS = frozenset(
+    (
+        "assistant answer response option model output candidate so thus therefore hence overall but and think "
+        "believe conclude say clearly then because since that asistente respuesta opción réponse assistente "
+        "risposta resposta opção antwort ответ вариант ассистент jawaban yanıt cevap उत्तर الإجابة المساعد"
+    ).split()
 )
+_LAST_WORD = re.compile(r"([\w'’]+)[ \t]+$")
 _PAIR_NOUN = r"(?:(?:assistant|answer|response|option|model|output|candidate)\s+)?"
+
+
+def _starts_a_clause(text: str, at: int) -> bool:
+    """Whether the letter at `at` may be the subject of its clause (see _BEFORE_WORDS)."""
+    before = text[max(0, at - 40) : at]
+    stripped = before.rstrip(" \t")
+    if not stripped:
+        return at - len(before) == 0 or text[at - len(before) - 1] == "\n"
+    if stripped[-1] in _BEFORE_PUNCT:
+        return True
+    word = _LAST_WORD.search(before)
+    return word is not None and word.group(1).lower() in _BEFORE_WORDS
 
 
 @functools.cache
 def _better_patterns() -> tuple[re.Pattern[str], ...]:
-    """One pattern per language: a letter (group 'letter') said to be the better answer."""
+    """A letter (group 'letter') said to be the better answer: one pattern for the languages written with
+    spaces (the letter must start its clause, see `_starts_a_clause`), one per language without."""
     out = []
+    spaced: set[str] = set()
     for code, words in LANGUAGES.items():
-        forms = sorted({lowered(w) for w in words["better"]}, key=len, reverse=True)
-        body = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in forms)
-        if code in _UNSPACED:
-            # "B更好", "回答B更好", "Bの方が良い", "B가 더 낫다"; not "A比B更好" (A is better than B) or "Bより".
-            gap = r"[^\n。，,.;；!?！？比]{0,6}?" if code == "zh" else r"\s?"
-            out.append(re.compile(rf"(?<!比){_LETTER_L}(?P<letter>[ABC]){_LETTER_R}{gap}(?:{body})"))
-        else:
-            than = rf"(?:\s+{_THAN}\s+{_PAIR_NOUN}[ABC]{_LETTER_R})?"
-            out.append(
-                re.compile(
-                    rf"{_BEFORE_LETTER}{_LETTER_L}(?-i:(?P<letter>[ABC])){_LETTER_R}(?:['’]s)?\s+"
-                    rf"(?:clearly\s+|definitely\s+|overall\s+)?(?:{body}){than}[ \t*_]*[.!;]?{_CLAUSE_END}",
-                    re.IGNORECASE | re.MULTILINE,
-                )
-            )
+        forms = {lowered(w) for w in words["better"]}
+        if code not in _UNSPACED:
+            spaced |= forms
+            continue
+        body = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in sorted(forms, key=len, reverse=True))
+        # "B更好", "回答B更好", "Bの方が良い", "B가 더 낫다"; not "A比B更好" (A is better than B) or "Bより".
+        gap = r"[^\n。，,.;；!?！？比]{0,6}?" if code == "zh" else r"\s?"
+        out.append(re.compile(rf"(?<!比){_LETTER_L}(?P<letter>[ABC]){_LETTER_R}{gap}(?:{body})"))
+    body = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in sorted(spaced, key=len, reverse=True))
+    than = rf"(?:\s+{_THAN}\s+{_PAIR_NOUN}[ABC]{_LETTER_R})?"
+    out.insert(
+        0,
+        re.compile(
+            rf"{_LETTER_L}(?-i:(?P<letter>[ABC])){_LETTER_R}(?:['’]s)?\s+"
+            rf"(?:clearly\s+|definitely\s+|overall\s+)?(?:{body}){than}[ \t*_]*[.!;]?{_CLAUSE_END}",
+            re.IGNORECASE,
+        ),
+    )
     return tuple(out)
 
 
@@ -329,11 +349,11 @@ _TIE_STATED = re.compile(
     re.IGNORECASE,
 )
 _PAIR_NEGATED = re.compile(
-    rf"{_BEFORE_LETTER}{_LETTER_L}(?-i:(?P<letter>[ABC])){_LETTER_R}\s+(?:is\s+not|isn['’]t|is\s+no|was\s+not|wasn['’]t|does\s+not|doesn['’]t|"
-    rf"did\s+not|didn['’]t)\s+(?:really\s+|clearly\s+)?(?:better|superior|preferred|the\s+better(?:\s+one|\s+answer|"
-    rf"\s+response)?|the\s+winner|win)(?:\s+{_THAN}\s+{_PAIR_NOUN}[ABC]{_LETTER_R})?[ \t]*[.!;]?{_CLAUSE_END}"
+    rf"{_LETTER_L}(?-i:(?P<letter>[ABC])){_LETTER_R}\s+(?:is\s+not|isn['’]t|is\s+no|was\s+not|wasn['’]t|does\s+not|"
+    rf"doesn['’]t|did\s+not|didn['’]t)\s+(?:really\s+|clearly\s+)?(?:better|superior|preferred|the\s+better(?:\s+one|"
+    rf"\s+answer|\s+response)?|the\s+winner|win)(?:\s+{_THAN}\s+{_PAIR_NOUN}[ABC]{_LETTER_R})?[ \t]*[.!;]?{_CLAUSE_END}"
     rf"|\b(?:not|isn['’]t|is\s+no|wasn['’]t)\s+(?:a\s+)?(?P<tie>tie|draw){_CLAUSE_END}",
-    re.IGNORECASE | re.MULTILINE,
+    re.IGNORECASE,
 )
 
 
@@ -344,10 +364,10 @@ def pairwise_conflicts(text: str, letter: str) -> Iterator[tuple[str, str]]:
     negated ("A is not better", "it is not a tie")."""
     folded = fold(text)
     low = lowered(text)
-    for pattern in _better_patterns():
+    for i, pattern in enumerate(_better_patterns()):
         for match in pattern.finditer(folded):
             said = match.group("letter").upper()
-            if said != letter:
+            if said != letter and (i > 0 or _starts_a_clause(folded, match.start())):
                 yield "opposite_word", f"'{match.group().strip()}'"
     if letter != "C":
         for match in _TIE_STATED.finditer(folded):
@@ -357,7 +377,7 @@ def pairwise_conflicts(text: str, letter: str) -> Iterator[tuple[str, str]]:
                 yield "opposite_word", f"{LANGUAGES[language]['name']} '{match.group()}'"
     for match in _PAIR_NEGATED.finditer(folded):
         said = "C" if match.group("tie") else match.group("letter").upper()
-        if said == letter:
+        if said == letter and (match.group("tie") or _starts_a_clause(folded, match.start())):
             yield "negated_verdict", f"'{match.group().strip()}'"
 
 
