@@ -141,3 +141,64 @@ def test_the_plugin_is_declared_and_imports_nothing_of_juge_until_used():
         env={**os.environ, "PYTHONPATH": str(REPO / "src")}, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert loaded.strip() == "['juge', 'juge.pytest_plugin']"
+
+
+def _case(item_id: str, category: str, split: str | None = None) -> dict:
+    row = {"id": item_id, "group": item_id, "category": category, "question": f"Question {item_id}?",
+           "output": f"Answer {item_id}."}  # fmt: skip
+    return row | ({"split": split} if split else {})
+
+
+@pytest.mark.slow  # a policy derived on 60 judged items, then 30 routed live
+def test_juge_judge_routes_by_a_calibrated_policy_and_assert_judged_gates_on_it(tmp_path, monkeypatch, capsys):
+    import json
+
+    from cli_helpers import run_cli, write_jsonl
+
+    db = str(tmp_path / "j.db")
+    write_jsonl(tmp_path / "cases.jsonl", [_case(f"d{k}", "easy" if k % 2 else "hard", "dev") for k in range(60)])
+    with serve_in_thread(MockConfig()) as server:
+        eval_file = tmp_path / "eval.toml"
+        eval_file.write_text(
+            f'name = "routed"\ncases = "cases.jsonl"\n[provider]\nname = "openai"\n'
+            f'options = {{ base_url = "{server.url}" }}\n[[judges]]\nname = "grader"\nsetup = "passfail"\n'
+            'model = "mock-judge-2026-01"\ndescription = "The answer is right."\n'
+        )
+        run = JugeJudge(db, tmp_path / "c")(eval_file)
+        verdicts = {c.id: c.judgments[0].verdict for c in juge.show(run, db=db).cases}
+        flip = {"PASS": "FAIL", "FAIL": "PASS"}  # people agree with the judge on easy items, not on hard ones
+        write_jsonl(
+            tmp_path / "labels.jsonl",
+            [
+                {"item_id": i, "rater_id": r, "label": v if int(i[1:]) % 2 else flip[v]}
+                for i, v in verdicts.items()
+                for r in ("r1", "r2")
+            ],  # fmt: skip
+        )
+        code, _, err = run_cli(
+            monkeypatch, capsys, "policy", "derive", "--run", run.run_id, "--labels", str(tmp_path / "labels.jsonl"),
+            "--db", db, "-o", str(tmp_path / "P.md"), "--json", str(tmp_path / "policy.json"), "--resamples", "200",
+        )  # fmt: skip
+        assert code == 0, err
+        new = [_case(f"n{k}", ["easy", "hard"][k % 2]) for k in range(30)]
+        untested = JugeJudge(db, tmp_path / "c")(eval_file, policy=tmp_path / "policy.json", cases=new)
+        with pytest.raises(AssertionError, match="status is untested"):
+            assert_judged(untested)
+        document = json.loads((tmp_path / "policy.json").read_text())
+        document["holdout_tests"] = [{"test_id": "t" * 32, "used_at": "2026-12-01T00:00:00+00:00",
+                                      "split": "holdout", "data_hash": "d" * 64, "n_items": 20, "forced": False,
+                                      "held": True, "conclusion": "HELD"}]  # fmt: skip
+        (tmp_path / "policy.json").write_text(json.dumps(document))  # as `juge policy test` records it
+        routed = JugeJudge(db, tmp_path / "c")(eval_file, policy=tmp_path / "policy.json", cases=new)
+    assert routed.policy_status == "held"
+    to_judge = {d.item_id: d.verdict for d in routed.decisions if d.route == "judge"}
+    assert set(to_judge) == {c["id"] for c in new if c["category"] == "easy"}
+    failing = sorted(i for i, v in to_judge.items() if v == "FAIL")
+    if failing:
+        with pytest.raises(AssertionError) as failed:
+            assert_judged(routed)
+        assert f"{len(failing)} of 15 cases the policy leaves to the judge fail" in str(failed.value)
+    else:
+        assert_judged(routed)
+    with pytest.raises(AssertionError, match="15 cases go to a person, more than max_to_person = 14"):
+        assert_judged(routed, max_to_person=14)
