@@ -28,6 +28,8 @@ INPUT_OPTIONS = (
     "--missing",
     "--split",
     "--format",
+    "--quoting",
+    "--member",
 )
 NO_LABELS = "it reads no human labels"
 LABEL_OPTIONS = ("--labels", "--labels-map", "--labels-nested", "--label-cols", "--scale", "--missing")
@@ -42,6 +44,8 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "--kind": "the policy names its judge's kind",
         "--split": "new items are routed as they come; splits are for derive and test",
         "--format": "--items is read as the eval file reads its cases, by the suffix",
+        "--quoting": "--items is read as the eval file reads its cases, by the suffix",
+        "--member": "--items is read as the eval file reads its cases; it takes ARCHIVE::MEMBER",
     },
     "tune": {
         "--kind": "the judge file's setup is the kind its labels are read as",
@@ -50,6 +54,7 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
     "estimate": {
         "--map": "it reads no items: the run holds its cases",
         "--id": "it reads no items: the run holds its cases",
+        "--member": "it reads no items: the run holds its cases",
         "--labels-nested": "nested labels sit in an items file; estimate's labels are a long file on the run's cases",
         "--label-cols": "label columns sit in an items file; estimate's labels are a long file on the run's cases",
         "--split": "the labels are a random sample of the run's cases; a pass rate has no split",
@@ -59,6 +64,8 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "--kind": "the calibration file holds its kind",
         "--split": "the calibration file holds its split",
         "--format": "report's --format is the report's own format (html, md, json); --items is read by its suffix",
+        "--quoting": "--items is read by its suffix, as the calibration's items were",
+        "--member": "--items takes ARCHIVE::MEMBER",
     },
     "label init": {
         **{o: NO_LABELS + ": it makes a labelling project, where the labels are made" for o in LABEL_OPTIONS},
@@ -70,6 +77,7 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "--kind": "each judge file's setup is its kind",
         "--split": "--only picks the cases to run",
         "--format": "the cases are read by their suffix, as the eval file's `cases` are",
+        "--quoting": "the cases are read by their suffix, as the eval file's `cases` are",
     },
 }
 

@@ -740,3 +740,41 @@ def test_missing_answers_written_as_free_text(tmp_path, monkeypatch, capsys) -> 
     )
     code, _, _, err = _calibrate(monkeypatch, capsys, tmp_path, *base, "--missing", "re:(")
     assert code == 2 and "--missing re:(" in err
+
+
+def test_tsv_as_other_tools_write_it_in_archives(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 5: a .tsv.tar.gz, bare quotes, a header comment field; a zip of two data files and --member.
+    import tarfile
+    import zipfile
+
+    rng = np.random.default_rng(11)
+    r1 = [("PASS", "FAIL")[int(v)] for v in rng.integers(0, 2, 16)]
+    r2 = [v if rng.random() < 0.7 else {"PASS": "FAIL", "FAIL": "PASS"}[v] for v in r1]
+    lines = ["id\tsource\toutput\tr1\tr2\t# written by tool X v2"]
+    lines += [f's{k}\t"quoted at the start\t6" tall\t{a}\t{b}' for k, (a, b) in enumerate(zip(r1, r2))]
+    tsv = tmp_path / "segments.tsv"
+    tsv.write_text("\n".join(lines) + "\n")
+    (tmp_path / "README").write_text("not data")
+    archive = tmp_path / "segments.tsv.tar.gz"
+    with tarfile.open(archive, "w:gz") as t:
+        t.add(tsv, arcname="segments.tsv")
+        t.add(tmp_path / "README", arcname="README")
+    base = ("--label-cols", "r1,r2", "--resamples", "20")
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(archive), *base)
+    assert code == 2 and "malformed TSV" in err and "tab-separated" in err and "--quoting none" in err
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(archive), *base,
+                                      "--quoting", "none")  # fmt: skip
+    assert code == 0, err
+    assert result["ceiling"]["kappa"]["value"] == pytest.approx(cohen_kappa_score(r1, r2))
+    assert any("'# written by tool X v2' are not read" in n for n in result["notes"])
+    assert read_cases(f"{archive}::segments.tsv", format="tsv;quoting=none")[0].source == '"quoted at the start'
+    two = tmp_path / "two.zip"
+    with zipfile.ZipFile(two, "w") as z:
+        z.write(tsv, "a/segments.tsv")
+        z.writestr("b/other.jsonl", '{"id": "x", "output": "y"}\n')
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(two), *base, "--quoting", "none")
+    assert code == 2 and "a/segments.tsv, b/other.jsonl" in err and "--member" in err
+    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(two), *base, "--quoting", "none",
+                                      "--member", "a/segments.tsv")  # fmt: skip
+    assert code == 0, err
+    assert result["ceiling"]["kappa"]["value"] == pytest.approx(cohen_kappa_score(r1, r2))

@@ -46,6 +46,7 @@ from juge.data.readers import (
     as_text_note,
     cases_from_rows,
     file_format,
+    header_note,
     is_in_memory,
     iter_rows,
     mapped_rows,
@@ -200,7 +201,11 @@ def load_inputs(
             if not data.labels and labels is None and not raw:
                 ids = {c.id for c in data.cases}
                 data.labels = [lab for lab in store.labels() if lab.item_id in ids]
-    notes = [row_id_note(items, mapping), as_text_note(items, as_text)] if items is not None else []
+    notes = (
+        [row_id_note(items, mapping), as_text_note(items, as_text), header_note(items, format)]
+        if items is not None
+        else []
+    )
     notices: list[str] = [note for note in notes if note]
     warnings: list[str] = []
     pairs = bool(data.cases) and all(c.is_pair for c in data.cases)

@@ -44,6 +44,7 @@ class StudySource:
     kind: StudyKind | None = None
     missing: frozenset[str] = frozenset()
     format: str | None = None
+    member: str | None = None  # --member: the member of an archive given as items
     id_col: str = "id"
     output_col: str = "output"
     baseline_cols: tuple[str, ...] = ()
@@ -69,6 +70,7 @@ def study_source(
     kind: str | None = None,
     missing: Iterable[str] = (),
     format: str | None = None,
+    member: str | None = None,
     id_col: str = "id",
     output_col: str = "output",
     baseline_cols: Sequence[str] = (),
@@ -129,6 +131,7 @@ def study_source(
         kind=kind,
         missing=frozenset(missing),
         format=format,
+        member=member,
         id_col=id_col,
         output_col=output_col,
         baseline_cols=tuple(baseline_cols),
@@ -141,6 +144,12 @@ def read_study(source: StudySource, *, lean: bool = False) -> StudyInputs:
     """Read the study `source` describes: items, labels (converted for the study's kind) and judgments.
     ``lean``: keep no texts of items a study does not need (a policy needs them)."""
     from juge.calibration.inputs import load_inputs
+    from juge.data.readers import member_path
 
     fields = {f.name: getattr(source, f.name) for f in dataclasses.fields(source)}  # load_inputs's keywords
+    member = fields.pop("member")
+    if member:
+        if source.items is None or not isinstance(source.items, str | Path):
+            raise InputError(f"--member {member}: give an archive file as --items")
+        fields["items"] = member_path(source.items, member)
     return load_inputs(**fields, lean=lean)

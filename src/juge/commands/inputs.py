@@ -70,6 +70,16 @@ INPUT_OPTIONS: dict[str, InputOption] = {
         "Format of the input files when the suffix does not say: jsonl, json, csv, tsv or parquet (gzip is "
         "recognised by its bytes).",
     ),
+    "quoting": InputOption(
+        "--quoting",
+        "CSV/TSV quoting: minimal (default: quotes enclose cells) or none (quotes are plain characters, as many "
+        "tools write TSV).",
+    ),
+    "member": InputOption(
+        "--member",
+        "With an archive (.tar, .tar.gz, .tgz, .zip) as --items: the member to read (default: its one data file). "
+        "Any path also takes ARCHIVE::MEMBER.",
+    ),
 }
 
 
@@ -80,7 +90,7 @@ TUNE_OPTIONS = tuple(name for name in INPUT_OPTIONS if name != "kind")
 #: report and route read items with --map only (no labels).
 ITEM_OPTIONS = ("map", "id")
 #: estimate: the run holds the cases; its labels are a long file (no --map, --id, --label-cols, --labels-nested).
-ESTIMATE_OPTIONS = ("labels_map", "scale", "kind", "missing", "format")
+ESTIMATE_OPTIONS = ("labels_map", "scale", "kind", "missing", "format", "quoting")
 
 
 def with_files(source: Any, **files: Any) -> Any:
@@ -153,11 +163,13 @@ def source_of_options(
     kind: str | None = None,
     missing: str | None = None,
     format: str | None = None,
+    quoting: str | None = None,
+    member: str | None = None,
 ) -> Any:
     """The StudySource the shared options' text describes (no files yet: the command adds them)."""
     from juge.calibration.source import KINDS, study_source
     from juge.data.labels import parse_missing, parse_scale, split_list
-    from juge.data.readers import parse_mapping
+    from juge.data.readers import parse_mapping, with_quoting
     from juge.errors import InputError
 
     if kind not in (None, *KINDS):
@@ -170,5 +182,6 @@ def source_of_options(
         scale=parse_scale(scale, kind=kind),
         kind=kind,
         missing=parse_missing(missing),
-        format=format,
+        format=with_quoting(format, quoting),
+        member=member,
     )

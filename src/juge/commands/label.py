@@ -107,7 +107,7 @@ def _examples(ids: list[str], k: int = 3) -> str:
 
 
 @label_app.command("init")
-@reads_inputs("format")
+@reads_inputs("format", "quoting", "member")
 def init_command(
     cases: Annotated[Path, typer.Option("--cases", help="Cases to label (JSONL or CSV).")],
     task: Annotated[str, typer.Option("--task", help="pairwise (A/B/tie), score (rubric levels) or passfail.")],
@@ -160,9 +160,11 @@ def init_command(
     project = _one(name, project_opt)
     if project is None:
         raise typer.BadParameter("name the new project: juge label init NAME (or -p NAME)")
+    from juge.data.readers import member_path
+
     made = label_init(
         project,
-        cases=cases,
+        cases=Path(member_path(cases, source.member)),
         task=task,
         rubric=rubric,
         overlap=overlap,

@@ -123,6 +123,10 @@ def run_command(
         ),
     ] = None,
     id_from: Annotated[str | None, typer.Option("--id", help="With --cases: " + INPUT_OPTIONS["id"].help)] = None,
+    member: Annotated[
+        str | None,
+        typer.Option("--member", help="With --cases: " + INPUT_OPTIONS["member"].help.replace("--items", "--cases")),
+    ] = None,
     provider: Annotated[
         str | None,
         typer.Option(
@@ -187,6 +191,12 @@ def run_command(
     from juge.data.readers import parse_mapping
 
     field_map = map_with_id(field_map, id_from)
+    if member:
+        from juge.data.readers import member_path
+
+        if cases is None:
+            raise InputError("--member names a member of the --cases archive; give --cases ARCHIVE")
+        cases = Path(member_path(cases, member))
 
     if dry_run:
         from juge.api import dry_run as plan

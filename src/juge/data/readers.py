@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import csv
 import datetime
+import functools
 import gzip
 import hashlib
 import io
@@ -16,6 +17,8 @@ import json
 import math
 import random
 import re
+import tarfile
+import zipfile
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +36,11 @@ CASE_FIELDS = set(Case.model_fields)
 
 
 def file_hash(path: str | Path) -> str:
-    """sha256 of a file's bytes: the dataset hash stored with every run."""
+    """sha256 of a file's bytes (of an archive member's, for ``ARCHIVE::MEMBER``): the dataset hash stored
+    with every run."""
+    parts = archive_parts(Path(path))
+    if parts is not None and parts[1] is not None:
+        return hashlib.sha256(_member_bytes(parts[0], parts[1])).hexdigest()
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -51,6 +58,11 @@ def records_hash(records: Iterable[BaseModel]) -> str:
 
 
 def _check_file(path: Path) -> None:
+    parts = archive_parts(path)
+    if parts is not None:
+        if not parts[0].is_file():
+            raise InputError(f"{parts[0]}: file not found")
+        return
     if not path.exists():
         raise InputError(f"{path}: file not found")
     if path.is_dir() and not _is_hf_dataset(path):
@@ -122,9 +134,147 @@ def source_name(source: Any) -> str:
     return "<DataFrame>" if hasattr(source, "columns") and hasattr(source, "to_dict") else "<records>"
 
 
+# ---- archives and reading options ---------------------------------------------------------------
+
+MEMBER_SEP = "::"  # `data.tar.gz::train.tsv`: one member of an archive
+_ARCHIVE_SUFFIXES = (".tar", ".tgz", ".zip")
+_NOT_DATA = ("__MACOSX/", "._", ".")  # what archivers add beside the data
+
+
+def _is_archive_name(path: Path) -> bool:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return bool(suffixes) and suffixes[-1] in _ARCHIVE_SUFFIXES
+
+
+def archive_parts(path: Path) -> tuple[Path, str | None] | None:
+    """``(archive, member)`` for ``ARCHIVE::MEMBER``, ``(archive, None)`` for an archive named alone (.tar,
+    .tar.gz, .tgz, .zip), None for any other path."""
+    text = str(path)
+    if MEMBER_SEP in text:
+        head, _, member = text.rpartition(MEMBER_SEP)
+        if _is_archive_name(Path(head)):
+            return Path(head), member
+    return (path, None) if _is_archive_name(path) and not path.is_dir() else None
+
+
+def member_path(path: str | Path, member: str | None) -> str | Path:
+    """`path` with ``--member NAME`` added (``ARCHIVE::NAME``); as it is without a member."""
+    if not member:
+        return path
+    if archive_parts(Path(path)) is None:
+        raise InputError(f"--member {member}: {path} is not an archive (.tar, .tar.gz, .tgz, .zip)")
+    return f"{path}{MEMBER_SEP}{member}"
+
+
+@functools.lru_cache(maxsize=16)
+def _members(archive: Path, stamp: tuple[float, int]) -> tuple[str, ...]:
+    """The regular files of an archive, in its order (cached per file version: a .tar.gz is read to list)."""
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as z:
+                return tuple(i.filename for i in z.infolist() if not i.is_dir())
+        with tarfile.open(archive, "r:*") as t:
+            return tuple(m.name for m in t.getmembers() if m.isfile())
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise InputError(f"{archive}: not a readable tar or zip archive ({exc})") from None
+
+
+def _archive_members(archive: Path) -> tuple[str, ...]:
+    st = archive.stat()
+    return _members(archive, (st.st_mtime, st.st_size))
+
+
+def _data_members(archive: Path) -> list[str]:
+    """Members that hold data juge reads (by suffix), without the files archivers add."""
+    out = []
+    for name in _archive_members(archive):
+        base = name.rsplit("/", 1)[-1]
+        if name.startswith(_NOT_DATA[0]) or base.startswith(_NOT_DATA[1:]):
+            continue
+        suffixes = [s.lower() for s in Path(base).suffixes]
+        if suffixes and suffixes[-1] == ".gz":
+            suffixes.pop()
+        if suffixes and suffixes[-1] in _SUFFIXES:
+            out.append(name)
+    return out
+
+
+def resolve_member(path: Path) -> Path:
+    """An archive path with its member named: the one given (which must be there), else its one data member;
+    several data members are an error naming them. Any other path as it is."""
+    parts = archive_parts(path)
+    if parts is None:
+        return path
+    archive, member = parts
+    if not archive.is_file():
+        raise InputError(f"{archive}: file not found")
+    if member is not None:
+        if member not in _archive_members(archive):
+            data = _data_members(archive)
+            raise InputError(f"{archive}: no member {member!r} (data members: {', '.join(data) or 'none'})")
+        return path
+    data = _data_members(archive)
+    if len(data) != 1:
+        names = ", ".join(data[:10]) + (", ..." if len(data) > 10 else "")
+        what = f"{len(data)} data members ({names})" if data else "no data member (.jsonl, .json, .csv, .tsv, .parquet)"
+        raise InputError(f"{archive}: the archive holds {what}; name one with --member NAME or {archive}::NAME")
+    return Path(f"{archive}{MEMBER_SEP}{data[0]}")
+
+
+def _member_bytes(archive: Path, member: str) -> bytes:
+    """The bytes of one member (gunzipped when it is a .gz itself, known by its bytes)."""
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as z:
+                raw = z.read(member)
+        else:
+            with tarfile.open(archive, "r:*") as t:
+                f = t.extractfile(member)
+                if f is None:
+                    raise InputError(f"{archive}: member {member!r} is not a file")
+                raw = f.read()
+    except KeyError:
+        raise InputError(f"{archive}: no member {member!r}") from None
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise InputError(f"{archive}: cannot read member {member!r} ({exc})") from None
+    if raw[:2] == _GZIP_MAGIC:
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{archive}{MEMBER_SEP}{member}: cannot be decompressed: {exc}") from None
+    return raw
+
+
+QUOTING_NONE = ";quoting=none"  # added to a format (``tsv;quoting=none``, or alone): quotes are plain text
+
+
+def with_quoting(format: str | None, quoting: str | None) -> str | None:
+    """The format text with ``--quoting`` in it: ``none`` reads quotes in CSV/TSV cells as plain characters,
+    ``minimal`` (the default) as CSV quoting."""
+    if quoting in (None, "minimal"):
+        return format
+    if quoting != "none":
+        raise InputError(f"--quoting must be minimal or none, got {quoting!r}")
+    return f"{format or ''}{QUOTING_NONE}"
+
+
+def _split_format(format: str | None) -> tuple[str | None, bool]:
+    """(the format's name or None, whether CSV quoting applies) of a format text."""
+    if format is not None and format.endswith(QUOTING_NONE):
+        return format[: -len(QUOTING_NONE)] or None, False
+    return format, True
+
+
 def file_format(path: Path, format: str | None = None) -> str:
     """The format of `path`: `format` when given (one of FORMATS), else from its suffix (a `.gz` is looked
-    through: `cases.csv.gz` is csv); a folder is a Hugging Face dataset (``hf``)."""
+    through: `cases.csv.gz` is csv; an archive's by its member's name); a folder is a Hugging Face dataset
+    (``hf``)."""
+    format, _ = _split_format(format)
+    parts = archive_parts(path)
+    if parts is not None and format is None:
+        path = Path(resolve_member(path).name.rpartition(MEMBER_SEP)[2])
     if format is not None:
         if format not in FORMATS:
             raise InputError(f"--format: {format!r} is not one of {', '.join(FORMATS)}")
@@ -144,12 +294,20 @@ def file_format(path: Path, format: str | None = None) -> str:
 
 
 def _is_gzip(path: Path) -> bool:
+    if archive_parts(path) is not None:
+        return False  # a member is gunzipped as it is read
     with path.open("rb") as f:
         return f.read(2) == _GZIP_MAGIC
 
 
 def _open_bytes(path: Path) -> Any:
-    """The file's bytes as a binary stream, gunzipped when it is gzip (known by its first bytes, not its name)."""
+    """The file's bytes as a binary stream, gunzipped when it is gzip (known by its first bytes, not its name);
+    an archive's member (``ARCHIVE::MEMBER``) read whole."""
+    parts = archive_parts(path)
+    if parts is not None:
+        archive, member = archive_parts(resolve_member(path)) or parts
+        assert member is not None  # resolve_member names it
+        return io.BytesIO(_member_bytes(archive, member))
     return gzip.open(path, "rb") if _is_gzip(path) else path.open("rb")
 
 
@@ -217,7 +375,7 @@ def iter_rows(source: Source, *, format: str | None = None) -> Generator[tuple[i
     if is_in_memory(source):
         yield from _memory_rows(source)
         return
-    path = as_path(source)
+    path = resolve_member(as_path(source))  # an archive's member is named in every error
     _check_file(path)
     fmt = file_format(path, format)
     if fmt == "jsonl":
@@ -226,7 +384,7 @@ def iter_rows(source: Source, *, format: str | None = None) -> Generator[tuple[i
     elif fmt == "json":
         yield from _json_document_rows(path)
     elif fmt in ("csv", "tsv"):
-        yield from _csv_rows(path, "\t" if fmt == "tsv" else ",")
+        yield from _csv_rows(path, "\t" if fmt == "tsv" else ",", quoting=_split_format(format)[1])
     elif fmt == "parquet":
         yield from _parquet_rows(path)
     else:
@@ -410,35 +568,82 @@ def _value_position(text: str, start: int, decoder: json.JSONDecoder, key: str) 
     return next(pos for k, pos in _member_positions(text, start, decoder) if k == key)
 
 
-def _csv_rows(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _comment_fields(fieldnames: Sequence[str]) -> list[str]:
+    """The header's trailing comment fields: empty names or names starting with ``#`` after the last real
+    column (tools write a note there); their cells are not read."""
+    out: list[str] = []
+    for name in reversed(fieldnames):
+        if name.strip() and not name.strip().startswith("#"):
+            break
+        out.append(name)
+    return out[::-1] if len(out) < len(fieldnames) else []
+
+
+def _separator(delimiter: str, quoting: bool) -> str:
+    """How a CSV/TSV file was read, for messages: ``tab-separated, quotes as CSV quoting``."""
+    name = "tab" if delimiter == "\t" else repr(delimiter) if delimiter != "," else "comma"
+    return f"{name}-separated, " + ("quotes as CSV quoting" if quoting else "quotes as plain text (--quoting none)")
+
+
+def _csv_rows(path: Path, delimiter: str, *, quoting: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
     text = _read_text(path)
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    options: dict[str, Any] = {"strict": True} if quoting else {"quoting": csv.QUOTE_NONE}
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter, **options)
+    read_as = _separator(delimiter, quoting)
     any_row = False
     try:
         if not reader.fieldnames:
             raise input_error(path, "no header row")
-        twice = next((name for k, name in enumerate(reader.fieldnames) if name in reader.fieldnames[:k]), None)
+        comments = set(_comment_fields(reader.fieldnames))
+        columns = [name for name in reader.fieldnames if name not in comments]
+        twice = next((name for k, name in enumerate(columns) if name in columns[:k]), None)
         if twice is not None:
             raise input_error(path, f"two columns named {twice!r} (only one would be read)", line=1, field=twice)
         for row in reader:
             lineno = reader.line_num
             if None in row:
-                raise input_error(path, f"more values than header columns ({len(reader.fieldnames)})", line=lineno)
+                raise input_error(
+                    path, f"more values than header columns ({len(columns)}; read as {read_as})", line=lineno
+                )
+            for name in comments:
+                row.pop(name, None)
             if None in row.values():  # the columns a short row lacks (a cell read is always a str)
+                sep = "tab" if delimiter == "\t" else "comma" if delimiter == "," else repr(delimiter)
                 raise input_error(
                     path,
-                    f"fewer values than header columns ({len(reader.fieldnames)}); an empty cell still needs its comma",
+                    f"fewer values than header columns ({len(columns)}; read as {read_as}); an empty cell still "
+                    f"needs its {sep}",
                     line=lineno,
                 )
             any_row = True
             yield lineno, {k: (v if v != "" else None) for k, v in row.items()}
     except csv.Error as exc:
         # line_num is the last line read cleanly; the bad row starts on the next one.
+        hint = "; if quotes are plain characters in this file, give --quoting none" if quoting else ""
         raise input_error(
-            path, f"malformed CSV in the row starting here: {exc} (an unclosed quote?)", line=reader.line_num + 1
+            path,
+            f"malformed {'TSV' if delimiter == chr(9) else 'CSV'} in the row starting here: {exc} (an unclosed "
+            f"quote? read as {read_as}{hint})",
+            line=reader.line_num + 1,
         ) from None
     if not any_row:
         raise input_error(path, "header only, no rows")
+
+
+def header_note(source: Source, format: str | None = None) -> str | None:
+    """The note for a CSV/TSV header with trailing comment fields (empty or ``#...``), which are not read."""
+    if is_in_memory(source):
+        return None
+    path = resolve_member(as_path(source))
+    if path.is_dir() or file_format(path, format) not in ("csv", "tsv"):
+        return None
+    first = _read_text(path).split("\n", 1)[0].rstrip("\r")
+    delimiter = "\t" if file_format(path, format) == "tsv" else ","
+    comments = _comment_fields(next(csv.reader([first], delimiter=delimiter), []))
+    if not comments:
+        return None
+    names = ", ".join(repr(c) for c in comments)
+    return f"{source_name(source)}: the header's trailing comment field(s) {names} are not read as columns"
 
 
 def _pyarrow(path: Path) -> Any:
@@ -455,7 +660,8 @@ def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     import pyarrow.parquet as pq
 
     try:
-        f = pq.ParquetFile(io.BytesIO(_read_bytes(path)) if _is_gzip(path) else path)
+        in_memory = _is_gzip(path) or archive_parts(path) is not None
+        f = pq.ParquetFile(io.BytesIO(_read_bytes(path)) if in_memory else path)
     except Exception as exc:  # pyarrow raises its own error types for a file that is not Parquet
         raise input_error(path, f"not a readable Parquet file ({exc})") from None
     lineno = 0

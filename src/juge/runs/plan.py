@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from juge.config import EngineSpec, EvalConfig, ProviderSpec
-from juge.data.readers import as_text_note, case_line, file_hash, row_id_note
+from juge.data.readers import archive_parts, as_text_note, case_line, file_hash, row_id_note
 from juge.data.records import Case
 from juge.data.selection import Selection, select_cases
 from juge.engine import EngineOptions, JudgeTask, iter_tasks
@@ -248,7 +248,7 @@ def load_run_cases(
 ) -> tuple[Selection, str]:
     """The cases a run selects (checked, never held whole) and the cases file's hash."""
     path = config.cases_path
-    if not path.exists():
+    if not path.exists() and archive_parts(path) is None:  # an archive's member is checked as it is read
         raise config.error(f"cases file {path} not found", "cases")
     selection = select_cases(
         path, config.spec.mapping or None, only=only, sample=config.spec.sample, seed=config.spec.seed, limit=limit
