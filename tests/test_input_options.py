@@ -22,6 +22,7 @@ INPUT_OPTIONS = (
     "--labels",
     "--labels-map",
     "--labels-nested",
+    "--raters-by",
     "--label-cols",
     "--scale",
     "--kind",
@@ -32,7 +33,7 @@ INPUT_OPTIONS = (
     "--member",
 )
 NO_LABELS = "it reads no human labels"
-LABEL_OPTIONS = ("--labels", "--labels-map", "--labels-nested", "--label-cols", "--scale", "--missing")
+LABEL_OPTIONS = ("--labels", "--labels-map", "--labels-nested", "--raters-by", "--label-cols", "--scale", "--missing")
 
 # Where an input option means nothing for a command, the reason (anything not listed must be there).
 EXCEPTIONS: dict[str, dict[str, str]] = {
@@ -56,6 +57,7 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "--id": "it reads no items: the run holds its cases",
         "--member": "it reads no items: the run holds its cases",
         "--labels-nested": "nested labels sit in an items file; estimate's labels are a long file on the run's cases",
+        "--raters-by": "nested labels sit in an items file; estimate's labels are a long file on the run's cases",
         "--label-cols": "label columns sit in an items file; estimate's labels are a long file on the run's cases",
         "--split": "the labels are a random sample of the run's cases; a pass rate has no split",
     },

@@ -778,3 +778,59 @@ def test_tsv_as_other_tools_write_it_in_archives(tmp_path, monkeypatch, capsys) 
                                       "--member", "a/segments.tsv")  # fmt: skip
     assert code == 0, err
     assert result["ceiling"]["kappa"]["value"] == pytest.approx(cohen_kappa_score(r1, r2))
+
+
+def test_a_dict_of_criterion_to_ratings_by_position(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 2: {"Overall": [4, 3, 4, 2, 4], ...} under a nested path: the position is the rater.
+    rng = np.random.default_rng(13)
+    overall = rng.integers(1, 6, (15, 5))
+    fluent = np.clip(overall + rng.integers(-1, 2, (15, 5)), 1, 5)
+    rows = [{"doc": {"id": f"d{k}", "text": "x"},
+             "review": {"annotations": {"Overall": overall[k].tolist(), "Fluent": fluent[k].tolist()}}}
+            for k in range(15)]  # fmt: skip
+    items = tmp_path / "docs.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(items), "--map", "id=doc.id,output=doc.text",
+        "--labels-nested", "review.annotations", "--raters-by", "position", "--kind", "score", "--resamples", "20",
+    )  # fmt: skip
+    assert code == 0, err
+    assert set(result["criteria"]) == {"Overall", "Fluent"}
+    for name, table in (("Overall", overall), ("Fluent", fluent)):
+        study = result["criteria"][name]
+        assert study["n_raters"] == 5 and study["n_votes"] == 75
+        alpha = krippendorff.alpha(reliability_data=table.T.astype(float), level_of_measurement="ordinal")
+        assert study["ceiling"]["krippendorff_alpha"]["value"] == pytest.approx(alpha)
+        y1 = [table[k, a] for k in range(15) for a, b in combinations(range(5), 2)]
+        y2 = [table[k, b] for k in range(15) for a, b in combinations(range(5), 2)]
+        assert study["ceiling"]["agreement"]["value"] == pytest.approx(np.mean(np.equal(y1, y2)))
+    code, _, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(items), "--map", "id=doc.id",
+                                 "--labels-nested", "review.notes", "--resamples", "20")  # fmt: skip
+    assert code == 2 and "review has no key 'notes' (keys: 'annotations')" in err
+
+
+def test_recorded_verdicts_nested_in_each_item(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 2/6: results[0]."swap = False".winner, read with a path in --judgments-map.
+    path = write_csv(tmp_path / "items.csv", _rows())
+    verdicts = tmp_path / "judge.jsonl"
+    winners = [("model_a", "model_b", "tie")[k % 3] for k in range(len(VOTES))]
+    verdicts.write_text("".join(
+        json.dumps({"key": f"d{k // 2}/s{k % 2}", "results": [{"swap = False": {"winner": w}}]}) + "\n"
+        for k, w in enumerate(winners)))  # fmt: skip
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS, "--judgments", str(verdicts),
+        "--judgments-map", 'item_id=key,verdict=results[0]."swap = False".winner', "--judge-name", "nested",
+        "--judgments-scale", "model_a=A,model_b=B,tie=tie",
+    )  # fmt: skip
+    assert code == 0, err
+    judge = result["judges"]["nested/recorded"]
+    pairs = [({"model_a": "A", "model_b": "B", "tie": "tie"}[winners[k]], CODES[x])
+             for k, v in enumerate(VOTES) for x in v if _present(x)]  # fmt: skip
+    assert judge["vs_people"]["kappa"]["value"] == pytest.approx(
+        cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs], labels=["A", "B", "tie"])
+    )
+    code, _, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS, "--judgments", str(verdicts),
+        "--judgments-map", 'item_id=key,verdict=results[1].winner', "--judge-name", "nested",
+    )  # fmt: skip
+    assert code == 2 and "judge.jsonl:1" in err and "results has 1 elements, so [1] is out of range" in err

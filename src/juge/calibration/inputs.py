@@ -123,6 +123,7 @@ def load_inputs(
     missing: Iterable[str] = (),
     criteria: Mapping[str, Sequence[str]] | None = None,
     labels_nested: str | None = None,
+    raters_by: str = "key",
 ) -> StudyInputs:
     """Read items, labels and judgments from the given sources; keep only the chosen judges/templates.
 
@@ -164,6 +165,7 @@ def load_inputs(
             label_cols=label_cols,
             criteria=criteria,
             labels_nested=labels_nested,
+            raters_by=raters_by,
             baseline_cols=baseline_cols,
         )
         data = CalibrationData(list(read.cases), [], {}, {"items": source_hash(items)})

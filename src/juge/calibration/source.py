@@ -38,6 +38,7 @@ class StudySource:
     mapping: Mapping[str, str] | None = None
     labels_map: Mapping[str, str] | None = None
     labels_nested: str | None = None
+    raters_by: str = "key"  # with labels_nested: "key" (a rater key, else the position) or "position"
     label_cols: tuple[str, ...] = ()
     criteria: Mapping[str, Sequence[str]] | None = None
     scale: Mapping[str, Any] | None = None
@@ -64,6 +65,7 @@ def study_source(
     mapping: Mapping[str, str] | None = None,
     labels_map: Mapping[str, str] | None = None,
     labels_nested: str | None = None,
+    raters_by: str = "key",
     label_cols: Sequence[str] = (),
     criteria: Mapping[str, Sequence[str]] | None = None,
     scale: Mapping[str, Any] | None = None,
@@ -85,6 +87,8 @@ def study_source(
 
     if kind not in (None, *KINDS):
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
+    if raters_by not in ("key", "position"):
+        raise InputError(f"--raters-by must be key or position, got {raters_by!r}")
     for name, value, form in (
         ("judges", judges, "list"),
         ("templates", templates, "list"),
@@ -125,6 +129,7 @@ def study_source(
         mapping=dict(mapping) if mapping else None,
         labels_map=dict(labels_map) if labels_map else None,
         labels_nested=labels_nested,
+        raters_by=raters_by,
         label_cols=tuple(label_cols),
         criteria={k: tuple(v) for k, v in criteria.items()} if criteria else None,
         scale=dict(scale) if scale else None,

@@ -48,6 +48,11 @@ INPUT_OPTIONS: dict[str, InputOption] = {
         "An item field holding one object per rater, each key a criterion (a rater_id/worker key names the "
         "rater): one study per criterion.",
     ),
+    "raters_by": InputOption(
+        "--raters-by",
+        "With --labels-nested: key (default: an entry's rater_id/worker key, else its position) or position (the "
+        'position in each list is the rater, e.g. {"Overall": [4, 3, 5]}: three raters).',
+    ),
     "label_cols": InputOption("--label-cols", "Columns holding one rater's label each, e.g. rating_1,rating_2."),
     "scale": InputOption(
         "--scale",
@@ -89,7 +94,8 @@ STUDY_OPTIONS = tuple(INPUT_OPTIONS)
 TUNE_OPTIONS = tuple(name for name in INPUT_OPTIONS if name != "kind")
 #: report and route read items with --map only (no labels).
 ITEM_OPTIONS = ("map", "id")
-#: estimate: the run holds the cases; its labels are a long file (no --map, --id, --label-cols, --labels-nested).
+#: estimate: the run holds the cases; its labels are a long file (no --map, --id, --label-cols, --labels-nested,
+#: --raters-by).
 ESTIMATE_OPTIONS = ("labels_map", "scale", "kind", "missing", "format", "quoting")
 
 
@@ -158,6 +164,7 @@ def source_of_options(
     id: str | None = None,
     labels_map: str | None = None,
     labels_nested: str | None = None,
+    raters_by: str | None = None,
     label_cols: str | None = None,
     scale: str | None = None,
     kind: str | None = None,
@@ -178,6 +185,7 @@ def source_of_options(
         mapping=parse_mapping(map_with_id(map, id)),
         labels_map=parse_mapping(labels_map, "--labels-map"),
         labels_nested=labels_nested,
+        raters_by=raters_by or "key",
         label_cols=[c for c in split_list(label_cols) if c] if label_cols else [],
         scale=parse_scale(scale, kind=kind),
         kind=kind,

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from juge.data.labels import Kind, LabelCounts, RawVote, convert_votes, nested_votes, wide_votes
+from juge.data.labels import Kind, LabelCounts, RawVote, convert_votes, nested_top, nested_votes, wide_votes
 from juge.data.labels import parse_scale as parse_labels_scale
 from juge.data.readers import (
     CASE_FIELDS,
@@ -587,6 +587,7 @@ def read_labelled_items(
     criteria: Mapping[str, Sequence[str]] | None = None,
     labels_nested: str | None = None,
     baseline_cols: Sequence[str] = (),
+    raters_by: str = "key",
 ) -> LabelledItems:
     """Items (any shape, columns mapped) with human labels in columns (``label_cols``, one set per criterion
     in ``criteria``) or in a nested field (``labels_nested``). The label and baseline columns do not go to
@@ -604,7 +605,7 @@ def read_labelled_items(
     cases = cases_from_rows(
         name,
         rows,
-        drop=[*columns, *baseline_cols, *([labels_nested] if labels_nested else [])],
+        drop=[*columns, *baseline_cols, *([nested_top(labels_nested)] if labels_nested else [])],
         id_mapped=bool(mapping and "id" in mapping),
         as_text=as_text,
     )
@@ -614,7 +615,7 @@ def read_labelled_items(
     for criterion, cols in (criteria or {}).items():
         votes[criterion] = wide_votes(name, rows, cols, option=f"--criterion {criterion}")
     if labels_nested:
-        votes.update(nested_votes(name, rows, labels_nested))
+        votes.update(nested_votes(name, rows, labels_nested, raters_by=raters_by))
     baselines = {col: wide_votes(name, rows, [col], option="--baseline-col") for col in baseline_cols}
     return LabelledItems(cases, votes, baselines, name, as_text)
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from juge.data.paths import PathError, is_path, parse_path, resolve
 from juge.data.records import HumanLabel
 from juge.errors import InputError, input_error
 
@@ -224,14 +225,36 @@ def wide_votes(
     return votes
 
 
-def nested_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]], nested: str) -> dict[str, list[RawVote]]:
-    """Votes per criterion from a field holding one object per rater (``{"worker": "w1", "coherence": 4}``).
+def nested_top(nested: str) -> str:
+    """The top-level field a --labels-nested field or path (``annotations``, ``review.ratings``) starts at."""
+    return parse_path(nested, "--labels-nested").first if is_path(nested) else nested
 
-    The rater is the object's rater_id/rater/worker/annotator key when it has one, else its position."""
+
+def _nested_value(path: str, line: int, row: Mapping[str, Any], nested: str) -> Any:
+    """The nested field of a row: the column so named, else the path (an error says how far it resolved)."""
+    if nested in row or not is_path(nested):
+        return row.get(nested)
+    try:
+        return resolve(row, parse_path(nested, "--labels-nested"))
+    except PathError as exc:
+        raise input_error(path, f"--labels-nested {nested}: {exc}", line=line, field=nested) from None
+
+
+def nested_votes(
+    path: str, rows: Iterable[tuple[int, dict[str, Any]]], nested: str, *, raters_by: str = "key"
+) -> dict[str, list[RawVote]]:
+    """Votes per criterion from a field (or a path, see :mod:`juge.data.paths`) holding the raters' labels:
+
+    - one object per rater (``[{"worker": "w1", "coherence": 4}, ...]``): the rater is the object's
+      rater_id/rater/worker/annotator key when it has one (``raters_by="key"``), else its position;
+    - one list per criterion (``{"coherence": [4, 3, 5], ...}``): the position in each list is the rater.
+
+    ``raters_by="position"`` names raters by their position in both shapes (``annotations[0]`` is the same
+    person on every item)."""
     by_criterion: dict[str, list[RawVote]] = {}
     any_field = False
     for line, row in rows:
-        value = row.get(nested)
+        value = _nested_value(path, line, row, nested)
         if value is None:
             continue
         any_field = True
@@ -244,6 +267,21 @@ def nested_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]], nested: 
                 raise input_error(
                     path, "--labels-nested: not a JSON list of objects", line=line, field=nested
                 ) from None
+        item_id = _id_text(row.get("id"))
+        if isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values()):
+            for criterion, ratings in value.items():  # criterion -> one rating per rater, by position
+                for k, raw in enumerate(ratings):
+                    if isinstance(raw, dict | list):
+                        raise input_error(
+                            path,
+                            "--labels-nested: a criterion's list must hold one rating per rater",
+                            line=line,
+                            field=f"{nested}.{criterion}[{k}]",
+                        )
+                    by_criterion.setdefault(criterion, []).append(
+                        RawVote(item_id, f"{nested}[{k}]", raw, path, line, f"{nested}.{criterion}[{k}]")
+                    )
+            continue
         if isinstance(value, dict):
             value = list(value.values()) if all(isinstance(v, dict) for v in value.values()) else [value]
         if not isinstance(value, list):
@@ -258,12 +296,12 @@ def nested_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]], nested: 
             if not isinstance(vote, dict):
                 raise input_error(path, "--labels-nested: each rater's entry must be an object", line=line, field=where)
             rater_key = next((key for key in RATER_KEYS if vote.get(key) not in (None, "")), None)
-            rater = str(vote[rater_key]) if rater_key else f"{nested}[{k}]"
+            rater = str(vote[rater_key]) if rater_key and raters_by == "key" else f"{nested}[{k}]"
             for criterion, raw in vote.items():
                 if criterion == rater_key:
                     continue
                 by_criterion.setdefault(criterion, []).append(
-                    RawVote(_id_text(row.get("id")), rater, raw, path, line, f"{where}.{criterion}")
+                    RawVote(item_id, rater, raw, path, line, f"{where}.{criterion}")
                 )
     if not any_field:
         raise input_error(path, f"--labels-nested: no row has a field {nested!r}", field=nested)

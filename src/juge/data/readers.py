@@ -27,6 +27,7 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel, ValidationError
 
 from juge.data.labels import check_label_row
+from juge.data.paths import FieldPath, PathError, is_path, parse_path, resolve
 from juge.data.records import Case, HumanLabel
 from juge.errors import InputError, RowsName, input_error, validation_error
 
@@ -814,12 +815,37 @@ def with_row_id(mapping: Mapping[str, str] | None, id: str | None, option: str =
 
 
 def _columns(theirs: str, row: Mapping[str, Any]) -> list[str]:
-    """The columns a mapped field reads: the one named, or the parts of a `+` composite (none for @row)."""
+    """The columns a mapped field reads: the one named, or the parts of a `+` composite (none for @row); a
+    part may be a path into a nested field (``results[0].winner``, see :mod:`juge.data.paths`)."""
     if theirs == ROW_ID:
         return []
     if theirs in row or "+" not in theirs:
         return [theirs]
     return [part.strip() for part in theirs.split("+")]
+
+
+@functools.lru_cache(maxsize=256)
+def _path(text: str) -> FieldPath | None:
+    """The path a mapped part names, or None for a plain column name."""
+    return parse_path(text) if is_path(text) else None
+
+
+def _top_column(part: str, columns: Mapping[str, Any] | set[str]) -> str:
+    """The top-level column a part needs: itself, or the field its path starts at."""
+    if part in columns:
+        return part
+    found = _path(part)
+    return found.first if found is not None else part
+
+
+def _part_value(row: Mapping[str, Any], part: str) -> tuple[bool, Any]:
+    """(found, value) of one mapped part in a row: its column, else its path (PathError when it breaks)."""
+    if part in row:
+        return True, row[part]
+    found = _path(part)
+    if found is None or found.first not in row:
+        return False, None
+    return True, resolve(row, found)
 
 
 def check_mapping(
@@ -852,7 +878,10 @@ def check_mapping_fields(path: Any, mapping: Mapping[str, str], fields: Iterable
 
 def _check_mapped_columns(path: Any, mapping: Mapping[str, str], columns: set[str], option: str) -> None:
     for ours, theirs in mapping.items():
-        missing = [c for c in _columns(theirs, dict.fromkeys(columns)) if c not in columns]
+        for part in _columns(theirs, dict.fromkeys(columns)):
+            _path(part)  # a path's syntax error names the option before any row is read
+        needs = [_top_column(c, columns) for c in _columns(theirs, dict.fromkeys(columns))]
+        missing = [c for c in needs if c not in columns]
         if missing:
             raise input_error(
                 source_name(path),
@@ -877,8 +906,12 @@ def apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> dic
                 out[ours] = row[theirs]
                 if theirs != ours and theirs not in mapping:
                     out.pop(theirs, None)
+            else:
+                found, value = _part_value(row, theirs)
+                if found:
+                    out[ours] = value
             continue
-        parts = [row.get(c) for c in cols]
+        parts = [_part_value(row, c)[1] for c in cols]
         out[ours] = None if any(p in (None, "") for p in parts) else KEY_JOIN.join(str(p) for p in parts)
     return out
 
@@ -899,19 +932,46 @@ def mapped_rows(
     typo in it is reported before any row's error."""
     if mapping:
         check_mapping_fields(source, mapping, fields, option)
-        needed = {c for theirs in mapping.values() for c in [theirs, *theirs.split("+")] if theirs != ROW_ID}
+        try:
+            needed = {
+                c
+                for theirs in mapping.values()
+                if theirs != ROW_ID
+                for part in [theirs, *theirs.split("+")]
+                for c in (part.strip(), _top_column(part.strip(), set()))
+            }
+        except InputError as exc:  # a path's syntax: name the option and field
+            raise InputError(str(exc).replace("--map", option, 1)) from None
         seen: set[str] = set()
         for _, row in iter_rows(source, format=format):
             seen |= needed & row.keys()
-            if all(not [c for c in _columns(t, dict.fromkeys(seen)) if c not in seen] for t in mapping.values()):
+            if all(
+                all(_top_column(c, seen) in seen for c in _columns(t, dict.fromkeys(seen)))
+                for t in mapping.values()
+                if t != ROW_ID
+            ):
                 break
         _check_mapped_columns(source, mapping, seen, option)
     by_row = [ours for ours, theirs in (mapping or {}).items() if theirs == ROW_ID]
     for number, (lineno, row) in enumerate(iter_rows(source, format=format), start=1):
-        out = apply_mapping(row, mapping)
+        try:
+            out = apply_mapping(row, mapping)
+        except PathError as exc:
+            ours = next((o for o, t in (mapping or {}).items() if _path_breaks(row, t)), None)
+            where = f"{option} {ours}={(mapping or {})[ours]}" if ours else option
+            raise input_error(source_name(source), f"{where}: {exc}", line=lineno, field=ours) from None
         for ours in by_row:
             out[ours] = row_id(source, number)
         yield lineno, out
+
+
+def _path_breaks(row: Mapping[str, Any], theirs: str) -> bool:
+    try:
+        for part in _columns(theirs, row):
+            _part_value(row, part)
+    except PathError:
+        return True
+    return False
 
 
 def case_line(path: Source, case_id: str, mapping: Mapping[str, str] | None = None) -> int | None:
