@@ -7,6 +7,7 @@ file read and written again keeps its shape); keys a model does not declare are 
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -15,6 +16,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from juge.errors import input_error, validation_error
 from juge.files import read_json_object, write_json
+from juge.visible import visible_text
+
+REPR_FIELDS = 6  # fields a result's repr shows before "…": a notebook cell stays one line, not a 3,000-char dump
+BRIEF = 80  # characters of a text value shown in a repr or a notebook table
 
 SCHEMA_VERSION = 1
 
@@ -31,7 +36,42 @@ def check_schema_version(data: dict[str, Any], source: str | Path, what: str) ->
         )
 
 
-class Part(BaseModel):
+class Shown(BaseModel):
+    """How a result shows in a terminal (a short repr) and a notebook (an HTML table); every result has it."""
+
+    def _shown(self) -> list[tuple[str, Any]]:
+        """The fields worth showing: those set, in the model's order (empty lists and dicts and None left out)."""
+        return [
+            (name, value)
+            for name in type(self).model_fields
+            if name in self.model_fields_set
+            and (value := getattr(self, name)) is not None
+            and not (isinstance(value, (list, dict)) and not value)
+        ]
+
+    def __repr__(self) -> str:
+        shown = self._shown()
+        parts = [f"{name}={_brief(value, nested=True)}" for name, value in shown[:REPR_FIELDS]]
+        more = ", …" if len(shown) > REPR_FIELDS else ""
+        return f"{type(self).__name__}({', '.join(parts)}{more})"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: one row per field, nested results and long values shortened, every text escaped
+        with its hidden characters made visible (model output is untrusted)."""
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(name)}</th><td>{html.escape(_brief(value))}</td></tr>"
+            for name, value in self._shown()
+        )
+        headline = self._headline()
+        said = f": {html.escape(visible_text(headline))}" if headline else ""
+        return f"<p><b>juge {html.escape(type(self).__name__)}</b>{said}</p><table>{rows}</table>"
+
+    def _headline(self) -> str | None:
+        """The one line a reader wants first (a pass rate, a verdict); None where the fields say it."""
+        return None
+
+
+class Part(Shown):
     """A piece of a result: keeps unknown keys, writes back the keys it was given."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True)
@@ -62,6 +102,22 @@ class Part(BaseModel):
 
     def get(self, key: str, default: Any = None) -> Any:
         return self[key] if key in self else default
+
+
+def _brief(value: Any, *, nested: bool = False) -> str:
+    """A value in a few characters: a nested result as its short repr (or its class name inside a repr), a
+    list or dict by its size, a text cut at BRIEF characters with hidden characters shown."""
+    if isinstance(value, Part):
+        return f"{type(value).__name__}(…)" if nested else repr(value)
+    if isinstance(value, list):
+        return f"[{len(value)} item{'s' if len(value) != 1 else ''}]"
+    if isinstance(value, dict):
+        scalar = all(isinstance(v, (int, float, str, bool)) for v in value.values())
+        shown = [f"{k}: {v}" if scalar else str(k) for k, v in list(value.items())[:4]]
+        text = visible_text(", ".join(shown) + (", …" if len(value) > 4 else ""))
+        return "{" + (text if len(text) <= BRIEF else text[: BRIEF - 1] + "…") + "}"
+    text = visible_text(repr(value) if isinstance(value, str) and nested else str(value))
+    return text if len(text) <= BRIEF else text[: BRIEF - 1] + "…"
 
 
 class Result(Part):

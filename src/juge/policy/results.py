@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_validator
+from pydantic import ConfigDict, PrivateAttr, ValidationError, model_validator
 
 from juge.calibration.results import Agreement, BootstrapInfo, Caught, JudgeVersion
 from juge.errors import validation_error
 from juge.files import write_json
 from juge.judges.identity import IdentityCheck, IdentityUse, JudgeIdentity
-from juge.parts import Part, Result
+from juge.parts import Part, Result, Shown
 from juge.policy.decision import CategoryDecision, Route, Ruling, category_decision
 from juge.policy.file import read_policy
 from juge.policy.status import PolicyStatus, StatusName, policy_status
@@ -28,7 +28,7 @@ from juge.stats.estimate import Estimate
 Number = int | float
 
 
-class _Loose(BaseModel):
+class _Loose(Shown):
     """Keeps unknown keys and writes back the keys it was given."""
 
     model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
@@ -402,6 +402,9 @@ class PolicyResult(_Loose):
     _input_warnings: list[str] = PrivateAttr(default_factory=list)
     _input_notices: list[str] = PrivateAttr(default_factory=list)
 
+    def _headline(self) -> str | None:
+        return f"judge {self.judge}, rule {self.rule}, {len(self.categories)} categories"
+
     @model_validator(mode="after")
     def _status(self) -> Self:
         # Worked out from the records, whatever the file says; written back only by a file that had the key (a
@@ -678,6 +681,12 @@ class HoldoutTest(_Loose):
     @property
     def held(self) -> bool | None:
         return None if self.conclusion is None else self.conclusion.held
+
+    def _headline(self) -> str | None:
+        decided = ", ".join(f"{k} {v}" for k, v in self.decisions.items())
+        return f"{(self.status or 'untested').upper()} on {self.n_items} {self.split} items" + (
+            f" ({decided})" if decided else ""
+        )
 
     @property
     def input_warnings(self) -> list[str]:

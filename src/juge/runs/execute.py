@@ -221,7 +221,7 @@ def finish_run(plan: RunPlan, store: Store, engine: Engine, run: StoredRun, stor
         run_id=run_id,
         db=db,
         resumed=run.resumed,
-        stored_now=stored,
+        stored_now=0 if reused else stored,  # the new run's judgments went with it: nothing new is kept
         engine_stats=dict(stats),
         summary=summary,
         first_error=first_error,

@@ -93,6 +93,12 @@ class RunSummary(Result):
     engine: dict[str, Any] | None = None
     """The engine's counters (requests, retries, cache hits, ...), for diagnosis."""
 
+    def _headline(self) -> str | None:
+        missing = f", {self.cases_missing} without a verdict" if self.cases_missing else ""
+        if self.pass_rate is None:
+            return f"{self.n_cases} cases{missing}"
+        return f"{self.n_cases} cases, {self.pass_rate:.1%} passing ({self.cases_passed}){missing}"
+
 
 class Gate(Part):
     """The eval's ``[gate]`` against the run's pass rate (``juge run`` exits 1 when not passed): the point figure
@@ -140,7 +146,8 @@ class Run(Part):
     resumed: bool = False
     """True when an unfinished run of the same eval and cases was resumed instead of starting anew."""
     stored_now: int = 0
-    """Judgments stored by this call (the rest were stored before it, by the run it resumed)."""
+    """Judgments stored by this call and kept (the rest were stored before it, by the run it resumed); 0 when an
+    earlier identical run was reused (``reused``)."""
     engine_stats: dict[str, int] = {}
     """The engine's counters for this call: requests, retries, cache hits, ..."""
     summary: RunSummary | None = None
@@ -161,6 +168,16 @@ class Run(Part):
     @property
     def pass_rate(self) -> float | None:
         return self.summary.pass_rate if self.summary is not None else None
+
+    def _headline(self) -> str | None:
+        if self.pending:
+            return f"{len(self.pending)} batch(es) still being answered"
+        said = self.summary._headline() if self.summary is not None else None
+        gate = None if self.gate is None else ("gate passed" if self.gate.passed else "gate FAILED")
+        reused = f"answered from the cache: equals run {self.run_id}" if self.reused else None
+        return "; ".join(
+            x for x in (said, gate, reused, f"{len(self.warnings)} warnings" if self.warnings else None) if x
+        )
 
 
 class RunRef(Part):
