@@ -145,11 +145,18 @@ def test_a_judge_people_disagree_with_is_drifted_exit_1(setup: dict[str, Path]) 
     assert res.exit_code == 0, res.output
     assert "30 items added to labelling project weekly" in res.output
     label_all(db, "weekly", "B")
-    res = juge("audit", "status", policy, "--db", db, "--json", setup["tmp"] / "s.json")
+    res = juge("audit", "status", policy, "--db", db, "--json", setup["tmp"] / "s.json",
+               "--junit", setup["tmp"] / "audit.xml")  # fmt: skip
     assert res.exit_code == 1, res.output
     data = json.loads((setup["tmp"] / "s.json").read_text())
     assert data["outcome"] == "drifted" and data["categories"]["writing"]["agreement"]["value"] == 0.0
     assert data["overall"]["drifted_in"] == data["batches"][0]["week"]
+    # For CI: a failure per drifted category and for all of them (issue 28).
+    from junitparser import Failure, JUnitXml
+
+    xml = JUnitXml.fromfile(str(setup["tmp"] / "audit.xml"))
+    failed = {c.name for s in xml for c in s if any(isinstance(r, Failure) for r in c.result)}
+    assert failed == {"writing", "all categories"} and xml.tests == 2
 
 
 def test_a_new_project_needs_a_rubric_and_nothing_is_recorded(setup: dict[str, Path], monkeypatch, capsys) -> None:

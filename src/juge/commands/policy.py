@@ -32,6 +32,12 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the numbers as JSON to this file.")]
+JunitOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit", help="Also write JUnit XML for CI: a test case per category and one for the policy as a whole."
+    ),
+]
 SeedOption = Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")]
 ResamplesOption = Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")]
 
@@ -403,6 +409,7 @@ def test_command(
         bool, typer.Option("--force", help="Test a holdout that was already used (the result is flagged).")
     ] = False,
     json_path: JsonOption = None,
+    junit: JunitOption = None,
     no_fail: Annotated[
         bool, typer.Option("--no-fail", help="Exit 0 when the policy did NOT HOLD (only the report is wanted).")
     ] = False,
@@ -425,18 +432,22 @@ def test_command(
     shown as FORCED.
     """
     import juge.policy
+    from juge.policy.junit import policy_test_junit
     from juge.reports.policy_tables import print_input_notes, print_test
 
-    test = juge.policy.test(
-        policy_path,
-        source=with_files(source, items=items, judgments=judgments, run=run, labels=labels, db=db),
-        db=db,
-        split=split,
-        force=force,
-        json_path=json_path,
-        resamples=resamples,
-        seed=seed,
-    )
+    with staged_output(junit, "--junit") as junit_tmp:
+        test = juge.policy.test(
+            policy_path,
+            source=with_files(source, items=items, judgments=judgments, run=run, labels=labels, db=db),
+            db=db,
+            split=split,
+            force=force,
+            json_path=json_path,
+            resamples=resamples,
+            seed=seed,
+        )
+        if junit_tmp is not None:
+            junit_tmp.write_text(policy_test_junit(test), encoding="utf-8")
     print_input_notes(test, err)
     print_test(test, out)
     if json_path is not None:
@@ -654,6 +665,7 @@ def audit_status_command(
         float, typer.Option("--alpha", min=0.0001, max=0.5, help="Chance of a false drift alarm over every look.")
     ] = 0.05,
     json_path: JsonOption = None,
+    junit: JunitOption = None,
 ) -> None:
     """Read every weekly audit of a policy against the labels people gave: judge-vs-person agreement per week and
     so far, per category and overall, beside the bar the policy was derived against (person vs person less the
@@ -663,12 +675,15 @@ def audit_status_command(
     not raise false alarms. Outcome: holding, too few labels yet (with the number of labelled items that would
     decide), or DRIFTED: exit 1."""
     from juge.api import audit_status
+    from juge.policy.junit import audit_status_junit
 
     url = db_url if db is None else (db if "://" in db else f"sqlite:///{db}")
-    with staged_json(json_path) as write:
+    with staged_json(json_path) as write, staged_output(junit, "--junit") as junit_tmp:
         result = audit_status(policy_path, db_url=url, alpha=alpha)
         if write is not None:
             write(result.to_dict())
+        if junit_tmp is not None:
+            junit_tmp.write_text(audit_status_junit(result), encoding="utf-8")
     print_audit_status(result)
     if json_path is not None:
         out.print(Text(f"wrote {json_path}"))

@@ -40,7 +40,9 @@ def _line(text: str) -> str:
     return first if len(first) <= MESSAGE_CHARS else first[: MESSAGE_CHARS - 1] + "…"
 
 
-class _Suite:
+class JUnitSuite:
+    """One ``<testsuite>`` being filled: :meth:`case` adds a test case, :func:`junit_document` closes it."""
+
     def __init__(self, name: str):
         self.element = ET.Element("testsuite", name=name)
         self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -111,7 +113,7 @@ def run_junit(run: str | Run, *, db: str | Path | None = None, gate: Gate | None
         by_case[(j.item_id, j.judge)].append(j)
     suites = [_judge_suite(name, cases, by_case, threshold, kind) for name, kind in _kinds(rule)]
     if checks:
-        suite = _Suite("checks")
+        suite = JUnitSuite("checks")
         names = sorted({name for per in checks.values() for name in per})
         for case in cases:
             for name in names:
@@ -122,9 +124,12 @@ def run_junit(run: str | Run, *, db: str | Path | None = None, gate: Gate | None
         suites.append(suite)
     if gate is not None:
         suites.append(_gate_suite(gate))
-    root = ET.Element(
-        "testsuites", name=xml_safe(f"juge run {row['id']}" + (f" ({row['name']})" if row.get("name") else ""))
-    )
+    return junit_document(f"juge run {row['id']}" + (f" ({row['name']})" if row.get("name") else ""), suites)
+
+
+def junit_document(name: str, suites: Iterable[JUnitSuite]) -> str:
+    """The XML of ``<testsuites>`` holding `suites`, with the totals a CI shows."""
+    root = ET.Element("testsuites", name=xml_safe(name))
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for suite in suites:
         root.append(suite.finish())
@@ -148,8 +153,8 @@ def _judge_suite(
     by_case: dict[tuple[str, str], list[Judgment]],
     threshold: float | None,
     kind: str,
-) -> _Suite:
-    suite = _Suite(f"judge {name}")
+) -> JUnitSuite:
+    suite = JUnitSuite(f"judge {name}")
     classname = f"judge {name}"
     for case in cases:
         found = by_case.get((case.id, name), [])
@@ -195,7 +200,7 @@ def _judge_suite(
     return suite
 
 
-def _pair_cases(suite: _Suite, classname: str, case_id: str, found: list[Judgment]) -> None:
+def _pair_cases(suite: JUnitSuite, classname: str, case_id: str, found: list[Judgment]) -> None:
     by_repeat: dict[int, dict[str, Judgment]] = defaultdict(dict)
     for j in found:
         by_repeat[j.repeat][j.order or ""] = j
@@ -216,8 +221,8 @@ def _pair_cases(suite: _Suite, classname: str, case_id: str, found: list[Judgmen
             suite.case(classname, label, out=f"verdict {verdict} (both orders)\n\n{texts}")
 
 
-def _gate_suite(gate: Gate) -> _Suite:
-    suite = _Suite("gate")
+def _gate_suite(gate: Gate) -> JUnitSuite:
+    suite = JUnitSuite("gate")
     if gate.min_pass_rate is not None:
         ok = gate.pass_rate >= gate.min_pass_rate
         message = f"pass rate {gate.pass_rate:.1%} < min_pass_rate {gate.min_pass_rate:.1%}"
