@@ -834,3 +834,31 @@ def test_recorded_verdicts_nested_in_each_item(tmp_path, monkeypatch, capsys) ->
         "--judgments-map", 'item_id=key,verdict=results[1].winner', "--judge-name", "nested",
     )  # fmt: skip
     assert code == 2 and "judge.jsonl:1" in err and "results has 1 elements, so [1] is out of range" in err
+
+
+@pytest.mark.parametrize("verdict_order", ["fixed", "shown"])
+def test_one_file_per_order_with_verdicts_in_the_fixed_order(tmp_path, monkeypatch, capsys, verdict_order) -> None:
+    # Issue 31 item 6: the order is a literal ('12', '21': one file each); the winner names answer 1 or 2.
+    path = write_csv(tmp_path / "items.csv", _rows())
+    winners = [("model_a", "model_b")[k % 2] for k in range(len(VOTES))]
+    files = []
+    for order in ("12", "21"):
+        f = tmp_path / f"judge_{order}.jsonl"
+        f.write_text("".join(json.dumps({"key": f"d{k // 2}/s{k % 2}", "winner": w}) + "\n"
+                             for k, w in enumerate(winners)))  # fmt: skip
+        files += ["--judgments", str(f), "--judgments-map", f"item_id=key,verdict=winner,order='{order}'"]
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS, *files, "--judge-name", "two-files",
+        "--judgments-scale", "model_a=A,model_b=B", "--verdict-order", verdict_order,
+    )  # fmt: skip
+    assert code == 0, err
+    judge = result["judges"]["two-files/recorded"]
+    if verdict_order == "shown":  # read as letters shown, the same winner in both orders is a flip every time
+        assert judge["order_flip_rate"]["value"] == 1.0
+        return
+    assert judge["order_flip_rate"]["value"] == 0.0
+    assert judge["verdict_counts"]["A"] == len(VOTES) // 2 and judge["verdict_counts"]["B"] == len(VOTES) // 2
+    pairs = [(("A", "B")[k % 2], CODES[x]) for k, v in enumerate(VOTES) for x in v if _present(x)]
+    assert judge["vs_people"]["kappa"]["value"] == pytest.approx(
+        cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs], labels=["A", "B", "tie"])
+    )

@@ -83,7 +83,8 @@ def calibrate_command(
         typer.Option(
             "--judgments-map",
             help="Read --judgments as a table of verdicts: item_id=COL,verdict=COL (also judge, model, template, "
-            "order, text, repeat). Once for all files or once per file.",
+            "order, text, repeat; COL may be a path, results[0].winner, or a 'value' for every row, order='21'). "
+            "Once for all files or once per file.",
         ),
     ] = None,
     judge_name: Annotated[
@@ -95,6 +96,14 @@ def calibrate_command(
         typer.Option(
             "--judgments-scale",
             help='Raw verdicts to A/B/tie, PASS/FAIL or numbers, e.g. "1=A,2=B,Tie=tie"; any other value is unparsed.',
+        ),
+    ] = None,
+    verdict_order: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--verdict-order",
+            help="Mapped pairwise --judgments: shown (default: A is the answer shown first, so in order 21 it is "
+            "answer 2) or fixed (A/B already name answer 1/answer 2 of the item in both orders). Once or per file.",
         ),
     ] = None,
     labels: Annotated[
@@ -183,7 +192,9 @@ def calibrate_command(
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
     console, err = Console(), Console(stderr=True)
-    sources = parse_judgments_options(judgments or [], judgments_map or [], judge_name or [], judgments_scale or [])
+    sources = parse_judgments_options(
+        judgments or [], judgments_map or [], judge_name or [], judgments_scale or [], verdict_order or []
+    )
     criteria = _criteria_option(criterion or [])
     with staged_output(json_path, "--json") as json_tmp:  # an unwritable --json fails before the study
         if split == "holdout":

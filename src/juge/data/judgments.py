@@ -6,7 +6,10 @@ judge is ``--judge-name`` (else a ``judge`` column, else the file's name) and ``
 raw values to A/B/tie, PASS/FAIL or numbers. A value the scale (or, without one, the usual spellings)
 cannot read is ``unparsed``: counted on its own line, never a verdict. A pairwise verdict without an
 ``order`` column was asked in one order only: it is stored as order ``12`` (the fixed order) and the judge
-gets no order-flip rate.
+gets no order-flip rate. A single-quoted value in the mapping is the same for every row (``order='21'``: a
+file of one order). With ``verdict_order="fixed"`` (``--verdict-order fixed``) A/B name answer 1/answer 2
+of the item in both orders (a tool that records the winner, not the letter shown); the default ``shown``
+reads them as the letter shown, so in order 21 A is answer 2.
 
 ``inspect:PATH`` and ``promptfoo:PATH`` read those tools' files (:mod:`juge.data.importers`).
 """
@@ -37,6 +40,7 @@ class JudgmentsSource:
     judge_name: str | None = None
     scale: Mapping[str, Any] | None = None
     format: str | None = None
+    verdict_order: str = "shown"  # "fixed": A/B name answer 1/answer 2 of the item, whatever order was shown
 
 
 def read_judgments_source(
@@ -47,7 +51,8 @@ def read_judgments_source(
     from juge.data.importers import importer_for
 
     if isinstance(source, JudgmentsSource):
-        if source.mapping is None and source.judge_name is None and source.scale is None:
+        plain = source.verdict_order == "shown"
+        if source.mapping is None and source.judge_name is None and source.scale is None and plain:
             return read_judgments_source(source.source, pair_ids=pair_ids)  # type: ignore[arg-type]
         return foreign_calls(source, pair_ids=pair_ids), lambda: source_hash(source.source)
     imported = importer_for(str(source)) if isinstance(source, str | Path) else None
@@ -98,6 +103,8 @@ def foreign_calls(spec: JudgmentsSource, *, pair_ids: Collection[str] = ()) -> I
         seen[key] = line
         raw = row["verdict"]
         verdict = _read_verdict(raw, spec.scale, pair=is_pair)
+        if spec.verdict_order == "fixed" and order == "21" and verdict in ("A", "B"):
+            verdict = "B" if verdict == "A" else "A"  # answer 1 of the item was shown second: letter B
         text = row.get("text")
         yield RecordedCall(
             item_id,
@@ -145,9 +152,14 @@ def parse_judgments_options(
     maps: list[str],
     names: list[str],
     scales: list[str],
+    verdict_orders: list[str] | None = None,
 ) -> list[Path | str | JudgmentsSource]:
-    """Pair each ``--judgments`` with its ``--judgments-map``, ``--judge-name`` and ``--judgments-scale``:
-    an option given once applies to every file, given once per file it pairs in order."""
+    """Pair each ``--judgments`` with its ``--judgments-map``, ``--judge-name``, ``--judgments-scale`` and
+    ``--verdict-order``: an option given once applies to every file, given once per file it pairs in order."""
+    orders = verdict_orders or []
+    bad = next((o for o in orders if o not in ("shown", "fixed")), None)
+    if bad is not None:
+        raise InputError(f"--verdict-order must be shown or fixed, got {bad!r}")
     from juge.data.labels import parse_scale
     from juge.data.readers import parse_mapping
 
@@ -163,16 +175,17 @@ def parse_judgments_options(
             )
         return values  # type: ignore[return-value]
 
-    if (maps or names or scales) and not paths:
-        raise InputError("--judgments-map, --judge-name and --judgments-scale need --judgments FILE")
+    if (maps or names or scales or orders) and not paths:
+        raise InputError("--judgments-map, --judge-name, --judgments-scale and --verdict-order need --judgments FILE")
     out: list[Path | str | JudgmentsSource] = []
-    for path, m, n, sc in zip(
+    for path, m, n, sc, vo in zip(
         paths,
         per_file(maps, "--judgments-map"),
         per_file(names, "--judge-name"),
         per_file(scales, "--judgments-scale"),
+        per_file(orders, "--verdict-order"),
     ):
-        if m is None and n is None and sc is None:
+        if m is None and n is None and sc is None and vo in (None, "shown"):
             out.append(path if ":" in path and not Path(path).exists() else Path(path))
             continue
         out.append(
@@ -181,6 +194,7 @@ def parse_judgments_options(
                 parse_mapping(m, "--judgments-map"),
                 n,
                 parse_scale(sc, "--judgments-scale"),
+                verdict_order=vo or "shown",
             )
         )
     return out

@@ -814,10 +814,16 @@ def with_row_id(mapping: Mapping[str, str] | None, id: str | None, option: str =
     return {**(mapping or {}), "id": ROW_ID if id.strip() == "row" else id.strip()}
 
 
+def literal(theirs: str) -> str | None:
+    """The value a mapping gives every row when it is single-quoted (``order='12'``: a file of one order), or
+    None when it names a column."""
+    return theirs[1:-1] if len(theirs) >= 2 and theirs[0] == theirs[-1] == "'" else None
+
+
 def _columns(theirs: str, row: Mapping[str, Any]) -> list[str]:
-    """The columns a mapped field reads: the one named, or the parts of a `+` composite (none for @row); a
-    part may be a path into a nested field (``results[0].winner``, see :mod:`juge.data.paths`)."""
-    if theirs == ROW_ID:
+    """The columns a mapped field reads: the one named, or the parts of a `+` composite (none for @row or a
+    'literal'); a part may be a path into a nested field (``results[0].winner``, see :mod:`juge.data.paths`)."""
+    if theirs == ROW_ID or literal(theirs) is not None:
         return []
     if theirs in row or "+" not in theirs:
         return [theirs]
@@ -900,6 +906,9 @@ def apply_mapping(row: dict[str, Any], mapping: Mapping[str, str] | None) -> dic
     for ours, theirs in mapping.items():
         cols = _columns(theirs, row)
         if not cols:  # @row: the caller, which knows the row, sets it
+            fixed = literal(theirs)
+            if fixed is not None:
+                out[ours] = fixed
             continue
         if len(cols) == 1:
             if theirs in row:
@@ -936,7 +945,7 @@ def mapped_rows(
             needed = {
                 c
                 for theirs in mapping.values()
-                if theirs != ROW_ID
+                if theirs != ROW_ID and literal(theirs) is None
                 for part in [theirs, *theirs.split("+")]
                 for c in (part.strip(), _top_column(part.strip(), set()))
             }
