@@ -83,7 +83,8 @@ def is_loopback(host: str) -> bool:
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to host:port (as uvicorn binds it: SO_REUSEADDR); in use or unusable is InputError."""
+    """A TCP socket bound to host:port and listening (as uvicorn binds it: SO_REUSEADDR); in use or unusable is
+    InputError."""
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
     except socket.gaierror as exc:
@@ -98,6 +99,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
             raise InputError(f"port {port} on {host} is in use; stop the other server or pick --port") from None
         raise InputError(f"cannot listen on {host} port {port}: {exc.strerror}") from None
     sock.set_inheritable(True)
+    sock.listen(2048)  # as uvicorn will: a browser opening the printed link before the server runs waits, not fails
     return sock
 
 

@@ -197,3 +197,50 @@ def test_a_filter_reads_a_window_at_a_time_and_the_pages_go_on_to_every_match(db
         assert found == ["c6"] and reads == 3  # windows of 3 over 8 judgments: c-hostile..c1, c2..c4, c5..c6
         rows, resume = store.judgment_page("ra", limit=50, outcome="error")  # the default window holds the run
         assert [r["item_id"] for r in rows] == ["c6"] and resume is None
+
+
+def test_labels_of_an_attached_project_and_of_a_labels_file_sit_beside_the_verdicts(db: Path, tmp_path: Path) -> None:
+    from view_helpers import cases
+
+    from juge.label.db import LabelStore
+    from juge.label.rubric import read_rubric
+    from juge.view.labels import find_label_store
+    from label_helpers import write_rubric
+
+    labels = LabelStore(f"sqlite:///{db}")  # `juge label` keeps its projects in the run store's file by default
+    project = labels.create_project(
+        "support-q4", "passfail", read_rubric(write_rubric(tmp_path / "r.toml"), "passfail"), cases(), overlap=0
+    )
+    rater = labels.rater_by_token(labels.add_rater(project, "alice"))
+    while (assignment := labels.next_assignment(rater)) is not None:
+        verdict = "FAIL" if assignment.case.id == "c1" else "PASS"
+        labels.save_label(rater, assignment.id, verdict, shown_order="", session_id=labels.current_session(rater))
+    labels.attach_judge_verdicts(project, "ra", {c.id: {"g": "PASS"} for c in cases()})
+    labels.close()
+    file = tmp_path / "more.jsonl"
+    file.write_text(json.dumps({"item_id": "c1", "rater_id": "bob", "label": "FAIL"}) + "\n")
+
+    store = open_store(db, must_exist=True)
+    found = find_label_store(store, None)
+    assert found is not None
+    store.read_only()
+    client = TestClient(create_app(store, read_shown(labels=file), token=TOKEN, label_store=found))
+    login(client, TOKEN)
+    case = client.get("/runs/ra/cases/c1").text
+    people = case[case.index('id="labels"') :]
+    assert "project support-q4" in people and "alice" in people and "bob" in people and "FAIL" in people
+    run = client.get("/runs/ra?category=billing").text
+    assert "support-q4" in run and re.search(r'class="people">alice <b>FAIL</b>, bob <b>FAIL</b>', run)
+    other = client.get("/runs/rb/cases/c1").text  # rb was not attached: only the file's label
+    assert "alice" not in other and "bob" in other
+    store.close()
+    found.close()
+
+
+def test_no_label_store_is_made_where_there_is_none(db: Path) -> None:
+    from juge.view.labels import find_label_store
+
+    with open_store(db, must_exist=True) as store:
+        assert find_label_store(store, None) is None
+        tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert not any(t.startswith("label_") for t in tables)

@@ -44,6 +44,15 @@ def view_command(
         Path | None,
         typer.Option("--labels", help="People's labels (e.g. `juge label export`) shown beside the judges' verdicts."),
     ] = None,
+    label_db_url: Annotated[
+        str | None,
+        typer.Option(
+            "--label-db-url",
+            envvar="JUGE_LABEL_DB_URL",
+            help="The label store whose projects a run was attached to (`juge label attach-run`): their labels "
+            "are shown beside the run's verdicts. Default: the --db SQLite file, when it holds labelling projects.",
+        ),
+    ] = None,
     host: Annotated[
         str, typer.Option(help="Interface to bind. Keep 127.0.0.1 unless behind a TLS proxy.")
     ] = "127.0.0.1",
@@ -64,6 +73,7 @@ def view_command(
         labels=labels,
         labels_map=source.labels_map,
         labels_format=source.format,
+        label_db_url=label_db_url,
     )
     for warning in server.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")

@@ -906,6 +906,22 @@ class LabelStore:
             ).all()
         return [r._asdict() | {"label": canonical_label(project.task, r.label)} for r in rows]
 
+    def attached_projects(self, run_id: str) -> list[Project]:
+        """The projects a run's verdicts were attached to (``juge label attach-run``), by name."""
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(projects)
+                .where(
+                    projects.c.id.in_(
+                        select(items.c.project_id)
+                        .join(judge_verdicts, judge_verdicts.c.item_pk == items.c.id)
+                        .where(judge_verdicts.c.run_id == run_id)
+                    )
+                )
+                .order_by(projects.c.name)
+            ).all()
+        return [_project(r) for r in rows]
+
     def export_labels(self, project: Project) -> list[HumanLabel]:
         """One HumanLabel per rater per item; pairs as A/B/tie in the fixed order of the case.
 

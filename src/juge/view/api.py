@@ -32,6 +32,8 @@ class ViewServer:
             serve(self._app, self.host, self.port, self._sock)
         finally:
             self._app.state.store.close()
+            if self._app.state.label_store is not None:
+                self._app.state.label_store.close()
 
 
 def view_server(
@@ -45,23 +47,31 @@ def view_server(
     labels: str | Path | None = None,
     labels_map: Mapping[str, str] | None = None,
     labels_format: str | None = None,
+    label_db_url: str | None = None,
 ) -> ViewServer:
     """The viewer over the store `db` (and the calibrations, policies, holdout tests and labels given), bound
     to host:port (0: any free port). Every file is read first and the port bound before anything is
-    announced: a bad file or a port in use is an InputError. The store is opened read-only."""
+    announced: a bad file or a port in use is an InputError. The store is opened read-only. People's labels come
+    from `labels` and from the labelling projects a run was attached to, in the label store `label_db_url` (default:
+    the run store's SQLite file, when it holds labelling projects)."""
     from juge.store import open_store
     from juge.view.app import create_app
+    from juge.view.labels import find_label_store
     from juge.webapp import is_loopback, listening_socket, shown_host
 
     shown = read_shown(calibrations, policies, tests, labels, labels_map=labels_map, labels_format=labels_format)
     store = open_store(db, must_exist=True)
+    label_store = None
     try:
+        label_store = find_label_store(store, label_db_url)
         store.read_only()
         token = secrets.token_urlsafe(24)
-        app = create_app(store, shown, token=token)
+        app = create_app(store, shown, token=token, label_store=label_store)
         sock = listening_socket(host, port)
     except BaseException:
         store.close()
+        if label_store is not None:
+            label_store.close()
         raise
     warnings = [] if is_loopback(host) else [f"binding {host}: the session travels in a cookie; use HTTPS in front."]
     bound = sock.getsockname()[1]

@@ -27,9 +27,11 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from juge.errors import InputError
+from juge.label.db import LabelStore
 from juge.stats.estimate import format_estimate
 from juge.store import Store
 from juge.view import pages
+from juge.view.labels import RunLabels
 from juge.view.shown import Shown
 from juge.webapp import SECURITY_HEADERS, LoginLimiter, client_address, port_of, template_env
 
@@ -48,10 +50,13 @@ def _digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
-def create_app(store: Store, shown: Shown, *, token: str) -> FastAPI:
-    """The viewer over `store` (already read-only) and the files in `shown`; `token` opens it once."""
+def create_app(store: Store, shown: Shown, *, token: str, label_store: LabelStore | None = None) -> FastAPI:
+    """The viewer over `store` (already read-only) and the files in `shown`; `token` opens it once. People's labels
+    come from `shown`'s labels file and the projects of `label_store` that a run was attached to."""
     app = FastAPI(title="juge view", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
+    app.state.label_store = label_store
+    labels = RunLabels(label_store, shown.labels, shown.labels_file)
     app.state.token_digest = _digest(token)  # None once spent
     app.state.sessions = set()  # sha256 of each session id handed out
     lock = threading.Lock()  # one store connection, shared by the worker threads
@@ -153,14 +158,14 @@ def create_app(store: Store, shown: Shown, *, token: str) -> FastAPI:
         if not 1 <= size <= 500:
             raise HTTPException(400, "size: give 1 to 500 rows a page.")
         with reading() as s:
-            data = pages.run_page(s, run_id, filters, after=_cursor(after), size=size)
+            data = pages.run_page(s, run_id, filters, after=_cursor(after), size=size, labels=labels)
         return render("run.html", **data, filters=filters, size=size)
 
     @app.get("/runs/{run_id}/cases/{item_id:path}", response_class=HTMLResponse)
     def case_page(run_id: str, item_id: str) -> HTMLResponse:
         with reading() as s:
-            data = pages.case_page(s, run_id, item_id, shown.labels)
-        return render("case.html", **data, labels_file=shown.labels_file)
+            data = pages.case_page(s, run_id, item_id, labels)
+        return render("case.html", **data)
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare_page(a: str = "", b: str = "") -> HTMLResponse:

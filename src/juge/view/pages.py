@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from juge.calibration.results import Calibration, Disagreement
-from juge.data.records import HumanLabel
 from juge.engine import payer_of
 from juge.errors import InputError
 from juge.judges.pairwise import combine_orders
 from juge.runs.listing import run_kind, run_row, select_runs
 from juge.runs.select import PAIR_MEANING
 from juge.store import Store
+from juge.view.labels import RunLabels
 
 OUTCOMES = ("ok", "unparsed", "refused", "error")
 # A finished run's judgments do not change: their totals are counted once per viewer.
@@ -54,7 +54,7 @@ def verdict_values(verdict: str) -> list[Any]:
 
 
 def run_page(
-    store: Store, run_id: str, filters: Mapping[str, str], *, after: list[Any] | None, size: int
+    store: Store, run_id: str, filters: Mapping[str, str], *, after: list[Any] | None, size: int, labels: RunLabels
 ) -> dict[str, Any]:
     """A run's summary, gate, versions, cost and tokens, and one page of its judgments under the filters."""
     run = store.get_run(run_id)
@@ -79,6 +79,9 @@ def run_page(
     else:  # a filter that matched little: go on after the last judgment read
         next_after = json.dumps(list(resume)) if resume is not None else None
     totals = _totals(store, run, summary)
+    with_labels = bool(labels.projects(run["id"]) or labels.from_file)
+    for row in rows:
+        row["labels"] = labels.of(run["id"], row["item_id"]) if with_labels else []
     min_pass_rate = config.get("min_pass_rate")
     pass_rate = (summary or {}).get("pass_rate")
     gate = (
@@ -98,6 +101,8 @@ def run_page(
         "rows": rows,
         "next_after": next_after,
         "searched_on": resume is not None,
+        "with_labels": with_labels,
+        "label_projects": labels.projects(run["id"]),
         "first_page": after is None,
         "outcomes": OUTCOMES,
     }
@@ -154,7 +159,7 @@ def _judges(store: Store, run: dict[str, Any], summary: dict[str, Any] | None) -
     ]
 
 
-def case_page(store: Store, run_id: str, item_id: str, labels: Mapping[str, list[HumanLabel]]) -> dict[str, Any]:
+def case_page(store: Store, run_id: str, item_id: str, labels: RunLabels) -> dict[str, Any]:
     """One case of a run: its fields, the system's outputs, checks, every judgment with its raw text (both
     orders of a pair and the verdict over both), the prompts as sent, and the people's labels if given."""
     run = store.get_run(run_id)
@@ -196,7 +201,8 @@ def case_page(store: Store, run_id: str, item_id: str, labels: Mapping[str, list
         "outputs": sorted(outputs.values(), key=lambda o: o["slot"]),
         "judged": judged,
         "system_prompts": [m for (judge, _), m in prompts.items() if judge == "system"],
-        "labels": labels.get(item_id, []),
+        "labels": labels.of(run["id"], item_id),
+        "label_sources": [f"project {p}" for p in labels.projects(run["id"])] + ([labels.file] if labels.file else []),
     }
 
 
