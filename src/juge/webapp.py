@@ -49,7 +49,27 @@ def port_of(request: Request) -> int:
 
 
 def client_address(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """The address a request comes from: the socket's peer, unless that peer is the app's trusted proxy
+    (``app.state.trusted_proxy``, `--trusted-proxy`), whose X-Forwarded-For's last entry (the address the
+    proxy itself saw) is taken. Anyone can send the header, so no other peer's is read."""
+    peer = request.client.host if request.client else "unknown"
+    trusted = getattr(request.app.state, "trusted_proxy", None)
+    if trusted is not None and peer == trusted:
+        forwarded = request.headers.get("x-forwarded-for", "").split(",")[-1].strip()
+        return forwarded or peer
+    return peer
+
+
+def trusted_proxy_address(value: str | None) -> str | None:
+    """`--trusted-proxy` as the address a peer shows (an IP address, normalised); InputError otherwise."""
+    if value is None:
+        return None
+    try:
+        return str(ipaddress.ip_address(value.strip()))
+    except ValueError:
+        raise InputError(
+            f"--trusted-proxy {value!r}: give the IP address of the reverse proxy in front (e.g. 127.0.0.1)"
+        ) from None
 
 
 class LoginLimiter:
@@ -112,5 +132,8 @@ def serve(app: Any, host: str, port: int, sock: socket.socket | None) -> None:
     """Serve `app` with uvicorn on the socket bound before (until Ctrl-C)."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    # proxy_headers off: uvicorn would otherwise take X-Forwarded-For from any local peer as the client's
+    # address (the sign-in limiter's key); the app reads it only from its --trusted-proxy (client_address).
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False)
+    server = uvicorn.Server(config)
     server.run(sockets=[sock] if sock is not None else None)

@@ -286,11 +286,22 @@ def serve_command(
     port: Annotated[int, typer.Option(help="Port (0: any free port, printed).", min=0, max=65535)] = 8765,
     db_url: DbUrl = None,
     db: DbFile = None,
+    trusted_proxy: Annotated[
+        str | None,
+        typer.Option(
+            "--trusted-proxy",
+            metavar="ADDR",
+            help="IP address of the reverse proxy in front: its X-Forwarded-For names the client for the"
+            " failed-sign-in limit. Without it the socket's peer counts, whatever the header says.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the labelling app (all projects; each rater sees their own)."""
     from juge.label.api import label_server
 
-    server = label_server(host, port, db_url=_store(db_url, db))  # bound before the banner: a port in use is an error
+    server = label_server(
+        host, port, db_url=_store(db_url, db), trusted_proxy=trusted_proxy
+    )  # bound before the banner: a port in use is an error
     for warning in server.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     console.print(Text(f"juge label: {server.url}/ (Ctrl-C to stop)"))
@@ -380,13 +391,16 @@ def release_command(
 
 @label_app.command("export")
 def export_command(
-    output: Annotated[Path, typer.Option("--output", "-o", help="JSONL file to write.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="File to write: .jsonl (JSON lines) or .csv, by its suffix.")
+    ],
     name: ProjectArg = None,
     project_opt: ProjectOpt = None,
     adjudications: Annotated[
         Path | None,
         typer.Option(
-            help="Also write the adjudicators' final labels (item_id, label, reason, adjudicator) to this JSONL."
+            help="Also write the adjudicators' final labels (item_id, label, reason, adjudicator) to this file"
+            " (.jsonl or .csv)."
         ),
     ] = None,
     json_out: JsonOut = None,

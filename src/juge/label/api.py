@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from juge.data.records import HumanLabel
 from juge.errors import InputError
 from juge.files import staged_output
 from juge.label.results import (
@@ -281,18 +282,23 @@ def label_export(
     adjudications: str | Path | None = None,
     db_url: str | None = None,
 ) -> LabelExport:
-    """Write one row per rater per item (item_id, rater_id, label, explanation) to JSONL `output`, for
+    """Write one row per rater per item (item_id, rater_id, label, explanation) to `output`, for
     ``juge.calibrate(labels=...)``; with ``adjudications``, the final labels (item_id, label, reason,
-    adjudicator) to that JSONL too. Pairwise labels are A, B or tie in the cases' fixed order."""
+    adjudicator) to that file too. Each file is JSONL (``.jsonl``, ``.ndjson``) or CSV (``.csv``) by its
+    suffix; any other suffix is refused. Pairwise labels are A, B or tie in the cases' fixed order."""
+    formats = {"-o": _table_format(output, "-o")}
+    if adjudications is not None:
+        formats["--adjudications"] = _table_format(adjudications, "--adjudications")
     with staged_output(output, "-o") as out_tmp, staged_output(adjudications, "--adjudications") as adj_tmp:
         with _opened(db_url) as store:
             proj = _project(store, project)
             rows = store.export_labels(proj)
             finals = store.adjudicated(proj) if adjudications is not None else None
         assert out_tmp is not None
-        out_tmp.write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
+        labels = [r.model_dump() for r in rows]
+        out_tmp.write_text(_table_text(labels, formats["-o"], list(HumanLabel.model_fields)), encoding="utf-8")
         if adj_tmp is not None and finals is not None:
-            adj_tmp.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in finals), encoding="utf-8")
+            adj_tmp.write_text(_table_text(finals, formats["--adjudications"], FINAL_COLUMNS), encoding="utf-8")
     return LabelExport(
         project=proj.name,
         output=str(output),
@@ -300,6 +306,40 @@ def label_export(
         adjudications_output=None if adjudications is None else str(adjudications),
         adjudications=None if finals is None else len(finals),
     )
+
+
+_TABLE_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+
+
+def _table_format(path: str | Path, option: str) -> str:
+    """The format `path`'s suffix names (jsonl or csv); any other suffix is an InputError, so a `.csv` never
+    holds JSONL and a `.json` or `.xlsx` is not written in a format its name does not say."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in _TABLE_SUFFIXES:
+        raise InputError(
+            f"{option} {path}: the suffix says the format; use .jsonl (JSON lines) or .csv, not {suffix or 'none'}"
+        )
+    return _TABLE_SUFFIXES[suffix]
+
+
+FINAL_COLUMNS = ["item_id", "label", "reason", "adjudicator"]  # of LabelStore.adjudicated's rows
+
+
+def _table_text(rows: list[dict[str, Any]], fmt: str, columns: list[str]) -> str:
+    """`rows` as JSONL, or as CSV with these `columns` (a header even when there is no row; text a
+    spreadsheet would run as a formula made inert)."""
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    import csv
+    import io
+
+    from juge.runs.export import spreadsheet_safe
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: spreadsheet_safe(v) for k, v in r.items()} for r in rows)
+    return buf.getvalue()
 
 
 # ---- review --------------------------------------------------------------------------------------
@@ -433,13 +473,17 @@ class LabelServer:
         serve(self._app, self.host, self.port, self._sock)
 
 
-def label_server(host: str = "127.0.0.1", port: int = 8765, *, db_url: str | None = None) -> LabelServer:
+def label_server(
+    host: str = "127.0.0.1", port: int = 8765, *, db_url: str | None = None, trusted_proxy: str | None = None
+) -> LabelServer:
     """The labelling app (all projects; each rater sees their own), bound to host:port (0: any free port).
-    A port in use is an InputError here, before anything is announced."""
+    A port in use is an InputError here, before anything is announced. Failed sign-ins are counted per
+    socket peer; `trusted_proxy` (an IP address) names a reverse proxy whose X-Forwarded-For is read instead."""
     from juge.label.app import create_app
-    from juge.webapp import is_loopback, listening_socket, shown_host
+    from juge.webapp import is_loopback, listening_socket, shown_host, trusted_proxy_address
 
-    app = create_app(open_label_store(db_url))
+    proxy = trusted_proxy_address(trusted_proxy)
+    app = create_app(open_label_store(db_url), trusted_proxy=proxy)
     sock = listening_socket(host, port)
     warnings = [] if is_loopback(host) else [f"binding {host}: login tokens travel in cookies; use HTTPS in front."]
     bound = sock.getsockname()[1]

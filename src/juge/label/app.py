@@ -109,9 +109,12 @@ CheckedDep = Annotated[Rater, Depends(checked_rater)]
 AdjudicatorDep = Annotated[Rater, Depends(adjudicator)]
 
 
-def create_app(store: LabelStore) -> FastAPI:
+def create_app(store: LabelStore, *, trusted_proxy: str | None = None) -> FastAPI:
+    """The app over `store`; `trusted_proxy` is the one peer whose X-Forwarded-For names the client
+    (see `juge.webapp.client_address`)."""
     app = FastAPI(title="juge label", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
+    app.state.trusted_proxy = trusted_proxy
     limiter = app.state.limiter = LoginLimiter()
     env = template_env(HERE / "templates")  # hidden characters in any shown text are made visible, never act
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

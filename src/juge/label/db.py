@@ -536,7 +536,12 @@ class LabelStore:
     def _replace_token(self, project: Project, name: str, token_hash: str) -> None:
         rater = self.rater(project, name)
         with self.engine.begin() as c:
-            c.execute(update(raters).where(raters.c.id == rater.id).values(token_hash=token_hash))
+            # A new CSRF token too: a page (or a copy of its form) from before no longer posts.
+            c.execute(
+                update(raters)
+                .where(raters.c.id == rater.id)
+                .values(token_hash=token_hash, csrf=secrets.token_urlsafe(24))
+            )
             c.execute(delete(web_logins).where(web_logins.c.rater_id == rater.id))
 
     def is_revoked(self, rater: Rater) -> bool:
@@ -571,7 +576,13 @@ class LabelStore:
         return _rater(row) if row else None
 
     def close_login(self, session: str) -> None:
+        """Sign a browser out; the rater's CSRF token is replaced, so a form from before no longer posts."""
         with self.engine.begin() as c:
+            rater_id = c.execute(
+                select(web_logins.c.rater_id).where(web_logins.c.id_hash == hash_token(session))
+            ).scalar_one_or_none()
+            if rater_id is not None:
+                c.execute(update(raters).where(raters.c.id == rater_id).values(csrf=secrets.token_urlsafe(24)))
             c.execute(delete(web_logins).where(web_logins.c.id_hash == hash_token(session)))
 
     def rater_by_token(self, token: str | None) -> Rater | None:
