@@ -56,7 +56,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -64,7 +63,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from juge.checks import Check, CheckConfigError, make_check
-from juge.errors import InputError, input_error, pydantic_field, toml_key_line, toml_syntax_error, with_toml_line
+from juge.errors import InputError, input_error, parse_toml, pydantic_field, toml_key_line, with_toml_line
 
 if TYPE_CHECKING:
     from juge.judges.judge import Judge
@@ -245,14 +244,7 @@ def load_eval(path: str | Path) -> EvalConfig:
     if not path.exists():
         raise InputError(f"{path}: eval file not found")
     raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise input_error(path, "not UTF-8", line=raw[: exc.start].count(b"\n") + 1) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_syntax_error(path, exc, text) from None
+    data, text = parse_toml(path, raw)
     try:
         spec = EvalSpec.model_validate(data)
     except ValidationError as exc:

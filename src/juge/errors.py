@@ -16,6 +16,7 @@ the one handler) prints its message and exits 2 for an InputError, 3 for a Fault
     │   └── _BadJSON, _DuplicateKey (also ValueError) private: a repeated key in JSON (parsers, readers)
     └── Fault                       exit 3: nothing could be measured, or the store could not be written
         ├── ProviderError           a call that did not return an answer
+        │   └── DuplicateKeyError   (also ValueError) a server's JSON with a key twice
         └── ProviderClosed          (also RuntimeError) a call on a provider that was closed
             └── BatchPending        requests still in a provider's batches (`juge run` exits 75)
 
@@ -163,6 +164,64 @@ def validation_error(
 # --- TOML files: where a key is ---------------------------------------------------------
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)$")
+
+
+MAX_TOML_DEPTH = 64  # arrays and inline tables inside each other; juge's files need a handful
+
+
+def parse_toml(path: str | Path, raw: bytes) -> tuple[dict[str, Any], str]:
+    """(the TOML document, its text) of a file's bytes; every failure is one InputError naming the file (and the
+    line where it can): not UTF-8, invalid TOML, or arrays and inline tables nested deeper than MAX_TOML_DEPTH
+    (which would exhaust Python's recursion). A UTF-8 byte order mark, which some editors write, is read as
+    nothing (TOML forbids it, but it changes nothing in the document)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise input_error(path, "not UTF-8", line=raw[: exc.start].count(b"\n") + 1) from None
+    text = text.removeprefix("\ufeff")
+    too_deep = _line_deeper_than(text, MAX_TOML_DEPTH)
+    if too_deep is not None:
+        raise input_error(path, _TOO_DEEP, line=too_deep)
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        raise toml_syntax_error(path, exc, text) from None
+    except RecursionError:  # nesting the bracket count above missed (it skips strings roughly)
+        raise input_error(path, _TOO_DEEP) from None
+
+
+_TOO_DEEP = f"arrays or inline tables nested more than {MAX_TOML_DEPTH} deep; juge's files need a few levels"
+
+
+def _line_deeper_than(text: str, limit: int) -> int | None:
+    """The 1-based line where brackets (``[``, ``{``) outside strings and comments first nest deeper than
+    `limit`, or None. A quick scan, not a TOML parser: enough to name the line of a hostile file."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth, line, quote, i = 0, 1, "", 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\n":
+            line += 1
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
 
 
 def toml_syntax_error(path: str | Path, exc: tomllib.TOMLDecodeError, text: str) -> InputError:

@@ -21,9 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from juge.data.paths import PathError, is_path, parse_path, resolve
 from juge.data.records import HumanLabel
-from juge.errors import InputError, input_error
+from juge.errors import InputError, input_error, pydantic_field
 
 Kind = Literal["pairwise", "score", "passfail"]
 PAIR_ALIASES = {"a": "A", "b": "B", "tie": "tie", "c": "tie", "model_a": "A", "model_b": "B"}
@@ -447,6 +449,8 @@ def convert_votes(
         first[key] = (vote, value)
         try:
             labels.append(HumanLabel(item_id=vote.item_id, rater_id=vote.rater_id, label=value, **dict(vote.extra)))
+        except ValidationError as exc:  # its message, not pydantic's last line (a link to its docs)
+            raise input_error(vote.path, pydantic_field(exc)[1], line=vote.line, field=vote.field) from None
         except ValueError as exc:
             raise input_error(vote.path, str(exc).splitlines()[-1], line=vote.line, field=vote.field) from None
     return labels

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -186,6 +187,21 @@ class PairSummary:
         )
 
 
+# A numeric label is a point of a rating scale: finite, and far inside what arithmetic on it can hold
+# (1e308 squared is infinite, and every agreement figure with it).
+MAX_NUMERIC_LABEL = 1e6
+
+
+def check_label_value(value: Any) -> Any:
+    """A field validator: a numeric label must be finite and within +-MAX_NUMERIC_LABEL (ValueError)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"label {value!r} is not a finite number")
+        if abs(value) > MAX_NUMERIC_LABEL:
+            raise ValueError(f"label {float(value):g} is beyond +-{MAX_NUMERIC_LABEL:g}: not a point of a rating scale")
+    return value
+
+
 class HumanLabel(BaseModel):
     """One rater's label on one item."""
 
@@ -201,6 +217,8 @@ class HumanLabel(BaseModel):
     _no_lone_surrogates = field_validator("*", mode="before")(refuse_lone_surrogates)
 
     _ids_are_text = field_validator("item_id", "rater_id", mode="before")(clean_id)
+
+    _label_is_a_point = field_validator("label")(check_label_value)
 
 
 class Vote(NamedTuple):

@@ -9,13 +9,12 @@ worth one point each (additive), or several criteria each with its own levels
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from juge.errors import InputError, input_error, toml_syntax_error, validation_error
+from juge.errors import InputError, parse_toml, validation_error
 
 
 def _int_levels(levels: Any) -> Any:
@@ -99,14 +98,7 @@ def read_toml(path: Path) -> dict[str, Any]:
     """Read a TOML file, turning every failure into an InputError naming the file."""
     if not path.is_file():
         raise InputError(f"{path}: file not found")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise input_error(path, "not UTF-8 text") from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_syntax_error(path, exc, text) from None
+    return parse_toml(path, path.read_bytes())[0]
 
 
 def load_rubric(path: str | Path) -> Rubric:

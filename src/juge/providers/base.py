@@ -50,10 +50,6 @@ def body_too_large(limit: int, announced: int | None = None) -> ProviderError:
     )
 
 
-class DuplicateKeyError(ValueError):
-    """A JSON object with a key twice: readers disagree on which value counts, so none is read."""
-
-
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
@@ -182,6 +178,11 @@ class Unreachable(Fault):
     """A run's first calls to a server all failed to connect (refused, no such host): the run stops at once,
     naming the address, instead of retrying every call for minutes. Not a ProviderError: it ends the run, not
     one call; what was stored stays, and the same command resumes."""
+
+
+class DuplicateKeyError(ProviderError, ValueError):
+    """A server's JSON with a key twice in one object: readers disagree on which value counts, so none is read
+    (not retried: the server would answer the same)."""
 
 
 class ProviderClosed(Fault, RuntimeError):
