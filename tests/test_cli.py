@@ -100,3 +100,24 @@ def test_split_errors(tmp_path):
     assert not (tmp_path / "o.jsonl").exists()
     result = runner.invoke(app, ["split", "--items", str(src), "-o", str(src)])
     assert result.exit_code != 0
+
+
+def test_after_ctrl_c_a_second_one_ends_the_process_at_once(monkeypatch, tmp_path) -> None:
+    # Issue 30: a second Ctrl-C while the interpreter waited for a worker thread printed a traceback.
+    import signal
+
+    import juge.api
+    from juge.cli import INTERRUPTED, main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(juge.api, "run", interrupted)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            main(["run", "--cases", str(tmp_path / "c.jsonl"), "--judge", str(tmp_path / "j.toml")])
+        assert stopped.value.code == INTERRUPTED
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGINT, before)

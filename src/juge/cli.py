@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import signal
 import sys
 
 import typer
@@ -88,6 +89,15 @@ def main(args: list[str] | None = None) -> None:
     except JugeError as exc:  # the one handler: 2 for an InputError, 3 for a Fault (juge.errors)
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED:
+            # Interrupted (Ctrl-C): what is left is the interpreter waiting for worker threads. A second Ctrl-C
+            # ends the process at once, as the signal's default does, not with a traceback from threading.
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        raise
+
+
+INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C (128 + SIGINT)
 
 
 if __name__ == "__main__":

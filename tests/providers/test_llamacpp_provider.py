@@ -233,3 +233,41 @@ def test_sync_calls_from_several_threads_never_overlap_on_one_model():
     for t in threads:
         t.join()
     assert llm.max_active == 1 and llm.evaluated > 0
+
+
+def test_a_cancelled_call_stops_generating_at_the_next_token():
+    # Issue 30: Ctrl-C printed "interrupted" at once, then the process hung 40-50 s until the generation ended.
+    provider, llm = fake_provider()
+    tokens: list[int] = []
+
+    def slow_completion(**kwargs):
+        for i in range(kwargs["max_tokens"]):  # one token every 10 ms: 100 s uncancelled
+            time.sleep(0.01)
+            tokens.append(i)
+            if kwargs["stopping_criteria"](llm.input_ids, None):
+                break
+        return {
+            "choices": [{"text": "x", "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+        }
+
+    llm.create_completion = slow_completion
+    request = Request(messages=({"role": "user", "content": "Judge"},), model="local", max_tokens=10_000)
+
+    async def cancel_soon() -> None:
+        call = asyncio.ensure_future(provider.complete(request))
+        while not tokens:
+            await asyncio.sleep(0.01)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(cancel_soon())
+    provider._worker.shutdown(wait=True)  # what the interpreter waits for at exit
+    assert 0 < len(tokens) < 500  # stopped within a few tokens of the cancel, not at max_tokens
+    # An uncancelled call is not stopped early.
+    tokens.clear()
+    provider2, llm2 = fake_provider()
+    llm2.create_completion = slow_completion
+    provider2.complete_sync(Request(messages=request.messages, model="local", max_tokens=30))
+    assert len(tokens) == 30

@@ -275,16 +275,26 @@ class LlamaCppProvider(Provider):
 
     async def complete(self, request: Request) -> Response:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, self.complete_sync, request)
+        stop = threading.Event()
+        try:
+            return await loop.run_in_executor(self._worker, self.complete_sync, request, stop)
+        except asyncio.CancelledError:
+            # Ctrl-C, or the run ending: the worker thread stops generating at its next token instead of
+            # running to max_tokens (40-50 s on a CPU) while the process waits to exit.
+            stop.set()
+            raise
 
-    def complete_sync(self, request: Request) -> Response:
-        """Answer `request` in the calling thread (the async path runs this in the worker)."""
+    def complete_sync(self, request: Request, stop: threading.Event | None = None) -> Response:
+        """Answer `request` in the calling thread (the async path runs this in the worker); a text answer
+        ends at the next token once `stop` is set."""
         loaded = self.load()
         with self._call_lock:
+            if stop is not None and stop.is_set():  # cancelled while it waited for the model
+                raise ProviderError("cancelled before the model was free")
             prompt = tokenize_prompt(loaded.llm, request.messages)
             if request.allowed:
                 return self._constrained(loaded, prompt, request.allowed)
-            return self._generate(loaded, prompt, request)
+            return self._generate(loaded, prompt, request, stop)
 
     def _check_fits(self, llm: Any, n_tokens: int) -> None:
         if n_tokens >= llm.n_ctx():
@@ -308,7 +318,9 @@ class LlamaCppProvider(Provider):
             raw={"logprobs": logprobs, "prefix_reused": reused, "tokens_evaluated": evaluated},
         )
 
-    def _generate(self, loaded: _Loaded, prompt: list[int], request: Request) -> Response:
+    def _generate(
+        self, loaded: _Loaded, prompt: list[int], request: Request, stop: threading.Event | None = None
+    ) -> Response:
         llm = loaded.llm
         self._check_fits(llm, len(prompt))
         reused = longest_common_prefix(llm.input_ids[: llm.n_tokens], prompt) if self.reuse_prefix else 0
@@ -322,6 +334,7 @@ class LlamaCppProvider(Provider):
                 temperature=request.temperature,
                 seed=self.seed,
                 stop=[TURN_END],
+                stopping_criteria=lambda _ids, _logits: stop is not None and stop.is_set(),  # any callable
             )
         except ValueError as exc:
             raise ProviderError(f"llama.cpp rejected the request: {exc}") from exc
