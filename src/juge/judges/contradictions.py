@@ -343,9 +343,10 @@ def _better_patterns() -> tuple[re.Pattern[str], ...]:
     return tuple(out)
 
 
+_EN_TIE = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in _EN["tie"])
 _TIE_STATED = re.compile(
     rf"\b{_SUBJECT}\s+(?:is|was|['’]s|would\s+be|must\s+be|ends\s+in|comes\s+down\s+to)\s+(?:a\s+|an?\s+)?"
-    rf"(?:clear\s+|real\s+)?(?:tie|draw|dead\s+heat){_CLAUSE_END}",
+    rf"(?:clear\s+|real\s+)?(?:{_EN_TIE}){_CLAUSE_END}",
     re.IGNORECASE,
 )
 _PAIR_NEGATED = re.compile(

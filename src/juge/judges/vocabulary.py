@@ -55,7 +55,7 @@ LANGUAGES: dict[str, Words] = {
             "won",
             "comes out ahead",
         ),
-        "tie": ("tie", "draw"),
+        "tie": ("tie", "draw", "dead heat"),
         "score": ("score", "rating", "grade", "note", "mark", "points", "total"),
     },
     "zh": {
