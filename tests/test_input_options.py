@@ -23,6 +23,8 @@ INPUT_OPTIONS = (
     "--labels-map",
     "--labels-nested",
     "--raters-by",
+    "--labels-aggregate",
+    "--label-weight",
     "--label-cols",
     "--scale",
     "--kind",
@@ -33,7 +35,10 @@ INPUT_OPTIONS = (
     "--member",
 )
 NO_LABELS = "it reads no human labels"
-LABEL_OPTIONS = ("--labels", "--labels-map", "--labels-nested", "--raters-by", "--label-cols", "--scale", "--missing")
+LABEL_OPTIONS = (
+    "--labels", "--labels-map", "--labels-nested", "--raters-by", "--labels-aggregate", "--label-weight",
+    "--label-cols", "--scale", "--missing",
+)  # fmt: skip
 
 # Where an input option means nothing for a command, the reason (anything not listed must be there).
 EXCEPTIONS: dict[str, dict[str, str]] = {

@@ -862,3 +862,58 @@ def test_one_file_per_order_with_verdicts_in_the_fixed_order(tmp_path, monkeypat
     assert judge["vs_people"]["kappa"]["value"] == pytest.approx(
         cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs], labels=["A", "B", "tie"])
     )
+
+
+def test_error_span_annotations_summed_with_weights(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 4: MQM-like rows (one per error, a no-error marker row for a clean segment): one score per
+    # (segment, rater), weights by severity and by severity+category, exact decimal sums (0.1 * 3 is 0.3).
+    from decimal import Decimal
+
+    rng = np.random.default_rng(17)
+    kinds = [
+        ("Major", "Accuracy/Mistranslation"),
+        ("Minor", "Accuracy/Mistranslation"),
+        ("Minor", "Fluency/Punctuation"),
+        ("Major", "Fluency/Punctuation"),
+        ("Major", "Non-translation!"),
+    ]
+    rows, expected = [], {}
+    for seg in range(12):
+        for rater in ("r1", "r2", "r3"):
+            n = int(rng.integers(0, 4))
+            errors = [kinds[int(rng.integers(0, len(kinds)))] for _ in range(n)]
+            if seg == 0 and rater == "r1":
+                errors = [("Minor", "Fluency/Punctuation")] * 3  # 0.1 + 0.1 + 0.1
+            if not errors:
+                rows.append({"seg": f"s{seg}", "rater": rater, "severity": "No-error", "category": ""})
+            total = Decimal(0)
+            for sev, cat in errors:
+                rows.append({"seg": f"s{seg}", "rater": rater, "severity": sev, "category": cat})
+                total += (Decimal("0.1") if (sev, cat) == ("Minor", "Fluency/Punctuation") else Decimal(25)
+                          if cat == "Non-translation!" else Decimal(5) if sev == "Major" else Decimal(1))  # fmt: skip
+            expected[(f"s{seg}", rater)] = float(total)
+    labels = write_csv(tmp_path / "mqm.tsv", rows, delimiter="\t")
+    items = write_csv(tmp_path / "segments.csv", [{"id": f"s{k}", "output": "t"} for k in range(12)])
+    weights = ("severity+category=Minor/Fluency/Punctuation:0.1;category=Non-translation!:25;"
+               "severity=Major:5,Minor:1,No-error:0")  # fmt: skip
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(items), "--labels", str(labels),
+        "--labels-map", "item_id=seg,rater_id=rater", "--labels-aggregate", "sum", "--label-weight", weights,
+        "--kind", "score", "--resamples", "20",
+    )  # fmt: skip
+    assert code == 0, err
+    assert expected[("s0", "r1")] == 0.3
+    assert sorted(result["scale"]) == sorted(set(expected.values()))  # no 0.30000000000000004 beside 0.3
+    assert result["n_votes"] == 36 and result["counts"]["label_values_read"] == 36
+    data = np.array([[expected[(f"s{k}", r)] for k in range(12)] for r in ("r1", "r2", "r3")])
+    alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
+    assert result["ceiling"]["krippendorff_alpha_interval"]["value"] == pytest.approx(alpha)
+    assert any("36 (item, rater) scores" in n for n in result["notes"])
+    # a severity no rule weighs is an error naming the line
+    rows.append({"seg": "s1", "rater": "r1", "severity": "Critical", "category": "Other"})
+    write_csv(labels, rows, delimiter="\t")
+    code, _, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(items), "--labels", str(labels),
+        "--labels-map", "item_id=seg,rater_id=rater", "--labels-aggregate", "sum", "--label-weight", weights,
+    )  # fmt: skip
+    assert code == 2 and f"mqm.tsv:{len(rows) + 1}" in err and "severity=Critical" in err

@@ -28,6 +28,8 @@ from juge.data.judgments import JudgmentsSource, read_judgments_source
 from juge.data.labels import (
     LabelCounts,
     RawVote,
+    WeightRule,
+    aggregate_votes,
     convert_votes,
     decide_kind,
     guess_kind,
@@ -124,6 +126,8 @@ def load_inputs(
     criteria: Mapping[str, Sequence[str]] | None = None,
     labels_nested: str | None = None,
     raters_by: str = "key",
+    labels_aggregate: str | None = None,
+    label_weights: Sequence[WeightRule] = (),
 ) -> StudyInputs:
     """Read items, labels and judgments from the given sources; keep only the chosen judges/templates.
 
@@ -144,6 +148,8 @@ def load_inputs(
         raise InputError("--from-hf reads items and votes from the dataset; do not combine it with --items or --run")
     if from_hf is None and items is None and run is None:
         raise InputError("nothing to calibrate: give --items FILE, --from-hf DIR or --run RUN_ID (see --help)")
+    if labels_aggregate and labels is None:
+        raise InputError("--labels-aggregate sums the rows of --labels FILE (one row per error); give --labels")
     if label_cols and criteria:
         raise InputError("give either --label-cols (one criterion) or --criterion NAME=COLS (several), not both")
     if mapping is None and (id_col != "id" or output_col != "output"):
@@ -220,7 +226,11 @@ def load_inputs(
     if labels is not None:
         same = items is not None and _same_source(items, labels)
         rows = mapped_rows(labels, labels_map, LABEL_FIELDS, format=format if same else None, option="--labels-map")
-        votes = long_votes(source_name(labels), rows)
+        if labels_aggregate == "sum":
+            votes, read_as = aggregate_votes(source_name(labels), rows, label_weights)
+            notices.append(read_as)
+        else:
+            votes = long_votes(source_name(labels), rows)
         n_carried = len(data.labels) + sum(len(v) for v in raw.values())
         if n_carried:
             notices.append(

@@ -39,6 +39,8 @@ class StudySource:
     labels_map: Mapping[str, str] | None = None
     labels_nested: str | None = None
     raters_by: str = "key"  # with labels_nested: "key" (a rater key, else the position) or "position"
+    labels_aggregate: str | None = None  # "sum": rows of error annotations -> one score per (item, rater)
+    label_weights: tuple[Any, ...] = ()  # WeightRules for labels_aggregate
     label_cols: tuple[str, ...] = ()
     criteria: Mapping[str, Sequence[str]] | None = None
     scale: Mapping[str, Any] | None = None
@@ -66,6 +68,8 @@ def study_source(
     labels_map: Mapping[str, str] | None = None,
     labels_nested: str | None = None,
     raters_by: str = "key",
+    labels_aggregate: str | None = None,
+    label_weights: Sequence[Any] = (),
     label_cols: Sequence[str] = (),
     criteria: Mapping[str, Sequence[str]] | None = None,
     scale: Mapping[str, Any] | None = None,
@@ -87,6 +91,10 @@ def study_source(
 
     if kind not in (None, *KINDS):
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
+    if labels_aggregate not in (None, "sum"):
+        raise InputError(f"--labels-aggregate must be sum, got {labels_aggregate!r}")
+    if label_weights and labels_aggregate is None:
+        raise InputError("--label-weight weighs rows for --labels-aggregate sum; give it too")
     if raters_by not in ("key", "position"):
         raise InputError(f"--raters-by must be key or position, got {raters_by!r}")
     for name, value, form in (
@@ -130,6 +138,8 @@ def study_source(
         labels_map=dict(labels_map) if labels_map else None,
         labels_nested=labels_nested,
         raters_by=raters_by,
+        labels_aggregate=labels_aggregate,
+        label_weights=tuple(label_weights),
         label_cols=tuple(label_cols),
         criteria={k: tuple(v) for k, v in criteria.items()} if criteria else None,
         scale=dict(scale) if scale else None,

@@ -53,6 +53,16 @@ INPUT_OPTIONS: dict[str, InputOption] = {
         "With --labels-nested: key (default: an entry's rater_id/worker key, else its position) or position (the "
         'position in each list is the rater, e.g. {"Overall": [4, 3, 5]}: three raters).',
     ),
+    "labels_aggregate": InputOption(
+        "--labels-aggregate",
+        "sum: --labels holds error annotations (one row per error, e.g. MQM); each (item, rater) scores the sum "
+        "of its rows' --label-weight (a weight-0 'no error' row says the rater saw the item: score 0).",
+    ),
+    "label_weight": InputOption(
+        "--label-weight",
+        "With --labels-aggregate: COLUMN=KEY:WEIGHT,... e.g. severity=Major:5,Minor:1; a key of two columns "
+        "joined by + (severity+category=Minor/Fluency/Punctuation:0.1); rules separated by ; are tried in order.",
+    ),
     "label_cols": InputOption("--label-cols", "Columns holding one rater's label each, e.g. rating_1,rating_2."),
     "scale": InputOption(
         "--scale",
@@ -96,7 +106,7 @@ TUNE_OPTIONS = tuple(name for name in INPUT_OPTIONS if name != "kind")
 ITEM_OPTIONS = ("map", "id")
 #: estimate: the run holds the cases; its labels are a long file (no --map, --id, --label-cols, --labels-nested,
 #: --raters-by).
-ESTIMATE_OPTIONS = ("labels_map", "scale", "kind", "missing", "format", "quoting")
+ESTIMATE_OPTIONS = ("labels_map", "labels_aggregate", "label_weight", "scale", "kind", "missing", "format", "quoting")
 
 
 def with_files(source: Any, **files: Any) -> Any:
@@ -165,6 +175,8 @@ def source_of_options(
     labels_map: str | None = None,
     labels_nested: str | None = None,
     raters_by: str | None = None,
+    labels_aggregate: str | None = None,
+    label_weight: str | None = None,
     label_cols: str | None = None,
     scale: str | None = None,
     kind: str | None = None,
@@ -175,7 +187,7 @@ def source_of_options(
 ) -> Any:
     """The StudySource the shared options' text describes (no files yet: the command adds them)."""
     from juge.calibration.source import KINDS, study_source
-    from juge.data.labels import parse_missing, parse_scale, split_list
+    from juge.data.labels import parse_label_weights, parse_missing, parse_scale, split_list
     from juge.data.readers import parse_mapping, with_quoting
     from juge.errors import InputError
 
@@ -186,6 +198,8 @@ def source_of_options(
         labels_map=parse_mapping(labels_map, "--labels-map"),
         labels_nested=labels_nested,
         raters_by=raters_by or "key",
+        labels_aggregate=labels_aggregate,
+        label_weights=parse_label_weights(label_weight),
         label_cols=[c for c in split_list(label_cols) if c] if label_cols else [],
         scale=parse_scale(scale, kind=kind),
         kind=kind,

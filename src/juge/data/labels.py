@@ -19,6 +19,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -318,6 +319,96 @@ def long_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> list[Ra
         extra = tuple((k, row[k]) for k in ("explanation", "output_hash") if row.get(k) is not None)
         votes.append(RawVote(_id_text(row["item_id"]), str(row["rater_id"]), row["label"], path, line, "label", extra))
     return votes
+
+
+@dataclass(frozen=True)
+class WeightRule:
+    """One ``--label-weight`` rule: the columns whose values (joined by "/") are the key, and each key's weight."""
+
+    columns: tuple[str, ...]
+    weights: Mapping[str, Decimal]
+
+
+def parse_label_weights(text: str | None) -> list[WeightRule]:
+    """``severity+category=Minor/Fluency/Punctuation:0.1;severity=Major:5,Minor:1`` -> rules, tried in order
+    (the first whose key a row has gives its weight). Weights are decimals, kept exact."""
+    if not text:
+        return []
+    rules = []
+    for part in (p.strip() for p in text.split(";")):
+        if not part:
+            continue
+        cols, sep, pairs = part.partition("=")
+        columns = tuple(c.strip() for c in cols.split("+") if c.strip())
+        if not sep or not columns or not pairs.strip():
+            raise InputError(f"--label-weight: {part!r} is not COLUMN=KEY:WEIGHT,... (e.g. severity=Major:5,Minor:1)")
+        weights: dict[str, Decimal] = {}
+        for pair in split_list(pairs):
+            key, colon, number = pair.rpartition(":")
+            try:
+                weight = Decimal(number.strip())
+            except InvalidOperation:
+                weight = Decimal("NaN")
+            if not colon or not key.strip() or not weight.is_finite():
+                raise InputError(f"--label-weight: {pair!r} in {part!r} is not KEY:WEIGHT (a number, e.g. Minor:1)")
+            weights[key.strip()] = weight
+        rules.append(WeightRule(columns, weights))
+    return rules
+
+
+def aggregate_votes(
+    path: str, rows: Iterable[tuple[int, dict[str, Any]]], rules: Sequence[WeightRule]
+) -> tuple[list[RawVote], str]:
+    """One score per (item, rater) from rows of error annotations (``--labels-aggregate sum``): the sum of
+    each row's weight (its first matching ``--label-weight`` rule; without rules, its label as a number).
+    Sums are decimal, so 0.1 + 0.2 is 0.3. A row of weight 0 (e.g. a "no error" marker) adds nothing but
+    says the rater saw the item: that item scores 0 for them. Returns the votes and a note on what was read."""
+    totals: dict[tuple[str, str], Decimal] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    n_rows = 0
+    for line, row in rows:
+        for name in ("item_id", "rater_id"):
+            if row.get(name) in (None, ""):
+                raise input_error(path, f"required field is missing; map it with --labels-map {name}=COLUMN",
+                                  line=line, field=name)  # fmt: skip
+        weight = _row_weight(path, line, row, rules)
+        key = (_id_text(row["item_id"]), str(row["rater_id"]))
+        totals[key] = totals.get(key, Decimal(0)) + weight
+        first_line.setdefault(key, line)
+        n_rows += 1
+    votes = [RawVote(item, rater, str(total), path, first_line[(item, rater)], "label")
+             for (item, rater), total in totals.items()]  # fmt: skip
+    note = (
+        f"--labels-aggregate sum: {n_rows} rows of {path} read as {len(votes)} (item, rater) scores, each the sum "
+        "of its rows' weights (a rater's item with only weight-0 rows scores 0)"
+    )
+    return votes, note
+
+
+def _row_weight(path: str, line: int, row: Mapping[str, Any], rules: Sequence[WeightRule]) -> Decimal:
+    if not rules:
+        value = row.get("label")
+        try:
+            return Decimal(raw_key(value))
+        except InvalidOperation:
+            raise input_error(
+                path, f"{value!r} is not a number to sum; give --label-weight COLUMN=KEY:WEIGHT,...", line=line,
+                field="label",
+            ) from None  # fmt: skip
+    for rule in rules:
+        missing = [c for c in rule.columns if c not in row]
+        if missing:
+            raise input_error(path, f"--label-weight: no column {missing[0]!r}", line=line, field=missing[0])
+        key = "/".join("" if row[c] is None else raw_key(row[c]) for c in rule.columns)
+        if key in rule.weights:
+            return rule.weights[key]
+    keys = "; ".join("+".join(r.columns) + "=" + "/".join(
+        "" if row.get(c) is None else raw_key(row.get(c)) for c in r.columns) for r in rules)  # fmt: skip
+    raise input_error(
+        path,
+        f"--label-weight gives no weight for {keys}; add it (KEY:0 to leave such rows out of the sum)",
+        line=line,
+    )
 
 
 def check_label_row(path: str, line: int, row: Mapping[str, Any], option: str | None = "--labels-map") -> None:
