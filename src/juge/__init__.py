@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         show,
         split,
         tune_judge,
+        view_server,
     )
     from juge.data.records import Case, HumanLabel, Judgment, Message
     from juge.errors import Fault, InputError, JugeError
@@ -147,6 +148,7 @@ _LAZY = {
             "show",
             "split",
             "tune_judge",
+            "view_server",
         ),
         "juge.api",
     ),
@@ -271,6 +273,7 @@ __all__ = [
     "SplitResult",
     "TracesImport",
     "tune_judge",
+    "view_server",
     "__version__",
 ]
 

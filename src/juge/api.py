@@ -54,3 +54,4 @@ from juge.runs.api import show as show
 from juge.runs.junit import run_junit as run_junit
 from juge.scaffold import init_project as init_project
 from juge.tune.api import tune_judge as tune_judge
+from juge.view.api import view_server as view_server

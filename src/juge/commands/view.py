@@ -61,7 +61,7 @@ def view_command(
     *,
     source: Any,
 ) -> None:
-    from juge.view.api import view_server
+    from juge.api import view_server
 
     server = view_server(
         db,
