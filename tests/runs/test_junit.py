@@ -15,7 +15,7 @@ from scipy.stats import binomtest
 import juge
 from cli_helpers import run_cli, write_jsonl
 from juge.api import run_report
-from juge.runs.junit import xml_safe
+from juge.junit import xml_safe
 
 BAKERY = Path(__file__).resolve().parents[2] / "examples" / "bakery"
 

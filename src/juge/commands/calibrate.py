@@ -150,6 +150,14 @@ def calibrate_command(
     ] = None,
     template: Annotated[list[str] | None, typer.Option("--template", help="Only this template (repeatable).")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every figure to this JSON file.")] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            help="Also write JUnit XML for CI: per judge, a test case per category (stands in for a person: "
+            "passed; not: a failure; too few labels: skipped). Calibrate gates nothing: the exit code stays 0.",
+        ),
+    ] = None,
     id_col: Annotated[str, typer.Option("--id-col", help="With --label-cols: the id column.")] = "id",
     output_col: Annotated[str, typer.Option("--output-col", help="With --label-cols: the answer column.")] = "output",
     baseline_col: Annotated[
@@ -196,7 +204,10 @@ def calibrate_command(
         judgments or [], judgments_map or [], judge_name or [], judgments_scale or [], verdict_order or []
     )
     criteria = _criteria_option(criterion or [])
-    with staged_output(json_path, "--json") as json_tmp:  # an unwritable --json fails before the study
+    with (
+        staged_output(json_path, "--json") as json_tmp,  # an unwritable --json fails before the study
+        staged_output(junit, "--junit") as junit_tmp,
+    ):
         if split == "holdout":
             err.print(
                 "warning: studying the holdout split; keep it for the one final test of a policy.",
@@ -231,6 +242,10 @@ def calibrate_command(
         study = result.to_dict()
         if json_tmp is not None:
             write_json(json_tmp, study)
+        if junit_tmp is not None:
+            from juge.calibration.junit import calibration_junit
+
+            junit_tmp.write_text(calibration_junit(result), encoding="utf-8")
     print_result(study, console, warnings=result.input_warnings)  # the warnings are in the notes too
     if json_path is not None:
         console.print(f"wrote {json_path}", highlight=False, markup=False)

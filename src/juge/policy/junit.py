@@ -8,8 +8,8 @@ with too few labels yet is skipped.
 
 from __future__ import annotations
 
+from juge.junit import JUnitSuite, junit_document
 from juge.policy.results import AuditGroup, AuditStatus, HoldoutTest
-from juge.runs.junit import JUnitSuite, junit_document
 
 
 def _figure(value: float | None) -> str:
