@@ -50,6 +50,7 @@ class StoredRun:
     resumed: bool
     extra: dict[str, Any] = field(default_factory=dict)
     summary: RunSummary | None = None
+    reused: str | None = None  # the earlier identical run kept instead of this one (removed, never finished)
 
 
 def run_eval(
@@ -149,8 +150,19 @@ def claim_run(plan: RunPlan, store: Store, engine: Engine) -> Iterator[StoredRun
         create=create,
         min_score=config.spec.gate.min_score,
         alone=plan.batch,
+        twin=(lambda run_id: _earlier_twin(store, engine, run_id)) if options.resume else None,
     ) as run:
         yield run
+
+
+def _earlier_twin(store: Store, engine: Engine, run_id: str) -> str | None:
+    """The earlier finished run that `run_id` repeats, which is then removed (see `juge.runs.reuse`): only when
+    no answer of the run was paid for, by this process or by one killed before it (a resumed twin)."""
+    if engine.stats.get("calls", 0) or store.count_calls(run_id):
+        return None
+    from juge.runs.reuse import reuse_earlier_run
+
+    return reuse_earlier_run(store, run_id)
 
 
 async def judge_run(plan: RunPlan, store: Store, engine: Engine, run_id: str) -> int:
@@ -208,15 +220,11 @@ def finish_run(plan: RunPlan, store: Store, engine: Engine, run: StoredRun, stor
     summary_dict = run.summary.to_dict() if run.summary is not None else {}
     first_error = nothing_made(store, run.id, summary_dict)
     warnings = [*plan.warnings, *unparsed_warnings(store, run.id, summary_dict)]
-    run_id, summary, reused = run.id, run.summary, False
+    run_id, summary, reused = run.id, run.summary, run.reused is not None
     stats = engine.stats
-    if plan.options.resume and not run.resumed and stats.get("calls", 0) == 0 and stats.get("cache_hits", 0):
-        from juge.runs.reuse import reuse_earlier_run
-
-        earlier = reuse_earlier_run(store, run_id)
-        if earlier is not None:
-            run_id, reused = earlier, True
-            summary = summary.model_copy(update={"run_id": earlier}) if summary is not None else None
+    if run.reused is not None:
+        run_id = run.reused
+        summary = summary.model_copy(update={"run_id": run_id}) if summary is not None else None
     return Run(
         run_id=run_id,
         db=db,
@@ -310,11 +318,15 @@ def stored_run(
     create: Callable[[], str],
     min_score: float | None = None,
     alone: bool = False,
+    twin: Callable[[str], str | None] | None = None,
 ) -> Iterator[StoredRun]:
     """The run an eval judges, under its lock: the unfinished run of the same eval and data (when
     `resume`), else a new one from `create()`. When the block ends without an error the run is
     summarised (`summarize`, the engine's counters, then `extra`) and finished; after an error
-    (an interrupt) it stays unfinished, to be resumed."""
+    (an interrupt) it stays unfinished, to be resumed. `twin(run_id)` may name an earlier run the new
+    one repeats, having removed it: then it is never finished (`run.reused` names the earlier one), so a
+    process killed at any point leaves no second finished copy, at most an unfinished one that the next
+    re-run resumes and removes the same way."""
     # A shared store (PostgreSQL) lets several processes judge one run, unless the run is to be `alone`
     # (batch mode); on SQLite a second process is always refused.
     lock: AbstractContextManager[Any] = nullcontext()
@@ -329,7 +341,9 @@ def stored_run(
         yield run
         summary = summarize(store, run.id, judges, min_score)
         run.summary = summary.model_copy(update={"engine": dict(engine.stats), **run.extra})
-        store.finish_run(run.id, run.summary.to_dict())
+        run.reused = twin(run.id) if twin is not None else None
+        if run.reused is None:
+            store.finish_run(run.id, run.summary.to_dict())
 
 
 def judges_config(judges: Iterable[Judge]) -> list[dict[str, Any]]:
