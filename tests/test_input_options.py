@@ -79,6 +79,12 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "--kind": "--task names the kind of labelling",
         "--split": "every case given is handed out; `juge split` makes splits",
     },
+    "drift": {
+        "--labels-nested": "the anchor's labels are a long file (item_id, rater_id, label)",
+        "--label-cols": "the anchor's labels are a long file (item_id, rater_id, label)",
+        "--kind": "the judge files' setup is the kind its labels are read as",
+        "--split": "an anchor set is one fixed set of items, judged whole",
+    },
     "run": {
         **{o: NO_LABELS + ": it runs judges over cases" for o in LABEL_OPTIONS},
         "--kind": "each judge file's setup is its kind",

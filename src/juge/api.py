@@ -30,6 +30,7 @@ from juge.config import eval_config as eval_config
 from juge.data.split import split as split
 from juge.data.traces import import_traces as import_traces
 from juge.demos.api import demo as demo
+from juge.drift.api import drift as drift
 from juge.label.audit import audit_sample as audit_sample
 from juge.label.audit import audit_status as audit_status
 from juge.policy.api import policy_derive as policy_derive

@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "juge.commands.imports",
     "juge.commands.calibrate",
     "juge.commands.policy",
+    "juge.commands.drift",
     "juge.commands.label",
     "juge.commands.report",
     "juge.commands.probe",

@@ -54,6 +54,7 @@ from juge.data.results import (
     SplitSide,
     TracesImport,
 )
+from juge.drift.results import Attribution, DriftItem, DriftJudge, DriftResult
 from juge.label.results import (
     LABEL_RESULTS,
 )
@@ -156,6 +157,7 @@ __all__ = [
     "AuditGroup",
     "AuditRecord",
     "AuditSample",
+    "Attribution",
     "AuditStatus",
     "AuditWeek",
     "BootstrapInfo",
@@ -176,6 +178,9 @@ __all__ = [
     "Coverage",
     "Dataset",
     "Disagreement",
+    "DriftItem",
+    "DriftJudge",
+    "DriftResult",
     "DryRun",
     "Estimate",
     "estimate_parts",
@@ -268,6 +273,7 @@ RESULTS: tuple[type[Result], ...] = (
     AuditSample,
     AuditStatus,
     PolicyStatusReport,
+    DriftResult,
     ShowResult,
     ExportResult,
     SplitResult,

@@ -126,8 +126,8 @@ def next_steps(status: str, expired: bool | None, source: str, *, audited: bool 
     p = source if source != "policy" else "POLICY"
     if expired:
         return [
-            "measure how far the judge moved on a human-labelled anchor set judged by the old and the new judge "
-            "(juge drift)",
+            "measure how far the judge moved on a human-labelled anchor set: juge drift --anchor ITEMS --labels "
+            "LABELS --judge OLD.toml --judge NEW.toml (or --run OLD_RUN --judge NEW.toml)",
             "derive a new policy for the new judge on fresh dev data (juge run, then juge policy derive --run RUN), "
             "and test it once (juge policy test)",
         ]
