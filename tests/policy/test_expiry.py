@@ -130,3 +130,40 @@ def test_status_without_evidence_leaves_expiry_unchecked(tmp_path, monkeypatch):
     assert (report.status, report.expired, report.checked_against) == ("untested", None, [])
     assert report.identity and all(i.models for i in report.identity.values())
     assert any("policy test" in s for s in report.next) and any("--eval" in s for s in report.next)
+
+
+def test_estimate_and_compare_against_a_policy_or_calibration(monkeypatch, capsys, tmp_path, no_keys):  # noqa: F811
+    db = str(tmp_path / "j.db")
+    with serve_in_thread(MockConfig(latency=0.0)) as server:
+        policy = policy_from_a_run(monkeypatch, capsys, tmp_path, server.url)
+    with serve_in_thread(MockConfig(latency=0.0, answer_as=NEW_VERSION)) as moved:
+        code, _, err = run_cli(monkeypatch, capsys, "run", str(write_eval(tmp_path, model=MODEL, base_url=moved.url)),
+                               "--db", db, "--no-progress", "--json", str(tmp_path / "run2.json"))  # fmt: skip
+        assert code == 0, err
+    run1 = json.loads((tmp_path / "run.json").read_text())["run_id"]
+    run2 = json.loads((tmp_path / "run2.json").read_text())["run_id"]
+    # A calibration records the judge under versions.judges.
+    calibration = tmp_path / "cal.json"
+    calibration.write_text(json.dumps({"schema_version": 1, "versions": {"judges": {
+        "grader": {"judge": "grader", "template": None, "models": [MODEL]}}}}))  # fmt: skip
+    labels = str(tmp_path / "labels.jsonl")
+    for against in (policy, calibration):
+        estimate = ("estimate", "--labels", labels, "--db", db, "--resamples", "200", "--against", str(against))
+        code, _, err = run_cli(monkeypatch, capsys, *estimate, "--run", run1, "--json", str(tmp_path / "e1.json"))
+        assert code == 0, err
+        assert json.loads((tmp_path / "e1.json").read_text())["identity"]["expired"] is False
+        code, _, err = run_cli(monkeypatch, capsys, *estimate, "--run", run2)
+        assert code == 2 and NEW_VERSION in err and "EXPIRED" in err
+        code, _, err = run_cli(monkeypatch, capsys, *estimate, "--run", run2, "--force", "--json",
+                               str(tmp_path / "e2.json"))  # fmt: skip
+        assert code == 0, err
+        forced = json.loads((tmp_path / "e2.json").read_text())
+        assert forced["identity"]["forced"] is True and forced["warnings"][0].startswith("FORCED")
+        compare = ("compare", run1, run2, "--db", db, "--resamples", "200", "--allow-different-judges",
+                   "--against", str(against))  # fmt: skip
+        code, _, err = run_cli(monkeypatch, capsys, *compare)
+        assert code == 2 and NEW_VERSION in err
+        code, out, err = run_cli(monkeypatch, capsys, *compare, "--force", "--json", str(tmp_path / "c.json"))
+        assert code == 0, err
+        checks = json.loads((tmp_path / "c.json").read_text())["identity"]["checks"]
+        assert [c["mismatches"] != [] for c in checks] == [False, True] and "FORCED" in out

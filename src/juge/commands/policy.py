@@ -40,6 +40,18 @@ JunitOption = Annotated[
 ]
 SeedOption = Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")]
 ResamplesOption = Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")]
+AgainstOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--against",
+        help="A policy or calibration JSON: refuse (exit 2) when the run's judge is not the one it measured "
+        "(model version as answered, template hash: it has EXPIRED), unless --force.",
+    ),
+]
+ForceAgainstOption = Annotated[
+    bool,
+    typer.Option("--force", help="With --against: use the expired measurement anyway (recorded, shown as FORCED)."),
+]
 
 
 @contextmanager
@@ -93,6 +105,8 @@ def estimate_command(
     json_path: JsonOption = None,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
+    against: AgainstOption = None,
+    force: ForceAgainstOption = False,
     source: StudySource = StudySource(),
 ) -> None:
     """Corrected pass rate of a run: the judge's rate corrected by human labels on a random subset.
@@ -102,7 +116,8 @@ def estimate_command(
     plug-in (Rogan-Gladen, bootstrap interval), and which one to report and why. A case
     passes when all its checks pass and every PASS/FAIL judge says PASS; a missing verdict
     counts as a fail in the corrections (fail closed) and is counted on its own line.
-    The labelled cases must be a random sample of the run's cases.
+    The labelled cases must be a random sample of the run's cases. With --against, a run whose
+    judge is not the one a policy or calibration measured is refused (exit 2) unless --force (FORCED).
     """
     from juge.api import estimate
     from juge.stats.estimate import format_estimate as fmt
@@ -117,6 +132,8 @@ def estimate_command(
         confidence=confidence,
         resamples=resamples,
         seed=seed,
+        against=against,
+        force=force,
     )
     for warning in result.warnings:
         err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
@@ -171,6 +188,8 @@ def compare_command(
     json_path: JsonOption = None,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
+    against: AgainstOption = None,
+    force: ForceAgainstOption = False,
 ) -> None:
     """Compare two runs of the same cases and show only what changed.
 
@@ -179,7 +198,8 @@ def compare_command(
     missing, never a pass. Reports pass->fail and fail->pass transitions, the paired
     difference of pass rates (new - old) with a paired bootstrap interval, the exact
     McNemar p-value, and every changed case with both raw outputs. Refuses (exit 2) when
-    the runs used different judge models, templates or template hashes.
+    the runs used different judge models, templates or template hashes, and with --against
+    when their judge is not the one a policy or calibration measured (unless --force: FORCED).
     """
     from juge.api import compare
     from juge.stats.estimate import format_estimate as fmt
@@ -192,6 +212,8 @@ def compare_command(
         allow_different_judges=allow_different_judges,
         resamples=resamples,
         seed=seed,
+        against=against,
+        force=force,
     ).to_dict()
     for warning in result["warnings"]:  # once, with the figures it qualifies (and in --json)
         out.print(Text("WARNING: " + warning, style="bold red"))

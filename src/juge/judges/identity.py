@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from juge.data.records import Judgment
 from juge.errors import InputError
@@ -155,6 +156,61 @@ def identities_of_calls(calls: Iterable[Judgment]) -> dict[str, JudgeIdentity]:
     }
 
 
+def identity_of_version(info: Mapping[str, Any]) -> JudgeIdentity:
+    """The identity a policy or calibration records of one judge (its ``judges`` entry: judge, template, models,
+    template_hashes, and provider, rubric_hashes, parser_versions when recorded)."""
+    return JudgeIdentity(
+        judge=info.get("judge"),
+        template=info.get("template"),
+        provider=info.get("provider"),
+        models=list(info.get("models") or []),
+        template_hashes=list(info.get("template_hashes") or []),
+        rubric_hashes=list(info.get("rubric_hashes") or []),
+        parser_versions=[str(v) for v in info.get("parser_versions") or []],
+    )
+
+
+def measured_identities(document: Mapping[str, Any]) -> tuple[str, dict[str, JudgeIdentity]]:
+    """What a policy file (``judges``) or a calibration (``versions.judges``) measured: ``policy`` or
+    ``calibration``, and each judge's identity by its key (trivial baselines left out: no model to change)."""
+    if document.get("kind") == "juge-policy":
+        what, judges = "policy", document.get("judges")
+    else:
+        what, judges = "calibration", (document.get("versions") or {}).get("judges")
+    if not isinstance(judges, Mapping) or not judges:
+        raise InputError(
+            f"the {what} records no judge identity (no {'judges' if what == 'policy' else 'versions.judges'})"
+        )
+    return what, {
+        key: identity_of_version(info)
+        for key, info in judges.items()
+        if isinstance(info, Mapping) and not info.get("baseline")
+    }
+
+
+def read_measured(path: str | Path) -> tuple[str, dict[str, JudgeIdentity]]:
+    """:func:`measured_identities` of a policy or calibration JSON file."""
+    from juge.files import read_json_object
+
+    document = read_json_object(Path(path), "policy or calibration")
+    try:
+        return measured_identities(document)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def check_calls_against(measured: Mapping[str, JudgeIdentity], calls: Iterable[Judgment]) -> list[IdentityCheck]:
+    """Each judge in ``calls`` that was measured (matched by name and template, or by name when the measurement
+    records no template) compared with its measured identity. Empty: no judge of the calls was measured."""
+    found = identities_of_calls(calls)
+    checks = []
+    for expected in measured.values():
+        for key, ident in found.items():
+            if ident.judge == expected.judge and expected.template in (None, ident.template):
+                checks.append(check_identity(expected, ident, key=key))
+    return checks
+
+
 def rubric_hash(judge: Judge) -> str:
     """12 hex of the rubric's canonical JSON: which part of a changed template hash is the rubric."""
     data = json.dumps(judge.rubric.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
@@ -216,3 +272,23 @@ def refuse_changed_identity(
             "use it anyway (recorded, shown as FORCED)"
         )
     return f"FORCED: the {what} has EXPIRED ({why}); `{command}` used it anyway with --force (recorded)"
+
+
+def check_runs_against(
+    path: str | Path, calls_by_run: Mapping[str, Sequence[Judgment]], *, force: bool, command: str
+) -> IdentityUse:
+    """The judges of stored runs checked against the policy or calibration at ``path`` (``estimate --against``,
+    ``compare --against``): refused (exit 2) when a run has no measured judge, or when one changed, unless
+    ``force`` (then FORCED)."""
+    what, measured = read_measured(path)
+    checks = []
+    for run_id, calls in calls_by_run.items():
+        found = check_calls_against(measured, calls)
+        if not found:
+            judges = sorted({f"{j.judge}/{j.template}" for j in calls})
+            raise InputError(
+                f"{path}: run {run_id} has no judge the {what} measured ({', '.join(measured)}); its judges: "
+                f"{', '.join(judges) or 'none'}"
+            )
+        checks += [c.model_copy(update={"key": f"run {run_id[:12]} {c.key}"}) for c in found]
+    return identity_use(checks, force=force, source=str(path), command=command, what=what)

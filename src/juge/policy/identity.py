@@ -18,6 +18,7 @@ from juge.judges.identity import (
     JudgeIdentity,
     check_identity,
     identities_of_calls,
+    identity_of_version,
     identity_use,
 )
 from juge.policy.results import PolicyResult
@@ -25,20 +26,7 @@ from juge.policy.results import PolicyResult
 
 def policy_identities(policy: PolicyResult) -> dict[str, JudgeIdentity]:
     """The identity of each judge key the policy uses, as derived (baselines left out: no model to change)."""
-    out = {}
-    for key, info in policy.judges.items():
-        if info.baseline:
-            continue
-        out[key] = JudgeIdentity(
-            judge=info.judge,
-            template=info.template,
-            provider=info.get("provider"),
-            models=list(info.models),
-            template_hashes=list(info.template_hashes),
-            rubric_hashes=list(info.get("rubric_hashes") or []),
-            parser_versions=[str(v) for v in info.get("parser_versions") or []],
-        )
-    return out
+    return {key: identity_of_version(info.to_dict()) for key, info in policy.judges.items() if not info.baseline}
 
 
 def check_policy(

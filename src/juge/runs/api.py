@@ -211,10 +211,14 @@ def compare(
     allow_different_judges: bool = False,
     resamples: int = 2000,
     seed: int = 0,
+    against: str | Path | None = None,
+    force: bool = False,
 ) -> Comparison:
     """Compare two runs of the same cases (``juge compare``): transitions, paired difference, McNemar.
 
-    Refuses (InputError) runs judged by different judge versions unless ``allow_different_judges``.
+    Refuses (InputError) runs judged by different judge versions unless ``allow_different_judges``; with
+    ``against`` (a policy or calibration file), runs whose judge is not the one it measured (it has expired)
+    unless ``force`` (then FORCED, in ``identity`` and ``warnings``).
     """
     from juge.runs.compare import compare_runs
     from juge.store import open_store
@@ -228,6 +232,8 @@ def compare(
             allow_different_judges=allow_different_judges,
             n_resamples=resamples,
             seed=seed,
+            against=against,
+            force=force,
         )
 
 

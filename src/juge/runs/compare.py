@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -96,10 +97,23 @@ def compare_runs(
     n_resamples: int = 2000,
     seed: int = 0,
     level: float = 0.95,
+    against: str | Path | None = None,
+    force: bool = False,
 ) -> Comparison:
-    """Compare run B (new) against run A (old) on their shared cases (``to_dict()``: ``juge compare --json``)."""
+    """Compare run B (new) against run A (old) on their shared cases (``to_dict()``: ``juge compare --json``).
+    ``against``: a policy or calibration both runs' judge must still be (else refused unless ``force``)."""
     a, b = _run_side(store, run_a, threshold), _run_side(store, run_b, threshold)
     warnings: list[str] = []
+    identity = None
+    if against is not None:
+        from juge.judges.identity import check_runs_against
+
+        identity = check_runs_against(
+            against, {a["run"]["id"]: a["judgments"], b["run"]["id"]: b["judgments"]}, force=force,
+            command="juge compare",
+        )  # fmt: skip
+        if identity.warning:
+            warnings.append(identity.warning)
     versions_a, versions_b = judge_versions(a["judgments"]), judge_versions(b["judgments"])
     if versions_a != versions_b:
         message = (
@@ -179,6 +193,7 @@ def compare_runs(
             },
             "mcnemar_p": mcnemar_exact(n_pass_to_fail, n_fail_to_pass),
             "changed": changed,
+            "identity": None if identity is None else identity.to_dict(),
         }
     )
 

@@ -29,13 +29,17 @@ def estimate(
     missing: Iterable[str] = (),
     format: str | None = None,
     source: StudySource | None = None,
+    against: str | Path | None = None,
+    force: bool = False,
 ) -> EstimateResult:
     """The corrected pass rate of a stored run (``juge estimate``): judge-only, human-only, PPI++ and the
     sensitivity/specificity plug-in, from human ``labels`` (path, DataFrame or rows) on a random subset.
 
     The labels are read as every command reads them (``labels_map``, ``scale``, ``kind``, ``missing``,
     ``format``, or all of them in ``source``): 1/0 beside a PASS/FAIL judge are PASS/FAIL, scores pass at
-    ``label_threshold`` (else the judge's threshold)."""
+    ``label_threshold`` (else the judge's threshold). ``against``: a policy or calibration file whose judge the
+    run's must still be (model version as answered, template hash): refused when it changed unless ``force``
+    (then FORCED, in ``identity`` and ``warnings``)."""
     import dataclasses
 
     from juge.calibration.inputs import NO_SPLIT_NOTICE
@@ -60,15 +64,23 @@ def estimate(
         run_row = store.get_run(run if isinstance(run, str) else run.run_id)
         threshold = run_threshold(run_row["config"], threshold)
         cases = store.run_cases(run_row["id"])
+        judgments = store.judgments(run_row["id"])
+        identity = None
+        if against is not None:
+            from juge.judges.identity import check_runs_against
+
+            identity = check_runs_against(against, {run_row["id"]: judgments}, force=force, command="juge estimate")
         outcomes, _ = run_outcomes(
             cases,
-            store.judgments(run_row["id"]),
+            judgments,
             store.check_results(run_row["id"]),
             run_row["config"],
             threshold=threshold,
         )
     inputs = read_study(dataclasses.replace(source, items=None, run=run_row["id"], db=db), lean=False)
     warnings = [w + " (the labels left may not be a random sample of the run's cases)" for w in inputs.warnings]
+    if identity is not None and identity.warning:
+        warnings.insert(0, identity.warning)
     notes = [n for n in inputs.notices if not n.startswith(NO_SPLIT_NOTICE)]  # a split means nothing here
     # People's scores (other than 0/1) pass at the judge's threshold unless told otherwise, as in juge tune.
     human = human_pass_shares(inputs.data.labels, threshold=label_threshold, judge_threshold=threshold)
@@ -80,6 +92,7 @@ def estimate(
             "dataset_hash": run_row["dataset_hash"],
             "warnings": warnings,
             "notes": [*notes, *result.notes],
+            **({} if identity is None else {"identity": identity}),
             **({} if guess is None else {"kind_guess": KindGuess(kind=guess[0], guessed_from=guess[1])}),
         }
     )

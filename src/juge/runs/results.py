@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from juge.data.results import KindGuess
+from juge.judges.identity import IdentityUse
 from juge.parts import Part, Result
 from juge.stats.estimate import Estimate, PlugInEstimate, TunedEstimate
 
@@ -268,6 +269,8 @@ class Comparison(Result):
     mcnemar_p: float | None = None
     """The exact McNemar test's p-value on the discordant pairs; null with no discordant pair."""
     changed: list[ChangedCase] = []
+    identity: IdentityUse | None = None
+    """With --against: both runs' judges checked against the policy or calibration (expired, forced, mismatches)."""
     """The cases whose verdict changed, each with both runs' verdict, reasons and answers."""
 
 
@@ -305,6 +308,8 @@ class EstimateResult(Result):
     warnings: list[str] = []
     """What may make the figures mislead, e.g. few labelled cases."""
     kind_guess: KindGuess | None = None
+    identity: IdentityUse | None = None
+    """With --against: the run's judge checked against the policy or calibration (expired, forced, mismatches)."""
     """The study's kind when no --kind said it: what juge guessed, and from what."""
 
 
