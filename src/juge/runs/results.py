@@ -269,9 +269,9 @@ class Comparison(Result):
     mcnemar_p: float | None = None
     """The exact McNemar test's p-value on the discordant pairs; null with no discordant pair."""
     changed: list[ChangedCase] = []
+    """The cases whose verdict changed, each with both runs' verdict, reasons and answers."""
     identity: IdentityUse | None = None
     """With --against: both runs' judges checked against the policy or calibration (expired, forced, mismatches)."""
-    """The cases whose verdict changed, each with both runs' verdict, reasons and answers."""
 
 
 class EstimateResult(Result):
@@ -308,9 +308,9 @@ class EstimateResult(Result):
     warnings: list[str] = []
     """What may make the figures mislead, e.g. few labelled cases."""
     kind_guess: KindGuess | None = None
+    """The study's kind when no --kind said it: what juge guessed, and from what."""
     identity: IdentityUse | None = None
     """With --against: the run's judge checked against the policy or calibration (expired, forced, mismatches)."""
-    """The study's kind when no --kind said it: what juge guessed, and from what."""
 
 
 class RunRowJudge(Part):
