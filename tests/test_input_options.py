@@ -82,6 +82,7 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
     "drift": {
         "--labels-nested": "the anchor's labels are a long file (item_id, rater_id, label)",
         "--raters-by": "the anchor's labels are a long file (item_id, rater_id, label)",
+        "--member": "--anchor is run as juge run reads --cases, by its suffix",
         "--label-cols": "the anchor's labels are a long file (item_id, rater_id, label)",
         "--kind": "the judge files' setup is the kind its labels are read as",
         "--split": "an anchor set is one fixed set of items, judged whole",

@@ -19,7 +19,7 @@ from juge.store import DEFAULT_DB
 out = Console(highlight=False, soft_wrap=True)
 
 #: drift's labels are a long file on the anchor items; the judge file's setup is the kind.
-DRIFT_OPTIONS = ("map", "id", "labels_map", "scale", "missing", "format")
+DRIFT_OPTIONS = ("map", "id", "labels_map", "scale", "missing", "format", "quoting")
 
 
 @reads_inputs(*DRIFT_OPTIONS)
