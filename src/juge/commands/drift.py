@@ -12,14 +12,15 @@ from rich.text import Text
 from juge.calibration.source import StudySource
 from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption
-from juge.commands.inputs import reads_inputs
+from juge.commands.inputs import ESTIMATE_OPTIONS, reads_inputs
 from juge.commands.policy import JsonOption, ResamplesOption, SeedOption, staged_json
 from juge.store import DEFAULT_DB
 
 out = Console(highlight=False, soft_wrap=True)
 
-#: drift's labels are a long file on the anchor items; the judge file's setup is the kind.
-DRIFT_OPTIONS = ("map", "id", "labels_map", "scale", "missing", "format", "quoting")
+#: drift's labels are a long file on the anchor items, read as estimate reads its labels; the judge file's setup
+#: is the kind; the anchor items take --map and --id.
+DRIFT_OPTIONS = ("map", "id", *(name for name in ESTIMATE_OPTIONS if name != "kind"))
 
 
 @reads_inputs(*DRIFT_OPTIONS)
