@@ -125,3 +125,49 @@ def test_score_study_keeps_the_alpha_caption(tmp_path: Path, monkeypatch, capsys
     )
     assert code == 0, err
     assert "Krippendorff's alpha: the raters with the judge added" in out
+
+
+def test_passfail_terminal_has_per_category_rows_and_a_readable_confusion(tmp_path: Path, monkeypatch, capsys) -> None:
+    # Issue 30: PASS/FAIL output was thinner than pairwise: no per-category table (the JSON has one), the
+    # confusion matrix printed as Python lists, and the output started with an empty line.
+    from juge.reports.terminal import confusion_text
+
+    assert confusion_text({"labels": ["PASS", "FAIL"], "matrix": [[31, 7], [15, 7]]}) == (
+        "people PASS: judge PASS 31, FAIL 7; people FAIL: judge PASS 15, FAIL 7"
+    )
+    cats = ("orders", "returns")
+    items = write_jsonl(
+        tmp_path / "cases.jsonl",
+        [{"id": f"c{k}", "input": "q", "output": "a", "category": cats[k % 2]} for k in range(12)],
+    )
+    labels = write_jsonl(
+        tmp_path / "labels.jsonl",
+        [
+            {"item_id": f"c{k}", "rater_id": r, "label": "FAIL" if k < 5 else "PASS"}
+            for k in range(12)
+            for r in ("a", "b")
+        ],
+    )
+    calls = [
+        {"item_id": f"c{k}", "judge": "pf", "model": "m", "prompt": "passfail-v1", "verdict": "FAIL" if k < 3 else "PASS",
+         "outcome": "ok", "text": "x"}
+        for k in range(12)
+    ]  # fmt: skip
+    judgments = write_jsonl(tmp_path / "judgments.jsonl", calls)
+    out_json = tmp_path / "cal.json"
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = run_cli(
+        monkeypatch, capsys, "calibrate", "--items", str(items), "--labels", str(labels), "--judgments",
+        str(judgments), "--split", "all", "--resamples", "50", "--json", str(out_json),
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[0].strip() and not err.startswith("\n")
+    study = json.loads(out_json.read_text())
+    (judge,) = study["judges"].values()
+    for category in cats:
+        figures = judge["per_category"][category]
+        row = next(line for line in out.splitlines() if f" {category} " in line)
+        assert f"{figures['agreement']['value']:.2f}" in row
+        assert f"{figures['failures_caught']['k']} of {figures['failures_caught']['n']}" in row
+    assert confusion_text(judge["confusion"]) in " ".join(out.split())
+    assert "[[" not in out and "], [" not in out

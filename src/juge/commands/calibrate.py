@@ -22,6 +22,9 @@ def study_progress(console: Console) -> Iterator[Callable[[str, int, int], None]
     """A transient progress bar over judge keys (the bootstrap takes a second or more), shown from the
     first step on (so whatever runs before it, e.g. the live demo's engine, has the terminal to itself)."""
     bar: Progress | None = None
+    if not console.is_terminal:  # a transient bar off a terminal leaves only an empty line behind
+        yield lambda key, done, total: None
+        return
 
     def step(key: str, done: int, total: int) -> None:
         nonlocal bar

@@ -208,6 +208,46 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
         console.print(fitted(table, console))
 
 
+def confusion_text(confusion: dict[str, Any]) -> str:
+    """A confusion matrix as words, a line per people's label: 'people FAIL: judge PASS 15, FAIL 7'."""
+    labels = confusion["labels"]
+    return "; ".join(
+        f"people {label}: judge " + ", ".join(f"{verdict} {n}" for verdict, n in zip(labels, row, strict=True))
+        for label, row in zip(labels, confusion["matrix"], strict=True)
+    )
+
+
+def print_grades_per_category(result: dict[str, Any], console: Console) -> None:
+    """A PASS/FAIL study per category, as the JSON has it: each judge's agreement and kappa with people,
+    the failures it caught and its false flags (a category's ceiling where the study measured one)."""
+    ceilings = result.get("per_category") or {}
+    rows = [
+        (key, category, cat)
+        for key, j in result["judges"].items()
+        for category, cat in (j.get("per_category") or {}).items()
+    ]
+    if not rows:
+        return
+    with_ceiling = any((c or {}).get("ceiling") for c in ceilings.values())
+    table = _table(
+        "Per category: the judge against people", "judge", "category", *(["ceiling"] if with_ceiling else []),
+        "agreement", "kappa", "failures caught", "false flags",
+    )  # fmt: skip
+    for key, category, cat in rows:
+        ceiling = (ceilings.get(category) or {}).get("ceiling") or {}
+        caught, flags = cat.get("failures_caught"), cat.get("false_flags")
+        table.add_row(
+            _cell(key),
+            _cell(category),
+            *([fmt(ceiling.get("agreement")) if ceiling else "-"] if with_ceiling else []),
+            fmt(cat.get("agreement")),
+            fmt(cat.get("kappa")),
+            f"{caught['k']} of {caught['n']}" if caught else "n/a",
+            f"{flags['k']} of {flags['n']}" if flags else "n/a",
+        )
+    console.print(fitted(table, console))
+
+
 def print_per_category(result: dict[str, Any], console: Console) -> None:
     """Per category: the ceiling and each judge's agreement with people (value, interval, n), to 3 decimals:
     the headline decides on these figures as printed (3 decimals), so the table shows what it compared."""
@@ -299,7 +339,7 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
             "judge",
             "failures caught",
             "false flags",
-            "confusion (rows people PASS/FAIL, columns judge PASS/FAIL)",
+            "the judge's verdicts by the people's label",
         )
         for key, j in result["judges"].items():
             caught = j.get("failures_caught")
@@ -309,14 +349,14 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
                 else "n/a: no human FAIL"
             )
             flags = j["false_flags"]
-            matrix = j["confusion"]["matrix"]
             table.add_row(
                 _cell(key),
                 caught_text,
                 f"{flags['k']} of {flags['n']} ({fmt(flags['rate'], with_n=False)})",
-                f"{matrix[0]}\n{matrix[1]}",
+                confusion_text(j["confusion"]),
             )
         console.print(fitted(table, console))
+        print_grades_per_category(result, console)
     verdict_names = list(next(iter(result["judges"].values()))["verdict_counts"]) if result["judges"] else []
     table = _table("Verdicts and calls by outcome", "judge", *verdict_names, *OUTCOMES)
     for key, j in result["judges"].items():
