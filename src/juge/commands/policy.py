@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -39,6 +40,12 @@ JunitOption = Annotated[
     ),
 ]
 SeedOption = Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")]
+
+
+class StrataChoice(str, Enum):
+    category = "category"
+
+
 ResamplesOption = Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")]
 AgainstOption = Annotated[
     Path | None,
@@ -107,6 +114,14 @@ def estimate_command(
     resamples: ResamplesOption = 2000,
     against: AgainstOption = None,
     force: ForceAgainstOption = False,
+    strata: Annotated[
+        StrataChoice | None,
+        typer.Option(
+            "--strata",
+            help="Add stratified PPI++: PPI++ within each category of the run's cases, combined by their shares "
+            "(narrower when the judge's accuracy differs by category).",
+        ),
+    ] = None,
     source: StudySource = StudySource(),
 ) -> None:
     """Corrected pass rate of a run: the judge's rate corrected by human labels on a random subset.
@@ -118,6 +133,7 @@ def estimate_command(
     counts as a fail in the corrections (fail closed) and is counted on its own line.
     The labelled cases must be a random sample of the run's cases. With --against, a run whose
     judge is not the one a policy or calibration measured is refused (exit 2) unless --force (FORCED).
+    With --strata, the labels must be a random sample of each category's cases.
     """
     from juge.api import estimate
     from juge.stats.estimate import format_estimate as fmt
@@ -134,6 +150,7 @@ def estimate_command(
         seed=seed,
         against=against,
         force=force,
+        strata=None if strata is None else strata.value,
     )
     for warning in result.warnings:
         err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
@@ -156,6 +173,19 @@ def estimate_command(
     if rg.why_not:
         sens_spec += ("; " if sens_spec else "") + rg.why_not
     table.add_row("sens/spec plug-in", fmt(rg), sens_spec)
+    if result.stratified is not None:
+        strat = result.stratified
+        table.add_row(
+            f"stratified PPI++ (by {strat.by})",
+            fmt(strat),
+            f"PPI++ within {len(strat.strata)} strata, weighted by their shares of the cases",
+        )
+        for s in strat.strata:
+            table.add_row(
+                Text(f"  {s.stratum}"),
+                fmt(s),
+                f"{s.n_labelled} labelled, weight {s.weight:.2f}, lambda = {s.lambda_:.2f}",
+            )
     out.print(fitted(table, out))
     # A count, not an estimate: under the table, so it never reads as "value [95% interval] n: 1".
     out.print(

@@ -35,7 +35,7 @@ Both corrections assume the labelled cases are a random sample of the run's case
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -43,7 +43,7 @@ import numpy as np
 
 from juge.data.records import HumanLabel, Vote
 from juge.errors import InputError
-from juge.runs.results import EstimateResult
+from juge.runs.results import EstimateResult, StratifiedEstimate, StratumEstimate
 from juge.runs.verdicts import CaseOutcome
 from juge.stats import Estimate, percentile_interval, ratio_estimate
 from juge.stats.bootstrap import resampled_totals
@@ -51,6 +51,9 @@ from juge.stats.bootstrap import resampled_totals
 RECOMMENDED = "ppi++"
 MIN_LABELLED = 30
 WEAK_JUDGE_YOUDEN = 0.2
+MIN_STRATUM_LABELLED = 10
+NO_STRATUM = "(none)"
+POOLED_STRATA = "(pooled)"
 
 
 def ppi_mean(
@@ -61,6 +64,15 @@ def ppi_mean(
     Returns ``(theta, low, high, lambda)``, each of the leading shape. The last axis
     of ``y``/``f_labelled`` holds the n labelled items, of ``f_unlabelled`` the N others.
     """
+    theta, var, lam = ppi_parts(y, f_labelled, f_unlabelled)
+    half = _z(confidence) * np.sqrt(var)
+    return theta, theta - half, theta + half, lam
+
+
+def ppi_parts(
+    y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PPI++'s ``(theta, se^2, lambda)`` along the last axis (the formulas in the module docstring)."""
     y = np.asarray(y, float)
     fl = np.asarray(f_labelled, float)
     fu = np.asarray(f_unlabelled, float)
@@ -75,9 +87,44 @@ def ppi_mean(
     lam = np.clip(lam, 0.0, 1.0)
     theta = y.mean(-1) + lam * (fu.mean(-1) - fl.mean(-1))
     resid = y - lam[..., None] * fl
-    se = np.sqrt(resid.var(-1, ddof=1) / n + lam**2 * fu.var(-1, ddof=1) / big_n)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    return theta, theta - z * se, theta + z * se, lam
+    var = resid.var(-1, ddof=1) / n + lam**2 * fu.var(-1, ddof=1) / big_n
+    return theta, var, lam
+
+
+def stratified_ppi_mean(
+    strata: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    weights: Sequence[float],
+    *,
+    confidence: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """Stratified PPI++ (Fisch et al., "Stratified Prediction-Powered Inference for Effective Hybrid
+    Evaluation and Ranking", NeurIPS 2024), vectorised over leading axes like :func:`ppi_mean`::
+
+        theta = sum_k w_k theta_k,   se^2 = sum_k w_k^2 se_k^2
+
+    with ``theta_k``, ``se_k`` PPI++ within stratum k (its own lambda_k) and ``w_k`` the stratum's known share of
+    the cases. A stratum with fewer than 2 unlabelled cases uses its labels alone (lambda_k = 0); each needs at
+    least 2 labelled cases. Returns ``(theta, low, high, [(theta_k, se_k^2, lambda_k) per stratum])``.
+    """
+    parts = []
+    for y, fl, fu in strata:
+        y = np.asarray(y, float)
+        if y.shape[-1] < 2:
+            raise ValueError("stratified PPI needs at least 2 labelled cases in every stratum")
+        if np.asarray(fu).shape[-1] >= 2:
+            parts.append(ppi_parts(y, fl, fu))
+        else:
+            zero = np.zeros(y.shape[:-1])
+            parts.append((y.mean(-1), y.var(-1, ddof=1) / y.shape[-1], zero))
+    w = np.asarray(weights, float)
+    theta = sum(wk * p[0] for wk, p in zip(w, parts, strict=True))
+    var = sum(wk**2 * p[1] for wk, p in zip(w, parts, strict=True))
+    half = _z(confidence) * np.sqrt(var)
+    return np.asarray(theta), np.asarray(theta - half), np.asarray(theta + half), parts
+
+
+def _z(confidence: float) -> float:
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
 def rogan_gladen(y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -176,6 +223,7 @@ class PassRateStudy:
     """The per-case arrays the estimators read."""
 
     labelled_ids: list[str]
+    unlabelled_ids: list[str]
     y: np.ndarray
     f_labelled: np.ndarray
     f_unlabelled: np.ndarray
@@ -191,6 +239,7 @@ def assemble(outcomes: Mapping[str, CaseOutcome], human: Mapping[str, float]) ->
     pred = {i: 1.0 if o.verdict == "pass" else 0.0 for i, o in outcomes.items()}
     return PassRateStudy(
         labelled_ids=labelled,
+        unlabelled_ids=[i for i in outcomes if i not in human],
         y=np.array([human[i] for i in labelled]),
         f_labelled=np.array([pred[i] for i in labelled]),
         f_unlabelled=np.array([pred[i] for i in outcomes if i not in human]),
@@ -206,8 +255,11 @@ def corrected_pass_rate(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    strata: Mapping[str, str] | None = None,
+    strata_by: str = "category",
 ) -> EstimateResult:
-    """All four figures, the recommendation and the reasons (``to_dict()``: ``juge estimate --json``)."""
+    """All four figures (five with ``strata``: case id -> stratum), the recommendation and the reasons
+    (``to_dict()``: ``juge estimate --json``)."""
     study = assemble(outcomes, human)
     decided = np.array([1.0 if o.verdict == "pass" else 0.0 for o in outcomes.values() if o.verdict != "missing"])
     n, big_n = len(study.y), len(study.f_unlabelled)
@@ -252,6 +304,10 @@ def corrected_pass_rate(
         )
     if study.n_labels_not_in_run:
         notes.append(f"{study.n_labels_not_in_run} labelled items are not cases of this run and were ignored")
+    stratified = None
+    if strata is not None:
+        stratified = stratified_pass_rate(study, strata, by=strata_by, confidence=confidence)
+        notes.extend(_stratified_notes(stratified, ppi))
     return EstimateResult.model_validate(
         {
             "n_cases": n + big_n,
@@ -266,12 +322,83 @@ def corrected_pass_rate(
                 "specificity": _finite(spec),
                 "why_not": plug_in_gap(study.y, sens, spec, rg),
             },
+            "stratified": None if stratified is None else stratified.model_dump(by_alias=True),
             "confidence": confidence,
             "recommended": RECOMMENDED,
             "why": " ".join(reasons),
             "notes": notes,
         }
     )
+
+
+def stratified_pass_rate(
+    study: PassRateStudy, strata: Mapping[str, str], *, by: str = "category", confidence: float = 0.95
+) -> StratifiedEstimate:
+    """Stratified PPI++ over ``strata`` (case id -> stratum; a case not in it is in stratum "(none)").
+
+    Strata with fewer than 2 labelled cases are pooled into one; a pool still short of 2 joins the stratum with
+    the most labels. The weights are the strata's shares of the run's cases, known exactly."""
+    members: dict[str, tuple[list[int], list[int]]] = {}
+    for k, i in enumerate(study.labelled_ids):
+        members.setdefault(strata.get(i) or NO_STRATUM, ([], []))[0].append(k)
+    for k, i in enumerate(study.unlabelled_ids):
+        members.setdefault(strata.get(i) or NO_STRATUM, ([], []))[1].append(k)
+    small = sorted(name for name, (lab, _) in members.items() if len(lab) < 2)
+    if small:
+        pool: tuple[list[int], list[int]] = ([], [])
+        for name in small:
+            lab, unl = members.pop(name)
+            pool[0].extend(lab)
+            pool[1].extend(unl)
+        if len(pool[0]) >= 2 or not members:
+            members[POOLED_STRATA] = pool
+        else:
+            richest = max(members, key=lambda name: len(members[name][0]))
+            members[richest][0].extend(pool[0])
+            members[richest][1].extend(pool[1])
+    names = sorted(members)
+    total = len(study.labelled_ids) + len(study.unlabelled_ids)
+    weights = [(len(members[m][0]) + len(members[m][1])) / total for m in names]
+    arrays = [
+        (study.y[lab], study.f_labelled[lab], study.f_unlabelled[unl]) for lab, unl in (members[m] for m in names)
+    ]
+    theta, low, high, parts = stratified_ppi_mean(arrays, weights, confidence=confidence)
+    z = _z(confidence)
+    rows = [
+        StratumEstimate.model_validate(
+            {
+                **Estimate(
+                    float(t), max(float(t - z * np.sqrt(v)), 0.0), min(float(t + z * np.sqrt(v)), 1.0), n_k
+                ).to_dict(),
+                "lambda": float(lam),
+                "stratum": name,
+                "n_labelled": len(members[name][0]),
+                "weight": w,
+            }
+        )
+        for name, w, (t, v, lam), n_k in zip(
+            names, weights, parts, (len(a[0]) + len(a[2]) for a in arrays), strict=True
+        )
+    ]
+    return StratifiedEstimate(
+        float(theta), max(float(low), 0.0), min(float(high), 1.0), total, by=by, strata=rows, pooled=small
+    )
+
+
+def _stratified_notes(stratified: StratifiedEstimate, ppi: Estimate) -> list[str]:
+    notes = []
+    if stratified.pooled:
+        notes.append(
+            f"strata with fewer than 2 labelled cases were pooled for the stratified estimate: "
+            f"{', '.join(stratified.pooled)}"
+        )
+    thin = [s.stratum for s in stratified.strata if s.n_labelled < MIN_STRATUM_LABELLED]
+    if thin:
+        notes.append(
+            f"strata with fewer than {MIN_STRATUM_LABELLED} labelled cases ({', '.join(thin)}): the stratified "
+            "interval may be too narrow there (a stratum whose labels all agree shows no spread)"
+        )
+    return notes
 
 
 def plug_in_gap(y: np.ndarray, sens: float, spec: float, rg: Estimate) -> str | None:

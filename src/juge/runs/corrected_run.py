@@ -31,6 +31,7 @@ def estimate(
     source: StudySource | None = None,
     against: str | Path | None = None,
     force: bool = False,
+    strata: Literal["category"] | None = None,
 ) -> EstimateResult:
     """The corrected pass rate of a stored run (``juge estimate``): judge-only, human-only, PPI++ and the
     sensitivity/specificity plug-in, from human ``labels`` (path, DataFrame or rows) on a random subset.
@@ -39,7 +40,8 @@ def estimate(
     ``format``, or all of them in ``source``): 1/0 beside a PASS/FAIL judge are PASS/FAIL, scores pass at
     ``label_threshold`` (else the judge's threshold). ``against``: a policy or calibration file whose judge the
     run's must still be (model version as answered, template hash): refused when it changed unless ``force``
-    (then FORCED, in ``identity`` and ``warnings``)."""
+    (then FORCED, in ``identity`` and ``warnings``). ``strata="category"`` adds stratified PPI++
+    (PPI++ within each category of the run's cases, combined by their shares)."""
     import dataclasses
 
     from juge.calibration.inputs import NO_SPLIT_NOTICE
@@ -84,7 +86,15 @@ def estimate(
     notes = [n for n in inputs.notices if not n.startswith(NO_SPLIT_NOTICE)]  # a split means nothing here
     # People's scores (other than 0/1) pass at the judge's threshold unless told otherwise, as in juge tune.
     human = human_pass_shares(inputs.data.labels, threshold=label_threshold, judge_threshold=threshold)
-    result = corrected_pass_rate(outcomes, human, confidence=confidence, n_resamples=resamples, seed=seed)
+    result = corrected_pass_rate(
+        outcomes,
+        human,
+        confidence=confidence,
+        n_resamples=resamples,
+        seed=seed,
+        strata=None if strata is None else {c.id: c.category or "" for c in cases},
+        strata_by=strata or "category",
+    )
     guess = inputs.kind_guess
     return result.model_copy(
         update={

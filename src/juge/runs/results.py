@@ -274,6 +274,28 @@ class Comparison(Result):
     """With --against: both runs' judges checked against the policy or calibration (expired, forced, mismatches)."""
 
 
+class StratumEstimate(TunedEstimate):
+    """PPI++ within one stratum of a stratified estimate (``n`` counts the stratum's cases)."""
+
+    stratum: str
+    """The stratum (a category, or several pooled when each had too few labels)."""
+    n_labelled: int
+    """Labelled cases in the stratum."""
+    weight: float
+    """The stratum's share of the run's cases: its weight in the combined estimate."""
+
+
+class StratifiedEstimate(Estimate):
+    """Stratified PPI++ (Fisch et al. 2024): PPI++ within each stratum, combined by the strata's shares."""
+
+    by: str
+    """What the cases are stratified by (e.g. category)."""
+    strata: list[StratumEstimate]
+    """Each stratum's estimate, weight and lambda."""
+    pooled: list[str] = []
+    """Strata with fewer than 2 labelled cases, pooled into one stratum."""
+
+
 class EstimateResult(Result):
     """A run's corrected pass rate (``juge estimate --json``): judge-only, human-only, PPI++ and plug-in."""
 
@@ -293,6 +315,8 @@ class EstimateResult(Result):
     """Prediction-powered inference (PPI++): the judge on every case, corrected by its errors on the labelled ones."""
     rogan_gladen: PlugInEstimate
     """The Rogan-Gladen plug-in: the judge's rate corrected by its sensitivity and specificity on the labelled cases."""
+    stratified: StratifiedEstimate | None = None
+    """Stratified PPI++ (``--strata category``): PPI++ within each stratum, combined; null unless asked for."""
     confidence: float
     """The intervals' confidence level (e.g. 0.95)."""
     recommended: str
