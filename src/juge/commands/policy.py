@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -42,7 +42,7 @@ JunitOption = Annotated[
 SeedOption = Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")]
 
 
-class StrataChoice(str, Enum):
+class StrataChoice(StrEnum):
     category = "category"
 
 
