@@ -150,7 +150,7 @@ def estimate_command(
         seed=seed,
         against=against,
         force=force,
-        strata=None if strata is None else strata.value,
+        strata=None if strata is None else "category",
     )
     for warning in result.warnings:
         err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)

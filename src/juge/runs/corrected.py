@@ -381,7 +381,13 @@ def stratified_pass_rate(
         )
     ]
     return StratifiedEstimate(
-        float(theta), max(float(low), 0.0), min(float(high), 1.0), total, by=by, strata=rows, pooled=small
+        value=float(theta),
+        low=max(float(low), 0.0),
+        high=min(float(high), 1.0),
+        n=total,
+        by=by,
+        strata=rows,
+        pooled=small,
     )
 
 
