@@ -7,6 +7,7 @@ import hashlib
 import html
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,28 @@ def test_no_label_store_is_made_where_there_is_none(db: Path) -> None:
         assert find_label_store(store, None) is None
         tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert not any(t.startswith("label_") for t in tables)
+
+
+def test_a_pass_fail_calibration_shows_failures_caught_and_links_a_category_to_its_disagreements(
+    db: Path, tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "policy"))
+    from grade_data import PASSFAIL_DEV, PASSFAIL_HOLDOUT, write_study
+
+    import juge.api
+
+    items, labels, judgments = write_study(tmp_path / "pf", PASSFAIL_DEV + PASSFAIL_HOLDOUT)
+    calibration = juge.api.calibrate(items=items, judgments=judgments, labels=labels, resamples=50)
+    calibration.save(tmp_path / "pf.json")
+    (key,) = calibration.judges
+    rows = calibration.judges[key].disagreements or []
+    category = rows[0].category
+    store = open_store(db, must_exist=True)
+    client = TestClient(create_app(store, read_shown([tmp_path / "pf.json"]), token=TOKEN))
+    login(client, TOKEN)
+    study = client.get("/studies/0").text
+    assert "failures caught" in study and "false flags" in study
+    page = client.get(html.unescape(links(study, rf"category={category}$")[0])).text
+    assert page.count('class="card disagreement"') == sum(r.category == category for r in rows)
+    assert "answer</h3>" in page and '<pre class="text">PASS\nbecause</pre>' in page  # the raw answer
+    store.close()

@@ -218,6 +218,7 @@ def study_overview(calibration: Calibration) -> dict[str, Any]:
     """Per judge: its headline figures, its order flips and its figures per category, each with the number of
     disagreements behind it (the items a link opens)."""
     judges = []
+    people = calibration.per_category or {}
     for key, figures in calibration.judges.items():
         rows = figures.disagreements
         by_category: dict[str, int] = {}
@@ -231,7 +232,13 @@ def study_overview(calibration: Calibration) -> dict[str, Any]:
                 "n_disagreements": len(rows or []),
                 "n_order_dependent": sum(_order_dependent(r) for r in rows or []),
                 "categories": [
-                    {"name": name, "f": f, "n_disagreements": by_category.get(name, 0)}
+                    {
+                        "name": name,
+                        "f": f,
+                        "n_disagreements": by_category.get(name, 0),
+                        # person vs person in the category: beside the judge's figures (grades), or the study's
+                        "ceiling": f.ceiling or (people.get(name).ceiling if people.get(name) else None),
+                    }
                     for name, f in sorted((figures.per_category or {}).items())
                 ],
             }
