@@ -237,13 +237,18 @@ def study_overview(calibration: Calibration) -> dict[str, Any]:
                         "f": f,
                         "n_disagreements": by_category.get(name, 0),
                         # person vs person in the category: beside the judge's figures (grades), or the study's
-                        "ceiling": f.ceiling or (people.get(name).ceiling if people.get(name) else None),
+                        "ceiling": f.ceiling or _people_ceiling(people, name),
                     }
                     for name, f in sorted((figures.per_category or {}).items())
                 ],
             }
         )
     return {"c": calibration, "judges": judges}
+
+
+def _people_ceiling(people: Mapping[str, Any], category: str) -> Any:
+    figures = people.get(category)
+    return figures.ceiling if figures is not None else None
 
 
 def _order_dependent(row: Disagreement) -> bool:
