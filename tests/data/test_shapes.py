@@ -653,10 +653,11 @@ def test_gold_labels_conclude_on_judge_vs_gold(tmp_path, monkeypatch, capsys) ->
     from sklearn.metrics import accuracy_score, recall_score
 
     items, calls, gold, said = _gold_files(tmp_path)
-    code, result, _, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(items), "--label-cols", "gold",
-                                      "--judgments", str(calls), "--resamples", "50")  # fmt: skip
+    code, result, out, err = _calibrate(monkeypatch, capsys, tmp_path, "--items", str(items), "--label-cols",
+                                        "gold", "--judgments", str(calls), "--resamples", "50")  # fmt: skip
     assert code == 0, err
     assert result["truth"]["mode"] == "gold"
+    assert "Ceiling: not measurable" in out and "Ceiling: person vs person" not in out
     judge = result["judges"]["j/p"]
     assert judge["kappa"]["value"] == pytest.approx(cohen_kappa_score(gold, said))
     assert judge["agreement"]["value"] == pytest.approx(accuracy_score(gold, said))
@@ -917,3 +918,31 @@ def test_error_span_annotations_summed_with_weights(tmp_path, monkeypatch, capsy
         "--labels-map", "item_id=seg,rater_id=rater", "--labels-aggregate", "sum", "--label-weight", weights,
     )  # fmt: skip
     assert code == 2 and f"mqm.tsv:{len(rows) + 1}" in err and "severity=Critical" in err
+
+
+def test_raters_nested_two_levels_deep_each_element_an_item(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 2: documents holding sentences, each with its workers' responses: each sentence is an item.
+    rng = np.random.default_rng(19)
+    scores = rng.integers(1, 4, (6, 3, 3))  # document, sentence, worker
+    docs = [{"doc_id": f"d{d}", "sentences": [
+        {"text": f"sentence {d}.{j}", "responses": [{"worker_id": f"w{k}", "response": int(scores[d, j, k])}
+                                                    for k in range(3)]} for j in range(3)]}
+            for d in range(6)]  # fmt: skip
+    items = tmp_path / "docs.json"
+    items.write_text(json.dumps(docs))
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(items), "--map", "id=doc_id,output=text",
+        "--labels-nested", "sentences[].responses", "--kind", "score", "--resamples", "20",
+    )  # fmt: skip
+    assert code == 0, err
+    study = result["criteria"]["response"]
+    assert study["n_items"] == 18 and study["n_raters"] == 3
+    data = scores.reshape(18, 3).T.astype(float)  # items d0/0, d0/1, ... by worker
+    alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")
+    assert study["ceiling"]["krippendorff_alpha"]["value"] == pytest.approx(alpha)
+    from juge.calibration.inputs import load_inputs
+
+    inputs = load_inputs(items=items, mapping={"id": "doc_id", "output": "text"},
+                         labels_nested="sentences[].responses", kind="score")  # fmt: skip
+    assert [c.id for c in inputs.data.cases][:4] == ["d0/0", "d0/1", "d0/2", "d1/0"]
+    assert inputs.data.cases[4].output == "sentence 1.1"

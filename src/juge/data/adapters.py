@@ -24,11 +24,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from juge.data.labels import Kind, LabelCounts, RawVote, convert_votes, nested_top, nested_votes, wide_votes
+from juge.data.labels import (
+    Kind,
+    LabelCounts,
+    RawVote,
+    convert_votes,
+    id_text,
+    nested_top,
+    nested_votes,
+    wide_votes,
+)
 from juge.data.labels import parse_scale as parse_labels_scale
+from juge.data.paths import EACH, FieldPath, PathError, is_path, joined_path, parse_path, resolve
 from juge.data.readers import (
     CASE_FIELDS,
     Source,
+    apply_mapping,
     cases_from_rows,
     file_hash,
     iter_rows,
@@ -578,6 +589,56 @@ class LabelledItems:
     as_text: dict[str, int] = field(default_factory=dict)  # numbers/booleans read as text, per field
 
 
+def each_element_rows(
+    source: Source, nested: str, mapping: Mapping[str, str] | None, format: str | None
+) -> tuple[list[tuple[int, dict[str, Any]]], str] | None:
+    """Rows whose items are the elements of a list, for a --labels-nested path with ``[]`` before its raters
+    (``sentences[].responses``): each element of ``sentences`` is an item, its id the row's id (as --map or
+    --id give it) and the element's position (``doc7/0``); the element's own fields (``text``, ``output``,
+    ...) join the row's others, and --map (but its id) reads the joined row. The raters are then read from
+    each element's ``responses``. None for any other path (the rows are read as usual)."""
+    if not is_path(nested):
+        return None
+    steps = parse_path(nested, "--labels-nested").steps
+    cut = next((k for k, step in enumerate(steps) if step is EACH), None)
+    if cut is None or cut == len(steps) - 1:
+        return None
+    name = source_name(source)
+    outer = FieldPath(joined_path(steps[:cut]), steps[:cut])
+    inner = FieldPath(joined_path(steps[cut + 1 :]), steps[cut + 1 :])
+    # the raters' field in each new row: the path's last key (``responses``), so messages read naturally
+    field = next((str(s) for s in reversed(inner.steps) if isinstance(s, str)), "labels")
+    id_map = {"id": mapping["id"]} if mapping and "id" in mapping else None
+    rest = {k: v for k, v in (mapping or {}).items() if k != "id"} or None
+    out: list[tuple[int, dict[str, Any]]] = []
+    for (line, row), (_, doc) in zip(iter_rows(source, format=format), mapped_rows(source, id_map, CASE_FIELDS,
+                                                                                     format=format)):  # fmt: skip
+        try:
+            elements = resolve(row, outer)
+        except PathError as exc:
+            raise input_error(name, f"--labels-nested {nested}: {exc}", line=line, field=nested) from None
+        if elements is None:
+            continue
+        if not isinstance(elements, list):
+            raise input_error(name, f"--labels-nested {nested}: {outer.text} is not a list", line=line, field=nested)
+        base = {k: v for k, v in row.items() if k != outer.first}
+        for j, element in enumerate(elements):
+            merged = dict(base)
+            if isinstance(element, dict):
+                merged.update({k: v for k, v in element.items() if not isinstance(v, dict | list) and k != "id"})
+            try:
+                item = apply_mapping(merged, rest)
+                item[field] = resolve(element, inner)
+            except PathError as exc:
+                where = f"{outer.text}[{j}]"
+                raise input_error(
+                    name, f"--labels-nested {nested}: in {where}: {exc}", line=line, field=nested
+                ) from None
+            item["id"] = f"{id_text(doc.get('id'))}/{j}"
+            out.append((line, item))
+    return out, field
+
+
 def read_labelled_items(
     items: Source,
     *,
@@ -593,7 +654,11 @@ def read_labelled_items(
     in ``criteria``) or in a nested field (``labels_nested``). The label and baseline columns do not go to
     a case's meta."""
     name = source_name(items)
-    rows = list(mapped_rows(items, mapping, CASE_FIELDS, format=format))
+    exploded = each_element_rows(items, labels_nested, mapping, format) if labels_nested else None
+    if exploded is not None:
+        rows, labels_nested = exploded
+    else:
+        rows = list(mapped_rows(items, mapping, CASE_FIELDS, format=format))
     header = set().union(*(row.keys() for _, row in rows))
     for col in baseline_cols:
         if col not in header:

@@ -216,7 +216,7 @@ def wide_votes(
     header: set[str] = set()
     for line, row in rows:
         header.update(row)
-        item_id = _id_text(row.get("id"))
+        item_id = id_text(row.get("id"))
         for col in columns:
             if col in row:
                 votes.append(RawVote(item_id, col, row[col], path, line, col))
@@ -270,7 +270,7 @@ def nested_votes(
                 raise input_error(
                     path, "--labels-nested: not a JSON list of objects", line=line, field=nested
                 ) from None
-        item_id = _id_text(row.get("id"))
+        item_id = id_text(row.get("id"))
         if isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values()):
             for criterion, ratings in value.items():  # criterion -> one rating per rater, by position
                 for k, raw in enumerate(ratings):
@@ -317,7 +317,7 @@ def long_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> list[Ra
     for line, row in rows:
         check_label_row(path, line, row)
         extra = tuple((k, row[k]) for k in ("explanation", "output_hash") if row.get(k) is not None)
-        votes.append(RawVote(_id_text(row["item_id"]), str(row["rater_id"]), row["label"], path, line, "label", extra))
+        votes.append(RawVote(id_text(row["item_id"]), str(row["rater_id"]), row["label"], path, line, "label", extra))
     return votes
 
 
@@ -372,7 +372,7 @@ def aggregate_votes(
                 raise input_error(path, f"required field is missing; map it with --labels-map {name}=COLUMN",
                                   line=line, field=name)  # fmt: skip
         weight = _row_weight(path, line, row, rules)
-        key = (_id_text(row["item_id"]), str(row["rater_id"]))
+        key = (id_text(row["item_id"]), str(row["rater_id"]))
         totals[key] = totals.get(key, Decimal(0)) + weight
         first_line.setdefault(key, line)
         n_rows += 1
@@ -436,7 +436,8 @@ _EMPTY = {
 }
 
 
-def _id_text(value: Any) -> str:
+def id_text(value: Any) -> str:
+    """An id as text: a float that is a whole number (a Parquet or pandas column) without its .0."""
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 

@@ -18,8 +18,9 @@ from juge.errors import InputError
 EACH = object()  # the step `[]`
 
 
-class PathError(ValueError):
-    """A path that does not fit the value: the message says how far it resolved and what was there."""
+class PathError(InputError):
+    """A path that does not fit the value: the message says how far it resolved and what was there. The
+    readers catch it and raise it again naming the file, line and option."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def _step_text(step: str | int | object) -> str:
     return f'"{key}"' if any(c in key for c in '.[]" ') else key
 
 
-def _joined(steps: tuple[str | int | object, ...]) -> str:
+def joined_path(steps: tuple[str | int | object, ...]) -> str:
     out = ""
     for step in steps:
         text = _step_text(step)
@@ -135,7 +136,7 @@ def _resolve(value: Any, steps: tuple[str | int | object, ...], k: int, path: Fi
             except ValueError:
                 pass
         step = steps[k]
-        done = _joined(steps[:k]) or "the row"
+        done = joined_path(steps[:k]) or "the row"
         if step is EACH:
             if not isinstance(value, list):
                 raise PathError(f"{done} is {_kind(value)}, not a list, so {_step_text(step)} does not apply")

@@ -72,21 +72,22 @@ def print_pairwise(result: dict[str, Any], console: Console) -> None:
     """All tables of a pairwise study."""
     print_header(result, console)
     ceiling = result["ceiling"]
-    table = _table("Ceiling: person vs person (every pair of raters on an item, pooled)", "figure", "value")
-    table.add_row("agreement", fmt(ceiling["agreement"]))
-    table.add_row("Cohen's kappa", fmt(ceiling["kappa"]))
-    if "krippendorff_alpha" in ceiling:
-        table.add_row("Krippendorff's alpha (nominal)", fmt(ceiling["krippendorff_alpha"]))
-    table.add_row("agreement without ties", fmt(ceiling["agreement_without_ties"]))
-    table.add_row("human majority picks the longer answer", fmt(result.get("majority_picks_longer")))
-    console.print(fitted(table, console))
-    console.print(
-        _prose(
-            console,
-            f"{result['n_without_majority']} of {result['n_items']} items have no majority "
-            "(a tie for the top) and are left out of the 'vs majority' columns.",
+    if not _gold(result, console):
+        table = _table("Ceiling: person vs person (every pair of raters on an item, pooled)", "figure", "value")
+        table.add_row("agreement", fmt(ceiling["agreement"]))
+        table.add_row("Cohen's kappa", fmt(ceiling["kappa"]))
+        if "krippendorff_alpha" in ceiling:
+            table.add_row("Krippendorff's alpha (nominal)", fmt(ceiling["krippendorff_alpha"]))
+        table.add_row("agreement without ties", fmt(ceiling["agreement_without_ties"]))
+        table.add_row("human majority picks the longer answer", fmt(result.get("majority_picks_longer")))
+        console.print(fitted(table, console))
+        console.print(
+            _prose(
+                console,
+                f"{result['n_without_majority']} of {result['n_items']} items have no majority "
+                "(a tie for the top) and are left out of the 'vs majority' columns.",
+            )
         )
-    )
 
     judges = result["judges"]
     table = _table(
@@ -269,7 +270,22 @@ def print_per_category(result: dict[str, Any], console: Console) -> None:
     console.print(fitted(table, console))
 
 
+GOLD_CEILING = (
+    "Ceiling: not measurable. Every item holds one label (gold labels), so no person-vs-person figure exists; "
+    "the judges are measured against the gold labels below."
+)
+
+
+def _gold(result: dict[str, Any], console: Console) -> bool:
+    """For a study on gold labels, say once why there is no ceiling table; True when it is one."""
+    if (result.get("truth") or {}).get("mode") != "gold":
+        return False
+    console.print(_prose(console, GOLD_CEILING))
+    return True
+
+
 TRUTH_WORDS = {
+    "gold": "the judge against the gold labels, one per item",
     "each": "the judge against each person's label, pooled, as person vs person is measured",
     "mean": "the judge against the mean of the people's scores",
     "agree": "the judge against the label of the people who agree (only items where they all do)",
@@ -296,14 +312,15 @@ def print_grades(result: dict[str, Any], console: Console) -> None:
         if score
         else ["agreement", "kappa", "krippendorff_alpha"]
     )
-    table = _table("Ceiling: person vs person", "figure", "value")
-    for name in stats:
-        if name in result["ceiling"]:
-            table.add_row(ALPHA_NAMES.get(name, name.replace("_", " ")), fmt(result["ceiling"].get(name)))
-    if result["ceiling"].get("at_threshold"):
-        at = result["ceiling"]["at_threshold"]
-        table.add_row(f"agreement at >= {at['threshold']:g}", fmt(at["agreement"]))
-    console.print(fitted(table, console))
+    if not _gold(result, console):
+        table = _table("Ceiling: person vs person", "figure", "value")
+        for name in stats:
+            if name in result["ceiling"]:
+                table.add_row(ALPHA_NAMES.get(name, name.replace("_", " ")), fmt(result["ceiling"].get(name)))
+        if result["ceiling"].get("at_threshold"):
+            at = result["ceiling"]["at_threshold"]
+            table.add_row(f"agreement at >= {at['threshold']:g}", fmt(at["agreement"]))
+        console.print(fitted(table, console))
     if not result["judges"]:
         left_out = any("left out of this" in note for note in result.get("notes", []))
         console.print(
