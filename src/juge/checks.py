@@ -104,6 +104,8 @@ def _json_value(output: str, field: str | None) -> tuple[bool, Any, str | None]:
 
 @_factory("json")
 def _json(**_: Any) -> CheckFn:
+    """The output parses as JSON."""
+
     def check(case: Case, output: str) -> CheckResult:
         try:
             json.loads(output)
@@ -116,6 +118,8 @@ def _json(**_: Any) -> CheckFn:
 
 @_factory("required_fields")
 def _required_fields(*, fields: list[str]) -> CheckFn:
+    """The output is a JSON object holding each of `fields`."""
+
     def check(case: Case, output: str) -> CheckResult:
         try:
             obj = json.loads(output)
@@ -131,6 +135,8 @@ def _required_fields(*, fields: list[str]) -> CheckFn:
 
 @_factory("one_of")
 def _one_of(*, values: list[Any], field: str | None = None) -> CheckFn:
+    """The output (or its JSON `field`) is one of `values`."""
+
     def check(case: Case, output: str) -> CheckResult:
         ok, value, why = _json_value(output, field)
         if not ok:
@@ -144,6 +150,8 @@ def _one_of(*, values: list[Any], field: str | None = None) -> CheckFn:
 
 @_factory("range")
 def _range(*, min: float | None = None, max: float | None = None, field: str | None = None) -> CheckFn:
+    """The output (or its JSON `field`) is a number within [`min`, `max`]."""
+
     def check(case: Case, output: str) -> CheckResult:
         ok, value, why = _json_value(output, field)
         if not ok:
@@ -167,6 +175,8 @@ def _range(*, min: float | None = None, max: float | None = None, field: str | N
 
 @_factory("length")
 def _length(*, max_chars: int | None = None, min_chars: int | None = None, max_words: int | None = None) -> CheckFn:
+    """The output's length is within the bounds given, in characters or words."""
+
     def check(case: Case, output: str) -> CheckResult:
         n = len(output)
         if max_chars is not None and n > max_chars:
@@ -189,6 +199,7 @@ def _compile(pattern: str, flags: str) -> re.Pattern[str]:
 
 @_factory("regex")
 def _regex(*, pattern: str, flags: str = "") -> CheckFn:
+    """`pattern` (a regular expression; `flags` such as "i") matches somewhere in the output."""
     rx = _compile(pattern, flags)
 
     def check(case: Case, output: str) -> CheckResult:
@@ -199,6 +210,7 @@ def _regex(*, pattern: str, flags: str = "") -> CheckFn:
 
 @_factory("no_regex")
 def _no_regex(*, pattern: str, flags: str = "") -> CheckFn:
+    """`pattern` matches nowhere in the output."""
     rx = _compile(pattern, flags)
 
     def check(case: Case, output: str) -> CheckResult:
@@ -215,6 +227,7 @@ def _fold(text: str) -> str:
 
 @_factory("forbidden_words")
 def _forbidden_words(*, words: list[str]) -> CheckFn:
+    """None of `words` occurs in the output (whole words, any case)."""
     rx = re.compile(r"(?<!\w)(" + "|".join(re.escape(_fold(w)) for w in words) + r")(?!\w)")
 
     def check(case: Case, output: str) -> CheckResult:
@@ -230,6 +243,8 @@ def _normalise(text: str) -> str:
 
 @_factory("exact_match")
 def _exact_match(*, normalize: bool = True) -> CheckFn:
+    """The output equals the case's reference (with `normalize`: case, runs of spaces and a closing period aside)."""
+
     def check(case: Case, output: str) -> CheckResult:
         if case.reference is None:
             return CheckResult(False, "case has no reference")
@@ -241,6 +256,7 @@ def _exact_match(*, normalize: bool = True) -> CheckFn:
 
 @_factory("python")
 def _python(*, function: str, base_dir: str | None = None) -> CheckFn:
+    """Your own check, `function = "module:fn"`: fn(case, output) returns a bool or (bool, reason)."""
     module_name, _, attr = function.partition(":")
     if not attr:
         raise CheckConfigError(f"function must look like 'module:function', got {function!r}")
@@ -297,3 +313,7 @@ def run_checks(checks: list[Check], case: Case, output: str) -> dict[str, CheckR
         except Exception as exc:  # a user's check must not stop the run
             results[check.name] = CheckResult(False, f"check raised {type(exc).__name__}: {exc}")
     return results
+
+
+# The kinds juge ships, before any plugin or test registers its own (docs/eval-file.md lists these).
+BUILTIN_KINDS: tuple[str, ...] = tuple(_FACTORIES)

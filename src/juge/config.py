@@ -70,18 +70,26 @@ if TYPE_CHECKING:
 
 
 class ProviderSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     name: str  # no default: the test-only `scripted` provider is never chosen silently
+    """The provider: openai, anthropic, azure, litellm, llamacpp, replay, scripted, or a plugin's name. Required:
+    juge never falls back to the test-only scripted provider."""
     options: dict[str, Any] = Field(default_factory=dict)
+    """The provider's own options (base_url, api_key_env, model_path, ...; README, Providers)."""
 
 
 class SystemSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     model: str
+    """The model of the system under test that writes the outputs."""
     template: str
+    """A Jinja2 file (relative to the eval file) rendering the system's prompt from `input` and `case`."""
     provider: ProviderSpec | None = None
+    """The system's provider, when it is not the eval's `[provider]`."""
     temperature: float = 0.0
+    """The system's sampling temperature."""
     max_tokens: int = 1024
+    """The longest output the system may write, in tokens."""
 
 
 MAX_TIMEOUT = 3600.0  # seconds one call may take
@@ -95,29 +103,42 @@ PRICE_KEYS = ("input", "output", "batch_input", "batch_output")
 class LimitSpec(BaseModel):
     """A rate budget: requests and tokens per minute (None: no limit)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     rpm: int | None = Field(default=None, ge=1)
+    """Requests per minute (none: no limit)."""
     tpm: int | None = Field(default=None, ge=1)
+    """Tokens per minute, prompt and answer (none: no limit)."""
 
 
 class EngineSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     concurrency: int = Field(default=8, ge=1, le=1024)  # bench/throughput.py runs 1,024 calls in flight
+    """Calls in flight at once, per run."""
     retries: int = Field(default=4, ge=0, le=20)
+    """Attempts after the first for a call that failed on a rate limit, a server error or a time-out."""
     # Finite and bounded: `backoff = 1e308` or `timeout = inf` would make a run against a failing server hang.
     timeout: float = Field(default=120.0, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
+    """Seconds one call may take."""
     backoff: float = Field(default=1.0, ge=0, le=MAX_BACKOFF, allow_inf_nan=False)
+    """Seconds before the first retry; each retry doubles it, with jitter."""
     max_backoff: float = Field(default=60.0, ge=0, le=MAX_WAIT, allow_inf_nan=False)
+    """The longest wait between attempts, in seconds (also the most of a server's Retry-After that is honoured)."""
     mode: Literal["online", "batch"] = "online"  # batch: the provider's batch API (half price, within 24 h)
+    """online, or batch: the provider's batch API (OpenAI, Azure, Anthropic), half price, answered within 24 h."""
     batch_poll: float = Field(
         default=30.0, gt=0, le=MAX_WAIT, allow_inf_nan=False
     )  # seconds between status checks of `juge run --wait`
+    """Batch mode: seconds between status checks of `juge run --wait`."""
     batch_size: int | None = Field(default=None, ge=1)  # most requests per batch (default: the provider's limit)
+    """Batch mode: the most requests per batch (default: the provider's limit)."""
     # Rate budgets, enforced before a request is sent (juge.engine.limits): per provider, and in `limits`
     # per provider name or model name ([engine.limits."gpt-4o-mini"] rpm = ..., tpm = ...).
     rpm: int | None = Field(default=None, ge=1)
+    """Requests per minute per provider (endpoint), enforced before a request is sent."""
     tpm: int | None = Field(default=None, ge=1)
+    """Tokens per minute per provider (endpoint), enforced before a request is sent."""
     limits: dict[str, LimitSpec] = Field(default_factory=dict)
+    """Budgets for one provider name or model name: `[engine.limits."gpt-4o-mini"] tpm = 100000`."""
 
     def call_options(self) -> dict[str, Any]:
         """What every call of a run takes from this spec (`juge.engine.EngineOptions`): retries, timeouts,
@@ -134,29 +155,48 @@ class EngineSpec(BaseModel):
 
 
 class GateSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     min_pass_rate: float | None = Field(default=None, ge=0, le=1)
+    """`juge run` exits 1 when the share of cases passing every check and judge is below this."""
     min_pass_rate_lower: float | None = Field(default=None, ge=0, le=1)
+    """`juge run` exits 1 when the pass rate's 95 % lower bound is below this (exact interval, or PPI++ with
+    `labels`)."""
     labels: str | None = None
+    """Human labels on a random subset of the cases (a file): the lower bound is then PPI++'s, corrected by them."""
     min_score: float | None = Field(default=None, allow_inf_nan=False)
+    """The score at which a score, criteria or additive judge passes a case (without it, such judges are not
+    counted in the pass rate)."""
 
 
 class EvalSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     name: str | None = None
+    """The eval's name, shown by `juge runs`."""
     cases: str
+    """The cases file (JSONL, CSV, TSV, Parquet, .gz), relative to the eval file."""
     sample: int | None = Field(default=None, ge=1)
+    """Judge a seeded random sample of this many cases."""
     seed: int = 0
+    """The sample's seed."""
     mapping: dict[str, str] = Field(default_factory=dict)
+    """Other column names read as juge fields, as `--map` does: `{ id = "ticket", output = "reply" }`."""
     provider: ProviderSpec | None = None
+    """The default provider of the judges (and of the system under test)."""
     system: SystemSpec | None = None
+    """A system under test that writes the outputs, instead of reading `output` from the cases."""
     checks: list[dict[str, Any]] = Field(default_factory=list)
+    """Deterministic checks, each a `[[checks]]` table with its `kind` and options (below)."""
     judges: list[dict[str, Any]] = Field(default_factory=list)
+    """The judges, each a `[[judges]]` table: `file = "judges/x.toml"`, or a judge file's keys inline."""
     engine: EngineSpec = Field(default_factory=EngineSpec)
+    """How calls are made: concurrency, retries, time-outs, rate budgets, batch mode."""
     gate: GateSpec = Field(default_factory=GateSpec)
+    """When `juge run` fails (exit 1): a pass rate, or its lower bound."""
     prices: dict[str, dict[Literal["input", "output", "batch_input", "batch_output"], Price]] = Field(
         default_factory=dict
     )
+    """US$ per million tokens by model: `"my-model" = { input = 0.5, output = 1.5 }` (batch_input, batch_output
+    optional)."""
 
     @field_validator("prices")
     @classmethod

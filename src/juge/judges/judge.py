@@ -268,34 +268,60 @@ def _require(case: Case, judge: str, *fields: str) -> None:
 class JudgeSpec(BaseModel):
     """The keys of a judge file (unknown keys are errors, so typos are caught)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     name: str = Field(min_length=1)
+    """The judge's name, unique in the eval (`juge show --judge`, policies and reports name it)."""
     setup: Setup
+    """passfail, score, criteria, additive or pairwise: the answer format the strict parser reads."""
     rubric: str | dict[str, Any] | None = None
+    """The rubric: a table of the rubric keys, or a rubric file (TOML) relative to the judge file."""
     description: str | None = None
+    """What the judge decides (the rubric's description, when the rubric keys are at the top level)."""
     levels: dict[str | int, str] | None = None
+    """score: the described levels, `{ 1 = "...", 2 = "..." }` (consecutive integers)."""
     items: list[str] | None = None
+    """additive: the items, one point each."""
     criteria: dict[str, Any] | None = None
+    """criteria: each criterion's description (and levels), graded in one answer as a JSON object."""
     examples: list[dict[str, Any]] | None = None
+    """Worked examples (few-shot): the data shown and the exact answer the judge should give."""
     template: str | None = None
+    """A Jinja2 template file, or a built-in template id (default: the setup's built-in)."""
     solve_template: str | None = None
+    """solve_first: the template of the judge's own solution (default: the built-in)."""
     scale: tuple[int, int] | None = None
+    """score and criteria: the scale as [low, high]; it must match the levels."""
     marker: str | None = Field(default=None, min_length=1)
+    """score and additive: the marker of the last line, e.g. `Total rating:` (default `NOTE:`)."""
     rescale_from: tuple[float, float] | None = None
+    """score: a judge that answers on another scale (e.g. [0, 10] floats), rescaled onto `scale`."""
     # Strict: TOML has true/false, so a string ("yes", "false") or a number is a mistake, never read as true.
     extra_keys: StrictBool = False
+    """criteria: accept keys beyond the criteria in the JSON answer."""
     require_reason: StrictBool = True
+    """The answer must explain its verdict (a verdict alone is unparsed)."""
     reference: StrictBool = False
+    """The case's reference answer goes into the prompt (the `-ref` templates)."""
     solve_first: StrictBool = False
+    """The judge writes its own solution first, then grades with it (two calls)."""
     structured: StrictBool = False
+    """Ask for a JSON object following the setup's schema (response_format); the strict parser still decides."""
     constrained: StrictBool = False
+    """The verdict is the likeliest of the allowed answers (a provider that scores log-probabilities, e.g.
+    llamacpp)."""
     provider: str | dict[str, Any] | None = None
+    """The judge's provider (a name, or a table with name and options), when it is not the eval's."""
     provider_options: dict[str, Any] = Field(default_factory=dict)
+    """Options of the judge's provider (scripted answers, base_url, ...)."""
     model: str = ""
+    """The model asked; the model version that answers is recorded with every call."""
     temperature: float = Field(default=0.0, ge=0.0)
+    """Sampling temperature (0: as repeatable as the provider allows)."""
     max_tokens: int = Field(default=1024, gt=0)
+    """The longest answer, in tokens; an answer cut at it is unparsed (reason `cut`)."""
     # Provenance written by `juge tune` (parent judge, variant, example ids): not part of the version.
     tuned: dict[str, Any] | None = None
+    """Written by `juge tune`: the parent judge, the variant and the example ids (not part of the version)."""
 
 
 _RUBRIC_KEYS = ("description", "levels", "items", "criteria", "examples")

@@ -35,9 +35,11 @@ def _int_levels(levels: Any) -> Any:
 
 
 class Criterion(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     description: str = Field(min_length=1)
+    """What this criterion asks, in words."""
     levels: dict[int, str] | None = None
+    """The criterion's described levels (consecutive integers)."""
 
     @field_validator("levels", mode="before")
     @classmethod
@@ -48,24 +50,37 @@ class Criterion(BaseModel):
 class Example(BaseModel):
     """A worked example: the data shown to the judge and the exact answer it should give."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     question: str | None = None
+    """The example's question."""
     context: str | None = None
+    """The example's context (the facts an answer must rest on)."""
     reference: str | None = None
+    """The example's reference answer."""
     response: str | None = None
+    """The answer judged (passfail, score, criteria, additive)."""
     response_a: str | None = None
+    """pairwise: the answer shown as A."""
     response_b: str | None = None
+    """pairwise: the answer shown as B."""
     judgment: str = Field(min_length=1)
+    """The exact answer the judge should give, in its setup's format."""
 
 
 class Rubric(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     name: str = Field(min_length=1)
+    """The property's name, shown to the judge and the raters."""
     description: str = Field(min_length=1)
+    """What the judge decides, in words: the heart of the rubric."""
     levels: dict[int, str] | None = None
+    """score: the described levels, `{ 1 = "...", 2 = "..." }` (consecutive integers)."""
     items: list[str] | None = None
+    """additive: the items, one point each."""
     criteria: dict[str, Criterion] | None = None
+    """criteria: a table per criterion, with its description (and levels)."""
     examples: list[Example] = Field(default_factory=list)
+    """Worked examples (few-shot), each an `[[examples]]` table."""
 
     @field_validator("levels", mode="before")
     @classmethod
