@@ -1,41 +1,41 @@
-"""Throughput of juge's engine against the mock model server, vs the limit and two baselines.
+"""Throughput of juge's engine against the mock model server: capacity, the Engine with and without uvloop and
+orjson, `juge run` end to end, and the openai SDK, in one run against one server.
 
-Workload: N pass/fail judge calls (default 10,000) against ``juge.testing.mockserver`` run in its
-own process (its own core) with a fixed latency (default 50 ms), at each concurrency (default 64,
-256, 1,024). Every client sends the same requests: the judge's rendered prompts, one per case.
+Workload: pass/fail judge calls (default 3,000 per row) against ``juge.testing.mockserver`` run in its own
+process with a fixed latency (default 50 ms), at one concurrency (default 256). Every client sends the same kind of
+request: the judge's rendered prompt of a case, on cases no other row used (no row reads another's cache). Rows run
+``--rounds`` times (default 3), in alternating order, and the table gives medians: on a shared machine the CPU per
+call (user + system of this process, or of the child for `juge run`) and ratios within one run are the figures to
+read, not calls/s.
 
-- **ours**: ``Engine.run_tasks`` with ``OpenAICompatProvider``: template rendering, cache look-up,
-  the HTTP call, strict parsing, the call log, the cache entry and the judgment in SQLite (a new
-  database per concurrency, so every call goes to the server).
-- **limit** = min(concurrency / latency, server capacity). The server capacity is measured in the
-  same run by the leanest client we could write: raw asyncio streams, one keep-alive connection per
-  slot, a hand-written HTTP/1.1 request and only the body's JSON parsed. It is what the server
-  answers per second at that concurrency when the client costs almost nothing; above it the server
-  (one Python process, one core) and not the client is the bottleneck.
-- **SDK gather**: a plain ``asyncio.gather`` over ``openai.AsyncOpenAI().chat.completions.create``
-  (its default HTTP client, retries off) with a semaphore of the same concurrency. It is slow, so it
-  runs ``--sdk-calls`` calls (default 2,000), not N; calls/s is what is compared.
-- **SDK+aiohttp gather**: the same, with the SDK's aiohttp transport (``openai[aiohttp]``,
-  ``DefaultAioHttpClient``): the fair comparison, since juge's provider also talks over aiohttp.
-- **juge run**: the command end to end in its own process (start-up, reading and checking the
-  cases file, creating the run, judging, the summary), ``--calls`` cases against the same server;
-  calls/s = calls / the process's wall time. Beside the engine alone it shows what the rest costs.
-- **sequential**: the same SDK call in a plain ``for`` loop, one call at a time. Only
-  ``--sequential-calls`` (default 200) are timed and the rate is scaled to N (the output says so).
+- **capacity**: the leanest client we could write: raw asyncio streams, one keep-alive connection per slot, a
+  hand-written HTTP/1.1 request and only the body's JSON parsed. *Limit* = min(concurrency / latency, capacity).
+- **Engine**: ``Engine.run_tasks`` with ``OpenAICompatProvider``: template rendering, cache look-up, the HTTP call,
+  strict parsing, the call log, the cache entry and the judgment in SQLite (a new database per row), on uvloop or
+  asyncio's loop, with orjson on or off (``juge.fastjson.enabled``). The first is juge's default.
+- **juge run**: the command end to end in its own process (start-up, reading and checking the cases file, creating
+  the run, judging, the summary), with its default fast paths and with ``JUGE_FAST=0``.
+- **openai SDK**: ``asyncio.gather`` over ``openai.AsyncOpenAI().chat.completions.create`` (retries off) with a
+  semaphore of the same concurrency, over the SDK's aiohttp transport (``openai[aiohttp]``, the fair comparison) and
+  its default httpx one; ``--sdk-calls`` calls each (skipped when the SDK is not installed: ``.[bench]``).
+- ``--profile``: the default Engine once more under cProfile, its self time grouped by part (HTTP, event loop,
+  JSON, store, render, parse, ...); cProfile inflates Python-level calls, so read the shares, not the µs.
 
-    python bench/throughput.py [--calls 10000] [--latency 0.05] [--concurrency 64 256 1024]
+    python bench/throughput.py [--calls 3000] [--concurrency 256] [--rounds 3] [--profile]
 
-The machine has 2 cores: the server takes one, the client the other, so other work on the machine
-lowers every figure; the ratios are measured in the same run. Target: ours >= 0.9 of the limit at 256.
+The machine has 2 cores: the server takes one, the client the other. Target: Engine >= 0.9 of the limit at 256.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
 import os
 import platform
+import pstats
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,9 +45,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-import openai
+try:
+    import openai
+except ImportError:  # the SDK baselines are skipped (pip install -e '.[bench]')
+    openai = None  # type: ignore[assignment]
+try:
+    import uvloop
+except ImportError:
+    uvloop = None  # type: ignore[assignment]
 
+from juge import fastjson
 from juge.data.records import Case
 from juge.engine import Engine, EngineOptions, JudgeTask, build_tasks
 from juge.judges import judge_from_dict
@@ -64,24 +71,20 @@ class Rate:
     cpu_us: float  # client process CPU time (user + system) per call, µs; the server is another process
 
 
-@dataclass
-class Level:
-    concurrency: int
-    server: Rate  # the raw client's: the server's capacity at this concurrency
-    ours: Rate
-    sdk: Rate
-    max_inflight: int  # the most requests the server had in service during our run
-    sdk_aiohttp: Rate
-    run: Rate  # `juge run` end to end, start-up included
-
-    def limit(self, latency: float) -> float:
-        return min(self.concurrency / latency, self.server.calls_per_s)
+# The engine's variants: (row name, uvloop, orjson). The first is juge's default where uvloop is installed.
+VARIANTS = [
+    ("Engine, uvloop + orjson", True, True),
+    ("Engine, asyncio + orjson", False, True),
+    ("Engine, uvloop + json", True, False),
+    ("Engine, asyncio + json (before)", False, False),
+]
 
 
-def timed(n: int, run: Any) -> Rate:
-    """Rate of `asyncio.run(run)` doing n calls, with the client's CPU per call."""
+def timed(n: int, run: Any, *, fast_loop: bool = False) -> Rate:
+    """Rate of `asyncio.run(run)` (on uvloop with `fast_loop`) doing n calls, with the client's CPU per call."""
     cpu, wall = time.process_time(), time.perf_counter()
-    asyncio.run(run)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop if fast_loop else None) as runner:
+        runner.run(run)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     return Rate(n / wall, cpu / n * 1e6)
 
@@ -136,20 +139,45 @@ async def raw_client(url: str, bodies: list[list[dict[str, str]]], concurrency: 
     await asyncio.gather(*(connection() for _ in range(concurrency)))
 
 
-async def ours(url: str, tasks: list[JudgeTask], concurrency: int, db: Path) -> Rate:
+async def ours(
+    url: str, tasks: list[JudgeTask], concurrency: int, db: Path, profile: cProfile.Profile | None = None
+) -> Rate:
     """The engine judging `tasks`; only `run_tasks` is timed (not creating the run or checking it after)."""
     provider = OpenAICompatProvider(base_url=url)
     with Store(db) as store:
         engine = Engine(store, EngineOptions(concurrency=concurrency, retries=0, timeout=60, progress=False))
         run_id = store.create_run(dataset_hash="bench", juge_version="bench", cases=[t.case for t in tasks])
+        if profile is not None:
+            profile.enable()
         cpu, wall = time.process_time(), time.perf_counter()
         stored = await engine.run_tasks(run_id, tasks, {tasks[0].judge.name: provider})
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        if profile is not None:
+            profile.disable()
         await provider.aclose()
         outcomes = {j.outcome for j in store.judgments(run_id)}
     if stored != len(tasks) or engine.stats["calls"] != len(tasks) or outcomes != {"ok"}:
         raise SystemExit(f"ours: stored {stored} of {len(tasks)}, {engine.stats['calls']} calls, outcomes {outcomes}")
     return Rate(len(tasks) / wall, cpu / len(tasks) * 1e6)
+
+
+def engine_rate(
+    url: str,
+    tasks: list[JudgeTask],
+    concurrency: int,
+    db: Path,
+    *,
+    fast_loop: bool,
+    fast_json: bool,
+    profile: cProfile.Profile | None = None,
+) -> Rate:
+    """`ours` on uvloop or asyncio's loop, with orjson on or off (juge.fastjson.enabled)."""
+    fastjson.enabled = fast_json
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop if fast_loop else None) as runner:
+            return runner.run(ours(url, tasks, concurrency, db, profile))
+    finally:
+        fastjson.enabled = True
 
 
 async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> None:
@@ -191,8 +219,9 @@ async def sdk_aiohttp_gather(url: str, bodies: list[list[dict[str, str]]], concu
     await client.close()
 
 
-def juge_run(url: str, tasks: list[JudgeTask], concurrency: int, folder: Path) -> Rate:
-    """`juge run` on the cases of `tasks` in its own process: calls / wall time, start-up included."""
+def juge_run(url: str, tasks: list[JudgeTask], concurrency: int, folder: Path, *, fast: bool = True) -> Rate:
+    """`juge run` on the cases of `tasks` in its own process: calls / wall time, start-up included
+    (``JUGE_FAST=0`` without `fast`: asyncio's loop and json)."""
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "cases.jsonl").open("w", encoding="utf-8") as out:
         for t in tasks:
@@ -205,7 +234,8 @@ def juge_run(url: str, tasks: list[JudgeTask], concurrency: int, folder: Path) -
     )
     command = [sys.executable, "-m", "juge.cli", "run", str(folder / "eval.toml"), "--db", str(folder / "j.db")]
     start = time.perf_counter()
-    child = subprocess.Popen([*command, "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {**os.environ, "JUGE_FAST": "1" if fast else "0"}
+    child = subprocess.Popen([*command, "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -225,87 +255,131 @@ async def sdk_sequential(url: str, bodies: list[list[dict[str, str]]]) -> None:
     await client.close()
 
 
-def reset_server_stats(url: str) -> None:
-    httpx.post(url.removesuffix("/v1") + "/stats", timeout=10, trust_env=False)
+# The parts of the engine's CPU, by where a function lives (cProfile self time). uvloop's C loop shows as the
+# built-in method that runs it; SQLite's C as the sqlite3 methods.
+PARTS = [
+    ("HTTP client (aiohttp, yarl, multidict, sockets)", ("aiohttp", "yarl", "multidict", "socket", "ssl", "_http_")),
+    ("event loop (asyncio, uvloop)", ("asyncio", "uvloop", "selectors", "run_until_complete", "Runner.run")),
+    ("JSON (orjson, json, checks)", ("orjson", "json", "fastjson")),
+    ("store (SQLite and juge.store)", ("sqlite3", "juge/store", "execute", "commit")),
+    ("render (Jinja, juge.judges.render)", ("jinja2", "judges/render", "judges/judge.py", "markupsafe")),
+    ("parse (juge.judges.parsers, textnorm, verdicts)", ("judges/parsers", "textnorm", "verdict", "contradictions")),
+    ("engine (juge.engine)", ("juge/engine",)),
+    ("provider (juge.providers)", ("juge/providers",)),
+]
+
+
+def parts(profile: cProfile.Profile) -> dict[str, float]:
+    """Self time by part, as shares of the profiled total."""
+    stats = pstats.Stats(profile)
+    totals: dict[str, float] = {}
+    for (path, _line, name), (_cc, _nc, self_time, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        where = f"{path}:{name}"
+        part = next((label for label, marks in PARTS if any(m in where for m in marks)), "other (pydantic, rich, ...)")
+        totals[part] = totals.get(part, 0.0) + self_time
+    whole = sum(totals.values()) or 1.0
+    return {part: t / whole for part, t in sorted(totals.items(), key=lambda kv: -kv[1])}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--calls", type=int, default=10_000, help="judge calls per concurrency level (ours and raw)")
+    ap.add_argument("--calls", type=int, default=3000, help="judge calls per row and round")
     ap.add_argument("--latency", type=float, default=0.05, help="the mock server's fixed latency, seconds")
-    ap.add_argument("--concurrency", type=int, nargs="+", default=[64, 256, 1024])
-    ap.add_argument("--sdk-calls", type=int, default=2000, help="calls for the openai SDK gather baseline")
-    ap.add_argument("--sequential-calls", type=int, default=200, help="calls timed for the sequential loop")
+    ap.add_argument("--concurrency", type=int, default=256)
+    ap.add_argument("--rounds", type=int, default=3, help="rounds; each runs every row once, in alternating order")
+    ap.add_argument("--sdk-calls", type=int, default=1000, help="calls for the openai SDK baselines")
+    ap.add_argument("--sequential-calls", type=int, default=50, help="calls timed for the sequential SDK loop")
+    ap.add_argument("--profile", action="store_true", help="also profile the default engine once (cProfile)")
     args = ap.parse_args()
-
+    c = args.concurrency
+    variants = [v for v in VARIANTS if uvloop is not None or not v[1]]
     print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"mock server in its own process, latency {args.latency * 1000:g} ms fixed; {args.calls:,} calls per level"
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
+        f"Python {platform.python_version()}; mock server in its own process, latency {args.latency * 1000:g} ms; "
+        f"{args.calls:,} calls per row, concurrency {c}, {args.rounds} rounds (medians below)",
+        flush=True,
     )
-    levels: list[Level] = []
+    rows: dict[str, list[Rate]] = {}
+    tag = iter(range(1_000_000))
     with serve_in_subprocess(MockConfig(latency=args.latency)) as server, tempfile.TemporaryDirectory() as tmp:
-        sequential = timed(
-            args.sequential_calls, sdk_sequential(server.url, prompts(judge_tasks(args.sequential_calls, "seq")))
-        ).calls_per_s
-        print(
-            f"sequential openai SDK loop: {sequential:.1f} calls/s ({args.sequential_calls} calls timed; "
-            f"{args.calls:,} would take {args.calls / sequential:.0f} s)",
-            flush=True,
-        )
-        for concurrency in args.concurrency:
-            tasks = judge_tasks(args.calls, f"c{concurrency}")
-            bodies = prompts(tasks)
-            server_rate = timed(len(bodies), raw_client(server.url, bodies, concurrency))
-            reset_server_stats(server.url)
-            our_rate = asyncio.run(ours(server.url, tasks, concurrency, Path(tmp) / f"c{concurrency}.db"))
-            max_inflight = server.stats()["max_inflight"]
-            sdk_bodies = bodies[: args.sdk_calls]
-            sdk_rate = timed(len(sdk_bodies), sdk_gather(server.url, sdk_bodies, concurrency))
-            aio_rate = timed(len(sdk_bodies), sdk_aiohttp_gather(server.url, sdk_bodies, concurrency))
-            run_rate = juge_run(
-                server.url, judge_tasks(args.calls, f"r{concurrency}"), concurrency, Path(tmp) / f"r{concurrency}"
-            )
-            levels.append(Level(concurrency, server_rate, our_rate, sdk_rate, max_inflight, aio_rate, run_rate))
-            print(
-                f"concurrency {concurrency:5d}: raw client (server capacity) {server_rate.calls_per_s:6.0f}/s "
-                f"({server_rate.cpu_us:4.0f} µs CPU/call), ours {our_rate.calls_per_s:6.0f}/s "
-                f"({our_rate.cpu_us:4.0f} µs; server saw <= {max_inflight} at once), "
-                f"SDK gather {sdk_rate.calls_per_s:5.0f}/s ({sdk_rate.cpu_us:5.0f} µs), "
-                f"SDK+aiohttp {aio_rate.calls_per_s:5.0f}/s ({aio_rate.cpu_us:5.0f} µs), "
-                f"juge run {run_rate.calls_per_s:5.0f}/s ({run_rate.cpu_us:4.0f} µs)",
-                flush=True,
-            )
+        url = server.url
 
+        def fresh(n: int) -> list[JudgeTask]:
+            return judge_tasks(n, f"t{next(tag)}")  # new prompts: no row reads another's cache
+
+        def engine_row(name: str, fast_loop: bool, fast_json: bool) -> Rate:
+            db = Path(tmp) / f"e{next(tag)}.db"
+            return engine_rate(url, fresh(args.calls), c, db, fast_loop=fast_loop, fast_json=fast_json)
+
+        measures: list[tuple[str, Any]] = [
+            ("capacity (raw-socket client)", lambda: timed(args.calls, raw_client(url, prompts(fresh(args.calls)), c))),
+            *((name, (lambda n=name, lo=lo, js=js: engine_row(n, lo, js))) for name, lo, js in variants),
+            (
+                "juge run, uvloop + orjson",
+                lambda: juge_run(url, fresh(args.calls), c, Path(tmp) / f"r{next(tag)}"),
+            ),
+            (
+                "juge run, JUGE_FAST=0",
+                lambda: juge_run(url, fresh(args.calls), c, Path(tmp) / f"r{next(tag)}", fast=False),
+            ),
+        ]
+        if openai is not None:
+            measures += [
+                (
+                    "openai SDK + aiohttp",
+                    lambda: timed(args.sdk_calls, sdk_aiohttp_gather(url, prompts(fresh(args.sdk_calls)), c)),
+                ),
+                (
+                    "openai SDK (httpx)",
+                    lambda: timed(args.sdk_calls, sdk_gather(url, prompts(fresh(args.sdk_calls)), c)),
+                ),
+            ]
+        for round_no in range(args.rounds):
+            order = measures if round_no % 2 == 0 else measures[::-1]
+            for name, measure in order:
+                rate = measure()
+                rows.setdefault(name, []).append(rate)
+                print(
+                    f"round {round_no + 1}: {name:34s} {rate.calls_per_s:6.0f} calls/s {rate.cpu_us:6.0f} µs CPU/call",
+                    flush=True,
+                )
+        if openai is not None and args.sequential_calls:
+            seq = timed(args.sequential_calls, sdk_sequential(url, prompts(fresh(args.sequential_calls))))
+            print(f"sequential openai SDK loop: {seq.calls_per_s:.1f} calls/s ({args.sequential_calls} calls)")
+        profiled = None
+        if args.profile:
+            profiled = cProfile.Profile()
+            engine_rate(url, fresh(args.calls), c, Path(tmp) / "profiled.db", fast_loop=uvloop is not None,
+                        fast_json=True, profile=profiled)  # fmt: skip
+
+    median = {name: Rate(statistics.median(r.calls_per_s for r in rates), statistics.median(r.cpu_us for r in rates))
+              for name, rates in rows.items()}  # fmt: skip
+    capacity = median["capacity (raw-socket client)"].calls_per_s
+    limit = min(c / args.latency, capacity)
+    base = median[variants[0][0]].cpu_us
     print()
-    print(
-        "| concurrency | limit c/latency | server capacity | limit | ours calls/s | ours/limit "
-        "| ours/SDK gather | ours/SDK+aiohttp | juge run calls/s | juge run/limit | ours/sequential |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for lv in levels:
-        ours_rate = lv.ours.calls_per_s
+    print(f"| client (c={c}) | calls/s | / limit | CPU µs/call (range) | CPU / {variants[0][0]} |")
+    print("|---|---:|---:|---:|---:|")
+    for name, rate in median.items():
+        spread = f"{min(r.cpu_us for r in rows[name]):.0f}-{max(r.cpu_us for r in rows[name]):.0f}"
         print(
-            f"| {lv.concurrency} | {lv.concurrency / args.latency:.0f} | {lv.server.calls_per_s:.0f}"
-            f" | {lv.limit(args.latency):.0f} | {ours_rate:.0f} | {ours_rate / lv.limit(args.latency):.2f}"
-            f" | {ours_rate / lv.sdk.calls_per_s:.1f} | {ours_rate / lv.sdk_aiohttp.calls_per_s:.1f}"
-            f" | {lv.run.calls_per_s:.0f} | {lv.run.calls_per_s / lv.limit(args.latency):.2f}"
-            f" | {ours_rate / sequential:.0f} |"
+            f"| {name} | {rate.calls_per_s:,.0f} | {rate.calls_per_s / limit:.2f} | {rate.cpu_us:,.0f} ({spread}) "
+            f"| {rate.cpu_us / base:.2f}× |"
         )
-    cpu = ", ".join(
-        f"{lv.concurrency}: ours {lv.ours.cpu_us:.0f}, juge run {lv.run.cpu_us:.0f}, raw {lv.server.cpu_us:.0f}, "
-        f"SDK {lv.sdk.cpu_us:.0f}, SDK+aiohttp {lv.sdk_aiohttp.cpu_us:.0f}"
-        for lv in levels
-    )
-    print(f"client CPU per call, µs (one core; 1e6 / µs bounds calls/s): {cpu}")
     print(
-        f"(limit = min(concurrency / {args.latency:g} s, server capacity measured by a raw-socket client in this "
-        f"run); SDK gather = asyncio.gather over the openai SDK at the same concurrency ({args.sdk_calls:,} calls); "
-        f"sequential = {sequential:.1f} calls/s from {args.sequential_calls} timed calls)"
+        f"(limit = min(concurrency / latency = {c / args.latency:,.0f}, server capacity {capacity:,.0f}) = {limit:,.0f})"
     )
-    at_256 = [lv for lv in levels if lv.concurrency == 256]
-    if at_256:
-        ratio = at_256[0].ours.calls_per_s / at_256[0].limit(args.latency)
-        print(f"target ours/limit >= 0.9 at concurrency 256: {ratio:.2f} -> {'met' if ratio >= 0.9 else 'NOT met'}")
+    engine = median[variants[0][0]]
+    for runs in ("juge run, uvloop + orjson", "juge run, JUGE_FAST=0"):
+        print(f"{runs}: {median[runs].cpu_us / engine.cpu_us:.2f}× the default Engine's CPU per call")
+    ratio = engine.calls_per_s / limit
+    print(f"target Engine / limit >= 0.9 at concurrency {c}: {ratio:.2f} -> {'met' if ratio >= 0.9 else 'NOT met'}")
+    if profiled is not None:
+        print()
+        print(f"| part of the Engine's CPU ({variants[0][0]}, cProfile self time) | share |")
+        print("|---|---:|")
+        for part, share in parts(profiled).items():
+            print(f"| {part} | {share:.1%} |")
 
 
 if __name__ == "__main__":

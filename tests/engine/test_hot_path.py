@@ -135,15 +135,16 @@ def test_an_answered_call_is_its_cache_entry_encoded_once(tmp_path):
             )
     call_columns = "run_id, cache_key, provider, model, attempt, request, response, error, status, latency, payer"
     calls = rows(tmp_path / "cached.db", "calls", call_columns)
-    assert calls == [
+    # The stored JSON is json's up to whitespace (orjson writes it compactly, see juge.fastjson).
+    assert [(*c[:5], *(None if t is None else json.loads(t) for t in c[5:7]), *c[7:]) for c in calls] == [
         (
             "r",
             "k",
             "p",
             "m",
             1,
-            json.dumps(request, ensure_ascii=False, sort_keys=True),
-            json.dumps(response, ensure_ascii=False, sort_keys=True),
+            request,
+            response,
             None,
             None,
             0.25,
@@ -155,7 +156,7 @@ def test_an_answered_call_is_its_cache_entry_encoded_once(tmp_path):
             "p",
             "m",
             0,
-            json.dumps(request, ensure_ascii=False, sort_keys=True),
+            request,
             None,
             "HTTP 500",
             500,

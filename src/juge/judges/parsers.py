@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from juge.errors import InputError
+from juge.fastjson import parse_if_unique
 from juge.judges.contradictions import (
     criteria_conflicts,
     fold,
@@ -255,8 +256,10 @@ def _reject_constant(name: str) -> Any:
 
 def strict_json_object(text: str) -> dict[str, Any]:
     """Parse one JSON object: no duplicate keys, no NaN/Infinity, nothing after it."""
+    parsed, value = parse_if_unique(text)  # the fast reader, where it reads exactly what json would
     try:
-        value = json.loads(text, object_pairs_hook=_strict_object_pairs, parse_constant=_reject_constant)
+        if not parsed:
+            value = json.loads(text, object_pairs_hook=_strict_object_pairs, parse_constant=_reject_constant)
     except _BadJSON:
         raise
     except (ValueError, RecursionError) as exc:

@@ -19,6 +19,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from juge.errors import Fault
+from juge.fastjson import parse_if_unique
 
 if TYPE_CHECKING:
     from juge.providers.batch_api import BatchAPI
@@ -64,7 +65,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def json_with_unique_keys(raw: bytes | str) -> Any:
     """`raw` parsed as JSON; a DuplicateKeyError if an object has a key twice (readers disagree on which
     one counts, so a server's answer with one is refused, not read one way)."""
-    return json.loads(raw, object_pairs_hook=_unique_keys)
+    parsed, value = parse_if_unique(raw)  # the fast reader, where it reads exactly what json would
+    return value if parsed else json.loads(raw, object_pairs_hook=_unique_keys)
 
 
 def escape_lone_surrogates(text: str) -> str:

@@ -34,6 +34,7 @@ from urllib.request import getproxies, proxy_bypass
 import aiohttp
 import httpx
 
+from juge.fastjson import dump_bytes
 from juge.providers.base import (
     MAX_RESPONSE_BYTES,
     DuplicateKeyError,
@@ -117,7 +118,7 @@ class OpenAICompatProvider(Provider):
         return self.url
 
     async def complete(self, request: Request) -> Response:
-        body = json.dumps(_payload(request), ensure_ascii=False).encode()
+        body = dump_bytes(_payload(request))
         status, headers, raw = await self._post(body, self.url_for(request))
         if status >= 400:
             message = _error_message(raw)

@@ -179,10 +179,12 @@ def run(
         concurrency=concurrency, progress=progress, resume=resume, provider=provider, base_url=base_url,
         api_key_env=api_key_env, model=model, replay=replay, wait=wait,
     )  # fmt: skip
+    from juge.engine.loop import run_loop
+
     if not _in_running_loop():
-        return asyncio.run(coro)
+        return run_loop(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="juge-run") as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(run_loop, coro).result()
 
 
 def _in_running_loop() -> bool:

@@ -16,7 +16,6 @@ outside ``juge run`` (tuning, probes).
 
 from __future__ import annotations
 
-import asyncio
 import fcntl
 import hashlib
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
@@ -30,6 +29,7 @@ from juge.config import EvalConfig, ProviderSpec
 from juge.data.records import Case, Judgment
 from juge.engine import Engine, apply_checks, build_tasks, iter_tasks
 from juge.engine.batching import BatchedProvider, BatchPending, describe
+from juge.engine.loop import run_loop
 from juge.errors import InputError
 from juge.judges.judge import Judge
 from juge.providers.base import Provider
@@ -77,7 +77,7 @@ def run_eval(
         provider_override=provider_override,
         wait=wait,
     )
-    return asyncio.run(run_eval_async(config, store, options))
+    return run_loop(run_eval_async(config, store, options))
 
 
 async def run_eval_async(
@@ -407,7 +407,7 @@ def judged_run(
     with stored_run(
         store, engine, judges, eval_hash=eval_hash, dataset_hash=dataset_hash, resume=resume, create=create
     ) as run:
-        asyncio.run(judge_all(run.id))
+        run_loop(judge_all(run.id))
         yield run
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from juge.data.records import Case, HumanLabel, Judgment
 from juge.errors import Fault, InputError
+from juge.fastjson import dump_text
 from juge.store.layout import DEFAULT_DB, MIGRATIONS, SCHEMA, SCHEMA_VERSION, TABLES, run_script
 from juge.store.migrations import pending, use_wal
 
@@ -45,6 +46,11 @@ _INSERT_CACHE = "INSERT OR REPLACE INTO cache (key, provider, model, response, c
 
 def _dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _dumps_call(value: Any) -> str | None:
+    """`_dumps` for the call log and the cache, written on every call: the same JSON, compact (see juge.fastjson)."""
+    return None if value is None else dump_text(value, sort_keys=True)
 
 
 def _loads(text: str | None) -> Any:
@@ -419,7 +425,7 @@ class Store:
         """One attempt; `payer` names what the answer is for (a judgment's task, a case's output).
         With `cache`, an answered attempt's response is also the cache entry for `cache_key`
         (encoded once for both rows)."""
-        response_json = _dumps(response)
+        response_json = _dumps_call(response)
         created_at = now_iso()
         call = (
             run_id,
@@ -427,7 +433,7 @@ class Store:
             provider,
             model,
             attempt,
-            _dumps(request),
+            _dumps_call(request),
             response_json,
             error,
             status,
