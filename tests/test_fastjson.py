@@ -55,7 +55,9 @@ scalars = st.one_of(
 
 def write(value: Any, ascii_only: bool, space: str) -> str:
     if isinstance(value, tuple):  # an object: (key, value) pairs, a key maybe twice
-        members = (f"{json.dumps(k, ensure_ascii=ascii_only)}{space}:{space}{write(v, ascii_only, space)}" for k, v in value)
+        members = (
+            f"{json.dumps(k, ensure_ascii=ascii_only)}{space}:{space}{write(v, ascii_only, space)}" for k, v in value
+        )
         return "{" + f",{space}".join(members) + "}"
     if isinstance(value, list):
         return "[" + f",{space}".join(write(v, ascii_only, space) for v in value) + "]"
@@ -181,6 +183,11 @@ def test_sorted_keys_come_out_sorted_and_compact():
 
 def test_a_template_hash_is_unchanged():
     judge = judge_from_dict(
-        {"name": "helpful", "setup": "passfail", "model": "m", "description": "The answer does what the customer asked."}
+        {
+            "name": "helpful",
+            "setup": "passfail",
+            "model": "m",
+            "description": "The answer does what the customer asked.",
+        }
     )
     assert judge.template_hash == "6acde5bccda6"
