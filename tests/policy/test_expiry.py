@@ -11,6 +11,7 @@ from test_route_endpoint import MODEL, case, no_keys, policy_from_a_run  # noqa:
 
 from cli_helpers import run_cli, write_jsonl
 from juge.judges.identity import JudgeIdentity, check_identity
+from juge.judges.parsers import PARSER_VERSION
 from juge.testing.mockserver import MockConfig, serve_in_thread
 
 NEW_VERSION = "mock-judge-2026-06"
@@ -114,7 +115,10 @@ def test_a_changed_judge_expires_the_policy(monkeypatch, capsys, tmp_path, no_ke
                            str(tmp_path / "s2.json"))  # fmt: skip
     report = json.loads((tmp_path / "s2.json").read_text())
     assert code == 0 and report["expired"] is True
-    assert {m["field"] for c in report["identity_checks"] for m in c["mismatches"]} == {"template_hash"}
+    # A policy derived from a run keeps the provider, rubric and parser its config recorded: the rubric is named.
+    assert {m["field"] for c in report["identity_checks"] for m in c["mismatches"]} == {"template_hash", "rubric_hash"}
+    (recorded,) = json.loads(policy.read_text())["judges"].values()
+    assert (recorded["provider"], recorded["parser_versions"], len(recorded["rubric_hashes"])) == ("openai", [str(PARSER_VERSION)], 1)
 
 
 def test_status_without_evidence_leaves_expiry_unchecked(tmp_path, monkeypatch):

@@ -114,6 +114,11 @@ def policy_derive(
         audit_n=audit_n,
         boot=Bootstrap(n_resamples=resamples, seed=seed),
     )
+    run_id = run if run is not None else source.run if source is not None else None
+    if run_id is not None:  # the run's config knows the judge's provider, rubric and parser; the calls do not
+        from juge.policy.identity import with_run_identity
+
+        policy = with_run_identity(policy, run_id, db if db is not None else source.db if source else None)
     result = PolicyResult.model_validate(policy)
     result._input_warnings, result._input_notices = study.warnings, study.notices
     return result

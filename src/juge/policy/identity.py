@@ -9,6 +9,8 @@ policy: refused (exit 2) unless ``--force``; forced, the command routes with the
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from juge.data.records import Judgment
 from juge.judges.identity import (
@@ -69,3 +71,27 @@ def merge_use(forced: bool, warning: str | None, use: IdentityUse | None) -> tup
     if use is None or not use.forced:
         return forced, warning
     return True, "\n".join(w for w in (warning, use.warning) if w)
+
+
+def with_run_identity(policy: dict[str, Any], run: str, db: str | Path | None) -> dict[str, Any]:
+    """A policy derived from a stored run, with what the run's config records of each judge beyond its calls
+    (provider, rubric hash, parser version: ``juge.runs.execute.judges_config``), and its hash again."""
+    from juge.policy.file import policy_hash
+    from juge.store import open_store
+
+    with open_store(db, must_exist=True) as store:
+        configured = (store.get_run(run).get("config") or {}).get("judges") or []
+    for info in (policy.get("judges") or {}).values():
+        same = [
+            j for j in configured
+            if isinstance(j, dict) and j.get("name") == info.get("judge") and j.get("template") == info.get("template")
+        ]  # fmt: skip
+        providers = sorted({j["provider"] for j in same if j.get("provider")})
+        if len(providers) == 1:
+            info["provider"] = providers[0]
+        for key, field in (("rubric_hashes", "rubric_hash"), ("parser_versions", "parser_version")):
+            values = sorted({str(j[field]) for j in same if j.get(field)})
+            if values:
+                info[key] = values
+    policy["policy_hash"] = policy_hash(policy)
+    return policy

@@ -28,6 +28,7 @@ from juge.policy.identity import accept_identity, check_policy_calls, policy_ide
 from juge.policy.results import PolicyResult, RouteResult
 from juge.policy.route import RouteDecision, route_cases
 from juge.runs.execute import run_eval
+from juge.runs.providers import judge_specs
 from juge.store import Store, open_store
 
 
@@ -43,11 +44,14 @@ class LiveRouting:
     identity: IdentityUse
 
 
-def policy_judges(policy: PolicyResult, config: EvalConfig, *, force: bool = False) -> tuple[list[int], IdentityUse]:
+def policy_judges(
+    policy: PolicyResult, config: EvalConfig, *, force: bool = False, override: ProviderSpec | None = None
+) -> tuple[list[int], IdentityUse]:
     """Indexes of the eval's judges the policy uses, and their identity checked against the policy's (model,
     template hash, and rubric and parser when the policy records them). A missing judge is refused; a changed
     identity too (naming the judge file's field), unless ``force`` (then FORCED)."""
     by_key = {f"{j.name}/{j.template_id}": i for i, j in enumerate(config.judges)}
+    specs = judge_specs(config, override)
     expected = policy_identities(policy)
     chosen, checks = [], []
     for key, info in policy.judges.items():
@@ -61,7 +65,11 @@ def policy_judges(policy: PolicyResult, config: EvalConfig, *, force: bool = Fal
         if key not in expected:
             continue
         judge = config.judges[i]
-        check = check_identity(expected[key], identity_of_judge(judge), key=key, require=("model", "template_hash"))
+        spec = specs[i]
+        provider = spec.name if spec is not None else None
+        check = check_identity(
+            expected[key], identity_of_judge(judge, provider=provider), key=key, require=("model", "template_hash")
+        )
         checks.append(check)
         if check.ok or force:
             continue
@@ -135,7 +143,7 @@ def route_live(
         raise InputError("give the new items as a file (--items) or one item (--item), not both")
     if items is not None and not items.is_file():
         raise InputError(f"--items {items}: {'is a folder' if items.is_dir() else 'file not found'}")
-    judges, use = policy_judges(policy, config, force=force)
+    judges, use = policy_judges(policy, config, force=force, override=provider_override)
     if items is not None:
         routed = routing_config(config, judges, items, mapping=mapping)
         return _route(policy, routed, store, concurrency, progress, provider_override, use, force)

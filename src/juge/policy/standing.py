@@ -88,9 +88,13 @@ def policy_standing(
 def _judge_file_checks(policy: PolicyResult, eval_file: str | Path) -> list[IdentityCheck]:
     """The eval file's judges of the policy's keys, as they would be called, checked (no call is made)."""
     from juge.config import load_eval
+    from juge.runs.providers import judge_specs
 
     config = load_eval(eval_file)
-    found = {f"{j.name}/{j.template_id}": identity_of_judge(j) for j in config.judges}
+    found = {
+        f"{j.name}/{j.template_id}": identity_of_judge(j, provider=spec.name if spec is not None else None)
+        for j, spec in zip(config.judges, judge_specs(config))
+    }
     missing = sorted(set(policy_identities(policy)) - set(found))
     if missing:
         raise InputError(

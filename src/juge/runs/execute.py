@@ -35,7 +35,7 @@ from juge.judges.judge import Judge
 from juge.providers.base import Provider
 from juge.runs.gate import evaluate_gate, gate_record
 from juge.runs.plan import RunOptions, RunPlan, check_renderable, plan_run
-from juge.runs.providers import answering_judges, as_model
+from juge.runs.providers import answering_judges, as_model, judge_specs
 from juge.runs.results import Gate, Run, RunSummary
 from juge.runs.summary import summarize
 from juge.runs.system import generate_outputs, judged_cases
@@ -129,7 +129,10 @@ def claim_run(plan: RunPlan, store: Store, engine: Engine) -> Iterator[StoredRun
                 "kind": config.run_kind,
                 "eval_file": config.source,
                 "repeat": options.repeat,
-                "judges": judges_config(answering_judges(config, options.provider_override)),
+                "judges": judges_config(
+                    answering_judges(config, options.provider_override),
+                    [spec.name if spec else None for spec in judge_specs(config, options.provider_override)],
+                ),
                 "system": (config.spec.system.model_dump() | {"template_hash": plan.system_prompt.hash})
                 if config.spec.system and plan.system_prompt
                 else None,
@@ -346,8 +349,15 @@ def stored_run(
             store.finish_run(run.id, run.summary.to_dict())
 
 
-def judges_config(judges: Iterable[Judge]) -> list[dict[str, Any]]:
-    """What a run's config records of each judge: its name, setup, template (id and hash) and model."""
+def judges_config(judges: Iterable[Judge], providers: Sequence[str | None] = ()) -> list[dict[str, Any]]:
+    """What a run's config records of each judge: its name, setup, template (id and hash), model, and the parts
+    of its identity a policy derived from the run keeps (juge.judges.identity): provider, rubric hash, parser
+    version."""
+    from juge.judges.identity import rubric_hash
+    from juge.judges.parsers import PARSER_VERSION
+
+    judges = list(judges)
+    named = list(providers) + [None] * (len(judges) - len(providers))
     return [
         {
             "name": j.name,
@@ -355,8 +365,11 @@ def judges_config(judges: Iterable[Judge]) -> list[dict[str, Any]]:
             "template": j.template_id,
             "template_hash": j.template_hash,
             "model": j.model,
+            **({"provider": p} if p else {}),
+            "rubric_hash": rubric_hash(j),
+            "parser_version": str(PARSER_VERSION),
         }
-        for j in judges
+        for j, p in zip(judges, named)
     ]
 
 

@@ -87,11 +87,15 @@ def answering_judges(config: EvalConfig, override: ProviderSpec | None = None) -
     its own model, as the eval's scripted stand-in does): what a run records and a preview shows. The
     requests still carry each judge's own model."""
     out = []
-    for judge in config.judges:
-        spec = override or judge_provider_spec(judge) or config.spec.provider
+    for judge, spec in zip(config.judges, judge_specs(config, override)):
         model = answering_model(spec.name, spec.options, judge.model) if spec is not None else judge.model
         out.append(as_model(judge, model))
     return out
+
+
+def judge_specs(config: EvalConfig, override: ProviderSpec | None = None) -> list[ProviderSpec | None]:
+    """The provider that answers each of the eval's judges: the override, else its own file's, else the eval's."""
+    return [override or judge_provider_spec(judge) or config.spec.provider for judge in config.judges]
 
 
 def as_model(judge: Judge, model: str) -> Judge:
