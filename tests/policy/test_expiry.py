@@ -118,7 +118,11 @@ def test_a_changed_judge_expires_the_policy(monkeypatch, capsys, tmp_path, no_ke
     # A policy derived from a run keeps the provider, rubric and parser its config recorded: the rubric is named.
     assert {m["field"] for c in report["identity_checks"] for m in c["mismatches"]} == {"template_hash", "rubric_hash"}
     (recorded,) = json.loads(policy.read_text())["judges"].values()
-    assert (recorded["provider"], recorded["parser_versions"], len(recorded["rubric_hashes"])) == ("openai", [str(PARSER_VERSION)], 1)
+    assert (recorded["provider"], recorded["parser_versions"], len(recorded["rubric_hashes"])) == (
+        "openai",
+        [str(PARSER_VERSION)],
+        1,
+    )
 
 
 def test_status_without_evidence_leaves_expiry_unchecked(tmp_path, monkeypatch):
