@@ -161,3 +161,19 @@ def test_one_handler_gives_the_exit_code_of_the_class(
         cli.main(["runs"])
     assert exited.value.code == code
     assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_running_out_of_memory_is_one_line_exit_3_naming_what_to_reduce(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from juge import cli
+
+    def app(**_: Any) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "app", app)
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["calibrate"])
+    assert exited.value.code == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: out of memory") and "--resamples" in err and "Traceback" not in err

@@ -72,6 +72,12 @@ def version_command() -> None:
     _print_version(True)
 
 
+OUT_OF_MEMORY = (
+    "out of memory: give fewer items or cases at once, or fewer bootstrap resamples (--resamples) where the "
+    "command takes them"
+)
+
+
 def _json_to_stdout(args: list[str]) -> bool:
     return "--json=-" in args or any(a == "--json" and b == "-" for a, b in zip(args, args[1:], strict=False))
 
@@ -90,6 +96,9 @@ def main(args: list[str] | None = None) -> None:
     except JugeError as exc:  # the one handler: 2 for an InputError, 3 for a Fault (juge.errors)
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
+    except MemoryError:  # one line, not a traceback as long as what ran out
+        err.print(f"[bold red]error:[/] {OUT_OF_MEMORY}", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(3)
     except SystemExit as exc:
         if exc.code == INTERRUPTED:
             # Interrupted (Ctrl-C): what is left is the interpreter waiting for worker threads. A second Ctrl-C

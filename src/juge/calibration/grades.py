@@ -40,16 +40,10 @@ from juge.calibration.results import Calibration
 from juge.data.labels import normalise_passfail
 from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError
-from juge.stats import (
-    Estimate,
-    kappa_estimate,
-    krippendorff_alpha,
-    pair_tables,
-    pearson,
-    ratio_estimate,
-    spearman,
-    statistic_estimate,
-)
+from juge.stats import Estimate, confusion_table, ratio_estimate
+from juge.stats.agreement import KappaWeights
+from juge.stats.bootstrap import pair_kappa_estimates
+from juge.stats.correlation import pearson_estimate, spearman_estimate
 
 Kind = Literal["score", "passfail"]
 Truth = Literal["each", "mean", "agree", "gold"]
@@ -246,10 +240,11 @@ def _pooled(
     y1 = np.array([a for p in per_item for a, _ in p], dtype=object)
     y2 = np.array([b for p in per_item for _, b in p], dtype=object)
     index = np.array([i for i, p in enumerate(per_item) for _ in p], dtype=np.int64)
-    tables = pair_tables(y1, y2, index, labels, n_items=len(items))
-    out = {"agreement": ratio_estimate(num, den, **boot.kwargs), "kappa": kappa_estimate(tables, **boot.kwargs)}
+    weights: list[KappaWeights] = [None, "quadratic"] if weighted else [None]
+    kappas = pair_kappa_estimates(y1, y2, index, labels, n_items=len(items), weights=weights, **boot.kwargs)
+    out = {"agreement": ratio_estimate(num, den, **boot.kwargs), "kappa": kappas[0]}
     if weighted:
-        out["weighted_kappa"] = kappa_estimate(tables, weights="quadratic", **boot.kwargs)
+        out["weighted_kappa"] = kappas[1]
     return out
 
 
@@ -261,23 +256,14 @@ def _correlations(
     x = np.array([r[1] for r in rows], dtype=float)
     y = np.array([r[2] for r in rows], dtype=float)
     return {
-        name: statistic_estimate(fn, x, y, clusters=clusters, **boot.kwargs)
-        for name, fn in (("pearson", pearson), ("spearman", spearman))
+        name: fn(x, y, clusters=clusters, **boot.kwargs)
+        for name, fn in (("pearson", pearson_estimate), ("spearman", spearman_estimate))
     }
 
 
 def _alpha(items: Sequence[GradedItem], key: str | None, boot: Bootstrap) -> Estimate:
-    raters = sorted({r for it in items for r, _ in it.ratings})
-    column = {r: k for k, r in enumerate(raters)}
-    data = np.full((len(items), len(raters) + (key is not None)), np.nan)
-    for i, it in enumerate(items):
-        for r, v in it.ratings:
-            data[i, column[r]] = float(v)
-        grade = it.judges.get(key) if key else None
-        if grade is not None and grade.value is not None:
-            data[i, -1] = float(grade.value)
-    n = int(np.count_nonzero(~np.isnan(data)))
-    return statistic_estimate(lambda d: krippendorff_alpha(d.T, level="ordinal"), data, n=n, **boot.kwargs)
+    """Ordinal alpha of the raters, with the judge as one more rater when ``key`` is given."""
+    return people_alpha([_values([it])[0] + (_grade_values(it, key) if key else []) for it in items], "ordinal", boot)
 
 
 def _rater_pairs(item: GradedItem) -> list[tuple[Any, Any]]:
@@ -370,6 +356,16 @@ def _caught(per_item: list[list[tuple[Any, Any]]], human: str, boot: Bootstrap) 
     return {"k": int(sum(num)), "n": int(sum(den)), "rate": ratio_estimate(num, den, **boot.kwargs).to_dict()}
 
 
+def _confusion(
+    items: Sequence[GradedItem], pairs: Callable[[GradedItem], list[tuple[Any, Any]]], labels: list
+) -> list[list[int]]:
+    """Counts of (person, judge) label pairs, rows people and columns judge, in scale order."""
+    flat = [p for it in items for p in pairs(it)]
+    people = np.array([h for _, h in flat], dtype=object)
+    judge = np.array([j for j, _ in flat], dtype=object)
+    return confusion_table(people, judge, labels=labels).tolist()
+
+
 def _reliability(
     items: Sequence[GradedItem], pairs: Callable[[GradedItem], list[tuple[Any, Any]]], boot: Bootstrap
 ) -> list[dict[str, Any]]:
@@ -380,11 +376,16 @@ def _reliability(
     interval is the item bootstrap of that pooled ratio (DeGroot & Fienberg 1983).
     """
     per_item = [pairs(it) for it in items]
+    item_of = np.array([i for i, p in enumerate(per_item) for _ in p], dtype=np.int64)
+    judge = np.array([float(j) for p in per_item for j, _ in p])
+    human = np.array([float(h) for p in per_item for _, h in p])
     points = []
-    for score in sorted({j for p in per_item for j, _ in p}):
-        num = [sum(float(h) for j, h in p if j == score) for p in per_item]
-        den = [sum(j == score for j, _ in p) for p in per_item]
-        points.append({"judge_score": score, "mean_human_score": ratio_estimate(num, den, **boot.kwargs).to_dict()})
+    for score in np.unique(judge):
+        at = judge == score
+        num = np.bincount(item_of[at], weights=human[at], minlength=len(items))
+        den = np.bincount(item_of[at], minlength=len(items))
+        mean = ratio_estimate(num, den, **boot.kwargs).to_dict()
+        points.append({"judge_score": float(score), "mean_human_score": mean})
     return points
 
 
@@ -412,12 +413,11 @@ def grade_judge_figures(
         corr = _correlations(items, _judge_pairs(key, truth, for_correlation=True), boot)
         out |= {k: v.to_dict() for k, v in corr.items()}
         out["krippendorff_alpha"] = _alpha(items, key, boot).to_dict()
-        flat = [p for it in items for p in pairs(it)]
         out["confusion"] = {
             "labels": labels,
             "rows": "people",
             "columns": "judge",
-            "matrix": [[sum(h == row and j == col for j, h in flat) for col in labels] for row in labels],
+            "matrix": _confusion(items, pairs, labels),
         }
         out["reliability"] = _reliability(items, _judge_pairs(key, truth, for_correlation=True), boot)
         if threshold is not None:
@@ -434,11 +434,10 @@ def grade_judge_figures(
             with_judge = [_values([it])[0] + _grade_values(it, key) for it in items]
             out["krippendorff_alpha"] = people_alpha(with_judge, "nominal", boot, list(PASSFAIL)).to_dict()
         per_item = [pairs(it) for it in items]
-        flat = [p for ps in per_item for p in ps]
         failures = _caught(per_item, "FAIL", boot)
         out["failures_caught"] = failures if failures["n"] else None
         out["false_flags"] = _caught(per_item, "PASS", boot)
-        matrix = [[sum(h == row and j == col for j, h in flat) for col in PASSFAIL] for row in PASSFAIL]
+        matrix = _confusion(items, pairs, list(PASSFAIL))
         out["confusion"] = {"labels": list(PASSFAIL), "rows": "people", "columns": "judge", "matrix": matrix}
     return out
 

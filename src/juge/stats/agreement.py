@@ -102,7 +102,7 @@ def label_order(y1: np.ndarray, y2: np.ndarray, labels: Sequence | None) -> np.n
     return order
 
 
-def _codes(values: np.ndarray, order: np.ndarray) -> np.ndarray:
+def label_codes(values: np.ndarray, order: np.ndarray) -> np.ndarray:
     """Position of each value in ``order`` (all values must be present)."""
     sorter = np.argsort(order)
     return sorter[np.searchsorted(order, values, sorter=sorter)]
@@ -115,7 +115,7 @@ def confusion_table(y1: ArrayLike, y2: ArrayLike, *, labels: Sequence | None = N
     k = len(order)
     if a.size == 0:
         return np.zeros((k, k), dtype=np.int64)
-    flat = _codes(a, order) * k + _codes(b, order)
+    flat = label_codes(a, order) * k + label_codes(b, order)
     return np.bincount(flat, minlength=k * k).reshape(k, k)
 
 
@@ -176,5 +176,5 @@ def pair_tables(
         positions = items.astype(np.int64)
     if a.size == 0:
         return np.zeros((n_items, k, k), dtype=np.int64)
-    flat = (positions * k + _codes(a, order)) * k + _codes(b, order)
+    flat = (positions * k + label_codes(a, order)) * k + label_codes(b, order)
     return np.bincount(flat, minlength=n_items * k * k).reshape(n_items, k, k)

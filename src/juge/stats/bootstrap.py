@@ -35,12 +35,15 @@ for a given ``(n_items, seed)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from juge.stats.agreement import KappaWeights, kappa_from_tables
+from juge.errors import Fault
+from juge.stats.agreement import KappaWeights, kappa_weight_matrix, label_codes, label_order
 from juge.stats.estimate import Estimate
 
 N_RESAMPLES = 2000
@@ -53,7 +56,7 @@ BLOCK_ENTRIES = 1 << 20
 ITEMS_PER_PATTERN_FOR_MULTINOMIAL = 8
 
 
-def _item_count_blocks(n_items: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+def item_count_blocks(n_items: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Item counts for consecutive blocks of resamples, each block at most ``BLOCK_ENTRIES`` draws.
 
     The blocks stacked are :func:`resample_weights`: numpy's generator draws
@@ -79,31 +82,39 @@ def resample_weights(n_items: int, *, n_resamples: int = N_RESAMPLES, seed: int 
     ``(n_items, n_resamples, seed)``. This holds the whole matrix: for many
     items use :func:`resampled_totals`, which never does.
     """
-    return np.concatenate(list(_item_count_blocks(n_items, n_resamples, seed)))
+    return np.concatenate(list(item_count_blocks(n_items, n_resamples, seed)))
 
 
-def _patterns(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows (patterns) and how many items hold each.
+def _pattern_groups(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct rows (patterns) in lexicographic order: the first item holding each, the pattern of each
+    item, and how many items hold each.
 
     Each column is coded by the rank of its value among the column's distinct
     values, and a row by the mixed-radix number of its column codes, so
     sorting one integer per item finds the distinct rows (a plain sort, several
     times faster than ``np.unique(axis=0)``, which is kept for when the codes
-    would not fit in int64). The patterns are decoded back from their codes.
+    would not fit in int64). Both orders are the lexicographic order of the rows.
     """
     columns = [np.unique(column) for column in rows.T]
-    radices = [values.size for values in columns]
-    if int(np.prod(radices, dtype=object)) >= 2**62:
-        return np.unique(rows, axis=0, return_counts=True)
+    if int(np.prod([values.size for values in columns], dtype=object)) >= 2**62:
+        _, first, group, sizes = np.unique(rows, axis=0, return_index=True, return_inverse=True, return_counts=True)
+        return first, group.ravel(), sizes
     codes = np.zeros(rows.shape[0], dtype=np.int64)
     for column, values in zip(rows.T, columns):
         codes = codes * values.size + np.searchsorted(values, column)
-    distinct, sizes = np.unique(codes, return_counts=True)
-    patterns = np.empty((distinct.size, rows.shape[1]))
-    for j in reversed(range(rows.shape[1])):
-        distinct, digit = np.divmod(distinct, radices[j])
-        patterns[:, j] = columns[j][digit]
-    return patterns, sizes
+    _, first, group, sizes = np.unique(codes, return_index=True, return_inverse=True, return_counts=True)
+    return first, group.ravel(), sizes
+
+
+def _patterns(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows (patterns), in lexicographic order, and how many items hold each."""
+    first, _, sizes = _pattern_groups(rows)
+    return rows[first].astype(float), sizes
+
+
+def _draws_patterns(n_items: int, n_patterns: int) -> bool:
+    """Whether resamples draw pattern counts (many items per pattern) rather than item indices."""
+    return n_items > 0 and n_patterns * ITEMS_PER_PATTERN_FOR_MULTINOMIAL <= n_items
 
 
 def _pattern_count_blocks(sizes: np.ndarray, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
@@ -135,7 +146,7 @@ def resampled_totals(per_item: ArrayLike, *, n_resamples: int = N_RESAMPLES, see
     n_items = rows.shape[0]
     patterns, sizes = _patterns(rows)
     blocks: Iterator[np.ndarray]
-    if n_items and sizes.size * ITEMS_PER_PATTERN_FOR_MULTINOMIAL <= n_items:
+    if _draws_patterns(n_items, sizes.size):
         blocks = (m @ patterns for m in _pattern_count_blocks(sizes, n_resamples, seed))
     else:
         blocks = _item_draw_totals(rows, n_resamples, seed)
@@ -241,6 +252,129 @@ def paired_ratio_difference(
     return Estimate(float(value), low, high, n=n, n_items=na.size)
 
 
+def draw_blocks(keys: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, Iterator[np.ndarray]]:
+    """How :func:`resampled_totals` draws resamples of items whose rows of ``keys`` tell which are alike.
+
+    Returns ``(members, blocks)``: each block holds, for consecutive resamples, how often each member was
+    drawn, so the totals of a per-item statistic ``s`` are ``block @ s[members]``. With many items per
+    distinct key row (pattern) the members are one item of each pattern in lexicographic order and the
+    counts are Multinomial(n, c_g / n); otherwise the members are the items and the counts those of
+    :func:`resample_weights`. The keys only decide which items are interchangeable, so a statistic may be
+    summed over fewer columns than the keys have (a kappa's margins instead of its whole table) and still
+    draw exactly the resamples the whole table would.
+    """
+    if n_resamples < 1:
+        raise ValueError(f"need n_resamples >= 1, got {n_resamples}")
+    n_items = keys.shape[0]
+    if n_items:
+        first, _, sizes = _pattern_groups(keys.reshape(n_items, -1))
+        if _draws_patterns(n_items, sizes.size):
+            return first, _pattern_count_blocks(sizes, n_resamples, seed)
+    return np.arange(n_items), item_count_blocks(n_items, n_resamples, seed)
+
+
+def chunks(blocks: Iterator[np.ndarray], width: int) -> Iterator[np.ndarray]:
+    """The rows of ``blocks`` again, cut so that a chunk's rows times ``width`` stays near ``BLOCK_ENTRIES``
+    (what one chunk's totals of ``width`` statistics hold)."""
+    rows = max(1, BLOCK_ENTRIES // max(width, 1))
+    for block in blocks:
+        for start in range(0, block.shape[0], rows):
+            yield block[start : start + rows]
+
+
+def summed(counts: np.ndarray, stats: Any) -> np.ndarray:
+    """``counts @ stats`` as a dense float array (``stats`` dense, or sparse when it is mostly zeros)."""
+    return np.asarray(counts.astype(float) @ stats, dtype=float)
+
+
+def _pair_keys(items: np.ndarray, flat: np.ndarray, n_items: int, n_cells: int) -> np.ndarray:
+    """Per item, a short key whose lexicographic order is that of the item's flattened table.
+
+    An item's table is ``n_cells`` counts; its key lists its non-zero cells in order as (-cell, count),
+    padded with (-n_cells, 0). Comparing two keys compares the tables at their first differing cell: the
+    table with a count where the other has none is larger, and so is its key (its -cell is the larger).
+    """
+    cells, counts = np.unique(items * n_cells + flat, return_counts=True)
+    item_of, cell_of = np.divmod(cells, n_cells)
+    starts = np.searchsorted(item_of, np.arange(n_items))
+    position = np.arange(cells.size) - starts[item_of]
+    width = int(position.max()) + 1 if cells.size else 1
+    keys = np.zeros((n_items, 2 * width), dtype=np.int64)
+    keys[:, 0::2] = -n_cells
+    keys[item_of, 2 * position] = -cell_of
+    keys[item_of, 2 * position + 1] = counts
+    return keys
+
+
+def _expected_disagreement(rows: np.ndarray, cols: np.ndarray, weights: KappaWeights) -> np.ndarray:
+    """``sum_ij w_ij r_i c_j`` per resample from the margins' counts (shape ``(B, K)``), in O(K) each."""
+    total = rows.sum(axis=1)
+    if weights is None:
+        return total * cols.sum(axis=1) - np.einsum("bi,bi->b", rows, cols)
+    if weights == "linear":  # |i - j| = how many cuts t (i <= t < j or j <= t < i) fall between them
+        below_r, below_c = np.cumsum(rows, axis=1)[:, :-1], np.cumsum(cols, axis=1)[:, :-1]
+        return np.einsum("bt,bt->b", below_r, cols.sum(axis=1)[:, None] - below_c) + np.einsum(
+            "bt,bt->b", total[:, None] - below_r, below_c
+        )
+    if weights == "quadratic":  # (i - j)^2 expanded into moments, positions centred to keep them small
+        position = np.arange(rows.shape[1]) - (rows.shape[1] - 1) / 2
+        m1r, m1c = rows @ position, cols @ position
+        return (rows @ position**2) * cols.sum(axis=1) + total * (cols @ position**2) - 2 * m1r * m1c
+    raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+
+
+def _kappa_from_margins(total: np.ndarray, observed: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Kappa ``1 - (O / T) / (E / T^2)`` with :func:`kappa_from_tables`'s conventions (O, E raw counts)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = 1.0 - observed * total / expected
+    kappa = np.where(expected == 0, np.where(observed == 0, 1.0, 0.0), kappa)
+    return np.where(total > 0, kappa, np.nan)
+
+
+def _pair_disagreement(a: np.ndarray, b: np.ndarray, weights: KappaWeights) -> np.ndarray:
+    """Each pair's disagreement weight ``w[a, b]`` (:func:`kappa_weight_matrix` at positions a, b)."""
+    if weights is None:
+        return (a != b).astype(float)
+    if weights == "linear":
+        return np.abs(a - b).astype(float)
+    if weights == "quadratic":
+        return ((a - b) ** 2).astype(float)
+    raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+
+
+def _kappas(
+    keys: np.ndarray,
+    stats: Any,
+    n_labels: int,
+    weights: Sequence[KappaWeights],
+    *,
+    n_resamples: int,
+    seed: int,
+    level: float,
+) -> list[tuple[float, float | None, float | None]]:
+    """Value and interval of each weighting's kappa from per-item statistics: columns pairs, one observed
+    disagreement per weighting, then the ``n_labels`` row and column margins (dense or sparse)."""
+    k, w = n_labels, len(weights)
+
+    def kappas(totals: np.ndarray) -> list[np.ndarray]:
+        rows, cols = totals[:, 1 + w : 1 + w + k], totals[:, 1 + w + k :]
+        return [
+            _kappa_from_margins(totals[:, 0], totals[:, 1 + j], _expected_disagreement(rows, cols, weighting))
+            for j, weighting in enumerate(weights)
+        ]
+
+    with out_of_memory_named(keys.shape[0], n_resamples):
+        values = kappas(np.asarray(stats.sum(axis=0), dtype=float).reshape(1, -1))
+        members, blocks = draw_blocks(keys, n_resamples, seed)
+        member_stats = stats[members]
+        resampled = [kappas(summed(chunk, member_stats)) for chunk in chunks(blocks, stats.shape[1])]
+    out = []
+    for j in range(w):
+        draws = np.concatenate([r[j] for r in resampled]) if resampled else np.array([])
+        out.append((float(values[j][0]), *percentile_interval(draws, level=level)))
+    return out
+
+
 def kappa_estimate(
     per_item_tables: ArrayLike,
     *,
@@ -254,21 +388,82 @@ def kappa_estimate(
     ``per_item_tables`` has shape ``(n_items, K, K)`` (see
     :func:`juge.stats.agreement.pair_tables`). The value is the kappa of the
     pooled table ``sum_i T_i``; resample ``b`` uses the pooled table
-    ``sum_i W[b, i] T_i`` (the flattened tables are the per-item vectors of
-    :func:`resampled_totals`).
+    ``sum_i W[b, i] T_i``, drawn as :func:`resampled_totals` draws the flattened
+    tables. Kappa needs only the pooled table's count, weighted disagreement and
+    margins, so those are what is summed (``2K + 2`` numbers per item, not ``K^2``).
+    For many labels and items, :func:`pair_kappa_estimates` takes the pairs instead of tables.
     ``n`` is the number of pooled pairs; None value when there are none.
     """
     tables = np.asarray(per_item_tables, dtype=float)
     if tables.ndim != 3 or tables.shape[1] != tables.shape[2]:
         raise ValueError(f"per_item_tables must have shape (n_items, K, K), got {tables.shape}")
-    pooled = tables.sum(axis=0)
-    value = kappa_from_tables(pooled, weights=weights)
     n_items, k = tables.shape[0], tables.shape[1]
-    totals = resampled_totals(tables.reshape(n_items, k * k), n_resamples=n_resamples, seed=seed)
-    pooled_resamples = totals.reshape(-1, k, k)
-    resampled = kappa_from_tables(pooled_resamples, weights=weights)
-    low, high = percentile_interval(resampled, level=level)
-    return Estimate(float(value), low, high, n=int(round(pooled.sum())), n_items=tables.shape[0])
+    w = kappa_weight_matrix(k, weights)
+    stats = np.column_stack(
+        [tables.sum(axis=(1, 2)), np.einsum("ijk,jk->i", tables, w), tables.sum(axis=2), tables.sum(axis=1)]
+    )
+    ((value, low, high),) = _kappas(
+        tables.reshape(n_items, k * k), stats, k, [weights], n_resamples=n_resamples, seed=seed, level=level
+    )
+    return Estimate(value, low, high, n=int(round(tables.sum())), n_items=n_items)
+
+
+def pair_kappa_estimates(
+    y1: ArrayLike,
+    y2: ArrayLike,
+    item_index: ArrayLike,
+    labels: Sequence[Any],
+    *,
+    n_items: int,
+    weights: Sequence[KappaWeights] = (None,),
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> list[Estimate]:
+    """Cohen's kappa of pooled pairs, one estimate per weighting, without building a table per item.
+
+    Pair ``p`` compares ``y1[p]`` (row) with ``y2[p]`` (column) on item ``item_index[p]`` (positions in
+    ``[0, n_items)``), labels ordered by ``labels``. The figures equal :func:`kappa_estimate` of
+    :func:`juge.stats.agreement.pair_tables` on the same seed, resample for resample: items with equal
+    tables are found from their non-zero cells, so the draws are the same, and each item contributes its
+    pairs, its weighted disagreements and its margins (sparse), so memory grows with the pairs, not with
+    ``n_items * K^2``.
+    """
+    from scipy import sparse
+
+    a, b = np.asarray(y1), np.asarray(y2)
+    items = np.asarray(item_index, dtype=np.int64)
+    if a.ndim != 1 or a.shape != b.shape or items.shape != a.shape:
+        raise ValueError(f"y1, y2 and item_index must be 1-d of equal length, got {a.shape}, {b.shape}, {items.shape}")
+    if items.size and (items.min() < 0 or items.max() >= n_items):
+        raise ValueError(f"item_index must lie in [0, {n_items}), got range [{items.min()}, {items.max()}]")
+    order = label_order(a, b, labels)
+    k = len(order)
+    ca, cb = label_codes(a, order), label_codes(b, order)
+    keys = _pair_keys(items, ca * k + cb, n_items, k * k)
+    ones = np.ones(items.size)
+    columns = [ones] + [_pair_disagreement(ca, cb, weighting) for weighting in weights]
+    front = sparse.csr_array(
+        (np.concatenate(columns), (np.tile(items, len(columns)), np.repeat(np.arange(len(columns)), items.size))),
+        shape=(n_items, len(columns)),
+    )
+    rows = sparse.csr_array((ones, (items, ca)), shape=(n_items, k))
+    cols = sparse.csr_array((ones, (items, cb)), shape=(n_items, k))
+    stats = sparse.hstack([front, rows, cols], format="csr")
+    figures = _kappas(keys, stats, k, list(weights), n_resamples=n_resamples, seed=seed, level=level)
+    return [Estimate(value, low, high, n=int(items.size), n_items=n_items) for value, low, high in figures]
+
+
+@contextmanager
+def out_of_memory_named(n_items: int, n_resamples: int) -> Iterator[None]:
+    """A MemoryError inside becomes a Fault (exit 3) saying what to reduce, not a traceback."""
+    try:
+        yield
+    except MemoryError:
+        raise Fault(
+            f"out of memory in the bootstrap ({n_resamples:,} resamples over {n_items:,} items): "
+            "use fewer resamples (--resamples) or fewer items"
+        ) from None
 
 
 def _cluster_layout(codes: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -342,7 +537,7 @@ def statistic_estimate(
     n_clusters = int(codes.max()) + 1 if n_rows else 0
     value = fn(*data) if n_rows else None
     layout = _cluster_layout(codes, n_clusters)
-    blocks = _item_count_blocks(n_clusters, n_resamples, seed) if n_rows else ()
+    blocks = item_count_blocks(n_clusters, n_resamples, seed) if n_rows else ()
     resampled = [_statistic_or_nan(fn, data, _rows_for_counts(layout, counts)) for block in blocks for counts in block]
     low, high = percentile_interval(resampled, level=level)
     return Estimate(value, low, high, n=n_rows if n is None else n, n_items=n_clusters)
