@@ -166,3 +166,25 @@ def test_a_200_mb_answer_costs_the_client_no_more_memory_than_the_bound():
     got = json.loads(done.stdout)
     assert "max_response_bytes" in got["said"]
     assert got["peak_kb"] < 250_000, got  # the interpreter and its imports, plus the 8 MB bound
+
+
+def test_a_batch_answer_with_a_key_twice_is_that_requests_error_and_the_others_read():
+    from juge.providers.batch_api import BatchStatus
+    from juge.providers.openai_batches import OpenAIBatches
+    from juge.providers.openai_compat import _payload, _response
+
+    def line(key: str, message: str) -> str:
+        body = f'{{"model": "m1", "choices": [{{"message": {message}, "finish_reason": "stop"}}]}}'
+        return f'{{"custom_id": "{key}", "response": {{"status_code": 200, "body": {body}}}}}'
+
+    content = "\n".join(
+        [line("a", '{"content": "PASS\\nok"}'), line("b", '{"content": "FAIL\\nx", "content": "PASS\\ny"}')]
+    )
+    batches = OpenAIBatches("http://test/v1", {}, trust_env=False, payload=_payload, response=_response)
+    batches._client = httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda request: httpx.Response(200, text=content))
+    )
+    status = BatchStatus(id="b1", state="completed", ended=True, counts={}, detail={"output_file_id": "f1"})
+    got = asyncio.run(batches.results(status, {"a": "m1", "b": "m1"}))
+    assert got["a"].text == "PASS\nok"
+    assert isinstance(got["b"], ProviderError) and "'content' appears twice" in str(got["b"])

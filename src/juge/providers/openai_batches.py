@@ -15,7 +15,14 @@ from typing import Any
 
 import httpx
 
-from juge.providers.base import ProviderError, Request, Response, retry_after_seconds
+from juge.providers.base import (
+    DuplicateKeyError,
+    ProviderError,
+    Request,
+    Response,
+    json_with_unique_keys,
+    retry_after_seconds,
+)
 from juge.providers.batch_api import BatchStatus
 
 ENDED = ("completed", "failed", "expired", "cancelled")
@@ -111,9 +118,14 @@ class OpenAIBatches:
                 continue
             reply = await self._call("GET", f"/files/{file_id}/content")
             for line in reply.text.splitlines():
-                if line.strip():
-                    key, answer = self._answer(json.loads(line), models)
-                    out[key] = answer
+                if not line.strip():
+                    continue
+                try:
+                    key, answer = self._answer(json_with_unique_keys(line), models)
+                except DuplicateKeyError as exc:  # that request's answer is refused, as an online one is
+                    key = str(json.loads(line).get("custom_id"))
+                    answer = ProviderError(f"the server's answer is not a chat completion: {exc}")
+                out[key] = answer
         return out
 
     def _answer(self, line: dict[str, Any], models: Mapping[str, str]) -> tuple[str, Response | ProviderError]:
