@@ -835,6 +835,11 @@ def test_recorded_verdicts_nested_in_each_item(tmp_path, monkeypatch, capsys) ->
         "--judgments-map", 'item_id=key,verdict=results[1].winner', "--judge-name", "nested",
     )  # fmt: skip
     assert code == 2 and "judge.jsonl:1" in err and "results has 1 elements, so [1] is out of range" in err
+    code, _, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(path), *PAIR_OPTIONS, "--judgments", str(verdicts),
+        "--judgments-map", "item_id=key,verdict=result[0].winner", "--judge-name", "nested",
+    )  # fmt: skip
+    assert code == 2 and "column 'result'" in err and "(columns: key, results)" in err
 
 
 @pytest.mark.parametrize("verdict_order", ["fixed", "shown"])

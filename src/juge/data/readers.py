@@ -882,7 +882,10 @@ def check_mapping_fields(path: Any, mapping: Mapping[str, str], fields: Iterable
             )
 
 
-def _check_mapped_columns(path: Any, mapping: Mapping[str, str], columns: set[str], option: str) -> None:
+def _check_mapped_columns(
+    path: Any, mapping: Mapping[str, str], columns: set[str], option: str, every: set[str] | None = None
+) -> None:
+    """Every column the mapping reads is among `columns`; `every` (all the file's columns) names the choice."""
     for ours, theirs in mapping.items():
         for part in _columns(theirs, dict.fromkeys(columns)):
             _path(part)  # a path's syntax error names the option before any row is read
@@ -892,7 +895,7 @@ def _check_mapped_columns(path: Any, mapping: Mapping[str, str], columns: set[st
             raise input_error(
                 source_name(path),
                 f"{option} reads {ours!r} from column {missing[0]!r}, which no row of the file has "
-                f"(columns: {', '.join(sorted(columns)) or 'none'})",
+                f"(columns: {', '.join(sorted(every if every is not None else columns)) or 'none'})",
                 field=ours,
             )
 
@@ -952,15 +955,17 @@ def mapped_rows(
         except InputError as exc:  # a path's syntax: name the option and field
             raise InputError(str(exc).replace("--map", option, 1)) from None
         seen: set[str] = set()
+        every: set[str] = set()  # for the message, should a column be missing
         for _, row in iter_rows(source, format=format):
             seen |= needed & row.keys()
+            every |= row.keys()
             if all(
                 all(_top_column(c, seen) in seen for c in _columns(t, dict.fromkeys(seen)))
                 for t in mapping.values()
                 if t != ROW_ID
             ):
                 break
-        _check_mapped_columns(source, mapping, seen, option)
+        _check_mapped_columns(source, mapping, seen, option, every)
     by_row = [ours for ours, theirs in (mapping or {}).items() if theirs == ROW_ID]
     for number, (lineno, row) in enumerate(iter_rows(source, format=format), start=1):
         try:
