@@ -107,3 +107,20 @@ def test_drift_reports_the_scripted_share_and_splits_a_score_change(monkeypatch,
     assert split["system_part"]["value"] == pytest.approx(split["total_change"]["value"] - split["judge_part"]["value"])
     assert split["judge_part"]["low"] <= split["judge_part"]["value"] <= split["judge_part"]["high"]
     assert "come from the judge" in out
+
+
+def test_drift_refuses_what_it_cannot_compare(monkeypatch, capsys, tmp_path, no_keys):
+    anchor = write_jsonl(tmp_path / "anchor.jsonl", [{"id": "a0", "question": "Q?", "output": "A."}])
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"item_id": "a0", "rater_id": "ann", "label": "PASS"}])
+    old = judge_file(tmp_path, "judge-2026-01")
+    pair = tmp_path / "pair.toml"
+    pair.write_text('name = "p"\nsetup = "pairwise"\nmodel = "m"\nprovider = "openai"\ndescription = "Better."\n')
+    drift = ("drift", "--anchor", str(anchor), "--labels", str(labels), "--db", str(tmp_path / "j.db"))
+    for extra, says in (
+        (("--judge", str(old)), "--judge OLD --judge NEW"),  # one judge and no stored run
+        (("--judge", str(old), "--judge", str(pair)), "different kinds"),
+        (("--judge", str(old), "--judge", str(old), "--old-run", "x"), "--new-run"),
+    ):
+        code, _, err = run_cli(monkeypatch, capsys, *drift, *extra)
+        assert code == 2 and says in err, err
+    assert not (tmp_path / "j.db").exists()  # refused before any run

@@ -175,3 +175,26 @@ def test_estimate_and_compare_against_a_policy_or_calibration(monkeypatch, capsy
         assert code == 0, err
         checks = json.loads((tmp_path / "c.json").read_text())["identity"]["checks"]
         assert [c["mismatches"] != [] for c in checks] == [False, True] and "FORCED" in out
+
+
+def test_route_of_recorded_calls_from_another_version(monkeypatch, capsys, tmp_path, no_keys):  # noqa: F811
+    with serve_in_thread(MockConfig(latency=0.0)) as server:
+        policy = policy_from_a_run(monkeypatch, capsys, tmp_path, server.url)
+    (judge,) = json.loads(policy.read_text())["judges"].values()
+    call = {"judge": judge["judge"], "model": NEW_VERSION, "template": judge["template"],
+            "template_hash": judge["template_hashes"][0], "outcome": "ok", "verdict": "PASS", "text": "PASS"}  # fmt: skip
+    item = tmp_path / "item.json"
+    item.write_text(json.dumps({**case("n1", "easy"), "item_id": "n1", "judgments": [call]}))
+    route = ("route", "--policy", str(policy), "--item", str(item), "--json", str(tmp_path / "r.json"))
+    code, _, err = run_cli(monkeypatch, capsys, *route)
+    assert code == 2 and NEW_VERSION in err and not (tmp_path / "r.json").exists()
+    code, out, err = run_cli(monkeypatch, capsys, *route, "--force")
+    assert code == 0, err
+    routed = json.loads((tmp_path / "r.json").read_text())
+    assert routed["forced"] is True and routed["identity"]["expired"] is True and "FORCED" in out
+    assert [(d["route"], d["verdict"]) for d in routed["decisions"]] == [("judge", "PASS")]
+    # The policy's own version routes as before, with nothing forced.
+    item.write_text(json.dumps({**case("n1", "easy"), "item_id": "n1", "judgments": [{**call, "model": MODEL}]}))
+    code, _, err = run_cli(monkeypatch, capsys, *route)
+    assert code == 0, err
+    assert json.loads((tmp_path / "r.json").read_text())["identity"]["expired"] is False
