@@ -202,4 +202,7 @@ def test_tutorial_end_to_end(browser, tmp_path):  # noqa: ANN001
         assert raw and all(re.search(r"\[\[[ABC]\]\]", text) for text in raw), raw
         assert page.locator(".disagreement .labels").count() > 0  # alice's and bob's labels beside them
         page.screenshot(path=str(ARTIFACTS / "tutorial-view-disagreements.png"), full_page=True)
+        page.locator(".disagreement .in-runs a").first.click()  # 3: the case in the run, with the prompts as sent
+        page.wait_for_load_state()
+        assert page.locator(".call .raw").count() == 2 and page.locator("details summary").count() >= 2
         page.close()

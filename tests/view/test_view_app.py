@@ -145,6 +145,7 @@ def test_a_category_links_to_its_disagreements_with_the_raw_answers(client) -> N
     category = html.unescape(links(study, r"category=writing")[0])
     page = client.get(category).text
     assert page.count('class="card disagreement"') == 10  # every dev item: a tie or B against the people's A
+    assert not links(page, r"^/runs/")  # the study's items are no case of a stored run here
     assert "order 12" in page and "order 21" in page and "&lt;b&gt;bold&lt;/b&gt;" in page  # raw, escaped
     order = html.unescape(links(study, r"order_dependent=true")[0])
     assert client.get(order).text.count('class="card disagreement"') == 5  # the items whose verdict flipped
@@ -269,4 +270,5 @@ def test_a_pass_fail_calibration_shows_failures_caught_and_links_a_category_to_i
     page = client.get(html.unescape(links(study, rf"category={category}$")[0])).text
     assert page.count('class="card disagreement"') == sum(r.category == category for r in rows)
     assert "answer</h3>" in page and '<pre class="text">PASS\nbecause</pre>' in page  # the raw answer
+    assert not links(page, r"^/runs/")
     store.close()

@@ -728,6 +728,15 @@ class Store:
         ).fetchone()
         return None if row is None else Case.model_validate_json(row["record"])
 
+    def cases_in_run(self, run_id: str, item_ids: Iterable[str]) -> set[str]:
+        """Which of `item_ids` are cases of the run (on its primary key)."""
+        return {
+            r[0]
+            for r in self._for_items(
+                "SELECT item_id FROM run_cases WHERE run_id = ? AND item_id IN ({})", run_id, item_ids
+            )
+        }
+
     def case_judgments(self, run_id: str, item_id: str) -> list[Judgment]:
         rows = self.conn.execute(
             "SELECT * FROM judgments WHERE run_id = ? AND item_id = ? ORDER BY judge, ord, repeat", (run_id, item_id)

@@ -184,6 +184,8 @@ def create_app(store: Store, shown: Shown, *, token: str, label_store: LabelStor
     def study_items(n: int, judge: str = "", category: str = "", order_dependent: bool = False) -> HTMLResponse:
         path, calibration = _nth(shown.calibrations, n, "calibration")
         rows = pages.study_disagreements(calibration, judge=judge, category=category, order_dependent=order_dependent)
+        with reading() as s:
+            in_runs = pages.runs_holding(s, [r.item_id for r in rows])
         return render(
             "disagreements.html",
             n=n,
@@ -193,6 +195,7 @@ def create_app(store: Store, shown: Shown, *, token: str, label_store: LabelStor
             order_dependent=order_dependent,
             rows=rows,
             labels=shown.labels,
+            in_runs=in_runs,
         )
 
     @app.get("/policies/{n}", response_class=HTMLResponse)

@@ -246,6 +246,17 @@ def study_overview(calibration: Calibration) -> dict[str, Any]:
     return {"c": calibration, "judges": judges}
 
 
+def runs_holding(store: Store, item_ids: list[str], *, newest: int = 5) -> dict[str, list[str]]:
+    """For each item, the newest runs of an eval (at most `newest`) that hold it as a case: where its raw answers
+    and prompts can be read."""
+    out: dict[str, list[str]] = {}
+    runs = [r for r in store.list_runs() if run_kind(r["config"] or {}) == "eval"][:newest]
+    for run in runs:
+        for item in store.cases_in_run(run["id"], item_ids):
+            out.setdefault(item, []).append(run["id"])
+    return out
+
+
 def _people_ceiling(people: Mapping[str, Any], category: str) -> Any:
     figures = people.get(category)
     return figures.ceiling if figures is not None else None
