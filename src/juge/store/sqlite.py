@@ -763,12 +763,15 @@ class Store:
                 "SELECT 1 FROM calls WHERE run_id = ? AND payer IS NULL LIMIT 1", (run_id,)
             ).fetchone()
         ):
-            needle = f'"item_id": {json.dumps(item_id, ensure_ascii=False)}'
-            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            value = json.dumps(item_id, ensure_ascii=False)
+            patterns = [  # the request as written spaced (older juge) or compact
+                "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                for needle in (f'"item_id": {value}', f'"item_id":{value}')
+            ]
             rows = self.conn.execute(
                 "SELECT id, request FROM calls WHERE run_id = ? AND payer IS NULL AND response IS NOT NULL"
-                " AND request LIKE ? ESCAPE '\\'",
-                (run_id, pattern),
+                " AND (request LIKE ? ESCAPE '\\' OR request LIKE ? ESCAPE '\\')",
+                (run_id, *patterns),
             ).fetchall()
         requests = [_loads(r["request"]) for r in sorted(rows, key=lambda r: r["id"])]
         return [r for r in requests if isinstance(r, dict) and (r.get("meta") or {}).get("item_id") == item_id]
