@@ -7,6 +7,7 @@ reads the file's `item_id` column as the case id). Unknown fields go to `meta` f
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import datetime
 import functools
@@ -17,7 +18,9 @@ import json
 import math
 import random
 import re
+import shutil
 import tarfile
+import tempfile
 import zipfile
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -333,15 +336,14 @@ def _read_text(path: Path) -> str:
     return text
 
 
-def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines of a UTF-8 text file (gzipped or not) as (line number, text), read one at a time.
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Every line of a UTF-8 text file (gzipped or not) as (line number, text with its line end), one at a time.
 
-    Lines end at ``\n`` (a ``\r`` before it is whitespace to JSON); a UTF-8 BOM is dropped. A byte
-    that is not UTF-8 is reported with its offset after the BOM, as by a whole-file decode; a file
-    with no non-blank line is empty.
+    Lines end at ``\n``; a UTF-8 BOM is dropped. A byte that is not UTF-8 is reported on its line with its
+    offset after the BOM, as by a whole-file decode.
     """
     _check_file(path)
-    offset, any_text = 0, False
+    offset = 0
     with _open_bytes(path) as f:
         try:
             for lineno, raw in enumerate(f, start=1):
@@ -355,13 +357,35 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
                         path, f"not UTF-8 (byte {where}); re-save the file as UTF-8", line=lineno
                     ) from None
                 offset += len(raw)
-                if line.strip():
-                    any_text = True
-                    yield lineno, line
+                yield lineno, line
         except (OSError, EOFError) as exc:  # a truncated or corrupt .gz
             raise input_error(path, f"cannot be decompressed: {exc}") from None
+
+
+def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Non-blank lines of a UTF-8 text file (gzipped or not) as (line number, text), read one at a time
+    (see :func:`_text_lines`; a ``\r`` before a line's end is whitespace to JSON); a file with no non-blank
+    line is empty."""
+    any_text = False
+    for lineno, line in _text_lines(path):
+        if line.strip():
+            any_text = True
+            yield lineno, line
     if not any_text:
         raise input_error(path, "file is empty")
+
+
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")  # a line end of old Mac files, inside a line split at \n
+
+
+def _csv_lines(path: Path) -> Iterator[str]:
+    """The lines of a CSV/TSV file for the csv module, read one at a time (a line ends at \n, \r\n or \r,
+    as io's universal newlines split them)."""
+    for _, line in _text_lines(path):
+        if "\r" in line[:-2]:
+            yield from (part for part in _LONE_CR.split(line) if part)
+        else:
+            yield line
 
 
 def iter_rows(source: Source, *, format: str | None = None) -> Generator[tuple[int, dict[str, Any]], None, None]:
@@ -587,9 +611,9 @@ def _separator(delimiter: str, quoting: bool) -> str:
 
 
 def _csv_rows(path: Path, delimiter: str, *, quoting: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
-    text = _read_text(path)
+    """Rows of a CSV/TSV file (gzipped or not) read one line at a time: a file is never held whole."""
     options: dict[str, Any] = {"strict": True} if quoting else {"quoting": csv.QUOTE_NONE}
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter, **options)
+    reader = csv.DictReader(_csv_lines(path), delimiter=delimiter, **options)
     read_as = _separator(delimiter, quoting)
     any_row = False
     try:
@@ -638,7 +662,7 @@ def header_note(source: Source, format: str | None = None) -> str | None:
     path = resolve_member(as_path(source))
     if path.is_dir() or file_format(path, format) not in ("csv", "tsv"):
         return None
-    first = _read_text(path).split("\n", 1)[0].rstrip("\r")
+    first = next(_csv_lines(path), "").rstrip("\r\n")
     delimiter = "\t" if file_format(path, format) == "tsv" else ","
     comments = _comment_fields(next(csv.reader([first], delimiter=delimiter), []))
     if not comments:
@@ -660,16 +684,27 @@ def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     _pyarrow(path)
     import pyarrow.parquet as pq
 
-    try:
-        in_memory = _is_gzip(path) or archive_parts(path) is not None
-        f = pq.ParquetFile(io.BytesIO(_read_bytes(path)) if in_memory else path)
-    except Exception as exc:  # pyarrow raises its own error types for a file that is not Parquet
-        raise input_error(path, f"not a readable Parquet file ({exc})") from None
-    lineno = 0
-    for batch in f.iter_batches():
-        for row in batch.to_pylist():
-            lineno += 1
-            yield lineno, row
+    with contextlib.ExitStack() as stack:
+        source: Any = path
+        if archive_parts(path) is not None:
+            source = io.BytesIO(_read_bytes(path))
+        elif _is_gzip(path):  # Parquet reads its footer first: gunzip to a temporary file, not to memory
+            source = stack.enter_context(tempfile.TemporaryFile())
+            with _open_bytes(path) as f:
+                try:
+                    shutil.copyfileobj(f, source)
+                except (OSError, EOFError) as exc:
+                    raise input_error(path, f"cannot be decompressed: {exc}") from None
+            source.seek(0)
+        try:
+            parquet = pq.ParquetFile(source)
+        except Exception as exc:  # pyarrow raises its own error types for a file that is not Parquet
+            raise input_error(path, f"not a readable Parquet file ({exc})") from None
+        lineno = 0
+        for batch in parquet.iter_batches():
+            for row in batch.to_pylist():
+                lineno += 1
+                yield lineno, row
     if not lineno:
         raise input_error(path, "no rows")
 
