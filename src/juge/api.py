@@ -33,6 +33,7 @@ from juge.demos.api import demo as demo
 from juge.drift.api import drift as drift
 from juge.label.audit import audit_sample as audit_sample
 from juge.label.audit import audit_status as audit_status
+from juge.policy.api import plan as plan
 from juge.policy.api import policy_derive as policy_derive
 from juge.policy.api import policy_status as policy_status
 from juge.policy.api import policy_test as policy_test

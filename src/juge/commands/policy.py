@@ -856,6 +856,142 @@ def _print_status(r: Any) -> None:
         out.print(Text("next: " + step))
 
 
+# ---- plan ----------------------------------------------------------------------------------
+@reads_inputs(*STUDY_OPTIONS)
+def plan_command(
+    items: ItemsOption = None,
+    judgments: JudgmentsOption = None,
+    run: RunOption = None,
+    labels: LabelsOption = None,
+    db: DbOption = str(DEFAULT_DB),
+    split: Annotated[str, typer.Option(help="The split the policy study reads.")] = "dev",
+    margin: Annotated[
+        float, typer.Option(help="How far judge-vs-person agreement may fall below person-vs-person.")
+    ] = 0.05,
+    probability: Annotated[
+        float, typer.Option(help="The share of simulated studies that must settle the decision (e.g. 0.8).")
+    ] = 0.8,
+    max_factor: Annotated[
+        float,
+        typer.Option("--max-factor", help="Search up to this many times the current items before saying 'not within'."),
+    ] = 10.0,
+    reps: Annotated[int, typer.Option(help="Simulated studies per size.")] = 400,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option("--judge", help="Candidate judge (name or judge/template); repeatable, as in policy derive."),
+    ] = None,
+    width: Annotated[
+        float | None,
+        typer.Option(
+            help="Plan a corrected pass rate instead (with --run and pass/fail --labels, as estimate): the labels "
+            "an interval this wide (high - low) needs under labels alone, PPI++ and stratified PPI++."
+        ),
+    ] = None,
+    confidence: Annotated[
+        float, typer.Option(min=0.5, max=0.999, help="--width: confidence level of the interval.")
+    ] = 0.95,
+    threshold: Annotated[
+        float | None, typer.Option(help="--width, score judges: a case passes when its score is >= this.")
+    ] = None,
+    label_threshold: Annotated[
+        float | None, typer.Option(help="--width, score labels: a person says PASS when the score is >= this.")
+    ] = None,
+    json_path: JsonOption = None,
+    seed: SeedOption = 0,
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=100, help="Bootstrap resamples of the policy derived first.")
+    ] = 500,
+    source: StudySource = StudySource(),
+) -> None:
+    """How many more labels would settle each decision.
+
+    From a policy study (the inputs of `policy derive`): for each category and overall, how many
+    dev items (each with as many raters as now) would put the interval of judge-vs-person minus
+    person-vs-person agreement clear of -margin (the judge within the margin, or clearly below
+    it) in at least --probability of simulated studies (items drawn with replacement from those
+    in hand); "not within N" when even --max-factor times the items would not. With --width,
+    from a run and pass/fail labels (the inputs of `estimate`): the labels an interval that wide
+    needs under labels alone, PPI++ and stratified PPI++ by category, and whether the judge is
+    good enough for PPI to help at all.
+    """
+    from juge.api import plan
+
+    with staged_json(json_path) as write:
+        result = plan(
+            source=with_files(source, items=items, judgments=judgments, run=run, labels=labels, db=db),
+            run=run if width is not None else None,
+            db=db,
+            split=split,
+            margin=margin,
+            probability=probability,
+            max_factor=max_factor,
+            reps=reps,
+            judges=judge,
+            width=width,
+            confidence=confidence,
+            threshold=threshold,
+            label_threshold=label_threshold,
+            resamples=resamples,
+            seed=seed,
+        )
+        for warning in result.warnings:
+            err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)
+        if result.decisions:
+            table = Table(
+                title=Text(
+                    f"Items that settle each decision in {result.probability:.0%} of {result.reps} simulated studies "
+                    f"(judge {result.judge}, margin {result.margin:g}, {result.level:.0%} intervals)"
+                ),
+                title_justify="left",
+            )
+            for name in ("category", "items now", "decision now", "gap", "settled now", "items needed", "more"):
+                table.add_column(name, justify="left" if name in ("category", "decision now") else "right")
+            for d in result.decisions:
+                table.add_row(
+                    Text(d.category),
+                    str(d.n_items),
+                    d.ruling or "",
+                    "" if d.gap is None else f"{d.gap:+.3f}",
+                    f"{d.settled_now:.0%}",
+                    f"not within {d.cap}" if d.n_needed is None else str(d.n_needed),
+                    "" if d.n_more is None else str(d.n_more),
+                )
+            out.print(fitted(table, out))
+            for d in result.decisions:
+                out.print(Text(f"{d.category}: {d.note}"))
+        if result.pass_rate is not None:
+            r = result.pass_rate
+            table = Table(
+                title=Text(
+                    f"Labels for a {r.confidence:.0%} interval of width {r.width:g} "
+                    f"({r.n_cases} cases, {r.n_labelled} labelled now)"
+                ),
+                title_justify="left",
+            )
+            table.add_column("method")
+            table.add_column("labels needed", justify="right")
+            table.add_column("saving against labels alone", justify="right")
+            for name, n, saving in (
+                ("labels alone", r.labels_alone, None),
+                ("PPI++", r.ppi, r.saving_ppi),
+                ("stratified PPI++ (by category)", r.stratified, r.saving_stratified),
+            ):
+                table.add_row(
+                    name,
+                    f"not within {r.n_cases}" if n is None else str(n),
+                    "" if saving is None else str(saving),
+                )
+            out.print(fitted(table, out))
+            if r.allocation:
+                out.print(Text("stratified allocation: " + ", ".join(f"{k} {v}" for k, v in r.allocation.items())))
+        for note in result.notes:
+            out.print(Text("note: " + note, style="yellow"))
+        if write is not None:
+            write(result.to_dict())
+    if json_path is not None:
+        out.print(Text(f"wrote {json_path}"))
+
+
 policy_app = typer.Typer(
     help="Derive a judge policy on dev data, test it once on holdout data, and see where it stands.",
     no_args_is_help=True,
@@ -874,3 +1010,4 @@ def register(app: typer.Typer) -> None:
     app.add_typer(audit_app, name="audit")
     app.command("compare")(compare_command)
     app.command("estimate")(estimate_command)
+    app.command("plan")(plan_command)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from juge.errors import InputError
-from juge.policy.results import AuditSample, HoldoutTest, PolicyResult, PolicyStatusReport, RouteResult
+from juge.policy.results import AuditSample, HoldoutTest, PlanResult, PolicyResult, PolicyStatusReport, RouteResult
 from juge.runs.api import _in_running_loop, _run_id
 from juge.runs.results import Run
 
@@ -346,3 +346,78 @@ def audit_sample(
     use = use_policy(document, force=force, command="juge audit-sample", path=_policy_path(policy))
     source = str(policy) if isinstance(policy, str | Path) else "policy"
     return _with_use(audit_run(document, _run_id(run), db=db, n=n, seed=seed, force=force, source=source), use)
+
+
+def plan(
+    *,
+    items: Rows | None = None,
+    judgments: Rows | Sequence[str | Path] | None = None,
+    run: str | None = None,
+    labels: Rows | None = None,
+    db: str | Path | None = None,
+    split: str = "dev",
+    margin: float = 0.05,
+    probability: float = 0.8,
+    max_factor: float = 10.0,
+    reps: int = 400,
+    judges: Sequence[str] | None = None,
+    width: float | None = None,
+    confidence: float = 0.95,
+    threshold: float | None = None,
+    label_threshold: float | None = None,
+    resamples: int = 500,
+    seed: int = 0,
+    source: StudySource | None = None,
+) -> PlanResult:
+    """How many more labels would settle each decision (``juge plan``).
+
+    Without ``width``: from a policy study (the inputs of ``juge.policy.derive``), for each category and overall,
+    the fewest dev items (each with as many raters as now) whose interval of judge-vs-person minus
+    person-vs-person agreement would be clear of ``-margin`` in at least ``probability`` of simulated studies
+    (items drawn with replacement from those in hand, ``reps`` per size, up to ``max_factor`` times the current
+    items). With ``width``: from a stored ``run`` and pass/fail ``labels`` (the inputs of ``juge.estimate``), the
+    labels an interval of that width needs under labels alone, PPI++ and stratified PPI++ by category.
+    ``resamples`` only sets the bootstrap of the policy derived first (the judge and templates it chooses).
+
+    >>> import juge
+    >>> p = juge.plan(items=juge.demo_path("items.jsonl"), judgments=juge.demo_path("judgments.jsonl"), reps=100)
+    >>> [d.category for d in p.decisions][:2]
+    ['coding', 'extraction']
+    """
+    from juge.calibration.source import study_source
+    from juge.policy.inputs import policy_study
+    from juge.policy.plan import pass_rate_notes, plan_pass_rate, plan_policy
+    from juge.policy.results import PlanResult
+
+    if not 0 < probability < 1:
+        raise InputError(f"--probability must be a share strictly between 0 and 1 (e.g. 0.8), got {probability:g}")
+    if max_factor < 1:
+        raise InputError(f"--max-factor must be at least 1, got {max_factor:g}")
+    if reps < 10:
+        raise InputError(f"--reps must be at least 10, got {reps}")
+    if width is not None:
+        from juge.runs.corrected_run import read_pass_rate
+
+        if not 0 < width < 1:
+            raise InputError(f"--width must be between 0 and 1 (e.g. 0.1), got {width:g}")
+        if run is None and (source is None or source.run is None):
+            raise InputError("--width plans a corrected pass rate: give --run RUN_ID and --labels FILE (as estimate)")
+        read = read_pass_rate(
+            run if run is not None else source.run,  # type: ignore[union-attr,arg-type]
+            labels, db=db, threshold=threshold, label_threshold=label_threshold,
+            source=None if source is None else study_source(labels=source.labels) if labels is None else None,
+        )  # fmt: skip
+        rate = plan_pass_rate(read.outcomes, read.human, read.categories, width=width, confidence=confidence)
+        return PlanResult(
+            probability=probability, margin=margin, level=confidence, reps=reps, pass_rate=rate,
+            notes=[*read.notes, *pass_rate_notes(rate)], warnings=read.warnings,
+        )  # fmt: skip
+    study = policy_study(items=items, judgments=judgments, run=run, labels=labels, db=db, source=source)
+    judge, decisions, level = plan_policy(
+        study.data, split=split, margin=margin, probability=probability, reps=reps, max_factor=max_factor,
+        judges=judges, resamples=resamples, seed=seed,
+    )  # fmt: skip
+    return PlanResult(
+        probability=probability, margin=margin, level=level, reps=reps, split=split, judge=judge,
+        decisions=decisions, notes=study.notices, warnings=study.warnings,
+        )  # fmt: skip

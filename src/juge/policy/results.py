@@ -979,3 +979,91 @@ class PolicyStatusReport(Result):
 
 
 HoldoutTest.model_rebuild()
+
+
+class DecisionPlan(Part):
+    """How many items would settle one category's policy decision (``juge plan``)."""
+
+    category: str
+    """The category, or ``(overall)`` for every category pooled."""
+    n_items: int
+    """Dev items of the category where the judge has a verdict: what the rule reads now."""
+    ruling: str | None = None
+    """The policy's decision now (judge, person, too_few); null for overall."""
+    gap: float | None = None
+    """Judge-vs-person minus person-vs-person agreement now (null for overall)."""
+    settled_now: float
+    """Share of simulated studies of the current size whose interval is clear of -margin (settled)."""
+    n_needed: int | None = None
+    """The fewest items settled in at least the stated share of simulated studies; null: not within ``cap``."""
+    n_more: int | None = None
+    """n_needed - n_items: how many more labelled items (each with as many raters as now)."""
+    settled_at_needed: float | None = None
+    """Share of simulated studies of n_needed items that are settled."""
+    judge_share: float | None = None
+    """Of those studies, the share settled as judge (within the margin of a person)."""
+    person_share: float | None = None
+    """Of those studies, the share settled as person (clearly below the margin)."""
+    cap: int
+    """The largest size searched (max_factor times n_items)."""
+    note: str
+    """The plan in words."""
+
+
+class PassRatePlan(Part):
+    """How many labels a corrected pass rate needs for an interval of a given width (``juge plan --width``)."""
+
+    width: float
+    """The target width of the interval (high - low)."""
+    confidence: float
+    """The interval's confidence level."""
+    n_cases: int
+    """Cases in the run."""
+    n_labelled: int
+    """Cases labelled now."""
+    labels_alone: int | None = None
+    """Labels needed using the labels alone (null: more than the run's cases)."""
+    ppi: int | None = None
+    """Labels needed under PPI++ (null: more than the run's cases)."""
+    stratified: int | None = None
+    """Labels needed under stratified PPI++ with the Neyman allocation below (null: more than the run's cases)."""
+    allocation: dict[str, int] = {}
+    """Stratified PPI++: labels per category at that total (in proportion to size times rectifier spread)."""
+    saving_ppi: int | None = None
+    """labels_alone - ppi: labels PPI++ saves against labels alone."""
+    saving_stratified: int | None = None
+    """labels_alone - stratified."""
+    label_variance: float
+    """Variance of people's PASS (0/1 or share) on the labelled cases."""
+    rectifier_variance: float
+    """Variance of (people's PASS - the judge's PASS) on the labelled cases: plain PPI helps only when it is the
+    smaller (the finite-sample condition)."""
+    ppi_helps: bool
+    """Whether the judge is good enough for PPI to help: rectifier_variance < label_variance."""
+
+
+class PlanResult(Result):
+    """``juge plan --json``: how many more labels would settle each policy decision, or reach an interval width."""
+
+    schema_name: ClassVar[str] = "plan"
+
+    probability: float
+    """The stated share of simulated studies that must be settled."""
+    margin: float
+    """The policy's margin (judge-vs-person may fall this far below person-vs-person)."""
+    level: float
+    """Confidence level of the interval the rule reads."""
+    reps: int
+    """Simulated studies per size."""
+    split: str | None = None
+    """The split the policy study reads (dev)."""
+    judge: str | None = None
+    """The judge the policy chose."""
+    decisions: list[DecisionPlan] = []
+    """Per category, then overall."""
+    pass_rate: PassRatePlan | None = None
+    """With --width: labels for a corrected pass rate of that width."""
+    notes: list[str] = []
+    """What the figures rest on, in words."""
+    warnings: list[str] = []
+    """What the inputs' readers warned about."""

@@ -334,28 +334,9 @@ def corrected_pass_rate(
 def stratified_pass_rate(
     study: PassRateStudy, strata: Mapping[str, str], *, by: str = "category", confidence: float = 0.95
 ) -> StratifiedEstimate:
-    """Stratified PPI++ over ``strata`` (case id -> stratum; a case not in it is in stratum "(none)").
-
-    Strata with fewer than 2 labelled cases are pooled into one; a pool still short of 2 joins the stratum with
-    the most labels. The weights are the strata's shares of the run's cases, known exactly."""
-    members: dict[str, tuple[list[int], list[int]]] = {}
-    for k, i in enumerate(study.labelled_ids):
-        members.setdefault(strata.get(i) or NO_STRATUM, ([], []))[0].append(k)
-    for k, i in enumerate(study.unlabelled_ids):
-        members.setdefault(strata.get(i) or NO_STRATUM, ([], []))[1].append(k)
-    small = sorted(name for name, (lab, _) in members.items() if len(lab) < 2)
-    if small:
-        pool: tuple[list[int], list[int]] = ([], [])
-        for name in small:
-            lab, unl = members.pop(name)
-            pool[0].extend(lab)
-            pool[1].extend(unl)
-        if len(pool[0]) >= 2 or not members:
-            members[POOLED_STRATA] = pool
-        else:
-            richest = max(members, key=lambda name: len(members[name][0]))
-            members[richest][0].extend(pool[0])
-            members[richest][1].extend(pool[1])
+    """Stratified PPI++ over ``strata`` (case id -> stratum; a case not in it is in stratum "(none)"), the strata
+    as :func:`strata_members` forms them. The weights are the strata's shares of the run's cases, known exactly."""
+    members, small = strata_members(study, strata)
     names = sorted(members)
     total = len(study.labelled_ids) + len(study.unlabelled_ids)
     weights = [(len(members[m][0]) + len(members[m][1])) / total for m in names]
@@ -389,6 +370,34 @@ def stratified_pass_rate(
         strata=rows,
         pooled=small,
     )
+
+
+def strata_members(
+    study: PassRateStudy, strata: Mapping[str, str]
+) -> tuple[dict[str, tuple[list[int], list[int]]], list[str]]:
+    """Per stratum, the positions of its labelled and unlabelled cases in ``study``, and the strata pooled.
+
+    Strata with fewer than 2 labelled cases are pooled into one; a pool still short of 2 joins the stratum with
+    the most labels."""
+    members: dict[str, tuple[list[int], list[int]]] = {}
+    for k, i in enumerate(study.labelled_ids):
+        members.setdefault(strata.get(i) or NO_STRATUM, ([], []))[0].append(k)
+    for k, i in enumerate(study.unlabelled_ids):
+        members.setdefault(strata.get(i) or NO_STRATUM, ([], []))[1].append(k)
+    small = sorted(name for name, (lab, _) in members.items() if len(lab) < 2)
+    if small:
+        pool: tuple[list[int], list[int]] = ([], [])
+        for name in small:
+            lab, unl = members.pop(name)
+            pool[0].extend(lab)
+            pool[1].extend(unl)
+        if len(pool[0]) >= 2 or not members:
+            members[POOLED_STRATA] = pool
+        else:
+            richest = max(members, key=lambda name: len(members[name][0]))
+            members[richest][0].extend(pool[0])
+            members[richest][1].extend(pool[1])
+    return members, small
 
 
 def _stratified_notes(stratified: StratifiedEstimate, ppi: Estimate) -> list[str]:
@@ -425,3 +434,74 @@ def plug_in_gap(y: np.ndarray, sens: float, spec: float, rg: Estimate) -> str | 
 
 def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
+
+
+# ---- planning: how many labels reach an interval width ---------------------------------------------------
+@dataclass
+class StratumMoments:
+    """What the width of PPI++ in one stratum depends on, read from the labels in hand."""
+
+    n_cases: int
+    var_y: float
+    var_f: float
+    cov_yf: float
+
+
+def moments(y: np.ndarray, f_labelled: np.ndarray, f_all: np.ndarray) -> StratumMoments:
+    """Label variance, judge variance (over every case) and their covariance (over the labelled cases)."""
+    return StratumMoments(
+        n_cases=len(f_all),
+        var_y=float(np.var(y, ddof=1)),
+        var_f=float(np.var(f_all, ddof=1)),
+        cov_yf=float(np.cov(y, f_labelled, ddof=1)[0, 1]),
+    )
+
+
+def ppi_variance(m: StratumMoments, n: int) -> tuple[float, float]:
+    """PPI++'s se^2 and lambda with n of the stratum's cases labelled (lambda tuned for that n, as estimate does)."""
+    big_n = m.n_cases - n
+    if big_n < 2:
+        return m.var_y / n, 0.0
+    lam = float(np.clip(m.cov_yf / ((1 + n / big_n) * m.var_f), 0.0, 1.0)) if m.var_f > 0 else 0.0
+    rectifier = m.var_y - 2 * lam * m.cov_yf + lam**2 * m.var_f
+    return max(rectifier, 0.0) / n + lam**2 * m.var_f / big_n, lam
+
+
+def labels_for_width(
+    strata: Sequence[StratumMoments], width: float, *, confidence: float = 0.95, method: str = "ppi"
+) -> int | None:
+    """The fewest labels whose interval (``2 z se``) is at most ``width``; None when labelling every case is not
+    enough. ``method``: ``labels`` (labels alone), ``ppi`` (PPI++, one stratum) or ``stratified`` (stratified PPI++
+    with labels allocated to strata in proportion to ``w_k sigma_k``, Neyman's optimal allocation)."""
+    z = _z(confidence)
+    total = sum(m.n_cases for m in strata)
+
+    def se2(n: int) -> float:
+        if method == "labels":
+            return strata[0].var_y / n
+        if method == "ppi":
+            return ppi_variance(strata[0], n)[0]
+        return sum((m.n_cases / total) ** 2 * ppi_variance(m, k)[0] for m, k in zip(strata, neyman(strata, n)))
+
+    lo, hi = 2 * len(strata), total
+    if lo > hi or 2 * z * np.sqrt(se2(hi)) > width:
+        return None
+    while lo < hi:  # se^2 falls as n grows: bisect for the first n that is narrow enough
+        mid = (lo + hi) // 2
+        if 2 * z * np.sqrt(se2(mid)) <= width:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def neyman(strata: Sequence[StratumMoments], n: int) -> list[int]:
+    """n labels allocated in proportion to ``N_k sigma_k`` (sigma_k: the spread of the stratum's rectifier
+    ``Y - lambda f``, what its labels must pin down), at least 2 and at most every case of each stratum."""
+    spread = np.array([m.n_cases * np.sqrt(max(ppi_variance(m, 2)[0] * 2, 1e-6)) for m in strata])
+    caps = np.array([m.n_cases for m in strata])
+    alloc = np.minimum(np.maximum(np.floor(n * spread / spread.sum()), 2), caps).astype(int)
+    while alloc.sum() < n and (alloc < caps).any():  # hand the rounding remainder to the widest strata
+        k = int(np.argmax(np.where(alloc < caps, spread / alloc, -1)))
+        alloc[k] += 1
+    return [int(a) for a in alloc]

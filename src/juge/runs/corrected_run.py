@@ -4,6 +4,7 @@ the run and the labels; the statistics are in :mod:`juge.runs.corrected` (import
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
     from juge.calibration.source import StudySource
     from juge.data.readers import Source
     from juge.runs.results import EstimateResult, Run
+    from juge.runs.verdicts import CaseOutcome
 
 
 def estimate(
@@ -42,13 +44,73 @@ def estimate(
     run's must still be (model version as answered, template hash): refused when it changed unless ``force``
     (then FORCED, in ``identity`` and ``warnings``). ``strata="category"`` adds stratified PPI++
     (PPI++ within each category of the run's cases, combined by their shares)."""
+    from juge.data.results import KindGuess
+    from juge.runs.corrected import corrected_pass_rate
+
+    read = read_pass_rate(
+        run, labels, db=db, threshold=threshold, label_threshold=label_threshold, labels_map=labels_map,
+        scale=scale, kind=kind, missing=missing, format=format, source=source, against=against, force=force,
+    )  # fmt: skip
+    outcomes, human, warnings, notes, identity = read.outcomes, read.human, read.warnings, read.notes, read.identity
+    run_row, guess = read.run_row, read.kind_guess
+    result = corrected_pass_rate(
+        outcomes,
+        human,
+        confidence=confidence,
+        n_resamples=resamples,
+        seed=seed,
+        strata=None if strata is None else read.categories,
+        strata_by=strata or "category",
+    )
+    return result.model_copy(
+        update={
+            "run_id": run_row["id"],
+            "dataset_hash": run_row["dataset_hash"],
+            "warnings": warnings,
+            "notes": [*notes, *result.notes],
+            **({} if identity is None else {"identity": identity}),
+            **({} if guess is None else {"kind_guess": KindGuess(kind=guess[0], guessed_from=guess[1])}),
+        }
+    )
+
+
+@dataclass
+class PassRateInputs:
+    """What a corrected pass rate reads: the run's case outcomes, people's PASS shares, each case's category."""
+
+    outcomes: dict[str, CaseOutcome]
+    human: dict[str, float]
+    categories: dict[str, str]
+    run_row: dict[str, Any]
+    warnings: list[str]
+    notes: list[str]
+    identity: Any
+    kind_guess: tuple[str, str] | None
+
+
+def read_pass_rate(
+    run: str | Run,
+    labels: Source | None = None,
+    *,
+    db: str | Path | None = None,
+    threshold: float | None = None,
+    label_threshold: float | None = None,
+    labels_map: Mapping[str, str] | None = None,
+    scale: Mapping[str, Any] | None = None,
+    kind: Literal["score", "passfail"] | None = None,
+    missing: Iterable[str] = (),
+    format: str | None = None,
+    source: StudySource | None = None,
+    against: str | Path | None = None,
+    force: bool = False,
+) -> PassRateInputs:
+    """Read a stored run and pass/fail labels on some of its cases, as ``juge estimate`` (and ``juge plan``) do."""
     import dataclasses
 
     from juge.calibration.inputs import NO_SPLIT_NOTICE
     from juge.calibration.source import read_study, study_source
-    from juge.data.results import KindGuess
     from juge.errors import InputError
-    from juge.runs.corrected import corrected_pass_rate, human_pass_shares
+    from juge.runs.corrected import human_pass_shares
     from juge.runs.verdicts import run_outcomes, run_threshold
     from juge.store import open_store
 
@@ -86,23 +148,13 @@ def estimate(
     notes = [n for n in inputs.notices if not n.startswith(NO_SPLIT_NOTICE)]  # a split means nothing here
     # People's scores (other than 0/1) pass at the judge's threshold unless told otherwise, as in juge tune.
     human = human_pass_shares(inputs.data.labels, threshold=label_threshold, judge_threshold=threshold)
-    result = corrected_pass_rate(
-        outcomes,
-        human,
-        confidence=confidence,
-        n_resamples=resamples,
-        seed=seed,
-        strata=None if strata is None else {c.id: c.category or "" for c in cases},
-        strata_by=strata or "category",
-    )
-    guess = inputs.kind_guess
-    return result.model_copy(
-        update={
-            "run_id": run_row["id"],
-            "dataset_hash": run_row["dataset_hash"],
-            "warnings": warnings,
-            "notes": [*notes, *result.notes],
-            **({} if identity is None else {"identity": identity}),
-            **({} if guess is None else {"kind_guess": KindGuess(kind=guess[0], guessed_from=guess[1])}),
-        }
+    return PassRateInputs(
+        outcomes=dict(outcomes),
+        human=human,
+        categories={c.id: c.category or "" for c in cases},
+        run_row=run_row,
+        warnings=warnings,
+        notes=notes,
+        identity=identity,
+        kind_guess=inputs.kind_guess,
     )

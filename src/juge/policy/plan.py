@@ -1,0 +1,229 @@
+"""How many more labels would settle a decision (``juge plan``).
+
+Policy decisions: for each category of a policy study (and overall), the rule is settled at ``m`` items when a
+study of that size would put the paired interval of judge-vs-person minus person-vs-person agreement clear of
+``-margin``: above it (the judge is within the margin of a person) or below it (clearly worse), and the category
+is not too thin to decide (:func:`juge.policy.decision.too_few`, through :func:`category_decision`). The chance
+of that is simulated from the data in hand: the category's judged items are drawn with replacement to ``m`` (each
+with its votes, so new items are assumed to get as many raters as now), ``reps`` times, and the rule re-run on each
+draw. The interval in a draw is the delta-method (normal) interval of the paired ratio difference, the
+large-sample form of the bootstrap interval ``policy derive`` prints (a test checks they agree on the sample); it
+keeps thousands of simulated studies to a second. The answer is the smallest ``m`` (on a grid up to
+``max_factor`` times the current items) settled in at least ``probability`` of the draws.
+
+Corrected pass rates: :func:`juge.runs.corrected.labels_for_width` (PPI++, stratified PPI++ with Neyman
+allocation, labels alone) from the variances of the labels in hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from juge.calibration.pairtable import PairItem
+from juge.policy.decision import category_decision, too_few
+from juge.policy.derivation import _has_verdict, _judge_vs_person_counts, _person_vs_person_counts
+from juge.policy.results import DecisionPlan, PassRatePlan
+
+OVERALL = "(overall)"
+GRID_POINTS = 40
+ON_MARGIN = 0.02  # a gap this close to -margin needs thousands of items to settle
+
+
+def item_counts(items: Sequence[PairItem], key_by_category: dict[str, str]) -> np.ndarray:
+    """Per judged item (the judge of its category has a verdict): votes agreeing with the judge, votes, rater
+    pairs agreeing, rater pairs; the four columns the rule's figures are pooled ratios of."""
+    rows = []
+    for it in items:
+        key = key_by_category[it.category]
+        if not _has_verdict(it, key):
+            continue
+        jp_num, jp_den = _judge_vs_person_counts([it], key)
+        pp_num, pp_den = _person_vs_person_counts([it])
+        rows.append((jp_num[0], jp_den[0], pp_num[0], pp_den[0]))
+    return np.array(rows, dtype=float).reshape(-1, 4)
+
+
+def settled_shares(
+    counts: np.ndarray, m: int, *, margin: float, level: float, reps: int, rng: np.random.Generator
+) -> tuple[float, float, float]:
+    """Of ``reps`` studies of ``m`` items drawn from ``counts``: the share settled, and the shares settled as
+    judge and as person."""
+    draw = counts[rng.integers(0, len(counts), (reps, m))]  # (reps, m, 4)
+    a, b, c, d = (draw[..., k] for k in range(4))
+    big_b, big_d = b.sum(1), d.sum(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r1, r2 = a.sum(1) / big_b, c.sum(1) / big_d
+        # Delta method: the difference of two pooled ratios moves with these per-item terms.
+        terms = (a - r1[:, None] * b) / (big_b / m)[:, None] - (c - r2[:, None] * d) / (big_d / m)[:, None]
+        se = terms.std(1, ddof=1) / np.sqrt(m)
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    diff = r1 - r2
+    low, high = diff - z * se, diff + z * se
+    judge = person = 0
+    for k in range(reps):
+        if not np.isfinite(se[k]):
+            continue
+        thin = too_few(m, {"n": int(big_b[k])}, {"n": int(big_d[k])})
+        above, below = bool(low[k] > -margin), bool(high[k] < -margin)
+        ruling = category_decision("", decision="judge" if above else "person", reason="", too_few=thin).ruling
+        judge += ruling == "judge" and above
+        person += ruling == "person" and below
+    return (judge + person) / reps, judge / reps, person / reps
+
+
+def plan_decision(
+    name: str,
+    counts: np.ndarray,
+    row: dict[str, Any] | None,
+    *,
+    margin: float,
+    level: float,
+    probability: float,
+    reps: int,
+    max_factor: float,
+    seed: int,
+) -> DecisionPlan:
+    """The plan for one category (or overall): the share settled now, and the items that settle it."""
+    n = len(counts)
+    cap = max(int(np.ceil(n * max_factor)), n)
+    rng = np.random.default_rng(seed)
+    now = settled_shares(counts, n, margin=margin, level=level, reps=reps, rng=rng) if n >= 2 else (0.0, 0.0, 0.0)
+    needed, at = None, now
+    if n >= 2:
+        grid = np.unique(np.round(np.geomspace(n, cap, GRID_POINTS)).astype(int))
+        for m in grid:
+            shares = settled_shares(counts, int(m), margin=margin, level=level, reps=reps, rng=rng)
+            if shares[0] >= probability:
+                needed, at = int(m), shares
+                break
+            at = shares
+    ruling = row.get("ruling") if row else None
+    if needed is None:
+        if n < 2:
+            note = f"not within {cap} items: too few judged items ({n}) to simulate from"
+        else:
+            note = (
+                f"not within {cap} items ({max_factor:g} times the {n} now): settled in {at[0]:.0%} of studies of {cap}"
+            )
+            gap = None if row is None else row.get("gap")
+            if gap is not None and abs(gap + margin) < ON_MARGIN:
+                note += (
+                    f"; the figures sit on the margin (gap {gap:+.3f}, margin {margin:g}), so more labels barely help"
+                )
+    elif needed == n:
+        note = f"settled now in {now[0]:.0%} of simulated studies of this size"
+    else:
+        lean = "judge" if at[1] >= at[2] else "person"
+        note = f"about {needed - n} more items settle it ({lean}, as the figures stand)"
+    return DecisionPlan(
+        category=name,
+        n_items=n,
+        ruling=ruling,
+        gap=None if row is None else row.get("gap"),
+        settled_now=now[0],
+        n_needed=needed,
+        n_more=None if needed is None else needed - n,
+        settled_at_needed=None if needed is None else at[0],
+        judge_share=None if needed is None else at[1],
+        person_share=None if needed is None else at[2],
+        cap=cap,
+        note=note,
+    )
+
+
+def plan_policy(
+    data: Any,
+    *,
+    split: str,
+    margin: float,
+    probability: float,
+    reps: int,
+    max_factor: float,
+    judges: Sequence[str] | None,
+    resamples: int,
+    seed: int,
+) -> tuple[str, list[DecisionPlan], float]:
+    """Derive the policy as ``policy derive`` does, then plan each category and overall: (judge, plans, level)."""
+    from juge.calibration.pairwise import Bootstrap
+    from juge.errors import InputError
+    from juge.policy.derivation import PairStudyData, derive_policy
+
+    if not isinstance(data, PairStudyData):
+        raise InputError("juge plan reads pairwise policy studies for now (two answers per item, votes A/B/tie)")
+    boot = Bootstrap(n_resamples=resamples, seed=seed)
+    policy = derive_policy(data, split=split, margin=margin, judges=judges, boot=boot)
+    items = data.table().split(split).items
+    keys: dict[str, str] = policy["templates_by_category"]
+    decide = partial(plan_decision, margin=margin, level=boot.level, probability=probability, reps=reps,
+                     max_factor=max_factor)  # fmt: skip
+    plans = [
+        decide(category, item_counts([it for it in items if it.category == category], keys), row, seed=seed + k)
+        for k, (category, row) in enumerate(sorted(policy["categories"].items()))
+    ]
+    plans.append(decide(OVERALL, item_counts(items, keys), None, seed=seed + len(plans)))
+    return policy["judge"], plans, boot.level
+
+
+def plan_pass_rate(
+    outcomes: Any, human: dict[str, float], categories: dict[str, str], *, width: float, confidence: float
+) -> PassRatePlan:
+    """Labels for a corrected pass rate's interval of ``width``: labels alone, PPI++, stratified PPI++."""
+    from juge.runs.corrected import assemble, labels_for_width, moments, neyman, strata_members
+
+    study = assemble(outcomes, human)
+    if len(study.y) < 2:
+        from juge.errors import InputError
+
+        raise InputError("juge plan --width needs at least 2 labelled cases of the run to measure variances from")
+    f_all = np.concatenate([study.f_labelled, study.f_unlabelled])
+    whole = moments(study.y, study.f_labelled, f_all)
+    members, _ = strata_members(study, categories)
+    names = sorted(members)
+    strata = [
+        moments(
+            study.y[lab],
+            study.f_labelled[lab],
+            np.concatenate([study.f_labelled[lab], study.f_unlabelled[unl]]),
+        )
+        for lab, unl in (members[m] for m in names)
+    ]
+    n_labels = labels_for_width([whole], width, confidence=confidence, method="labels")
+    n_ppi = labels_for_width([whole], width, confidence=confidence, method="ppi")
+    n_strat = labels_for_width(strata, width, confidence=confidence, method="stratified")
+    label_var = whole.var_y
+    rectifier_var = float(np.var(study.y - study.f_labelled, ddof=1))
+    return PassRatePlan(
+        width=width,
+        confidence=confidence,
+        n_cases=whole.n_cases,
+        n_labelled=len(study.y),
+        labels_alone=n_labels,
+        ppi=n_ppi,
+        stratified=n_strat,
+        allocation={} if n_strat is None else dict(zip(names, neyman(strata, n_strat), strict=True)),
+        saving_ppi=None if n_labels is None or n_ppi is None else n_labels - n_ppi,
+        saving_stratified=None if n_labels is None or n_strat is None else n_labels - n_strat,
+        label_variance=label_var,
+        rectifier_variance=rectifier_var,
+        ppi_helps=rectifier_var < label_var,
+    )
+
+
+def pass_rate_notes(plan: PassRatePlan) -> list[str]:
+    """The pass-rate plan in words: what no number of labels reaches, and a judge too weak for PPI to help."""
+    notes = []
+    for what, n in (("labels alone", plan.labels_alone), ("PPI++", plan.ppi), ("stratified PPI++", plan.stratified)):
+        if n is None:
+            notes.append(f"{what}: not within the run's {plan.n_cases} cases (label them all and the interval is "
+                         f"still wider than {plan.width:g})")  # fmt: skip
+    if not plan.ppi_helps:
+        notes.append(
+            f"the judge is too weak for PPI to help: var(person - judge) = {plan.rectifier_variance:.3f} is not below "
+            f"var(person) = {plan.label_variance:.3f}; PPI++ falls back to the labels alone (lambda near 0)"
+        )
+    return notes
