@@ -384,6 +384,14 @@ def derive_command(
         ),
     ] = None,
     audit_n: Annotated[int, typer.Option("--audit-n", min=1, help="Decisions a person reads each week (rule 5).")] = 10,
+    cascade: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge names, cheapest first (e.g. chat-small,chat-strong): each stage decides the items it may "
+            "(category rule, then a confidence threshold keeping agreement with the majority at --target with "
+            "probability --confidence), the rest go to the next stage, then to a person. Pairwise judges.",
+        ),
+    ] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="The policy for people (Markdown).")] = Path(
         "JUDGE_POLICY.md"
     ),
@@ -423,6 +431,7 @@ def derive_command(
             audit_n=audit_n,
             resamples=resamples,
             seed=seed,
+            cascade=cascade,
         )
         assert md_tmp is not None and write is not None
         md_tmp.write_text(policy_markdown(result), encoding="utf-8")
@@ -465,6 +474,14 @@ def test_command(
     no_fail: Annotated[
         bool, typer.Option("--no-fail", help="Exit 0 when the policy did NOT HOLD (only the report is wanted).")
     ] = False,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            help="A cascade's prices: a TOML file with a [prices] table (an eval file will do), US$ per million "
+            'tokens by model name prefix, e.g. "gpt-6-luna" = { input = 0.15, output = 0.6 }. Without a price '
+            "the cost per item is in tokens.",
+        ),
+    ] = None,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
     source: StudySource = StudySource(),
@@ -497,6 +514,7 @@ def test_command(
             json_path=json_path,
             resamples=resamples,
             seed=seed,
+            prices=prices,
         )
         if junit_tmp is not None:
             junit_tmp.write_text(policy_test_junit(test), encoding="utf-8")

@@ -259,6 +259,8 @@ def iter_recorded_calls(path: Source, *, pair_ids: Collection[str] = ()) -> Iter
                 fields["text"],
                 verdict,
                 fields["outcome"],
+                tokens_in=tokens[0],
+                tokens_out=tokens[1],
             )
         else:
             judgment = _judgment(source_name(path), line, fields)

@@ -297,3 +297,5 @@ class RecordedCall(NamedTuple):
     verdict: str | int | float | dict[str, Any] | None
     outcome: Outcome
     distribution: dict[str, float] | None = None  # a recorded file carries none; a stored run's judgments do
+    tokens_in: int | None = None  # what a call cost (a cascade's price per item)
+    tokens_out: int | None = None

@@ -43,6 +43,7 @@ def policy_derive(
     resamples: int = 2000,
     seed: int = 0,
     source: StudySource | None = None,
+    cascade: str | Sequence[str] | None = None,
 ) -> PolicyResult:
     """Derive a judge policy on the dev split (``juge policy derive``; ``juge.policy.derive``).
 
@@ -76,6 +77,9 @@ def policy_derive(
         seed: seed of the bootstrap.
         source: the inputs as one :class:`~juge.calibration.source.StudySource`, with every shared input option
             (``--scale``, ``--missing``, ``--label-cols``, ...), instead of ``items`` ... ``labels_map``.
+        cascade: judge names, cheapest first (``"chat-small,chat-strong"`` or a list): each stage decides the
+            items it may with a confidence threshold that keeps agreement with the majority at ``target`` with
+            probability ``confidence``; the rest go to the next stage, then to a person (pairwise judges).
 
     >>> import juge
     >>> p = juge.policy.derive(items=juge.demo_path("items.jsonl"),
@@ -84,6 +88,7 @@ def policy_derive(
     ('chat-strong/pair-v2', False)
     """
     from juge.calibration.pairwise import Bootstrap
+    from juge.policy.cascade import parse_stages
     from juge.policy.derivation import derive_any_policy
     from juge.policy.inputs import policy_study
 
@@ -113,6 +118,7 @@ def policy_derive(
         judges=judges,
         audit_n=audit_n,
         boot=Bootstrap(n_resamples=resamples, seed=seed),
+        cascade=None if cascade is None else parse_stages(cascade),
     )
     run_id = run if run is not None else source.run if source is not None else None
     if run_id is not None:  # the run's config knows the judge's provider, rubric and parser; the calls do not
@@ -140,6 +146,7 @@ def policy_test(
     resamples: int = 2000,
     seed: int = 0,
     source: StudySource | None = None,
+    prices: Mapping[str, Mapping[str, float]] | str | Path | None = None,
 ) -> HoldoutTest:
     """Test a policy once on the held-out split (``juge policy test``; ``juge.policy.test``).
 
@@ -164,15 +171,21 @@ def policy_test(
         seed: seed of the bootstrap.
         source: the inputs as one :class:`~juge.calibration.source.StudySource` (as for ``policy_derive``); its
             ``db`` is the store the test is recorded in when ``db`` is not given.
+        prices: a cascade's prices, US$ per million tokens by model name prefix (``{"gpt-6-luna": {"input":
+            0.15, "output": 0.6}}``), or a TOML file with a ``[prices]`` table (an eval file will do); models
+            in neither this nor the built-in table leave the cost in tokens.
     """
     from juge.calibration.pairwise import Bootstrap
     from juge.files import writable
+    from juge.policy.cascade import read_prices
     from juge.policy.holdout import run_holdout_test, test_policy
     from juge.policy.inputs import load_policy, policy_study
     from juge.store import open_store
 
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
+    if isinstance(prices, str | Path):
+        prices = read_prices(prices)
     if source is not None and db is None:
         db = source.db  # the store the test is recorded in is the one the inputs name
     document = load_policy(policy)  # a bad policy file is named before the data is read
@@ -186,11 +199,13 @@ def policy_test(
         writable(None if json_path is None else Path(json_path), "--json")
     with open_store(db) as store:
         if isinstance(policy, str | Path):
-            result = test_policy(policy, study.data, store, split=split, force=force, boot=boot, json_path=json_path)
+            result = test_policy(
+                policy, study.data, store, split=split, force=force, boot=boot, json_path=json_path, prices=prices
+            )
         else:
             if json_path is not None:
                 raise InputError("json_path: give the policy as a file (the test is recorded in it) or save the result")
-            result = run_holdout_test(document, study.data, store, split=split, force=force, boot=boot)
+            result = run_holdout_test(document, study.data, store, split=split, force=force, boot=boot, prices=prices)
     test = HoldoutTest.model_validate(result)
     test._input_warnings, test._input_notices = study.warnings, study.notices
     return test

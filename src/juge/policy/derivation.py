@@ -73,6 +73,10 @@ from juge.stats import paired_ratio_difference
 from juge.stats.estimate import format_estimate
 
 RULES = ("margin", "lower-bound", "guarantee")
+CONFIDENCE_SOURCE = (
+    "mean over the judge's calls (both orders, all repeats) of the probability it gave the verdict's letter: "
+    "the provider's log-probabilities where recorded, else 1 if the call wrote that letter and 0 if not"
+)
 
 
 @dataclass
@@ -296,6 +300,26 @@ def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: st
     return decided_row(row, figures="judge" if ok else "person", reason=reason, too_few=too_few(len(judged), jp, pp))
 
 
+def item_confidences(
+    items: Sequence[PairItem], key_by_category: dict[str, str], judgments: Sequence[Judgment | RecordedCall]
+) -> dict[str, float]:
+    """Per item with a consistent verdict of its category's template: the judge's confidence in it
+    (:func:`juge.policy.guarantee.pair_confidence`); items without one are left out."""
+    ids = {it.item_id for it in items}
+    calls: dict[tuple[str, str], list[Judgment | RecordedCall]] = {}
+    for j in judgments:
+        if j.item_id in ids:
+            calls.setdefault((f"{j.judge}/{j.template}", j.item_id), []).append(j)
+    out = {}
+    for it in items:
+        key = key_by_category.get(it.category)
+        on = it.judges.get(key) if key else None
+        if key is None or on is None or on.verdict not in ("A", "B", "tie"):
+            continue
+        out[it.item_id] = pair_confidence(on.verdict, calls.get((key, it.item_id), []))
+    return out
+
+
 def guarantee_rule(
     items: Sequence[PairItem],
     key_by_category: dict[str, str],
@@ -311,21 +335,13 @@ def guarantee_rule(
     it against. Coverage is over all dev items: ``n_covered`` (consistent verdict, confidence >= threshold,
     with or without a majority) / ``n_items``.
     """
-    calls: dict[tuple[str, str], list[Judgment | RecordedCall]] = {}
-    for j in judgments:
-        calls.setdefault((f"{j.judge}/{j.template}", j.item_id), []).append(j)
-    decidable: list[float] = []  # confidence of every item with a consistent verdict
+    by_id = item_confidences(items, key_by_category, judgments)
+    decidable = list(by_id.values())  # confidence of every item with a consistent verdict
     conf, wrong = [], []  # the walk: those that also have a majority
     for it in items:
-        key = key_by_category.get(it.category)
-        on = it.judges.get(key) if key else None
-        if key is None or on is None or on.verdict not in ("A", "B", "tie"):
-            continue
-        c = pair_confidence(on.verdict, calls.get((key, it.item_id), []))
-        decidable.append(c)
-        if it.majority is not None:
-            conf.append(c)
-            wrong.append(on.label != it.majority)
+        if it.item_id in by_id and it.majority is not None:
+            conf.append(by_id[it.item_id])
+            wrong.append(it.judges[key_by_category[it.category]].label != it.majority)
     walk = fixed_sequence_threshold(conf, wrong, target=target, confidence=confidence).to_dict()
     threshold = walk["threshold"]
     n_covered = 0 if threshold is None else sum(c >= threshold for c in decidable)
@@ -337,10 +353,7 @@ def guarantee_rule(
         "n_covered": n_covered,
         "coverage": n_covered / len(items) if items else 0.0,
         "coverage_denominator": "all dev items (missing, inconsistent and no-majority ones included)",
-        "confidence_source": (
-            "mean over the judge's calls (both orders, all repeats) of the probability it gave the verdict's letter: "
-            "the provider's log-probabilities where recorded, else 1 if the call wrote that letter and 0 if not"
-        ),
+        "confidence_source": CONFIDENCE_SOURCE,
     }
 
 
@@ -355,10 +368,19 @@ def derive_policy(
     judges: Sequence[str] | None = None,
     audit_n: int = 10,
     boot: Bootstrap = Bootstrap(),
+    cascade: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Derive the policy on one split (dev) and return it as the versioned JSON document."""
+    """Derive the policy on one split (dev) and return it as the versioned JSON document; with ``cascade``
+    (judge names, cheapest first) a cascade of those judges (:mod:`juge.policy.cascade`)."""
     if rule not in RULES:
         raise InputError(f"--rule {rule!r}: use one of {', '.join(RULES)}")
+    if cascade and rule == "guarantee":
+        raise InputError(
+            "--cascade already routes each stage by confidence with a guarantee; its --rule is the category "
+            "rule of each stage: margin (default) or lower-bound"
+        )
+    if cascade and judges:
+        raise InputError("--cascade names the judges of its stages; leave out --judge")
     if not 0 <= margin < 1:
         raise InputError(f"--margin {margin}: must be between 0 and 1")
     table = data.table()
@@ -366,6 +388,10 @@ def derive_policy(
     if not sub.items:
         raise no_split_error(split, data.cases)
     items = sub.items
+    if cascade:
+        from juge.policy.cascade import stage_key
+
+        judges = [stage_key(sub, cascade[0])]
     selection = choose_judge(items, candidate_keys(sub, judges), boot)
     key = selection["chosen"]
     reference = reference_choice(items, sub, key, boot)
@@ -381,7 +407,18 @@ def derive_policy(
         )
         for c in categories
     }
-    used_keys = sorted(set(key_by_category.values()))
+    cascade_block = None
+    if cascade:
+        from juge.policy.cascade import derive_cascade
+
+        cascade_block = derive_cascade(
+            items, sub, data.judgments, cascade, margin=margin, rule=rule, target=target, confidence=confidence,
+            boot=boot,
+        )  # fmt: skip
+    used_keys = sorted(
+        set(key_by_category.values())
+        | {k for s in (cascade_block or {}).get("stages", []) for k in s["templates_by_category"].values()}
+    )
     dev_cases = [c for c in data.cases if c.split == split and c.id in {it.item_id for it in items}]
     policy: dict[str, Any] = {
         "kind": "juge-policy",
@@ -408,6 +445,7 @@ def derive_policy(
         "reference": reference,
         "categories": per_category,
         "guarantee": None,
+        **({"cascade": cascade_block} if cascade_block else {}),
         "audit": {"n": audit_n, "every": "week"},
         "bootstrap": {"n_resamples": boot.n_resamples, "seed": boot.seed, "level": boot.level, "unit": "item"},
     }
@@ -593,6 +631,8 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
                 f"({g.coverage or 0.0:.0%}; missing, inconsistent and no-majority items count in the total)."
             )
         )
+    if p.cascade is not None:
+        lines += cascade_markdown(p)
     lines += [
         "",
         "## What this policy must not be used for",
@@ -618,6 +658,31 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cascade_markdown(p: PolicyResult) -> list[str]:
+    """The cascade's section of JUDGE_POLICY.md: the method, and per stage what reaches it and what it decides."""
+    c = p.cascade
+    assert c is not None
+    lines = [
+        "",
+        "## Cascade: the cheapest judge first, then the next, then a person",
+        "",
+        f"Each stage decides an item when its category rule lets it (rule 3, for that judge) and its confidence is "
+        f"at or above the stage's threshold; otherwise the item goes to the next stage, and after the last to a "
+        f"person. Target: agreement with the human majority >= {c.target:g} on the decided items, with probability "
+        f"{c.confidence:g}. Thresholds: {c.method or ''}.",
+        "",
+        "| stage | judge | dev items reaching it | in its categories | threshold | decides |",
+        "|---|---|---|---|---|---|",
+    ]
+    for k, s in enumerate(c.stages, 1):
+        t = "none" if s.guarantee is None or s.guarantee.threshold is None else f"{s.guarantee.threshold:.3f}"
+        lines.append(
+            f"| {k} | {table_cell(s.judge)} | {s.n_reaching} | {s.n_in_its_categories} | {t} | {s.n_decided} |"
+        )
+    lines += ["", f"A person decides {c.n_person} of the {c.n_items} dev items (coverage {c.coverage or 0.0:.1%})."]
+    return lines
+
+
 def derive_any_policy(
     data: Any,
     *,
@@ -631,11 +696,14 @@ def derive_any_policy(
     judges: Sequence[str] | None = None,
     audit_n: int = 10,
     boot: Bootstrap = Bootstrap(),
+    cascade: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The policy for whatever judge the data holds: ``PairStudyData`` (pairwise) or ``GradeStudyData``
     (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
     ``rule="guarantee"`` (pairs)."""
     if isinstance(data, GradeStudyData):
+        if cascade:
+            raise InputError("--cascade is for pairwise judges for now (as --rule guarantee)")
         return derive_grade_policy(
             data, split=split, margin=margin, rule=rule, min_recall=min_recall, threshold=threshold,
             judges=judges, audit_n=audit_n, boot=boot,
@@ -644,7 +712,7 @@ def derive_any_policy(
         raise InputError("--min-recall and --threshold are for PASS/FAIL and score judges; these items are pairs")
     return derive_policy(
         data, split=split, margin=margin, rule=rule, target=target, confidence=confidence, judges=judges,
-        audit_n=audit_n, boot=boot,
+        audit_n=audit_n, boot=boot, cascade=cascade,
     )  # fmt: skip
 
 

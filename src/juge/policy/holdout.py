@@ -305,6 +305,7 @@ def run_holdout_test(
     boot: Bootstrap = Bootstrap(),
     before_recording: Callable[[dict[str, Any]], None] | None = None,
     registry: Registry | None = None,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """Apply the policy to the holdout split, once; record the test and return the result.
 
@@ -312,6 +313,7 @@ def run_holdout_test(
     policy. ``before_recording(result)`` runs inside the transactions that record the test (e.g. writing
     the outputs to temporary files): if it raises, nothing is recorded and the holdout is not used up.
     ``registry``: the machine's registry (default: the one at :func:`juge.policy.registry.registry_path`).
+    ``prices``: ``[prices]`` rows (US$ per million tokens) for a cascade's cost per item.
     """
     policy = PolicyResult.of(policy)
     kind = policy.judge_kind
@@ -335,7 +337,7 @@ def run_holdout_test(
     try:
         previous_tests(store, registry, policy, data_hash, ledger, force)  # refuse early, before the figures
         if kind == "pairwise":
-            figures = _pair_figures(policy, data, items, boot)
+            figures = _pair_figures(policy, data, items, boot, prices)
         else:
             figures = grade_holdout_figures(policy, data, table, items, boot)
         with store.transaction(), registry.locked():  # the checks and the records are one
@@ -355,7 +357,13 @@ def run_holdout_test(
     return result
 
 
-def _pair_figures(policy: PolicyResult, data: PairStudyData, items: list[PairItem], boot: Bootstrap) -> dict:
+def _pair_figures(
+    policy: PolicyResult,
+    data: PairStudyData,
+    items: list[PairItem],
+    boot: Bootstrap,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
+) -> dict:
     ids = {it.item_id for it in items}
     by_item: dict[str, list] = {}
     for j in data.judgments:
@@ -413,6 +421,19 @@ def _pair_figures(policy: PolicyResult, data: PairStudyData, items: list[PairIte
                 None: "untested: the judge decided no item with a majority",
             }[held],
         }
+    elif policy.cascade is not None:
+        figures["cascade"] = _cascade_figures(policy, data, items, decisions, judged_block, boot, prices)
+        held = figures["cascade"]["guarantee"]["held"]
+        conclusion = {
+            "held": held,
+            "reason": {
+                True: "held: the cascade's disagreement with the majority on the items it decided stayed within the "
+                "guarantee",
+                False: "NOT HELD: the cascade's disagreement with the majority on the items it decided exceeded the "
+                "guarantee",
+                None: "untested: the cascade decided no item with a majority",
+            }[held],
+        }
     else:
         conclusion = overall_conclusion(per_conclusion, overall_gap)
     figures["conclusion"] = {**conclusion, "on_judged_items": overall_gap}
@@ -425,6 +446,44 @@ def _pair_figures(policy: PolicyResult, data: PairStudyData, items: list[PairIte
     return figures
 
 
+def _cascade_figures(
+    policy: PolicyResult,
+    data: PairStudyData,
+    items: list[PairItem],
+    decisions: list[RouteDecision],
+    judged_block: dict[str, Any],
+    boot: Bootstrap,
+    prices: Mapping[str, Mapping[str, float]] | None,
+) -> dict[str, Any]:
+    """A cascade on holdout: items decided per stage (plus a person's: the holdout's items), the guarantee on
+    the decided items, agreement on them, and the cost per item of the cascade and of its last stage alone."""
+    from juge.policy.cascade import item_costs
+
+    assert policy.cascade is not None
+    stages = policy.cascade.stages
+    decided = {d.item_id for d in decisions if d.route == JUDGE}
+    wrong = [
+        None if it.majority is None or it.item_id not in decided else it.judges[POLICY_KEY].label != it.majority
+        for it in items
+    ]
+    guarantee = check_on_holdout(
+        None, [it.item_id in decided for it in items], wrong, target=policy.cascade.target, confidence=boot.level
+    )
+    return {
+        "stages": [
+            {"name": s.name, "judge": s.judge, "n_decided": sum(d.stage == k for d in decisions)}
+            for k, s in enumerate(stages, 1)
+        ],
+        "n_person": sum(d.route != JUDGE for d in decisions),
+        "n_items": len(items),
+        "coverage": len(decided) / len(items) if items else 0.0,
+        "vs_majority": judged_block["vs_majority"]["agreement"],
+        "vs_people": judged_block["vs_people"]["agreement"],
+        "guarantee": guarantee,
+        "cost": item_costs(decisions, policy, data.judgments, prices),
+    }
+
+
 def test_policy(
     policy_path: Path | str,
     data: Any,
@@ -435,6 +494,7 @@ def test_policy(
     boot: Bootstrap = Bootstrap(),
     json_path: Path | str | None = None,
     registry: Registry | None = None,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """`juge policy test`: read the policy, test it once on ``split``, and write the test into the policy file
     (and the result to ``json_path``). Both files are staged and renamed only once the test is recorded, so an
@@ -459,7 +519,7 @@ def test_policy(
 
         result = run_holdout_test(
             PolicyResult.of(document), data, store, split=split, force=force, boot=boot, before_recording=stage,
-            registry=registry,
+            registry=registry, prices=prices,
         )  # fmt: skip
     return result
 

@@ -337,6 +337,53 @@ class AuditRecord(_Loose):
     """The decisions drawn."""
 
 
+class CascadeStage(Part):
+    """One stage of a cascade on dev: its judge, prompts and category rows, and the threshold walk that chose
+    the confidence above which it decides (on the dev items that reach it)."""
+
+    name: str
+    """The judge's name as given to --cascade."""
+    judge: str
+    """Its judge key (judge/template)."""
+    templates_by_category: dict[str, str] = {}
+    """The template it uses in each category."""
+    reference: dict[str, ReferenceChoice] = {}
+    """Per category, with or without the reference answer."""
+    categories: dict[str, PolicyCategory] = {}
+    """The category rule for this judge: the categories it may decide (the others pass to the next stage)."""
+    guarantee: PolicyGuarantee | None = None
+    """The fixed-sequence walk on the dev items that reach the stage in its categories."""
+    n_reaching: int
+    """Dev items no earlier stage decided."""
+    n_in_its_categories: int | None = None
+    """Of those, items in a category the stage may decide."""
+    n_decided: int
+    """Dev items the stage decides."""
+
+
+class PolicyCascade(Part):
+    """A cascade (``--cascade small,strong``): stages tried in order, the rest to a person."""
+
+    stages: list[CascadeStage]
+    """The stages, cheapest first."""
+    target: Number
+    """The agreement with the majority required on the items the cascade decides."""
+    confidence: Number
+    """The probability with which the guarantee holds (over the draw of dev items)."""
+    stage_confidence: Number | None = None
+    """The level each stage is tested at: 1 - (1 - confidence) / stages."""
+    category_rule: str | None = None
+    """margin or lower-bound: the category rule applied per stage."""
+    n_items: int
+    """Dev items."""
+    n_person: int
+    """Dev items no stage decides."""
+    coverage: Number | None = None
+    """The share of dev items some stage decides."""
+    method: str | None = None
+    """How the thresholds were chosen, with the reference."""
+
+
 class PolicyResult(_Loose):
     """A judge policy (``juge policy derive --json``) for a pairwise, PASS/FAIL or score judge: the judge, its
     template per category, which categories it decides alone and why, and the holdout tests it went through."""
@@ -384,6 +431,8 @@ class PolicyResult(_Loose):
     """Each category's decision and the figures behind it."""
     guarantee: PolicyGuarantee | None = None
     """--rule guarantee: the confidence threshold and how it was chosen."""
+    cascade: PolicyCascade | None = None
+    """--cascade: the stages, each with its threshold; ``judge`` is the first stage."""
     audit: PolicyAudit = PolicyAudit()
     """How many of the judge's decisions a person re-checks, and how often (`juge audit-sample` draws them)."""
     bootstrap: BootstrapInfo | None = None
@@ -618,6 +667,40 @@ class HoldoutCategory(_Loose):
     """Whether the category's decision held."""
 
 
+class HoldoutCascadeStage(Part):
+    """One cascade stage on holdout."""
+
+    name: str
+    """The judge's name."""
+    judge: str
+    """Its judge key."""
+    n_decided: int
+    """Holdout items it decided."""
+
+
+class HoldoutCascade(Part):
+    """A cascade on holdout: the items each stage decided (with the person's, they sum to the items), the
+    agreement with the majority and with each person on the decided items, and the cost per item."""
+
+    stages: list[HoldoutCascadeStage]
+    """Per stage, the items it decided."""
+    n_person: int
+    """Items no stage decided."""
+    n_items: int
+    """Holdout items."""
+    coverage: Number | None = None
+    """The share of items some stage decided."""
+    vs_majority: Estimate | None = None
+    """Agreement with the majority on the decided items."""
+    vs_people: Estimate | None = None
+    """Agreement with each person on the decided items."""
+    guarantee: HoldoutGuarantee | None = None
+    """The disagreement with the majority on the decided items, against what the guarantee allows."""
+    cost: dict[str, Any] | None = None
+    """Cost per item of the cascade and of the last stage alone (unit: USD or tokens), and the models without a
+    price."""
+
+
 class HoldoutTest(_Loose):
     """The one test of a policy on held-out items (``juge policy test --json``): decisions, figures and the
     conclusion per category and overall; ``forced`` (FORCED) when the items were tested before."""
@@ -674,6 +757,8 @@ class HoldoutTest(_Loose):
     """Where each holdout item went, and why."""
     guarantee: HoldoutGuarantee | None = None
     """--rule guarantee: the guarantee measured on holdout."""
+    cascade: HoldoutCascade | None = None
+    """--cascade: per stage the items decided, the agreement on decided items, the cost per item."""
 
     _input_warnings: list[str] = PrivateAttr(default_factory=list)
     _input_notices: list[str] = PrivateAttr(default_factory=list)
@@ -717,6 +802,8 @@ class RoutedItem(Part):
     """The template that judged it."""
     confidence: float | None = None
     """--rule guarantee: the judge's confidence."""
+    stage: int | None = None
+    """--cascade: the stage that decided (1 = the first), when one did."""
     passes: bool | None = None
     """PASS/FAIL and scores: whether the answer passes, when the judge decides."""
     decision: str

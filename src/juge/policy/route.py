@@ -58,6 +58,8 @@ def route_item(policy: Policy, item_id: str, category: str | None, judgments: It
     policy = PolicyResult.of(policy)
     if policy.judge_kind != "pairwise":
         return route_grade_item(policy, item_id, category, judgments)
+    if policy.cascade is not None:
+        return _route_cascade(policy, item_id, category, judgments)
     category = category or "(none)"
     key = policy.templates_by_category.get(category)
     if key is None:
@@ -125,6 +127,43 @@ def route_item(policy: Policy, item_id: str, category: str | None, judgments: It
     assert decided is not None  # templates_by_category and categories name the same categories
     route, why = category_route(decided)
     return RouteDecision(item_id, category, route, why, f"{category}: {decided.reason}", verdict, key)
+
+
+def _route_cascade(
+    policy: PolicyResult, item_id: str, category: str | None, judgments: Iterable[Judgment]
+) -> RouteDecision:
+    """The stages in order, each a one-judge policy (rules 3 and 4) with its confidence threshold; the first
+    that may decide the item decides it, else a person, with every stage's reason."""
+    from juge.policy.cascade import stage_policy
+
+    assert policy.cascade is not None
+    judgments = [j for j in judgments if j.item_id == item_id]
+    reasons: list[str] = []
+    last: RouteDecision | None = None
+    for k, stage in enumerate(policy.cascade.stages, 1):
+        d = route_item(stage_policy(policy, stage), item_id, category, judgments)
+        threshold = None if stage.guarantee is None else stage.guarantee.threshold
+        if d.route == JUDGE:
+            conf = pair_confidence(d.verdict, [j for j in judgments if f"{j.judge}/{j.template}" == d.template])
+            if threshold is not None and conf >= threshold:
+                return RouteDecision(
+                    item_id, d.category, JUDGE, f"stage {k}",
+                    f"stage {k} ({stage.name}): confidence {conf:.3f} >= {threshold:.3f}", d.verdict, d.template,
+                    conf, stage=k,
+                )  # fmt: skip
+            why = REASON_NO_THRESHOLD if threshold is None else REASON_CONFIDENCE
+            detail = (
+                "no threshold met the target on dev"
+                if threshold is None
+                else f"confidence {conf:.3f} < {threshold:.3f}"
+            )
+            d = RouteDecision(item_id, d.category, PERSON, why, detail, d.verdict, d.template, conf)
+        reasons.append(f"stage {k} ({stage.name}): {d.detail}")
+        last = d
+    assert last is not None
+    return RouteDecision(
+        item_id, last.category, PERSON, last.reason, "; ".join(reasons), last.verdict, last.template, last.confidence
+    )
 
 
 def _call_problem(j: Judgment | None) -> str | None:

@@ -46,6 +46,7 @@ class RouteDecision:
     template: str | None
     confidence: float | None = None
     passes: bool | None = None  # PASS/FAIL and score judges: does the verdict pass the case
+    stage: int | None = None  # a cascade: the stage that decided (1-based)
 
     @property
     def label(self) -> str:
@@ -53,7 +54,10 @@ class RouteDecision:
         return JUDGE if self.route == JUDGE else f"{PERSON}: {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "decision": self.label}
+        d = asdict(self)
+        if d["stage"] is None:  # only a cascade's decisions name a stage
+            del d["stage"]
+        return {**d, "decision": self.label}
 
 
 def check_versions(policy: PolicyResult, key: str, calls: Iterable[Judgment]) -> None:

@@ -16,6 +16,7 @@ from juge.policy.decision import TOO_FEW
 from juge.policy.results import (
     CategoryConclusion,
     Coverage,
+    HoldoutCascade,
     HoldoutFigures,
     HoldoutTest,
     PeopleAgreement,
@@ -156,6 +157,37 @@ def _pair_policy(policy: PolicyResult, out: Console, err: Console) -> None:
             )
     if g:
         _guarantee(g, out, err)
+    if policy.cascade is not None:
+        _cascade(policy, out)
+
+
+def _cascade(policy: PolicyResult, out: Console) -> None:
+    """The stages on dev: who reaches each, its threshold, what it decides; the categories above are stage 1's."""
+    c = policy.cascade
+    assert c is not None
+    table = Table(
+        title=Text(
+            f"Cascade on dev: agreement with the majority >= {c.target:g} on decided items with probability "
+            f"{c.confidence:g} (each stage at {c.stage_confidence or c.confidence:g})"
+        ),
+        title_justify="left",
+        caption=Text(f"a person: {c.n_person} of {c.n_items} dev items; Rule 3 above is stage 1's"),
+        caption_justify="left",
+    )
+    for col in ("stage", "judge", "reaching", "in its categories", "threshold", "walk", "decides"):
+        table.add_column(col)
+    for k, s in enumerate(c.stages, 1):
+        g = s.guarantee
+        last = g.steps[-1] if g and g.steps else None
+        walk = (
+            f"{last.disagreements}/{last.n} wrong, bound {last.upper_bound:.3f}" + ("" if last.accepted else " (stop)")
+            if last
+            else "no item"
+        )
+        threshold = "none" if g is None or g.threshold is None else f"{g.threshold:.3f}"
+        table.add_row(str(k), Text(s.judge), str(s.n_reaching), str(s.n_in_its_categories), threshold, walk,
+                      str(s.n_decided))  # fmt: skip
+    out.print(fitted(table, out))
 
 
 def _guarantee(g: PolicyGuarantee, out: Console, err: Console) -> None:
@@ -286,7 +318,36 @@ def _pair_test(test: HoldoutTest, out: Console) -> None:
                 f"{g.allowed_disagreement or 0.0:.3f}: {held}"
             )
         )
+    if test.cascade is not None:
+        _cascade_test(test.cascade, out)
     out.print("Agreement with the majority is never compared with person vs person (the ceiling).")
+
+
+def _cascade_test(c: HoldoutCascade, out: Console) -> None:
+    stages = ", ".join(f"{s.name} {s.n_decided}" for s in c.stages)
+    out.print(wrapped(f"cascade on {c.n_items} holdout items: {stages}, a person {c.n_person}", out))
+    if c.guarantee is not None:
+        g = c.guarantee
+        held = {True: "held", False: "NOT held", None: "untested"}[g.held]
+        out.print(
+            wrapped(
+                f"guarantee: disagreement with the majority {fmt(g.disagreement)} on the {g.n_covered} decided "
+                f"items, allowed {g.allowed_disagreement or 0.0:.3f}: {held}; agreement with each person "
+                f"{fmt(c.vs_people)}",
+                out,
+            )
+        )
+    cost = c.cost or {}
+    if cost:
+        unit = cost.get("unit")
+        per = "US$" if unit == "USD" else "tokens"
+        line = (
+            f"cost per item: cascade {cost['cascade_per_item']:.4g} {per}, last stage alone "
+            f"{cost['last_stage_alone_per_item']:.4g} {per}"
+        )
+        if cost.get("unpriced_models"):
+            line += f" (no price for {', '.join(cost['unpriced_models'])}: give --prices)"
+        out.print(wrapped(line, out))
 
 
 def _grade_test(test: HoldoutTest, out: Console) -> None:

@@ -1,0 +1,298 @@
+"""Cascades: the cheapest judge decides what it may, the next judge what is left, a person the rest.
+
+``juge policy derive --cascade small,strong`` generalises ``--rule guarantee`` (:mod:`juge.policy.guarantee`,
+Jung, Brahman & Choi, "Trust or Escalate", ICLR 2025) from one judge to a sequence of stages. On dev, stage by
+stage, in the order given:
+
+1. the stage's judge gets its prompt per category (rule 2, :func:`juge.policy.derivation.reference_choice`)
+   and the category rule (rule 3, :func:`juge.policy.derivation.category_row` on every dev item of the
+   category: margin against the person-vs-person ceiling); a category it may not decide passes to the
+   next stage;
+2. on the dev items that reach the stage (no earlier stage decided them) in the categories it may decide,
+   its confidence threshold is chosen by fixed-sequence testing
+   (:func:`juge.policy.guarantee.fixed_sequence_threshold`) at level ``1 - (1 - confidence) / K`` for ``K``
+   stages (Bonferroni): each stage's disagreement with the majority on the items it decides is within
+   ``1 - target`` with that level, so all hold together with probability at least ``confidence``, and then so
+   does the disagreement on every item the cascade decides (a mixture of the stages' items);
+3. the items it decides (consistent verdict, confidence at or above the threshold) leave; the rest go on.
+
+What no stage decides goes to a person. Routing (:func:`juge.policy.route.route_item`) walks the same stages
+with each stage as a one-judge policy (:func:`stage_policy`), so derive, test and route read one rule.
+
+Cost: a stage is called on an item only when the item reaches it in a category the stage may decide, so an
+item costs the calls of the stages that saw it, priced from their recorded tokens (:func:`item_costs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from juge.calibration.pairtable import PairItem, PairTable
+from juge.calibration.pairwise import Bootstrap
+from juge.data.records import Judgment, RecordedCall
+from juge.errors import InputError
+from juge.policy.decision import category_decision
+from juge.policy.guarantee import GuaranteeThreshold, fixed_sequence_threshold
+from juge.policy.results import CascadeStage, PolicyResult
+from juge.providers.pricing import call_cost, price_table
+
+Call = Judgment | RecordedCall
+
+METHOD = (
+    "fixed-sequence testing per stage (exact one-sided Clopper-Pearson bound, thresholds from the most to the "
+    "least confident, stop at the first failure; Jung, Brahman & Choi, Trust or Escalate, ICLR 2025), each "
+    "stage at level 1 - (1 - confidence) / stages (Bonferroni) on the dev items that reach it"
+)
+
+
+def stage_key(table: PairTable, name: str) -> str:
+    """The judge key of one stage: a key as given, or the judge's plain (not reference-only) template."""
+    from juge.calibration.pairwise import reference_templates
+
+    if name in table.judges:
+        return name
+    reference_only = {a for a, _ in reference_templates(table)}
+    keys = sorted(k for k, info in table.judges.items() if info.judge == name and k not in reference_only)
+    if not keys:
+        raise InputError(f"--cascade {name}: no such judge in the data; known: {', '.join(table.judges)}")
+    if len(keys) > 1:
+        raise InputError(f"--cascade {name}: the judge has several prompts ({', '.join(keys)}); name one")
+    return keys[0]
+
+
+def parse_stages(cascade: str | Sequence[str]) -> list[str]:
+    """``small,strong`` (or a list) as stage names; at least one, none twice."""
+    names = [n.strip() for n in (cascade.split(",") if isinstance(cascade, str) else cascade)]
+    if not names or any(not n for n in names):
+        raise InputError(f"--cascade {cascade!r}: give judge names separated by commas, cheapest first")
+    if len(set(names)) != len(names):
+        raise InputError(f"--cascade {cascade!r}: a judge appears twice")
+    return names
+
+
+def cascade_walk(
+    confidences: Sequence[Sequence[float | None]],
+    disagrees: Sequence[Sequence[bool | None]],
+    *,
+    target: float,
+    confidence: float,
+) -> tuple[list[GuaranteeThreshold], list[int | None]]:
+    """Each stage's threshold on the items no earlier stage decided, and the stage that decides each item.
+
+    ``confidences[k][i]``: stage ``k``'s confidence on item ``i`` (None: the stage may not decide it: a category
+    the category rule keeps from it, or no consistent verdict); ``disagrees[k][i]``: its verdict differs from the
+    human majority (None: no majority, left out of the walk but decided like any item). Each walk is
+    :func:`juge.policy.guarantee.fixed_sequence_threshold` at level ``1 - (1 - confidence) / stages``. Returns
+    the walks and, per item, the 0-based stage that decides it (None: a person).
+    """
+    level = 1 - (1 - confidence) / len(confidences)
+    walks: list[GuaranteeThreshold] = []
+    for k, (conf, wrong) in enumerate(zip(confidences, disagrees)):
+        pending = cascade_assign(confidences[:k], [w.threshold for w in walks]) if k else [None] * len(conf)
+        reach = [i for i, (c, s) in enumerate(zip(conf, pending)) if s is None and c is not None]
+        rated = [i for i in reach if wrong[i] is not None]
+        walks.append(
+            fixed_sequence_threshold(
+                [float(conf[i] or 0.0) for i in rated], [bool(wrong[i]) for i in rated], target=target, confidence=level
+            )
+        )
+    return walks, cascade_assign(confidences, [w.threshold for w in walks])
+
+
+def cascade_assign(
+    confidences: Sequence[Sequence[float | None]], thresholds: Sequence[float | None]
+) -> list[int | None]:
+    """Per item, the first stage whose confidence on it is at or above its threshold (None: none, a person)."""
+    n = len(confidences[0]) if confidences else 0
+    out: list[int | None] = [None] * n
+    for k, (conf, t) in enumerate(zip(confidences, thresholds)):
+        if t is None:
+            continue
+        for i in range(n):
+            if out[i] is None and conf[i] is not None and conf[i] >= t:  # type: ignore[operator]
+                out[i] = k
+    return out
+
+
+def derive_cascade(
+    items: Sequence[PairItem],
+    table: PairTable,
+    judgments: Sequence[Call],
+    names: Sequence[str],
+    *,
+    margin: float,
+    rule: str,
+    target: float,
+    confidence: float,
+    boot: Bootstrap,
+) -> dict[str, Any]:
+    """The cascade block of a policy: per stage its prompts, category rows, threshold walk and what it decides."""
+    from juge.policy.derivation import CONFIDENCE_SOURCE, category_row, item_confidences, reference_choice
+
+    keys = [stage_key(table, n) for n in names]
+    categories = table.categories()
+    stages: list[dict[str, Any]] = []
+    confidences: list[list[float | None]] = []
+    disagrees: list[list[bool | None]] = []
+    for name, key in zip(names, keys):
+        reference = reference_choice(items, table, key, boot)
+        key_by_category = {c: reference[c]["template"] if c in reference else key for c in categories}
+        rows = {
+            c: category_row(
+                [it for it in items if it.category == c], key_by_category[c], margin=margin, rule=rule, boot=boot
+            )
+            for c in categories
+        }
+        allowed = {c for c, r in rows.items() if _decides(c, r)}
+        conf = item_confidences([it for it in items if it.category in allowed], key_by_category, judgments)
+        confidences.append([conf.get(it.item_id) for it in items])
+        disagrees.append(
+            [
+                None
+                if it.majority is None or it.item_id not in conf
+                else it.judges[key_by_category[it.category]].label != it.majority
+                for it in items
+            ]
+        )
+        stages.append({"name": name, "judge": key, "templates_by_category": key_by_category,
+                       "reference": reference, "categories": rows})  # fmt: skip
+    walks, stage_of = cascade_walk(confidences, disagrees, target=target, confidence=confidence)
+    for k, (stage, walk) in enumerate(zip(stages, walks)):
+        reaching = [i for i, s in enumerate(stage_of) if s is None or s >= k]
+        stage["guarantee"] = {
+            **walk.to_dict(),
+            "n_calibration": walk.n_items,
+            "n_calibration_covered": walk.n_covered,
+            "n_items": len(reaching),
+            "n_covered": sum(s == k for s in stage_of),
+            "coverage": sum(s == k for s in stage_of) / len(reaching) if reaching else 0.0,
+            "coverage_denominator": "the dev items that reach this stage (no earlier stage decided them)",
+            "confidence_source": CONFIDENCE_SOURCE,
+        }
+        stage["n_reaching"] = len(reaching)
+        stage["n_in_its_categories"] = sum(confidences[k][i] is not None for i in reaching)
+        stage["n_decided"] = sum(s == k for s in stage_of)
+    n_person = sum(s is None for s in stage_of)
+    return {
+        "stages": stages,
+        "target": target,
+        "confidence": confidence,
+        "stage_confidence": 1 - (1 - confidence) / len(stages),
+        "category_rule": rule,
+        "n_items": len(items),
+        "n_person": n_person,
+        "coverage": (len(items) - n_person) / len(items) if items else 0.0,
+        "method": METHOD,
+    }
+
+
+def _decides(category: str, row: Mapping[str, Any]) -> bool:
+    """The category rule's one decision (too few items: a person), as every command reads it."""
+    d = category_decision(
+        category, decision=row["decision"], reason=row["reason"], too_few=row.get("too_few"),
+        by_figures=row.get("by_figures"),
+    )  # fmt: skip
+    return d.route == "judge"
+
+
+def stage_may_decide(stage: CascadeStage, category: str) -> bool:
+    """Whether a stage may decide an item of this category: the category rule lets it, and a threshold met the
+    target on dev. A live route calls a stage only then, and a cascade pays for its calls only then."""
+    row = stage.categories.get(category)
+    has_threshold = stage.guarantee is not None and stage.guarantee.threshold is not None
+    return has_threshold and row is not None and _decides(category, row.to_dict())
+
+
+def stage_policy(policy: PolicyResult, stage: CascadeStage) -> PolicyResult:
+    """One stage as a one-judge policy (its prompts, its categories, the policy's category rule) for routing."""
+    return PolicyResult.model_validate(
+        {
+            "rule": policy.rule,
+            "margin": policy.margin,
+            "judge": stage.judge,
+            "templates_by_category": stage.templates_by_category,
+            "judges": {k: v.to_dict() for k, v in policy.judges.items()},
+            "categories": {c: r.to_dict() for c, r in stage.categories.items()},
+            "policy_hash": policy.policy_hash,
+        }
+    )
+
+
+def item_costs(
+    decisions: Sequence[Any],
+    policy: PolicyResult,
+    judgments: Iterable[Call],
+    prices: Mapping[str, Mapping[Any, float]] | None = None,
+) -> dict[str, Any]:
+    """What the cascade cost on these routed items, and what the last stage alone would have cost.
+
+    An item pays the calls of every stage it reached that may decide it (:func:`stage_may_decide`: the stages a
+    live route calls). The last stage alone pays its calls on every item. In US$ when every call counted has a
+    model in the price table (built-in rows, then ``prices``) and recorded tokens; else in tokens (said which).
+    """
+    assert policy.cascade is not None
+    table = price_table(prices)
+    ids = {d.item_id for d in decisions}
+    calls: dict[tuple[str, str], list[Call]] = {}
+    for j in judgments:
+        if j.item_id in ids:
+            calls.setdefault((j.item_id, f"{j.judge}/{j.template}"), []).append(j)
+    stages = policy.cascade.stages
+
+    def paid(item_id: str, category: str, stage: CascadeStage) -> list[Call]:
+        key = stage.templates_by_category.get(category)
+        return [] if key is None else calls.get((item_id, key), [])
+
+    cascade_calls: list[Call] = []
+    strong_calls: list[Call] = []
+    for d in decisions:
+        reached = stages if d.stage is None else stages[: d.stage]
+        for stage in reached:
+            if stage_may_decide(stage, d.category):
+                cascade_calls += paid(d.item_id, d.category, stage)
+        strong_calls += paid(d.item_id, d.category, stages[-1])
+    costs = [call_cost(j.model, j.tokens_in, j.tokens_out, table) for j in [*cascade_calls, *strong_calls]]
+    priced = bool(costs) and all(c is not None for c in costs)
+    n = len(decisions)
+
+    def per_item(js: list[Call]) -> float:
+        if priced:
+            total = sum(call_cost(j.model, j.tokens_in, j.tokens_out, table) or 0.0 for j in js)
+        else:
+            total = float(sum((j.tokens_in or 0) + (j.tokens_out or 0) for j in js))
+        return total / n if n else 0.0
+
+    unpriced = sorted({j.model for j in [*cascade_calls, *strong_calls] if call_cost(j.model, 1, 1, table) is None})
+    cascade_cost, strong_cost = per_item(cascade_calls), per_item(strong_calls)
+    return {
+        "unit": "USD" if priced else "tokens",
+        "cascade_per_item": cascade_cost,
+        "last_stage_alone_per_item": strong_cost,
+        "ratio": cascade_cost / strong_cost if strong_cost else None,
+        "cascade_calls": len(cascade_calls),
+        "last_stage_alone_calls": len(strong_calls),
+        "unpriced_models": unpriced,
+    }
+
+
+def read_prices(path: str | Path) -> dict[str, dict[str, float]]:
+    """The ``[prices]`` table of a TOML file (an eval file, or a file with only that table): model name prefix ->
+    ``input`` and ``output`` US$ per million tokens, checked as the eval file's are."""
+    from pydantic import ValidationError
+
+    from juge.config import EvalSpec
+    from juge.errors import input_error, parse_toml, validation_error
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"--prices {path}: file not found")
+    document, _ = parse_toml(path, path.read_bytes())
+    if "prices" not in document:
+        raise input_error(path, 'no [prices] table (rows like: "gpt-6-luna" = { input = 0.15, output = 0.6 })')
+    try:
+        spec = EvalSpec.model_validate({"cases": "-", "prices": document["prices"]})  # the eval file's checks
+    except ValidationError as exc:
+        raise validation_error(path, exc) from None
+    return {model: {str(k): v for k, v in row.items()} for model, row in spec.prices.items()}

@@ -1,0 +1,169 @@
+"""Cascades (issue 25): chat-small -> chat-strong -> person, derived on dev and tested once on holdout.
+
+The simulation draws scripted judges of known accuracy-by-confidence and checks the stated guarantee over
+repeated dev/holdout draws, on the very functions derive and the holdout test use (cascade_walk, cascade_assign).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import juge
+from juge.errors import InputError
+from juge.policy.cascade import cascade_assign, cascade_walk, item_costs, read_prices
+from juge.policy.guarantee import fixed_sequence_threshold
+from juge.policy.route import route_item
+
+PRICES = {"gpt-6-luna": {"input": 0.15, "output": 0.6}, "gpt-6.1-sol": {"input": 2.5, "output": 10.0}}
+
+
+@pytest.fixture(scope="module")
+def cascade_policy(sample_dir: Path) -> juge.PolicyResult:
+    return juge.policy.derive(
+        items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl",
+        cascade="chat-small,chat-strong", target=0.65, resamples=50,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def sample_dir() -> Path:  # module scope for the derived policy (the conftest one is per test)
+    from conftest import PACKAGED_SAMPLE, SHARED_SAMPLE
+
+    return SHARED_SAMPLE if (SHARED_SAMPLE / "items.jsonl").exists() else PACKAGED_SAMPLE
+
+
+def test_cascade_on_the_sample_sums_to_the_holdout_and_is_cheaper(cascade_policy, sample_dir, tmp_path):
+    c = cascade_policy.cascade
+    assert c is not None and [s.judge for s in c.stages] == ["chat-small/pair-v2", "chat-strong/pair-v2"]
+    assert c.stage_confidence == pytest.approx(0.95)  # Bonferroni over two stages at 0.9
+    assert c.n_person + sum(s.n_decided for s in c.stages) == c.n_items == 155
+    assert c.stages[1].n_reaching == c.n_items - c.stages[0].n_decided
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(cascade_policy.to_dict()), encoding="utf-8")
+    test = juge.policy.test(
+        path, items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl", db=tmp_path / "j.db",
+        prices=PRICES, resamples=50,
+    )  # fmt: skip
+    h = test.to_dict()["cascade"]
+    decided = [s["n_decided"] for s in h["stages"]]
+    assert sum(decided) + h["n_person"] == h["n_items"] == 165
+    assert sum(decided) == test.decisions["judge"]
+    assert h["cost"]["unit"] == "USD" and h["cost"]["unpriced_models"] == []
+    assert 0 < h["cost"]["cascade_per_item"] < h["cost"]["last_stage_alone_per_item"]
+    g = h["guarantee"]
+    assert g["n_covered"] == sum(decided) and g["allowed_disagreement"] == pytest.approx(0.35)
+    assert g["held"] == (g["disagreement"]["value"] <= 0.35)
+    assert h["vs_majority"]["value"] == pytest.approx(1 - g["disagreement"]["value"])
+    assert test.held == g["held"]
+    # A stage routed on holdout decides only items at or above its dev threshold, in its categories.
+    for item in test.items:
+        if item.route == "judge":
+            stage = c.stages[item.stage - 1]
+            assert stage.guarantee.threshold is not None and item.confidence >= stage.guarantee.threshold
+            assert cascade_policy.cascade.stages[item.stage - 1].categories[item.category].decision == "judge"
+
+
+def test_cost_counts_only_the_stages_an_item_reached(cascade_policy, sample_dir):
+    """By hand on three items: an item decided at stage 1 pays stage 1's two calls; a person's item pays every
+    stage that may decide its category; the strong judge alone pays its own calls on every item."""
+    from juge.data.adapters import read_recorded_judgments
+
+    calls = read_recorded_judgments(sample_dir / "judgments.jsonl")
+    items = [json.loads(line) for line in (sample_dir / "items.jsonl").read_text().splitlines()]
+    by_id = {it["item_id"]: it for it in items if it["split"] == "holdout"}
+    routed = [route_item(cascade_policy, i, by_id[i]["category"], [j for j in calls if j.item_id == i]) for i in by_id]
+    one = next(d for d in routed if d.stage == 1)
+    cost = item_costs([one], cascade_policy, calls, PRICES)
+    own = [j for j in calls if j.item_id == one.item_id and f"{j.judge}/{j.template}" == one.template]
+    by_hand = sum(j.tokens_in * 0.15 + j.tokens_out * 0.6 for j in own) / 1e6
+    assert len(own) == 2 and cost["cascade_per_item"] == pytest.approx(by_hand)
+    strong = cascade_policy.cascade.stages[1].templates_by_category[one.category]
+    strong_calls = [j for j in calls if j.item_id == one.item_id and f"{j.judge}/{j.template}" == strong]
+    assert cost["last_stage_alone_per_item"] == pytest.approx(
+        sum(j.tokens_in * 2.5 + j.tokens_out * 10 for j in strong_calls) / 1e6
+    )
+    assert item_costs([one], cascade_policy, calls, {})["unit"] == "tokens"  # the sample's models have no price
+
+
+def test_read_prices_checks_rows_as_the_eval_file(tmp_path):
+    good = tmp_path / "p.toml"
+    good.write_text('[prices]\n"gpt-6-luna" = { input = 0.15, output = 0.6 }\n', encoding="utf-8")
+    assert read_prices(good) == {"gpt-6-luna": {"input": 0.15, "output": 0.6}}
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[prices]\n"x" = { input = -1, output = 2 }\n', encoding="utf-8")
+    with pytest.raises(InputError, match="prices.x.input"):
+        read_prices(bad)
+
+
+def test_cascade_refuses_the_guarantee_rule_and_an_unknown_judge(sample_dir):
+    common = {"items": sample_dir / "items.jsonl", "judgments": sample_dir / "judgments.jsonl", "resamples": 10}
+    with pytest.raises(InputError, match="--cascade"):
+        juge.policy.derive(cascade="chat-small,chat-strong", rule="guarantee", **common)
+    with pytest.raises(InputError, match="no such judge"):
+        juge.policy.derive(cascade="chat-small,nobody", **common)
+    with pytest.raises(InputError, match="twice"):
+        juge.policy.derive(cascade="chat-small,chat-small", **common)
+
+
+def test_walk_by_hand_second_stage_sees_only_what_the_first_left():
+    # Stage 1 is sure and right on items 0-29 (k=0, n=30: U = 1 - 0.05**(1/30) < 0.1 at level 0.95);
+    # it may not decide items 30-59, which stage 2 decides (30 items, no error) and item 60 is wrong for both.
+    s1 = [1.0] * 30 + [None] * 30 + [1.0]
+    s2 = [1.0] * 61
+    w1 = [False] * 30 + [None] * 30 + [True]
+    w2 = [True] * 30 + [False] * 30 + [True]  # stage 2 is wrong on stage 1's items: it never sees them
+    walks, stage_of = cascade_walk([s1, s2], [w1, w2], target=0.9, confidence=0.9)
+    assert walks[0].n_items == 31 and walks[0].threshold is None  # 1 error in 31: U > 0.1
+    walks, stage_of = cascade_walk([s1[:60], s2[:60]], [w1[:60], w2[:60]], target=0.9, confidence=0.9)
+    assert walks[0].threshold == 1.0 and walks[1].n_items == 30 and walks[1].disagreements == 0
+    assert stage_of == [0] * 30 + [1] * 30
+    assert walks[0].upper_bound == pytest.approx(1 - 0.05 ** (1 / 30))
+
+
+def _draw(rng: np.random.Generator, n: int, grid: np.ndarray, p_wrong: list[np.ndarray]):
+    """n items; per judge an independent confidence level and a wrong verdict with that level's probability."""
+    levels = [rng.integers(0, len(grid), size=n) for _ in p_wrong]
+    conf = [grid[lv] for lv in levels]
+    wrong = [rng.random(n) < p[lv] for p, lv in zip(p_wrong, levels)]
+    return conf, wrong
+
+
+def test_simulated_guarantee_holds_and_the_cascade_covers_at_least_the_strong_judge():
+    """Scripted judges of known accuracy by confidence (five levels, independent across judges): a cheap one
+    wrong 51 % of the time at its lowest level and 1 % at its top, a strong one 31 % and 1 %. Over 200 draws of
+    1,000 dev and 2,000 holdout items, the holdout agreement with the majority on decided items is >= target in
+    at least `confidence` of the draws, for the cascade and for the strong judge alone; and the cascade decides
+    more items than the strong judge alone at the same target. (With a few hundred dev items the split of the
+    confidence between stages can cost more than the cheap stage brings: docs/calibration.md.)"""
+    rng = np.random.default_rng(25)
+    grid = np.linspace(0.1, 1.0, 5)
+    p_small, p_strong = 0.5 * (1 - grid) ** 2 + 0.01, 0.3 * (1 - grid) ** 2 + 0.01
+    target, confidence, draws = 0.9, 0.9, 200
+    held = {"cascade": 0, "strong": 0}
+    coverage: dict[str, list[float]] = {"cascade": [], "strong": []}
+    for _ in range(draws):
+        dev_c, dev_w = _draw(rng, 1000, grid, [p_small, p_strong])
+        ho_c, ho_w = _draw(rng, 2000, grid, [p_small, p_strong])
+        for name, stages in (("cascade", [0, 1]), ("strong", [1])):
+            walks, _ = cascade_walk(
+                [list(dev_c[k]) for k in stages], [list(dev_w[k]) for k in stages], target=target,
+                confidence=confidence,
+            )  # fmt: skip
+            stage_of = cascade_assign([list(ho_c[k]) for k in stages], [w.threshold for w in walks])
+            wrong = [ho_w[stages[s]][i] for i, s in enumerate(stage_of) if s is not None]
+            held[name] += not wrong or np.mean(wrong) <= 1 - target
+            coverage[name].append(len(wrong) / 2000)
+    assert held["cascade"] / draws >= confidence and held["strong"] / draws >= confidence
+    assert np.mean(coverage["cascade"]) > np.mean(coverage["strong"]) > 0.5
+
+
+def test_one_stage_cascade_is_the_guarantee_walk():
+    rng = np.random.default_rng(3)
+    conf = list(rng.choice([0.2, 0.6, 1.0], size=200))
+    wrong = list(rng.random(200) < 0.05)
+    walks, _ = cascade_walk([conf], [wrong], target=0.8, confidence=0.9)
+    assert walks[0] == fixed_sequence_threshold(conf, wrong, target=0.8, confidence=0.9)
