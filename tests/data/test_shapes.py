@@ -923,6 +923,19 @@ def test_error_span_annotations_summed_with_weights(tmp_path, monkeypatch, capsy
         "--labels-map", "item_id=seg,rater_id=rater", "--labels-aggregate", "sum", "--label-weight", weights,
     )  # fmt: skip
     assert code == 2 and f"mqm.tsv:{len(rows) + 1}" in err and "severity=Critical" in err
+    # MQM files quote nothing: a cell starting with " is text, read with --quoting none (which reaches --labels)
+    rows.pop()
+    rows[0]["source"] = '"Hello," she said'
+    for row in rows[1:]:
+        row["source"] = "x"
+    labels.write_text("\n".join("\t".join(str(v) for v in r.values()) for r in [dict(zip(rows[0], rows[0])), *rows]))
+    options = ("--items", str(items), "--labels", str(labels), "--labels-map", "item_id=seg,rater_id=rater",
+               "--labels-aggregate", "sum", "--label-weight", weights, "--kind", "score", "--resamples", "20")  # fmt: skip
+    code, _, _, err = _calibrate(monkeypatch, capsys, tmp_path, *options)
+    assert code == 2 and "--quoting none" in err
+    code, again, _, err = _calibrate(monkeypatch, capsys, tmp_path, *options, "--quoting", "none")
+    assert code == 0, err
+    assert again["ceiling"]["krippendorff_alpha_interval"]["value"] == pytest.approx(alpha)
 
 
 def test_raters_nested_two_levels_deep_each_element_an_item(tmp_path, monkeypatch, capsys) -> None:

@@ -52,11 +52,13 @@ from juge.data.readers import (
     is_in_memory,
     iter_rows,
     mapped_rows,
+    quotes_cells,
     read_cases,
     row_id_note,
     source_hash,
     source_name,
     unnamed,
+    with_quoting,
 )
 from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.data.results import KindGuess
@@ -225,7 +227,9 @@ def load_inputs(
         )
     if labels is not None:
         same = items is not None and _same_source(items, labels)
-        rows = mapped_rows(labels, labels_map, LABEL_FIELDS, format=format if same else None, option="--labels-map")
+        # --format names the items' format; --quoting applies to every CSV/TSV the study reads
+        labels_format = format if same else with_quoting(None, "none" if not quotes_cells(format) else None)
+        rows = mapped_rows(labels, labels_map, LABEL_FIELDS, format=labels_format, option="--labels-map")
         if labels_aggregate == "sum":
             votes, read_as = aggregate_votes(source_name(labels), rows, label_weights)
             notices.append(read_as)

@@ -264,6 +264,11 @@ def with_quoting(format: str | None, quoting: str | None) -> str | None:
     return f"{format or ''}{QUOTING_NONE}"
 
 
+def quotes_cells(format: str | None) -> bool:
+    """Whether CSV quoting applies under this format text (False after --quoting none)."""
+    return _split_format(format)[1]
+
+
 def _split_format(format: str | None) -> tuple[str | None, bool]:
     """(the format's name or None, whether CSV quoting applies) of a format text."""
     if format is not None and format.endswith(QUOTING_NONE):
