@@ -76,3 +76,33 @@ def _plain(tmp: Path) -> Path:
     path = tmp / "plain.toml"
     path.write_text('name = "f"\ndescription = "Supported by the facts."\n', encoding="utf-8")
     return path
+
+
+def test_raters_read_the_rubric_without_the_judges_tags(tmp_path: Path) -> None:
+    # Issue 30: the rubric shown to raters said "given the shop facts in <context>", judge jargon.
+    from fastapi.testclient import TestClient
+
+    from juge.label.app import create_app
+    from juge.label.rubric import for_people
+    from label_helpers import sign_in
+
+    assert for_people("supported by the facts in <context>; <response_a> vs <response_b>") == (
+        "supported by the facts in the context; the first answer vs the second answer"
+    )
+    assert for_people("a <b>bold</b> <contexts> tag") == "a <b>bold</b> <contexts> tag"  # only the judge's blocks
+    judge_file = tmp_path / "faithful.toml"
+    judge_file.write_text(FAITHFUL_JUDGE, encoding="utf-8")
+    store = LabelStore(f"sqlite:///{tmp_path / 'l.db'}")
+    try:
+        project = store.create_project(
+            "pf", "passfail", read_rubric(judge_file, "passfail"), [score_case(i) for i in range(2)]
+        )
+        token = store.add_rater(project, "ann")
+        client = TestClient(create_app(store), follow_redirects=True)
+        assert sign_in(client, token).status_code in (200, 303)
+        page = client.get("/item", params={"p": project.id}).text
+        assert "supported by the facts in the context." in page
+        assert "&lt;context&gt;" not in page
+        assert store.project("pf").rubric.description.endswith("in <context>.")  # the judge's rubric is unchanged
+    finally:
+        store.close()

@@ -126,3 +126,40 @@ def test_init_project_from_python_lists_what_it_wrote(tmp_path):
         with pytest.raises(juge.InputError):
             juge.init_project(**bad)
     assert not (tmp_path / "q").exists()
+
+
+def test_the_starter_pairs_do_not_teach_that_longer_is_better():
+    # Issue 30: the right answer was the longer one in 27 of 30 pairs, so "pick the longer answer" beat people.
+    from juge.scaffold import starter_cases
+    from juge.scaffold.cases import ITEMS
+
+    right = {good for _, _, good, _ in ITEMS}
+    pairs = starter_cases("pairwise")
+    longer_is_right = [
+        (p["output_1"] in right) == (len(p["output_1"]) > len(p["output_2"]))
+        for p in pairs  # type: ignore[arg-type]
+    ]
+    assert 0.4 <= sum(longer_is_right) / len(pairs) <= 0.6
+    for category in {c for c, *_ in ITEMS}:  # in every category, not only overall
+        mine = [x for x, p in zip(longer_is_right, pairs, strict=True) if p["category"] == category]
+        assert 0.2 <= sum(mine) / len(mine) <= 0.8
+
+
+def test_a_baseline_that_matches_people_gets_a_headline_line():
+    from juge.reports.headline import trivial_baseline_lines
+
+    def study(rule: float) -> dict:
+        return {
+            "kind": "pairwise",
+            "ceiling": {"agreement": {"value": 0.83, "low": 0.74, "high": 0.91, "n": 60}},
+            "judges": {
+                "longer answer": {
+                    "vs_people": {"agreement": {"value": rule, "low": rule - 0.1, "high": rule + 0.1, "n": 60}}
+                }
+            },
+        }
+
+    assert trivial_baseline_lines(study(0.85)) and "0.850" in trivial_baseline_lines(study(0.85))[0]
+    assert trivial_baseline_lines(study(0.74))  # at the interval's low end: within it
+    assert trivial_baseline_lines(study(0.73)) == []
+    assert trivial_baseline_lines({**study(0.9), "kind": "passfail"}) == []

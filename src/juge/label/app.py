@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.label.db import LOGIN_SECONDS, LabelError, LabelStore, Project, Rater, ReleasedError
-from juge.label.rubric import canonical_label, choices, to_fixed_order
+from juge.label.rubric import canonical_label, choices, for_people, to_fixed_order
 from juge.webapp import SECURITY_HEADERS, LoginLimiter, client_address, port_of, template_env
 
 HERE = Path(__file__).parent
@@ -117,6 +117,7 @@ def create_app(store: LabelStore, *, trusted_proxy: str | None = None) -> FastAP
     app.state.trusted_proxy = trusted_proxy
     limiter = app.state.limiter = LoginLimiter()
     env = template_env(HERE / "templates")  # hidden characters in any shown text are made visible, never act
+    env.filters["for_people"] = for_people
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:

@@ -28,6 +28,7 @@ Every choice leaves e (add a note) and u (undo) free.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,26 @@ from juge.data.labels import normalise_passfail
 from juge.errors import input_error
 from juge.judges.judge import JudgeSpec, load_judge
 from juge.judges.rubric import Rubric, load_rubric, read_toml
+
+# What a rubric's tags for the judge (its prompt's blocks) are called on a rater's page: people see a "Context"
+# section, not a <context> tag.
+_TAG_WORDS = {
+    "question": "the question",
+    "conversation": "the conversation",
+    "context": "the context",
+    "source": "the source",
+    "reference": "the reference answer",
+    "response": "the answer",
+    "response_a": "the first answer",
+    "response_b": "the second answer",
+}
+_TAG = re.compile(r"<(" + "|".join(_TAG_WORDS) + r")>")
+
+
+def for_people(text: str) -> str:
+    """A rubric's text as a rater reads it: the judge's block tags (``in <context>``) as words (``in the context``)."""
+    return _TAG.sub(lambda m: _TAG_WORDS[m.group(1)], text)
+
 
 TASKS = ("pairwise", "score", "passfail")
 POSITIONAL_KEYS = "1234567890"

@@ -236,3 +236,23 @@ def judge_headline(data: dict[str, Any], judge: dict[str, Any], margin: float = 
 def headlines(data: dict[str, Any], margin: float = MARGIN) -> list[Headline]:
     """One line per judge (baselines have no line: they make no model call)."""
     return [judge_headline(data, j, margin) for j in data["judges"] if not j["baseline"]]
+
+
+def trivial_baseline_lines(study: dict[str, Any]) -> list[str]:
+    """A line for a rule with no model (the longer answer wins) that agrees with people within the person-vs-person
+    interval: on such items matching people takes no judge, so a judge's agreement says little beyond the rule.
+    `study` is a calibration's JSON (``juge calibrate --json``)."""
+    from juge.calibration.pairtable import LONGER_ANSWER
+
+    ceiling = (study.get("ceiling") or {}).get("agreement") or {}
+    rule = ((study.get("judges") or {}).get(LONGER_ANSWER) or {}).get("vs_people") or {}
+    mine = rule.get("agreement") or {}
+    if study.get("kind") != "pairwise" or ceiling.get("low") is None or mine.get("value") is None:
+        return []
+    if mine["value"] < ceiling["low"]:
+        return []
+    return [
+        f"Picking the longer answer, with no model, agrees with people {format_estimate(mine)}, within the interval "
+        f"of person vs person {format_estimate(ceiling)}. On these items a trivial rule matches people, so a "
+        "judge's agreement says little beyond it; add items where the better answer is the shorter one."
+    ]

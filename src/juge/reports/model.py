@@ -31,7 +31,7 @@ from juge.policy.decision import MIN_PAIRS
 from juge.policy.results import AuditStatus, Conclusion, HoldoutFigures, HoldoutTest, PolicyResult
 from juge.reports.disagreements import attach_items, select_disagreements
 from juge.reports.headline import MARGIN as HEADLINE_MARGIN
-from juge.reports.headline import headlines
+from juge.reports.headline import headlines, trivial_baseline_lines
 from juge.stats.estimate import Estimate
 
 VERDICTS = ("A", "B", "tie", "inconsistent", "missing")
@@ -530,4 +530,5 @@ def build_report_data(
     # Decided once: a study from `juge.calibrate` carries its lines; an older file without them gets them now.
     data["headlines"] = cal.headlines if cal.headlines is not None else [h.to_dict() for h in headlines(data)]
     data["headline_margin"], data["headline_min_pairs"] = HEADLINE_MARGIN, MIN_PAIRS
+    data["baseline_lines"] = trivial_baseline_lines(cal.to_dict())
     return data

@@ -448,9 +448,12 @@ def print_headlines(lines: Sequence[dict[str, Any]], console: Console) -> None:
 def print_result(result: dict[str, Any], console: Console, warnings: Sequence[str] = ()) -> None:
     """The one-line answer per judge first (a criteria study: per criterion), then every table of a
     study, then its notes; the notes that are `warnings` stand out as such."""
+    from juge.reports.headline import trivial_baseline_lines
     from juge.reports.model import calibration_headlines
 
     print_headlines(calibration_headlines(result), console)
+    for line in trivial_baseline_lines(result):
+        console.print(_prose(console, line), style="bold yellow")
     if result["kind"] == "criteria":
         for name, study in result["criteria"].items():
             console.print(_cell(f"\n== criterion {name} =="), style="bold")

@@ -31,7 +31,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "I ordered 20 minutes ago and picked the wrong photo. Can I change it?",
         "Yes: an order can be changed within 1 hour of placing it, so you still have time. Open the "
         "order in your account and replace the photo.",
-        "Sorry, once an order is placed it goes straight to print and cannot be changed.",
+        "Sorry, once an order is placed it goes straight to our print queue and cannot be changed any more. "
+        "You could place a new order with the right photo and keep the first one as a spare.",
     ),
     (
         "orders",
@@ -43,7 +44,7 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "orders",
         "How much is a photo book?",
         "Photo books start at $24; the price grows with the size and number of pages.",
-        "Photo books are a flat $15 whatever the size.",
+        "Photo books are a flat $15 whatever the size or number of pages, and the cover is included in that price.",
     ),
     (
         "orders",
@@ -56,7 +57,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "Do you print on canvas?",
         "Our shop facts list prints and photo books only, so I can't confirm canvas. Please ask "
         "help@pixelpaper.example.",
-        "Yes, canvas prints start at $39 and take 5 days.",
+        "Yes, we print on canvas too: canvas prints start at $39 for the smallest size, are stretched on a "
+        "wooden frame and take 5 days to make before they ship.",
     ),
     (
         "orders",
@@ -70,7 +72,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "Can I add a print to an order I placed 3 hours ago?",
         "Changes are possible within 1 hour of placing an order, so this one can't be changed now; "
         "place a second order for the extra print.",
-        "Sure, I've added it for you.",
+        "Sure, I've added the extra print to your order from 3 hours ago; it will be printed and shipped "
+        "together with the rest, and you will get an updated confirmation email.",
     ),
     (
         "orders",
@@ -82,7 +85,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "shipping",
         "How much is shipping?",
         "Standard shipping is $4.90 and free on orders over $40; express is $12.90.",
-        "Shipping is always free.",
+        "Shipping is always free with us, whatever the size of your order and wherever you live, and every "
+        "parcel comes with tracking.",
     ),
     (
         "shipping",
@@ -94,7 +98,7 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "shipping",
         "How fast is express delivery?",
         "Express takes 2 business days after printing and costs $12.90.",
-        "Express arrives the next morning.",
+        "Express is our fastest option: it arrives the next morning before noon, as long as you order before 17:00.",
     ),
     (
         "shipping",
@@ -106,7 +110,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "shipping",
         "Do you ship to Canada?",
         "No, sorry: we only ship within the EU and the UK.",
-        "Yes, we ship worldwide, Canada included.",
+        "Yes, we ship worldwide, Canada included; delivery there usually takes 7-10 business days and costs "
+        "the same as standard shipping.",
     ),
     (
         "shipping",
@@ -125,7 +130,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "shipping",
         "Is express free over $40 too?",
         "No, only standard shipping is free over $40; express is $12.90.",
-        "Yes, all shipping is free over $40.",
+        "Yes, every shipping option is free once your order is over $40, express included, so choose express "
+        "at checkout.",
     ),
     (
         "shipping",
@@ -138,7 +144,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "Do you deliver on Saturdays?",
         "I don't know the carrier's weekend schedule; shipping times are given in business days. "
         "help@pixelpaper.example can check.",
-        "Yes, all our parcels are delivered on Saturdays.",
+        "Yes, all our parcels are also delivered on Saturdays, and you can pick a Saturday delivery slot in "
+        "your account after the order has shipped.",
     ),
     (
         "returns",
@@ -151,7 +158,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "The colours on my photo book are wrong. Can I get a refund?",
         "A misprinted item is reprinted free when you report it within 30 days with a photo; write to "
         "help@pixelpaper.example.",
-        "Yes, we refund every photo book within 14 days, no questions asked.",
+        "Yes, we refund every photo book within 14 days, no questions asked: send it back in its original "
+        "packaging and the money is on your card within a week.",
     ),
     (
         "returns",
@@ -164,7 +172,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "My parcel arrived crushed 2 months ago. Can you reprint it?",
         "Damage has to be reported within 30 days, so a parcel from 2 months ago is too late for a free "
         "reprint, sorry.",
-        "Yes, damage is covered for a year.",
+        "Yes, shipping damage is covered for a whole year after delivery, so 2 months is fine: send us a "
+        "photo of the crushed parcel and we will reprint the order and ship it again for free.",
     ),
     (
         "returns",
@@ -176,7 +185,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "returns",
         "A print is missing from my order. What now?",
         "Write to help@pixelpaper.example with your order number; support will look into it.",
-        "Missing prints are refunded in cash automatically.",
+        "Missing prints are refunded automatically: our system notices the missing print and the money is "
+        "sent back to your card, you don't need to do anything.",
     ),
     (
         "returns",
@@ -188,7 +198,8 @@ ITEMS: tuple[tuple[str, str, str, str], ...] = (
         "returns",
         "How long do I have to report a misprint?",
         "30 days from delivery, with a photo of the misprint.",
-        "You have 7 days.",
+        "You have 7 days from delivery to report a misprint; after that we cannot reprint it, so check your "
+        "prints as soon as they arrive.",
     ),
     (
         "returns",
