@@ -61,3 +61,22 @@ def test_no_drift_is_within_noise_mostly():
         old, new, votes = simulate(rng, 80, acc_old=0.8, acc_new=0.8, rater_acc=0.85)
         calm += drift_figures(old, new, votes, n_resamples=300, seed=rep).conclusion == "within noise"
     assert calm / reps >= 0.88
+
+
+def test_verdicts_in_the_labels_terms():
+    from juge.data.records import Judgment
+    from juge.drift.api import _verdicts
+
+    def call(item, order, verdict, outcome="ok", repeat=0):
+        return Judgment(item_id=item, judge="j", model="m", template="t", order=order, repeat=repeat,
+                        verdict=verdict if outcome == "ok" else None, outcome=outcome)  # fmt: skip
+
+    pairs = [
+        call("same", "12", "A"), call("same", "21", "B"),  # A both times, in the fixed order
+        call("flip", "12", "A"), call("flip", "21", "A"),  # the orders disagree: a tie
+        call("half", "12", "B"), call("half", "21", None, outcome="unparsed"),  # no verdict
+        call("again", "12", "A"), call("again", "21", "B"), call("again", "12", "B", repeat=1),  # first repeat
+    ]  # fmt: skip
+    assert _verdicts(pairs, "pairwise") == {"same": "A", "flip": "tie", "half": None, "again": "A"}
+    scores = [call("s", None, 4), call("r", None, None, outcome="refused")]
+    assert _verdicts(scores, "score") == {"s": 4.0, "r": None}
