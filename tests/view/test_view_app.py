@@ -272,3 +272,30 @@ def test_a_pass_fail_calibration_shows_failures_caught_and_links_a_category_to_i
     assert "answer</h3>" in page and '<pre class="text">PASS\nbecause</pre>' in page  # the raw answer
     assert not links(page, r"^/runs/")
     store.close()
+
+
+def test_compare_shows_the_prompt_diff_when_the_judge_changed(db: Path) -> None:
+    from view_helpers import cases
+
+    from juge.store import Store
+
+    with Store(db) as store:  # rc: run ra's cases again with a new template of judge g
+        store.create_run(dataset_hash="d" * 16, juge_version="test", cases=cases(), run_id="rc")
+        for j in store.judgments("ra"):
+            store.save_judgment("rc", j.model_copy(update={"template_hash": "ffff0000ffff0000"}))
+        store.log_call(
+            run_id="rc", cache_key="k-rc", provider="openai", model="model-2026-01", attempt=1,
+            request={"messages": [{"role": "user", "content": "Grade this strictly: <script>x</script>"}],
+                     "meta": {"judge": "g", "item_id": HOSTILE_ID, "order": None}},
+            response={"choices": []}, error=None, status=200, latency=0.1,
+        )  # fmt: skip
+    store = open_store(db, must_exist=True)
+    store.read_only()
+    client = TestClient(create_app(store, read_shown(), token=TOKEN))
+    login(client, TOKEN)
+    page = client.get("/compare?a=ra&b=rc").text
+    diff = page[page.index('id="prompt-diff"') :]
+    assert "NOT COMPARABLE" in page and "ffff0000ffff" in diff
+    assert '<span class="add">+Grade this strictly: &lt;script&gt;x&lt;/script&gt;</span>' in diff
+    assert '<span class="del">-Grade this: ' in diff
+    store.close()
