@@ -154,3 +154,29 @@ def test_cli_estimate_strata_category_writes_each_stratum(tmp_path):
     assert json.loads((tmp_path / "plain.json").read_text())["stratified"] is None
     res = CliRunner().invoke(app, [*args, "--strata", "group"])
     assert res.exit_code == 2
+
+
+def test_a_neyman_allocation_keeps_stratified_coverage_and_biases_pooled_ppi():
+    """Labels drawn per category in proportion to N_k sigma_k (what juge plan allocates), not to size: the
+    stratified estimate weights categories by their shares of the cases, so it stays unbiased; pooling the
+    labels as one random sample over-weights the category labelled most."""
+    from juge.runs.corrected import moments, neyman
+
+    rng = np.random.default_rng(11)
+    rates, accuracies = (0.8, 0.5, 0.2), (0.98, 0.55, 0.85)
+    pilot = simulate(rng, 1, rates, accuracies, (200, 200, 200), (800, 800, 800))
+    strata_moments = [moments(y[0], fl[0], np.concatenate([fl[0], fu[0]])) for y, fl, fu in pilot]
+    alloc = neyman(strata_moments, 180)
+    assert alloc[1] > 2 * alloc[0]  # the near-chance category gets the labels
+    sims = simulate(rng, 500, rates, accuracies, alloc, [1000 - a for a in alloc])
+    theta, low, high, _ = stratified_ppi_mean(sims, SHARES)
+    truth = np.mean(rates)
+    assert 0.93 <= np.mean((low <= truth) & (truth <= high)) <= 0.97
+    assert abs(np.mean(theta) - truth) < 0.005
+    pooled = [np.concatenate([s[i] for s in sims], axis=1) for i in range(3)]
+    p_theta, p_low, p_high, _ = ppi_mean(*pooled)
+    assert abs(np.mean(p_theta) - truth) > 0.02  # biased towards the over-sampled category
+    assert np.mean((p_low <= truth) & (truth <= p_high)) < 0.9
+    # The same 180 labels in proportion to size: wider than Neyman's allocation.
+    _, prop_low, prop_high, _ = stratified_ppi_mean(simulate(rng, 500, rates, accuracies, N_LAB, (940,) * 3), SHARES)
+    assert np.median(high - low) < 0.95 * np.median(prop_high - prop_low)
