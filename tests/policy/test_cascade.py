@@ -167,3 +167,52 @@ def test_one_stage_cascade_is_the_guarantee_walk():
     wrong = list(rng.random(200) < 0.05)
     walks, _ = cascade_walk([conf], [wrong], target=0.8, confidence=0.9)
     assert walks[0] == fixed_sequence_threshold(conf, wrong, target=0.8, confidence=0.9)
+
+
+def test_live_route_calls_each_stage_only_on_what_reaches_it(tmp_path):
+    """`juge route --eval` with a cascade: the sample replayed (no model called). Stage 1 is called only on the
+    items in categories it may decide, stage 2 only on the items stage 1 left in its own categories; the
+    decisions are those the recorded calls give."""
+    from typer.testing import CliRunner
+
+    from cli_helpers import juge_main
+    from conftest import PACKAGED_SAMPLE as sample_dir  # its eval.toml replays its recorded calls
+    from juge.store import Store
+
+    def cli(*args: object) -> None:
+        res = CliRunner().invoke(juge_main, [str(a) for a in args])
+        assert res.exit_code == 0, res.output
+
+    eval_file, db = sample_dir / "eval.toml", tmp_path / "a.db"
+    cli("run", eval_file, "--db", db, "--no-progress")
+    with Store(db) as store:
+        (run,) = store.list_runs()
+    policy = juge.policy.derive(
+        run=run["id"], items=sample_dir / "items.jsonl", db=db, cascade="chat-small,chat-strong", target=0.4,
+        resamples=20,
+    )  # fmt: skip
+    stages = policy.cascade.stages
+    assert all(s.guarantee.threshold is not None for s in stages)  # both stages decide something
+    rows = [json.loads(line) for line in (sample_dir / "items.jsonl").read_text().splitlines()]
+    new = tmp_path / "new.jsonl"
+    new.write_text("".join(json.dumps(r) + "\n" for r in rows if r["split"] == "holdout"), encoding="utf-8")
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(policy.to_dict()), encoding="utf-8")
+    routed = juge.route(path, eval_file=eval_file, items=new, db=tmp_path / "b.db")
+    assert routed.runs is not None and len(routed.runs) == 2
+    category = {r["item_id"]: r["category"] for r in rows}
+    first_decides = {c for c, r in stages[0].categories.items() if r.decision == "judge"}
+    with Store(tmp_path / "b.db") as store:
+        asked = [{j.item_id for j in store.judgments(r)} for r in routed.runs]
+    assert asked[0] == {i for i in category if i in {r["item_id"] for r in rows if r["split"] == "holdout"}
+                        and category[i] in first_decides}  # fmt: skip
+    by_stage = {d.item_id: d.stage for d in routed.decisions}
+    assert not asked[1] & {i for i, s in by_stage.items() if s == 1}  # stage 1's items never reach stage 2
+    assert {i for i, s in by_stage.items() if s == 2} <= asked[1]
+    assert routed.calls == 2 * (len(asked[0]) + len(asked[1]))  # both orders, nothing else called
+    # The same decisions as routing the recorded calls.
+    with Store(tmp_path / "b.db") as store:
+        calls = [j for r in routed.runs for j in store.judgments(r)]
+    for d in routed.decisions:
+        again = route_item(policy, d.item_id, d.category, [j for j in calls if j.item_id == d.item_id])
+        assert (again.route, again.stage, again.verdict) == (d.route, d.stage, d.verdict)

@@ -27,6 +27,7 @@ from juge.judges.identity import IdentityUse, check_identity, identity_of_judge,
 from juge.policy.identity import accept_identity, check_policy_calls, policy_identities
 from juge.policy.results import PolicyResult, RouteResult
 from juge.policy.route import RouteDecision, route_cases
+from juge.policy.routed import JUDGE
 from juge.runs.execute import run_eval
 from juge.runs.providers import judge_specs
 from juge.store import Store, open_store
@@ -42,6 +43,7 @@ class LiveRouting:
     cache_hits: int
     retries: int
     identity: IdentityUse
+    runs: list[str] | None = None  # a cascade: one run per stage called, in order
 
 
 def policy_judges(
@@ -212,6 +214,7 @@ def route_new_items(
             "calls": routed.calls,
             "cache_hits": routed.cache_hits,
             "retries": routed.retries,
+            **({"runs": routed.runs} if routed.runs is not None else {}),
             "decisions": [d.to_dict() for d in routed.decisions],
             "notes": notes,
             "identity": routed.identity.to_dict(),
@@ -231,6 +234,8 @@ def _route(
     checked: IdentityUse,
     force: bool,
 ) -> LiveRouting:
+    if policy.cascade is not None:
+        return _route_cascade(policy, routed, store, concurrency, progress, provider_override, checked, force)
     batch = routed.spec.engine.mode == "batch"  # a decision needs the verdict: wait for a batch's answers
     result = run_eval(
         routed, store, concurrency=concurrency, progress=progress, wait=batch, provider_override=provider_override
@@ -247,6 +252,62 @@ def _route(
     return LiveRouting(
         result.run_id, decisions, stats.get("calls", 0), stats.get("cache_hits", 0), stats.get("retries", 0), use
     )
+
+
+def _route_cascade(
+    policy: PolicyResult,
+    routed: EvalConfig,
+    store: Store,
+    concurrency: int | None,
+    progress: bool,
+    provider_override: ProviderSpec | None,
+    checked: IdentityUse,
+    force: bool,
+) -> LiveRouting:
+    """Stage by stage: call the stage's judge on the items that reach it and that it may decide
+    (:func:`juge.policy.cascade.stage_may_decide`), one stored run per stage called; the items it decides leave.
+    Every call is stored and cached, so a rerun costs nothing."""
+    from juge.policy.cascade import stage_may_decide
+    from juge.runs.plan import load_run_cases
+
+    assert policy.cascade is not None
+    cases = list(load_run_cases(routed)[0])
+    pending = {c.id: c for c in cases}
+    by_key = {f"{j.name}/{j.template_id}": i for i, j in enumerate(routed.judges)}
+    batch = routed.spec.engine.mode == "batch"
+    calls: list[Any] = []
+    run_ids: list[str] = []
+    totals = {"calls": 0, "cache_hits": 0, "retries": 0}
+    use = checked
+    for stage in policy.cascade.stages:
+        ask = [c for c in pending.values() if stage_may_decide(stage, c.category or "(none)")]
+        if not ask:
+            continue
+        keys = sorted({stage.templates_by_category[c.category or "(none)"] for c in ask})
+        staged = copy.copy(routed)
+        staged.judges = [routed.judges[by_key[k]] for k in keys]
+        staged.judge_files = [routed.judge_files[by_key[k]] for k in keys]
+        result = run_eval(
+            staged, store, only={c.id for c in ask}, concurrency=concurrency, progress=progress, wait=batch,
+            provider_override=provider_override,
+        )  # fmt: skip
+        run_ids.append(result.run_id)
+        stage_calls = store.judgments(result.run_id)
+        answered = check_policy_calls(
+            policy, stage_calls, force=force, command="juge route --eval", source=f"run {result.run_id[:12]}"
+        )
+        use = _joined(use, answered)
+        calls += stage_calls
+        for key in totals:
+            totals[key] += result.engine_stats.get(key, 0)
+        for d in route_cases(accept_identity(policy, use), ask, calls):
+            if d.route == JUDGE:
+                del pending[d.item_id]
+    decisions = route_cases(accept_identity(policy, use), cases, calls)
+    return LiveRouting(
+        run_ids[0] if run_ids else "", decisions, totals["calls"], totals["cache_hits"], totals["retries"], use,
+        run_ids,
+    )  # fmt: skip
 
 
 def _joined(before: IdentityUse, after: IdentityUse) -> IdentityUse:

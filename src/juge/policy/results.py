@@ -819,7 +819,10 @@ class RouteResult(Result):
     policy_hash: str | None = None
     """The policy that routed the items."""
     run_id: str | None = None
-    """With --eval: the run the judge's calls are stored in."""
+    """With --eval: the run the judge's calls are stored in (a cascade: the first stage's)."""
+    runs: list[str] | None = None
+    """With --eval and a cascade: one run per stage called, in order (a stage is called only on the items that
+    reach it and that it may decide)."""
     calls: int | None = None
     """With --eval: calls made."""
     cache_hits: int | None = None

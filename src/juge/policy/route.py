@@ -134,15 +134,26 @@ def _route_cascade(
 ) -> RouteDecision:
     """The stages in order, each a one-judge policy (rules 3 and 4) with its confidence threshold; the first
     that may decide the item decides it, else a person, with every stage's reason."""
-    from juge.policy.cascade import stage_policy
+    from juge.policy.cascade import stage_may_decide, stage_policy
 
     assert policy.cascade is not None
     judgments = [j for j in judgments if j.item_id == item_id]
     reasons: list[str] = []
     last: RouteDecision | None = None
     for k, stage in enumerate(policy.cascade.stages, 1):
-        d = route_item(stage_policy(policy, stage), item_id, category, judgments)
         threshold = None if stage.guarantee is None else stage.guarantee.threshold
+        decided = stage_policy(policy, stage).decision(category or "(none)")
+        if not stage_may_decide(stage, category or "(none)"):  # the stage is not called: say why, not "missing"
+            if decided is None:
+                why, detail = REASON_UNCALIBRATED, f"no dev figures for category {category!r}"
+            elif decided.route != JUDGE:
+                why, detail = category_route(decided)[1], decided.reason
+            else:
+                why, detail = REASON_NO_THRESHOLD, "no confidence threshold met the target on dev"
+            last = RouteDecision(item_id, category or "(none)", PERSON, why, detail, None, None)
+            reasons.append(f"stage {k} ({stage.name}): {detail}")
+            continue
+        d = route_item(stage_policy(policy, stage), item_id, category, judgments)
         if d.route == JUDGE:
             conf = pair_confidence(d.verdict, [j for j in judgments if f"{j.judge}/{j.template}" == d.template])
             if threshold is not None and conf >= threshold:
