@@ -35,6 +35,7 @@ for a given ``(n_items, seed)``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -50,20 +51,15 @@ N_RESAMPLES = 2000
 LEVEL = 0.95
 # Most entries held at once by a block of item-level draws (int64: 8 MiB).
 BLOCK_ENTRIES = 1 << 20
+# Most item counts kept between calls on the same items (one byte each while no count reaches 256).
+KEPT_ENTRIES = 1 << 25
 # One category of a multinomial draw costs about as much as drawing, counting and
 # summing 3 (at 1k items) to 12 (at 100k) item indices (numpy 2.4, this machine), so
 # patterns are drawn directly when there are at least 8 items per pattern.
 ITEMS_PER_PATTERN_FOR_MULTINOMIAL = 8
 
 
-def item_count_blocks(n_items: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
-    """Item counts for consecutive blocks of resamples, each block at most ``BLOCK_ENTRIES`` draws.
-
-    The blocks stacked are :func:`resample_weights`: numpy's generator draws
-    the same stream whatever the block size.
-    """
-    if n_items < 0 or n_resamples < 1:
-        raise ValueError(f"need n_items >= 0 and n_resamples >= 1, got {n_items} and {n_resamples}")
+def _drawn_item_counts(n_items: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
     rng = np.random.default_rng(seed)
     block = max(1, BLOCK_ENTRIES // max(n_items, 1))
     for start in range(0, n_resamples, block):
@@ -71,6 +67,37 @@ def item_count_blocks(n_items: int, n_resamples: int, seed: int) -> Iterator[np.
         draws = rng.integers(0, max(n_items, 1), size=(rows, n_items))
         flat = draws + np.arange(rows)[:, None] * n_items
         yield np.bincount(flat.ravel(), minlength=rows * n_items).reshape(rows, n_items)
+
+
+@functools.lru_cache(maxsize=1)
+def _kept_item_counts(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
+    """Every resample's item counts in the smallest unsigned type that holds them (read-only): a study
+    draws the same items for each of its figures, so they are drawn once."""
+    blocks = []
+    for counts in _drawn_item_counts(n_items, n_resamples, seed):
+        top = int(counts.max()) if counts.size else 0
+        blocks.append(counts.astype(np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else np.uint32))
+    kept = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    kept.flags.writeable = False
+    return kept
+
+
+def item_count_blocks(n_items: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Item counts for consecutive blocks of resamples, each block at most ``BLOCK_ENTRIES`` draws.
+
+    The blocks stacked are :func:`resample_weights`: numpy's generator draws
+    the same stream whatever the block size. Up to ``KEPT_ENTRIES`` counts are
+    kept (one byte each, mostly) for the next call with the same arguments.
+    """
+    if n_items < 0 or n_resamples < 1:
+        raise ValueError(f"need n_items >= 0 and n_resamples >= 1, got {n_items} and {n_resamples}")
+    if n_items * n_resamples > KEPT_ENTRIES:
+        yield from _drawn_item_counts(n_items, n_resamples, seed)
+        return
+    kept = _kept_item_counts(n_items, n_resamples, seed)
+    block = max(1, BLOCK_ENTRIES // max(n_items, 1))
+    for start in range(0, n_resamples, block):
+        yield kept[start : start + block]
 
 
 def resample_weights(n_items: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0) -> np.ndarray:
@@ -82,7 +109,7 @@ def resample_weights(n_items: int, *, n_resamples: int = N_RESAMPLES, seed: int 
     ``(n_items, n_resamples, seed)``. This holds the whole matrix: for many
     items use :func:`resampled_totals`, which never does.
     """
-    return np.concatenate(list(item_count_blocks(n_items, n_resamples, seed)))
+    return np.concatenate(list(item_count_blocks(n_items, n_resamples, seed))).astype(np.int64)
 
 
 def _pattern_groups(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -65,6 +65,13 @@ def _spread(weights: np.ndarray, cluster_low: np.ndarray, cluster_high: np.ndarr
     return np.where(drawn, cluster_high, -np.inf).max(axis=1) > np.where(drawn, cluster_low, np.inf).min(axis=1)
 
 
+def _near_constant(n: np.ndarray, total: np.ndarray, squares: np.ndarray) -> np.ndarray:
+    """Resamples whose sum of squared deviations is within rounding of zero (their values may all be equal)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        spread = squares - total * total / np.where(n > 0, n, 1)
+    return spread <= 1e-9 * np.maximum(squares, np.finfo(float).tiny)
+
+
 def _pearson_of_sums(*sums: np.ndarray) -> np.ndarray:
     """Pearson's r from the sums (n, x, y, x^2, y^2, xy) over n pairs (NaN when n < 2)."""
     n, sx, sy, sxx, syy, sxy = sums
@@ -108,9 +115,15 @@ def _correlation_estimate(
             parts = [np.ones_like(xc), xc, yc, xc * xc, yc * yc, xc * yc]
             stats = np.column_stack([np.bincount(codes, weights=p, minlength=n_clusters) for p in parts])
             for chunk in chunks(blocks, max(n_clusters, 6)):
-                r = _pearson_of_sums(*summed(chunk, stats).T)
-                varies = _spread(chunk, lows[0], highs[0]) & _spread(chunk, lows[1], highs[1])
-                resampled.append(np.where(varies, r, np.nan))
+                sums = summed(chunk, stats).T
+                r = _pearson_of_sums(*sums)
+                # a constant side leaves only rounding in its variance: look at those resamples' values
+                near = np.flatnonzero(_near_constant(sums[0], sums[1], sums[3]) | _near_constant(*sums[[0, 2, 4]]))
+                if near.size:
+                    drawn = chunk[near]
+                    varies = _spread(drawn, lows[0], highs[0]) & _spread(drawn, lows[1], highs[1])
+                    r[near] = np.where(varies, r[near], np.nan)
+                resampled.append(r)
         else:  # ranks of each value in the resample from the counts of the values drawn
             xv, xcode = np.unique(a, return_inverse=True)
             yv, ycode = np.unique(b, return_inverse=True)
