@@ -219,9 +219,11 @@ async def sdk_aiohttp_gather(url: str, bodies: list[list[dict[str, str]]], concu
     await client.close()
 
 
-def juge_run(url: str, tasks: list[JudgeTask], concurrency: int, folder: Path, *, fast: bool = True) -> Rate:
+def juge_run(
+    url: str, tasks: list[JudgeTask], concurrency: int, folder: Path, *, fast: bool = True, src: Path | None = None
+) -> Rate:
     """`juge run` on the cases of `tasks` in its own process: calls / wall time, start-up included
-    (``JUGE_FAST=0`` without `fast`: asyncio's loop and json)."""
+    (``JUGE_FAST=0`` without `fast`: asyncio's loop and json; `src`: another checkout's source tree)."""
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "cases.jsonl").open("w", encoding="utf-8") as out:
         for t in tasks:
@@ -235,6 +237,10 @@ def juge_run(url: str, tasks: list[JudgeTask], concurrency: int, folder: Path, *
     command = [sys.executable, "-m", "juge.cli", "run", str(folder / "eval.toml"), "--db", str(folder / "j.db")]
     start = time.perf_counter()
     env = {**os.environ, "JUGE_FAST": "1" if fast else "0"}
+    # An installed juge has its bytecode compiled (pip does it); without it every run compiles ~120 modules.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if src is not None:
+        env["PYTHONPATH"] = str(src.resolve())
     child = subprocess.Popen([*command, "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
@@ -255,28 +261,44 @@ async def sdk_sequential(url: str, bodies: list[list[dict[str, str]]]) -> None:
     await client.close()
 
 
-# The parts of the engine's CPU, by where a function lives (cProfile self time). uvloop's C loop shows as the
-# built-in method that runs it; SQLite's C as the sqlite3 methods.
+# The parts of the engine's CPU, by where a function lives (cProfile self time). A built-in (C) function's time
+# goes to the part of the Python function that called it (sqlite3's execute to the store, re's finditer to the
+# parser); uvloop's C loop shows as the built-in method that runs it.
 PARTS = [
     ("HTTP client (aiohttp, yarl, multidict, sockets)", ("aiohttp", "yarl", "multidict", "socket", "ssl", "_http_")),
-    ("event loop (asyncio, uvloop)", ("asyncio", "uvloop", "selectors", "run_until_complete", "Runner.run")),
-    ("JSON (orjson, json, checks)", ("orjson", "json", "fastjson")),
-    ("store (SQLite and juge.store)", ("sqlite3", "juge/store", "execute", "commit")),
-    ("render (Jinja, juge.judges.render)", ("jinja2", "judges/render", "judges/judge.py", "markupsafe")),
-    ("parse (juge.judges.parsers, textnorm, verdicts)", ("judges/parsers", "textnorm", "verdict", "contradictions")),
+    ("event loop (asyncio, uvloop)", ("asyncio", "uvloop", "selectors", "run_until_complete", "_weakrefset")),
+    ("JSON (orjson, json, juge.fastjson)", ("orjson", "/json/", "fastjson")),
+    ("store (SQLite and juge.store)", ("sqlite3", "juge/store")),
+    ("render (Jinja, juge.judges.render)", ("jinja2", "judges/render", "judges/judge.py", "markupsafe", "<template>")),
+    (
+        "parse (parsers, textnorm, contradictions, verdicts)",
+        ("judges/parsers", "textnorm", "verdict", "contradictions"),
+    ),
     ("engine (juge.engine)", ("juge/engine",)),
     ("provider (juge.providers)", ("juge/providers",)),
 ]
+OTHER = "other (pydantic, records, re, ...)"
+
+
+def _part(path: str, name: str) -> str:
+    where = f"{path}:{name}"
+    return next((label for label, marks in PARTS if any(m in where for m in marks)), OTHER)
 
 
 def parts(profile: cProfile.Profile) -> dict[str, float]:
     """Self time by part, as shares of the profiled total."""
-    stats = pstats.Stats(profile)
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     totals: dict[str, float] = {}
-    for (path, _line, name), (_cc, _nc, self_time, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        where = f"{path}:{name}"
-        part = next((label for label, marks in PARTS if any(m in where for m in marks)), "other (pydantic, rich, ...)")
-        totals[part] = totals.get(part, 0.0) + self_time
+    for (path, _line, name), (_cc, _nc, self_time, _ct, callers) in stats.items():
+        shares = [(_part(path, name), self_time)]
+        if path == "~" and callers:  # a built-in: its time goes to its callers' parts
+            whole = sum(c[2] for c in callers.values()) or 1.0
+            shares = [
+                (_part(path, name) if c_path == "~" else _part(c_path, c_name), self_time * c[2] / whole)
+                for (c_path, _l, c_name), c in callers.items()
+            ]
+        for part, time_spent in shares:
+            totals[part] = totals.get(part, 0.0) + time_spent
     whole = sum(totals.values()) or 1.0
     return {part: t / whole for part, t in sorted(totals.items(), key=lambda kv: -kv[1])}
 
@@ -290,6 +312,8 @@ def main() -> None:
     ap.add_argument("--sdk-calls", type=int, default=1000, help="calls for the openai SDK baselines")
     ap.add_argument("--sequential-calls", type=int, default=50, help="calls timed for the sequential SDK loop")
     ap.add_argument("--profile", action="store_true", help="also profile the default engine once (cProfile)")
+    ap.add_argument("--run-calls", type=int, nargs="*", default=[500], help="more `juge run` rows, at these sizes")
+    ap.add_argument("--before-src", type=Path, help="also `juge run` from this source tree (e.g. main's src/)")
     args = ap.parse_args()
     c = args.concurrency
     variants = [v for v in VARIANTS if uvloop is not None or not v[1]]
@@ -322,7 +346,19 @@ def main() -> None:
                 "juge run, JUGE_FAST=0",
                 lambda: juge_run(url, fresh(args.calls), c, Path(tmp) / f"r{next(tag)}", fast=False),
             ),
+            *(
+                (f"juge run, {n:,} calls", (lambda n=n: juge_run(url, fresh(n), c, Path(tmp) / f"r{next(tag)}")))
+                for n in args.run_calls
+            ),
         ]
+        if args.before_src is not None:
+            measures += [
+                (
+                    f"juge run, {n:,} calls, --before-src",
+                    (lambda n=n: juge_run(url, fresh(n), c, Path(tmp) / f"r{next(tag)}", src=args.before_src)),
+                )
+                for n in sorted({args.calls, *args.run_calls})
+            ]
         if openai is not None:
             measures += [
                 (
@@ -370,7 +406,7 @@ def main() -> None:
         f"(limit = min(concurrency / latency = {c / args.latency:,.0f}, server capacity {capacity:,.0f}) = {limit:,.0f})"
     )
     engine = median[variants[0][0]]
-    for runs in ("juge run, uvloop + orjson", "juge run, JUGE_FAST=0"):
+    for runs in (name for name in median if name.startswith("juge run")):
         print(f"{runs}: {median[runs].cpu_us / engine.cpu_us:.2f}× the default Engine's CPU per call")
     ratio = engine.calls_per_s / limit
     print(f"target Engine / limit >= 0.9 at concurrency {c}: {ratio:.2f} -> {'met' if ratio >= 0.9 else 'NOT met'}")

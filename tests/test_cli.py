@@ -106,13 +106,13 @@ def test_after_ctrl_c_a_second_one_ends_the_process_at_once(monkeypatch, tmp_pat
     # Issue 30: a second Ctrl-C while the interpreter waited for a worker thread printed a traceback.
     import signal
 
-    import juge.api
+    import juge.runs.api
     from juge.cli import INTERRUPTED, main
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(juge.api, "run", interrupted)
+    monkeypatch.setattr(juge.runs.api, "run", interrupted)
     before = signal.getsignal(signal.SIGINT)
     try:
         with pytest.raises(SystemExit) as stopped:

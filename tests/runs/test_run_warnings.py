@@ -44,7 +44,7 @@ def test_the_cli_prints_the_warnings_of_the_result(tmp_path, monkeypatch) -> Non
     path = same_family_eval(tmp_path)
     shown = juge.Run(run_id="r1", db="j.db", warnings=["a warning only the result carries"])
     real = juge.run(path, db=tmp_path / "j.db")
-    monkeypatch.setattr("juge.api.run", lambda *a, **k: shown.model_copy(update={"summary": real.summary}))
+    monkeypatch.setattr("juge.runs.api.run", lambda *a, **k: shown.model_copy(update={"summary": real.summary}))
     result = CliRunner().invoke(app, ["run", str(path), "--db", str(tmp_path / "j.db"), "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "a warning only the result carries" in result.stderr

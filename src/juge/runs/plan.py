@@ -312,17 +312,16 @@ def _empty_answer(case: Case) -> bool:
 def check_renderable(tasks: Iterable[JudgeTask], config: EvalConfig) -> None:
     """Render every prompt once before the first call, so a case missing what a judge needs
     (an output, a reference) stops the run at the start, not half-way, naming the case's line."""
-    cases_path = config.cases_path
     for t in tasks:
         if t.repeat:
             continue
         try:
             t.judge.render(t.case, order=t.order, own_solution="-" if t.judge.solve_first else None)
-        except CaseLacksField as exc:
-            line = case_line(cases_path, exc.case_id, config.spec.mapping or None)
-            raise input_error(cases_path, exc.detail or str(exc), line=line, field=exc.field) from None
+        except CaseLacksField as exc:  # the path only now: resolving it costs file-system calls, and this runs per case
+            line = case_line(config.cases_path, exc.case_id, config.spec.mapping or None)
+            raise input_error(config.cases_path, exc.detail or str(exc), line=line, field=exc.field) from None
         except InputError as exc:
-            raise InputError(f"{cases_path}: {exc}") from None
+            raise InputError(f"{config.cases_path}: {exc}") from None
 
 
 def check_batchable(config: EvalConfig, providers: Sequence[Provider]) -> None:
