@@ -115,7 +115,7 @@ def test_cli_plan_on_the_embedded_sample(tmp_path):
         "--judgments",
         str(juge.demo_path("judgments.jsonl")),
     ]
-    res = CliRunner().invoke(app, [*args, "--reps", "200", "--json", str(tmp_path / "plan.json")])
+    res = CliRunner().invoke(app, [*args, "--json", str(tmp_path / "plan.json")])
     assert res.exit_code == 0, res.output
     saved = json.loads((tmp_path / "plan.json").read_text())
     rows = {d["category"]: d for d in saved["decisions"]}
@@ -130,6 +130,11 @@ def test_cli_plan_on_the_embedded_sample(tmp_path):
     assert rows["coding"]["n_more"] > 0 and rows["coding"]["person_share"] > rows["coding"]["judge_share"]
     # Roleplay sits on the margin (gap -0.050): no number of labels in reach settles it.
     assert rows["roleplay"]["n_needed"] is None
+    # The figures README shows (seed 0, 400 simulated studies per size).
+    more = {c: (d["n_more"], d["cap"]) for c, d in rows.items()}
+    assert more["coding"] == (50, 220) and more["roleplay"] == (None, 220) and more["writing"] == (None, 140)
+    assert (more["math"][0], more["stem"][0], more["reasoning"][0], more["(overall)"][0]) == (19, 103, 0, 160)
+    assert rows["coding"]["person_share"] == pytest.approx(0.805)
     res = CliRunner().invoke(app, [*args, "--probability", "1.5"])
     assert res.exit_code == 2
 
