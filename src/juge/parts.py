@@ -45,6 +45,7 @@ class Shown(BaseModel):
             (name, value)
             for name in type(self).model_fields
             if name in self.model_fields_set
+            and name != "schema_version"  # the file's layout, not the result
             and (value := getattr(self, name)) is not None
             and not (isinstance(value, (list, dict)) and not value)
         ]

@@ -70,12 +70,22 @@ COMMANDS = {
     "runs --json": lambda s, bad, good: ["runs", "--db", s["db"], "--json", bad],
     "runs rm --json": lambda s, bad, good: ["runs", "rm", s["run"], "--db", s["db"], "--json", bad],
     "show --json": lambda s, bad, good: ["show", s["run"], "--db", s["db"], "--json", bad],
-    "label export -o": lambda s, bad, good: ["label", "export", "-o", bad, "--db-url", s["label_db"], "--json", good],
+    # label export writes by the suffix (.jsonl or .csv): the paths carry one, so the refusal is the path's
+    "label export -o": lambda s, bad, good: [
+        "label",
+        "export",
+        "-o",
+        bad + ".jsonl",
+        "--db-url",
+        s["label_db"],
+        "--json",
+        good,
+    ],  # fmt: skip
     "label export --json": lambda s, bad, good: [
         "label",
         "export",
         "-o",
-        good,
+        good + ".jsonl",
         "--db-url",
         s["label_db"],
         "--json",
@@ -85,9 +95,9 @@ COMMANDS = {
         "label",
         "export",
         "-o",
-        good,
+        good + ".jsonl",
         "--adjudications",
-        bad,
+        bad + ".jsonl",
         "--db-url",
         s["label_db"],
     ],  # fmt: skip

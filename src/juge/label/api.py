@@ -10,7 +10,7 @@ SQLite file ``.juge/juge.db``), names the project with ``project`` (default: the
 >>> _ = init_project("support", "passfail")  # starter cases and rubric, as `juge init` writes them
 >>> db = "sqlite:///labels.db"
 >>> juge.label_init("support", cases="support/cases.jsonl", task="passfail", rubric="support/rubric.toml", db_url=db)
-LabelInit(schema_version=1, project='support', task='passfail', items=30, overlap_items=6, overlap_raters=2, notes=[])
+LabelInit(project='support', task='passfail', items=30, overlap_items=6, overlap_raters=2)
 >>> link = juge.label_add_rater("ann", project="support", db_url=db)
 >>> link.link("http://127.0.0.1:8765")  # send it privately: the token is shown only this once
 'http://127.0.0.1:8765/login?token=...'
