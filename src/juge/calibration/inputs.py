@@ -130,6 +130,7 @@ def load_inputs(
     raters_by: str = "key",
     labels_aggregate: str | None = None,
     label_weights: Sequence[WeightRule] = (),
+    panels: Sequence[Any] = (),
 ) -> StudyInputs:
     """Read items, labels and judgments from the given sources; keep only the chosen judges/templates.
 
@@ -312,6 +313,10 @@ def load_inputs(
     warnings += mismatch
     if run is not None:
         notices += unhashed
+    for panel in panels:  # before --judge keeps judges: a panel may be kept without its members
+        from juge.calibration.panel import panel_calls
+
+        recorded += panel_calls(recorded, panel)
     if judges:
         present = sorted({j.judge for j in recorded} | set(data.baselines))
         unknown = [name for name in judges if name not in present]

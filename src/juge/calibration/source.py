@@ -53,6 +53,7 @@ class StudySource:
     baseline_cols: tuple[str, ...] = ()
     judges: tuple[str, ...] = ()
     templates: tuple[str, ...] = ()
+    panels: tuple[Any, ...] = ()  # juge.calibration.panel.Panel: judges voting as one (--panel)
 
 
 def study_source(
@@ -82,10 +83,12 @@ def study_source(
     baseline_cols: Sequence[str] = (),
     judges: Sequence[str] | None = (),
     templates: Sequence[str] = (),
+    panels: str | Sequence[Any] | None = None,
 ) -> StudySource:
     """A :class:`StudySource` from the API's arguments: a list or mapping given as the command line's text is
     a TypeError naming it, an unknown kind an InputError; tables in memory are named for errors (``items[3]``)."""
     from juge.arguments import refuse_text
+    from juge.calibration.panel import parse_panels
     from juge.data.judgments import JudgmentsSource
     from juge.data.readers import named_records
 
@@ -152,6 +155,7 @@ def study_source(
         baseline_cols=tuple(baseline_cols),
         judges=tuple(judges or ()),
         templates=tuple(templates),
+        panels=parse_panels(panels) if isinstance(panels, str) else tuple(panels or ()),
     )
 
 

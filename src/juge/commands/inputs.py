@@ -90,6 +90,11 @@ INPUT_OPTIONS: dict[str, InputOption] = {
         "CSV/TSV quoting: minimal (default: quotes enclose cells) or none (quotes are plain characters, as many "
         "tools write TSV).",
     ),
+    "panel": InputOption(
+        "--panel",
+        "Judges voting as one: NAME=judge1,judge2,judge3[:majority|unanimous|mean|median]; several separated by ;. "
+        "The panel is judge NAME/AGGREGATION, its calls its members' (no settled verdict: a person decides).",
+    ),
     "member": InputOption(
         "--member",
         "With an archive (.tar, .tar.gz, .tgz, .zip) as --items: the member to read (default: its one data file). "
@@ -184,6 +189,7 @@ def source_of_options(
     format: str | None = None,
     quoting: str | None = None,
     member: str | None = None,
+    panel: str | None = None,
 ) -> Any:
     """The StudySource the shared options' text describes (no files yet: the command adds them)."""
     from juge.calibration.source import KINDS, study_source
@@ -206,4 +212,5 @@ def source_of_options(
         missing=parse_missing(missing),
         format=with_quoting(format, quoting),
         member=member,
+        panels=panel,
     )
