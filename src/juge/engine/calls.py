@@ -95,9 +95,14 @@ def _total(values: Iterable[float | None]) -> float | None:
     return None if any(v is None for v in values) else sum(values)  # type: ignore[arg-type]
 
 
+# What json.dumps(sort_keys=True, ensure_ascii=False) builds on every call: the same bytes, one encoder. The cache
+# key stays on json (not orjson): a key's bytes must never change, or every earlier cache would miss.
+_KEY_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
 def cache_key(provider: str, request: Request, repeat: int = 0) -> str:
     payload = [provider, request.model, list(request.messages), request.cache_params(), repeat]
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return hashlib.sha256(_KEY_JSON.encode(payload).encode()).hexdigest()
 
 
 def _response_to_dict(r: Response) -> dict[str, Any]:

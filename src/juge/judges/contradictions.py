@@ -207,15 +207,27 @@ def _vocabulary(kind: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(out)
 
 
+@functools.cache
+def _any_foreign_word() -> re.Pattern[str]:
+    """Every language's PASS and FAIL patterns in one: no match means none of them matches (one scan, not 26)."""
+    patterns = [p.pattern for kind in ("fail", "pass_") for _, p in _vocabulary(kind)]
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
+
+
 def _foreign_passfail(low: str) -> Iterator[tuple[str, str]]:
     """(PASS or FAIL, the word) for each listed verdict word of another language in `low` (see `lowered`).
 
     FAIL phrases are read first and blanked out, so the PASS word inside "no aprobado" or "不通过" is
     not read again as a PASS."""
+    if not _any_foreign_word().search(low):
+        return
     for language, pattern in _vocabulary("fail"):
+        found = False
         for match in pattern.finditer(low):
+            found = True
             yield "FAIL", f"{LANGUAGES[language]['name']} '{match.group()}'"
-        low = pattern.sub(lambda m: " " * len(m.group()), low)
+        if found:  # nothing to blank otherwise: a second scan of the answer saved per language
+            low = pattern.sub(lambda m: " " * len(m.group()), low)
     for language, pattern in _vocabulary("pass_"):
         for match in pattern.finditer(low):
             yield "PASS", f"{LANGUAGES[language]['name']} '{match.group()}'"
