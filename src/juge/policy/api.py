@@ -399,7 +399,6 @@ def plan(
     >>> [d.category for d in p.decisions][:2]
     ['coding', 'extraction']
     """
-    from juge.calibration.source import study_source
     from juge.policy.inputs import policy_study
     from juge.policy.plan import pass_rate_notes, plan_pass_rate, plan_policy
     from juge.policy.results import PlanResult
@@ -420,7 +419,7 @@ def plan(
         read = read_pass_rate(
             run if run is not None else source.run,  # type: ignore[union-attr,arg-type]
             labels, db=db, threshold=threshold, label_threshold=label_threshold,
-            source=None if source is None else study_source(labels=source.labels) if labels is None else None,
+            source=source,
         )  # fmt: skip
         rate = plan_pass_rate(read.outcomes, read.human, read.categories, width=width, confidence=confidence)
         return PlanResult(
