@@ -25,6 +25,7 @@ INPUT_OPTIONS = (
     "--raters-by",
     "--labels-aggregate",
     "--label-weight",
+    "--labels-seen-by",
     "--label-cols",
     "--scale",
     "--kind",
@@ -37,7 +38,7 @@ INPUT_OPTIONS = (
 NO_LABELS = "it reads no human labels"
 LABEL_OPTIONS = (
     "--labels", "--labels-map", "--labels-nested", "--raters-by", "--labels-aggregate", "--label-weight",
-    "--label-cols", "--scale", "--missing",
+    "--labels-seen-by", "--label-cols", "--scale", "--missing",
 )  # fmt: skip
 
 # Where an input option means nothing for a command, the reason (anything not listed must be there).

@@ -964,3 +964,25 @@ def test_raters_nested_two_levels_deep_each_element_an_item(tmp_path, monkeypatc
                          labels_nested="sentences[].responses", kind="score")  # fmt: skip
     assert [c.id for c in inputs.data.cases][:4] == ["d0/0", "d0/1", "d0/2", "d1/0"]
     assert inputs.data.cases[4].output == "sentence 1.1"
+
+
+def test_error_span_clean_segments_from_a_rater_list(tmp_path, monkeypatch, capsys) -> None:
+    # Issue 31 item 4: no marker rows; the items' rater list says who saw a clean segment (it scores 0 for them).
+    errors = {("s0", "r1"): ["Major"], ("s0", "r2"): ["Major", "Minor"], ("s1", "r2"): ["Minor"],
+              ("s2", "r1"): ["Minor", "Minor"], ("s3", "r1"): ["Major"], ("s3", "r2"): ["Major"],
+              ("s4", "r2"): ["Major", "Major"], ("s5", "r1"): ["Minor"]}  # fmt: skip
+    rows = [{"seg": s, "rater": r, "severity": sev} for (s, r), sevs in errors.items() for sev in sevs]
+    labels = write_csv(tmp_path / "errors.csv", rows)
+    items = write_csv(tmp_path / "segments.csv", [{"id": f"s{k}", "output": "t", "raters": "r1,r2"} for k in range(6)])
+    code, result, _, err = _calibrate(
+        monkeypatch, capsys, tmp_path, "--items", str(items), "--labels", str(labels),
+        "--labels-map", "item_id=seg,rater_id=rater", "--labels-aggregate", "sum", "--label-weight",
+        "severity=Major:5,Minor:1", "--labels-seen-by", "raters", "--kind", "score", "--resamples", "20",
+    )  # fmt: skip
+    assert code == 0, err
+    score = {key: sum({"Major": 5, "Minor": 1}[s] for s in sevs) for key, sevs in errors.items()}
+    data = np.array([[float(score.get((f"s{k}", r), 0)) for k in range(6)] for r in ("r1", "r2")])
+    assert result["n_votes"] == 12
+    alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
+    assert result["ceiling"]["krippendorff_alpha_interval"]["value"] == pytest.approx(alpha)
+    assert any("--labels-seen-by raters: 4 (item, rater) pairs" in n for n in result["notes"])

@@ -39,6 +39,7 @@ from juge.data.labels import (
     missing_by_pattern,
     normalise_passfail,
     scale_kind,
+    split_list,
     unlisted,
 )
 from juge.data.readers import (
@@ -131,6 +132,7 @@ def load_inputs(
     labels_aggregate: str | None = None,
     label_weights: Sequence[WeightRule] = (),
     panels: Sequence[Any] = (),
+    labels_seen_by: str | None = None,
 ) -> StudyInputs:
     """Read items, labels and judgments from the given sources; keep only the chosen judges/templates.
 
@@ -234,6 +236,9 @@ def load_inputs(
         if labels_aggregate == "sum":
             votes, read_as = aggregate_votes(source_name(labels), rows, label_weights)
             notices.append(read_as)
+            if labels_seen_by:
+                votes, seen_note = seen_clean(votes, data.cases, labels_seen_by, source_name(labels))
+                notices.append(seen_note)
         else:
             votes = long_votes(source_name(labels), rows)
         n_carried = len(data.labels) + sum(len(v) for v in raw.values())
@@ -367,6 +372,29 @@ def load_inputs(
         criterion_counts={str(k): v for k, v in criterion_counts.items()},
         kind_guess=guess,
     )
+
+
+def seen_clean(
+    votes: list[RawVote], cases: Sequence[Case | PairSummary], column: str, path: str
+) -> tuple[list[RawVote], str]:
+    """Add a score of 0 for each rater an item's `column` lists (``--labels-seen-by``: a JSON list or
+    comma-separated names) who has no error row on it: they saw the item and marked nothing."""
+    have = {(v.item_id, v.rater_id) for v in votes}
+    added: list[RawVote] = []
+    found = False
+    for case in cases:
+        listed = case.meta.get(column) if isinstance(case, Case) else None
+        if listed is None:
+            continue
+        found = True
+        names = listed if isinstance(listed, list) else split_list(str(listed).strip("[]"))
+        for rater in (str(n).strip() for n in names):
+            if rater and (case.id, rater) not in have:
+                have.add((case.id, rater))
+                added.append(RawVote(case.id, rater, "0", path, 0, column))
+    if not found:
+        raise InputError(f"--labels-seen-by {column}: no item has that field (it names the raters who saw each item)")
+    return [*votes, *added], f"--labels-seen-by {column}: {len(added)} (item, rater) pairs with no error row score 0"
 
 
 def _pattern_notes(votes: Sequence[RawVote], missing: frozenset[str]) -> list[str]:

@@ -41,6 +41,7 @@ class StudySource:
     raters_by: str = "key"  # with labels_nested: "key" (a rater key, else the position) or "position"
     labels_aggregate: str | None = None  # "sum": rows of error annotations -> one score per (item, rater)
     label_weights: tuple[Any, ...] = ()  # WeightRules for labels_aggregate
+    labels_seen_by: str | None = None  # an items column naming the raters who saw each item (score 0 if no row)
     label_cols: tuple[str, ...] = ()
     criteria: Mapping[str, Sequence[str]] | None = None
     scale: Mapping[str, Any] | None = None
@@ -71,6 +72,7 @@ def study_source(
     raters_by: str = "key",
     labels_aggregate: str | None = None,
     label_weights: Sequence[Any] = (),
+    labels_seen_by: str | None = None,
     label_cols: Sequence[str] = (),
     criteria: Mapping[str, Sequence[str]] | None = None,
     scale: Mapping[str, Any] | None = None,
@@ -96,7 +98,7 @@ def study_source(
         raise InputError(f"--kind must be pairwise, score or passfail, got {kind!r}")
     if labels_aggregate not in (None, "sum"):
         raise InputError(f"--labels-aggregate must be sum, got {labels_aggregate!r}")
-    if label_weights and labels_aggregate is None:
+    if (label_weights or labels_seen_by) and labels_aggregate is None:
         raise InputError("--label-weight weighs rows for --labels-aggregate sum; give it too")
     if raters_by not in ("key", "position"):
         raise InputError(f"--raters-by must be key or position, got {raters_by!r}")
@@ -143,6 +145,7 @@ def study_source(
         raters_by=raters_by,
         labels_aggregate=labels_aggregate,
         label_weights=tuple(label_weights),
+        labels_seen_by=labels_seen_by,
         label_cols=tuple(label_cols),
         criteria={k: tuple(v) for k, v in criteria.items()} if criteria else None,
         scale=dict(scale) if scale else None,

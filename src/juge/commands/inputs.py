@@ -63,6 +63,11 @@ INPUT_OPTIONS: dict[str, InputOption] = {
         "With --labels-aggregate: COLUMN=KEY:WEIGHT,... e.g. severity=Major:5,Minor:1; a key of two columns "
         "joined by + (severity+category=Minor/Fluency/Punctuation:0.1); rules separated by ; are tried in order.",
     ),
+    "labels_seen_by": InputOption(
+        "--labels-seen-by",
+        "With --labels-aggregate: an items column listing the raters who saw each item (a JSON list or "
+        "comma-separated); a listed rater with no row on an item scores 0 there.",
+    ),
     "label_cols": InputOption("--label-cols", "Columns holding one rater's label each, e.g. rating_1,rating_2."),
     "scale": InputOption(
         "--scale",
@@ -111,7 +116,17 @@ TUNE_OPTIONS = tuple(name for name in INPUT_OPTIONS if name != "kind")
 ITEM_OPTIONS = ("map", "id")
 #: estimate: the run holds the cases; its labels are a long file (no --map, --id, --label-cols, --labels-nested,
 #: --raters-by).
-ESTIMATE_OPTIONS = ("labels_map", "labels_aggregate", "label_weight", "scale", "kind", "missing", "format", "quoting")
+ESTIMATE_OPTIONS = (
+    "labels_map",
+    "labels_aggregate",
+    "label_weight",
+    "labels_seen_by",
+    "scale",
+    "kind",
+    "missing",
+    "format",
+    "quoting",
+)
 
 
 def with_files(source: Any, **files: Any) -> Any:
@@ -182,6 +197,7 @@ def source_of_options(
     raters_by: str | None = None,
     labels_aggregate: str | None = None,
     label_weight: str | None = None,
+    labels_seen_by: str | None = None,
     label_cols: str | None = None,
     scale: str | None = None,
     kind: str | None = None,
@@ -206,6 +222,7 @@ def source_of_options(
         raters_by=raters_by or "key",
         labels_aggregate=labels_aggregate,
         label_weights=parse_label_weights(label_weight),
+        labels_seen_by=labels_seen_by,
         label_cols=[c for c in split_list(label_cols) if c] if label_cols else [],
         scale=parse_scale(scale, kind=kind),
         kind=kind,
