@@ -216,3 +216,53 @@ def test_live_route_calls_each_stage_only_on_what_reaches_it(tmp_path):
     for d in routed.decisions:
         again = route_item(policy, d.item_id, d.category, [j for j in calls if j.item_id == d.item_id])
         assert (again.route, again.stage, again.verdict) == (d.route, d.stage, d.verdict)
+
+
+@pytest.mark.slow
+def test_readme_quotes_the_cascade_figures(tmp_path):
+    """The README's cascade row is what derive and the one holdout test compute (2,000 resamples, as the CLI)."""
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    text = " ".join(readme.read_text(encoding="utf-8").split())
+    demo = juge.demo_path("items.jsonl").parent
+    inputs = {"items": demo / "items.jsonl", "judgments": demo / "judgments.jsonl"}
+    policy = juge.policy.derive(**inputs, cascade="chat-small,chat-strong", target=0.65)
+    path = tmp_path / "cascade.json"
+    path.write_text(json.dumps(policy.to_dict()), encoding="utf-8")
+    h = juge.policy.test(path, **inputs, db=tmp_path / "j.db", prices=PRICES).to_dict()["cascade"]
+
+    def interval(e: dict) -> str:
+        return f"{e['value']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
+
+    small, strong = (s["n_decided"] for s in h["stages"])
+    row = (
+        f"| cascade chat-small → chat-strong → person, target 0.65 | {small + strong} (chat-small {small}, "
+        f"chat-strong {strong}) | {h['n_person']} | {interval(h['vs_majority'])} n={h['vs_majority']['n']} | "
+        f"{interval(h['vs_people'])} | US$ {h['cost']['cascade_per_item']:.5f} vs "
+        f"{h['cost']['last_stage_alone_per_item']:.5f} for chat-strong alone |"
+    )
+    assert row in text
+    assert f"disagreement {h['guarantee']['disagreement']['value']:.3f} against 0.35 allowed" in text
+    walk = policy.cascade.stages[1].guarantee.steps[0]
+    assert (
+        f"on the {walk.n} dev items chat-small left to it (with a majority) it disagreed {walk.disagreements} times"
+        in text
+    )
+
+
+def test_a_panel_as_a_stage_costs_its_members_calls(sample_dir, tmp_path):
+    """--cascade both,chat-strong with --panel both=...: the panel stage decides like a judge, and its calls are
+    priced as its members' (both models have a price, so the unit is US$)."""
+    from juge.calibration.source import study_source
+
+    source = study_source(
+        items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl",
+        panels="both=chat-small/pair-v2,chat-strong/pair-v2:unanimous",
+    )  # fmt: skip
+    policy = juge.policy.derive(source=source, cascade="both,chat-strong", target=0.65, resamples=20)
+    assert policy.cascade.stages[0].judge == "both/unanimous" and policy.cascade.stages[0].n_decided > 0
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(policy.to_dict()), encoding="utf-8")
+    h = juge.policy.test(path, source=source, db=tmp_path / "j.db", prices=PRICES, resamples=20).to_dict()["cascade"]
+    assert h["cost"]["unit"] == "USD" and h["cost"]["unpriced_models"] == []
+    # Every item the panel may decide pays both members: at least the strong judge's own calls on those items.
+    assert h["cost"]["cascade_per_item"] > 0.5 * h["cost"]["last_stage_alone_per_item"]

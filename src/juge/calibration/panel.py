@@ -26,6 +26,14 @@ from juge.data.records import Judgment, RecordedCall
 from juge.errors import InputError
 
 AGGREGATIONS = ("majority", "unanimous", "mean", "median")
+PANEL_MODEL = "panel: "  # a panel call's model: this, then its members as `judge/template (model)` joined by " + "
+
+
+def panel_members(model: str) -> list[str] | None:
+    """The member keys (``judge/template``) a panel call's model names, None for a call of one judge."""
+    if not model.startswith(PANEL_MODEL):
+        return None
+    return [part.rsplit(" (", 1)[0] for part in model[len(PANEL_MODEL) :].split(" + ")]
 
 
 @dataclass(frozen=True)
@@ -94,7 +102,7 @@ def panel_calls(judgments: Iterable[Judgment | RecordedCall], panel: Panel) -> l
         if key in members:
             by_slot.setdefault((j.item_id, j.order, j.repeat), {})[key] = j
     models = {m: sorted({j.model for j in calls if f"{j.judge}/{j.template}" == m}) for m in members}
-    model = "panel: " + " + ".join(f"{m} ({', '.join(models[m])})" for m in members)
+    model = PANEL_MODEL + " + ".join(f"{m} ({', '.join(models[m])})" for m in members)
     hashes = sorted({j.template_hash for j in calls if f"{j.judge}/{j.template}" in members})
     template_hash = hashlib.sha256("\n".join([panel.aggregate, *members, *hashes]).encode()).hexdigest()
     out = []

@@ -233,6 +233,7 @@ def item_costs(
     model in the price table (built-in rows, then ``prices``) and recorded tokens; else in tokens (said which).
     """
     assert policy.cascade is not None
+    judgments = list(judgments)
     table = price_table(prices)
     ids = {d.item_id for d in decisions}
     calls: dict[tuple[str, str], list[Call]] = {}
@@ -253,6 +254,10 @@ def item_costs(
             if stage_may_decide(stage, d.category):
                 cascade_calls += paid(d.item_id, d.category, stage)
         strong_calls += paid(d.item_id, d.category, stages[-1])
+    cascade_calls, strong_calls = (
+        _members_of_panels(cascade_calls, judgments),
+        _members_of_panels(strong_calls, judgments),
+    )
     costs = [call_cost(j.model, j.tokens_in, j.tokens_out, table) for j in [*cascade_calls, *strong_calls]]
     priced = bool(costs) and all(c is not None for c in costs)
     n = len(decisions)
@@ -275,6 +280,18 @@ def item_costs(
         "last_stage_alone_calls": len(strong_calls),
         "unpriced_models": unpriced,
     }
+
+
+def _members_of_panels(calls: list[Call], judgments: Iterable[Call]) -> list[Call]:
+    """A panel's call is its members' calls (:mod:`juge.calibration.panel`): priced at their models' prices."""
+    from juge.calibration.panel import panel_members
+
+    panels = [j for j in calls if panel_members(j.model)]
+    if not panels:
+        return calls
+    wanted = {(j.item_id, j.order, j.repeat, m) for j in panels for m in panel_members(j.model) or ()}
+    members = [j for j in judgments if (j.item_id, j.order, j.repeat, f"{j.judge}/{j.template}") in wanted]
+    return [j for j in calls if not panel_members(j.model)] + members
 
 
 def read_prices(path: str | Path) -> dict[str, dict[str, float]]:
