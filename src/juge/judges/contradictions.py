@@ -183,11 +183,16 @@ def lowered(text: str) -> str:
     return fold(text.casefold())
 
 
-def _word_pattern(words: Iterable[str], bounded: bool) -> re.Pattern[str] | None:
+def _forms(words: Iterable[str]) -> str:
+    """The alternation of `words` as lowered, longest first, a space standing for any run of spaces ("" for none)."""
     forms = sorted({lowered(w) for w in words}, key=len, reverse=True)
-    if not forms:
+    return "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in forms)
+
+
+def _word_pattern(words: Iterable[str], bounded: bool) -> re.Pattern[str] | None:
+    body = _forms(words)
+    if not body:
         return None
-    body = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in forms)
     return re.compile(rf"(?<!\w)(?:{body})(?!\w)" if bounded else f"(?:{body})")
 
 
@@ -209,9 +214,11 @@ def _vocabulary(kind: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
 
 @functools.cache
 def _any_foreign_word() -> re.Pattern[str]:
-    """Every language's PASS and FAIL patterns in one: no match means none of them matches (one scan, not 26)."""
-    patterns = [p.pattern for kind in ("fail", "pass_") for _, p in _vocabulary(kind)]
-    return re.compile("|".join(f"(?:{p})" for p in patterns))
+    """Every listed PASS and FAIL word of every language but English, unbounded: no match means none of the
+    bounded patterns matches either (one scan, not 26; with no look-around in front, re skips ahead by the first
+    characters the words can start with)."""
+    bodies = (_forms(words[kind]) for code, words in LANGUAGES.items() if code != "en" for kind in ("fail", "pass_"))
+    return re.compile("|".join(b for b in bodies if b))
 
 
 def _foreign_passfail(low: str) -> Iterator[tuple[str, str]]:
