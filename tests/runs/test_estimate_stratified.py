@@ -150,8 +150,12 @@ def test_cli_estimate_strata_category_writes_each_stratum(tmp_path):
     ]
     assert strat["strata"][0]["lambda"] > strat["strata"][1]["lambda"]
     assert strat["value"] == pytest.approx(sum(s["weight"] * s["value"] for s in strat["strata"]))
+    # Asked for, with 40 labels in each stratum: it is the figure to report.
+    assert saved["recommended"] == "stratified"
+    assert "stratified PPI++ (by category) (recommended)" in res.output and "Why stratified PPI++" in res.output
     res = CliRunner().invoke(app, [*args, "--json", str(tmp_path / "plain.json")])
-    assert json.loads((tmp_path / "plain.json").read_text())["stratified"] is None
+    plain = json.loads((tmp_path / "plain.json").read_text())
+    assert plain["stratified"] is None and plain["recommended"] == "ppi++"
     res = CliRunner().invoke(app, [*args, "--strata", "group"])
     assert res.exit_code == 2
 

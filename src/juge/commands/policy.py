@@ -163,7 +163,10 @@ def estimate_command(
     table.add_column("what it rests on")
     table.add_row("judge only", fmt(result.judge_only), "the judge's verdicts; biased by its errors")
     table.add_row("human only", fmt(result.human_only), "the labelled cases alone")
-    table.add_row("PPI++ (recommended)", fmt(result.ppi), f"labels + judge, lambda = {result.ppi.lambda_:.2f}")
+    mark = {result.recommended: " (recommended)"}
+    table.add_row(
+        f"PPI++{mark.get('ppi++', '')}", fmt(result.ppi), f"labels + judge, lambda = {result.ppi.lambda_:.2f}"
+    )
     rg = result.rogan_gladen
     sens_spec = ", ".join(
         f"{name} {value:.3f}"
@@ -176,7 +179,7 @@ def estimate_command(
     if result.stratified is not None:
         strat = result.stratified
         table.add_row(
-            f"stratified PPI++ (by {strat.by})",
+            f"stratified PPI++ (by {strat.by}){mark.get('stratified', '')}",
             fmt(strat),
             f"PPI++ within {len(strat.strata)} strata, weighted by their shares of the cases",
         )
@@ -194,7 +197,7 @@ def estimate_command(
             "(unparsed, refused or error: never a pass)"
         )
     )
-    out.print(Text("Why PPI++: " + result.why))
+    out.print(Text(f"Why {'stratified PPI++' if result.recommended == 'stratified' else 'PPI++'}: " + result.why))
     for note in result.notes:
         out.print(Text("note: " + note, style="yellow"))
     write_json(json_path, result.to_dict())

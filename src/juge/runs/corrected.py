@@ -49,6 +49,7 @@ from juge.stats import Estimate, percentile_interval, ratio_estimate
 from juge.stats.bootstrap import resampled_totals
 
 RECOMMENDED = "ppi++"
+STRATIFIED = "stratified"
 MIN_LABELLED = 30
 WEAK_JUDGE_YOUDEN = 0.2
 MIN_STRATUM_LABELLED = 10
@@ -305,9 +306,19 @@ def corrected_pass_rate(
     if study.n_labels_not_in_run:
         notes.append(f"{study.n_labels_not_in_run} labelled items are not cases of this run and were ignored")
     stratified = None
+    recommended = RECOMMENDED
     if strata is not None:
         stratified = stratified_pass_rate(study, strata, by=strata_by, confidence=confidence)
         notes.extend(_stratified_notes(stratified, ppi))
+        if not stratified.pooled and all(s.n_labelled >= MIN_STRATUM_LABELLED for s in stratified.strata):
+            # Asked for, and every stratum has labels enough for its CLT interval: it is valid whether the
+            # labels were spread over the strata in proportion or not, and narrower when accuracy differs.
+            recommended = STRATIFIED
+            reasons += [
+                f"Stratified PPI++ (by {strata_by}) is recommended: it runs PPI++ within each stratum, so a judge",
+                "better in some strata than others gets its own lambda in each, and it stays unbiased when the",
+                "labels were drawn per stratum in other proportions than the strata's sizes.",
+            ]
     return EstimateResult.model_validate(
         {
             "n_cases": n + big_n,
@@ -324,7 +335,7 @@ def corrected_pass_rate(
             },
             "stratified": None if stratified is None else stratified.model_dump(by_alias=True),
             "confidence": confidence,
-            "recommended": RECOMMENDED,
+            "recommended": recommended,
             "why": " ".join(reasons),
             "notes": notes,
         }
