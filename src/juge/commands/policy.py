@@ -281,7 +281,11 @@ def compare_command(
                 style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
                 out.print(Text("    " + terminal_safe(line), style=style), soft_wrap=True)
         elif a_v["template_hash"] != b_v["template_hash"]:
-            out.print(Text("  template hash differs; no call of it on a shared case was logged to diff"))
+            out.print(
+                Text(
+                    "  template hash differs; neither run, nor the run that paid for its cached answers, logged a call of it on a shared case to diff"
+                )
+            )
     if not result["changed"]:
         out.print("No case changed verdict.")
     for case in result["changed"]:

@@ -1,5 +1,9 @@
 """What changed in a judge between two runs: its model, and a unified diff of the prompt it read
-for the same case (rubric and template changes show there, whatever template file they came from)."""
+for the same case (rubric and template changes show there, whatever template file they came from).
+
+A run whose answers came from the cache logged no call: its prompts are those of the run that paid for the
+cache entries, the latest other run with the same judge version (name, template, template hash) and the
+same case record, since that version and that case render the same prompt."""
 
 from __future__ import annotations
 
@@ -9,10 +13,12 @@ from typing import Any
 from juge.data.records import Judgment
 from juge.store import Store
 
+Key = tuple[str, str, str | None]  # (judge, item, order)
 
-def _prompts(store: Store, run_id: str) -> dict[tuple[str, str, str | None], list[dict[str, str]]]:
+
+def _prompts(store: Store, run_id: str) -> dict[Key, list[dict[str, str]]]:
     """(judge, item, order) -> the messages of the verdict call (a solve-first call is skipped)."""
-    out: dict[tuple[str, str, str | None], list[dict[str, str]]] = {}
+    out: dict[Key, list[dict[str, str]]] = {}
     for request in store.call_requests(run_id):
         meta = request.get("meta") or {}
         judge, item = meta.get("judge"), meta.get("item_id")
@@ -20,6 +26,34 @@ def _prompts(store: Store, run_id: str) -> dict[tuple[str, str, str | None], lis
             continue
         out.setdefault((judge, item, meta.get("order")), request.get("messages") or [])
     return out
+
+
+def _judge_prompts(
+    store: Store, run_id: str, name: str, version: tuple[str, str, str], own: dict[Key, list[dict[str, str]]]
+) -> dict[Key, list[dict[str, str]]]:
+    """Judge `name`'s prompts in run `run_id`: its logged calls, else the calls of the run that paid for its
+    cache entries (only on cases whose record is the same in both runs)."""
+    logged = {k: v for k, v in own.items() if k[0] == name}
+    if logged:
+        return logged
+    _, template, template_hash = version
+    cases = None
+    for other in store.list_runs():  # newest first
+        if other["id"] == run_id or not any(
+            j.get("name") == name and j.get("template") == template and j.get("template_hash") == template_hash
+            for j in (other.get("config") or {}).get("judges") or []
+        ):
+            continue
+        borrowed = {k: v for k, v in _prompts(store, other["id"]).items() if k[0] == name}
+        if not borrowed:
+            continue
+        if cases is None:
+            cases = {c.id: c for c in store.run_cases(run_id)}
+        theirs = {c.id: c for c in store.run_cases(other["id"])}
+        same = {k: v for k, v in borrowed.items() if k[1] in cases and theirs.get(k[1]) == cases[k[1]]}
+        if same:
+            return same
+    return {}
 
 
 def _version(judgments: list[Judgment], judge: str) -> tuple[str, str, str] | None:
@@ -35,15 +69,17 @@ def judge_diffs(
     """Per judge in both runs whose model, template or hash differ: the versions and the prompt diff
     on the first case both runs asked it about (`diff` is empty when neither run logged such a call)."""
     names = sorted({j.judge for j in judgments_a} & {j.judge for j in judgments_b})
-    prompts_a = prompts_b = None
+    own_a: dict[Key, list[dict[str, str]]] | None = None
+    own_b: dict[Key, list[dict[str, str]]] = {}
     out = []
     for name in names:
         va, vb = _version(judgments_a, name), _version(judgments_b, name)
         if va == vb or va is None or vb is None:
             continue
-        if prompts_a is None:
-            prompts_a, prompts_b = _prompts(store, run_a), _prompts(store, run_b)
-        assert prompts_b is not None
+        if own_a is None:
+            own_a, own_b = _prompts(store, run_a), _prompts(store, run_b)
+        prompts_a = _judge_prompts(store, run_a, name, va, own_a)
+        prompts_b = _judge_prompts(store, run_b, name, vb, own_b)
         shared = sorted(k for k in prompts_a if k[0] == name and k in prompts_b)
         diff: list[str] = []
         item = order = None
