@@ -283,7 +283,8 @@ def compare_command(
         elif a_v["template_hash"] != b_v["template_hash"]:
             out.print(
                 Text(
-                    "  template hash differs; neither run, nor the run that paid for its cached answers, logged a call of it on a shared case to diff"
+                    "  template hash differs; neither run, nor the run that paid for its cached answers, logged a"
+                    " call of it on a shared case to diff"
                 )
             )
     if not result["changed"]:
