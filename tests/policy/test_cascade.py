@@ -266,3 +266,16 @@ def test_a_panel_as_a_stage_costs_its_members_calls(sample_dir, tmp_path):
     assert h["cost"]["unit"] == "USD" and h["cost"]["unpriced_models"] == []
     # Every item the panel may decide pays both members: at least the strong judge's own calls on those items.
     assert h["cost"]["cascade_per_item"] > 0.5 * h["cost"]["last_stage_alone_per_item"]
+
+
+def test_each_stage_alone_is_reported_as_a_one_stage_cascade(cascade_policy, sample_dir):
+    c = cascade_policy.cascade
+    strong = juge.policy.derive(
+        items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl", cascade="chat-strong",
+        target=0.65, resamples=20,
+    ).cascade  # fmt: skip
+    assert [a.judge for a in c.alone] == ["chat-small/pair-v2", "chat-strong/pair-v2"]
+    assert c.alone[1].n_decided == strong.stages[0].n_decided == strong.n_items - strong.n_person
+    assert c.cascade_on_dev.n_decided == c.n_items - c.n_person
+    walk = strong.stages[0].guarantee
+    assert c.alone[1].agreement_with_majority == pytest.approx(1 - walk.disagreements / walk.n_calibration_covered)

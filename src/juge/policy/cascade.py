@@ -175,8 +175,15 @@ def derive_cascade(
         stage["n_in_its_categories"] = sum(confidences[k][i] is not None for i in reaching)
         stage["n_decided"] = sum(s == k for s in stage_of)
     n_person = sum(s is None for s in stage_of)
+    alone = []  # each stage's judge alone at the same target and confidence: what the cascade is compared with
+    for k, stage in enumerate(stages):
+        (walk,), own = cascade_walk([confidences[k]], [disagrees[k]], target=target, confidence=confidence)
+        alone.append({"name": stage["name"], "judge": stage["judge"], "threshold": walk.threshold,
+                      **_decided_figures(own, [disagrees[k]], len(items))})  # fmt: skip
     return {
         "stages": stages,
+        "cascade_on_dev": _decided_figures(stage_of, disagrees, len(items)),
+        "alone": alone,
         "target": target,
         "confidence": confidence,
         "stage_confidence": 1 - (1 - confidence) / len(stages),
@@ -185,6 +192,18 @@ def derive_cascade(
         "n_person": n_person,
         "coverage": (len(items) - n_person) / len(items) if items else 0.0,
         "method": METHOD,
+    }
+
+
+def _decided_figures(stage_of: Sequence[int | None], disagrees: Sequence[Sequence[bool | None]], n: int) -> dict:
+    """Items decided, their share, and agreement with the majority on those with one (dev, no interval)."""
+    wrong = [disagrees[s][i] for i, s in enumerate(stage_of) if s is not None]
+    rated = [w for w in wrong if w is not None]
+    return {
+        "n_decided": len(wrong),
+        "coverage": len(wrong) / n if n else 0.0,
+        "agreement_with_majority": 1 - sum(rated) / len(rated) if rated else None,
+        "n_with_majority": len(rated),
     }
 
 

@@ -680,6 +680,15 @@ def cascade_markdown(p: PolicyResult) -> list[str]:
             f"| {k} | {table_cell(s.judge)} | {s.n_reaching} | {s.n_in_its_categories} | {t} | {s.n_decided} |"
         )
     lines += ["", f"A person decides {c.n_person} of the {c.n_items} dev items (coverage {c.coverage or 0.0:.1%})."]
+    if c.alone:
+        lines += ["", "Compared on dev, at the same target and confidence (dev figures are optimistic):", "",
+                  "| configuration | decides | agreement with the majority (decided items with one) |",
+                  "|---|---|---|"]  # fmt: skip
+        rows = [("the cascade", c.cascade_on_dev)] + [(f"{a.judge} alone", a) for a in c.alone]
+        for name, a in rows:
+            if a is not None:
+                agree = "n/a" if a.agreement_with_majority is None else f"{a.agreement_with_majority:.3f}"
+                lines.append(f"| {table_cell(name)} | {a.n_decided} | {agree} (n={a.n_with_majority}) |")
     return lines
 
 

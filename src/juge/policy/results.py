@@ -361,6 +361,25 @@ class CascadeStage(Part):
     """Dev items the stage decides."""
 
 
+class CascadeAlternative(Part):
+    """On dev: the items a configuration decides and its agreement with the majority on them."""
+
+    name: str | None = None
+    """The judge's name (a stage alone)."""
+    judge: str | None = None
+    """Its judge key."""
+    threshold: Number | None = None
+    """Its confidence threshold alone, at the cascade's target and confidence (null: none met it)."""
+    n_decided: int
+    """Dev items it decides."""
+    coverage: Number | None = None
+    """n_decided / dev items."""
+    agreement_with_majority: Number | None = None
+    """Agreement with the majority on the decided items that have one (dev: optimistic)."""
+    n_with_majority: int | None = None
+    """Decided items with a majority."""
+
+
 class PolicyCascade(Part):
     """A cascade (``--cascade small,strong``): stages tried in order, the rest to a person."""
 
@@ -382,6 +401,10 @@ class PolicyCascade(Part):
     """The share of dev items some stage decides."""
     method: str | None = None
     """How the thresholds were chosen, with the reference."""
+    cascade_on_dev: CascadeAlternative | None = None
+    """The cascade on dev: items decided, agreement with the majority on them."""
+    alone: list[CascadeAlternative] = []
+    """Each stage's judge alone (a one-stage cascade at the same target and confidence), to compare with."""
 
 
 class PolicyResult(_Loose):

@@ -188,6 +188,15 @@ def _cascade(policy: PolicyResult, out: Console) -> None:
         table.add_row(str(k), Text(s.judge), str(s.n_reaching), str(s.n_in_its_categories), threshold, walk,
                       str(s.n_decided))  # fmt: skip
     out.print(fitted(table, out))
+    for a in c.alone:
+        agree = "n/a" if a.agreement_with_majority is None else f"{a.agreement_with_majority:.3f}"
+        out.print(
+            wrapped(
+                f"{a.judge} alone at the same target: decides {a.n_decided} of {c.n_items} dev items "
+                f"(agreement with the majority {agree}, n={a.n_with_majority})",
+                out,
+            )  # fmt: skip
+        )
 
 
 def _guarantee(g: PolicyGuarantee, out: Console, err: Console) -> None:
