@@ -76,3 +76,27 @@ def test_a_passfail_test_prints_what_the_judge_caught(policies, tmp_path, monkey
     # the test's title on one line, not wrapped inside the narrow decisions table (QA2)
     title = f"Policy {test.policy_hash[:12]} on split {test.split} ({test.n_items} items)"
     assert title in text.splitlines()
+
+
+@pytest.mark.parametrize("kind", ["passfail", "score"])
+def test_a_grade_policys_report_row_shows_the_gap_its_rule_decided_on(policies, kind: str) -> None:
+    """The report's policy table: "Difference" of a PASS/FAIL or score category is the agreement gap the rule
+    checked against the margin (issue 30), never n/a beside two figures."""
+    from juge.reports.model import build_report_data
+    from juge.reports.render import NOT_AVAILABLE, fmt_estimate, render_markdown
+
+    policy, inputs = policies[kind]
+    study = juge.calibrate(**inputs, split="dev", resamples=100)
+    data = build_report_data(study, policy=policy)
+    assert data["policy"] is not None
+    rows = {c["name"]: c for c in data["policy"]["categories"]}
+    md = render_markdown(data)
+    for name, row in policy.categories.items():
+        assert row.checks is not None
+        agreement = next(c for k, c in row.checks.items() if k.startswith("agreement"))
+        assert rows[name]["difference"]["value"] == agreement.gap == row.gap
+        assert rows[name]["difference"]["value"] == pytest.approx(row.vs_people.value - row.ceiling.value, abs=2e-3)
+        section = md.split("\n## Policy\n")[1]
+        line = next(line for line in section.splitlines() if line.startswith(f"| {name} |"))
+        assert line.split("|")[6].strip() == fmt_estimate(rows[name]["difference"], "rate") != NOT_AVAILABLE, line
+    assert data["policy"]["difference_note"] and data["policy"]["difference_note"] in md

@@ -28,7 +28,7 @@ from juge.calibration.results import (
 )
 from juge.data.records import Case
 from juge.policy.decision import MIN_PAIRS
-from juge.policy.results import AuditStatus, Conclusion, HoldoutFigures, HoldoutTest, PolicyResult
+from juge.policy.results import AuditStatus, Conclusion, HoldoutFigures, HoldoutTest, PolicyCategory, PolicyResult
 from juge.reports.disagreements import attach_items, select_disagreements
 from juge.reports.headline import MARGIN as HEADLINE_MARGIN
 from juge.reports.headline import headlines, trivial_baseline_lines
@@ -228,6 +228,14 @@ def reliability(entry: JudgeFigures, conf: dict[str, Any] | None) -> list[dict[s
     return reliability_from_confusion(conf) if conf else None
 
 
+def _policy_difference(policy: PolicyResult, row: PolicyCategory) -> dict[str, Any] | None:
+    """Judge vs person minus person vs person, as the policy's rule 3 read it: pairwise, the paired estimate;
+    PASS/FAIL and score, the agreement gap its check held to the margin (a point: the rule has no interval)."""
+    if policy.judge_kind == "pairwise" or row.gap is None:
+        return estimate(row.difference)
+    return {"value": row.gap, "low": None, "high": None, "n": None}
+
+
 def _policy(policy: PolicyResult | None) -> dict[str, Any] | None:
     """A policy written by `juge policy derive --json`: its settings and one row per category."""
     if policy is None:
@@ -240,7 +248,7 @@ def _policy(policy: PolicyResult | None) -> dict[str, Any] | None:
             "template": row.template or None,
             "vs_people": estimate(row.vs_people),
             "ceiling": estimate(row.ceiling),
-            "difference": estimate(row.difference),
+            "difference": _policy_difference(policy, row),
             "reason": decisions[name].reason or None,
         }
         for name, row in policy.categories.items()
@@ -252,9 +260,16 @@ def _policy(policy: PolicyResult | None) -> dict[str, Any] | None:
     )
     if policy.audit.n is not None:
         settings["audit"] = f"{policy.audit.n} decisions every {policy.audit.every or 'period'}"
+    note = None
+    if policy.judge_kind != "pairwise":
+        note = (
+            f"Difference: judge vs person minus person vs person, the agreement gap rule 3 holds within the "
+            f"{policy.margin:g} margin (a point: the rule reads no interval); its other checks are in the reason."
+        )
     return {
         "routes": {c["name"]: c["route"] for c in categories},
         "categories": categories,
+        "difference_note": note,
         "settings": {k: str(v) for k, v in settings.items()},
     }
 
