@@ -684,6 +684,9 @@ def _pyarrow(path: Path) -> Any:
     return pyarrow
 
 
+PARQUET_BATCH_ROWS = 4096  # rows turned into dicts at a time: a bound on memory whatever the file's size
+
+
 def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Rows of a Parquet file (gzipped or not), batch by batch; the line is the row number from 1."""
     _pyarrow(path)
@@ -706,7 +709,7 @@ def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         except Exception as exc:  # pyarrow raises its own error types for a file that is not Parquet
             raise input_error(path, f"not a readable Parquet file ({exc})") from None
         lineno = 0
-        for batch in parquet.iter_batches():
+        for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS):
             for row in batch.to_pylist():
                 lineno += 1
                 yield lineno, row
