@@ -143,6 +143,18 @@ def init_command(
         ),
     ] = None,
     id_from: Annotated[str | None, typer.Option("--id", help=INPUT_OPTIONS["id"].help)] = None,
+    select: Annotated[
+        str | None,
+        typer.Option(
+            "--select",
+            help="Label only --budget of the cases: random (a simple random sample) or stratified (by category, "
+            "in proportion to size, at least 2 each). Each item's chance is recorded in its meta.juge_selection; "
+            "estimate from such labels with juge estimate --strata category.",
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", min=1, help="With --select: how many items to draw.")
+    ] = None,
     json_out: JsonOut = None,
     db_url: DbUrl = None,
     db: DbFile = None,
@@ -174,11 +186,22 @@ def init_command(
         field_map=map_with_id(field_map, id_from),
         db_url=_store(db_url, db),
         format=source.format,
+        select=select,  # type: ignore[arg-type]  # checked by label_init
+        budget=budget,
     )
     if _json(made, json_out):
         return
     for note in made.notes:
         console.print(Text(f"note: {note}", style="yellow"))
+    if made.selection is not None:
+        sel = made.selection
+        console.print(
+            Text(
+                f"Drew {sel.budget} of {sel.population} cases ({sel.method}): "
+                + ", ".join(f"{s.stratum} {s.selected}/{s.population}" for s in sel.strata)
+                + ". Each item's chance is in its meta.juge_selection; estimate with --strata category."
+            )
+        )
     console.print(
         f"Created labelling project [b]{escape(made.project)}[/]: {made.items} {made.task} items, "
         f"{made.overlap_items} of them for {made.overlap_raters} raters. Next: juge label add-rater NAME"

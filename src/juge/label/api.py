@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from juge.data.records import HumanLabel
 from juge.errors import InputError
@@ -144,12 +144,15 @@ def label_init(
     field_map: str | None = None,
     db_url: str | None = None,
     format: str | None = None,
+    select: Literal["random", "stratified"] | None = None,
+    budget: int | None = None,
 ) -> LabelInit:
     """Create labelling project `name` from cases (JSONL or CSV) and a rubric TOML or judge file.
 
     ``overlap`` is the share of items labelled by ``overlap_raters`` raters (for person-vs-person
     agreement); ``field_map`` reads other column names (``"id=item_id,output=answer"``); ``format`` names the
-    cases' format when the suffix does not.
+    cases' format when the suffix does not. ``select`` with ``budget``: label only ``budget`` of the cases, drawn
+    at random or by category (:mod:`juge.label.selection`), each one's probability recorded in its meta.
     """
     from juge.data.readers import case_line, parse_mapping
     from juge.errors import input_error
@@ -175,6 +178,13 @@ def label_init(
             )
     if not 0 <= overlap <= 1:
         raise InputError(f"--overlap must be a share between 0 and 1, got {overlap}")
+    selection = None
+    if (select is None) != (budget is None):
+        raise InputError("--select and --budget go together: --select random|stratified --budget N")
+    if select is not None and budget is not None:
+        from juge.label.selection import select_cases
+
+        records, selection = select_cases(records, method=select, budget=budget, seed=seed)
     with _refused():  # before the store is opened, so a refused name leaves no database file behind
         check_rater_name(name, "project")
     with _opened(db_url) as store, _refused():
@@ -196,6 +206,7 @@ def label_init(
         overlap_items=shared,
         overlap_raters=overlap_raters,
         notes=notes,
+        selection=selection,
     )
 
 

@@ -36,6 +36,34 @@ class LabelInit(LabelResult):
     """Raters per overlap item."""
     notes: list[str] = []
     """Remarks on the items read, for the reader."""
+    selection: LabelSelection | None = None
+    """With --select and --budget: how the items to label were drawn from the cases read, and each one's chance."""
+
+
+class SelectionStratum(Part):
+    """One stratum of a selection: its cases, how many were drawn, and each one's chance of being drawn."""
+
+    stratum: str
+    """The category (``(all)`` for a random selection, ``(none)`` for cases without a category)."""
+    population: int
+    """Cases of the stratum read."""
+    selected: int
+    """Cases drawn to label."""
+    probability: float
+    """selected / population: each case's chance of being drawn (recorded in its meta.juge_selection)."""
+
+
+class LabelSelection(Part):
+    """How the items to label were drawn (``juge label init --select --budget``)."""
+
+    method: str
+    """random or stratified (by category)."""
+    budget: int
+    """Items drawn."""
+    population: int
+    """Cases read, the items were drawn from."""
+    strata: list[SelectionStratum]
+    """Per stratum: cases, drawn, probability."""
 
 
 class RaterLink(Part):
