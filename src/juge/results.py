@@ -45,6 +45,7 @@ from juge.calibration.results import (
     PeopleFigures,
     ReferenceComparison,
     ReliabilityPoint,
+    StudyRun,
     Truth,
     Versions,
 )
@@ -267,6 +268,7 @@ __all__ = [
     "ThresholdChoice",
     "TracesImport",
     "Transitions",
+    "StudyRun",
     "Truth",
     "TunedEstimate",
     "Versions",

@@ -13,7 +13,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from juge.calibration.results import Calibration
+from juge.calibration.results import Calibration, StudyRun
 from juge.errors import InputError
 
 if TYPE_CHECKING:
@@ -156,7 +156,21 @@ def calibrate(
         threshold=threshold,
         progress=progress,
     )
+    stored = source.run if source is not None else run
+    if stored is not None:
+        study.run = study_run(stored, source.db if source is not None else db)
     return with_headline(study)
+
+
+def study_run(run: str, db: str | Path | None) -> StudyRun:
+    """The stored run a study read, by its full id, with the store's absolute path (a URL is left out)."""
+    from juge.store import DEFAULT_DB, open_store
+
+    where = db or DEFAULT_DB
+    with open_store(where) as store:
+        info = store.get_run(run)
+    path = None if "://" in str(where) else str(Path(where).resolve())
+    return StudyRun(id=info["id"], db=path, dataset_hash=info["dataset_hash"])
 
 
 def with_headline(study: Calibration) -> Calibration:

@@ -272,6 +272,17 @@ class Versions(Part):
     """Each judge key's versions."""
 
 
+class StudyRun(Part):
+    """The stored run a study read (``calibrate --run``): `juge report` reads its cases from there."""
+
+    id: str
+    """The run's id."""
+    db: str | None = None
+    """The store it is in, a SQLite file's absolute path (none for a PostgreSQL URL, which may hold a password)."""
+    dataset_hash: str | None = None
+    """The SHA-256 of the run's cases."""
+
+
 class Dataset(Part):
     name: str
     """The dataset's name."""
@@ -360,6 +371,8 @@ class Calibration(Result):
     """The study's kind when no --kind said it: what juge guessed, and from what."""
     dataset: Dataset | None = None
     """The dataset's name and attribution (juge demo)."""
+    run: StudyRun | None = None
+    """The stored run the study read (``--run``): its id and store, where the report finds its cases."""
     headlines: list[dict[str, Any]] | None = Field(default=None, alias="headline")
     """The one-line answers ("Judge X can stand in for a person on ..."), one per judge; none for criteria."""
     _input_warnings: list[str] = PrivateAttr(default_factory=list)

@@ -54,7 +54,8 @@ def report_command(
         typer.Option(
             "--db",
             envvar="JUGE_DB",
-            help="juge database for --run and --compare (a SQLite file or a postgresql:// URL).",
+            help="juge database for --run and --compare (a SQLite file or a postgresql:// URL); for a calibration "
+            "of a stored run, where its cases are (default: the store the calibration names).",
         ),
     ] = str(DEFAULT_DB),
     output: Annotated[
@@ -107,7 +108,8 @@ def report_command(
         typer.Option(
             "--items",
             help="The study's items file (JSONL/CSV): adds the question, both answers and each rater's "
-            "vote to the disagreement examples.",
+            "vote to the disagreement examples. A calibration of a stored run (calibrate --run) needs none: "
+            "the run's cases are read from its store.",
         ),
     ] = None,
     top: Annotated[int, typer.Option(help="Disagreement examples per judge.")] = 3,
@@ -156,7 +158,7 @@ def report_command(
             raise InputError("--map reads the columns of --items; give --items FILE too")
         path = report(
             calibration, output, fmt, policy=policy, policy_test=policy_test, items=items, top=top,  # type: ignore[arg-type]
-            items_map=source.mapping, audit=audit,
+            items_map=source.mapping, audit=audit, db=None if db == str(DEFAULT_DB) else db,
         )  # fmt: skip
     if not is_stdout(path):
         Console().print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)

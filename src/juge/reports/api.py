@@ -25,13 +25,15 @@ def report(
     source: str | None = None,
     items_map: Mapping[str, str] | None = None,
     audit: AuditStatus | Mapping[str, Any] | str | Path | None = None,
+    db: str | Path | None = None,
 ) -> Path:
     """Write a calibration report (``juge report``): self-contained HTML, Markdown or normalised JSON.
 
     ``result`` is a :class:`Calibration` (or its JSON, or the path of one); ``fmt`` defaults to the
     path's suffix (``.md``, ``.json``; else HTML); ``items_map`` reads the columns of ``items`` (``--map``);
     ``audit`` (an :class:`AuditStatus`, or the ``juge audit status --json`` file) adds the weekly audit's section
-    with its chart.
+    with its chart. Without ``items``, a study of a stored run (``calibrate --run``) shows its disagreements'
+    texts from that run's cases, in ``db`` (default: the store the calibration names).
     Returns the path written.
     """
     from juge.reports.write import RUN_ONLY, format_for, read_calibration, read_result, write_report
@@ -65,6 +67,7 @@ def report(
         source=source,
         items_map=items_map,
         audit=as_model(audit, AuditStatus, "audit status"),
+        db=db,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from juge.calibration.results import Calibration
+from juge.data.records import Case
 from juge.errors import InputError, input_error, pydantic_field
 from juge.files import read_json_object, write_atomic
 from juge.parts import check_schema_version
@@ -53,19 +54,23 @@ def write_report(
     source: str | None = None,
     items_map: Mapping[str, str] | None = None,
     audit: AuditStatus | dict[str, Any] | None = None,
+    db: str | Path | None = None,
 ) -> Path:
     """Render a calibration result and write it atomically to `path`; returns the path.
 
     `items` (the study's items file, its columns read with `items_map` when given) adds the question, both
-    answers and each rater's vote to the disagreement examples; `top` is how many examples per judge; `audit`
-    (`juge audit status --json`) adds the weekly audit's section.
+    answers and each rater's vote to the disagreement examples; without it, a study of a stored run
+    (``calibrate --run``) has them from that run's cases, in `db` or the store the calibration names. `top` is
+    how many examples per judge; `audit` (`juge audit status --json`) adds the weekly audit's section.
     """
     cases = None
+    calibration = as_calibration(calibration)
     if items is not None:
         # A packaged file (importlib.resources Traversable, e.g. the demo's items) is read through a real path.
         with as_file(Path(items) if isinstance(items, str) else items) as items_path:
             cases = read_items(items_path, items_map)
-    calibration = as_calibration(calibration)
+    elif calibration.run is not None:
+        cases = stored_cases(calibration.run.id, db or calibration.run.db)
     if calibration.kind == "criteria":  # several criteria: one report each, side by side first
 
         def build(study: Calibration) -> dict[str, Any]:
@@ -78,6 +83,18 @@ def write_report(
         calibration, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source, audit=audit
     )
     return write_atomic(path, render_report(data, fmt))
+
+
+def stored_cases(run_id: str, db: str | Path | None) -> dict[str, Case] | None:
+    """A stored run's cases by id, or None when its store or the run is no longer there (the report then
+    says the texts are not in the calibration file)."""
+    from juge.store import RunNotFound, open_store
+
+    try:
+        with open_store(db, must_exist=True) as store:
+            return {c.id: c for c in store.run_cases(store.get_run(run_id)["id"])}
+    except (InputError, RunNotFound):
+        return None
 
 
 def read_result(path: str | Path, model: type[ResultModel], what: str) -> ResultModel:
