@@ -356,11 +356,28 @@ def status_command(
         f"[b]{escape(s.project)}[/] ({s.task}): {s.items} items, {s.items_closed} done, "
         f"{s.items_left} left; {s.labels} labels; {s.overlap_items} overlap items"
     )
-    table = Table("rater", "labels", "sessions", "mean s/item", "role")
+    table = Table("rater", "labels", "sessions", "mean s/item", "median s/item", "role")
     for r in s.raters:
         mean = "-" if r.mean_seconds is None else f"{r.mean_seconds:.1f}"
-        table.add_row(Text(r.rater), str(r.labels), str(r.sessions), mean, "adjudicator" if r.adjudicator else "rater")
+        median = Text(
+            "-" if r.median_seconds is None else f"{r.median_seconds:.1f}" + (" too fast" if r.too_fast else "")
+        )
+        if r.too_fast:
+            median.stylize("bold yellow")
+        role = "adjudicator" if r.adjudicator else "rater"
+        table.add_row(Text(r.rater), str(r.labels), str(r.sessions), mean, median, role)
     console.print(fitted(table, console))
+    for r in s.raters:
+        if r.too_fast:
+            console.print(
+                Text(
+                    f"warning: {r.rater} took a median {r.median_seconds:.1f} s per label (under "
+                    f"{s.too_fast_seconds:g} s, over {r.timed_labels} timed labels): faster than an item can be "
+                    "read; check their labels before you use them",
+                    style="yellow",
+                ),
+                soft_wrap=True,
+            )
     if s.pairs and s.agreement_estimate is not None:
         # One figure a line, so a narrow terminal never splits an interval.
         console.print(Text("person vs person (n: pairs of raters on one item; 95 % intervals, bootstrap over items):"))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
+import statistics
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -999,6 +1000,14 @@ class LabelStore:
                     .group_by(raters.c.name)
                 ).all()
             )
+            # Each timed label's seconds (SQL has no portable median): the status flags a too-fast median.
+            timed: dict[str, list[float]] = defaultdict(list)
+            for name, seconds in c.execute(
+                select(raters.c.name, labels.c.seconds)
+                .join(labels, labels.c.rater_id == raters.c.id)
+                .where(raters.c.project_id == project.id, labels.c.seconds.is_not(None))
+            ).all():
+                timed[name].append(float(seconds))
         return [
             {
                 "rater": r.name,
@@ -1006,6 +1015,8 @@ class LabelStore:
                 "labels": r.labels,
                 "seconds": r.seconds,
                 "sessions": n_sessions.get(r.name, 0),
+                "timed_labels": len(timed.get(r.name, ())),
+                "median_seconds": statistics.median(timed[r.name]) if timed.get(r.name) else None,
             }
             for r in rows
         ]

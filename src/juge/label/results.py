@@ -107,6 +107,13 @@ class RaterCount(Part):
     """Time spent on labelled items, summed."""
     sessions: int
     """Sign-in sessions."""
+    timed_labels: int = 0
+    """Labels with a time (the item was shown and labelled in one session)."""
+    median_seconds: float | None = None
+    """Median seconds per timed label, from the item shown to the label; null without a timed label."""
+    too_fast: bool = False
+    """True when the median is under the status's ``too_fast_seconds`` (over at least ``MIN_TIMED_LABELS`` timed
+    labels): labels given faster than anyone reads the item."""
 
     @property
     def mean_seconds(self) -> float | None:
@@ -152,6 +159,8 @@ class LabelStatus(LabelResult):
     """agreement with a bootstrap interval clustered by item (n: rater pairs)."""
     kappa_estimate: Estimate | None = None
     """kappa with a bootstrap interval clustered by item (n: rater pairs)."""
+    too_fast_seconds: float | None = None
+    """The median seconds per label under which a rater is flagged ``too_fast``."""
 
 
 class LabelRelease(LabelResult):

@@ -60,12 +60,24 @@ def changed_outputs(labelled: dict[str, str | None], judged: dict[str, str]) -> 
     return sorted(i for i, h in labelled.items() if i in judged and judged[i] != h)
 
 
+# A label given in under a second (median over a rater's timed labels) is faster than anyone reads a question and
+# its answers: flag the rater. A few timed labels at least, so one quick click after a reload flags nobody.
+TOO_FAST_SECONDS = 1.0
+MIN_TIMED_LABELS = 3
+
+
+def too_fast(median_seconds: float | None, timed_labels: int) -> bool:
+    """True when a rater's median seconds per label is under TOO_FAST_SECONDS over MIN_TIMED_LABELS or more."""
+    return median_seconds is not None and timed_labels >= MIN_TIMED_LABELS and median_seconds < TOO_FAST_SECONDS
+
+
 def status(store: LabelStore, project: Project, *, resamples: int = 2000, seed: int = 0) -> LabelStatus:
     """Counts per rater, items done and left, and person-vs-person agreement on overlap items.
 
     Agreement is pooled over every pair of raters on every item with two or more labels:
     the share of equal pairs, and Cohen's kappa on the same pairs (Cohen 1960), via juge.stats,
     each with a percentile bootstrap interval that resamples those items (`resamples`, `seed`).
+    A rater whose median seconds per label is under TOO_FAST_SECONDS is flagged `too_fast`.
     """
     from juge.label.results import LabelStatus, RaterCount
     from juge.stats.agreement import agreement, cohen_kappa
@@ -87,13 +99,17 @@ def status(store: LabelStore, project: Project, *, resamples: int = 2000, seed: 
         items_left=sum(not it["closed"] for it in table),
         overlap_items=sum(it["needed"] > 1 for it in table),
         labels=sum(len(it["labels"]) for it in table),
-        raters=[RaterCount(**r) for r in store.rater_counts(project)],
+        raters=[
+            RaterCount(**r, too_fast=too_fast(r["median_seconds"], r["timed_labels"]))
+            for r in store.rater_counts(project)
+        ],
         pairs=len(first),
         agreement=agreement(first, second) if first else None,
         kappa=finite_or_none(cohen_kappa(first, second)) if first else None,
         agreement_estimate=agreement_est,
         kappa_estimate=kappa_est,
         disagreements=len(store.disagreements(project)),
+        too_fast_seconds=TOO_FAST_SECONDS,
     )
 
 
