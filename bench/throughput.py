@@ -76,7 +76,7 @@ VARIANTS = [
     ("Engine, uvloop + orjson", True, True),
     ("Engine, asyncio + orjson", False, True),
     ("Engine, uvloop + json", True, False),
-    ("Engine, asyncio + json (before)", False, False),
+    ("Engine, asyncio + json (JUGE_FAST=0)", False, False),
 ]
 
 
