@@ -184,3 +184,58 @@ def test_a_neyman_allocation_keeps_stratified_coverage_and_biases_pooled_ppi():
     # The same 180 labels in proportion to size: wider than Neyman's allocation.
     _, prop_low, prop_high, _ = stratified_ppi_mean(simulate(rng, 500, rates, accuracies, N_LAB, (940,) * 3), SHARES)
     assert np.median(high - low) < 0.95 * np.median(prop_high - prop_low)
+
+
+def test_estimate_reads_the_recorded_selection_and_estimates_labels_drawn_by_category_by_category(tmp_path):
+    """Labels drawn by `label init --select stratified` (coding heavily over-sampled against its share): with the
+    selection the estimate is stratified (recommended, no --strata needed); a label outside the selection's
+    categories is refused."""
+    from juge.data.records import Case, HumanLabel, Judgment
+    from juge.errors import InputError
+    from juge.label.selection import select_cases
+    from juge.runs.api import estimate
+    from juge.store import Store
+
+    rng = np.random.default_rng(8)
+    cases, verdicts, truth = [], {}, {}
+    for cat, size, acc, rate in (("coding", 100, 0.97, 0.9), ("writing", 900, 0.6, 0.3)):
+        for k in range(size):
+            item = f"{cat}-{k}"
+            truth[item] = rng.random() < rate
+            verdicts[item] = truth[item] if rng.random() < acc else not truth[item]
+            cases.append(Case(id=item, question="q", output="o", category=cat))
+    with Store(tmp_path / "j.db") as store:
+        store.create_run(dataset_hash="d", juge_version="t", run_id="r1", cases=cases)
+        for item, says in verdicts.items():
+            v = "PASS" if says else "FAIL"
+            store.save_judgment("r1", Judgment(item_id=item, judge="g", model="m", template="t", text=v, verdict=v,
+                                               outcome="ok"))  # fmt: skip
+    # Half the budget on coding, 10 % of the cases: a pooled estimate would lean towards coding's 0.9.
+    coding = [c for c in cases if c.category == "coding"]
+    picked, sel = select_cases(coding, method="stratified", budget=50, seed=1)
+    writing, _ = select_cases([c for c in cases if c.category == "writing"], method="stratified", budget=50, seed=2)
+    recorded = sel.model_dump()
+    recorded["strata"].append({"stratum": "writing", "population": 900, "selected": 50, "probability": 50 / 900})
+    path = tmp_path / "init.json"
+    path.write_text(json.dumps({"project": "p", "selection": recorded}))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            HumanLabel(item_id=c.id, rater_id="r", label="PASS" if truth[c.id] else "FAIL").model_dump_json() + "\n"
+            for c in [*picked, *writing]
+        )
+    )
+    result = estimate("r1", labels, db=tmp_path / "j.db", selection=path)
+    assert result.recommended == "stratified" and result.stratified is not None
+    assert [(s.stratum, s.weight) for s in result.stratified.strata] == [("coding", 0.1), ("writing", 0.9)]
+    assert any("labels drawn by category" in n for n in result.notes)
+    # The truth here is about 0.1 * 0.9 + 0.9 * 0.3 = 0.36; the human-only mean of these labels is about 0.6.
+    assert result.stratified.low <= np.mean(list(truth.values())) <= result.stratified.high
+    assert result.human_only.value > 0.5
+    bad = dict(recorded, strata=[s for s in recorded["strata"] if s["stratum"] == "coding"])
+    path.write_text(json.dumps({"selection": bad}))
+    with pytest.raises(InputError, match="did not draw"):
+        estimate("r1", labels, db=tmp_path / "j.db", selection=path)
+    path.write_text(json.dumps({"project": "p"}))
+    with pytest.raises(InputError, match="no selection"):
+        estimate("r1", labels, db=tmp_path / "j.db", selection=path)

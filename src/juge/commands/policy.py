@@ -122,6 +122,14 @@ def estimate_command(
             "(narrower when the judge's accuracy differs by category).",
         ),
     ] = None,
+    selection: Annotated[
+        Path | None,
+        typer.Option(
+            "--selection",
+            help="The --json of `juge label init --select ... --budget N` that drew the labelled items: labels drawn "
+            "by category are estimated by category (stratified PPI++ is then the figure to report).",
+        ),
+    ] = None,
     source: StudySource = StudySource(),
 ) -> None:
     """Corrected pass rate of a run: the judge's rate corrected by human labels on a random subset.
@@ -151,6 +159,7 @@ def estimate_command(
         against=against,
         force=force,
         strata=None if strata is None else "category",
+        selection=selection,
     )
     for warning in result.warnings:
         err.print(Text("warning: " + warning, style="bold yellow"), soft_wrap=True)

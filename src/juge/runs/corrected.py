@@ -258,6 +258,7 @@ def corrected_pass_rate(
     seed: int = 0,
     strata: Mapping[str, str] | None = None,
     strata_by: str = "category",
+    drawn_by_stratum: bool = False,
 ) -> EstimateResult:
     """All four figures (five with ``strata``: case id -> stratum), the recommendation and the reasons
     (``to_dict()``: ``juge estimate --json``)."""
@@ -310,7 +311,18 @@ def corrected_pass_rate(
     if strata is not None:
         stratified = stratified_pass_rate(study, strata, by=strata_by, confidence=confidence)
         notes.extend(_stratified_notes(stratified, ppi))
-        if not stratified.pooled and all(s.n_labelled >= MIN_STRATUM_LABELLED for s in stratified.strata):
+        if drawn_by_stratum:
+            recommended = STRATIFIED
+            reasons += [
+                f"The labels were drawn by {strata_by} (recorded selection), not as one random sample: stratified",
+                "PPI++ weights each stratum by its share of the cases and is the figure to report; the human-only,",
+                "PPI++ and plug-in figures treat the labels as one random sample and may be biased.",
+            ]
+            notes.append(
+                f"labels drawn by {strata_by}: report stratified PPI++; the other corrected figures treat the labels as "
+                "one random sample"
+            )
+        elif not stratified.pooled and all(s.n_labelled >= MIN_STRATUM_LABELLED for s in stratified.strata):
             # Asked for, and every stratum has labels enough for its CLT interval: it is valid whether the
             # labels were spread over the strata in proportion or not, and narrower when accuracy differs.
             recommended = STRATIFIED

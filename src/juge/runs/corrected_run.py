@@ -34,6 +34,7 @@ def estimate(
     against: str | Path | None = None,
     force: bool = False,
     strata: Literal["category"] | None = None,
+    selection: str | Path | Mapping[str, Any] | None = None,
 ) -> EstimateResult:
     """The corrected pass rate of a stored run (``juge estimate``): judge-only, human-only, PPI++ and the
     sensitivity/specificity plug-in, from human ``labels`` (path, DataFrame or rows) on a random subset.
@@ -43,7 +44,9 @@ def estimate(
     ``label_threshold`` (else the judge's threshold). ``against``: a policy or calibration file whose judge the
     run's must still be (model version as answered, template hash): refused when it changed unless ``force``
     (then FORCED, in ``identity`` and ``warnings``). ``strata="category"`` adds stratified PPI++
-    (PPI++ within each category of the run's cases, combined by their shares)."""
+    (PPI++ within each category of the run's cases, combined by their shares). ``selection``: how the labelled
+    items were drawn, as ``juge label init --select ... --json`` recorded it (the file, or its ``selection``); labels
+    drawn by category are estimated by category (stratified PPI++ is then the figure to report)."""
     from juge.data.results import KindGuess
     from juge.runs.corrected import corrected_pass_rate
 
@@ -53,15 +56,20 @@ def estimate(
     )  # fmt: skip
     outcomes, human, warnings, notes, identity = read.outcomes, read.human, read.warnings, read.notes, read.identity
     run_row, guess = read.run_row, read.kind_guess
+    drawn = None if selection is None else drawn_by(selection, read.categories, human)
+    by_category = strata is not None or drawn == "stratified"
     result = corrected_pass_rate(
         outcomes,
         human,
         confidence=confidence,
         n_resamples=resamples,
         seed=seed,
-        strata=None if strata is None else read.categories,
-        strata_by=strata or "category",
+        strata=read.categories if by_category else None,
+        strata_by="category",
+        drawn_by_stratum=drawn == "stratified",
     )
+    if drawn == "random":
+        notes.append("the labelled items were drawn as a simple random sample (recorded selection): every figure holds")
     return result.model_copy(
         update={
             "run_id": run_row["id"],
@@ -158,3 +166,31 @@ def read_pass_rate(
         identity=identity,
         kind_guess=inputs.kind_guess,
     )
+
+
+def drawn_by(
+    selection: str | Path | Mapping[str, Any], categories: Mapping[str, str], human: Mapping[str, float]
+) -> str:
+    """How the labelled items were drawn (``random`` or ``stratified``), from the selection ``juge label init
+    --select`` recorded; checks that each labelled item's category is one the selection drew from."""
+    from juge.errors import InputError
+    from juge.files import read_json_object
+
+    where = str(selection) if isinstance(selection, str | Path) else "selection"
+    data: Any = read_json_object(selection, "selection") if isinstance(selection, str | Path) else selection
+    data = data.get("selection", data) if isinstance(data, Mapping) else data
+    if not isinstance(data, Mapping) or data.get("method") not in ("random", "stratified"):
+        raise InputError(
+            f"{where}: no selection (method random or stratified) in it; give the --json file of "
+            "juge label init --select ... --budget N"
+        )
+    if data["method"] == "stratified":
+        drawn_from = {str(s.get("stratum")) for s in data.get("strata") or [] if isinstance(s, Mapping)}
+        for item in human:
+            category = categories.get(item) or "(none)"
+            if item in categories and category not in drawn_from:
+                raise InputError(
+                    f"{where}: labelled item {item!r} is of category {category!r}, which the selection did not draw "
+                    f"from ({', '.join(sorted(drawn_from))}): these labels were not drawn by this selection"
+                )
+    return str(data["method"])
