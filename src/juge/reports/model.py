@@ -30,6 +30,7 @@ from juge.data.records import Case
 from juge.policy.decision import MIN_PAIRS
 from juge.policy.results import AuditStatus, Conclusion, HoldoutFigures, HoldoutTest, PolicyCategory, PolicyResult
 from juge.reports.disagreements import attach_items, select_disagreements
+from juge.reports.first_screen import input_mismatches, verdicts
 from juge.reports.headline import MARGIN as HEADLINE_MARGIN
 from juge.reports.headline import headlines, trivial_baseline_lines
 from juge.stats.estimate import Estimate
@@ -546,4 +547,6 @@ def build_report_data(
     data["headlines"] = cal.headlines if cal.headlines is not None else [h.to_dict() for h in headlines(data)]
     data["headline_margin"], data["headline_min_pairs"] = HEADLINE_MARGIN, MIN_PAIRS
     data["baseline_lines"] = trivial_baseline_lines(cal.to_dict())
+    data["verdicts"] = verdicts(policy, policy_test)  # the first screen carries every verdict the inputs hold
+    data["input_mismatches"] = input_mismatches(cal, policy, policy_test)
     return data
