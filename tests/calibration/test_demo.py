@@ -178,3 +178,45 @@ def test_demo_data_is_package_data(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     for name in ("items.jsonl", "judgments.jsonl", "DATA.md", "SHA256SUMS"):
         assert (tmp_path / "juge" / "demo_data" / name).read_bytes() == demo_file(name).read_bytes()
+
+
+def test_every_path_the_demos_hints_name_exists_from_where_it_ran(tmp_path: Path) -> None:
+    """The next-step hints name the files the demo wrote, as paths from the current folder (issue 30): pasting a
+    hint where the demo ran finds every file it names."""
+    import shlex
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "juge.cli", "demo", "--resamples", "100"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "80"},  # narrow: the long hints are continued with " \"
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    wrote = [line.split()[1] for line in lines if line.startswith("wrote ")]
+    commands: list[str] = []  # a command continued with " \\" is one command
+    for line in lines[lines.index("next:") + 1 :]:
+        if line.strip().startswith("#"):
+            continue
+        if commands and commands[-1].endswith(" \\"):
+            commands[-1] = commands[-1][:-2] + " " + line.strip()
+        else:
+            commands.append(line.strip())
+    assert commands and any("--items" in c for c in commands), proc.stdout
+    named: list[str] = []
+    for command in commands:
+        words = shlex.split(command, comments=True)
+        # A placeholder (DIR) is no path: its comment says what to put there.
+        named += [
+            w
+            for prev, w in zip(words, words[1:])
+            if prev in ("--items", "--judgments", "--labels", "--from-hf") and not w.isupper()
+        ]
+        named += [w for w in words if "/" in w or w.endswith((".json", ".jsonl", ".html"))]
+    assert {"juge-demo/items.jsonl", "juge-demo/judgments.jsonl"} <= set(named)
+    for path in [*wrote, *named]:
+        assert (tmp_path / path).exists(), f"{path} named by the demo's output is not in {tmp_path}"
+    # The files the hint reads are the demo's inputs: the same study from them gives the same figures.
+    assert (tmp_path / "juge-demo" / "items.jsonl").read_bytes() == demo_file("items.jsonl").read_bytes()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -256,7 +257,11 @@ def calibrate_command(
 
 def demo_command(
     out: Annotated[
-        Path, typer.Option("--out", help="Directory for calibration.json, report.html and, with --live, juge.db.")
+        Path,
+        typer.Option(
+            "--out",
+            help="Directory for calibration.json, report.html, the sample (items.jsonl, judgments.jsonl) and, with --live, juge.db.",
+        ),
     ] = Path("juge-demo"),
     split: Annotated[str, typer.Option(help="dev (default) or all; holdout is kept for the final test.")] = "dev",
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples over items.")] = 2000,
@@ -286,7 +291,8 @@ def demo_command(
 
     320 MT-Bench pairs with 834 human votes (LMSYS, CC BY 4.0) and 1,760 recorded calls of two judges,
     both orders, with and without a reference answer. Prints the tables for the dev split and writes
-    OUT/calibration.json. With --live, the local judge runs like `juge run`: its calls and judgments
+    OUT/calibration.json, OUT/report.html, and the sample itself as OUT/items.jsonl and OUT/judgments.jsonl.
+    With --live, the local judge runs like `juge run`: its calls and judgments
     (model version, template hash) go to OUT/juge.db, so a repeat is answered from the cache.
     """
     from juge.demos.api import demo
@@ -325,12 +331,14 @@ def demo_command(
     hint = "   # open it in a browser" if len(wrote) + 25 <= console.width else ""
     console.print(wrote + hint, highlight=False, markup=False, soft_wrap=True)
     console.print("next:", highlight=False, markup=False)
+    # Every path a hint names is one the demo wrote, as given (relative to where it ran), quoted for the shell.
+    items, judgments = (shlex.quote(str(out / name)) for name in ("items.jsonl", "judgments.jsonl"))
     for command, comment in (
         (
-            "juge calibrate --items items.jsonl --judgments judgments.jsonl --json calibration.json",
-            "the same study on your data",
+            f"juge calibrate --items {items} --judgments {judgments} --split {split}",
+            "the same study from its files: give yours in their format",
         ),
-        ("juge calibrate --from-hf mt_bench_human_judgments/ --split all", "the official MT-Bench human judgments"),
+        ("juge calibrate --from-hf DIR --split all", "DIR: a download of the official MT-Bench human judgments"),
         ("juge --help", "run judges, write a policy, label items, make a report"),
     ):
         for line in command_lines(command, console.width, comment=comment):

@@ -28,7 +28,8 @@ def demo(
 ) -> Calibration:
     """The calibration study on the embedded MT-Bench sample (``juge demo``): no network, no key.
 
-    With ``out``, writes ``out/calibration.json`` and ``out/report.html``. ``live`` also runs the
+    With ``out``, writes ``out/calibration.json`` and ``out/report.html``, and the sample's own
+    ``out/items.jsonl`` and ``out/judgments.jsonl`` (the format ``juge calibrate`` reads). ``live`` also runs the
     local judge (needs ``juge[local]``) on ``limit`` pairs, storing its calls in ``db`` (default
     ``out/juge.db``); with ``console``, the local judge's progress and a line about its run go there.
 
@@ -38,7 +39,7 @@ def demo(
     """
     from juge.calibration.demo import demo_file, study_of_demo
     from juge.calibration.pairwise import Bootstrap
-    from juge.files import write_json
+    from juge.files import write_atomic, write_json
     from juge.reports import write_report
 
     if split not in ("dev", "all"):
@@ -75,4 +76,7 @@ def demo(
     if out is not None:
         json_path = write_json(Path(out) / "calibration.json", study.to_dict())
         write_report(study, Path(out) / "report.html", "html", items=demo_file("items.jsonl"), source=json_path.name)
+        # The inputs beside the results: the next-step hint runs `juge calibrate` on them, and they show the format.
+        for name in ("items.jsonl", "judgments.jsonl"):
+            write_atomic(Path(out) / name, demo_file(name).read_bytes())
     return study
