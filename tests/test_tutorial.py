@@ -189,6 +189,9 @@ def test_tutorial_end_to_end(browser, tmp_path):  # noqa: ANN001
     assert summary.locator("table.summary-table").count() == 1
     page.screenshot(path=str(ARTIFACTS / "tutorial-report-summary.png"))
     page.close()
+    # Its disagreements show their question and answers, read from the run's cases (no --items in the tutorial).
+    disagreements = (project / "report.html").read_text().split('id="disagreements"', 1)[1]
+    assert 'class="case"' in disagreements and "not in the calibration file" not in disagreements
 
     # juge view on the tutorial's store: the raw answers behind a category's disagreements, in three clicks or fewer.
     with view_process("--calibration", "calibration.json", "--labels", "labels.jsonl", cwd=project) as link:
