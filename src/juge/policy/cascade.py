@@ -129,7 +129,7 @@ def derive_cascade(
     boot: Bootstrap,
 ) -> dict[str, Any]:
     """The cascade block of a policy: per stage its prompts, category rows, threshold walk and what it decides."""
-    from juge.policy.derivation import CONFIDENCE_SOURCE, category_row, item_confidences, reference_choice
+    from juge.policy.pair_rows import CONFIDENCE_SOURCE, category_row, item_confidences, reference_choice
 
     keys = [stage_key(table, n) for n in names]
     categories = table.categories()

@@ -41,7 +41,7 @@ from juge.data.records import Case
 from juge.errors import InputError
 from juge.files import staged_output
 from juge.policy.conclusion import gap_conclusion, margin_gap, overall_conclusion
-from juge.policy.derivation import PairStudyData, category_row
+from juge.policy.derivation import PairStudyData
 from juge.policy.file import (
     no_split_error,
     policy_hash,
@@ -50,6 +50,7 @@ from juge.policy.file import (
 )
 from juge.policy.grades import grade_holdout_figures, grade_holdout_items
 from juge.policy.guarantee import check_on_holdout
+from juge.policy.pair_rows import category_row
 from juge.policy.registry import Registry, case_fingerprint, earlier_fingerprint, fingerprint_set_hash
 from juge.policy.results import HoldoutTest, PolicyResult
 from juge.policy.route import route_item

@@ -26,7 +26,7 @@ import numpy as np
 
 from juge.calibration.pairtable import PairItem
 from juge.policy.decision import category_decision, too_few
-from juge.policy.derivation import _has_verdict, _judge_vs_person_counts, _person_vs_person_counts
+from juge.policy.pair_rows import _has_verdict, _judge_vs_person_counts, _person_vs_person_counts
 from juge.policy.results import DecisionPlan, PassRatePlan
 
 OVERALL = "(overall)"
