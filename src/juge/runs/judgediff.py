@@ -28,14 +28,9 @@ def _prompts(store: Store, run_id: str) -> dict[Key, list[dict[str, str]]]:
     return out
 
 
-def _judge_prompts(
-    store: Store, run_id: str, name: str, version: tuple[str, str, str], own: dict[Key, list[dict[str, str]]]
-) -> dict[Key, list[dict[str, str]]]:
-    """Judge `name`'s prompts in run `run_id`: its logged calls, else the calls of the run that paid for its
-    cache entries (only on cases whose record is the same in both runs)."""
-    logged = {k: v for k, v in own.items() if k[0] == name}
-    if logged:
-        return logged
+def _borrowed(store: Store, run_id: str, name: str, version: tuple[str, str, str]) -> dict[Key, list[dict[str, str]]]:
+    """Judge `name`'s prompts from the calls of the run that paid for `run_id`'s cache entries: the newest other
+    run with the same judge version that logged calls of it, on the cases whose record is the same in both."""
     _, template, template_hash = version
     cases = None
     for other in store.list_runs():  # newest first
@@ -78,9 +73,12 @@ def judge_diffs(
             continue
         if own_a is None:
             own_a, own_b = _prompts(store, run_a), _prompts(store, run_b)
-        prompts_a = _judge_prompts(store, run_a, name, va, own_a)
-        prompts_b = _judge_prompts(store, run_b, name, vb, own_b)
-        shared = sorted(k for k in prompts_a if k[0] == name and k in prompts_b)
+        prompts_a = {k: v for k, v in own_a.items() if k[0] == name}
+        prompts_b = {k: v for k, v in own_b.items() if k[0] == name}
+        if not any(k in prompts_b for k in prompts_a):  # a run answered (partly) from the cache: borrow
+            prompts_a = {**_borrowed(store, run_a, name, va), **prompts_a}
+            prompts_b = {**_borrowed(store, run_b, name, vb), **prompts_b}
+        shared = sorted(k for k in prompts_a if k in prompts_b)
         diff: list[str] = []
         item = order = None
         if shared:
