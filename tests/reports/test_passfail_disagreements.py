@@ -87,6 +87,6 @@ def test_a_calibration_of_a_stored_run_reports_its_cases_without_items(tmp_path,
     # The store gone: the report is still written, and says where the texts would come from.
     (project / ".juge" / "juge.db").rename(tmp_path / "moved.db")
     assert run_cli(monkeypatch, capsys, "report", str(out), "-o", str(html))[0] == 0
-    assert "not in the calibration file" in html.read_text()
+    assert f"run {run_id} is not in {project / '.juge' / 'juge.db'}; pass --items or --db" in html.read_text()
     assert run_cli(monkeypatch, capsys, "report", str(out), "--db", str(tmp_path / "moved.db"), "-o", str(html))[0] == 0
     assert "not in the calibration file" not in html.read_text().split('id="disagreements"', 1)[1]

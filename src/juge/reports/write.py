@@ -69,20 +69,23 @@ def write_report(
         # A packaged file (importlib.resources Traversable, e.g. the demo's items) is read through a real path.
         with as_file(Path(items) if isinstance(items, str) else items) as items_path:
             cases = read_items(items_path, items_map)
-    elif calibration.run is not None:
-        cases = stored_cases(calibration.run.id, db or calibration.run.db)
+    note = None
+    if items is None and calibration.run is not None:
+        where = db or calibration.run.db
+        cases = stored_cases(calibration.run.id, where)
+        if cases is None:
+            note = f"run {calibration.run.id} is not in {where or 'the default store'}; pass --items or --db"
+
+    def build(study: Calibration) -> dict[str, Any]:
+        data = build_report_data(
+            study, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source, audit=audit
+        )
+        data["items_note"] = note  # why the disagreements' texts are missing, when a stored run was named
+        return data
+
     if calibration.kind == "criteria":  # several criteria: one report each, side by side first
-
-        def build(study: Calibration) -> dict[str, Any]:
-            return build_report_data(
-                study, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source, audit=audit
-            )
-
         return write_atomic(path, render_criteria(calibration, fmt, build))
-    data = build_report_data(
-        calibration, policy=policy, policy_test=policy_test, cases=cases, top=top, source=source, audit=audit
-    )
-    return write_atomic(path, render_report(data, fmt))
+    return write_atomic(path, render_report(build(calibration), fmt))
 
 
 def stored_cases(run_id: str, db: str | Path | None) -> dict[str, Case] | None:
