@@ -17,7 +17,7 @@ Each `juge calibrate` runs in its own subprocess; its peak RSS comes from `os.wa
 Python process that only imports juge's calibrate path, and the size of the input files.
 
     python bench/memory.py [--judgments 100000 1000000] [--labelled 0.1] [--resamples 2000]
-    python bench/memory.py --run [--cases 100000 1000000]
+    python bench/memory.py --run [--cases 100000 1000000] [--formats jsonl csv tsv parquet jsonl.gz csv.gz]
 
 Prints, per size: peak RSS, wall time, RSS / 1 GiB target, RSS / input size, and the
 RSS above the import-only baseline per judgment.
@@ -26,9 +26,12 @@ RSS above the import-only baseline per judgment.
 from __future__ import annotations
 
 import argparse
+import csv
+import gzip
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -174,59 +177,112 @@ default = "PASS\\nIt answers."
 """
 
 
-def write_run_eval(folder: Path, n_cases: int, seed: int) -> Path:
-    """An eval of `n_cases` small single-answer cases (question ~60 characters, output ~120) and one
-    scripted pass/fail judge; reused when already written for the same size."""
+# A child process's peak RSS (ru_maxrss from wait4) starts from what it was forked from, so this process stays
+# small: pyarrow (for the Parquet files) is loaded only in a child of its own.
+TO_PARQUET = """
+import json, sys
+import pyarrow as pa, pyarrow.parquet as pq
+schema = pa.schema([("id", pa.string()), ("question", pa.string()), ("output", pa.string())])
+with open(sys.argv[1], encoding="utf-8") as rows, pq.ParquetWriter(sys.argv[2], schema) as writer:
+    batch = []
+    for line in rows:
+        batch.append(json.loads(line))
+        if len(batch) == 50_000:
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            batch = []
+    if batch:
+        writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+"""
+RUN_FORMATS = ("jsonl", "csv", "tsv", "parquet", "jsonl.gz", "csv.gz", "parquet.gz")
+
+
+def write_cases_as(cases_jsonl: Path, fmt: str) -> Path:
+    """The cases of `cases_jsonl` written as `fmt` beside it (a `.gz` of any), a row at a time; reused."""
+    target = cases_jsonl.with_name(f"cases.{fmt}")
+    if target.exists() and target.stat().st_mtime >= cases_jsonl.stat().st_mtime:
+        return target
+    base = fmt.removesuffix(".gz")
+    plain = cases_jsonl if base == "jsonl" else cases_jsonl.with_name(f"cases.{base}")
+    if base in ("csv", "tsv") and not plain.exists():
+        with cases_jsonl.open(encoding="utf-8") as rows, plain.open("w", newline="", encoding="utf-8") as out:
+            writer = csv.writer(out, delimiter="\t" if base == "tsv" else ",")
+            writer.writerow(["id", "question", "output"])
+            for line in rows:
+                row = json.loads(line)
+                writer.writerow([row["id"], row["question"], row["output"]])
+    elif base == "parquet" and not plain.exists():  # in a child: pyarrow here would count in every child's RSS
+        subprocess.run([sys.executable, "-c", TO_PARQUET, str(cases_jsonl), str(plain)], check=True)
+    if fmt.endswith(".gz"):
+        with plain.open("rb") as src, gzip.open(target, "wb", compresslevel=1) as out:
+            shutil.copyfileobj(src, out)
+    return target
+
+
+def write_run_eval(folder: Path, n_cases: int, seed: int, fmt: str = "jsonl") -> Path:
+    """An eval of `n_cases` small single-answer cases (question ~60 characters, output ~120) in format `fmt`
+    and one scripted pass/fail judge; the cases are reused when already written for the same size."""
     cases, params = folder / "cases.jsonl", folder / "params.json"
     if not (params.exists() and json.loads(params.read_text()) == {"cases": n_cases, "seed": seed}):
+        for old in folder.glob("cases.*"):
+            old.unlink()
         rng = random.Random(seed)
         with cases.open("w", encoding="utf-8") as out:
             for i in range(n_cases):
                 row = {"id": f"case-{i:07d}", "question": text_of(rng, 60), "output": text_of(rng, 120)}
                 out.write(json.dumps(row) + "\n")
         params.write_text(json.dumps({"cases": n_cases, "seed": seed}))
+    cases_file = write_cases_as(cases, fmt)
     (folder / "judge.toml").write_text(RUN_JUDGE)
-    eval_file = folder / "eval.toml"
+    eval_file = folder / f"eval-{fmt}.toml"
     eval_file.write_text(
-        'name = "memory-bench"\ncases = "cases.jsonl"\n\n[[judges]]\nfile = "judge.toml"\n\n'
+        f'name = "memory-bench"\ncases = "{cases_file.name}"\n\n[[judges]]\nfile = "judge.toml"\n\n'
         "[engine]\nconcurrency = 64\n"
     )
     return eval_file
 
 
-def run_bench(root: Path, sizes: list[int], seed: int) -> None:
-    """Peak RSS of `juge run` (a fresh store each time) per size, and the slope between sizes."""
+def run_bench(root: Path, sizes: list[int], seed: int, formats: list[str]) -> None:
+    """Peak RSS of `juge run` (a fresh store each time) per size and cases format, and each format's slope
+    between sizes; JSON lines, streamed from the start, is the baseline the other formats are held to."""
     base_rss, _, _ = measure([sys.executable, "-c", "import juge.cli, juge.runner"], root / "import.log")
     print(f"baseline: python importing juge's run path: peak RSS {mib(base_rss)}")
-    print(f"target: peak RSS <= {mib(TARGET_BYTES)} at 1,000,000 cases, flat from 100k to 1M\n")
+    print(f"target: peak RSS <= {mib(TARGET_BYTES)} at 1,000,000 cases, flat from 100k to 1M in every format\n")
     print(
-        f"{'cases':>10} {'input':>10} {'store':>10} {'peak RSS':>10} {'wall':>8} {'CPU':>8} {'RSS/target':>10} "
-        f"{'CPU/case':>9}"
+        f"{'format':>10} {'cases':>10} {'input':>10} {'store':>10} {'peak RSS':>10} {'wall':>8} {'CPU':>8} "
+        f"{'RSS/target':>10} {'CPU/case':>9}"
     )
-    rows = []
-    for size in sizes:
-        folder = root / f"run{size}"
-        folder.mkdir(exist_ok=True)
-        eval_file = write_run_eval(folder, size, seed)
-        db = folder / "juge.db"
-        for leftover in folder.glob("juge.db*"):
-            leftover.unlink()
-        rss, wall, code = measure(
-            [sys.executable, "-m", "juge.cli", "run", str(eval_file), "--db", str(db), "--no-progress"],
-            folder / "run.log",
-        )
-        if code != 0:
-            sys.exit(f"juge run failed on {size} cases (exit {code}):\n{(folder / 'run.log').read_text()[-3000:]}")
-        store_bytes = sum(p.stat().st_size for p in folder.glob("juge.db*"))
-        rows.append((size, rss))
-        print(
-            f"{size:>10,} {mib((folder / 'cases.jsonl').stat().st_size):>10} {mib(store_bytes):>10} {mib(rss):>10} "
-            f"{wall:>7.1f}s {LAST_CPU[0]:>7.1f}s {rss / TARGET_BYTES:>10.2f} {LAST_CPU[0] / size * 1e6:>6,.0f} µs",
-            flush=True,
-        )
-    if len(rows) > 1:
-        (n0, r0), (n1, r1) = rows[0], rows[-1]
-        print(f"\nslope: {(r1 - r0) / (n1 - n0):,.0f} B of peak RSS per extra case ({n0:,} -> {n1:,})")
+    slopes = {}
+    for fmt in formats:
+        rows = []
+        for size in sizes:
+            folder = root / f"run{size}"
+            folder.mkdir(exist_ok=True)
+            eval_file = write_run_eval(folder, size, seed, fmt)
+            db = folder / "juge.db"
+            for leftover in folder.glob("juge.db*"):
+                leftover.unlink()
+            rss, wall, code = measure(
+                [sys.executable, "-m", "juge.cli", "run", str(eval_file), "--db", str(db), "--no-progress"],
+                folder / "run.log",
+            )
+            if code != 0:
+                log = (folder / "run.log").read_text()[-3000:]
+                sys.exit(f"juge run failed on {size} cases as {fmt} (exit {code}):\n{log}")
+            store_bytes = sum(p.stat().st_size for p in folder.glob("juge.db*"))
+            input_bytes = (folder / f"cases.{fmt}").stat().st_size
+            rows.append((size, rss))
+            print(
+                f"{fmt:>10} {size:>10,} {mib(input_bytes):>10} {mib(store_bytes):>10} {mib(rss):>10} "
+                f"{wall:>7.1f}s {LAST_CPU[0]:>7.1f}s {rss / TARGET_BYTES:>10.2f} {LAST_CPU[0] / size * 1e6:>6,.0f} µs",
+                flush=True,
+            )
+        if len(rows) > 1:
+            (n0, r0), (n1, r1) = rows[0], rows[-1]
+            slopes[fmt] = (r1 - r0) / (n1 - n0)
+    if slopes:
+        print(f"\nslope: B of peak RSS per extra case ({sizes[0]:,} -> {sizes[-1]:,})")
+        for fmt, slope in slopes.items():
+            print(f"{fmt:>10} {slope:>8,.1f} B/case")
 
 
 def main() -> None:
@@ -248,13 +304,16 @@ def main() -> None:
     parser.add_argument(
         "--cases", type=int, nargs="+", default=[100_000, 1_000_000], help="with --run: sizes (cases) to run"
     )
+    parser.add_argument(
+        "--formats", nargs="+", default=["jsonl"], choices=RUN_FORMATS, help="with --run: cases file formats"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="juge-bench-memory-") as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         if args.run:
-            run_bench(root, args.cases, args.seed)
+            run_bench(root, args.cases, args.seed, args.formats)
             return
         base_rss, base_wall, _ = measure(
             [
