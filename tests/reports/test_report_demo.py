@@ -33,7 +33,13 @@ def demo(tmp_path_factory):
 def test_demo_writes_the_report_and_prints_its_path(demo):
     out, _, html, printed = demo
     assert f"wrote {out / 'report.html'}" in printed
-    assert sorted(p.name for p in out.iterdir()) == ["calibration.json", "report.html"]
+    # the sample it read sits beside its results, so the next-step hint's command runs as printed
+    assert sorted(p.name for p in out.iterdir()) == [
+        "calibration.json",
+        "items.jsonl",
+        "judgments.jsonl",
+        "report.html",
+    ]
     assert html.startswith("<!DOCTYPE html>")
 
 
