@@ -110,3 +110,43 @@ def test_a_wrong_base_url_fails_in_seconds_naming_it(monkeypatch, capsys, task) 
     assert code == 3 and f"127.0.0.1:{port}" in " ".join(err.split())
     with sqlite3.connect(task["db"]) as con:
         assert con.execute("SELECT count(*) FROM calls").fetchone()[0] <= UNREACHABLE_STOP + 8  # one per worker at most
+
+
+@pytest.mark.slow
+@pytest.mark.needs("local_model")
+def test_the_local_judge_without_constrained_is_said_at_the_tenth_answer(tmp_path: Path) -> None:
+    # Item 1: the base model without `constrained = true` answered unparsed for ten silent minutes. With a short
+    # max_tokens each call is quick; the run says so at the tenth answer, with one raw answer and the fix.
+    cases = tmp_path / "c.jsonl"
+    cases.write_text(
+        "".join(
+            json.dumps({"id": f"c{i:02d}", "question": f"Is {i} even?", "output": "yes"}) + "\n" for i in range(12)
+        ),
+        encoding="utf-8",
+    )
+    judge = tmp_path / "local.toml"
+    judge.write_text(
+        'name = "local"\nsetup = "passfail"\ndescription = "The answer is right."\nprovider = "llamacpp"\n'
+        "max_tokens = 8\n",
+        encoding="utf-8",
+    )
+    notes: list[str] = []
+
+    class Listener:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def advance(self, *, error: bool = False, unparsed: bool = False) -> None:
+            pass
+
+        def note(self, message: str) -> None:
+            notes.append(message)
+
+    run = juge.run(
+        cases=cases, judges=[judge], db=tmp_path / "j.db", concurrency=1, progress=lambda d, t, c: Listener()
+    )
+    assert run.summary is not None and run.summary.judges["local"].outcomes["unparsed"] >= 10
+    assert len(notes) == 1 and "of its first 10 answers gave no verdict" in notes[0] and "max_tokens" in notes[0]
