@@ -12,6 +12,7 @@ import ipaddress
 import socket
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,30 @@ def template_env(folder: Path) -> Environment:
         lstrip_blocks=True,
         finalize=visible_html,
     )
+
+
+def add_error_pages(app: Any, render: Callable[..., Any], *, invalid: str) -> None:
+    """The error pages both web apps answer with: an HTTP error as its own page, a request field missing, of the
+    wrong type or out of range (a 40-digit number) a 400 naming it as `invalid` ("form field", "parameter"),
+    not a 422 or 500, and anything else a 500 that says nothing of the cause."""
+    from fastapi.exceptions import RequestValidationError
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Any:
+        return render("error.html", status=exc.status_code, status_code=exc.status_code, message=exc.detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> Any:
+        first = exc.errors()[0] if exc.errors() else {}
+        field = str(first.get("loc", ("", "?"))[-1])
+        return render("error.html", status=400, status_code=400, message=f"The {invalid} {field!r} is not valid.")
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, exc: Exception) -> Any:
+        # This answer leaves through Starlette's outermost layer, past the header middleware: set them here.
+        response = render("error.html", status=500, status_code=500, message="Something went wrong on the server.")
+        response.headers.update(SECURITY_HEADERS)
+        return response
 
 
 def port_of(request: Request) -> int:

@@ -23,16 +23,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Form, HTTPException, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.label.db import LOGIN_SECONDS, LabelError, LabelStore, Project, Rater, ReleasedError
 from juge.label.rubric import canonical_label, choices, for_people, to_fixed_order
-from juge.webapp import SECURITY_HEADERS, LoginLimiter, client_address, port_of, template_env
+from juge.webapp import SECURITY_HEADERS, LoginLimiter, add_error_pages, client_address, port_of, template_env
 
 HERE = Path(__file__).parent
 COOKIE = "juge_label"
@@ -135,23 +133,7 @@ def create_app(store: LabelStore, *, trusted_proxy: str | None = None) -> FastAP
         projects = [store.project_by_id(r.project_id) for r in exc.raters]
         return render("choose.html", projects=sorted(projects, key=lambda p: p.name))
 
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
-        return render("error.html", status=exc.status_code, status_code=exc.status_code, message=exc.detail)
-
-    @app.exception_handler(RequestValidationError)
-    async def bad_form(request: Request, exc: RequestValidationError) -> HTMLResponse:
-        """A form field missing, of the wrong type or out of range (a 40-digit number): 400, not 422 or 500."""
-        first = exc.errors()[0] if exc.errors() else {}
-        field = str(first.get("loc", ("", "?"))[-1])
-        return render("error.html", status=400, status_code=400, message=f"The form field {field!r} is not valid.")
-
-    @app.exception_handler(Exception)
-    async def server_error(request: Request, exc: Exception) -> HTMLResponse:
-        # This answer leaves through Starlette's outermost layer, past the header middleware: set them here.
-        response = render("error.html", status=500, status_code=500, message="Something went wrong on the server.")
-        response.headers.update(SECURITY_HEADERS)
-        return response
+    add_error_pages(app, render, invalid="form field")
 
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request, token: str = "") -> Response:

@@ -21,10 +21,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from juge.errors import InputError
 from juge.label.db import LabelStore
@@ -33,7 +31,7 @@ from juge.store import Store
 from juge.view import pages
 from juge.view.labels import RunLabels
 from juge.view.shown import Shown
-from juge.webapp import SECURITY_HEADERS, LoginLimiter, client_address, port_of, template_env
+from juge.webapp import SECURITY_HEADERS, LoginLimiter, add_error_pages, client_address, port_of, template_env
 
 HERE = Path(__file__).parent
 COOKIE = "juge_view"
@@ -93,26 +91,11 @@ def create_app(store: Store, shown: Shown, *, token: str, label_store: LabelStor
             response.headers.setdefault(key, value)
         return response
 
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
-        return render("error.html", status=exc.status_code, status_code=exc.status_code, message=exc.detail)
+    add_error_pages(app, render, invalid="parameter")
 
     @app.exception_handler(InputError)
     async def input_error(request: Request, exc: InputError) -> HTMLResponse:
         return render("error.html", status=404, status_code=404, message=str(exc))
-
-    @app.exception_handler(RequestValidationError)
-    async def bad_query(request: Request, exc: RequestValidationError) -> HTMLResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        field = str(first.get("loc", ("", "?"))[-1])
-        return render("error.html", status=400, status_code=400, message=f"The parameter {field!r} is not valid.")
-
-    @app.exception_handler(Exception)
-    async def server_error(request: Request, exc: Exception) -> HTMLResponse:
-        # This answer leaves through Starlette's outermost layer, past the middleware: set the headers here.
-        response = render("error.html", status=500, status_code=500, message="Something went wrong on the server.")
-        response.headers.update(SECURITY_HEADERS)
-        return response
 
     @app.get("/login")
     def login(request: Request, token: str = "") -> Response:
