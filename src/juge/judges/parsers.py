@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from juge.errors import InputError
-from juge.fastjson import parse_if_unique
+from juge.fastjson import DuplicateKey, NotANumber, loads_unique
 from juge.judges.contradictions import (
     criteria_conflicts,
     fold,
@@ -243,25 +243,14 @@ class _BadJSON(InputError, ValueError):
     """A JSON object with a key given twice (the answer is unparsed)."""
 
 
-def _strict_object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise _BadJSON("duplicate key in the JSON object")
-    return dict(pairs)
-
-
-def _reject_constant(name: str) -> Any:
-    raise _BadJSON(f"{name} is not a number")
-
-
 def strict_json_object(text: str) -> dict[str, Any]:
     """Parse one JSON object: no duplicate keys, no NaN/Infinity, nothing after it."""
-    parsed, value = parse_if_unique(text)  # the fast reader, where it reads exactly what json would
     try:
-        if not parsed:
-            value = json.loads(text, object_pairs_hook=_strict_object_pairs, parse_constant=_reject_constant)
-    except _BadJSON:
-        raise
+        value = loads_unique(text, constants=False)
+    except DuplicateKey:
+        raise _BadJSON("duplicate key in the JSON object") from None
+    except NotANumber as exc:
+        raise _BadJSON(str(exc)) from None
     except (ValueError, RecursionError) as exc:
         raise _BadJSON(f"not valid JSON ({exc.__class__.__name__})") from None
     if not isinstance(value, dict):

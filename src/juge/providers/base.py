@@ -8,7 +8,6 @@ strict parser.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from abc import ABC, abstractmethod
@@ -19,7 +18,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from juge.errors import Fault
-from juge.fastjson import parse_if_unique
+from juge.fastjson import DuplicateKey, loads_unique
 
 if TYPE_CHECKING:
     from juge.providers.batch_api import BatchAPI
@@ -51,22 +50,13 @@ def body_too_large(limit: int, announced: int | None = None) -> ProviderError:
     )
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise DuplicateKeyError(f"the key {key!r} appears twice in one object")
-            seen.add(key)
-    return out
-
-
 def json_with_unique_keys(raw: bytes | str) -> Any:
     """`raw` parsed as JSON; a DuplicateKeyError if an object has a key twice (readers disagree on which
     one counts, so a server's answer with one is refused, not read one way)."""
-    parsed, value = parse_if_unique(raw)  # the fast reader, where it reads exactly what json would
-    return value if parsed else json.loads(raw, object_pairs_hook=_unique_keys)
+    try:
+        return loads_unique(raw)
+    except DuplicateKey as exc:
+        raise DuplicateKeyError(str(exc)) from None
 
 
 def escape_lone_surrogates(text: str) -> str:
