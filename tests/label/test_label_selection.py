@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -81,3 +82,91 @@ def test_label_init_select_stores_only_the_drawn_items_with_their_chance(tmp_pat
          "--db-url", db_url, "--select", "random"],
     )  # fmt: skip
     assert res.exit_code == 2 and "--budget" in res.output
+
+
+def store_run(path: Path, verdicts: dict[str, object], cases: list[Case], *, config: dict | None = None) -> Path:
+    """A stored run: each case's single-answer verdict (PASS/FAIL or a score), or for a pair {order: letter}."""
+    from juge.data.records import Judgment
+    from juge.store import Store
+
+    with Store(path) as store:
+        store.create_run(dataset_hash="d", juge_version="t", run_id="r1", cases=cases, config=config)
+        for item, verdict in verdicts.items():
+            orders = verdict.items() if isinstance(verdict, dict) else [(None, verdict)]
+            for order, v in orders:
+                store.save_judgment(
+                    "r1",
+                    Judgment(item_id=item, judge="g", model="m", template="t", text=str(v), verdict=v, outcome="ok",
+                             order=order),
+                )  # fmt: skip
+    return path
+
+
+def test_allocation_follows_size_times_spread():
+    assert allocate({"a": 100, "b": 100}, 20, {"a": 0.1, "b": 0.4}) == {"a": 4, "b": 16}
+    # Equal spreads: proportional, as without them.
+    assert allocate({"a": 50, "b": 30, "c": 20}, 10, {"a": 0.3, "b": 0.3, "c": 0.3}) == {"a": 5, "b": 3, "c": 2}
+    # A category cannot take more than its cases: the rest goes to the next widest.
+    assert allocate({"a": 5, "b": 100}, 30, {"a": 10.0, "b": 0.1}) == {"a": 5, "b": 25}
+
+
+def test_stratified_with_a_run_allocates_by_the_spread_of_the_judge_s_verdicts(tmp_path: Path):
+    from juge.runs.judge_signals import judge_signals
+
+    # The judge passes every coding case (spread near 0) and half the writing ones (spread 0.5): equal sizes,
+    # so Neyman gives writing the bulk; proportional would split 20/20.
+    cases = cases_by_category({"coding": 100, "writing": 100})
+    verdicts = {c.id: "PASS" if c.category == "coding" or int(c.id.split("-")[1]) % 2 else "FAIL" for c in cases}
+    signals = judge_signals("r1", db=store_run(tmp_path / "j.db", verdicts, cases))
+    picked, selection = select_cases(cases, method="stratified", budget=40, seed=1, signals=signals)
+    rows = {s.stratum: s for s in selection.strata}
+    assert selection.allocation == "neyman" and selection.run_id == "r1"
+    assert rows["coding"].spread == pytest.approx(np.sqrt(101 / 102 * 1 / 102))
+    assert rows["writing"].spread == pytest.approx(0.5)
+    assert rows["coding"].spread_from == "judge verdicts"
+    assert rows["writing"].selected > 3 * rows["coding"].selected and rows["coding"].selected >= 2
+    assert sum(s.selected for s in selection.strata) == 40 == len(picked)
+    for case in picked:  # each chance is its stratum's n_k / N_k, what stratified PPI++ weights by
+        assert case.meta["juge_selection"]["probability"] == pytest.approx(rows[case.category].selected / 100)
+    # Labels in hand (20 a category): the judge is right on every coding one, wrong on 8 of the writing ones.
+    first = [c for c in cases if int(c.id.split("-")[1]) < 20]
+    truth = {c.id: float((verdicts[c.id] == "PASS") != (c.category == "writing" and k < 8)) for k, c in
+             enumerate(c for c in first if c.category == "writing")}  # fmt: skip
+    truth |= {c.id: 1.0 for c in first if c.category == "coding"}
+    _, with_labels = select_cases(cases, method="stratified", budget=40, seed=1, signals=signals, labels=truth)
+    rows = {s.stratum: s for s in with_labels.strata}
+    assert rows["coding"].spread_from == rows["writing"].spread_from == "labels"
+    # No error seen in coding's 20 labels: the floor of one error in 22, not 0.
+    assert rows["coding"].spread == pytest.approx(np.sqrt(1 / 22 * 21 / 22))
+    assert rows["writing"].spread > 1.5 * rows["coding"].spread
+    # Without a run: in proportion to size, and said so.
+    _, plain = select_cases(cases, method="stratified", budget=40, seed=1)
+    assert plain.allocation == "proportional" and "--run" in plain.why
+    assert [s.selected for s in plain.strata] == [20, 20] and plain.strata[0].spread is None
+
+
+def test_label_init_cli_reads_the_run_for_the_allocation(tmp_path: Path):
+    cases = cases_by_category({"coding": 60, "writing": 60})
+    verdicts = {c.id: "PASS" if c.category == "coding" or int(c.id.split("-")[1]) % 2 else "FAIL" for c in cases}
+    run_db = store_run(tmp_path / "j.db", verdicts, cases)
+    path = write_cases(tmp_path / "cases.jsonl", cases)
+    rubric = write_rubric(tmp_path / "rubric.toml")
+    base = ["label", "init", "--cases", str(path), "--task", "passfail", "--rubric", str(rubric),
+            "--db-url", f"sqlite:///{tmp_path / 'labels.db'}"]  # fmt: skip
+    runner = CliRunner()
+    res = runner.invoke(app, [*base, "p", "--select", "stratified", "--budget", "20", "--run", "r1",
+                              "--run-db", str(run_db), "--json", "-"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    sel = json.loads(res.output)["selection"]
+    assert sel["allocation"] == "neyman" and "Neyman" in sel["why"]
+    assert {s["stratum"]: s["selected"] for s in sel["strata"]}["writing"] > 12
+    res = runner.invoke(app, [*base, "q", "--run", "r1", "--run-db", str(run_db)])
+    assert res.exit_code == 2 and "--select" in res.output
+    res = runner.invoke(app, [*base, "q", "--select", "stratified", "--budget", "5", "--run", "nope",
+                              "--run-db", str(run_db)])  # fmt: skip
+    assert res.exit_code == 2
+    other = write_cases(tmp_path / "other.jsonl", [Case(id=f"x{k}", question="q", output="o") for k in range(9)])
+    res = runner.invoke(app, ["label", "init", "--cases", str(other), "--task", "passfail", "--rubric", str(rubric),
+                              "--db-url", f"sqlite:///{tmp_path / 'labels.db'}", "r", "--select", "stratified",
+                              "--budget", "5", "--run", "r1", "--run-db", str(run_db)])  # fmt: skip
+    assert res.exit_code == 2 and "no case id" in res.output

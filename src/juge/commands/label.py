@@ -147,13 +147,43 @@ def init_command(
         str | None,
         typer.Option(
             "--select",
-            help="Label only --budget of the cases: random (a simple random sample) or stratified (by category, "
-            "in proportion to size, at least 2 each). Each item's chance is recorded in its meta.juge_selection; "
-            "estimate from such labels with juge estimate --strata category.",
+            help="Label only --budget of the cases: random (a simple random sample), stratified (by category; with "
+            "--run, Neyman's optimal allocation by each category's spread, else in proportion to size; at least 2 "
+            "each) or decisive (cases of open policy categories, order-dependent pairs, scores near the threshold "
+            "drawn more often, every case with a positive chance). Each item's chance is recorded in its "
+            "meta.juge_selection and in --json; estimate from such labels with juge estimate --selection.",
         ),
     ] = None,
     budget: Annotated[
-        int | None, typer.Option("--budget", min=1, help="With --select: how many items to draw.")
+        int | None,
+        typer.Option("--budget", min=1, help="With --select: how many items to draw (decisive: on average)."),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            help="With --select: a juge run over these cases; its judge's verdicts give each category's spread "
+            "(stratified) and the order-dependent pairs and scores near the threshold (decisive).",
+        ),
+    ] = None,
+    run_db: Annotated[
+        Path | None, typer.Option("--run-db", help="The juge store holding --run (default .juge/juge.db).")
+    ] = None,
+    pilot_labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--pilot-labels",
+            help="With --run: pass/fail labels already in hand on some of the cases (item_id, rater_id, label); a "
+            "category with 10 or more is allocated by the spread of the judge's errors there.",
+        ),
+    ] = None,
+    policy: Annotated[
+        Path | None,
+        typer.Option("--policy", help="With --select decisive: a policy file; its open categories are drawn more."),
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option("--threshold", help="With --run: the score that passes (default: the run's [gate] min_score)."),
     ] = None,
     json_out: JsonOut = None,
     db_url: DbUrl = None,
@@ -188,6 +218,11 @@ def init_command(
         format=source.format,
         select=select,  # type: ignore[arg-type]  # checked by label_init
         budget=budget,
+        run=run,
+        run_db=run_db,
+        pilot_labels=pilot_labels,
+        policy=policy,
+        threshold=threshold,
     )
     if _json(made, json_out):
         return
@@ -195,11 +230,13 @@ def init_command(
         console.print(Text(f"note: {note}", style="yellow"))
     if made.selection is not None:
         sel = made.selection
+        drawn = sum(s.selected for s in sel.strata)
         console.print(
             Text(
-                f"Drew {sel.budget} of {sel.population} cases ({sel.method}): "
+                f"Drew {drawn} of {sel.population} cases ({sel.method}, {sel.allocation}): "
                 + ", ".join(f"{s.stratum} {s.selected}/{s.population}" for s in sel.strata)
-                + ". Each item's chance is in its meta.juge_selection; estimate with --strata category."
+                + f". {sel.why}. Each item's chance is in its meta.juge_selection; keep --json and estimate with "
+                "juge estimate --selection."
             )
         )
     console.print(

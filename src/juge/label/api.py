@@ -144,15 +144,24 @@ def label_init(
     field_map: str | None = None,
     db_url: str | None = None,
     format: str | None = None,
-    select: Literal["random", "stratified"] | None = None,
+    select: Literal["random", "stratified", "decisive"] | None = None,
     budget: int | None = None,
+    run: str | None = None,
+    run_db: str | Path | None = None,
+    pilot_labels: str | Path | None = None,
+    policy: str | Path | None = None,
+    threshold: float | None = None,
 ) -> LabelInit:
     """Create labelling project `name` from cases (JSONL or CSV) and a rubric TOML or judge file.
 
     ``overlap`` is the share of items labelled by ``overlap_raters`` raters (for person-vs-person
     agreement); ``field_map`` reads other column names (``"id=item_id,output=answer"``); ``format`` names the
     cases' format when the suffix does not. ``select`` with ``budget``: label only ``budget`` of the cases, drawn
-    at random or by category (:mod:`juge.label.selection`), each one's probability recorded in its meta.
+    at random, by category or by what would settle something (:mod:`juge.label.selection`), each one's probability
+    recorded in its meta. ``run`` (in the juge store ``run_db``, at ``threshold``): the judge's verdicts on these
+    cases, which the stratified allocation measures each category's spread from (with ``pilot_labels``, labels in
+    hand on some of the cases, where a category has 10 or more) and a decisive draw reads (order-dependent pairs, scores near the
+    threshold); ``policy``: a policy file whose open categories a decisive draw favours.
     """
     from juge.data.readers import case_line, parse_mapping
     from juge.errors import input_error
@@ -180,11 +189,15 @@ def label_init(
         raise InputError(f"--overlap must be a share between 0 and 1, got {overlap}")
     selection = None
     if (select is None) != (budget is None):
-        raise InputError("--select and --budget go together: --select random|stratified --budget N")
+        raise InputError("--select and --budget go together: --select random|stratified|decisive --budget N")
+    if select is None and (run or pilot_labels or policy):
+        raise InputError(
+            "--run, --pilot-labels and --policy inform --select: give --select stratified|decisive --budget N"
+        )
+    if pilot_labels is not None and run is None:
+        raise InputError("--pilot-labels: give --run RUN_ID too (the labels are read beside the run's verdicts)")
     if select is not None and budget is not None:
-        from juge.label.selection import select_cases
-
-        records, selection = select_cases(records, method=select, budget=budget, seed=seed)
+        records, selection = _select(records, select, budget, seed, run, run_db, pilot_labels, policy, threshold)
     with _refused():  # before the store is opened, so a refused name leaves no database file behind
         check_rater_name(name, "project")
     with _opened(db_url) as store, _refused():
@@ -208,6 +221,36 @@ def label_init(
         notes=notes,
         selection=selection,
     )
+
+
+def _select(
+    records: list[Case],
+    select: str,
+    budget: int,
+    seed: int,
+    run: str | None,
+    run_db: str | Path | None,
+    labels: str | Path | None,
+    policy: str | Path | None,
+    threshold: float | None,
+) -> tuple[list[Case], Any]:
+    from juge.label.selection import select_cases
+
+    signals, human, rules = None, None, None
+    if run is not None:
+        from juge.runs.corrected_run import read_pass_rate
+        from juge.runs.judge_signals import judge_signals
+
+        signals = judge_signals(run, db=run_db, threshold=threshold)
+        if labels is not None:
+            human = read_pass_rate(run, labels, db=run_db, threshold=threshold).human
+    if policy is not None:
+        from juge.policy.inputs import load_policy
+
+        rules = load_policy(policy)
+    return select_cases(
+        records, method=select, budget=budget, seed=seed, signals=signals, labels=human, policy=rules
+    )  # fmt: skip
 
 
 # ---- raters --------------------------------------------------------------------------------------

@@ -50,20 +50,35 @@ class SelectionStratum(Part):
     selected: int
     """Cases drawn to label."""
     probability: float
-    """selected / population: each case's chance of being drawn (recorded in its meta.juge_selection)."""
+    """Each case's chance of being drawn (recorded in its meta.juge_selection): selected / population for random and
+    stratified; for decisive, the chance of each case of the group (decisive or other), drawn on its own."""
+    spread: float | None = None
+    """Stratified with a run: sigma_k, the spread the allocation is proportional to (with the cases)."""
+    spread_from: str | None = None
+    """Where the spread was measured: labels (10 or more in the category) or judge verdicts."""
 
 
 class LabelSelection(Part):
     """How the items to label were drawn (``juge label init --select --budget``)."""
 
     method: str
-    """random or stratified (by category)."""
+    """random, stratified (by category) or decisive (the cases that would settle something drawn more often)."""
     budget: int
-    """Items drawn."""
+    """Items to draw (decisive: on average; each case is drawn on its own)."""
     population: int
     """Cases read, the items were drawn from."""
     strata: list[SelectionStratum]
     """Per stratum: cases, drawn, probability."""
+    allocation: str = "proportional"
+    """How the budget was spread: random, proportional (to the categories' sizes), neyman (to size times spread) or
+    decisive (by inclusion probabilities)."""
+    why: str = ""
+    """The allocation in words: what it was measured from, and why."""
+    run_id: str | None = None
+    """The run whose judge verdicts the allocation read (--run)."""
+    probabilities: dict[str, float] | None = None
+    """Decisive: each drawn case's chance of being drawn, by case id (``juge estimate --selection`` weights each
+    label by its inverse)."""
 
 
 class RaterLink(Part):

@@ -87,3 +87,14 @@ def too_few(n_judged: int, jp: dict[str, Any], pp: dict[str, Any]) -> str | None
         if (e.get("n") or 0) < MIN_PAIRS
     ]
     return "; ".join(thin) or None
+
+
+def still_open(*, too_few: str | None, low: float | None, high: float | None, margin: float) -> str | None:
+    """Why a category's decision is still open (None when it is settled): too few items to decide, or the paired
+    interval of judge-vs-person minus person-vs-person (``low``, ``high``) still holds ``-margin``, so more items
+    could settle it either way. Settled means the interval is clear of ``-margin``, as ``juge plan`` counts it."""
+    if too_few:
+        return f"too few items to decide ({too_few})"
+    if low is not None and high is not None and low <= -margin <= high:
+        return f"its interval [{low:+.3f}, {high:+.3f}] still holds -{margin:g}"
+    return None

@@ -521,10 +521,16 @@ def labels_for_width(
 def neyman(strata: Sequence[StratumMoments], n: int) -> list[int]:
     """n labels allocated in proportion to ``N_k sigma_k`` (sigma_k: the spread of the stratum's rectifier
     ``Y - lambda f``, what its labels must pin down), at least 2 and at most every case of each stratum."""
-    spread = np.array([m.n_cases * np.sqrt(max(ppi_variance(m, 2)[0] * 2, 1e-6)) for m in strata])
+    spread = np.array([m.n_cases * stratum_spread(m) for m in strata])
     caps = np.array([m.n_cases for m in strata])
     alloc = np.minimum(np.maximum(np.floor(n * spread / spread.sum()), 2), caps).astype(int)
     while alloc.sum() < n and (alloc < caps).any():  # hand the rounding remainder to the widest strata
         k = int(np.argmax(np.where(alloc < caps, spread / alloc, -1)))
         alloc[k] += 1
     return [int(a) for a in alloc]
+
+
+def stratum_spread(m: StratumMoments) -> float:
+    """sigma_k of Neyman's allocation: the spread of the stratum's rectifier ``Y - lambda f`` (PPI++'s lambda),
+    what each label in the stratum must pin down; a floor keeps a stratum whose labels all agree in the draw."""
+    return float(np.sqrt(max(ppi_variance(m, 2)[0] * 2, 1e-6)))

@@ -1,0 +1,60 @@
+"""What a stored run's judge said about each case, as ``juge label init --select`` reads it to choose what to label:
+each case's predicted pass (the spread of the judge's verdicts per category), the pairs whose verdict changed with
+the order of the answers, and the scores near the pass threshold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NEAR_THRESHOLD = 1.0  # a score within one scale point of the threshold: a coin flip away from the other verdict
+
+
+@dataclass
+class JudgeSignals:
+    """Per case id of run ``run_id``: ``passes`` (1.0 the case passes, 0.0 it fails or has no verdict: fail closed,
+    as ``juge estimate`` predicts), ``order_dependent`` (a pairwise judge said different things in the two orders),
+    ``near_threshold`` (a single-answer judge's score within ``near`` of ``threshold``)."""
+
+    run_id: str
+    passes: dict[str, float] = field(default_factory=dict)
+    order_dependent: set[str] = field(default_factory=set)
+    near_threshold: set[str] = field(default_factory=set)
+    threshold: float | None = None
+    near: float = NEAR_THRESHOLD
+
+
+def judge_signals(
+    run: str, *, db: str | Path | None = None, threshold: float | None = None, near: float = NEAR_THRESHOLD
+) -> JudgeSignals:
+    """Read run ``run`` (id or prefix) in the juge store ``db``; ``threshold`` as ``juge estimate --threshold``
+    (default: the run's own ``[gate] min_score``)."""
+    from juge.judges.pairwise import combine_orders
+    from juge.runs.verdicts import _score_of, run_outcomes, run_threshold
+    from juge.store import open_store
+
+    with open_store(db, must_exist=True) as store:
+        run_row = store.get_run(run)
+        threshold = run_threshold(run_row["config"], threshold)
+        cases = store.run_cases(run_row["id"])
+        judgments = [j for j in store.judgments(run_row["id"]) if j.repeat == 0]
+        checks = store.check_results(run_row["id"])
+    signals = JudgeSignals(run_id=run_row["id"], threshold=threshold, near=near)
+    single = [j for j in judgments if j.order is None]
+    if single or checks:
+        outcomes, _ = run_outcomes(cases, judgments, checks, run_row["config"], threshold=threshold)
+        signals.passes = {i: 1.0 if o.verdict == "pass" else 0.0 for i, o in outcomes.items()}
+    for j in single:
+        score = _score_of(j.verdict) if j.outcome == "ok" else None
+        numeric = isinstance(score, int | float) and not isinstance(score, bool)
+        if numeric and threshold is not None and abs(float(score) - threshold) <= near:  # type: ignore[arg-type]
+            signals.near_threshold.add(j.item_id)
+    letters: dict[tuple[str, str], dict[str, str | None]] = {}
+    for j in judgments:
+        if j.order is not None:
+            verdict = j.verdict if j.outcome == "ok" and isinstance(j.verdict, str) else None
+            letters.setdefault((j.item_id, j.judge), {})[j.order] = verdict
+    for (item, _judge), by_order in letters.items():
+        if combine_orders(by_order.get("12"), by_order.get("21")) == "inconsistent":
+            signals.order_dependent.add(item)
+    return signals
