@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,3 +45,39 @@ def test_the_first_look_misses_nothing(pieces):
 
 def test_an_english_answer_is_one_scan():
     assert contradictions._any_foreign_word().search("the answer fits the question well. verdict: pass") is None
+
+
+def every_conflict(text: str, verdict: str) -> list[tuple[str, str]]:
+    """`passfail_conflicts` with every English pattern run on every answer (no first look for its words)."""
+    other = "FAIL" if verdict == "PASS" else "PASS"
+    folded = contradictions.fold(text)
+    found = [("opposite_word", f"'{m.group()}' in capitals") for m in contradictions._CAPITALS[other].finditer(folded)]
+    stated, _, prop, _ = contradictions._en_passfail(other)
+    found += [("opposite_word", f"'{m.group().strip()}'") for m in stated.finditer(folded)]
+    found += [("opposite_word", f"'{m.group().strip()}'") for m in prop.finditer(folded)]
+    negated = contradictions._en_passfail(verdict)[1]
+    found += [("negated_verdict", f"'{m.group().strip()}'") for m in negated.finditer(folded)]
+    low = contradictions.lowered(text)
+    return found + [("opposite_word", how) for said, how in every_scan(low) if said != verdict]
+
+
+ENGLISH = [
+    "it is", "this ", "the answer ", "would be ", "does not ", "not ", "fails to ", "give it a ", "Pass", "PASS",
+    "passes", "fail", "FAILED", "failure", " the property", " the Criterion", "lacks", "has", "meets", ". ", "\n",
+    "ſ", "K", "aprobado", "no ", "通过", "ok",
+]  # fmt: skip
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(ENGLISH), max_size=14), st.sampled_from(["PASS", "FAIL"]))
+def test_the_first_looks_for_english_words_miss_nothing(pieces, verdict):
+    text = "".join(pieces)
+    assert list(contradictions.passfail_conflicts(text, verdict)) == every_conflict(text, verdict)
+
+
+def test_the_prefix_tree_finds_what_the_word_list_finds():
+    for low in ("la respuesta  no\taprobado", "no aprobadoX", "通过", "xx fallo", "nothing here", "réussi", ""):
+        spelled = contradictions._forms(w for code, words in LANGUAGES.items() if code != "en"
+                                        for kind in ("fail", "pass_") for w in words[kind])  # fmt: skip
+        found = contradictions._any_foreign_word(low.isascii()).search(low) is not None
+        assert found == (re.search(spelled, low) is not None), low

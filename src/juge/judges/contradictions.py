@@ -212,13 +212,49 @@ def _vocabulary(kind: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(out)
 
 
+_Tree = dict[str, "_Tree"]
+
+
+def _trie(forms: Iterable[str]) -> str:
+    """A pattern that finds a match wherever one of `forms` (as `_forms` spells them) occurs: the forms as a
+    prefix tree, so a scan tries a few characters at each place, not every word. A form that continues a
+    shorter one is left out (where it occurs, the shorter one does too): for `search`, not for the match."""
+    end = ""
+    root: _Tree = {}
+    for form in forms:
+        node = root
+        for token in re.findall(r" +|[^ ]", form):  # a run of spaces is one token, any white space (`_forms`)
+            if end in node:
+                break
+            node = node.setdefault(" " if token[0] == " " else token, {})
+        else:
+            node.clear()
+            node[end] = {}
+
+    def alternation(node: _Tree) -> str:
+        if end in node:
+            return ""
+        parts = [(r"\s+" if t == " " else re.escape(t)) + alternation(child) for t, child in sorted(node.items())]
+        if not parts:
+            return "(?!)"  # no form: nothing matches
+        return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+    return alternation(root)
+
+
 @functools.cache
-def _any_foreign_word() -> re.Pattern[str]:
+def _any_foreign_word(ascii_only: bool = False) -> re.Pattern[str]:
     """Every listed PASS and FAIL word of every language but English, unbounded: no match means none of the
-    bounded patterns matches either (one scan, not 26; with no look-around in front, re skips ahead by the first
-    characters the words can start with)."""
-    bodies = (_forms(words[kind]) for code, words in LANGUAGES.items() if code != "en" for kind in ("fail", "pass_"))
-    return re.compile("|".join(b for b in bodies if b))
+    bounded patterns matches either (one scan, not 26). With `ascii_only`, the words written in ASCII only: the
+    others cannot occur in an ASCII text."""
+    forms = {
+        lowered(w)
+        for code, words in LANGUAGES.items()
+        if code != "en"
+        for kind in ("fail", "pass_")
+        for w in words[kind]
+    }
+    return re.compile(_trie(f for f in forms if f.isascii() or not ascii_only))
 
 
 def _foreign_passfail(low: str) -> Iterator[tuple[str, str]]:
@@ -226,7 +262,7 @@ def _foreign_passfail(low: str) -> Iterator[tuple[str, str]]:
 
     FAIL phrases are read first and blanked out, so the PASS word inside "no aprobado" or "不通过" is
     not read again as a PASS."""
-    if not _any_foreign_word().search(low):
+    if not _any_foreign_word(low.isascii()).search(low):
         return
     for language, pattern in _vocabulary("fail"):
         found = False
@@ -259,11 +295,19 @@ _NEG_FILLER = (
 _OBJECT = r"(?:\s+(?:the\s+|this\s+|our\s+)?(?:check|test|rubric|criterion|criteria|bar|muster|review|evaluation|grade|it|this))?"
 
 
+_PROPERTY_WORDS = "property|criterion"
+_PROPERTY = re.compile(_PROPERTY_WORDS, re.IGNORECASE)
+
+
 @functools.cache
-def _en_passfail(verdict: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """(a statement that the answer is `verdict`, its negation, the property had or lacked) in English."""
+def _en_passfail(verdict: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(a statement that the answer is `verdict`, its negation, the property had or lacked) in English, and what
+    the first two cannot match without: one of `verdict`'s words (with the same flags; a scan of a few letters
+    that spares most answers the two long ones)."""
     words = _EN["pass_"] if verdict == "PASS" else _EN["fail"]
     word = "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
+    shortest = [w for w in words if not any(o != w and o in w for o in words)]  # "pass" is in "passed"
+    word_in = re.compile("|".join(map(re.escape, shortest)), re.IGNORECASE)
     stated = re.compile(
         rf"\b{_SUBJECT}\s+(?:(?:is|was|['’]s|would\s+be|should\s+be|must\s+be|remains|counts\s+as|gets|deserves|"
         rf"earns|receives|merits|clearly|definitely|simply|a|an)\s*)+{word}{_CLAUSE_END}"
@@ -277,10 +321,10 @@ def _en_passfail(verdict: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pat
         r"(?:does\s+not\s+have|doesn['’]t\s+have|lacks|does\s+not\s+show|doesn['’]t\s+show|does\s+not\s+meet|"
         r"doesn['’]t\s+meet|fails\s+to\s+have)"
     )
-    prop = r"\s+the\s+(?:property|criterion)(?:\s+[\"'“‘][^\"'”’\n]{1,80}[\"'”’])?[ \t]*[.!;]?"
+    prop = rf"\s+the\s+(?:{_PROPERTY_WORDS})(?:\s+[\"'“‘][^\"'”’\n]{1, 80}[\"'”’])?[ \t]*[.!;]?"
     own = has if verdict == "PASS" else lacks
     prop_stated = re.compile(rf"\b{_SUBJECT}\s+(?:clearly\s+|definitely\s+)?{own}{prop}{_CLAUSE_END}", re.IGNORECASE)
-    return stated, negated, prop_stated
+    return stated, negated, prop_stated, word_in
 
 
 def passfail_conflicts(text: str, verdict: str) -> Iterator[tuple[str, str]]:
@@ -291,14 +335,18 @@ def passfail_conflicts(text: str, verdict: str) -> Iterator[tuple[str, str]]:
     folded = fold(text)
     for match in _CAPITALS[other].finditer(folded):
         yield "opposite_word", f"'{match.group()}' in capitals"
-    stated, _, prop = _en_passfail(other)
-    for match in stated.finditer(folded):
-        yield "opposite_word", f"'{match.group().strip()}'"
-    for match in prop.finditer(folded):
-        yield "opposite_word", f"'{match.group().strip()}'"
-    _, negated, _ = _en_passfail(verdict)
-    for match in negated.finditer(folded):
-        yield "negated_verdict", f"'{match.group().strip()}'"
+    # Each English pattern runs only where what it cannot match without occurs (the same matches, fewer scans).
+    stated, _, prop, other_word = _en_passfail(other)
+    if other_word.search(folded):
+        for match in stated.finditer(folded):
+            yield "opposite_word", f"'{match.group().strip()}'"
+    if _PROPERTY.search(folded):
+        for match in prop.finditer(folded):
+            yield "opposite_word", f"'{match.group().strip()}'"
+    _, negated, _, own_word = _en_passfail(verdict)
+    if own_word.search(folded):
+        for match in negated.finditer(folded):
+            yield "negated_verdict", f"'{match.group().strip()}'"
     for said, how in _foreign_passfail(lowered(text)):
         if said != verdict:
             yield "opposite_word", how
