@@ -56,6 +56,7 @@ DRIVERS: dict[str, tuple[Callable[[], str | None], ...]] = {
     "anthropic": (_module("anthropic", "pip install -e '.[anthropic]'"),),
     "litellm": (_module("litellm", "pip install -e '.[litellm]'"),),
     "pandas": (_module("pandas", "pip install pandas"),),
+    "pyreqwest": (_module("pyreqwest", "pip install -e '.[fast-http]'"),),
     "datasets": (_module("datasets", "pip install datasets"),),
     "inspect_ai": (_module("inspect_ai", "pip install -e '.[inspect]'"),),
     "promptfoo": (
@@ -113,6 +114,13 @@ def juge_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     home = tmp_path_factory.mktemp("juge-home")
     monkeypatch.setenv("JUGE_HOME", str(home))
     return home
+
+
+@pytest.fixture(params=["aiohttp", pytest.param("pyreqwest", marks=pytest.mark.needs("pyreqwest"))])
+def each_http_client(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once per HTTP client of the OpenAI-compatible providers (JUGE_HTTP): they must behave alike."""
+    monkeypatch.setenv("JUGE_HTTP", request.param)
+    return str(request.param)
 
 
 @pytest.fixture

@@ -124,6 +124,7 @@ class Held(Provider):
         await self.inner.aclose()
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_a_run_over_three_servers_survives_one_killed_mid_run(tmp_path: Path) -> None:
     """After the 30th answer no request is sent until the middle server is dead: the requests then
     sent to it (at least one: it has the fewest outstanding) find it gone and go on to the others,

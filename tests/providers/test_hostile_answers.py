@@ -32,6 +32,7 @@ def complete(provider, request=REQUEST):
     return asyncio.run(main())
 
 
+@pytest.mark.usefixtures("each_http_client")
 @pytest.mark.parametrize(
     "fault, says",
     [("duplicate_keys", "'content' appears twice"), ("choices", "2 choices"), ("usage_bomb", "before it is costed")],
@@ -68,6 +69,7 @@ def judge_with(server_url: str, store, fault: str):
     return store.judgments(run_id)
 
 
+@pytest.mark.usefixtures("each_http_client")
 @pytest.mark.parametrize("fault", ["duplicate_keys", "choices", "usage_bomb", "length"])
 def test_no_hostile_answer_becomes_a_verdict_or_a_cost(store, fault):
     with serve_in_thread(MockConfig(faults={fault: 1.0})) as server:
@@ -84,8 +86,11 @@ def test_no_hostile_answer_becomes_a_verdict_or_a_cost(store, fault):
         assert all(j.attempts == 1 for j in judgments), asked
 
 
-@pytest.mark.parametrize("client", ["aiohttp", "httpx"])
-def test_a_body_over_max_response_bytes_is_refused_as_it_is_read(client):
+@pytest.mark.parametrize(
+    "client", ["aiohttp", pytest.param("pyreqwest", marks=pytest.mark.needs("pyreqwest")), "httpx"]
+)
+def test_a_body_over_max_response_bytes_is_refused_as_it_is_read(client, monkeypatch):
+    monkeypatch.setenv("JUGE_HTTP", "aiohttp" if client == "httpx" else client)
     http = httpx.AsyncClient() if client == "httpx" else None
     with serve_in_thread(MockConfig(faults={"huge": 1.0}, huge_bytes=20_000_000)) as server:
         provider = OpenAICompatProvider(base_url=server.url, max_response_bytes=1_000_000, http_client=http)

@@ -126,6 +126,7 @@ def test_loopback_never_goes_through_a_proxy(monkeypatch, url):
     assert _env_proxy("http://models.example/v1") == "http://127.0.0.1:9"
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_a_local_server_answers_with_a_proxy_in_the_environment(monkeypatch):
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
@@ -142,6 +143,7 @@ def test_a_local_server_answers_with_a_proxy_in_the_environment(monkeypatch):
         assert isinstance(asyncio.run(ask(server.url)), Response)
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_the_engine_s_time_limit_is_the_one_that_applies():
     """Without a timeout of its own, the provider waits as long as the engine allows (aiohttp gave up at
     120 s); with one, it gives up then."""

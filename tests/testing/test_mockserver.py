@@ -88,6 +88,7 @@ ERRORS = {
 }
 
 
+@pytest.mark.usefixtures("each_http_client")
 @pytest.mark.parametrize("kind", sorted(ERRORS))
 def test_failing_faults_are_retryable_provider_errors(kind):
     # the client's time limit is for the hanging fault alone: a loaded machine may take longer than a
@@ -104,6 +105,7 @@ def test_failing_faults_are_retryable_provider_errors(kind):
     assert stats["requests"] == 1 and stats["answered"] == 0
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_rate_limit_carries_the_servers_retry_after():
     with serve_in_thread(MockConfig(faults={"rate_limit": 1.0}, retry_after=0.25)) as server:
         [limited] = call_all(server.url, [request()])
@@ -127,6 +129,7 @@ def test_retry_after_header_forms():
     assert retry_after_seconds(None) is None
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_answering_faults_come_back_as_responses():
     req = request()
     with serve_in_thread(MockConfig(faults={"empty": 1.0})) as server:
@@ -271,6 +274,7 @@ def test_subprocess_mode_serves_and_counts():
     assert models["data"][0]["id"] == config.model
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_provider_closes_its_http_client():
     with serve_in_thread(MockConfig()) as server:
 
@@ -284,6 +288,7 @@ def test_provider_closes_its_http_client():
     assert provider.closed
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_stopping_drops_requests_still_held():
     with serve_in_thread(MockConfig(faults={"timeout": 1.0}, hang=60)) as server:
         [result] = call_all(server.url, [request()], timeout=0.2)

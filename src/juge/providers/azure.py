@@ -49,6 +49,7 @@ class AzureOpenAIProvider(OpenAICompatProvider):
         timeout: float | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        http: str | None = None,
     ):
         root = _endpoint(resource, endpoint)
         key = api_key or os.environ.get(api_key_env)
@@ -66,7 +67,13 @@ class AzureOpenAIProvider(OpenAICompatProvider):
         headers = {"api-key": key} if key else {"authorization": f"Bearer {token}"}
         url = f"{root}/openai/deployments/{quote(deployment or '', safe='')}/chat/completions"
         self._connect(
-            root, url, headers, timeout=timeout, http_client=http_client, max_response_bytes=max_response_bytes
+            root,
+            url,
+            headers,
+            timeout=timeout,
+            http_client=http_client,
+            max_response_bytes=max_response_bytes,
+            http=http,
         )
 
     def url_for(self, request: Request) -> str:

@@ -4,8 +4,9 @@ Point `base_url` at the server (default: ``OPENAI_BASE_URL``, else OpenAI's); th
 from the environment variable named by `api_key_env` (default OPENAI_API_KEY). There are no
 retries here: the engine retries with backoff and records every attempt.
 
-Requests go straight to ``POST {base_url}/chat/completions`` over one aiohttp session with
-keep-alive connections and no pool limit (the engine bounds concurrency). The `openai` SDK is
+Requests go straight to ``POST {base_url}/chat/completions`` over one HTTP client (aiohttp, or pyreqwest with
+the option ``http = "pyreqwest"`` or ``JUGE_HTTP=pyreqwest``: see `juge.providers.transport`) with keep-alive
+connections and no pool limit (the engine bounds concurrency). The `openai` SDK is
 not used on this path: over httpx its per-call cost was 1.6-6 ms of CPU on this project's
 benchmark machine at 256 concurrent calls (httpcore's pool scans every connection on every
 request), about ten times the whole engine; see bench/throughput.py. Pass an
@@ -21,7 +22,6 @@ HTTP_PROXY, ALL_PROXY, NO_PROXY) is used, except for a server on this machine (l
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import json
 import os
@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-import aiohttp
 import httpx
 
 from juge.fastjson import dump_bytes
@@ -48,6 +47,7 @@ from juge.providers.base import (
     json_with_unique_keys,
     retry_after_seconds,
 )
+from juge.providers.transport import http_client_name, make_transport
 
 if TYPE_CHECKING:
     from juge.providers.openai_batches import OpenAIBatches
@@ -67,6 +67,7 @@ class OpenAICompatProvider(Provider):
         timeout: float | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        http: str | None = None,
     ):
         # OPENAI_BASE_URL counts as a base_url given: its server (a local one above all) needs no key.
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -89,6 +90,7 @@ class OpenAICompatProvider(Provider):
             timeout=timeout,
             http_client=http_client,
             max_response_bytes=max_response_bytes,
+            http=http,
         )
 
     def _connect(
@@ -100,6 +102,7 @@ class OpenAICompatProvider(Provider):
         timeout: float | None,
         http_client: httpx.AsyncClient | None,
         max_response_bytes: int,
+        http: str | None = None,
     ) -> None:
         """Where calls go (`url`; `root` for the batch API) and the headers that authorise them; no connection
         is opened here."""
@@ -110,8 +113,14 @@ class OpenAICompatProvider(Provider):
         self.max_response_bytes = checked_max_response_bytes(max_response_bytes)
         self.http_client = http_client
         self.proxy = _env_proxy(self.url)  # read once: aiohttp's trust_env reads it in a thread per request
-        self._session: aiohttp.ClientSession | None = None
-        self._session_loop: asyncio.AbstractEventLoop | None = None
+        # The HTTP client (aiohttp unless `http` or JUGE_HTTP says pyreqwest); nothing is connected here.
+        self.transport = make_transport(
+            http_client_name(http),
+            timeout=timeout,
+            max_response_bytes=self.max_response_bytes,
+            proxy=self.proxy,
+            owner=self.name,
+        )
 
     def url_for(self, request: Request) -> str:
         """Where `request` is sent (one URL here; Azure puts the deployment in the path)."""
@@ -149,31 +158,7 @@ class OpenAICompatProvider(Provider):
         """(status, headers, body) of one POST; a failed connection or a cut body is a retryable ProviderError."""
         if self.http_client is not None:
             return await self._post_httpx(body, url)
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session_loop is not loop:  # a session belongs to one event loop
-            self._session_loop = loop
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-                cookie_jar=aiohttp.DummyCookieJar(),
-            )
-        elif self._session.closed:  # closed in this loop by `aclose`: the run is ending
-            raise ProviderClosed(f"{self.name}: the HTTP session was closed; no call was made")
-        try:
-            async with self._session.post(url, data=body, headers=self.headers, proxy=self.proxy) as reply:
-                return reply.status, reply.headers, await self._read(reply)
-        except TimeoutError as exc:
-            limit = f" within {self.timeout:g} s" if self.timeout is not None else ""
-            raise ProviderError(f"timeout: no answer{limit}", retryable=True) from exc
-        except aiohttp.ClientPayloadError as exc:
-            raise ProviderError(
-                f"connection failed: peer closed connection without sending complete message body ({exc})",
-                retryable=True,
-            ) from exc
-        except aiohttp.ClientConnectorError as exc:  # no connection made: refused, no such host
-            raise ProviderError(f"connection failed: {_cause(exc)}", retryable=True, unreachable=True) from exc
-        except aiohttp.ClientConnectionError as exc:
-            raise ProviderError(f"connection failed: {_cause(exc)}", retryable=True) from exc
+        return await self.transport.post(url, body, self.headers)
 
     async def _post_httpx(self, body: bytes, url: str) -> tuple[int, Mapping[str, str], bytes]:
         assert self.http_client is not None
@@ -197,22 +182,6 @@ class OpenAICompatProvider(Provider):
         except httpx.TransportError as exc:
             raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
 
-    async def _read(self, reply: aiohttp.ClientResponse) -> bytes:
-        """The body of `reply`, refused (non-retryable) past `max_response_bytes`: read piece by piece,
-        so a server that sends gigabytes costs no more memory than the bound."""
-        cap = self.max_response_bytes
-        length = reply.content_length
-        if length is not None and length > cap:
-            raise body_too_large(cap, length)
-        if length is not None and "content-encoding" not in reply.headers:
-            return await reply.read()  # no further than the announced length: the fast path
-        read = bytearray()
-        async for chunk in reply.content.iter_any():
-            read += chunk
-            if len(read) > cap:
-                raise body_too_large(cap)
-        return bytes(read)
-
     def batches(self) -> OpenAIBatches:
         """This endpoint's Batch API (``[engine] mode = "batch"``), with the provider's key and headers."""
         from juge.providers.openai_batches import OpenAIBatches
@@ -228,14 +197,11 @@ class OpenAICompatProvider(Provider):
     @property
     def closed(self) -> bool:
         """No HTTP connections are open (none made yet, or closed by `aclose`)."""
-        return (self._session is None or self._session.closed) and (
-            self.http_client is None or self.http_client.is_closed
-        )
+        return self.transport.closed and (self.http_client is None or self.http_client.is_closed)
 
     async def aclose(self) -> None:
         """Close the HTTP connections; call it before the event loop that used them ends."""
-        if self._session is not None:
-            await self._session.close()
+        await self.transport.aclose()
         if self.http_client is not None:
             await self.http_client.aclose()
 
@@ -378,14 +344,3 @@ def _error_message(raw: bytes) -> str:
 def _error_text(error: Any) -> str:
     """The message of an error object (its "message"), or the error itself when it is not an object."""
     return str(error["message"] if isinstance(error, dict) and "message" in error else error)[:500]
-
-
-def _cause(exc: BaseException) -> str:
-    """The innermost cause that says something ("Connection reset by peer"), not a generic wrapper."""
-    text, seen = str(exc), {id(exc)}
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        text = str(cause) or text
-        cause = cause.__cause__ or cause.__context__
-    return text

@@ -47,8 +47,12 @@ class Providers:
             try:
                 provider = make_provider(spec.name, **options)
                 # The cache must tell apart two configurations of one provider (another scripted
-                # rule, another endpoint): its key carries a hash of the options.
-                provider.cache_identity = f"{provider.name}#{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+                # rule, another endpoint): its key carries a hash of the options. The HTTP client
+                # (`http`) changes how the answer travels, not the answer: it is left out.
+                answer_key = json.dumps(
+                    [spec.name, {k: v for k, v in options.items() if k != "http"}], sort_keys=True, default=str
+                )
+                provider.cache_identity = f"{provider.name}#{hashlib.sha256(answer_key.encode()).hexdigest()[:12]}"
                 self._made[key] = provider
             except TypeError as exc:
                 raise InputError(f"provider {spec.name!r}: {exc} (check the option names)") from None

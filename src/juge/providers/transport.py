@@ -1,0 +1,267 @@
+"""The HTTP client under the OpenAI-compatible (and Azure) provider: one interface, two clients.
+
+A `Transport` sends one POST and gives back (status, headers, body); every rule about the answer (errors,
+retries, Retry-After, JSON) stays in the provider, so each client behaves the same. The choice is the
+provider option ``http`` (``"aiohttp"``, the default, or ``"pyreqwest"``), else the environment's
+``JUGE_HTTP``. ``pyreqwest`` (Rust's reqwest; ``pip install 'juge[fast-http]'``) costs less CPU per call
+(bench/RESULTS.md); it is an optional extra because it is young (pre-1.0, one maintainer).
+
+What each client does alike, and the tests hold both to (tests/providers/test_transports.py and the provider
+tests parametrised over `CLIENTS`):
+
+- time limit: `timeout` seconds for the whole call (connect, send, answer, body), none by default;
+- proxy: the one the provider read from the environment (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY;
+  never for a loopback server), passed explicitly: neither client reads the environment itself;
+- body bound: `max_response_bytes` of the decoded body, refused as it is read (an announced longer length
+  before reading anything);
+- connections kept alive and reused, no pool limit (the engine bounds concurrency), no cookies;
+- TLS verified against the system's roots; a custom CA through ``SSL_CERT_FILE``, which OpenSSL (aiohttp) and
+  rustls-native-certs (pyreqwest) both read;
+- failures: a refused connection is ``unreachable``, a time-out and a cut body are retryable, all named
+  the same way ("timeout: ...", "connection failed: ...") whichever client met them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+import aiohttp
+
+from juge.providers.base import ProviderClosed, ProviderError, body_too_large
+
+CLIENTS = ("aiohttp", "pyreqwest")
+DEFAULT_CLIENT = "aiohttp"
+ENV_VAR = "JUGE_HTTP"
+
+Reply = tuple[int, Mapping[str, str], bytes]
+
+
+def http_client_name(value: object = None) -> str:
+    """The HTTP client to use: `value` (the provider option ``http``), else ``JUGE_HTTP``, else aiohttp.
+    A ValueError names the choices otherwise, and says how to install pyreqwest when it is missing."""
+    source = "http"
+    if value is None:
+        value, source = os.environ.get(ENV_VAR) or DEFAULT_CLIENT, ENV_VAR
+    if value not in CLIENTS:
+        raise ValueError(f"{source} = {value!r:.60}: choose one of {', '.join(map(repr, CLIENTS))}")
+    if value == "pyreqwest":
+        try:
+            import pyreqwest  # noqa: F401
+        except ImportError:
+            raise ValueError(
+                f"{source} = 'pyreqwest' needs the pyreqwest client: pip install 'juge[fast-http]'"
+                f" (or use {DEFAULT_CLIENT!r}, the default)"
+            ) from None
+    return str(value)
+
+
+class Transport(ABC):
+    """One client's connections: `post` one body, read the answer within the bound; `aclose` in the loop."""
+
+    name: str
+
+    def __init__(self, *, timeout: float | None, max_response_bytes: int, proxy: str | None, owner: str):
+        self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
+        self.proxy = proxy
+        self.owner = owner  # the provider's name, for the error of a call after aclose
+
+    @abstractmethod
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Reply:
+        """(status, headers, body) of one POST; a failed connection, a time-out or a cut body is a retryable
+        ProviderError (not retryable: a body over the bound)."""
+
+    @property
+    @abstractmethod
+    def closed(self) -> bool:
+        """No connections are open (none made yet, or closed by `aclose`)."""
+
+    @abstractmethod
+    async def aclose(self) -> None: ...
+
+    def _timed_out(self, exc: BaseException) -> ProviderError:
+        limit = f" within {self.timeout:g} s" if self.timeout is not None else ""
+        return ProviderError(f"timeout: no answer{limit}", retryable=True)
+
+    def _closed(self) -> ProviderClosed:
+        return ProviderClosed(f"{self.owner}: the HTTP session was closed; no call was made")
+
+
+def make_transport(
+    client: str, *, timeout: float | None, max_response_bytes: int, proxy: str | None, owner: str
+) -> Transport:
+    """The transport of `client` (a name `http_client_name` gave); nothing is connected yet."""
+    kind = PyreqwestTransport if client == "pyreqwest" else AiohttpTransport
+    return kind(timeout=timeout, max_response_bytes=max_response_bytes, proxy=proxy, owner=owner)
+
+
+class AiohttpTransport(Transport):
+    """aiohttp: one session per event loop (a session belongs to the loop that made it)."""
+
+    name = "aiohttp"
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _session_for_loop(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop:
+            self._loop = loop
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
+        elif self._session.closed:  # closed in this loop by `aclose`: the run is ending
+            raise self._closed()
+        return self._session
+
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Reply:
+        session = self._session_for_loop()
+        try:
+            async with session.post(url, data=body, headers=headers, proxy=self.proxy) as reply:
+                return reply.status, reply.headers, await self._read(reply)
+        except TimeoutError as exc:
+            raise self._timed_out(exc) from exc
+        except aiohttp.ClientPayloadError as exc:
+            raise ProviderError(
+                f"connection failed: peer closed connection without sending complete message body ({exc})",
+                retryable=True,
+            ) from exc
+        except aiohttp.ClientConnectorError as exc:  # no connection made: refused, no such host
+            raise ProviderError(f"connection failed: {_cause(exc)}", retryable=True, unreachable=True) from exc
+        except aiohttp.ClientConnectionError as exc:
+            raise ProviderError(f"connection failed: {_cause(exc)}", retryable=True) from exc
+
+    async def _read(self, reply: aiohttp.ClientResponse) -> bytes:
+        """The body of `reply`, refused (non-retryable) past the bound: read piece by piece, so a server that
+        sends gigabytes costs no more memory than the bound."""
+        cap = self.max_response_bytes
+        length = reply.content_length
+        if length is not None and length > cap:
+            raise body_too_large(cap, length)
+        if length is not None and "content-encoding" not in reply.headers:
+            return bytes(await reply.read())  # no further than the announced length: the fast path
+        read = bytearray()
+        async for chunk in reply.content.iter_any():
+            read += chunk
+            if len(read) > cap:
+                raise body_too_large(cap)
+        return bytes(read)
+
+    @property
+    def closed(self) -> bool:
+        return self._session is None or self._session.closed
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+class PyreqwestTransport(Transport):
+    """pyreqwest (reqwest, hyper, rustls): one client per event loop, as aiohttp's session."""
+
+    name = "pyreqwest"
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._was_closed = False
+        self._errors: Any = None
+
+    def _build(self) -> Any:
+        from pyreqwest import exceptions
+        from pyreqwest.client import ClientBuilder
+        from pyreqwest.proxy import ProxyBuilder
+
+        self._errors = exceptions
+
+        builder = ClientBuilder().error_for_status(False).follow_redirects(False).default_cookie_store(False)
+        builder = builder.no_proxy()  # the environment's proxy is the provider's to read (loopback: none)
+        if self.proxy is not None:
+            builder = builder.proxy(ProxyBuilder.all(self.proxy))
+        if self.timeout is not None:
+            builder = builder.timeout(timedelta(seconds=self.timeout))
+        return builder.build()
+
+    def _client_for_loop(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._loop, self._was_closed = loop, False
+            self._client = self._build()
+        elif self._was_closed:
+            raise self._closed()
+        return self._client
+
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Reply:
+        client = self._client_for_loop()
+        errors = self._errors
+        try:
+            async with client.post(url).headers(headers).body_bytes(body).build_streamed() as reply:
+                return reply.status, reply.headers, await self._read(reply)  # headers: a case-insensitive Mapping
+        except errors.RequestTimeoutError as exc:
+            raise self._timed_out(exc) from exc
+        except errors.BodyDecodeError as exc:  # the body stopped short (read with the head when it is small)
+            raise ProviderError(
+                f"connection failed: peer closed connection without sending complete message body ({_causes(exc)})",
+                retryable=True,
+            ) from exc
+        except errors.ClientClosedError as exc:
+            raise self._closed() from exc
+        except errors.TransportError as exc:
+            # reqwest calls a reset a ConnectError too: unreachable only when no connection was made
+            unreachable = any(c == "client error (Connect)" for c in _cause_messages(exc))
+            raise ProviderError(f"connection failed: {_causes(exc)}", retryable=True, unreachable=unreachable) from exc
+
+    async def _read(self, reply: Any) -> bytes:
+        cap = self.max_response_bytes
+        length = reply.get_header("content-length")
+        if length is not None and length.isdigit() and int(length) > cap:
+            raise body_too_large(cap, int(length))
+        reader = reply.body_reader
+        read = bytearray()
+        while (chunk := await reader.read_chunk()) is not None:  # decoded: a gzip bomb is bounded too
+            read += chunk
+            if len(read) > cap:
+                raise body_too_large(cap)
+        return bytes(read)
+
+    @property
+    def closed(self) -> bool:
+        return self._client is None or self._was_closed
+
+    async def aclose(self) -> None:
+        if self._client is not None and not self._was_closed:
+            self._was_closed = True
+            await self._client.close()
+
+
+def _cause_messages(exc: BaseException) -> list[str]:
+    details = getattr(exc, "details", None) or {}
+    return [str(c.get("message")) for c in details.get("causes") or () if isinstance(c, dict)]
+
+
+def _causes(exc: BaseException) -> str:
+    """pyreqwest's error and its innermost cause ("connection error: Connection refused (os error 111)")."""
+    head = str(exc.args[0]) if exc.args else type(exc).__name__
+    causes = _cause_messages(exc)
+    return f"{head}: {causes[-1]}" if causes and causes[-1] != head else head
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost cause that says something ("Connection reset by peer"), not a generic wrapper."""
+    text, seen = str(exc), {id(exc)}
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        text = str(cause) or text
+        cause = cause.__cause__ or cause.__context__
+    return text

@@ -1,0 +1,270 @@
+"""The OpenAI-compatible provider's two HTTP clients (aiohttp, pyreqwest) behave alike: the choice, proxies from
+the environment, connection reuse, unreachable servers, TLS with a custom CA. The faults, time limits, Retry-After,
+body bounds and fleets are the provider tests, run on both (the `each_http_client` fixture)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import ssl
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from juge.config import ProviderSpec
+from juge.errors import InputError
+from juge.providers import ProviderError, Request, Response, make_provider
+from juge.providers.openai_compat import OpenAICompatProvider
+from juge.runs.providers import Providers
+from juge.testing.mockserver import MockConfig, serve_in_thread
+
+REQUEST = Request(messages=({"role": "user", "content": "q"},), model="m1", max_tokens=16)
+ANSWER = {"model": "m1-2026", "choices": [{"message": {"content": "PASS\nok"}, "finish_reason": "stop"}]}
+
+
+class Stub(ThreadingHTTPServer):
+    """A server that answers every POST with ANSWER, keeps connections alive, and records what it saw."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.connections = 0
+        self.targets: list[str] = []
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive
+    server: Stub
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.connections += 1
+
+    def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+        self.rfile.read(int(self.headers["content-length"]))
+        self.server.targets.append(self.path)
+        body = json.dumps(ANSWER).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+@contextmanager
+def stub(tls: ssl.SSLContext | None = None) -> Iterator[Stub]:
+    server = Stub()
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def ask(provider: OpenAICompatProvider, times: int = 1) -> list[Response | ProviderError]:
+    async def main() -> list[Response | ProviderError]:
+        out: list[Response | ProviderError] = []
+        try:
+            for _ in range(times):
+                try:
+                    out.append(await provider.complete(REQUEST))
+                except ProviderError as exc:
+                    out.append(exc)
+        finally:
+            await provider.aclose()
+        return out
+
+    return asyncio.run(main())
+
+
+@pytest.mark.needs("pyreqwest")
+def test_the_client_is_the_option_else_juge_http_else_aiohttp(monkeypatch):
+    monkeypatch.delenv("JUGE_HTTP", raising=False)
+    assert make_provider("openai", base_url="http://127.0.0.1:9/v1").transport.name == "aiohttp"
+    monkeypatch.setenv("JUGE_HTTP", "pyreqwest")
+    assert make_provider("openai", base_url="http://127.0.0.1:9/v1").transport.name == "pyreqwest"
+    chosen = make_provider("openai", base_url="http://127.0.0.1:9/v1", http="aiohttp")
+    assert chosen.transport.name == "aiohttp"  # the option wins over the environment
+    fleet = make_provider("openai", base_url=["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"], http="pyreqwest")
+    assert {e.provider.transport.name for e in fleet.endpoints} == {"pyreqwest"}
+    azure = make_provider("azure", endpoint="https://x.openai.azure.com", api_key="k", http="pyreqwest")
+    assert azure.transport.name == "pyreqwest"
+
+
+def test_an_unknown_client_is_refused_naming_the_choices(monkeypatch, tmp_path):
+    with pytest.raises(ValueError, match=r"http = 'curl': choose one of 'aiohttp', 'pyreqwest'"):
+        make_provider("openai", base_url="http://127.0.0.1:9/v1", http="curl")
+    monkeypatch.setenv("JUGE_HTTP", "requests")
+    with pytest.raises(ValueError, match=r"JUGE_HTTP = 'requests'"):
+        make_provider("openai", base_url="http://127.0.0.1:9/v1")
+    monkeypatch.delenv("JUGE_HTTP")
+    with pytest.raises(InputError, match="provider 'openai': http = 'curl'"):  # an eval file's option: exit 2
+        Providers(None, tmp_path).get(ProviderSpec(name="openai", options={"base_url": "http://x/v1", "http": "curl"}))
+
+
+def test_pyreqwest_missing_is_an_error_saying_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyreqwest", None)  # as if not installed
+    with pytest.raises(ValueError, match=r"pip install 'juge\[fast-http\]'"):
+        make_provider("openai", base_url="http://127.0.0.1:9/v1", http="pyreqwest")
+
+
+@pytest.mark.needs("pyreqwest")
+def test_the_client_does_not_change_the_cache_identity(tmp_path):
+    """The same answers come over either client: a run on pyreqwest is answered from aiohttp's cache."""
+    providers = Providers(None, tmp_path)
+    plain = providers.get(ProviderSpec(name="openai", options={"base_url": "http://x/v1"}))
+    fast = providers.get(ProviderSpec(name="openai", options={"base_url": "http://x/v1", "http": "pyreqwest"}))
+    other = providers.get(ProviderSpec(name="openai", options={"base_url": "http://y/v1", "http": "pyreqwest"}))
+    assert plain is not fast and plain.transport.name != fast.transport.name
+    assert plain.cache_identity == fast.cache_identity != other.cache_identity
+
+
+@pytest.mark.usefixtures("each_http_client")
+def test_the_environments_proxy_carries_the_call(monkeypatch):
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with stub() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.server_port}")
+        [answer] = ask(OpenAICompatProvider(base_url="http://models.example/v1", api_key="k"))
+    assert isinstance(answer, Response) and answer.text == "PASS\nok"
+    assert proxy.targets == ["http://models.example/v1/chat/completions"]  # the absolute form: a proxy request
+
+
+@pytest.mark.usefixtures("each_http_client")
+def test_connections_are_kept_alive_and_reused():
+    with stub() as server:
+        answers = ask(OpenAICompatProvider(base_url=f"http://127.0.0.1:{server.server_port}/v1"), times=5)
+    assert all(isinstance(a, Response) for a in answers)
+    assert len(server.targets) == 5 and server.connections == 1
+
+
+@pytest.mark.usefixtures("each_http_client")
+def test_a_closed_port_is_unreachable_and_a_reset_is_not():
+    with stub() as server:
+        port = server.server_port  # free once the stub is gone
+    [refused] = ask(OpenAICompatProvider(base_url=f"http://127.0.0.1:{port}/v1"))
+    assert isinstance(refused, ProviderError) and refused.unreachable and refused.retryable
+    assert str(refused).startswith("connection failed")
+    with serve_in_thread(MockConfig(faults={"reset": 1.0})) as mock:
+        [reset] = ask(OpenAICompatProvider(base_url=mock.url))
+    assert isinstance(reset, ProviderError) and not reset.unreachable and reset.retryable
+    assert "reset by peer" in str(reset)
+
+
+@pytest.mark.usefixtures("each_http_client")
+def test_a_call_after_aclose_is_refused_as_closing():
+    from juge.providers.base import ProviderClosed
+
+    with stub() as server:
+        provider = OpenAICompatProvider(base_url=f"http://127.0.0.1:{server.server_port}/v1")
+
+        async def main() -> None:
+            await provider.complete(REQUEST)
+            await provider.aclose()
+            assert provider.closed
+            await provider.complete(REQUEST)
+
+        with pytest.raises(ProviderClosed):
+            asyncio.run(main())
+
+
+def _certificates(folder: Path) -> tuple[Path, ssl.SSLContext]:
+    """A CA's certificate (PEM file) and a server context with a certificate for 127.0.0.1 that it signed."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def made(subject: str, key, issuer: str, issuer_key, *, ca: bool) -> x509.Certificate:
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if ca:
+            builder = builder.add_extension(
+                x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True
+            )
+        else:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+            ).add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        return builder.sign(issuer_key, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = made("juge test CA", ca_key, "juge test CA", ca_key, ca=True)
+    leaf = made("127.0.0.1", key, "juge test CA", ca_key, ca=False)
+    ca_file, cert_file, key_file = folder / "ca.pem", folder / "server.pem", folder / "server.key"
+    ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    cert_file.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    return ca_file, context
+
+
+CALL = """
+import asyncio, sys
+from juge.providers import ProviderError, Request
+from juge.providers.openai_compat import OpenAICompatProvider
+
+async def main():
+    provider = OpenAICompatProvider(base_url=sys.argv[1], timeout=20)
+    try:
+        r = await provider.complete(Request(messages=({"role": "user", "content": "q"},), model="m1"))
+        return "answered " + r.text.split()[0]
+    except ProviderError as exc:
+        return "refused " + str(exc)
+    finally:
+        await provider.aclose()
+
+print(asyncio.run(main()))
+"""
+
+
+@pytest.mark.parametrize("client", ["aiohttp", pytest.param("pyreqwest", marks=pytest.mark.needs("pyreqwest"))])
+def test_tls_is_verified_and_a_custom_ca_is_taken_from_ssl_cert_file(client, tmp_path, monkeypatch):
+    """Each in a process of its own: both clients read the CA file when their TLS settings are made."""
+    pytest.importorskip("cryptography")
+    ca_file, context = _certificates(tmp_path)
+    said = {}
+    with stub(tls=context) as server:
+        url = f"https://127.0.0.1:{server.server_port}/v1"
+        for trust in ("system", "custom"):
+            env = {k: v for k, v in __import__("os").environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
+            env |= {"JUGE_HTTP": client, "NO_PROXY": "*"} | (
+                {"SSL_CERT_FILE": str(ca_file)} if trust == "custom" else {}
+            )
+            done = subprocess.run(
+                [sys.executable, "-c", CALL, url], capture_output=True, text=True, env=env, timeout=60
+            )
+            said[trust] = done.stdout.strip() or done.stderr[-500:]
+    assert said["system"].startswith("refused connection failed"), said  # an unknown CA: not trusted
+    assert "certificate" in said["system"].lower(), said
+    assert said["custom"] == "answered PASS", said
