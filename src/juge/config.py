@@ -24,6 +24,12 @@ words = ["Crumbl"]
 [[judges]]
 file = "judges/faithful.toml"     # or the judge's table inline
 
+[[panels]]                        # optional: judges of this file voting as one judge, `jury/majority`
+name = "jury"
+members = ["faithful", "faithful-b", "faithful-c"]
+aggregate = "majority"            # unanimous; mean or median for scores
+ties = "person"                   # a split goes to a person; "tie": a pairwise tie (C)
+
 [engine]                          # every number finite; bounds in brackets
 concurrency = 8                   # [1, 1024]
 retries = 4                       # [0, 20]
@@ -67,6 +73,7 @@ from juge.errors import InputError, input_error, parse_toml, pydantic_field, tom
 
 if TYPE_CHECKING:
     from juge.judges.judge import Judge
+    from juge.judges.panel import Panel
 
 
 class ProviderSpec(BaseModel):
@@ -108,6 +115,21 @@ class LimitSpec(BaseModel):
     """Requests per minute (none: no limit)."""
     tpm: int | None = Field(default=None, ge=1)
     """Tokens per minute, prompt and answer (none: no limit)."""
+
+
+class PanelSpec(BaseModel):
+    """A panel: judges of the same eval file voting as one judge (``juge.judges.panel``)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    name: str = Field(min_length=1, pattern=r"^[^/]+$")
+    """The panel's name; it is judged as `NAME/AGGREGATE` (e.g. `jury/majority`), unique among the judges."""
+    members: list[str] = Field(min_length=2)
+    """The judges voting (names of `[[judges]]` in this file, two or more, of one setup)."""
+    aggregate: Literal["majority", "unanimous", "mean", "median"] = "majority"
+    """majority (more than half of all members), unanimous, or mean / median of scores (every member's needed)."""
+    ties: Literal["person", "tie"] = "person"
+    """When every member answered and they do not settle it: person (no verdict, a person decides), or tie
+    (pairwise only: the panel's verdict is a tie, C)."""
 
 
 class EngineSpec(BaseModel):
@@ -188,6 +210,9 @@ class EvalSpec(BaseModel):
     """Deterministic checks, each a `[[checks]]` table with its `kind` and options (below)."""
     judges: list[dict[str, Any]] = Field(default_factory=list)
     """The judges, each a `[[judges]]` table: `file = "judges/x.toml"`, or a judge file's keys inline."""
+    panels: list[PanelSpec] = Field(default_factory=list)
+    """Panels of this file's judges voting as one judge, each a `[[panels]]` table: `name`, `members`,
+    `aggregate`, `ties`. A run calls the members and stores the panel's verdicts as one more judge."""
     engine: EngineSpec = Field(default_factory=EngineSpec)
     """How calls are made: concurrency, retries, time-outs, rate budgets, batch mode."""
     gate: GateSpec = Field(default_factory=GateSpec)
@@ -233,6 +258,45 @@ class EvalConfig:
         names = [j.name for j in self.judges]
         if len(set(names)) != len(names):
             raise self.error(f"two judges share a name: {names}", "judges")
+        self.panels: list[Panel] = [self._panel(i, p) for i, p in enumerate(spec.panels)]
+
+    def _panel(self, i: int, spec: PanelSpec) -> Panel:
+        """A `[[panels]]` table checked against this file's judges: members that exist, of one setup that the
+        aggregation and the tie rule suit."""
+        from juge.judges.panel import SCORE_AGGREGATIONS, Panel
+
+        where = f"panels[{i}]"
+        judges = {j.name: j for j in self.judges}
+        taken = set(judges) | {p.name for p in self.spec.panels[:i]}
+        if spec.name in taken:
+            raise self.error(f"panel {spec.name!r}: a judge or panel already has that name", f"{where}.name")
+        if len(set(spec.members)) != len(spec.members):
+            raise self.error(f"panel {spec.name!r}: a member is named twice: {spec.members}", f"{where}.members")
+        unknown = [m for m in spec.members if m not in judges]
+        if unknown:
+            raise self.error(
+                f"panel {spec.name!r}: no judge {unknown[0]!r} in this file (judges: {', '.join(judges) or 'none'})",
+                f"{where}.members",
+            )
+        setups = sorted({judges[m].setup for m in spec.members})
+        if len(setups) > 1:
+            raise self.error(f"panel {spec.name!r}: its members are of different setups ({', '.join(setups)})",
+                             f"{where}.members")  # fmt: skip
+        setup = setups[0]
+        if setup == "criteria":
+            raise self.error(f"panel {spec.name!r}: criteria judges cannot vote as one (a verdict per criterion)",
+                             f"{where}.members")  # fmt: skip
+        if spec.aggregate in SCORE_AGGREGATIONS and setup not in ("score", "additive"):
+            raise self.error(f"panel {spec.name!r}: {spec.aggregate} needs score or additive judges, not {setup}",
+                             f"{where}.aggregate")  # fmt: skip
+        if spec.ties == "tie" and setup != "pairwise":
+            raise self.error(f'panel {spec.name!r}: ties = "tie" is for pairwise judges, not {setup}',
+                             f"{where}.ties")  # fmt: skip
+        return Panel(spec.name, tuple(spec.members), spec.aggregate, spec.ties)
+
+    def panel_setup(self, panel: Panel) -> str:
+        """The setup a panel's verdicts have: its members'."""
+        return next(j.setup for j in self.judges if j.name == panel.members[0])
 
     def error(self, message: str, field: str) -> InputError:
         """An error about one field of this eval file, naming the line that sets it when it can."""

@@ -72,3 +72,14 @@ def test_a_panel_of_three_independent_judges_agrees_with_people_more_than_any_me
     assert agreement["jury/majority"] > max(agreement[m] for m in ("a/t", "b/t", "c/t"))
     assert kappa["jury/majority"] > max(kappa[m] for m in ("a/t", "b/t", "c/t"))
     assert "a/t" in str(cal["versions"]) and "jury" in str(cal["versions"])
+
+
+def test_ties_tie_makes_a_split_among_members_who_all_answered_a_tie():
+    assert aggregate_verdicts(["A", "B"], 2, "majority", "tie") == "C"
+    assert aggregate_verdicts(["A", "B", "C"], 3, "majority", "tie") == "C"
+    assert aggregate_verdicts(["A", "B", None], 3, "majority", "tie") is None  # a member without a verdict
+    assert aggregate_verdicts(["A", "A", "B"], 3, "unanimous", "tie") == "C"
+    assert aggregate_verdicts(["A", "A", "B"], 3, "majority", "tie") == "A"
+    assert parse_panels("duo=a,b:majority:tie") == (Panel("duo", ("a", "b"), "majority", "tie"),)
+    with pytest.raises(InputError, match="--panel"):
+        parse_panels("duo=a,b:majority:coin")

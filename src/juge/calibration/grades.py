@@ -40,6 +40,7 @@ from juge.calibration.results import Calibration
 from juge.data.labels import normalise_passfail
 from juge.data.records import OUTCOMES, Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.errors import InputError
+from juge.judges.panel import members_of
 from juge.stats import Estimate, confusion_table, ratio_estimate
 from juge.stats.agreement import KappaWeights
 from juge.stats.bootstrap import pair_kappa_estimates
@@ -533,7 +534,10 @@ def grade_study(
     result["versions"] = {
         "juge": __version__,
         "sources_sha256": dict(table.sources),
-        "judges": {k: {**sub.judges[k], "models": sorted(sub.judges[k]["models"])} for k in judges},
+        "judges": {
+            k: {**sub.judges[k], "models": sorted(sub.judges[k]["models"]), **members_of(sub.judges[k]["models"])}
+            for k in judges
+        },
     }
     if truth != "gold":  # one label per item: there is no ceiling to compare with
         notes.append("The ceiling is person vs person; compare it with the judge's figures against each person.")

@@ -17,6 +17,7 @@ from typing import Any
 
 from juge.data.records import Case, HumanLabel, Judgment, PairSummary, RecordedCall, Vote
 from juge.judges.pairwise import PairVerdict, as_agreement_label, combine_orders, to_fixed_order
+from juge.judges.panel import members_of
 
 LABELS = ("A", "B", "tie")
 ORDERS = ("12", "21")
@@ -123,6 +124,7 @@ class JudgeInfo:
             "models": sorted(self.models),
             "template_hashes": sorted(h for h in self.template_hashes if h),
             "baseline": self.baseline,
+            **members_of(self.models),
         }
 
 

@@ -261,6 +261,9 @@ class JudgeVersion(Part):
     """The content hashes of the template seen in the judgments."""
     baseline: bool = False
     """True for a trivial baseline (e.g. longer answer), not a model."""
+    members: list[str] = []
+    """A panel (several judges voting as one): its members' keys (`judge/template`), read from its model; empty
+    for a single judge."""
 
 
 class Versions(Part):

@@ -5,7 +5,8 @@
 - :func:`claim_run`: under the eval's lock, the unfinished run of the same eval and data (resumed), else a
   new one; the run is summarised and finished when the block ends without an error.
 - :func:`judge_run`: the system's outputs (when the eval names one), the checks, then every judge on every
-  case (pairs in both orders), through the engine (cache, retries, budgets) or the providers' batch APIs.
+  case (pairs in both orders), through the engine (cache, retries, budgets) or the providers' batch APIs, then
+  each panel's verdicts from its members' (:mod:`juge.runs.panels`).
 - :func:`finish_run`: what the run measured as a :class:`Run`: its summary, the gate, its warnings (the
   plan's and the judged run's), the first error when nothing could be measured, an identical earlier run
   reused.
@@ -34,6 +35,7 @@ from juge.errors import InputError
 from juge.judges.judge import Judge
 from juge.providers.base import Provider
 from juge.runs.gate import evaluate_gate, gate_record
+from juge.runs.panels import panel_config, store_panel_judgments
 from juge.runs.plan import RunOptions, RunPlan, check_renderable, plan_run
 from juge.runs.providers import answering_judges, as_model, judge_specs
 from juge.runs.results import Gate, Run, RunSummary
@@ -133,6 +135,7 @@ def claim_run(plan: RunPlan, store: Store, engine: Engine) -> Iterator[StoredRun
                     answering_judges(config, options.provider_override),
                     [spec.name if spec else None for spec in judge_specs(config, options.provider_override)],
                 ),
+                **({"panels": panel_config(config.panels, config.judges)} if config.panels else {}),
                 "system": (config.spec.system.model_dump() | {"template_hash": plan.system_prompt.hash})
                 if config.spec.system and plan.system_prompt
                 else None,
@@ -203,12 +206,13 @@ async def judge_run(plan: RunPlan, store: Store, engine: Engine, run_id: str) ->
             # the system's outputs are new; without them the check was of stand-ins
             check_renderable(iter_tasks(cases(), plan.judges, 1), plan.config)
         apply_checks(store, run_id, cases(), plan.config.checks)
-        return await engine.run_tasks(
+        stored = await engine.run_tasks(
             run_id,
             iter_tasks(cases(), plan.judges, plan.options.repeat),
             {name: answering(p) for name, p in plan.judge_providers.items()},
             total=plan.n_tasks,
         )
+        return stored + store_panel_judgments(store, run_id, plan.config.panels, plan.judges)
     finally:
         for runner in batched.values():
             await runner.aclose()

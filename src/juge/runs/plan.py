@@ -172,6 +172,8 @@ def run_identity(
         sort_keys=True,
         default=str,
     )
+    if config.panels:  # a panel's run is not its members' alone (without panels the identity is as before)
+        rest += "|panels=" + json.dumps([[p.name, p.members, p.aggregate, p.ties] for p in config.panels])
     identity.update(rest.encode())
     return config.hash_with(list(judges)) + ":" + identity.hexdigest()[:16]
 

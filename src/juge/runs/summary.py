@@ -15,6 +15,7 @@ from typing import Any
 
 from juge.data.records import Judgment
 from juge.judges.pairwise import combine_orders
+from juge.judges.panel import panel_members
 from juge.judges.parsers import reason_code
 from juge.runs.results import RunSummary
 from juge.runs.verdicts import case_outcome, counted_judges
@@ -84,9 +85,10 @@ def summarize(
         letters: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
         counted = []
         for j in js:
-            tokens_in += j.tokens_in or 0
-            tokens_out += j.tokens_out or 0
-            if j.outcome != "error":
+            paid = panel_members(j.model) is None  # a panel's tokens and cost are its members', counted as theirs
+            tokens_in += (j.tokens_in or 0) if paid else 0
+            tokens_out += (j.tokens_out or 0) if paid else 0
+            if j.outcome != "error" and paid:
                 if j.cost is None:
                     judge_unpriced += 1
                 else:

@@ -19,7 +19,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from juge.checks import _FACTORIES, BUILTIN_KINDS
-from juge.config import EngineSpec, EvalSpec, GateSpec, LimitSpec, ProviderSpec, SystemSpec
+from juge.config import EngineSpec, EvalSpec, GateSpec, LimitSpec, PanelSpec, ProviderSpec, SystemSpec
 from juge.judges.judge import JudgeSpec
 from juge.judges.rubric import Criterion, Example, Rubric
 
@@ -39,6 +39,12 @@ EVAL_TABLES: list[tuple[str, str, type[BaseModel]]] = [
     ("`[engine]`", "how calls are made", EngineSpec),
     ('`[engine.limits."NAME"]`', "a rate budget for one provider or model name", LimitSpec),
     ("`[gate]`", "when `juge run` exits 1", GateSpec),
+    (
+        "`[[panels]]`",
+        "judges of this eval file voting as one judge `NAME/AGGREGATE` (a jury): `juge run` calls the members and "
+        "stores the panel's verdicts beside theirs, its model listing them, its tokens and cost their sum",
+        PanelSpec,
+    ),
 ]
 JUDGE_TABLES: list[tuple[str, str, type[BaseModel]]] = [
     ("The judge file", "a `judges/*.toml` file, or a `[[judges]]` table of the eval file", JudgeSpec),
@@ -101,8 +107,8 @@ def bounds(info: FieldInfo) -> str:
                     low = ("[" if closed else "(") + f"{value:g}"
                 else:
                     high = f"{value:g}" + ("]" if closed else ")")
-        if getattr(m, "min_length", None):
-            return "not empty"
+        if n := getattr(m, "min_length", None):
+            return "not empty" if n == 1 else f"at least {n} entries"
     if low and high:
         return f"{low}, {high}"
     if low:

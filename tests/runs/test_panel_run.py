@@ -1,0 +1,135 @@
+"""A panel in an eval file (issue 25): `juge run` calls its members and stores its verdicts as one judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import juge
+from juge.config import load_eval
+from juge.errors import InputError
+from juge.store import Store
+
+WORD = {True: "PASS", False: "FAIL"}
+
+
+def _scripted_judge(name: str, verdicts: dict[str, str]) -> str:
+    """A [[judges]] table whose scripted provider answers each item's prompt with its given verdict."""
+    rules = ", ".join(f'{{ match = "answer {i}\\\\.", text = "{v}\\nReason." }}' for i, v in verdicts.items())
+    return (
+        f'[[judges]]\nname = "{name}"\nsetup = "passfail"\ndescription = "Is it right?"\nprovider = "scripted"\n'
+        f'provider_options = {{ model = "{name}-2026", responses = [{rules}] }}\n'
+    )
+
+
+def _panel_eval(tmp_path: Path, n: int, seed: int = 7) -> tuple[Path, list[dict[str, str]]]:
+    """n PASS/FAIL items, three people each right 85 % of the time, three scripted judges each right 70 %, all
+    errors independent; an eval file with the judges and a majority panel of them."""
+    rng = np.random.default_rng(seed)
+    truth = rng.random(n) < 0.5
+    ids = [f"i{k}" for k in range(n)]
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": i, "question": "q", "output": f"answer {i}."}) + "\n" for i in ids), "utf-8"
+    )
+    labels = [
+        {"item_id": i, "rater_id": f"r{r}", "label": WORD[bool(truth[k] ^ (rng.random() > 0.85))]}
+        for k, i in enumerate(ids)
+        for r in range(3)
+    ]
+    judges = "".join(
+        _scripted_judge(name, {i: WORD[bool(truth[k] ^ (rng.random() > 0.7))] for k, i in enumerate(ids)})
+        for name in ("a", "b", "c")
+    )
+    eval_file = tmp_path / "eval.toml"
+    eval_file.write_text(
+        f'cases = "cases.jsonl"\n{judges}\n[[panels]]\nname = "jury"\nmembers = ["a", "b", "c"]\n'
+        '[prices]\n"a-2026" = { input = 1.0, output = 2.0 }\n"b-2026" = { input = 1.0, output = 2.0 }\n'
+        '"c-2026" = { input = 1.0, output = 2.0 }\n',
+        "utf-8",
+    )
+    return eval_file, labels
+
+
+def test_a_panel_of_three_run_live_beats_each_member_and_calibrates_as_one_judge(tmp_path):
+    """Majority of three independent judges each right 70 % is right 78.4 % of the time: the panel run by
+    `juge run` agrees with the people more than any member, and calibrate reports it as one judge whose members
+    are a field. Its tokens and cost are its members' sum, not counted twice in the run's cost; a rerun calls
+    nothing and stores nothing new."""
+    eval_file, labels = _panel_eval(tmp_path, 300)
+    db = tmp_path / "j.db"
+    run = juge.run(eval_file, db=db)
+    assert run.engine_stats["calls"] == 900  # the members' calls, nothing for the panel
+    with Store(db) as store:
+        stored = store.judgments(run.run_id)
+    panel = [j for j in stored if j.judge == "jury"]
+    members = [j for j in stored if j.judge != "jury"]
+    assert len(panel) == 300 and {j.template for j in panel} == {"majority"}
+    assert panel[0].model == "panel: a/passfail-v1 (a-2026) + b/passfail-v1 (b-2026) + c/passfail-v1 (c-2026)"
+    by_item = {j.item_id: j for j in panel}
+    for item in ("i0", "i1", "i2"):
+        votes = [j.verdict for j in members if j.item_id == item]
+        assert by_item[item].verdict == max(set(votes), key=votes.count)  # three PASS/FAIL votes: a majority
+        mine = [j for j in members if j.item_id == item]
+        assert by_item[item].tokens_in == sum(j.tokens_in for j in mine)
+        assert by_item[item].cost == pytest.approx(sum(j.cost for j in mine))
+    assert run.summary.cost["judges"] == pytest.approx(sum(j.cost for j in members))  # not counted twice
+    assert run.summary.judges["jury"].model == [panel[0].model]
+
+    result = juge.calibrate(run=run.run_id, db=db, labels=labels, resamples=20)
+    cal = result.to_dict()
+    agreement = {k: v["agreement"]["value"] for k, v in cal["judges"].items()}
+    assert set(agreement) == {"a/passfail-v1", "b/passfail-v1", "c/passfail-v1", "jury/majority"}
+    assert agreement["jury/majority"] > max(agreement[f"{m}/passfail-v1"] for m in "abc")
+    versions = cal["versions"]["judges"]
+    assert versions["jury/majority"]["members"] == ["a/passfail-v1", "b/passfail-v1", "c/passfail-v1"]
+    assert "members" not in versions["a/passfail-v1"] and result.versions.judges["a/passfail-v1"].members == []
+
+    again = juge.run(eval_file, db=db)
+    assert again.engine_stats.get("calls", 0) == 0 and again.stored_now == 0
+
+
+def test_a_panel_verdict_is_stored_once_every_member_has_answered(tmp_path):
+    """As a resumed run does: a slot a member has not answered yet gets no panel verdict; once it has, the next
+    pass stores that one only (and never a second copy)."""
+    from juge.runs.panels import store_panel_judgments
+
+    eval_file, _ = _panel_eval(tmp_path, 6)
+    db = tmp_path / "j.db"
+    run = juge.run(eval_file, db=db)
+    config = load_eval(eval_file)
+    with Store(db) as store:
+        kept = next(j for j in store.judgments(run.run_id) if j.judge == "b" and j.item_id == "i3")
+        store.conn.execute("DELETE FROM judgments WHERE run_id = ? AND judge = 'jury'", (run.run_id,))
+        store.conn.execute("DELETE FROM judgments WHERE run_id = ? AND judge = 'b' AND item_id = 'i3'", (run.run_id,))
+        store.commit()
+        assert store_panel_judgments(store, run.run_id, config.panels, config.judges) == 5
+        store.save_judgment(run.run_id, kept)
+        assert store_panel_judgments(store, run.run_id, config.panels, config.judges) == 1
+        assert store_panel_judgments(store, run.run_id, config.panels, config.judges) == 0
+        assert sorted(j.item_id for j in store.judgments(run.run_id) if j.judge == "jury") == [
+            f"i{k}" for k in range(6)
+        ]
+
+
+@pytest.mark.parametrize(
+    ("panel", "field", "words"),
+    [
+        ('members = ["a", "z"]', "panels[0].members", "no judge 'z'"),
+        ('members = ["a", "a"]', "panels[0].members", "named twice"),
+        ('members = ["a"]', "panels[0].members", "at least 2"),
+        ('members = ["a", "b"]\naggregate = "mean"', "panels[0].aggregate", "mean needs score"),
+        ('members = ["a", "b"]\nties = "tie"', "panels[0].ties", "pairwise"),
+        ('members = ["a", "b"]\naggregate = "vote"', "panels[0].aggregate", "majority"),
+    ],
+)
+def test_a_bad_panel_names_its_field(tmp_path, panel, field, words):
+    judges = _scripted_judge("a", {}) + _scripted_judge("b", {})
+    path = tmp_path / "eval.toml"
+    path.write_text(f'cases = "c.jsonl"\n{judges}\n[[panels]]\nname = "jury"\n{panel}\n', "utf-8")
+    with pytest.raises(InputError) as exc:
+        load_eval(path)
+    assert words in str(exc.value) and field.split(".")[-1] in str(exc.value)
+    assert f"{path}:" in str(exc.value)
