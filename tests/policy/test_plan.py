@@ -40,13 +40,14 @@ def test_plan_s_item_count_settles_the_rule_in_about_the_stated_share_of_fresh_s
     """Items in hand that describe their population (fresh items are drawn from the same distribution): the
     rule as policy derive runs it (its bootstrap interval), on 200 fresh studies of the planned size, is
     settled in about the stated 80 %. The plan is a plug-in: a small pilot's own error moves it (docs)."""
-    from juge.policy.plan import plan_decision
+    from juge.policy.plan import pair_shares, plan_decision
 
     rng = np.random.default_rng(26)
     for judge, seed in ((0.68, 1), (0.64, 3)):  # settled as judge (gap +0.006), as person (gap -0.083)
         in_hand = population(np.random.default_rng(seed), 60, judge=judge)
-        plan = plan_decision("c", in_hand, {"gap": None}, margin=0.05, level=0.95, probability=0.8, reps=400,
-                             max_factor=20, seed=seed)  # fmt: skip
+        shares = pair_shares(in_hand, margin=0.05, level=0.95, reps=400)
+        plan = plan_decision("c", len(in_hand), shares, {"gap": None}, margin=0.05, probability=0.8, max_factor=20,
+                             seed=seed)  # fmt: skip
         assert plan.n_needed is not None and plan.n_needed > 60
         settled = 0
         for k in range(200):

@@ -926,7 +926,18 @@ def plan_command(
         float, typer.Option(min=0.5, max=0.999, help="--width: confidence level of the interval.")
     ] = 0.95,
     threshold: Annotated[
-        float | None, typer.Option(help="--width, score judges: a case passes when its score is >= this.")
+        float | None,
+        typer.Option(
+            help="Score judges: a case passes when its score is >= this (as in policy derive; chosen on dev when "
+            "omitted; with --width, as in estimate)."
+        ),
+    ] = None,
+    min_recall: Annotated[
+        float | None,
+        typer.Option(
+            "--min-recall",
+            help="PASS/FAIL studies: the judge must catch at least this share of failures (as in policy derive).",
+        ),
     ] = None,
     label_threshold: Annotated[
         float | None, typer.Option(help="--width, score labels: a person says PASS when the score is >= this.")
@@ -940,14 +951,17 @@ def plan_command(
 ) -> None:
     """How many more labels would settle each decision.
 
-    From a policy study (the inputs of `policy derive`): for each category and overall, how many
-    dev items (each with as many raters as now) would put the interval of judge-vs-person minus
-    person-vs-person agreement clear of -margin (the judge within the margin, or clearly below
-    it) in at least --probability of simulated studies (items drawn with replacement from those
-    in hand); "not within N" when even --max-factor times the items would not. With --width,
-    from a run and pass/fail labels (the inputs of `estimate`): the labels an interval that wide
-    needs under labels alone, PPI++ and stratified PPI++ by category, and whether the judge is
-    good enough for PPI to help at all.
+    From a policy study (the inputs of `policy derive`: pairwise, PASS/FAIL or scores): for each
+    category and overall, how many dev items (each with as many raters as now) settle the rule in
+    at least --probability of simulated studies (items drawn with replacement from those in hand,
+    the rule re-run on each). Pairs: the interval of judge-vs-person minus person-vs-person
+    agreement is clear of -margin. PASS/FAIL and scores: the rule of `policy derive` (agreement,
+    kappa, failures caught; agreement at the threshold, weighted kappa) says the same with every
+    judge figure at either end of its interval. "not within N" when even --max-factor times the
+    items would not; "no number of labels would decide it" when the figure the decision turns on
+    sits on its bar. With --width, from a run and pass/fail labels (the inputs of `estimate`): the
+    labels an interval that wide needs under labels alone, PPI++ and stratified PPI++ by category,
+    and whether the judge is good enough for PPI to help at all.
     """
     from juge.api import plan
 
@@ -966,6 +980,7 @@ def plan_command(
             confidence=confidence,
             threshold=threshold,
             label_threshold=label_threshold,
+            min_recall=min_recall,
             resamples=resamples,
             seed=seed,
         )

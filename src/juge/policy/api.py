@@ -380,18 +380,22 @@ def plan(
     confidence: float = 0.95,
     threshold: float | None = None,
     label_threshold: float | None = None,
+    min_recall: float | None = None,
     resamples: int = 500,
     seed: int = 0,
     source: StudySource | None = None,
 ) -> PlanResult:
     """How many more labels would settle each decision (``juge plan``).
 
-    Without ``width``: from a policy study (the inputs of ``juge.policy.derive``), for each category and overall,
-    the fewest dev items (each with as many raters as now) whose interval of judge-vs-person minus
-    person-vs-person agreement would be clear of ``-margin`` in at least ``probability`` of simulated studies
-    (items drawn with replacement from those in hand, ``reps`` per size, up to ``max_factor`` times the current
-    items). With ``width``: from a stored ``run`` and pass/fail ``labels`` (the inputs of ``juge.estimate``), the
-    labels an interval of that width needs under labels alone, PPI++ and stratified PPI++ by category.
+    Without ``width``: from a policy study (the inputs of ``juge.policy.derive``: pairwise, PASS/FAIL or scores),
+    for each category and overall, the fewest dev items (each with as many raters as now) that settle the policy
+    rule in at least ``probability`` of simulated studies (items drawn with replacement from those in hand, ``reps``
+    per size, up to ``max_factor`` times the current items): for pairs the interval of judge-vs-person minus
+    person-vs-person agreement is clear of ``-margin``; for PASS/FAIL and scores the rule of ``policy derive``
+    gives the same decision with every judge figure at either end of its interval. ``min_recall`` and
+    ``threshold`` are those of ``policy derive`` for PASS/FAIL and score studies. With ``width``: from a stored
+    ``run`` and pass/fail ``labels`` (the inputs of ``juge.estimate``), the labels an interval of that width needs
+    under labels alone, PPI++ and stratified PPI++ by category.
     ``resamples`` only sets the bootstrap of the policy derived first (the judge and templates it chooses).
 
     >>> import juge
@@ -429,7 +433,7 @@ def plan(
     study = policy_study(items=items, judgments=judgments, run=run, labels=labels, db=db, source=source)
     judge, decisions, level = plan_policy(
         study.data, split=split, margin=margin, probability=probability, reps=reps, max_factor=max_factor,
-        judges=judges, resamples=resamples, seed=seed,
+        judges=judges, resamples=resamples, seed=seed, min_recall=min_recall, threshold=threshold,
     )  # fmt: skip
     return PlanResult(
         probability=probability, margin=margin, level=level, reps=reps, split=split, judge=judge,

@@ -9,7 +9,11 @@ with its votes, so new items are assumed to get as many raters as now), ``reps``
 draw. The interval in a draw is the delta-method (normal) interval of the paired ratio difference, the
 large-sample form of the bootstrap interval ``policy derive`` prints (a test checks they agree on the sample); it
 keeps thousands of simulated studies to a second. The answer is the smallest ``m`` (on a grid up to
-``max_factor`` times the current items) settled in at least ``probability`` of the draws.
+``max_factor`` times the current items) settled in at least ``probability`` of the draws; a size not settled at
+the cap is "not within" it, and "no number of labels would decide it" when the figure the decision turns on sits
+within ``ON_MARGIN`` of its bar. PASS/FAIL and score policies: the same search over the simulated studies of
+:mod:`juge.policy.plan_grades` (the grade rule of :func:`juge.policy.grades.decide` at both ends of each
+figure's interval).
 
 Corrected pass rates: :func:`juge.runs.corrected.labels_for_width` (PPI++, stratified PPI++ with Neyman
 allocation, labels alone) from the variances of the labels in hand.
@@ -17,7 +21,7 @@ allocation, labels alone) from the variances of the labels in hand.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from statistics import NormalDist
 from typing import Any
@@ -25,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from juge.calibration.pairtable import PairItem
+from juge.errors import InputError
 from juge.policy.decision import category_decision, too_few
 from juge.policy.pair_rows import _has_verdict, _judge_vs_person_counts, _person_vs_person_counts
 from juge.policy.results import DecisionPlan, PassRatePlan
@@ -76,44 +81,56 @@ def settled_shares(
     return (judge + person) / reps, judge / reps, person / reps
 
 
+Shares = Callable[[int, np.random.Generator], tuple[float, float, float]]
+
+
+def pair_shares(counts: np.ndarray, *, margin: float, level: float, reps: int) -> Shares:
+    """Simulated studies of a pairwise category: ``shares(m, rng)``."""
+    return lambda m, rng: settled_shares(counts, m, margin=margin, level=level, reps=reps, rng=rng)
+
+
 def plan_decision(
     name: str,
-    counts: np.ndarray,
+    n: int,
+    shares: Shares,
     row: dict[str, Any] | None,
     *,
     margin: float,
-    level: float,
     probability: float,
-    reps: int,
     max_factor: float,
     seed: int,
+    distance: tuple[str, float] | None = None,
 ) -> DecisionPlan:
-    """The plan for one category (or overall): the share settled now, and the items that settle it."""
-    n = len(counts)
+    """The plan for one category (or overall) of ``n`` judged items: the share settled now, and the items that
+    settle it. ``distance``: the figure the decision turns on and how far it is from its bar (for the words)."""
     cap = max(int(np.ceil(n * max_factor)), n)
     rng = np.random.default_rng(seed)
-    now = settled_shares(counts, n, margin=margin, level=level, reps=reps, rng=rng) if n >= 2 else (0.0, 0.0, 0.0)
+    now = shares(n, rng) if n >= 2 else (0.0, 0.0, 0.0)
     needed, at = None, now
-    if n >= 2:
+    # Not settled at the cap: not within reach (checked on its own stream, so the search below is unchanged).
+    at_cap = shares(cap, np.random.default_rng(seed + 1_000_003)) if n >= 2 else now
+    if n >= 2 and at_cap[0] >= probability:
         grid = np.unique(np.round(np.geomspace(n, cap, GRID_POINTS)).astype(int))
         for m in grid:
-            shares = settled_shares(counts, int(m), margin=margin, level=level, reps=reps, rng=rng)
-            if shares[0] >= probability:
-                needed, at = int(m), shares
+            at = shares(int(m), rng)
+            if at[0] >= probability:
+                needed = int(m)
                 break
-            at = shares
     ruling = row.get("ruling") if row else None
+    on_margin = False
     if needed is None:
+        at = at_cap
         if n < 2:
             note = f"not within {cap} items: too few judged items ({n}) to simulate from"
         else:
             note = (
                 f"not within {cap} items ({max_factor:g} times the {n} now): settled in {at[0]:.0%} of studies of {cap}"
             )
-            gap = None if row is None else row.get("gap")
-            if gap is not None and abs(gap + margin) < ON_MARGIN:
+            if distance is not None and abs(distance[1]) < ON_MARGIN:
+                on_margin = True
                 note += (
-                    f"; the figures sit on the margin (gap {gap:+.3f}, margin {margin:g}), so more labels barely help"
+                    f"; no number of labels would decide it: {distance[0]} sits on its bar ({distance[1]:+.3f} from "
+                    "it), so more labels barely narrow the question; let a person decide"
                 )
     elif needed == n:
         note = f"settled now in {now[0]:.0%} of simulated studies of this size"
@@ -132,6 +149,9 @@ def plan_decision(
         judge_share=None if needed is None else at[1],
         person_share=None if needed is None else at[2],
         cap=cap,
+        on_margin=on_margin,
+        binding=None if distance is None else distance[0],
+        distance=None if distance is None else round(distance[1], 3),
         note=note,
     )
 
@@ -147,26 +167,76 @@ def plan_policy(
     judges: Sequence[str] | None,
     resamples: int,
     seed: int,
+    min_recall: float | None = None,
+    threshold: float | None = None,
 ) -> tuple[str, list[DecisionPlan], float]:
     """Derive the policy as ``policy derive`` does, then plan each category and overall: (judge, plans, level)."""
     from juge.calibration.pairwise import Bootstrap
-    from juge.errors import InputError
     from juge.policy.derivation import PairStudyData, derive_policy
+    from juge.policy.grades import GradeStudyData
 
-    if not isinstance(data, PairStudyData):
-        raise InputError("juge plan reads pairwise policy studies for now (two answers per item, votes A/B/tie)")
     boot = Bootstrap(n_resamples=resamples, seed=seed)
+    if isinstance(data, GradeStudyData):
+        return plan_grade_policy(
+            data, split=split, margin=margin, min_recall=min_recall, threshold=threshold, probability=probability,
+            reps=reps, max_factor=max_factor, judges=judges, boot=boot,
+        )  # fmt: skip
+    if not isinstance(data, PairStudyData):
+        raise InputError("juge plan reads pairwise, PASS/FAIL and score policy studies")
+    if min_recall is not None or threshold is not None:
+        raise InputError("--min-recall and --threshold apply to PASS/FAIL and score studies, not pairwise ones")
     policy = derive_policy(data, split=split, margin=margin, judges=judges, boot=boot)
     items = data.table().split(split).items
     keys: dict[str, str] = policy["templates_by_category"]
-    decide = partial(plan_decision, margin=margin, level=boot.level, probability=probability, reps=reps,
-                     max_factor=max_factor)  # fmt: skip
-    plans = [
-        decide(category, item_counts([it for it in items if it.category == category], keys), row, seed=seed + k)
-        for k, (category, row) in enumerate(sorted(policy["categories"].items()))
-    ]
-    plans.append(decide(OVERALL, item_counts(items, keys), None, seed=seed + len(plans)))
+    decide = partial(plan_decision, margin=margin, probability=probability, max_factor=max_factor)
+    plans = []
+    for k, (category, row) in enumerate(sorted(policy["categories"].items())):
+        counts = item_counts([it for it in items if it.category == category], keys)
+        gap = row.get("gap")
+        distance = None if gap is None else ("agreement", gap + margin)
+        shares = pair_shares(counts, margin=margin, level=boot.level, reps=reps)
+        plans.append(decide(category, len(counts), shares, row, seed=seed + k, distance=distance))
+    counts = item_counts(items, keys)
+    shares = pair_shares(counts, margin=margin, level=boot.level, reps=reps)
+    plans.append(decide(OVERALL, len(counts), shares, None, seed=seed + len(plans)))
     return policy["judge"], plans, boot.level
+
+
+def plan_grade_policy(
+    data: Any,
+    *,
+    split: str,
+    margin: float,
+    min_recall: float | None,
+    threshold: float | None,
+    probability: float,
+    reps: int,
+    max_factor: float,
+    judges: Sequence[str] | None,
+    boot: Any,
+) -> tuple[str, list[DecisionPlan], float]:
+    """A PASS/FAIL or score policy derived as ``policy derive`` does, then planned per category and overall."""
+    from juge.policy.grades import derive_grade_policy
+    from juge.policy.plan_grades import grade_counts, grade_distance, grade_settled_shares
+
+    policy = derive_grade_policy(data, split=split, margin=margin, min_recall=min_recall, threshold=threshold,
+                                 judges=judges, boot=boot)  # fmt: skip
+    items = data.table().split(split).items
+    key, kind, scale = policy["judge"], data.kind, policy["scale"]
+
+    def shares_of(counts: np.ndarray) -> Shares:
+        return lambda m, rng: grade_settled_shares(counts, m, kind=kind, margin=margin, min_recall=min_recall,
+                                                   level=boot.level, reps=reps, rng=rng)  # fmt: skip
+
+    decide = partial(plan_decision, margin=margin, probability=probability, max_factor=max_factor)
+    plans = []
+    for k, (category, row) in enumerate(sorted(policy["categories"].items())):
+        counts = grade_counts([it for it in items if it.category == category], key, kind, scale, policy["threshold"])
+        distance = grade_distance(row, margin=margin, min_recall=min_recall)
+        plans.append(decide(category, len(counts), shares_of(counts), row, seed=boot.seed + k, distance=distance))
+    counts = grade_counts(items, key, kind, scale, policy["threshold"])
+    plans.append(decide(OVERALL, len(counts), shares_of(counts), None, seed=boot.seed + len(plans)))
+    return key, plans, boot.level
 
 
 def plan_pass_rate(

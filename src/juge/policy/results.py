@@ -1119,6 +1119,15 @@ class DecisionPlan(Part):
     """Of those studies, the share settled as person (clearly below the margin)."""
     cap: int
     """The largest size searched (max_factor times n_items)."""
+    on_margin: bool = False
+    """No number of labels would decide it: not settled within ``cap`` and the figure the decision turns on sits
+    within 0.02 of its bar (``distance``), so more labels barely narrow the question; a person should decide."""
+    binding: str | None = None
+    """The figure the decision turns on: for pairs ``agreement``; for PASS/FAIL and scores the rule's check failing
+    most clearly, else the one closest to failing (agreement, kappa, failures caught, weighted kappa, ...)."""
+    distance: float | None = None
+    """How far that figure is from its bar now: gap + margin for a margin check, judge - bar for failures caught
+    (negative: below the bar). Null for overall."""
     note: str
     """The plan in words."""
 
