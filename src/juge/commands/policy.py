@@ -372,12 +372,19 @@ def derive_command(
         float, typer.Option(help="How far judge-vs-person agreement may fall below person-vs-person.")
     ] = 0.05,
     rule: Annotated[
-        str, typer.Option(help="margin (default), lower-bound (stricter), or guarantee (route by confidence).")
+        str,
+        typer.Option(help="margin (default), lower-bound (stricter, pairwise), or guarantee (route by confidence)."),
     ] = "margin",
     target: Annotated[
-        float, typer.Option(help="--rule guarantee: required agreement with the majority on judged items.")
+        float,
+        typer.Option(
+            help="--rule guarantee and --cascade: required agreement with the majority on judged items (scores: "
+            "on pass/fail at the threshold)."
+        ),
     ] = 0.9,
-    confidence: Annotated[float, typer.Option(help="--rule guarantee: confidence level of the guarantee.")] = 0.9,
+    confidence: Annotated[
+        float, typer.Option(help="--rule guarantee and --cascade: confidence level of the guarantee.")
+    ] = 0.9,
     judge: Annotated[
         list[str] | None,
         typer.Option(
@@ -406,7 +413,8 @@ def derive_command(
         typer.Option(
             help="Judge names, cheapest first (e.g. chat-small,chat-strong): each stage decides the items it may "
             "(category rule, then a confidence threshold keeping agreement with the majority at --target with "
-            "probability --confidence), the rest go to the next stage, then to a person. Pairwise judges.",
+            "probability --confidence), the rest go to the next stage, then to a person. Pairwise, PASS/FAIL and "
+            "score judges (confidence: docs/calibration.md).",
         ),
     ] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="The policy for people (Markdown).")] = Path(

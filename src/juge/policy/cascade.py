@@ -158,6 +158,25 @@ def derive_cascade(
         )
         stages.append({"name": name, "judge": key, "templates_by_category": key_by_category,
                        "reference": reference, "categories": rows})  # fmt: skip
+    return cascade_block(
+        stages, confidences, disagrees, target=target, confidence=confidence, rule=rule, source=CONFIDENCE_SOURCE
+    )
+
+
+def cascade_block(
+    stages: list[dict[str, Any]],
+    confidences: Sequence[Sequence[float | None]],
+    disagrees: Sequence[Sequence[bool | None]],
+    *,
+    target: float,
+    confidence: float,
+    rule: str,
+    source: str,
+) -> dict[str, Any]:
+    """The cascade block of a policy from its stages (name, judge, prompts, category rows) and, per stage and dev
+    item, the confidence (None: the stage may not decide it) and the disagreement with the majority, whatever the
+    judge kind: the walk (:func:`cascade_walk`), what each stage decides, and each stage alone."""
+    items = confidences[0] if confidences else []
     walks, stage_of = cascade_walk(confidences, disagrees, target=target, confidence=confidence)
     for k, (stage, walk) in enumerate(zip(stages, walks)):
         reaching = [i for i, s in enumerate(stage_of) if s is None or s >= k]
@@ -169,7 +188,7 @@ def derive_cascade(
             "n_covered": sum(s == k for s in stage_of),
             "coverage": sum(s == k for s in stage_of) / len(reaching) if reaching else 0.0,
             "coverage_denominator": "the dev items that reach this stage (no earlier stage decided them)",
-            "confidence_source": CONFIDENCE_SOURCE,
+            "confidence_source": source,
         }
         stage["n_reaching"] = len(reaching)
         stage["n_in_its_categories"] = sum(confidences[k][i] is not None for i in reaching)
@@ -225,9 +244,14 @@ def stage_may_decide(stage: CascadeStage, category: str) -> bool:
 
 
 def stage_policy(policy: PolicyResult, stage: CascadeStage) -> PolicyResult:
-    """One stage as a one-judge policy (its prompts, its categories, the policy's category rule) for routing."""
+    """One stage as a one-judge policy (its prompts, its categories, the policy's category rule, and for a grade
+    judge its kind, pass threshold and scale) for routing."""
     return PolicyResult.model_validate(
         {
+            "judge_kind": policy.judge_kind,
+            "threshold": policy.threshold,
+            "scale": policy.scale,
+            "min_recall": policy.min_recall,
             "rule": policy.rule,
             "margin": policy.margin,
             "judge": stage.judge,
@@ -237,6 +261,39 @@ def stage_policy(policy: PolicyResult, stage: CascadeStage) -> PolicyResult:
             "policy_hash": policy.policy_hash,
         }
     )
+
+
+def cascade_on_holdout(
+    policy: PolicyResult,
+    decisions: Sequence[Any],
+    wrong: Sequence[bool | None],
+    judgments: Iterable[Call],
+    *,
+    vs_majority: Mapping[str, Any] | None,
+    vs_people: Mapping[str, Any] | None,
+    level: float,
+    prices: Mapping[str, Mapping[Any, float]] | None,
+) -> dict[str, Any]:
+    """A cascade on holdout, any judge kind: items decided per stage (plus a person's: the holdout's items), the
+    guarantee on the decided items (``wrong[i]``: the decided item ``i`` differs from the majority, None: not
+    decided or no majority), agreement on them, and the cost per item of the cascade and of its last stage alone."""
+    from juge.policy.guarantee import check_on_holdout
+
+    assert policy.cascade is not None
+    decided = [d.route == "judge" for d in decisions]
+    return {
+        "stages": [
+            {"name": s.name, "judge": s.judge, "n_decided": sum(d.stage == k for d in decisions)}
+            for k, s in enumerate(policy.cascade.stages, 1)
+        ],
+        "n_person": decided.count(False),
+        "n_items": len(decisions),
+        "coverage": sum(decided) / len(decisions) if decisions else 0.0,
+        "vs_majority": vs_majority,
+        "vs_people": vs_people,
+        "guarantee": check_on_holdout(None, decided, wrong, target=policy.cascade.target, confidence=level),
+        "cost": item_costs(decisions, policy, judgments, prices),
+    }
 
 
 def item_costs(

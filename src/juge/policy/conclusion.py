@@ -78,3 +78,16 @@ def margin_gap(jp: dict[str, Any], pp: dict[str, Any], margin: float) -> dict[st
         "reason": f"judge vs person {jp_r:.3f} vs person vs person {pp_r:.3f}: gap {gap:+.3f}, "
         f"{'within' if ok else 'beyond'} the {margin:g} margin",
     }
+
+
+def guarantee_conclusion(held: bool | None, *, cascade: bool) -> dict[str, Any]:
+    """The holdout conclusion of a policy that routes by confidence (--rule guarantee, or a cascade): whether the
+    disagreement with the majority on the items decided stayed within what the guarantee allows."""
+    who = "the cascade's" if cascade else "the judge's"
+    on = " on the items it decided" if cascade else ""
+    reason = {
+        True: f"held: {who} disagreement with the majority{on} stayed within the guarantee",
+        False: f"NOT HELD: {who} disagreement with the majority{on} exceeded the guarantee",
+        None: f"untested: {'the cascade' if cascade else 'the judge'} decided no item with a majority",
+    }[held]
+    return {"held": held, "reason": reason}

@@ -61,7 +61,7 @@ from juge.policy.file import (
     split_hash,
 )
 from juge.policy.grades import GradeStudyData, derive_grade_policy, grade_policy_markdown
-from juge.policy.guarantee import fixed_sequence_threshold
+from juge.policy.guarantee import guarantee_block
 from juge.policy.markdown import decision_cell, in_short, table_cell, too_few_paragraph
 from juge.policy.pair_rows import (
     CONFIDENCE_SOURCE,
@@ -193,7 +193,8 @@ def guarantee_rule(
     target: float,
     confidence: float,
 ) -> dict[str, Any]:
-    """Rule 6 on dev: item confidences of the policy's judge, then the fixed-sequence threshold.
+    """Rule 6 on dev: item confidences of the policy's judge, then the fixed-sequence threshold
+    (:func:`juge.policy.guarantee.guarantee_block`).
 
     Only items the judge could decide alone enter the threshold walk: a consistent verdict (both orders
     agree; an inconsistent or missing one always goes to a person, rule 4) and a human majority to check
@@ -201,25 +202,15 @@ def guarantee_rule(
     with or without a majority) / ``n_items``.
     """
     by_id = item_confidences(items, key_by_category, judgments)
-    decidable = list(by_id.values())  # confidence of every item with a consistent verdict
-    conf, wrong = [], []  # the walk: those that also have a majority
-    for it in items:
-        if it.item_id in by_id and it.majority is not None:
-            conf.append(by_id[it.item_id])
-            wrong.append(it.judges[key_by_category[it.category]].label != it.majority)
-    walk = fixed_sequence_threshold(conf, wrong, target=target, confidence=confidence).to_dict()
-    threshold = walk["threshold"]
-    n_covered = 0 if threshold is None else sum(c >= threshold for c in decidable)
-    return {
-        **walk,
-        "n_calibration": walk["n_items"],
-        "n_calibration_covered": walk["n_covered"],
-        "n_items": len(items),
-        "n_covered": n_covered,
-        "coverage": n_covered / len(items) if items else 0.0,
-        "coverage_denominator": "all dev items (missing, inconsistent and no-majority ones included)",
-        "confidence_source": CONFIDENCE_SOURCE,
-    }
+    wrong = [
+        None
+        if it.item_id not in by_id or it.majority is None
+        else it.judges[key_by_category[it.category]].label != it.majority
+        for it in items
+    ]
+    return guarantee_block(
+        [by_id.get(it.item_id) for it in items], wrong, target=target, confidence=confidence, source=CONFIDENCE_SOURCE
+    )
 
 
 def derive_policy(
@@ -327,7 +318,8 @@ def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
     """JUDGE_POLICY.md: the rules in plain words, the numbers behind each, limits, and when to recalibrate."""
     p = PolicyResult.of(policy)
     if p.judge_kind != "pairwise":
-        return grade_policy_markdown(p)
+        text = grade_policy_markdown(p)
+        return text if p.cascade is None else text + "\n".join(cascade_markdown(p)) + "\n"
     key = p.judge
     info = p.judges[key]
     dev = p.dev
@@ -574,13 +566,11 @@ def derive_any_policy(
 ) -> dict[str, Any]:
     """The policy for whatever judge the data holds: ``PairStudyData`` (pairwise) or ``GradeStudyData``
     (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
-    ``rule="guarantee"`` (pairs)."""
+    ``rule="guarantee"`` and ``cascade`` (any kind)."""
     if isinstance(data, GradeStudyData):
-        if cascade:
-            raise InputError("--cascade is for pairwise judges for now (as --rule guarantee)")
         return derive_grade_policy(
             data, split=split, margin=margin, rule=rule, min_recall=min_recall, threshold=threshold,
-            judges=judges, audit_n=audit_n, boot=boot,
+            judges=judges, audit_n=audit_n, boot=boot, target=target, confidence=confidence, cascade=cascade,
         )  # fmt: skip
     if min_recall is not None or threshold is not None:
         raise InputError("--min-recall and --threshold are for PASS/FAIL and score judges; these items are pairs")

@@ -27,13 +27,19 @@ The same shape as the pairwise policy (:mod:`juge.policy.derivation`), with the 
    its category).
 5. A weekly audit, as for pairs.
 
-Only ``rule="margin"`` is offered for grades (``lower-bound`` and ``guarantee`` are pairwise for now).
+6. ``rule="guarantee"``: items route by the judge's confidence (:mod:`juge.policy.confidence`), the threshold
+   chosen on dev by fixed-sequence testing (:func:`juge.policy.guarantee.guarantee_block`); the guarantee bounds
+   the disagreement with the people's majority (PASS/FAIL; for scores, pass/fail at the threshold); an item
+   without a majority stays out of the walk. ``cascade``: the stages of :mod:`juge.policy.cascade`, each with
+   rule 3 for its judge (:func:`derive_grade_cascade`).
+
+``rule="lower-bound"`` is pairwise only (a grade category compares several figures, not one paired difference).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -57,9 +63,10 @@ from juge.calibration.grades import (
 )
 from juge.calibration.inputs import StudyInputs
 from juge.calibration.pairwise import Bootstrap
-from juge.data.records import Case, HumanLabel, Judgment
+from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
-from juge.policy.conclusion import gap_conclusion, margin_gap, overall_conclusion
+from juge.policy.conclusion import gap_conclusion, guarantee_conclusion, margin_gap, overall_conclusion
+from juge.policy.confidence import SOURCES, item_confidence, routed_confidence
 from juge.policy.decision import decided_row, too_few
 from juge.policy.file import (
     DIGITS,
@@ -70,6 +77,7 @@ from juge.policy.file import (
     r3,
     split_hash,
 )
+from juge.policy.guarantee import check_on_holdout, guarantee_block
 from juge.policy.markdown import decision_cell, in_short, table_cell, too_few_paragraph
 from juge.policy.results import PolicyResult
 from juge.policy.routed import (
@@ -80,6 +88,7 @@ from juge.policy.routed import (
     RouteDecision,
     category_route,
     check_versions,
+    confidence_route,
 )
 from juge.stats import ratio_estimate
 
@@ -398,6 +407,115 @@ def _people_caught(items: Sequence[GradedItem]) -> float | None:
     return fails.count("FAIL") / len(fails) if fails else None
 
 
+def majority_side(item: GradedItem, kind: Kind, threshold: float | None) -> str | float | None:
+    """The people's majority on an item: PASS/FAIL, or for scores the side of the pass threshold (``below`` /
+    ``at or above``); None on a tie."""
+    votes = [v if kind == "passfail" else _at_threshold(v, float(threshold or 0)) for _, v in item.ratings]
+    counts = Counter(votes).most_common(2)
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
+
+
+def grade_disagrees(item: GradedItem, key: str, kind: Kind, threshold: float | None) -> bool | None:
+    """Whether the judge's grade differs from the people's majority (for scores: on which side of the pass
+    threshold); None without a grade or a majority. What the guarantee bounds for a grade judge."""
+    grade = item.judges.get(key)
+    majority = majority_side(item, kind, threshold)
+    if grade is None or grade.value is None or majority is None:
+        return None
+    mine = grade.value if kind == "passfail" else _at_threshold(grade.value, float(threshold or 0))
+    return mine != majority
+
+
+def grade_confidences(
+    items: Sequence[GradedItem],
+    key: str,
+    kind: Kind,
+    judgments: Iterable[Judgment | RecordedCall],
+    threshold: float | None,
+    scale: Sequence[Any],
+) -> list[float | None]:
+    """Per item the judge's confidence in its grade (:func:`juge.policy.confidence.item_confidence` over every
+    call of ``key`` there, repeats included); None without a grade."""
+    ids = {it.item_id for it in items}
+    calls: dict[str, list[Judgment | RecordedCall]] = {}
+    for j in judgments:
+        if j.item_id in ids and f"{j.judge}/{j.template}" == key:
+            calls.setdefault(j.item_id, []).append(j)
+    out: list[float | None] = []
+    for it in items:
+        grade = it.judges.get(key)
+        if grade is None or grade.value is None:
+            out.append(None)
+            continue
+        out.append(item_confidence(kind, grade.value, calls.get(it.item_id, []), threshold=threshold, scale=scale))
+    return out
+
+
+def grade_stage_key(table: GradeTable, name: str) -> str:
+    """The judge key of one cascade stage: a key as given, or the judge's only template."""
+    keys = [k for k, info in table.judges.items() if k == name or info["judge"] == name]
+    if not keys:
+        raise InputError(f"--cascade {name}: no such judge in the data; known: {', '.join(table.judges)}")
+    if len(keys) > 1:
+        raise InputError(f"--cascade {name}: the judge has several prompts ({', '.join(keys)}); name one")
+    return keys[0]
+
+
+def derive_grade_cascade(
+    items: Sequence[GradedItem],
+    table: GradeTable,
+    judgments: Sequence[Judgment | RecordedCall],
+    names: Sequence[str],
+    kind: Kind,
+    labels: list,
+    boot: Bootstrap,
+    *,
+    threshold: float | None,
+    margin: float,
+    min_recall: float | None,
+    target: float,
+    confidence: float,
+) -> dict[str, Any]:
+    """The cascade block of a grade policy: per stage the category rule (rule 3 for that judge), then the
+    confidences in the categories it may decide; the walk is the pairwise one (:func:`juge.policy.cascade.
+    cascade_block`)."""
+    from juge.policy.cascade import _decides, cascade_block
+
+    categories = sorted({it.category for it in items})
+    stages: list[dict[str, Any]] = []
+    confidences: list[list[float | None]] = []
+    disagrees: list[list[bool | None]] = []
+    for name in names:
+        key = grade_stage_key(table, name)
+        rows = {
+            c: category_row(
+                [it for it in items if it.category == c],
+                key,
+                kind,
+                labels,
+                boot,
+                threshold=threshold,
+                margin=margin,
+                min_recall=min_recall,
+            )  # fmt: skip
+            for c in categories
+        }
+        allowed = {c for c, r in rows.items() if _decides(c, r)}
+        conf = grade_confidences(items, key, kind, judgments, threshold, labels)
+        conf = [c if it.category in allowed else None for it, c in zip(items, conf)]
+        confidences.append(conf)
+        disagrees.append(
+            [None if c is None else grade_disagrees(it, key, kind, threshold) for it, c in zip(items, conf)]
+        )
+        stages.append({"name": name, "judge": key, "templates_by_category": dict.fromkeys(categories, key),
+                       "reference": {}, "categories": rows})  # fmt: skip
+    return cascade_block(
+        stages, confidences, disagrees, target=target, confidence=confidence, rule="margin", source=SOURCES[kind]
+    )
+
+
 def derive_grade_policy(
     data: GradeStudyData,
     *,
@@ -409,13 +527,25 @@ def derive_grade_policy(
     judges: Sequence[str] | None = None,
     audit_n: int = 10,
     boot: Bootstrap = Bootstrap(),
+    target: float = 0.9,
+    confidence: float = 0.9,
+    cascade: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """A PASS/FAIL or score policy on the dev split (see the module's rules), as the policy file's dict."""
-    if rule != "margin":
+    """A PASS/FAIL or score policy on the dev split (see the module's rules), as the policy file's dict; with
+    ``rule="guarantee"`` items route by confidence (rule 6), with ``cascade`` (judge names, cheapest first) a
+    cascade of those judges (:mod:`juge.policy.cascade`)."""
+    if rule not in ("margin", "guarantee"):
         raise InputError(
-            f"--rule {rule}: PASS/FAIL and score policies use the margin rule (lower-bound and "
-            "guarantee are for pairwise judges)"
+            f"--rule {rule}: PASS/FAIL and score policies use the margin or the guarantee rule (lower-bound is "
+            "for pairwise judges)"
         )
+    if cascade and rule == "guarantee":
+        raise InputError(
+            "--cascade already routes each stage by confidence with a guarantee; its --rule is the category "
+            "rule of each stage: margin (the default)"
+        )
+    if cascade and judges:
+        raise InputError("--cascade names the judges of its stages; leave out --judge")
     if not 0 <= margin < 1:
         raise InputError(f"--margin {margin}: must be between 0 and 1")
     if min_recall is not None and not 0 <= min_recall <= 1:
@@ -434,6 +564,8 @@ def derive_grade_policy(
     if data.kind == "score" and threshold is None:
         threshold_choice = choose_threshold(items, labels, boot)
         threshold = threshold_choice["chosen"]
+    if cascade:
+        judges = [grade_stage_key(sub, cascade[0])]
     selection = choose_grade_judge(items, _candidates(sub, judges), data.kind, labels, boot)
     key = selection["chosen"]
     categories = sorted({it.category for it in items})
@@ -450,7 +582,19 @@ def derive_grade_policy(
         )
         for c in categories
     }
-    info = sub.judges[key]
+    guarantee = cascade_block = None
+    if rule == "guarantee":
+        guarantee = guarantee_block(
+            grade_confidences(items, key, data.kind, data.judgments, threshold, labels),
+            [grade_disagrees(it, key, data.kind, threshold) for it in items],
+            target=target, confidence=confidence, source=SOURCES[data.kind],
+        )  # fmt: skip
+    if cascade:
+        cascade_block = derive_grade_cascade(
+            items, sub, data.judgments, cascade, data.kind, labels, boot, threshold=threshold, margin=margin,
+            min_recall=min_recall, target=target, confidence=confidence,
+        )  # fmt: skip
+    used_keys = sorted({key} | {s["judge"] for s in (cascade_block or {}).get("stages", [])})
     dev_cases = [c for c in data.cases if c.id in {it.item_id for it in items}]
     policy: dict[str, Any] = {
         "kind": "juge-policy",
@@ -468,11 +612,12 @@ def derive_grade_policy(
         "judge": key,
         "templates_by_category": dict.fromkeys(categories, key),
         "judges": {
-            key: {
-                **info,
-                "models": sorted(list(info["models"])),
-                "template_hashes": sorted(list(info["template_hashes"])),
+            k: {
+                **sub.judges[k],
+                "models": sorted(list(sub.judges[k]["models"])),
+                "template_hashes": sorted(list(sub.judges[k]["template_hashes"])),
             }
+            for k in used_keys
         },
         "dev": {
             "split": split,
@@ -485,7 +630,8 @@ def derive_grade_policy(
         "selection": selection,
         "reference": {},
         "categories": per_category,
-        "guarantee": None,
+        "guarantee": guarantee,
+        **({"cascade": cascade_block} if cascade_block else {}),
         "audit": {"n": audit_n, "every": "week"},
         "bootstrap": {"n_resamples": boot.n_resamples, "seed": boot.seed, "level": boot.level, "unit": "item"},
     }
@@ -527,6 +673,10 @@ def route_grade_item(
         )
         return RouteDecision(item_id, category, PERSON, REASON_MISSING, problem, None, key)
     verdict, passes = _verdict(policy, value)
+    if policy.rule == "guarantee":
+        threshold = None if policy.guarantee is None else policy.guarantee.threshold
+        conf = routed_confidence(policy, verdict, calls)
+        return confidence_route(item_id, category, verdict, key, conf, threshold, passes=passes)
     decided = policy.decision(category)
     assert decided is not None  # templates_by_category and categories name the same categories
     route, why = category_route(decided)
@@ -582,9 +732,15 @@ def _test_figures(
 
 
 def grade_holdout_figures(
-    policy: PolicyResult, data: GradeStudyData, table: GradeTable, items: list[GradedItem], boot: Bootstrap
+    policy: PolicyResult,
+    data: GradeStudyData,
+    table: GradeTable,
+    items: list[GradedItem],
+    boot: Bootstrap,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
-    """The holdout figures and conclusion of a grade policy (the recording is :mod:`juge.policy.holdout`'s)."""
+    """The holdout figures and conclusion of a grade policy (the recording is :mod:`juge.policy.holdout`'s);
+    ``prices`` for a cascade's cost per item."""
     kind, threshold = _kind(policy), policy.threshold
     labels = sorted(set(_scale(table, "each")) | set(policy.scale or ())) if kind == "score" else list(PASSFAIL)
     ids = {it.item_id for it in items}
@@ -592,7 +748,9 @@ def grade_holdout_figures(
     for j in data.judgments:
         if j.item_id in ids:
             by_item.setdefault(j.item_id, []).append(j)
-    decisions = [route_grade_item(policy, it.item_id, it.category, by_item.get(it.item_id, [])) for it in items]
+    from juge.policy.route import route_item  # the one router (a cascade's stages too); it imports this module
+
+    decisions = [route_item(policy, it.item_id, it.category, by_item.get(it.item_id, [])) for it in items]
     for it, d in zip(items, decisions):
         if d.template and d.template in it.judges:
             it.judges[POLICY_KEY] = it.judges[d.template]
@@ -629,13 +787,57 @@ def grade_holdout_figures(
     judged = figures["on_judged_items"]
     main = "agreement" if kind == "passfail" else "weighted_kappa"
     overall_gap = margin_gap(judged["vs_people"][main], judged["people"][main], policy.margin)
-    figures["conclusion"] = {**overall_conclusion(conclusions, overall_gap), "on_judged_items": overall_gap}
+    conclusion = overall_conclusion(conclusions, overall_gap)
+    if policy.rule == "guarantee" or policy.cascade is not None:
+        # Checked as the pairwise guarantee is: disagreement with the majority on the items decided alone.
+        wrong = [grade_disagrees(it, POLICY_KEY, kind, threshold) if it.item_id in decided else None for it in items]
+        rated = [not w for w in wrong if w is not None]
+        vs_majority = ratio_estimate(rated, [1] * len(rated), **boot.kwargs).to_dict()
+        if policy.cascade is not None:
+            from juge.policy.cascade import cascade_on_holdout
+
+            vs_people = judged["vs_people"].get("at_threshold", judged["vs_people"])["agreement"]
+            figures["cascade"] = cascade_on_holdout(
+                policy, decisions, wrong, data.judgments, vs_majority=vs_majority, vs_people=vs_people,
+                level=boot.level, prices=prices,
+            )  # fmt: skip
+            held = figures["cascade"]["guarantee"]["held"]
+        else:
+            g = policy.guarantee
+            assert g is not None  # a guarantee policy carries its walk
+            figures["guarantee"] = check_on_holdout(
+                g.threshold, [it.item_id in decided for it in items], wrong, target=g.target, confidence=boot.level
+            )
+            held = figures["guarantee"]["held"]
+        judged["vs_majority"] = vs_majority
+        conclusion = guarantee_conclusion(held, cascade=policy.cascade is not None)
+    figures["conclusion"] = {**conclusion, "on_judged_items": overall_gap}
     figures["_summary"] = {
         "decisions": figures["decisions"],
         "judge_decides": figures["judge_decides"],
         "held": figures["conclusion"]["held"],
     }
     return figures
+
+
+def _confidence_in_short(p: PolicyResult) -> list[str]:
+    """The "in short" lines: by category (rule 3), or by confidence (--rule guarantee, a cascade below)."""
+    g = p.guarantee
+    if p.rule == "guarantee" and g is not None:
+        source = f" Confidence: {g.confidence_source}." if g.confidence_source else ""
+        if g.threshold is None:
+            return [f"- Rule `guarantee`: no confidence threshold meets the target on dev, so **every item goes to a "
+                    f"person**.{source}"]  # fmt: skip
+        return [
+            f"- Rule `guarantee`: the judge decides alone items with confidence >= {g.threshold:.3f} "
+            f"({g.coverage or 0.0:.0%} of all dev items); the rest go to a person. Disagreement with the people's "
+            f"majority at most {1 - g.target:.0%} with {g.confidence:.0%} confidence (fixed-sequence test; Jung, "
+            f"Brahman & Choi, ICLR 2025).{source} The category table below is for information only."
+        ]
+    if p.cascade is not None:
+        return ["- A cascade (section below): each stage decides the items it may, the rest go on, then to a "
+                "person. The category table below is stage 1's."]  # fmt: skip
+    return in_short(p)
 
 
 def grade_policy_markdown(policy: PolicyResult) -> str:
@@ -655,7 +857,7 @@ def grade_policy_markdown(policy: PolicyResult) -> str:
         "## In short",
         "",
         f"- The judge is **{table_cell(p.judge)}** (model {table_cell(', '.join(info.models))}).",
-        *in_short(p),
+        *_confidence_in_short(p),
         "- Any item whose judgment was refused, unparsed, an error or missing goes to a person.",
         f"- Every week a person reads {p.audit.n} random decisions the judge made alone (`juge audit-sample`).",
         "",

@@ -24,7 +24,7 @@ On the holdout the guarantee is checked on the items the policy actually routed 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -96,6 +96,40 @@ def fixed_sequence_threshold(
             break
         result.threshold, result.n_covered, result.disagreements, result.upper_bound = float(t), n, k, bound
     return result
+
+
+def guarantee_block(
+    confidences: Sequence[float | None],
+    disagrees: Sequence[bool | None],
+    *,
+    target: float,
+    confidence: float,
+    source: str,
+) -> dict[str, Any]:
+    """Rule 6 on dev for any judge kind: the fixed-sequence walk and what it covers.
+
+    ``confidences[i]``: the judge's confidence on dev item ``i`` (None: it may never decide the item alone: no
+    verdict, or a pair's orders disagree); ``disagrees[i]``: its verdict differs from the human majority (None:
+    no majority, or no verdict). The walk reads the items with both; coverage is over all dev items
+    (``n_covered``: a confidence at or above the threshold, with or without a majority).
+    """
+    rated = [(c, w) for c, w in zip(confidences, disagrees) if c is not None and w is not None]
+    walk = fixed_sequence_threshold(
+        [c for c, _ in rated], [w for _, w in rated], target=target, confidence=confidence
+    ).to_dict()
+    threshold = walk["threshold"]
+    n_covered = 0 if threshold is None else sum(c is not None and c >= threshold for c in confidences)
+    n = len(confidences)
+    return {
+        **walk,
+        "n_calibration": walk["n_items"],
+        "n_calibration_covered": walk["n_covered"],
+        "n_items": n,
+        "n_covered": n_covered,
+        "coverage": n_covered / n if n else 0.0,
+        "coverage_denominator": "all dev items (missing, inconsistent and no-majority ones included)",
+        "confidence_source": source,
+    }
 
 
 def check_on_holdout(

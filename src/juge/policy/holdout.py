@@ -40,7 +40,7 @@ from juge.calibration.pairwise import Bootstrap, ceiling, vs_majority, vs_people
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.files import staged_output
-from juge.policy.conclusion import gap_conclusion, margin_gap, overall_conclusion
+from juge.policy.conclusion import gap_conclusion, guarantee_conclusion, margin_gap, overall_conclusion
 from juge.policy.derivation import PairStudyData
 from juge.policy.file import (
     no_split_error,
@@ -340,7 +340,7 @@ def run_holdout_test(
         if kind == "pairwise":
             figures = _pair_figures(policy, data, items, boot, prices)
         else:
-            figures = grade_holdout_figures(policy, data, table, items, boot)
+            figures = grade_holdout_figures(policy, data, table, items, boot, prices)
         with store.transaction(), registry.locked():  # the checks and the records are one
             previous = previous_tests(store, registry, policy, data_hash, ledger, force)
             summary = figures.pop("_summary")
@@ -413,28 +413,10 @@ def _pair_figures(
         figures["guarantee"] = check_on_holdout(
             g.threshold, [it.item_id in decided for it in items], wrong, target=g.target, confidence=boot.level
         )
-        held = figures["guarantee"]["held"]
-        conclusion = {
-            "held": held,
-            "reason": {
-                True: "held: the judge's disagreement with the majority stayed within the guarantee",
-                False: "NOT HELD: the judge's disagreement with the majority exceeded the guarantee",
-                None: "untested: the judge decided no item with a majority",
-            }[held],
-        }
+        conclusion = guarantee_conclusion(figures["guarantee"]["held"], cascade=False)
     elif policy.cascade is not None:
         figures["cascade"] = _cascade_figures(policy, data, items, decisions, judged_block, boot, prices)
-        held = figures["cascade"]["guarantee"]["held"]
-        conclusion = {
-            "held": held,
-            "reason": {
-                True: "held: the cascade's disagreement with the majority on the items it decided stayed within the "
-                "guarantee",
-                False: "NOT HELD: the cascade's disagreement with the majority on the items it decided exceeded the "
-                "guarantee",
-                None: "untested: the cascade decided no item with a majority",
-            }[held],
-        }
+        conclusion = guarantee_conclusion(figures["cascade"]["guarantee"]["held"], cascade=True)
     else:
         conclusion = overall_conclusion(per_conclusion, overall_gap)
     figures["conclusion"] = {**conclusion, "on_judged_items": overall_gap}
@@ -456,33 +438,18 @@ def _cascade_figures(
     boot: Bootstrap,
     prices: Mapping[str, Mapping[str, float]] | None,
 ) -> dict[str, Any]:
-    """A cascade on holdout: items decided per stage (plus a person's: the holdout's items), the guarantee on
-    the decided items, agreement on them, and the cost per item of the cascade and of its last stage alone."""
-    from juge.policy.cascade import item_costs
+    """A pairwise cascade on holdout (:func:`juge.policy.cascade.cascade_on_holdout`)."""
+    from juge.policy.cascade import cascade_on_holdout
 
-    assert policy.cascade is not None
-    stages = policy.cascade.stages
     decided = {d.item_id for d in decisions if d.route == JUDGE}
     wrong = [
         None if it.majority is None or it.item_id not in decided else it.judges[POLICY_KEY].label != it.majority
         for it in items
     ]
-    guarantee = check_on_holdout(
-        None, [it.item_id in decided for it in items], wrong, target=policy.cascade.target, confidence=boot.level
-    )
-    return {
-        "stages": [
-            {"name": s.name, "judge": s.judge, "n_decided": sum(d.stage == k for d in decisions)}
-            for k, s in enumerate(stages, 1)
-        ],
-        "n_person": sum(d.route != JUDGE for d in decisions),
-        "n_items": len(items),
-        "coverage": len(decided) / len(items) if items else 0.0,
-        "vs_majority": judged_block["vs_majority"]["agreement"],
-        "vs_people": judged_block["vs_people"]["agreement"],
-        "guarantee": guarantee,
-        "cost": item_costs(decisions, policy, data.judgments, prices),
-    }
+    return cascade_on_holdout(
+        policy, decisions, wrong, data.judgments, vs_majority=judged_block["vs_majority"]["agreement"],
+        vs_people=judged_block["vs_people"]["agreement"], level=boot.level, prices=prices,
+    )  # fmt: skip
 
 
 def test_policy(

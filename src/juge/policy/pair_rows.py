@@ -12,15 +12,12 @@ import numpy as np
 from juge.calibration.pairtable import PairItem, PairTable
 from juge.calibration.pairwise import Bootstrap, ceiling, rater_pairs, reference_templates, vs_people
 from juge.data.records import Judgment, RecordedCall
+from juge.policy.confidence import SOURCES, item_confidence
 from juge.policy.decision import decided_row, too_few
 from juge.policy.file import DIGITS, r3
-from juge.policy.guarantee import pair_confidence
 from juge.stats import paired_ratio_difference
 
-CONFIDENCE_SOURCE = (
-    "mean over the judge's calls (both orders, all repeats) of the probability it gave the verdict's letter: "
-    "the provider's log-probabilities where recorded, else 1 if the call wrote that letter and 0 if not"
-)
+CONFIDENCE_SOURCE = SOURCES["pairwise"]
 
 
 def _agree_with_majority(items: Sequence[PairItem], key: str, keep: Sequence[bool]) -> np.ndarray:
@@ -140,7 +137,7 @@ def item_confidences(
     items: Sequence[PairItem], key_by_category: dict[str, str], judgments: Sequence[Judgment | RecordedCall]
 ) -> dict[str, float]:
     """Per item with a consistent verdict of its category's template: the judge's confidence in it
-    (:func:`juge.policy.guarantee.pair_confidence`); items without one are left out."""
+    (:func:`juge.policy.confidence.item_confidence`); items without one are left out."""
     ids = {it.item_id for it in items}
     calls: dict[tuple[str, str], list[Judgment | RecordedCall]] = {}
     for j in judgments:
@@ -152,5 +149,5 @@ def item_confidences(
         on = it.judges.get(key) if key else None
         if key is None or on is None or on.verdict not in ("A", "B", "tie"):
             continue
-        out[it.item_id] = pair_confidence(on.verdict, calls.get((key, it.item_id), []))
+        out[it.item_id] = item_confidence("pairwise", on.verdict, calls.get((key, it.item_id), []))
     return out

@@ -32,8 +32,8 @@ from juge.calibration.pairtable import ORDERS
 from juge.data.records import OUTCOMES, Case, Judgment
 from juge.errors import InputError, input_error, validation_error
 from juge.judges.pairwise import combine_orders
+from juge.policy.confidence import routed_confidence
 from juge.policy.grades import route_grade_item
-from juge.policy.guarantee import pair_confidence
 from juge.policy.results import PolicyResult, RouteResult
 from juge.policy.routed import (
     JUDGE,
@@ -47,6 +47,7 @@ from juge.policy.routed import (
     RouteDecision,
     category_route,
     check_versions,
+    confidence_route,
 )
 
 # A policy as the model, or as its JSON (as derive_policy returns it): route_item reads either.
@@ -56,10 +57,10 @@ Policy = PolicyResult | Mapping[str, Any]
 def route_item(policy: Policy, item_id: str, category: str | None, judgments: Iterable[Judgment]) -> RouteDecision:
     """Route one item with its recorded judgments (any judges; the policy picks its own template)."""
     policy = PolicyResult.of(policy)
-    if policy.judge_kind != "pairwise":
-        return route_grade_item(policy, item_id, category, judgments)
     if policy.cascade is not None:
         return _route_cascade(policy, item_id, category, judgments)
+    if policy.judge_kind != "pairwise":
+        return route_grade_item(policy, item_id, category, judgments)
     category = category or "(none)"
     key = policy.templates_by_category.get(category)
     if key is None:
@@ -96,33 +97,7 @@ def route_item(policy: Policy, item_id: str, category: str | None, judgments: It
         )
     if policy.rule == "guarantee":
         threshold = None if policy.guarantee is None else policy.guarantee.threshold
-        conf = pair_confidence(verdict, calls)
-        if threshold is None:
-            return RouteDecision(
-                item_id,
-                category,
-                PERSON,
-                REASON_NO_THRESHOLD,
-                f"no confidence threshold reached the target on dev: every item goes to a person "
-                f"(this item's confidence {conf:.3f})",
-                verdict,
-                key,
-                conf,
-            )
-        if conf < threshold:
-            return RouteDecision(
-                item_id,
-                category,
-                PERSON,
-                REASON_CONFIDENCE,
-                f"confidence {conf:.3f} below threshold {threshold:.3f}",
-                verdict,
-                key,
-                conf,
-            )
-        return RouteDecision(
-            item_id, category, JUDGE, "confidence", f"confidence {conf:.3f} >= {threshold:.3f}", verdict, key, conf
-        )
+        return confidence_route(item_id, category, verdict, key, routed_confidence(policy, verdict, calls), threshold)
     decided = policy.decision(category)
     assert decided is not None  # templates_by_category and categories name the same categories
     route, why = category_route(decided)
@@ -155,12 +130,14 @@ def _route_cascade(
             continue
         d = route_item(stage_policy(policy, stage), item_id, category, judgments)
         if d.route == JUDGE:
-            conf = pair_confidence(d.verdict, [j for j in judgments if f"{j.judge}/{j.template}" == d.template])
+            conf = routed_confidence(
+                policy, d.verdict, [j for j in judgments if f"{j.judge}/{j.template}" == d.template]
+            )
             if threshold is not None and conf >= threshold:
                 return RouteDecision(
                     item_id, d.category, JUDGE, f"stage {k}",
                     f"stage {k} ({stage.name}): confidence {conf:.3f} >= {threshold:.3f}", d.verdict, d.template,
-                    conf, stage=k,
+                    conf, passes=d.passes, stage=k,
                 )  # fmt: skip
             why = REASON_NO_THRESHOLD if threshold is None else REASON_CONFIDENCE
             detail = (
@@ -168,7 +145,7 @@ def _route_cascade(
                 if threshold is None
                 else f"confidence {conf:.3f} < {threshold:.3f}"
             )
-            d = RouteDecision(item_id, d.category, PERSON, why, detail, d.verdict, d.template, conf)
+            d = RouteDecision(item_id, d.category, PERSON, why, detail, d.verdict, d.template, conf, passes=d.passes)
         reasons.append(f"stage {k} ({stage.name}): {d.detail}")
         last = d
     assert last is not None

@@ -90,3 +90,28 @@ def category_route(decided: CategoryDecision) -> tuple[str, str]:
     if decided.ruling == "too_few":
         return PERSON, REASON_TOO_FEW
     return (JUDGE, "category") if decided.route == JUDGE else (PERSON, REASON_CATEGORY)
+
+
+def confidence_route(
+    item_id: str,
+    category: str,
+    verdict: str | None,
+    key: str,
+    conf: float,
+    threshold: float | None,
+    *,
+    passes: bool | None = None,
+) -> RouteDecision:
+    """``rule == "guarantee"``, any judge kind: the judge decides when its confidence is at or above the dev
+    threshold; below it, or with no threshold (none met the target on dev), a person."""
+    if threshold is None:
+        detail = (
+            f"no confidence threshold reached the target on dev: every item goes to a person "
+            f"(this item's confidence {conf:.3f})"
+        )
+        return RouteDecision(item_id, category, PERSON, REASON_NO_THRESHOLD, detail, verdict, key, conf, passes)
+    if conf < threshold:
+        detail = f"confidence {conf:.3f} below threshold {threshold:.3f}"
+        return RouteDecision(item_id, category, PERSON, REASON_CONFIDENCE, detail, verdict, key, conf, passes)
+    detail = f"confidence {conf:.3f} >= {threshold:.3f}"
+    return RouteDecision(item_id, category, JUDGE, "confidence", detail, verdict, key, conf, passes)

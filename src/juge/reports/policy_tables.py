@@ -44,6 +44,10 @@ def print_policy(policy: PolicyResult, out: Console, err: Console) -> None:
         _pair_policy(policy, out, err)
     else:
         _grade_policy(policy, out)
+        if policy.guarantee:
+            _guarantee(policy.guarantee, out, err)
+        if policy.cascade is not None:
+            _cascade(policy, out)
 
 
 def print_test(test: HoldoutTest, out: Console) -> None:
@@ -317,6 +321,12 @@ def _pair_test(test: HoldoutTest, out: Console) -> None:
         )
     out.print(fitted(table, out))
     _category_reasons(test, out)
+    _confidence_test(test, out)
+    out.print("Agreement with the majority is never compared with person vs person (the ceiling).")
+
+
+def _confidence_test(test: HoldoutTest, out: Console) -> None:
+    """--rule guarantee or --cascade on holdout, any judge kind: the guarantee measured on the decided items."""
     g = test.guarantee
     if g:
         held = {True: "held", False: "NOT held", None: "untested (the judge decided no item with a majority)"}[g.held]
@@ -329,7 +339,6 @@ def _pair_test(test: HoldoutTest, out: Console) -> None:
         )
     if test.cascade is not None:
         _cascade_test(test.cascade, out)
-    out.print("Agreement with the majority is never compared with person vs person (the ceiling).")
 
 
 def _cascade_test(c: HoldoutCascade, out: Console) -> None:
@@ -378,6 +387,7 @@ def _grade_test(test: HoldoutTest, out: Console) -> None:
             table.add_row(f"{name}: {who}", fmt(f.agreement), fmt(f.kappa), *extra)
     out.print(fitted(table, out))
     _category_reasons(test, out)
+    _confidence_test(test, out)
 
 
 def _category_reasons(test: HoldoutTest, out: Console) -> None:

@@ -1,0 +1,289 @@
+"""--rule guarantee and --cascade for PASS/FAIL and score judges (issue 25): the per-item confidence
+(juge.policy.confidence.item_confidence, the one function derive, test and route call), derived and tested on
+studies the test writes (figures by hand in the comments), and a simulation of scripted judges of known accuracy by
+confidence over repeated dev/holdout draws."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+from grade_data import PASSFAIL_DEV, PASSFAIL_HOLDOUT, SCORE_DEV, SCORE_HOLDOUT, write_study
+from typer.testing import CliRunner
+
+from cli_helpers import juge_main as app
+from juge.data.records import Judgment
+from juge.policy.cascade import cascade_assign, cascade_walk
+from juge.policy.confidence import item_confidence, pass_line
+from juge.policy.route import route_item
+from juge.stats import binomial_upper_bound
+
+runner = CliRunner()
+SCALE = [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def juge(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def call(verdict, *, repeat=0, outcome="ok", distribution=None):
+    return Judgment(
+        item_id="x", judge="j", model="m", template="t", repeat=repeat, verdict=verdict, outcome=outcome,
+        distribution=distribution,
+    )  # fmt: skip
+
+
+# ---- the confidence ------------------------------------------------------------------------------
+
+
+def test_passfail_confidence_is_the_share_of_repeats_or_the_probability_given():
+    assert item_confidence("passfail", "PASS", [call("PASS")]) == 1.0  # one call: no information, 1
+    repeats = [call("PASS"), call("PASS", repeat=1), call("FAIL", repeat=2), call(None, repeat=3, outcome="error")]
+    assert item_confidence("passfail", "PASS", repeats) == pytest.approx(2 / 4)  # an error backs nothing
+    assert item_confidence("passfail", "FAIL", repeats) == pytest.approx(1 / 4)
+    logprobs = [
+        call("PASS", distribution={"PASS": 0.8, "FAIL": 0.2}),
+        call("PASS", distribution={"PASS": 0.6, "FAIL": 0.4}),
+    ]
+    assert item_confidence("passfail", "PASS", logprobs) == pytest.approx(0.7)
+    assert item_confidence("passfail", None, [call("PASS")]) == 0.0
+
+
+def test_score_confidence_is_the_distance_from_the_pass_line():
+    # Threshold 4 on 1-5: the line is 3.5; 1.5 points of room above it, 2.5 below.
+    assert pass_line(4, SCALE) == (3.5, 1.0, 5.0)
+    by_score = {s: item_confidence("score", s, [call(s)], threshold=4, scale=SCALE) for s in (1, 2, 3, 4, 5)}
+    assert by_score == pytest.approx({1: 1.0, 2: 0.6, 3: 0.2, 4: 1 / 3, 5: 1.0})
+    # Repeats: a call on the other side of the line backs nothing; the mean over calls.
+    calls = [call(5), call(2, repeat=1), call(4, repeat=2)]
+    assert item_confidence("score", 5, calls, threshold=4, scale=SCALE) == pytest.approx((1 + 0 + 1 / 3) / 3)
+    # Log-probabilities over the scale: the mass on the verdict's side of the threshold.
+    dist = {"1": 0.05, "2": 0.05, "3": 0.2, "4": 0.3, "5": 0.4}
+    assert item_confidence("score", 4, [call(4, distribution=dist)], threshold=4, scale=SCALE) == pytest.approx(0.7)
+    with pytest.raises(ValueError, match="threshold"):
+        item_confidence("score", 4, [call(4)])
+
+
+# ---- PASS/FAIL: --rule guarantee, derived, tested once and routed ------------------------------------------
+
+
+def _with_repeats(rows, wrong_ids, n_repeats=4):
+    """Each call's repeats agree with it, except on ``wrong_ids`` where all of them give the other verdict."""
+    out = []
+    for case, labels, call_row in rows:
+        calls = [call_row]
+        if call_row["outcome"] == "ok":
+            other = {"PASS": "FAIL", "FAIL": "PASS"}[call_row["verdict"]]
+            for r in range(1, n_repeats + 1):
+                calls.append(
+                    {**call_row, "repeat": r, "verdict": other if case["id"] in wrong_ids else call_row["verdict"]}
+                )
+        out.append((case, labels, calls))
+    return out
+
+
+def _write(folder, rows):
+    write_study(folder, [(c, labs, calls[0]) for c, labs, calls in rows])
+    (folder / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for _, _, calls in rows for j in calls))
+
+
+def _wrong(rows):
+    """The items where both raters agree and the judge does not."""
+    return {c["id"] for c, labs, j in rows if labs[0]["label"] == labs[1]["label"] != j["verdict"]}
+
+
+def _derive(folder, *extra):
+    res = juge("policy", "derive", "--items", folder / "items.jsonl", "--labels", folder / "labels.jsonl",
+               "--judgments", folder / "judgments.jsonl", "--db", folder / "j.db", "-o", folder / "P.md",
+               "--json", folder / "policy.json", "--resamples", "100", *extra)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    return json.loads((folder / "policy.json").read_text())
+
+
+def _test(folder):
+    res = juge("policy", "test", "--policy", folder / "policy.json", "--items", folder / "items.jsonl",
+               "--labels", folder / "labels.jsonl", "--judgments", folder / "judgments.jsonl", "--db", folder / "j.db",
+               "--json", folder / "h.json", "--resamples", "100")  # fmt: skip
+    assert res.exit_code in (0, 1), res.output
+    return json.loads((folder / "h.json").read_text())
+
+
+def test_passfail_guarantee_routes_by_agreement_across_repeats(tmp_path):
+    """Dev: 72 items with a majority where the judge is right (its 4 repeats agree: confidence 1) and 3 where it
+    is wrong (its repeats all disagree: 1/5). At target 0.95, confidence 0.9: threshold 1 covers n=72, k=0, exact
+    bound 1 - 0.1**(1/72) = 0.0315 <= 0.05; threshold 0.2 adds the 3 errors and fails. Holdout: billing's two
+    wrong items have disagreeing repeats and go to a person; every other graded item is decided and right."""
+    rows = _with_repeats(PASSFAIL_DEV + PASSFAIL_HOLDOUT, _wrong(PASSFAIL_DEV + PASSFAIL_HOLDOUT))
+    _write(tmp_path, rows)
+    policy = _derive(tmp_path, "--rule", "guarantee", "--target", "0.95", "--confidence", "0.9")
+    g = policy["guarantee"]
+    assert (g["threshold"], g["n_calibration_covered"], g["disagreements"]) == (1.0, 72, 0)
+    assert g["upper_bound"] == pytest.approx(1 - 0.1 ** (1 / 72))
+    assert [s["accepted"] for s in g["steps"]] == [True, False] and g["steps"][1]["disagreements"] == 3
+    assert g["upper_bound"] == pytest.approx(binomial_upper_bound(0, 72, confidence=0.9))
+    # 90 dev items (3 copies of 30): 72 right, 3 wrong, 15 without a majority (confidence 1 too): 72 + 15 covered.
+    assert g["n_items"] == 90 and g["n_covered"] == 87
+    assert "repeats" in g["confidence_source"]
+    assert "Rule `guarantee`: the judge decides alone items with confidence >= 1.000" in (tmp_path / "P.md").read_text()
+    h = _test(tmp_path)
+    hg = h["guarantee"]
+    # Holdout: 27 items; the unparsed one, the one of a category dev never saw and billing's two wrong ones go to
+    # a person, the other 23 are decided.
+    assert h["decisions"]["judge"] == 23 and hg["n_covered"] == 23
+    assert hg["disagreement"]["value"] == 0.0 and hg["held"] is True and h["status"] == "held"
+    items = {d["item_id"]: d for d in h["items"]}
+    assert items["holdout-billing-0"]["decision"] == "person: low confidence"
+    assert items["holdout-billing-0"]["confidence"] == pytest.approx(0.2)
+    assert items["holdout-billing-5"]["passes"] is True and items["holdout-billing-5"]["confidence"] == 1.0
+
+
+# ---- scores: a cascade, derived, tested once and routed --------------------------------------------------------
+
+
+def _quick(rows):
+    """A second, cheaper score judge ``quick``: as grader, except on answers' (2, 1) and (3, 4) items, where it says
+    2 for both (wrong on (3, 4): the people pass it)."""
+    out = []
+    for case, labels, j in rows:
+        verdict = j["verdict"]
+        if case["category"] == "answers" and {labels[0]["label"], labels[1]["label"]} in ({1, 2}, {3, 4}):
+            verdict = 2
+        out.append({**j, "judge": "quick", "model": "quick-2026", "verdict": verdict})
+    return out
+
+
+def test_score_cascade_quick_then_grader_then_a_person(tmp_path):
+    """Threshold 3 (from the labels), scale 1-5, pass line 2.5: confidence 1 for 1 and 5, 0.6 for 4, 1/3 for 2,
+    0.2 for 3. --margin 0.5 lets quick decide answers; advice goes to a person (both judges call 5 for 1 and 1
+    for 5 there). Target 0.77 (alpha 0.23), confidence 0.8: each stage at level 0.9. Stage 1, quick: t = 1 covers
+    18 right (bound 1 - 0.1**(1/18) = 0.120), t = 0.6 27 right (0.082), t = 1/3 adds 9 right and 6 wrong (exact
+    bound of 6 in 42: 0.237 > 0.23): stop, threshold 0.6. Stage 2, grader, sees the 15 answers items quick left,
+    all right: t = 1/3 covers 9 (1 - 0.1**(1/9) = 0.226), t = 0.2 all 15 (0.142). Dev: 27 + 15 decided, advice's
+    30 to a person. Holdout (one copy): 9 + 5 decided, advice's 4 to a person."""
+    rows = SCORE_DEV + SCORE_HOLDOUT
+    write_study(tmp_path, rows)
+    with (tmp_path / "judgments.jsonl").open("a") as f:
+        f.write("".join(json.dumps(j) + "\n" for j in _quick(rows)))
+    policy = _derive(
+        tmp_path, "--cascade", "quick,grader", "--target", "0.77", "--confidence", "0.8", "--margin", "0.5"
+    )
+    c = policy["cascade"]
+    assert policy["threshold"] == 3 and [s["judge"] for s in c["stages"]] == ["quick/tpl", "grader/tpl"]
+    quick, grader = c["stages"]
+    assert (
+        quick["categories"]["answers"]["decision"] == "judge" and quick["categories"]["advice"]["decision"] == "person"
+    )
+    assert quick["guarantee"]["threshold"] == pytest.approx(0.6) and quick["n_decided"] == 27
+    assert [s["n"] for s in quick["guarantee"]["steps"]] == [18, 27, 42]
+    assert grader["guarantee"]["threshold"] == pytest.approx(0.2) and grader["n_decided"] == 15
+    assert grader["guarantee"]["upper_bound"] == pytest.approx(1 - 0.1 ** (1 / 15))
+    assert c["n_person"] == 30 and c["n_items"] == 72 and c["alone"][1]["n_decided"] == 42
+    assert "distance" in quick["guarantee"]["confidence_source"]
+    assert set(policy["judges"]) == {"quick/tpl", "grader/tpl"}
+    assert "| 2 | grader/tpl | 45 | 15 | 0.200 | 15 |" in (tmp_path / "P.md").read_text()
+    h = _test(tmp_path)["cascade"]
+    assert [s["n_decided"] for s in h["stages"]] == [9, 5] and h["n_person"] == 4 and h["n_items"] == 18
+    assert h["guarantee"]["disagreement"]["value"] == 0.0 and h["guarantee"]["held"] is True
+    assert h["vs_majority"]["value"] == 1.0 and h["cost"]["unit"] == "tokens"
+    # route reads the same rule: a (3, 4) item, quick's 2 is unsure (1/3 < 0.6), grader's 3 decides (0.2 >= 0.2).
+    calls = [
+        Judgment.model_validate({**j, "template_hash": j["template_hash"]}) for j in _quick(rows) + [r[2] for r in rows]
+    ]
+    d = route_item(policy, "holdout-answers-12", "answers", [j for j in calls if j.item_id == "holdout-answers-12"])
+    assert (d.route, d.stage, d.verdict, d.passes) == ("judge", 2, "3", True)
+    assert d.confidence == pytest.approx(0.2)
+
+
+def test_grade_cascade_refuses_the_guarantee_rule_and_an_unknown_judge(tmp_path):
+    write_study(tmp_path, SCORE_DEV + SCORE_HOLDOUT)
+    common = ["policy", "derive", "--items", tmp_path / "items.jsonl", "--labels", tmp_path / "labels.jsonl",
+              "--judgments", tmp_path / "judgments.jsonl", "--db", tmp_path / "j.db", "--resamples", "100"]  # fmt: skip
+    assert juge(*common, "--cascade", "grader,nobody").exit_code == 2
+    assert juge(*common, "--cascade", "grader", "--rule", "guarantee").exit_code == 2
+    assert juge(*common, "--rule", "lower-bound").exit_code == 2
+
+
+# ---- the simulation ---------------------------------------------------------------------------------------
+
+
+def _confidence_tables():
+    """item_confidence for every pattern the scripted judges produce, read once from the real function: a PASS/FAIL
+    judge with 5 calls (k of them agreeing with repeat 0's verdict, k = 1..5), and a score judge's one call on 1-5
+    with threshold 4 (pass line 3.5)."""
+    passfail = {
+        k: item_confidence(
+            "passfail", "PASS", [call("PASS")] + [call("PASS" if r < k else "FAIL", repeat=r) for r in range(1, 5)]
+        )
+        for k in range(1, 6)
+    }
+    score = {s: item_confidence("score", s, [call(s)], threshold=4, scale=SCALE) for s in range(1, 6)}
+    return passfail, score
+
+
+def _draw_passfail(rng, n, quality):
+    """Per item a level with per-call accuracy q (repeat 0 is the verdict, 4 more repeats): the verdict is wrong
+    with probability 1 - q, and k calls (repeat 0 included) agree with it."""
+    q = rng.choice(quality, size=n)
+    right = rng.random((n, 5)) < q[:, None]
+    agree = (right == right[:, :1]).sum(axis=1)
+    return agree, ~right[:, 0]
+
+
+def _draw_score(rng, n, p_wrong):
+    """Per item a score 1-5 (uniform) and a wrong side of the threshold with that score's probability."""
+    s = rng.integers(1, 6, size=n)
+    return s, rng.random(n) < p_wrong[s - 1]
+
+
+def _simulate(kind, draws, target, confidence, rng):
+    passfail, score = _confidence_tables()
+    if kind == "passfail":  # per-call accuracy levels: the cheap judge is right less often per call
+        judges = [np.array([0.55, 0.7, 0.85, 0.97]), np.array([0.7, 0.85, 0.95, 0.99])]
+        table, draw = passfail, _draw_passfail
+    else:  # wrong-side probability by score 1..5 (threshold 4): sure at the ends, unsure next to the line
+        judges = [np.array([0.03, 0.2, 0.45, 0.4, 0.04]), np.array([0.01, 0.1, 0.3, 0.25, 0.02])]
+        table, draw = score, _draw_score
+    held = {"cascade": 0, "strong": 0}
+    coverage: dict[str, list[float]] = {"cascade": [], "strong": []}
+    for _ in range(draws):
+        dev = [draw(rng, 1000, j) for j in judges]
+        ho = [draw(rng, 2000, j) for j in judges]
+        for name, stages in (("cascade", [0, 1]), ("strong", [1])):
+            conf = [[table[int(v)] for v in dev[k][0]] for k in stages]
+            walks, _ = cascade_walk(conf, [list(dev[k][1]) for k in stages], target=target, confidence=confidence)
+            ho_conf = [[table[int(v)] for v in ho[k][0]] for k in stages]
+            stage_of = cascade_assign(ho_conf, [w.threshold for w in walks])
+            wrong = [ho[stages[s]][1][i] for i, s in enumerate(stage_of) if s is not None]
+            held[name] += not wrong or np.mean(wrong) <= 1 - target
+            coverage[name].append(len(wrong) / 2000)
+    return {k: v / draws for k, v in held.items()}, {k: float(np.mean(v)) for k, v in coverage.items()}
+
+
+@pytest.mark.parametrize("kind", ["passfail", "score"])
+def test_simulated_grade_guarantee_holds_and_the_cascade_covers_at_least_the_strong_judge(kind):
+    """Scripted judges of known accuracy by confidence, through item_confidence, cascade_walk (derive) and
+    cascade_assign (route): PASS/FAIL judges whose confidence is the agreement across 5 repeats, score judges whose
+    confidence is the distance from the pass line. Over 200 draws of 1,000 dev and 2,000 holdout items, the holdout
+    agreement with the truth on decided items is >= target in at least `confidence` of the draws, less binomial
+    slack of two standard errors over 200 draws (2 * sqrt(0.9 * 0.1 / 200) = 0.042), for the cascade and the strong
+    judge alone; and the cascade decides at least as many items as the strong judge alone at the same target."""
+    target, confidence, draws = 0.9, 0.9, 200
+    held, coverage = _simulate(kind, draws, target, confidence, np.random.default_rng(25))
+    slack = 2 * np.sqrt(confidence * (1 - confidence) / draws)
+    assert held["cascade"] >= confidence - slack and held["strong"] >= confidence - slack, held
+    assert coverage["cascade"] >= coverage["strong"] > 0.3, coverage
+
+
+def test_a_grade_route_with_no_threshold_goes_to_a_person():
+    """A guarantee policy whose walk found no threshold: every item to a person, its confidence said."""
+    policy = {
+        "judge_kind": "passfail", "rule": "guarantee", "margin": 0.05, "judge": "j/t", "policy_hash": "h",
+        "templates_by_category": {"c": "j/t"}, "judges": {"j/t": {"judge": "j", "template": "t", "models": ["m"]}},
+        "categories": {"c": {"decision": "judge", "reason": "r"}},
+        "guarantee": {"threshold": None, "target": 0.9, "confidence": 0.9, "n_items": 1, "n_covered": 0,
+                      "disagreements": 0, "upper_bound": None},
+    }  # fmt: skip
+    d = route_item(copy.deepcopy(policy), "x", "c", [call("PASS")])
+    assert d.label == "person: no confidence threshold" and d.confidence == 1.0 and d.passes is True
