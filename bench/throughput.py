@@ -18,6 +18,10 @@ read, not calls/s.
 - **openai SDK**: ``asyncio.gather`` over ``openai.AsyncOpenAI().chat.completions.create`` (retries off) with a
   semaphore of the same concurrency, over the SDK's aiohttp transport (``openai[aiohttp]``, the fair comparison) and
   its default httpx one; ``--sdk-calls`` calls each (skipped when the SDK is not installed: ``.[bench]``).
+- **Inspect AI** and **DeepEval**, where installed (Inspect with ``.[bench]``; DeepEval by hand, best in an
+  environment of its own: see pyproject.toml): one judge call per case through each one's own evaluation (``eval``
+  with ``generate()``; ``evaluate`` with a GEval metric), each in a child process with only the evaluation timed
+  (``bench/peers.py``); ``--peer-calls`` calls each; a row is skipped, with a line that says so, when not installed.
 - ``--profile``: the default Engine once more under cProfile, its self time grouped by part (HTTP, event loop,
   JSON, store, render, parse, ...); cProfile inflates Python-level calls, so read the shares, not the µs.
 
@@ -61,6 +65,9 @@ from juge.judges import judge_from_dict
 from juge.providers.openai_compat import OpenAICompatProvider
 from juge.store import Store
 from juge.testing.mockserver import MockConfig, serve_in_subprocess
+
+sys.path.insert(0, str(Path(__file__).parent))
+import peers  # noqa: E402 (bench/peers.py, beside this file)
 
 MODEL = MockConfig().model
 
@@ -249,13 +256,31 @@ def juge_run(
     return Rate(len(tasks) / wall, (usage.ru_utime + usage.ru_stime) / len(tasks) * 1e6)
 
 
+def peer_rate(name: str, url: str, calls: int, concurrency: int, tag: str) -> Rate:
+    """A peer (bench/peers.py) in its own process: calls / wall time and CPU per call of its evaluation only."""
+    child = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "peers.py"), name, url, str(calls), str(concurrency), tag],
+        env={**os.environ, **peers.QUIET_ENV},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = child.stdout.strip().splitlines()
+    if child.returncode != 0 or not lines:
+        raise SystemExit(f"{name} failed: {child.stderr[-2000:]}")
+    got = json.loads(lines[-1])  # the peer may print its own summary before
+    if got["answered"] != calls:
+        raise SystemExit(f"{name}: {got['answered']} of {calls} calls answered")
+    return Rate(calls / got["wall"], got["cpu"] / calls * 1e6)
+
+
 async def sdk_sequential(url: str, bodies: list[list[dict[str, str]]]) -> None:
     client = openai.AsyncOpenAI(base_url=url, api_key="not-needed", max_retries=0, timeout=60)
     for messages in bodies:
         await client.chat.completions.create(
             model=MODEL,
-            messages=messages,
-            temperature=0.0,  # type: ignore[arg-type]
+            messages=messages,  # type: ignore[arg-type]
+            temperature=0.0,
             max_tokens=1024,
         )
     await client.close()
@@ -310,6 +335,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=3, help="rounds; each runs every row once, in alternating order")
     ap.add_argument("--sdk-calls", type=int, default=1000, help="calls for the openai SDK baselines")
+    ap.add_argument("--peer-calls", type=int, default=500, help="calls for Inspect AI and DeepEval (0: skip them)")
     ap.add_argument("--sequential-calls", type=int, default=50, help="calls timed for the sequential SDK loop")
     ap.add_argument("--profile", action="store_true", help="also profile the default engine once (cProfile)")
     ap.add_argument("--run-calls", type=int, nargs="*", default=[500], help="more `juge run` rows, at these sizes")
@@ -370,6 +396,18 @@ def main() -> None:
                     lambda: timed(args.sdk_calls, sdk_gather(url, prompts(fresh(args.sdk_calls)), c)),
                 ),
             ]
+        for peer in peers.PEERS:
+            if not args.peer_calls:
+                continue
+            if not peers.installed(peer):
+                print(f"{peers.ROW_NAMES[peer]}: skipped, {peers.PEERS[peer]} is not installed", flush=True)
+                continue
+            measures.append(
+                (
+                    f"{peers.ROW_NAMES[peer]} ({args.peer_calls:,} calls)",
+                    (lambda p=peer: peer_rate(p, url, args.peer_calls, c, f"t{next(tag)}")),
+                )
+            )
         for round_no in range(args.rounds):
             order = measures if round_no % 2 == 0 else measures[::-1]
             for name, measure in order:
@@ -408,6 +446,11 @@ def main() -> None:
     engine = median[variants[0][0]]
     for runs in (name for name in median if name.startswith("juge run")):
         print(f"{runs}: {median[runs].cpu_us / engine.cpu_us:.2f}× the default Engine's CPU per call")
+    for name in (n for n in median if n.startswith(tuple(peers.ROW_NAMES.values()))):
+        print(
+            f"{name}: {median[name].cpu_us / engine.cpu_us:.1f}× the default Engine's CPU per call; "
+            f"the Engine made {engine.calls_per_s / median[name].calls_per_s:.1f}× its calls/s"
+        )
     ratio = engine.calls_per_s / limit
     print(f"target Engine / limit >= 0.9 at concurrency {c}: {ratio:.2f} -> {'met' if ratio >= 0.9 else 'NOT met'}")
     if profiled is not None:
