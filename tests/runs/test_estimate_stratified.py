@@ -34,15 +34,16 @@ def test_stratified_combination_hand_worked():
     theta, low, high, parts = stratified_ppi_mean([a, b], [6 / 8, 2 / 8], confidence=0.95)
     # a: cov(y, f) = 1/3, var(f over all 6) = 4/15, lambda = (1/3) / ((1 + 3/3) 4/15) = 5/8;
     # theta_a = 2/3 + 5/8 (2/3 - 2/3) = 2/3; y - lambda f = (3/8, 0, 3/8): var 3/64;
-    # se_a^2 = (3/64)/3 + (25/64)(1/3)/3 = 1/64 + 25/576 = 17/288.
+    # PPI++ alone: se_a^2 = (3/64)/3 + (25/64)(1/3)/3; the rectifier's variance 3/64 is under the floor
+    # q (1 - q) = 4/25 (q = 1/5), so se_a^2 = (4/25)/3 + 25/576.
     t_a, v_a, lam_a = parts[0]
     assert float(lam_a) == pytest.approx(5 / 8)
     assert float(t_a) == pytest.approx(2 / 3)
-    assert float(v_a) == pytest.approx(17 / 288)
-    # b: theta 1/2, se^2 = var(1, 0) / 2 = 0.25.
+    assert float(v_a) == pytest.approx(4 / 75 + 25 / 576)
+    # b: theta 1/2, se^2 = var(1, 0) / 2 = 0.25 (above the floor 1/4 * 3/4).
     assert (float(parts[1][0]), float(parts[1][1]), float(parts[1][2])) == (0.5, 0.25, 0.0)
     assert float(theta) == pytest.approx(0.75 * 2 / 3 + 0.25 * 0.5)
-    se = np.sqrt(0.75**2 * 17 / 288 + 0.25**2 * 0.25)
+    se = np.sqrt(0.75**2 * (4 / 75 + 25 / 576) + 0.25**2 * 0.25)
     assert float(high - low) == pytest.approx(2 * 1.959964 * se, rel=1e-5)
 
 

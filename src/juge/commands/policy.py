@@ -127,7 +127,8 @@ def estimate_command(
         typer.Option(
             "--selection",
             help="The --json of `juge label init --select ... --budget N` that drew the labelled items: labels drawn "
-            "by category are estimated by category (stratified PPI++ is then the figure to report).",
+            "by category are estimated by category (stratified PPI++ is then the figure to report), labels drawn "
+            "decisively (each with its own chance) are weighted by 1 / chance in every corrected figure.",
         ),
     ] = None,
     source: StudySource = StudySource(),
@@ -141,7 +142,8 @@ def estimate_command(
     counts as a fail in the corrections (fail closed) and is counted on its own line.
     The labelled cases must be a random sample of the run's cases. With --against, a run whose
     judge is not the one a policy or calibration measured is refused (exit 2) unless --force (FORCED).
-    With --strata, the labels must be a random sample of each category's cases.
+    With --strata, the labels must be a random sample of each category's cases. With --selection, the
+    labels are weighted as their draw requires (by category: stratified PPI++; decisive: 1 / each one's chance).
     """
     from juge.api import estimate
     from juge.stats.estimate import format_estimate as fmt
@@ -171,10 +173,13 @@ def estimate_command(
     table.add_column(f"value [{confidence:.0%} interval] n", justify="right")
     table.add_column("what it rests on")
     table.add_row("judge only", fmt(result.judge_only), "the judge's verdicts; biased by its errors")
-    table.add_row("human only", fmt(result.human_only), "the labelled cases alone")
+    weighted = " (each weighted by 1 / its chance)" if result.weighting == "inverse-probability" else ""
+    table.add_row("human only", fmt(result.human_only), f"the labelled cases alone{weighted}")
     mark = {result.recommended: " (recommended)"}
     table.add_row(
-        f"PPI++{mark.get('ppi++', '')}", fmt(result.ppi), f"labels + judge, lambda = {result.ppi.lambda_:.2f}"
+        f"PPI++{mark.get('ppi++', '')}",
+        fmt(result.ppi),
+        f"labels{weighted} + judge, lambda = {result.ppi.lambda_:.2f}",
     )
     rg = result.rogan_gladen
     sens_spec = ", ".join(

@@ -50,6 +50,7 @@ from juge.stats.bootstrap import resampled_totals
 
 RECOMMENDED = "ppi++"
 STRATIFIED = "stratified"
+INVERSE_PROBABILITY = "inverse-probability"
 MIN_LABELLED = 30
 WEAK_JUDGE_YOUDEN = 0.2
 MIN_STRATUM_LABELLED = 10
@@ -105,23 +106,95 @@ def stratified_ppi_mean(
 
     with ``theta_k``, ``se_k`` PPI++ within stratum k (its own lambda_k) and ``w_k`` the stratum's known share of
     the cases. A stratum with fewer than 2 unlabelled cases uses its labels alone (lambda_k = 0); each needs at
-    least 2 labelled cases. Returns ``(theta, low, high, [(theta_k, se_k^2, lambda_k) per stratum])``.
+    least 2 labelled cases. The variance of a stratum's rectifier ``Y - lambda_k f`` is taken as at least
+    ``q (1 - q)``, ``q = 1 / (n_k + 2)``: a few labels that all agree with a near-perfect judge do not show it is
+    never wrong, and without the floor such a stratum's interval is too narrow (a stratum of 17 labels and a judge
+    right on 98 % covered 85 % in simulation; 95 % with it). Returns
+    ``(theta, low, high, [(theta_k, se_k^2, lambda_k) per stratum])``.
     """
     parts = []
     for y, fl, fu in strata:
-        y = np.asarray(y, float)
-        if y.shape[-1] < 2:
+        y, fl = np.asarray(y, float), np.asarray(fl, float)
+        n_k = y.shape[-1]
+        if n_k < 2:
             raise ValueError("stratified PPI needs at least 2 labelled cases in every stratum")
         if np.asarray(fu).shape[-1] >= 2:
-            parts.append(ppi_parts(y, fl, fu))
+            theta_k, var_k, lam_k = ppi_parts(y, fl, fu)
         else:
-            zero = np.zeros(y.shape[:-1])
-            parts.append((y.mean(-1), y.var(-1, ddof=1) / y.shape[-1], zero))
+            theta_k, var_k, lam_k = y.mean(-1), y.var(-1, ddof=1) / n_k, np.zeros(y.shape[:-1])
+        rectifier = (y - lam_k[..., None] * fl).var(-1, ddof=1)
+        q = 1 / (n_k + 2)
+        parts.append((theta_k, var_k + (np.maximum(rectifier, q * (1 - q)) - rectifier) / n_k, lam_k))
     w = np.asarray(weights, float)
     theta = sum(wk * p[0] for wk, p in zip(w, parts, strict=True))
     var = sum(wk**2 * p[1] for wk, p in zip(w, parts, strict=True))
     half = _z(confidence) * np.sqrt(var)
     return np.asarray(theta), np.asarray(theta - half), np.asarray(theta + half), parts
+
+
+def ipw_ppi_parts(
+    f: np.ndarray, labelled: np.ndarray, y: np.ndarray, pi: np.ndarray, *, lam: float | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Inverse-probability weighted PPI++ (active statistical inference: Zrnic & Candes, "Active Statistical
+    Inference", ICML 2024) over all ``T`` cases along the last axis, each labelled on its own with probability
+    ``pi_i > 0`` (Poisson sampling)::
+
+        theta = mean_i [ lambda f_i + xi_i (Y_i - lambda f_i) / pi_i ],   se^2 = Var_i(term_i) / T
+
+    ``xi_i`` = ``labelled`` (0/1; ``y`` is read only where it is 1). Each term has mean ``E[Y]`` whatever
+    ``lambda`` and the ``pi_i``, so the estimate is unbiased however the labels favoured some cases. ``lambda``
+    minimises the terms' sample variance (``-Cov(a, b) / Var(b)`` with ``a = xi Y / pi``, ``b = f - xi f / pi``),
+    clipped to [0, 1], unless ``lam`` is given (0: the inverse-probability, Horvitz-Thompson, mean of the labels
+    alone). Returns ``(theta, se^2, lambda)``."""
+    f, xi, pi = (np.asarray(a, float) for a in (f, labelled, pi))
+    y = np.where(xi > 0, np.asarray(y, float), 0.0)
+    if np.any((xi > 0) & (pi <= 0)):
+        raise ValueError("a labelled case has no positive chance of being drawn: inverse weights are undefined")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(xi > 0, 1 / pi, 0.0)
+    a, b = y * w, f - f * w
+    if lam is None:
+        a_c, b_c = a - a.mean(-1, keepdims=True), b - b.mean(-1, keepdims=True)
+        var_b = (b_c**2).sum(-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tuned = np.clip(np.where(var_b > 0, -(a_c * b_c).sum(-1) / var_b, 0.0), 0.0, 1.0)
+    else:
+        tuned = np.full(a.shape[:-1], float(lam))
+    terms = a + tuned[..., None] * b
+    return terms.mean(-1), terms.var(-1, ddof=1) / terms.shape[-1], tuned
+
+
+def ipw_rogan_gladen(
+    f: np.ndarray,
+    labelled: np.ndarray,
+    y: np.ndarray,
+    pi: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[Estimate, float, float]:
+    """The Rogan-Gladen plug-in with each label weighted by ``1 / pi_i``: sens and spec are weighted shares over
+    the labelled cases, ``p`` the judge's rate over every case; a percentile bootstrap resamples all the cases
+    (each with its label indicator and chance), which is how Poisson sampling drew them."""
+    f, xi, pi = (np.asarray(a, float) for a in (f, labelled, pi))
+    y = np.where(xi > 0, np.asarray(y, float), 0.0)
+    w = np.where(xi > 0, 1 / np.where(pi > 0, pi, 1.0), 0.0)
+    cols = np.column_stack([w * y * f, w * y, w * (1 - y) * (1 - f), w * (1 - y), f])
+
+    def plug_in(t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sens, spec = t[..., 0] / t[..., 1], t[..., 2] / t[..., 3]
+            youden = sens + spec - 1
+            theta = np.where(youden > 0, np.clip((t[..., 4] / n + spec - 1) / youden, 0, 1), np.nan)
+        return theta, sens, spec
+
+    theta, sens, spec = plug_in(cols.sum(0), len(f))
+    boot, _, _ = plug_in(resampled_totals(cols, n_resamples=n_resamples, seed=seed), len(f))
+    if np.isnan(theta) or np.isfinite(boot).mean() < 0.9:
+        return Estimate(float(theta), None, None, len(f)), float(sens), float(spec)
+    low, high = percentile_interval(boot, level=confidence)
+    return Estimate(float(theta), low, high, len(f)), float(sens), float(spec)
 
 
 def _z(confidence: float) -> float:
@@ -350,6 +423,82 @@ def corrected_pass_rate(
             "recommended": recommended,
             "why": " ".join(reasons),
             "notes": notes,
+        }
+    )
+
+
+def weighted_pass_rate(
+    outcomes: Mapping[str, CaseOutcome],
+    human: Mapping[str, float],
+    inclusion: Mapping[str, float],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> EstimateResult:
+    """The figures of :func:`corrected_pass_rate` for labels drawn each with its own chance (``inclusion``: case id
+    -> pi_i, every labelled case of the run must have one): human-only is the inverse-probability mean, PPI++ the
+    inverse-probability weighted PPI++ (:func:`ipw_ppi_parts`), the plug-in weighted (:func:`ipw_rogan_gladen`)."""
+    study = assemble(outcomes, human)
+    lacking = [i for i in study.labelled_ids if not inclusion.get(i, 0) > 0]
+    if lacking:
+        raise InputError(
+            f"labelled item {lacking[0]!r} has no recorded chance of being drawn ({len(lacking)} such): these labels "
+            "were not drawn by this selection"
+        )
+    n, big_n = len(study.y), len(study.f_unlabelled)
+    f = np.concatenate([study.f_labelled, study.f_unlabelled])
+    xi = np.concatenate([np.ones(n), np.zeros(big_n)])
+    y = np.concatenate([study.y, np.zeros(big_n)])
+    pi = np.concatenate([[inclusion[i] for i in study.labelled_ids], np.ones(big_n)])
+    z = _z(confidence)
+
+    def clt(fixed: float | None) -> tuple[Estimate, float]:
+        theta, var, lam = ipw_ppi_parts(f, xi, y, pi, lam=fixed)
+        half = z * float(np.sqrt(var))
+        return Estimate(float(theta), max(float(theta) - half, 0.0), min(float(theta) + half, 1.0), n + big_n), float(
+            lam
+        )
+
+    decided = np.array([1.0 if o.verdict == "pass" else 0.0 for o in outcomes.values() if o.verdict != "missing"])
+    judge_only = ratio_estimate(decided, np.ones_like(decided), n_resamples=n_resamples, seed=seed, level=confidence)
+    human_only, _ = clt(0.0)
+    ppi, lam = clt(None)
+    rg, sens, spec = ipw_rogan_gladen(f, xi, y, pi, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    notes = [
+        "labels drawn each with its own chance (recorded selection): every corrected figure weights a label by the "
+        "inverse of its chance, so the cases drawn more often do not tilt it"
+    ]
+    if n < MIN_LABELLED:
+        notes.append(f"only {n} labelled cases: the CLT interval may be too narrow; label at least {MIN_LABELLED}")
+    if study.n_labels_not_in_run:
+        notes.append(f"{study.n_labels_not_in_run} labelled items are not cases of this run and were ignored")
+    why = (
+        "The labels were drawn with unequal chances (a decisive selection), so each is weighted by the inverse of its "
+        "chance (active statistical inference, Zrnic & Candes 2024): inverse-probability weighted PPI++ is unbiased "
+        "whatever the chances, its power-tuned lambda falls back to the weighted labels alone when the judge is "
+        "uninformative, and it needs no model of the judge's errors, where the weighted plug-in divides by "
+        "sens + spec - 1."
+    )
+    return EstimateResult.model_validate(
+        {
+            "n_cases": n + big_n,
+            "n_labelled": n,
+            "n_missing_verdict": study.n_missing,
+            "judge_only": judge_only.to_dict(),
+            "human_only": human_only.to_dict(),
+            "ppi": {**ppi.to_dict(), "lambda": lam},
+            "rogan_gladen": {
+                **rg.to_dict(),
+                "sensitivity": _finite(sens),
+                "specificity": _finite(spec),
+                "why_not": plug_in_gap(study.y, sens, spec, rg),
+            },
+            "confidence": confidence,
+            "recommended": RECOMMENDED,
+            "why": why,
+            "notes": notes,
+            "weighting": INVERSE_PROBABILITY,
         }
     )
 

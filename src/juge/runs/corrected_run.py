@@ -46,7 +46,8 @@ def estimate(
     (then FORCED, in ``identity`` and ``warnings``). ``strata="category"`` adds stratified PPI++
     (PPI++ within each category of the run's cases, combined by their shares). ``selection``: how the labelled
     items were drawn, as ``juge label init --select ... --json`` recorded it (the file, or its ``selection``); labels
-    drawn by category are estimated by category (stratified PPI++ is then the figure to report)."""
+    drawn by category are estimated by category (stratified PPI++ is then the figure to report), labels drawn each
+    with its own chance (decisive) weighted by its inverse (:func:`selection_estimator` decides)."""
     from juge.data.results import KindGuess
     from juge.runs.corrected import corrected_pass_rate
 
@@ -56,19 +57,29 @@ def estimate(
     )  # fmt: skip
     outcomes, human, warnings, notes, identity = read.outcomes, read.human, read.warnings, read.notes, read.identity
     run_row, guess = read.run_row, read.kind_guess
-    drawn = None if selection is None else drawn_by(selection, read.categories, human)
-    by_category = strata is not None or drawn == "stratified"
-    result = corrected_pass_rate(
-        outcomes,
-        human,
-        confidence=confidence,
-        n_resamples=resamples,
-        seed=seed,
-        strata=read.categories if by_category else None,
-        strata_by="category",
-        drawn_by_stratum=drawn == "stratified",
-    )
-    if drawn == "random":
+    use = None if selection is None else selection_estimator(selection, read.categories, human)
+    if use is not None and use.estimator == "inverse-probability":
+        from juge.runs.corrected import weighted_pass_rate
+
+        if strata is not None:
+            notes.append(
+                "--strata category is not used: labels drawn each with its own chance are weighted by it instead"
+            )
+        result = weighted_pass_rate(
+            outcomes, human, use.inclusion, confidence=confidence, n_resamples=resamples, seed=seed
+        )  # fmt: skip
+    else:
+        result = corrected_pass_rate(
+            outcomes,
+            human,
+            confidence=confidence,
+            n_resamples=resamples,
+            seed=seed,
+            strata=read.categories if strata is not None or use is not None and use.estimator == "stratified" else None,
+            strata_by="category",
+            drawn_by_stratum=use is not None and use.estimator == "stratified",
+        )
+    if use is not None and use.estimator == "simple":
         notes.append("the labelled items were drawn as a simple random sample (recorded selection): every figure holds")
     return result.model_copy(
         update={
@@ -78,6 +89,7 @@ def estimate(
             "notes": [*notes, *result.notes],
             **({} if identity is None else {"identity": identity}),
             **({} if guess is None else {"kind_guess": KindGuess(kind=guess[0], guessed_from=guess[1])}),
+            **({} if use is None else {"weighting": use.estimator}),
         }
     )
 
@@ -168,23 +180,42 @@ def read_pass_rate(
     )
 
 
-def drawn_by(
+ESTIMATORS = {"random": "simple", "stratified": "stratified", "decisive": "inverse-probability"}
+
+
+@dataclass
+class SelectionUse:
+    """How labels drawn by a recorded selection must be estimated (:func:`selection_estimator`)."""
+
+    method: str
+    estimator: Literal["simple", "stratified", "inverse-probability"]
+    inclusion: dict[str, float]  # inverse-probability: each drawn case's chance, by id
+
+
+def selection_estimator(
     selection: str | Path | Mapping[str, Any], categories: Mapping[str, str], human: Mapping[str, float]
-) -> str:
-    """How the labelled items were drawn (``random`` or ``stratified``), from the selection ``juge label init
-    --select`` recorded; checks that each labelled item's category is one the selection drew from."""
+) -> SelectionUse:
+    """The one rule for which estimator labels drawn by ``selection`` (what ``juge label init --select ... --json``
+    recorded, the file or its ``selection``) need: a simple random sample, every estimator as it is (``simple``);
+    drawn by category, stratified PPI++ with each category weighted by its share of the cases (``stratified``);
+    drawn each with its own chance, every figure weighted by the inverse of the chance (``inverse-probability``).
+    Checks that the labels are of this draw: a labelled case of a category the selection did not draw from, or with
+    no recorded chance, or a run of more cases than the selection drew from (cases that had no chance) is refused."""
     from juge.errors import InputError
     from juge.files import read_json_object
 
     where = str(selection) if isinstance(selection, str | Path) else "selection"
     data: Any = read_json_object(selection, "selection") if isinstance(selection, str | Path) else selection
     data = data.get("selection", data) if isinstance(data, Mapping) else data
-    if not isinstance(data, Mapping) or data.get("method") not in ("random", "stratified"):
+    if not isinstance(data, Mapping) or data.get("method") not in ESTIMATORS:
         raise InputError(
-            f"{where}: no selection (method random or stratified) in it; give the --json file of "
+            f"{where}: no selection (method {', '.join(ESTIMATORS)}) in it; give the --json file of "
             "juge label init --select ... --budget N"
         )
-    if data["method"] == "stratified":
+    method = str(data["method"])
+    estimator = ESTIMATORS[method]
+    inclusion: dict[str, float] = {}
+    if estimator == "stratified":
         drawn_from = {str(s.get("stratum")) for s in data.get("strata") or [] if isinstance(s, Mapping)}
         for item in human:
             category = categories.get(item) or "(none)"
@@ -193,4 +224,16 @@ def drawn_by(
                     f"{where}: labelled item {item!r} is of category {category!r}, which the selection did not draw "
                     f"from ({', '.join(sorted(drawn_from))}): these labels were not drawn by this selection"
                 )
-    return str(data["method"])
+    if estimator == "inverse-probability":
+        recorded = data.get("probabilities")
+        if not isinstance(recorded, Mapping):
+            raise InputError(f"{where}: a {method} selection without its probabilities (each drawn case's chance)")
+        inclusion = {str(k): float(v) for k, v in recorded.items() if isinstance(v, int | float)}
+        population = data.get("population")
+        if isinstance(population, int) and len(categories) > population:
+            raise InputError(
+                f"{where}: the run has {len(categories)} cases, the selection drew from {population}: the others had "
+                "no chance of being labelled, so no weighting makes the estimate cover them; estimate a run over the "
+                "cases the selection drew from"
+            )
+    return SelectionUse(method=method, estimator=estimator, inclusion=inclusion)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 NEAR_THRESHOLD = 1.0  # a score within one scale point of the threshold: a coin flip away from the other verdict
 
@@ -49,10 +50,10 @@ def judge_signals(
         numeric = isinstance(score, int | float) and not isinstance(score, bool)
         if numeric and threshold is not None and abs(float(score) - threshold) <= near:  # type: ignore[arg-type]
             signals.near_threshold.add(j.item_id)
-    letters: dict[tuple[str, str], dict[str, str | None]] = {}
+    letters: dict[tuple[str, str], dict[str, Any]] = {}
     for j in judgments:
         if j.order is not None:
-            verdict = j.verdict if j.outcome == "ok" and isinstance(j.verdict, str) else None
+            verdict = j.verdict if j.outcome == "ok" and j.verdict in ("A", "B", "C") else None  # C: a tie
             letters.setdefault((j.item_id, j.judge), {})[j.order] = verdict
     for (item, _judge), by_order in letters.items():
         if combine_orders(by_order.get("12"), by_order.get("21")) == "inconsistent":

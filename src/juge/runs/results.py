@@ -335,6 +335,10 @@ class EstimateResult(Result):
     """The study's kind when no --kind said it: what juge guessed, and from what."""
     identity: IdentityUse | None = None
     """With --against: the run's judge checked against the policy or calibration (expired, forced, mismatches)."""
+    weighting: str | None = None
+    """With --selection: how the labels are weighted, as the selection's draw requires: ``simple`` (one random
+    sample), ``stratified`` (by category: stratified PPI++) or ``inverse-probability`` (each label by 1 / its chance:
+    the human-only, PPI++ and plug-in figures are weighted)."""
 
 
 class RunRowJudge(Part):
