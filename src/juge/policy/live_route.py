@@ -1,11 +1,12 @@
 """Route new items live: call the policy's judge through the engine, then apply the policy.
 
 `juge route --policy policy.json --eval eval.toml --items new.jsonl` runs only the eval file's judges the
-policy names (``judge/template``), on the new items instead of the eval's cases, with no checks and no
-system under test: the engine's cache, retries and store, both orders for pairs, a resumable run. Before
-any call, each judge's model and template hash must be ones the policy was derived with (else
-InputError, exit 2): a policy says nothing about another judge version. The stored judgments are then
-routed by :func:`juge.policy.route.route_cases`, item-level reasons first.
+policy names (``judge/template``; a panel ``NAME/AGGREGATE`` of the eval file's ``[[panels]]`` runs its
+members), on the new items instead of the eval's cases, with no checks and no system under test: the engine's
+cache, retries and store, both orders for pairs, a resumable run. Before any call, each judge's model and
+template hash must be ones the policy was derived with (else InputError, exit 2): a policy says nothing about
+another judge version. The stored judgments are then routed by :func:`juge.policy.route.route_cases`,
+item-level reasons first.
 
 The one module of ``policy/`` that calls a model (through the run path of :mod:`juge.runs`); the rest reads
 stored judgments.
@@ -24,6 +25,7 @@ from juge.config import EvalConfig, GateSpec, ProviderSpec
 from juge.data.records import Case
 from juge.errors import InputError
 from juge.judges.identity import IdentityUse, check_identity, identity_of_judge, identity_use
+from juge.judges.panel import Panel
 from juge.policy.identity import accept_identity, check_policy_calls, policy_identities
 from juge.policy.results import PolicyResult, RouteResult
 from juge.policy.route import RouteDecision, route_cases
@@ -48,15 +50,23 @@ class LiveRouting:
 
 def policy_judges(
     policy: PolicyResult, config: EvalConfig, *, force: bool = False, override: ProviderSpec | None = None
-) -> tuple[list[int], IdentityUse]:
-    """Indexes of the eval's judges the policy uses, and their identity checked against the policy's (model,
-    template hash, and rubric and parser when the policy records them). A missing judge is refused; a changed
+) -> tuple[list[int], list[str], IdentityUse]:
+    """Indexes of the eval's judges the policy uses (a panel's: its members), the names of the panels it uses,
+    and their identity checked against the policy's (model, template hash, and rubric and parser when the policy
+    records them; a panel: its version, from its members' templates). A missing judge is refused; a changed
     identity too (naming the judge file's field), unless ``force`` (then FORCED)."""
     by_key = {f"{j.name}/{j.template_id}": i for i, j in enumerate(config.judges)}
+    panels = {p.key: (i, p) for i, p in enumerate(config.panels)}
     specs = judge_specs(config, override)
     expected = policy_identities(policy)
-    chosen, checks = [], []
+    chosen: list[int] = []
+    chosen_panels: list[str] = []
+    checks = []
     for key, info in policy.judges.items():
+        if key in panels:
+            chosen_panels.append(panels[key][1].name)
+            chosen += _panel_members(config, *panels[key], policy_hashes=info.template_hashes, force=force)
+            continue
         if key not in by_key:
             raise InputError(
                 f"{config.source}: no judge {info.judge or key!r} with template {info.template!r}, which "
@@ -99,14 +109,38 @@ def policy_judges(
             "template",
         )
     use = identity_use(checks, force=force, source=config.source, command="juge route --eval")
-    return sorted(set(chosen)), use
+    return sorted(set(chosen)), chosen_panels, use
+
+
+def _panel_members(config: EvalConfig, i: int, panel: Panel, *, policy_hashes: Sequence[str], force: bool) -> list[int]:
+    """The indexes of a panel's members, once its version (aggregation, members, their templates) is shown to be
+    the one the policy measured (else refused unless ``force``; the models its members answer as are checked on
+    the stored calls)."""
+    from juge.judges.panel import panel_hash
+
+    members = [next(k for k, j in enumerate(config.judges) if j.name == m) for m in panel.members]
+    keys = [f"{config.judges[k].name}/{config.judges[k].template_id}" for k in members]
+    version = panel_hash(panel, keys, (config.judges[k].template_hash for k in members))
+    if policy_hashes and version not in policy_hashes and not force:
+        raise config.error(
+            f"panel {panel.name}: its members or their templates are not those the policy was derived with (its "
+            f"version {version[:12]}, the policy's {', '.join(h[:12] for h in policy_hashes)}); the policy has "
+            "EXPIRED: derive a policy from a run of this panel, or --force (recorded)",
+            f"panels[{i}].members",
+        )
+    return members
 
 
 def routing_config(
-    config: EvalConfig, judges: Sequence[int], items: Path, *, mapping: dict[str, str] | None = None
+    config: EvalConfig,
+    judges: Sequence[int],
+    items: Path,
+    *,
+    mapping: dict[str, str] | None = None,
+    panels: Sequence[str] = (),
 ) -> EvalConfig:
-    """The eval file with only the policy's judges, no checks, no system, no gate, and the new items as its
-    cases (read with the eval's column mapping, or ``mapping`` when given)."""
+    """The eval file with only the policy's judges (and ``panels``, with their members), no checks, no system,
+    no gate, and the new items as its cases (read with the eval's column mapping, or ``mapping`` when given)."""
     routed = copy.copy(config)
     update: dict[str, Any] = {
         "checks": [],
@@ -121,6 +155,7 @@ def routing_config(
     routed.checks = []
     routed.judges = [config.judges[i] for i in judges]
     routed.judge_files = [config.judge_files[i] for i in judges]
+    routed.panels = [p for p in config.panels if p.name in panels]
     routed.run_kind = "route"
     return routed
 
@@ -145,16 +180,16 @@ def route_live(
         raise InputError("give the new items as a file (--items) or one item (--item), not both")
     if items is not None and not items.is_file():
         raise InputError(f"--items {items}: {'is a folder' if items.is_dir() else 'file not found'}")
-    judges, use = policy_judges(policy, config, force=force, override=provider_override)
+    judges, panels, use = policy_judges(policy, config, force=force, override=provider_override)
     if items is not None:
-        routed = routing_config(config, judges, items, mapping=mapping)
+        routed = routing_config(config, judges, items, mapping=mapping, panels=panels)
         return _route(policy, routed, store, concurrency, progress, provider_override, use, force)
     # A run reads its cases from a file: the given ones go to a scratch file in juge's own layout
     # (the same content gives the same file, so a second run is the same run, answered from the cache).
     with tempfile.TemporaryDirectory(prefix="juge-route-") as scratch:
         path = Path(scratch) / "items.jsonl"
         path.write_text("".join(c.model_dump_json(exclude_defaults=True) + "\n" for c in cases or ()), "utf-8")
-        routed = routing_config(config, judges, path, mapping={})
+        routed = routing_config(config, judges, path, mapping={}, panels=panels)
         return _route(policy, routed, store, concurrency, progress, provider_override, use, force)
 
 
@@ -274,6 +309,10 @@ def _route_cascade(
     cases = list(load_run_cases(routed)[0])
     pending = {c.id: c for c in cases}
     by_key = {f"{j.name}/{j.template_id}": i for i, j in enumerate(routed.judges)}
+
+    def members_of(panels: Sequence[Panel]) -> set[int]:
+        return {i for p in panels for i, j in enumerate(routed.judges) if j.name in p.members}
+
     batch = routed.spec.engine.mode == "batch"
     calls: list[Any] = []
     run_ids: list[str] = []
@@ -285,8 +324,10 @@ def _route_cascade(
             continue
         keys = sorted({stage.templates_by_category[c.category or "(none)"] for c in ask})
         staged = copy.copy(routed)
-        staged.judges = [routed.judges[by_key[k]] for k in keys]
-        staged.judge_files = [routed.judge_files[by_key[k]] for k in keys]
+        staged.panels = [p for p in routed.panels if p.key in keys]  # a panel stage calls its members
+        called = sorted({*(by_key[k] for k in keys if k in by_key), *members_of(staged.panels)})
+        staged.judges = [routed.judges[i] for i in called]
+        staged.judge_files = [routed.judge_files[i] for i in called]
         result = run_eval(
             staged, store, only={c.id for c in ask}, concurrency=concurrency, progress=progress, wait=batch,
             provider_override=provider_override,
