@@ -22,6 +22,9 @@ read, not calls/s.
   environment of its own: see pyproject.toml): one judge call per case through each one's own evaluation (``eval``
   with ``generate()``; ``evaluate`` with a GEval metric), each in a child process with only the evaluation timed
   (``bench/peers.py``); ``--peer-calls`` calls each; a row is skipped, with a line that says so, when not installed.
+- **HTTP clients** (``--clients``, where pyreqwest is installed: ``.[fast-http]``): the default Engine on
+  pyreqwest (``http = "pyreqwest"``), and each client alone: the provider's transport (aiohttp, pyreqwest) posting
+  the same request bodies with a semaphore of the same concurrency, no engine, no parsing.
 - ``--profile``: the default Engine once more under cProfile, its self time grouped by part (HTTP, event loop,
   JSON, store, render, parse, ...); cProfile inflates Python-level calls, so read the shares, not the µs.
 
@@ -57,12 +60,17 @@ try:
     import uvloop
 except ImportError:
     uvloop = None  # type: ignore[assignment]
+try:
+    import pyreqwest
+except ImportError:  # the pyreqwest rows are skipped (pip install -e '.[fast-http]')
+    pyreqwest = None
 
 from juge import fastjson
 from juge.data.records import Case
 from juge.engine import Engine, EngineOptions, JudgeTask, build_tasks
 from juge.judges import judge_from_dict
 from juge.providers.openai_compat import OpenAICompatProvider
+from juge.providers.transport import make_transport
 from juge.store import Store
 from juge.testing.mockserver import MockConfig, serve_in_subprocess
 
@@ -147,10 +155,15 @@ async def raw_client(url: str, bodies: list[list[dict[str, str]]], concurrency: 
 
 
 async def ours(
-    url: str, tasks: list[JudgeTask], concurrency: int, db: Path, profile: cProfile.Profile | None = None
+    url: str,
+    tasks: list[JudgeTask],
+    concurrency: int,
+    db: Path,
+    profile: cProfile.Profile | None = None,
+    http: str | None = None,
 ) -> Rate:
     """The engine judging `tasks`; only `run_tasks` is timed (not creating the run or checking it after)."""
-    provider = OpenAICompatProvider(base_url=url)
+    provider = OpenAICompatProvider(base_url=url, http=http)
     with Store(db) as store:
         engine = Engine(store, EngineOptions(concurrency=concurrency, retries=0, timeout=60, progress=False))
         run_id = store.create_run(dataset_hash="bench", juge_version="bench", cases=[t.case for t in tasks])
@@ -177,14 +190,36 @@ def engine_rate(
     fast_loop: bool,
     fast_json: bool,
     profile: cProfile.Profile | None = None,
+    http: str | None = None,
 ) -> Rate:
-    """`ours` on uvloop or asyncio's loop, with orjson on or off (juge.fastjson.enabled)."""
+    """`ours` on uvloop or asyncio's loop, with orjson on or off (juge.fastjson.enabled), over client `http`."""
     fastjson.enabled = fast_json
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop if fast_loop else None) as runner:
-            return runner.run(ours(url, tasks, concurrency, db, profile))
+            return runner.run(ours(url, tasks, concurrency, db, profile, http))
     finally:
         fastjson.enabled = True
+
+
+async def transport_only(url: str, bodies: list[list[dict[str, str]]], concurrency: int, client: str) -> None:
+    """The provider's HTTP client alone: its transport posts each request body (the Engine's bytes), at most
+    `concurrency` at once; the answer's body is read (within the bound) but not parsed."""
+    transport = make_transport(client, timeout=60, max_response_bytes=8_000_000, proxy=None, owner="bench")
+    headers = {"authorization": "Bearer not-needed", "content-type": "application/json", "accept": "application/json"}
+    semaphore = asyncio.Semaphore(concurrency)
+    target = url.rstrip("/") + "/chat/completions"
+
+    async def one(messages: list[dict[str, str]]) -> None:
+        body = fastjson.dump_bytes({"model": MODEL, "messages": messages, "temperature": 0.0, "max_tokens": 1024})
+        async with semaphore:
+            status, _, _ = await transport.post(target, body, headers)
+        if status != 200:
+            raise SystemExit(f"transport {client}: HTTP {status}")
+
+    try:
+        await asyncio.gather(*(one(m) for m in bodies))
+    finally:
+        await transport.aclose()
 
 
 async def sdk_gather(url: str, bodies: list[list[dict[str, str]]], concurrency: int) -> None:
@@ -340,6 +375,12 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="also profile the default engine once (cProfile)")
     ap.add_argument("--run-calls", type=int, nargs="*", default=[500], help="more `juge run` rows, at these sizes")
     ap.add_argument("--before-src", type=Path, help="also `juge run` from this source tree (e.g. main's src/)")
+    ap.add_argument(
+        "--clients",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the HTTP client rows: the Engine on pyreqwest, each client alone (default: on, where pyreqwest is installed)",
+    )
     args = ap.parse_args()
     c = args.concurrency
     variants = [v for v in VARIANTS if uvloop is not None or not v[1]]
@@ -384,6 +425,35 @@ def main() -> None:
                     (lambda n=n: juge_run(url, fresh(n), c, Path(tmp) / f"r{next(tag)}", src=args.before_src)),
                 )
                 for n in sorted({args.calls, *args.run_calls})
+            ]
+        if args.clients and pyreqwest is not None:
+            fast_loop = uvloop is not None
+            measures += [
+                (
+                    "Engine, pyreqwest, uvloop + orjson",
+                    lambda: engine_rate(
+                        url,
+                        fresh(args.calls),
+                        c,
+                        Path(tmp) / f"e{next(tag)}.db",
+                        fast_loop=fast_loop,
+                        fast_json=True,
+                        http="pyreqwest",
+                    ),  # fmt: skip
+                ),
+                *(
+                    (
+                        f"client alone: {client}",
+                        (
+                            lambda client=client: timed(
+                                args.calls,
+                                transport_only(url, prompts(fresh(args.calls)), c, client),
+                                fast_loop=fast_loop,
+                            )
+                        ),
+                    )
+                    for client in ("aiohttp", "pyreqwest")
+                ),
             ]
         if openai is not None:
             measures += [
@@ -451,6 +521,10 @@ def main() -> None:
             f"{name}: {median[name].cpu_us / engine.cpu_us:.1f}× the default Engine's CPU per call; "
             f"the Engine made {engine.calls_per_s / median[name].calls_per_s:.1f}× its calls/s"
         )
+    if "client alone: pyreqwest" in median:
+        alone = median["client alone: pyreqwest"].cpu_us / median["client alone: aiohttp"].cpu_us
+        fast = median["Engine, pyreqwest, uvloop + orjson"].cpu_us / engine.cpu_us
+        print(f"pyreqwest / aiohttp CPU per call: client alone {alone:.2f}×, Engine {fast:.2f}×")
     ratio = engine.calls_per_s / limit
     print(f"target Engine / limit >= 0.9 at concurrency {c}: {ratio:.2f} -> {'met' if ratio >= 0.9 else 'NOT met'}")
     if profiled is not None:
