@@ -11,16 +11,19 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from juge.config import ProviderSpec
 from juge.errors import InputError
-from juge.providers import ProviderError, Request, Response, make_provider
+from juge.providers import Provider, ProviderError, Request, Response, make_provider
+from juge.providers.anthropic import AnthropicProvider
 from juge.providers.openai_compat import OpenAICompatProvider
 from juge.runs.providers import Providers
 from juge.testing.mockserver import MockConfig, serve_in_thread
@@ -29,15 +32,30 @@ REQUEST = Request(messages=({"role": "user", "content": "q"},), model="m1", max_
 ANSWER = {"model": "m1-2026", "choices": [{"message": {"content": "PASS\nok"}, "finish_reason": "stop"}]}
 
 
+MESSAGE = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-test-2026",
+    "stop_reason": "end_turn",
+    "content": [{"type": "text", "text": "PASS\nok"}],
+    "usage": {"input_tokens": 5, "output_tokens": 2},
+}
+
+
 class Stub(ThreadingHTTPServer):
-    """A server that answers every POST with ANSWER, keeps connections alive, and records what it saw."""
+    """A server that answers every POST (a chat completion, or a message on /v1/messages; else the next of
+    `answers`: status, body, headers), keeps connections alive, and records what it saw."""
 
     daemon_threads = True
 
-    def __init__(self) -> None:
+    def __init__(self, answers: list[tuple[int, bytes | dict, dict[str, str]]] | None = None, delay: float = 0.0):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.connections = 0
         self.targets: list[str] = []
+        self.requests: list[tuple[dict[str, str], dict]] = []
+        self.answers = list(answers or [])
+        self.delay = delay
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -49,22 +67,29 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.connections += 1
 
     def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
-        self.rfile.read(int(self.headers["content-length"]))
+        sent = json.loads(self.rfile.read(int(self.headers["content-length"])))
         self.server.targets.append(self.path)
-        body = json.dumps(ANSWER).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
+        self.server.requests.append(({k.lower(): v for k, v in self.headers.items()}, sent))
+        if self.server.answers:
+            status, body, headers = self.server.answers.pop(0)
+        else:
+            status, body, headers = 200, MESSAGE if self.path.endswith("/v1/messages") else ANSWER, {}
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        time.sleep(self.server.delay)
+        self.send_response(status)
+        for name, value in {"content-type": "application/json", **headers}.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(raw)))
         self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(raw)
 
     def log_message(self, *args: object) -> None:
         return None
 
 
 @contextmanager
-def stub(tls: ssl.SSLContext | None = None) -> Iterator[Stub]:
-    server = Stub()
+def stub(tls: ssl.SSLContext | None = None, **options: Any) -> Iterator[Stub]:
+    server = Stub(**options)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -76,13 +101,13 @@ def stub(tls: ssl.SSLContext | None = None) -> Iterator[Stub]:
         server.server_close()
 
 
-def ask(provider: OpenAICompatProvider, times: int = 1) -> list[Response | ProviderError]:
+def ask(provider: Provider, times: int = 1, request: Request = REQUEST) -> list[Response | ProviderError]:
     async def main() -> list[Response | ProviderError]:
         out: list[Response | ProviderError] = []
         try:
             for _ in range(times):
                 try:
-                    out.append(await provider.complete(REQUEST))
+                    out.append(await provider.complete(request))
                 except ProviderError as exc:
                     out.append(exc)
         finally:
@@ -134,21 +159,34 @@ def test_the_client_does_not_change_the_cache_identity(tmp_path):
     assert plain.cache_identity == fast.cache_identity != other.cache_identity
 
 
+def provider_at(kind: str, root: str, **options: Any) -> Provider:
+    """The `kind` provider (openai or anthropic) on the server at `root` (http://host:port)."""
+    if kind == "anthropic":
+        return AnthropicProvider(base_url=root, api_key="k", **options)
+    return OpenAICompatProvider(base_url=root + "/v1", api_key="k", **options)
+
+
+PROVIDERS = pytest.mark.parametrize("kind", ["openai", "anthropic"])
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+
+
+@PROVIDERS
 @pytest.mark.usefixtures("each_http_client")
-def test_the_environments_proxy_carries_the_call(monkeypatch):
+def test_the_environments_proxy_carries_the_call(monkeypatch, kind):
     for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     with stub() as proxy:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.server_port}")
-        [answer] = ask(OpenAICompatProvider(base_url="http://models.example/v1", api_key="k"))
+        [answer] = ask(provider_at(kind, "http://models.example"))
     assert isinstance(answer, Response) and answer.text == "PASS\nok"
-    assert proxy.targets == ["http://models.example/v1/chat/completions"]  # the absolute form: a proxy request
+    assert proxy.targets == ["http://models.example" + PATHS[kind]]  # the absolute form: a proxy request
 
 
+@PROVIDERS
 @pytest.mark.usefixtures("each_http_client")
-def test_connections_are_kept_alive_and_reused():
+def test_connections_are_kept_alive_and_reused(kind):
     with stub() as server:
-        answers = ask(OpenAICompatProvider(base_url=f"http://127.0.0.1:{server.server_port}/v1"), times=5)
+        answers = ask(provider_at(kind, f"http://127.0.0.1:{server.server_port}"), times=5)
     assert all(isinstance(a, Response) for a in answers)
     assert len(server.targets) == 5 and server.connections == 1
 
@@ -268,3 +306,108 @@ def test_tls_is_verified_and_a_custom_ca_is_taken_from_ssl_cert_file(client, tmp
     assert said["system"].startswith("refused connection failed"), said  # an unknown CA: not trusted
     assert "certificate" in said["system"].lower(), said
     assert said["custom"] == "answered PASS", said
+
+
+# --- the Anthropic provider on the same clients ----------------------------------------------------------------
+
+ASKED = Request(
+    messages=({"role": "system", "content": "sys"}, {"role": "user", "content": "q"}), model="claude-x", max_tokens=16
+)
+
+
+def anthropic_answers(*answers: tuple[int, bytes | dict, dict[str, str]], **options: Any) -> tuple[list, Stub]:
+    with stub(answers=list(answers)) as server:
+        got = ask(
+            AnthropicProvider(base_url=f"http://127.0.0.1:{server.server_port}", api_key="key-1", **options),
+            times=len(answers),
+            request=ASKED,
+        )
+    return got, server
+
+
+def message(**fields: Any) -> dict:
+    return {**MESSAGE, **fields}
+
+
+@pytest.mark.usefixtures("each_http_client")
+def test_anthropic_answers_refusals_and_cut_answers_are_read_and_the_request_is_the_messages_api():
+    (answer, refused, cut), server = anthropic_answers(
+        (200, message(), {}),
+        (200, message(stop_reason="refusal", content=[]), {}),
+        (200, message(stop_reason="max_tokens", content=[{"type": "text", "text": "Let me"}]), {}),
+    )
+    assert isinstance(answer, Response) and (answer.text, answer.model, answer.tokens_in, answer.tokens_out) == (
+        "PASS\nok",
+        "claude-test-2026",
+        5,
+        2,
+    )
+    assert not answer.refused and not answer.truncated and answer.raw == MESSAGE
+    assert isinstance(refused, Response) and refused.refused and refused.refusal_reason == "refusal"
+    assert isinstance(cut, Response) and cut.truncated and cut.text == "Let me"
+    headers, body = server.requests[0]
+    assert server.targets[0] == "/v1/messages"
+    assert headers["x-api-key"] == "key-1" and headers["anthropic-version"] == "2023-06-01"
+    assert body == {
+        "model": "claude-x",
+        "messages": [{"role": "user", "content": "q"}],
+        "max_tokens": 16,
+        "temperature": 0.0,
+        "system": "sys",
+    }
+
+
+@pytest.mark.usefixtures("each_http_client")
+def test_anthropic_errors_are_retried_as_the_sdks_were_and_carry_retry_after():
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+    bad = {"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: too large"}}
+    (busy, limited, refused), _ = anthropic_answers(
+        (529, overloaded, {"retry-after": "3"}),
+        (429, overloaded, {"retry-after-ms": "250"}),
+        (400, bad, {}),
+    )
+    assert isinstance(busy, ProviderError) and busy.retryable and busy.status == 529 and busy.retry_after == 3.0
+    assert str(busy) == "HTTP 529: busy"
+    assert isinstance(limited, ProviderError) and limited.retryable and limited.retry_after == 0.25
+    assert isinstance(refused, ProviderError) and not refused.retryable and refused.status == 400
+    assert "max_tokens: too large" in str(refused)
+
+
+@pytest.mark.usefixtures("each_http_client")
+def test_an_anthropic_answer_of_another_shape_is_refused_and_garbage_is_retried():
+    twice = b'{"type": "message", "model": "m", "content": [{"type": "text", "text": "FAIL", "text": "PASS"}]}'
+    (dup, shape, garbage, usage), _ = anthropic_answers(
+        (200, twice, {}),
+        (200, message(content="PASS"), {}),
+        (200, b"<html>bad gateway</html>", {}),
+        (200, message(usage={"input_tokens": 5, "output_tokens": 10**15}), {}),
+    )
+    assert isinstance(dup, ProviderError) and not dup.retryable and "'text' appears twice" in str(dup)
+    assert isinstance(shape, ProviderError) and not shape.retryable and "'content' is str" in str(shape)
+    assert isinstance(garbage, ProviderError) and garbage.retryable and "not valid JSON" in str(garbage)
+    assert isinstance(usage, ProviderError) and not usage.retryable and "before it is costed" in str(usage)
+
+
+@pytest.mark.usefixtures("each_http_client")
+def test_an_anthropic_body_over_the_bound_is_refused_and_the_time_limit_holds():
+    long = message(content=[{"type": "text", "text": "PASS\n" + "x" * 50_000}])
+    (over,), _ = anthropic_answers((200, long, {}), max_response_bytes=10_000)
+    assert isinstance(over, ProviderError) and not over.retryable and "max_response_bytes" in str(over)
+    with stub(delay=1.0) as slow:
+        [late] = ask(AnthropicProvider(base_url=f"http://127.0.0.1:{slow.server_port}", api_key="k", timeout=0.2))
+    assert isinstance(late, ProviderError) and late.retryable and str(late) == "timeout: no answer within 0.2 s"
+
+
+@pytest.mark.usefixtures("each_http_client")
+def test_an_unreachable_anthropic_server_is_said_so():
+    with stub() as server:
+        port = server.server_port
+    [refused] = ask(AnthropicProvider(base_url=f"http://127.0.0.1:{port}", api_key="k"))
+    assert isinstance(refused, ProviderError) and refused.unreachable and refused.retryable
+
+
+def test_the_anthropic_sdk_is_needed_only_for_batches(monkeypatch):
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # as if not installed
+    provider = AnthropicProvider(base_url="http://127.0.0.1:9", api_key="k")
+    with pytest.raises(ProviderError, match=r"pip install 'juge\[anthropic\]'"):
+        provider.batches()

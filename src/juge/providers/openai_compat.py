@@ -22,14 +22,12 @@ HTTP_PROXY, ALL_PROXY, NO_PROXY) is used, except for a server on this machine (l
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-from urllib.request import getproxies, proxy_bypass
 
 import httpx
 
@@ -47,7 +45,9 @@ from juge.providers.base import (
     json_with_unique_keys,
     retry_after_seconds,
 )
+from juge.providers.transport import env_proxy as _env_proxy
 from juge.providers.transport import http_client_name, make_transport
+from juge.providers.transport import is_loopback as _is_loopback
 
 if TYPE_CHECKING:
     from juge.providers.openai_batches import OpenAIBatches
@@ -288,27 +288,6 @@ def _malformed(detail: str) -> ProviderError:
 def _kind(value: Any) -> str:
     """`value`'s JSON type and its start, for an error message: "str 'PASS'"."""
     return f"{type(value).__name__} {value!r:.60}"
-
-
-def _env_proxy(url: str) -> str | None:
-    """The proxy the environment names for `url` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY), or None.
-    A server on this machine is never reached through a proxy, whatever NO_PROXY says."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if _is_loopback(host) or proxy_bypass(host):
-        return None
-    proxies = getproxies()
-    return proxies.get(parts.scheme) or proxies.get("all")
-
-
-def _is_loopback(host: str) -> bool:
-    """`host` names this machine: localhost (or a name under .localhost, RFC 6761), 127.0.0.0/8, ::1."""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 # A request field a server may refuse, and the judge option that sets it.

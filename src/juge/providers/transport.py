@@ -24,11 +24,14 @@ tests parametrised over `CLIENTS`):
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 import aiohttp
 
@@ -90,6 +93,27 @@ class Transport(ABC):
 
     def _closed(self) -> ProviderClosed:
         return ProviderClosed(f"{self.owner}: the HTTP session was closed; no call was made")
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for `url` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY), or None.
+    A server on this machine is never reached through a proxy, whatever NO_PROXY says."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if is_loopback(host) or proxy_bypass(host):
+        return None
+    proxies = getproxies()
+    return proxies.get(parts.scheme) or proxies.get("all")
+
+
+def is_loopback(host: str) -> bool:
+    """`host` names this machine: localhost (or a name under .localhost, RFC 6761), 127.0.0.0/8, ::1."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def make_transport(
