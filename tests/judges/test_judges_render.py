@@ -221,3 +221,35 @@ def test_templates_use_no_undefined_variables_for_any_setup() -> None:
             case = case_for(setup)
             judge.render(case, order=judge.orders(case)[0], own_solution="x" if judge.solve_first else None)
     assert set(builtin_templates()) == {f"{s}{r}-v1" for s in SETUPS for r in ("", "-ref")} | {"solve-v1"}
+
+
+@pytest.mark.parametrize("template_id", sorted(builtin_templates()))
+def test_render_blocks_gives_what_jinja_renders(template_id):
+    """render_blocks builds its context without jinja's new_context: each block is what jinja renders from a
+    context made its documented way."""
+    from juge.judges.render import compile_template, render_blocks
+
+    setup = template_id.split("-")[0]
+    pair = setup == "pairwise"
+    variables = make_judge(setup if setup in SETUPS else "passfail")._variables() | {
+        "question": "<question>\nQ?\n</question>", "conversation": "", "context": "", "source": "",
+        "response": "" if pair else "<response>\nR\n</response>",
+        "response_a": "<response_a>\nA\n</response_a>" if pair else "",
+        "response_b": "<response_b>\nB\n</response_b>" if pair else "",
+        "reference": "<reference>\nX\n</reference>", "own_solution": "",
+    }  # fmt: skip
+    source = builtin_templates()[template_id]
+    template = compile_template(source)
+    context = template.new_context(variables)
+    system = "".join(template.blocks["system"](context)).strip() if "system" in template.blocks else ""
+    prompt = render_blocks(source, variables)
+    assert (prompt.system, prompt.user) == (system or None, "".join(template.blocks["user"](context)).strip())
+
+
+def test_a_template_reads_jinja_globals():
+    from juge.judges.render import render_blocks
+
+    prompt = render_blocks(
+        "{% block system %}{{ range(3) | list }}{% endblock %}{% block user %}{{ x }}{% endblock %}", {"x": "u"}
+    )
+    assert (prompt.system, prompt.user) == ("[0, 1, 2]", "u")

@@ -108,6 +108,12 @@ def compile_template(source: str) -> jinja2.Template:
     return _environment().from_string(source)
 
 
+@functools.lru_cache(maxsize=64)
+def _template_globals(source: str) -> dict[str, Any]:
+    """The compiled template's globals (the environment's: range, dict, ...) as one plain dict."""
+    return dict(compile_template(source).globals)
+
+
 @dataclass(frozen=True)
 class Prompt:
     system: str | None
@@ -124,7 +130,10 @@ def render_blocks(source: str, variables: dict[str, Any]) -> Prompt:
     if "user" not in template.blocks:
         raise ValueError("the template has no {% block user %}")
 
-    context = template.new_context(variables)  # one for both blocks, as `Template.render` shares one with its blocks
+    # One context for both blocks, as `Template.render` shares one with its blocks: what `new_context` builds, without
+    # copying the globals' ChainMap on every call (that copy cost more than rendering both blocks).
+    env = template.environment
+    context = env.context_class(env, _template_globals(source) | variables, template.name, template.blocks)
 
     def block(name: str) -> str:
         return "".join(template.blocks[name](context)).strip()
