@@ -75,7 +75,9 @@ class Shown(BaseModel):
 class Part(Shown):
     """A piece of a result: keeps unknown keys, writes back the keys it was given."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True)
+    # defer_build: a result's validator is built when it is first used, so a run does not pay at start-up for the
+    # dozens of result models it never makes.
+    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True, defer_build=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of this part (the keys it was built or loaded with, in the model's order)."""

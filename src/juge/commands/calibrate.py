@@ -6,16 +6,18 @@ import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from juge.calibration.source import StudySource
 from juge.commands.inputs import STUDY_OPTIONS, reads_inputs, with_files
 from juge.errors import InputError
 from juge.files import staged_output
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 @contextmanager
@@ -30,6 +32,15 @@ def study_progress(console: Console) -> Iterator[Callable[[str, int, int], None]
     def step(key: str, done: int, total: int) -> None:
         nonlocal bar
         if bar is None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             bar = Progress(
                 SpinnerColumn(),
                 TextColumn("bootstrapping {task.description}", markup=False),

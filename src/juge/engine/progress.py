@@ -14,13 +14,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Protocol, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from juge.visible import terminal_safe
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 LINE_INTERVAL = 10.0
 
@@ -113,8 +115,18 @@ class BarProgress:
     """rich's bar with the rate and the errors so far."""
 
     def __init__(self, console: Console, description: str, total: int, completed: int):
+        # Loaded here, on a terminal only: a run without a bar (CI, --no-progress) does not pay for it.
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.counts = _Counts(total, completed)
-        self.progress = Progress(
+        self.progress: Progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),

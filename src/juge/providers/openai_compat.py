@@ -29,8 +29,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from juge.fastjson import dump_bytes
 from juge.providers.base import (
     MAX_RESPONSE_BYTES,
@@ -50,6 +48,8 @@ from juge.providers.transport import http_client_name, make_transport
 from juge.providers.transport import is_loopback as _is_loopback
 
 if TYPE_CHECKING:
+    import httpx  # only for a caller's own client: importing it costs every run ~40 ms of start-up
+
     from juge.providers.openai_batches import OpenAIBatches
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -161,6 +161,8 @@ class OpenAICompatProvider(Provider):
         return await self.transport.post(url, body, self.headers)
 
     async def _post_httpx(self, body: bytes, url: str) -> tuple[int, Mapping[str, str], bytes]:
+        import httpx  # the caller passed a client: it is loaded already
+
         assert self.http_client is not None
         if self.http_client.is_closed:
             raise ProviderClosed(f"{self.name}: the HTTP client was closed; no call was made")

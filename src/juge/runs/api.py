@@ -15,22 +15,37 @@ from typing import TYPE_CHECKING, Any
 
 from juge.config import EvalConfig, eval_config
 from juge.errors import InputError
+from juge.lazy import lazy_names
 from juge.runs.results import Comparison, Run
-
-# isort: split
-# API functions that live in their own modules of this package, re-exported (``x as x``) one line each.
-from juge.runs.corrected_run import estimate as estimate
-from juge.runs.export import export as export
-from juge.runs.listing import delete_runs as delete_runs
-from juge.runs.listing import list_runs as list_runs
-from juge.runs.preview import dry_run as dry_run
-from juge.runs.preview import prompt as prompt
-from juge.runs.select import show as show
 
 if TYPE_CHECKING:
     from juge.engine.progress import ProgressFactory
     from juge.judges.judge import Judge
     from juge.providers.base import Provider
+
+    # isort: split
+    # API functions that live in their own modules of this package, re-exported (``x as x``) one line each.
+    from juge.runs.corrected_run import estimate as estimate
+    from juge.runs.export import export as export
+    from juge.runs.listing import delete_runs as delete_runs
+    from juge.runs.listing import list_runs as list_runs
+    from juge.runs.preview import dry_run as dry_run
+    from juge.runs.preview import prompt as prompt
+    from juge.runs.select import show as show
+
+# ... imported on first use: `juge run` needs none of them, and they cost every run a few dozen ms of start-up.
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "estimate": "juge.runs.corrected_run",
+        "export": "juge.runs.export",
+        "delete_runs": "juge.runs.listing",
+        "list_runs": "juge.runs.listing",
+        "dry_run": "juge.runs.preview",
+        "prompt": "juge.runs.preview",
+        "show": "juge.runs.select",
+    },
+)
 
 
 # ---- run ---------------------------------------------------------------------------------------
