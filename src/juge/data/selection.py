@@ -4,7 +4,8 @@ A selection is read from the file each time it is walked, never held whole, so a
 million cases costs the memory of a page of them. Checking it (`select_cases`) reads the file
 once (twice with a sample): every row parses, ids are unique, `--only` names known ids; the
 ids go to a scratch SQLite file, which finds duplicates and sorts them for the run's identity
-on disk instead of in memory.
+on disk instead of in memory. A caller that has its own work to do on each selected case
+(`visit`) does it in that same read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import hashlib
 import random
 import sqlite3
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,12 +57,18 @@ def select_cases(
     sample: int | None,
     seed: int,
     limit: int | None = None,
+    visit: Callable[[int, Case], None] | None = None,
 ) -> Selection:
     """Check the cases file and draw the selection; raises InputError naming the file and line.
 
     The sample is the one `juge.data.readers.sample` draws from the same cases (a seeded
     shuffle of their positions, then the first `sample`), so a run's identity does not change.
     `limit` keeps the first N of what `only` and the sample select, in file order (a quick look).
+
+    `visit(line, case)` is called once for each selected case, in file order: during the one read
+    when what is selected is known as the file goes by (no sample), else after the draw, walking the
+    selection. An error it raises during the read waits until the read has ended, so the file's own
+    errors (a bad row, a duplicate id, an unknown ``--only`` id) come first, as if it ran after.
     """
     with tempfile.TemporaryDirectory(prefix="juge-ids-") as tmp, closing(sqlite3.connect(Path(tmp) / "ids.db")) as db:
         db.execute("PRAGMA journal_mode=OFF")
@@ -70,6 +77,8 @@ def select_cases(
         db.execute("BEGIN")
         kept, found = 0, set()
         as_text: dict[str, int] = {}
+        visiting = visit if sample is None else None  # with a sample, what is selected is known after the read
+        held: Exception | None = None  # the first error of `visiting`, raised once the read has ended
         for line, case in iter_cases(path, mapping, as_text=as_text):
             keep = only is None or case.id in only
             try:
@@ -78,11 +87,18 @@ def select_cases(
                 first = db.execute("SELECT line FROM ids WHERE id = ?", (case.id,)).fetchone()[0]
                 raise duplicate_case(path, case.id, line, first) from None
             if keep:
+                if visiting is not None and held is None and (limit is None or kept < limit):
+                    try:
+                        visiting(line, case)
+                    except Exception as exc:
+                        held = exc
                 kept += 1
                 if only is not None:
                     found.add(case.id)
         if only is not None and (unknown := only - found):
             raise InputError(f"--only names case ids not in {path}: {', '.join(sorted(unknown)[:5])}")
+        if held is not None:
+            raise held
         chosen = None
         if sample is not None:
             positions = list(range(kept))
@@ -103,4 +119,8 @@ def select_cases(
             sep = b","
         db.execute("COMMIT")
     count = kept if chosen is None else len(chosen)
-    return Selection(path, mapping, frozenset(only) if only is not None else None, chosen, count, digest, as_text)
+    selection = Selection(path, mapping, frozenset(only) if only is not None else None, chosen, count, digest, as_text)
+    if visit is not None and visiting is None:
+        for line, case in selection.with_lines():
+            visit(line, case)
+    return selection

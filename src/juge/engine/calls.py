@@ -77,6 +77,9 @@ class JudgeTask:
     judge: Judge
     order: str | None
     repeat: int
+    # The verdict prompt, when whoever made the task rendered it already (a run's plan checks every prompt):
+    # sent as it is instead of rendered again. Not part of the task's identity.
+    messages: tuple[dict[str, str], ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -350,8 +353,9 @@ class Engine:
                 )
                 answers.append(await self.call(provider, solve, run_id=run_id, payer=payer))
                 own_solution = answers[-1].response.text
+            messages = task.messages if task.messages is not None and own_solution is None else None
             request = Request(
-                messages=tuple(judge.render(case, order=task.order, own_solution=own_solution)),
+                messages=messages or tuple(judge.render(case, order=task.order, own_solution=own_solution)),
                 model=judge.model,
                 temperature=judge.temperature,
                 max_tokens=judge.max_tokens,

@@ -21,14 +21,14 @@ import fcntl
 import hashlib
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from juge import __version__
 from juge.config import EvalConfig, ProviderSpec
 from juge.data.records import Case, Judgment
-from juge.engine import Engine, apply_checks, build_tasks, iter_tasks
+from juge.engine import Engine, JudgeTask, apply_checks, build_tasks, iter_tasks
 from juge.engine.batching import BatchedProvider, BatchPending, describe
 from juge.engine.loop import run_loop
 from juge.errors import InputError
@@ -124,7 +124,7 @@ def claim_run(plan: RunPlan, store: Store, engine: Engine) -> Iterator[StoredRun
         return store.create_run(
             dataset_hash=plan.dataset_hash,
             juge_version=__version__,
-            cases=plan.selection,
+            cases=plan.selection if plan.prepared is None else (case for case, _ in plan.prepared),
             eval_hash=plan.eval_hash,
             name=config.spec.name,
             config={
@@ -205,12 +205,14 @@ async def judge_run(plan: RunPlan, store: Store, engine: Engine, run_id: str) ->
             )
             # the system's outputs are new; without them the check was of stand-ins
             check_renderable(iter_tasks(cases(), plan.judges, 1), plan.config)
-        apply_checks(store, run_id, cases(), plan.config.checks)
+        if plan.prepared is not None:  # the cases and prompts the plan read and checked: the store's are the same
+            apply_checks(store, run_id, (case for case, _ in plan.prepared), plan.config.checks)
+            tasks = prepared_tasks(plan.prepared, plan.options.repeat)
+        else:
+            apply_checks(store, run_id, cases(), plan.config.checks)
+            tasks = iter_tasks(cases(), plan.judges, plan.options.repeat)
         stored = await engine.run_tasks(
-            run_id,
-            iter_tasks(cases(), plan.judges, plan.options.repeat),
-            {name: answering(p) for name, p in plan.judge_providers.items()},
-            total=plan.n_tasks,
+            run_id, tasks, {name: answering(p) for name, p in plan.judge_providers.items()}, total=plan.n_tasks
         )
         return stored + store_panel_judgments(store, run_id, plan.config.panels, plan.judges)
     finally:
@@ -218,6 +220,16 @@ async def judge_run(plan: RunPlan, store: Store, engine: Engine, run_id: str) ->
             await runner.aclose()
         if plan.providers is not None:
             await plan.providers.aclose()
+
+
+def prepared_tasks(prepared: Iterable[tuple[Case, Sequence[JudgeTask]]], repeat: int) -> Iterator[JudgeTask]:
+    """The judge tasks of a plan's prepared cases, each asked `repeat` times, in the order of
+    :func:`juge.engine.iter_tasks` (a repeat sends the same prompt: the repeat index only keys the cache)."""
+    for _, tasks in prepared:
+        for task in tasks:
+            yield task
+            for r in range(1, repeat):
+                yield replace(task, repeat=r)
 
 
 def finish_run(plan: RunPlan, store: Store, engine: Engine, run: StoredRun, stored: int, *, db: str) -> Run:

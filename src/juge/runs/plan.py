@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from juge.config import EngineSpec, EvalConfig, ProviderSpec
 from juge.data.readers import archive_parts, as_text_note, case_line, file_hash, row_id_note
@@ -67,6 +67,11 @@ class RunPlan:
     n_tasks: int  # judge tasks, every repeat included
     eval_hash: str  # the run's identity: only a run with the same one is resumed
     warnings: tuple[str, ...] = field(default=())
+    # The selected cases, each with its judge tasks (repeat 0) carrying the prompts the check rendered, held
+    # when they fit in PREPARED_CHARS and the judged cases are the file's (no system under test): the run
+    # stores, checks and judges them without reading the file again or rendering a prompt twice. None: the
+    # run reads its cases back from the store, and the engine renders each prompt.
+    prepared: tuple[tuple[Case, tuple[JudgeTask, ...]], ...] | None = None
 
     @property
     def generated(self) -> bool:
@@ -78,14 +83,15 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
     """Read and check everything a run of `config` needs (see the module's docstring). Without
     `providers` no provider is made (nothing needs a key): the plan is what a dry run shows."""
     check_gate(config)
+    judges = tuple(config.judges)
+    system_prompt = load_system_prompt(config)
+    checked = SelectionCheck(config, judges, system_prompt)
     selection, dataset_hash = load_run_cases(
-        config, set(options.only) if options.only is not None else None, limit=options.limit
+        config, set(options.only) if options.only is not None else None, limit=options.limit, visit=checked
     )
     if not selection.count:
         raise InputError(f"{config.cases_path}: no cases to run")
-    judges = tuple(config.judges)
-    system_prompt = load_system_prompt(config)
-    n_tasks, case_warnings = check_selection(config, selection, judges, system_prompt)
+    n_tasks, case_warnings = checked.result(selection.count)
     n_tasks *= options.repeat
     batch = config.spec.engine.mode == "batch"
     made: Providers | None = None
@@ -112,6 +118,7 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
         n_tasks=n_tasks,
         eval_hash=run_identity(config, selection, judges, system_prompt, options),
         warnings=(*plan_warnings(config, judges, selection), *case_warnings),
+        prepared=tuple(checked.prepared) if checked.prepared is not None else None,
     )
 
 
@@ -246,63 +253,104 @@ def check_gate(config: EvalConfig) -> None:
 
 
 def load_run_cases(
-    config: EvalConfig, only: set[str] | None = None, *, limit: int | None = None
+    config: EvalConfig,
+    only: set[str] | None = None,
+    *,
+    limit: int | None = None,
+    visit: Callable[[int, Case], None] | None = None,
 ) -> tuple[Selection, str]:
-    """The cases a run selects (checked, never held whole) and the cases file's hash."""
+    """The cases a run selects (checked, never held whole) and the cases file's hash; `visit(line, case)` is
+    called on each selected case in the same read (see :func:`juge.data.selection.select_cases`)."""
     path = config.cases_path
     if not path.exists() and archive_parts(path) is None:  # an archive's member is checked as it is read
         raise config.error(f"cases file {path} not found", "cases")
     selection = select_cases(
-        path, config.spec.mapping or None, only=only, sample=config.spec.sample, seed=config.spec.seed, limit=limit
+        path,
+        config.spec.mapping or None,
+        only=only,
+        sample=config.spec.sample,
+        seed=config.spec.seed,
+        limit=limit,
+        visit=visit,
     )
     return selection, file_hash(path)
 
 
-def check_selection(
-    config: EvalConfig, selection: Selection, judges: Sequence[Judge], system_prompt: SystemPrompt | None
-) -> tuple[int, list[str]]:
-    """Render every prompt of the selection before anything is created or paid for (outputs the system
-    will write are stood in for); returns the number of judge tasks per repeat and what to warn about:
-    cases without a field a judge reads (:meth:`Judge.case_fields`; none of them having it is an
-    InputError, a forgotten mapping) and cases with an empty answer."""
-    n_tasks = 0
-    reads = {j.name: j.case_fields() for j in judges}
-    judged: Counter[str] = Counter()
-    lacking: Counter[tuple[str, str]] = Counter()
-    empty_answers = 0
-    for case in selection:
+# The prompts (characters) a plan holds for the run to reuse (see RunPlan.prepared): a few thousand cases' worth
+# of tens of MB at most; a larger run renders each prompt again when it judges it.
+PREPARED_CHARS = 32_000_000
+
+
+class SelectionCheck:
+    """Renders every prompt of the selection, one case at a time as the cases file is read (``visit`` of
+    :func:`load_run_cases`), before anything is created or paid for (outputs the system will write are
+    stood in for). :meth:`result` then gives the number of judge tasks per repeat and what to warn about:
+    cases without a field a judge reads (:meth:`Judge.case_fields`; none of them having it is an InputError,
+    a forgotten mapping) and cases with an empty answer. The cases and the prompts rendered are kept in
+    `prepared` while they fit in `keep` characters (None once they do not, or with a system under test)."""
+
+    def __init__(
+        self,
+        config: EvalConfig,
+        judges: Sequence[Judge],
+        system_prompt: SystemPrompt | None,
+        *,
+        keep: int = PREPARED_CHARS,
+    ):
+        self.config, self.judges, self.system_prompt = config, judges, system_prompt
+        self.n_tasks = 0
+        self.reads = {j.name: j.case_fields() for j in judges}
+        self.judged: Counter[str] = Counter()
+        self.lacking: Counter[tuple[str, str]] = Counter()
+        self.empty_answers = 0
+        self.room = keep
+        self.prepared: list[tuple[Case, tuple[JudgeTask, ...]]] | None = [] if system_prompt is None else None
+
+    def __call__(self, line: int, case: Case) -> None:
         preview = case
-        if system_prompt is not None:
-            system_prompt.check_renders(config, [case])
+        if self.system_prompt is not None:
+            self.system_prompt.check_renders(self.config, [case])
             if not (case.output or case.is_pair):
                 preview = case.model_copy(update={"output": "(system output)"})
         elif _empty_answer(case):
-            empty_answers += 1
-        tasks = list(iter_tasks([preview], judges, 1))
-        check_renderable(tasks, config)
-        n_tasks += len(tasks)
+            self.empty_answers += 1
+        tasks = list(iter_tasks([preview], self.judges, 1))
+        rendered = [render_checked(t, self.config, line=line) for t in tasks]
+        self.n_tasks += len(tasks)
         for name in {t.judge.name for t in tasks}:
-            judged[name] += 1
-            lacking.update((name, f) for f in reads[name] if not case_has(case, f))
-    warnings = []
-    for (name, f), n in lacking.items():
-        why = reads[name][f]
-        if n == judged[name]:
-            raise input_error(
-                config.cases_path,
-                f"judge {name!r} reads the case's {f} ({why}), but no case has one: map the column that holds it "
-                f"(--map {f}=COLUMN, or [mapping] in the eval file)",
-                field=f,
+            self.judged[name] += 1
+            self.lacking.update((name, f) for f in self.reads[name] if not case_has(case, f))
+        if self.prepared is not None:
+            self.room -= sum(len(m["content"]) for messages in rendered for m in messages or ())
+            if self.room < 0:
+                self.prepared = None  # too many to hold: the run renders them again
+            else:
+                self.prepared.append(
+                    (case, tuple(replace(t, messages=m) if m is not None else t for t, m in zip(tasks, rendered)))
+                )
+
+    def result(self, count: int) -> tuple[int, list[str]]:
+        """The judge tasks per repeat of the `count` cases checked, and the warnings (or the InputError)."""
+        config, reads, judged = self.config, self.reads, self.judged
+        warnings = []
+        for (name, f), n in self.lacking.items():
+            why = reads[name][f]
+            if n == judged[name]:
+                raise input_error(
+                    config.cases_path,
+                    f"judge {name!r} reads the case's {f} ({why}), but no case has one: map the column that holds "
+                    f"it (--map {f}=COLUMN, or [mapping] in the eval file)",
+                    field=f,
+                )
+            warnings.append(
+                f"judge {name!r} reads the case's {f} ({why}), but {n} of {judged[name]} cases have none: their "
+                "prompts go without it"
             )
-        warnings.append(
-            f"judge {name!r} reads the case's {f} ({why}), but {n} of {judged[name]} cases have none: their "
-            "prompts go without it"
-        )
-    if empty_answers:
-        warnings.append(
-            f"{empty_answers} of {selection.count} cases have an empty answer: the judges are asked about nothing"
-        )
-    return n_tasks, warnings
+        if self.empty_answers:
+            warnings.append(
+                f"{self.empty_answers} of {count} cases have an empty answer: the judges are asked about nothing"
+            )
+        return self.n_tasks, warnings
 
 
 def _empty_answer(case: Case) -> bool:
@@ -315,15 +363,27 @@ def check_renderable(tasks: Iterable[JudgeTask], config: EvalConfig) -> None:
     """Render every prompt once before the first call, so a case missing what a judge needs
     (an output, a reference) stops the run at the start, not half-way, naming the case's line."""
     for t in tasks:
-        if t.repeat:
-            continue
-        try:
-            t.judge.render(t.case, order=t.order, own_solution="-" if t.judge.solve_first else None)
-        except CaseLacksField as exc:  # the path only now: resolving it costs file-system calls, and this runs per case
+        render_checked(t, config)
+
+
+def render_checked(
+    task: JudgeTask, config: EvalConfig, *, line: int | None = None
+) -> tuple[dict[str, str], ...] | None:
+    """:func:`check_renderable` of one task (its case read at `line`, when known): its prompt as the engine
+    sends it, or None for a repeat and for a judge that solves first (its prompt holds its own solution, not
+    known yet)."""
+    if task.repeat:
+        return None
+    judge = task.judge
+    try:
+        messages = judge.render(task.case, order=task.order, own_solution="-" if judge.solve_first else None)
+    except CaseLacksField as exc:  # the path only now: resolving it costs file-system calls, and this runs per case
+        if line is None:
             line = case_line(config.cases_path, exc.case_id, config.spec.mapping or None)
-            raise input_error(config.cases_path, exc.detail or str(exc), line=line, field=exc.field) from None
-        except InputError as exc:
-            raise InputError(f"{config.cases_path}: {exc}") from None
+        raise input_error(config.cases_path, exc.detail or str(exc), line=line, field=exc.field) from None
+    except InputError as exc:
+        raise InputError(f"{config.cases_path}: {exc}") from None
+    return None if judge.solve_first else tuple(messages)
 
 
 def check_batchable(config: EvalConfig, providers: Sequence[Provider]) -> None:
