@@ -276,9 +276,9 @@ def load_run_cases(
     return selection, file_hash(path)
 
 
-# The prompts (characters) a plan holds for the run to reuse (see RunPlan.prepared): a few thousand cases' worth
-# of tens of MB at most; a larger run renders each prompt again when it judges it.
-PREPARED_CHARS = 32_000_000
+# The prompts (characters) a plan holds for the run to reuse (see RunPlan.prepared): some ten thousand cases of
+# usual size, tens of MB at most; a larger run reads its cases back from the store and renders each prompt again.
+PREPARED_CHARS = 16_000_000
 
 
 class SelectionCheck:
@@ -287,7 +287,8 @@ class SelectionCheck:
     stood in for). :meth:`result` then gives the number of judge tasks per repeat and what to warn about:
     cases without a field a judge reads (:meth:`Judge.case_fields`; none of them having it is an InputError,
     a forgotten mapping) and cases with an empty answer. The cases and the prompts rendered are kept in
-    `prepared` while they fit in `keep` characters (None once they do not, or with a system under test)."""
+    `prepared` while they fit in `keep` characters (default PREPARED_CHARS; None once they do not, or with a system
+    under test)."""
 
     def __init__(
         self,
@@ -295,7 +296,7 @@ class SelectionCheck:
         judges: Sequence[Judge],
         system_prompt: SystemPrompt | None,
         *,
-        keep: int = PREPARED_CHARS,
+        keep: int | None = None,
     ):
         self.config, self.judges, self.system_prompt = config, judges, system_prompt
         self.n_tasks = 0
@@ -303,7 +304,7 @@ class SelectionCheck:
         self.judged: Counter[str] = Counter()
         self.lacking: Counter[tuple[str, str]] = Counter()
         self.empty_answers = 0
-        self.room = keep
+        self.room = PREPARED_CHARS if keep is None else keep
         self.prepared: list[tuple[Case, tuple[JudgeTask, ...]]] | None = [] if system_prompt is None else None
 
     def __call__(self, line: int, case: Case) -> None:
