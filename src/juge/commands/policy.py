@@ -40,6 +40,26 @@ JunitOption = Annotated[
     ),
 ]
 SeedOption = Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")]
+# Cost is part of a cascade's decision: the same two options on policy derive and policy test.
+PricesOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices",
+        help="A cascade's prices: a TOML file with a [prices] table (an eval file will do), US$ per million "
+        'tokens by model name prefix, e.g. "gpt-6-luna" = { input = 0.15, output = 0.6 }. A model without a '
+        "price leaves a configuration's US$ cost empty (with a warning; tokens per item are always given). "
+        "policy test: default the prices given at derive.",
+    ),
+]
+MinutesPerLabelOption = Annotated[
+    float | None,
+    typer.Option(
+        "--minutes-per-label",
+        min=0,
+        help="A cascade's person-minutes per label, for the minutes each configuration saves (default 1.0; "
+        "policy test: the policy's).",
+    ),
+]
 
 
 class StrataChoice(StrEnum):
@@ -419,9 +439,13 @@ def derive_command(
             help="Judge names, cheapest first (e.g. chat-small,chat-strong): each stage decides the items it may "
             "(category rule, then a confidence threshold keeping agreement with the majority at --target with "
             "probability --confidence), the rest go to the next stage, then to a person. Pairwise, PASS/FAIL and "
-            "score judges (confidence: docs/calibration.md).",
+            "score judges (confidence: docs/calibration.md). Pairwise: each judge alone, each prefix and the "
+            "cascade are measured on dev (coverage, agreement, cost per item, person-minutes saved) and the "
+            "cheapest within noise of the best is recorded as the choice.",
         ),
     ] = None,
+    prices: PricesOption = None,
+    minutes_per_label: MinutesPerLabelOption = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="The policy for people (Markdown).")] = Path(
         "JUDGE_POLICY.md"
     ),
@@ -462,6 +486,8 @@ def derive_command(
             resamples=resamples,
             seed=seed,
             cascade=cascade,
+            prices=prices,
+            minutes_per_label=minutes_per_label,
         )
         assert md_tmp is not None and write is not None
         md_tmp.write_text(policy_markdown(result), encoding="utf-8")
@@ -504,14 +530,8 @@ def test_command(
     no_fail: Annotated[
         bool, typer.Option("--no-fail", help="Exit 0 when the policy did NOT HOLD (only the report is wanted).")
     ] = False,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            help="A cascade's prices: a TOML file with a [prices] table (an eval file will do), US$ per million "
-            'tokens by model name prefix, e.g. "gpt-6-luna" = { input = 0.15, output = 0.6 }. Without a price '
-            "the cost per item is in tokens.",
-        ),
-    ] = None,
+    prices: PricesOption = None,
+    minutes_per_label: MinutesPerLabelOption = None,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
     source: StudySource = StudySource(),
@@ -545,6 +565,7 @@ def test_command(
             resamples=resamples,
             seed=seed,
             prices=prices,
+            minutes_per_label=minutes_per_label,
         )
         if junit_tmp is not None:
             junit_tmp.write_text(policy_test_junit(test), encoding="utf-8")

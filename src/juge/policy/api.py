@@ -44,6 +44,8 @@ def policy_derive(
     seed: int = 0,
     source: StudySource | None = None,
     cascade: str | Sequence[str] | None = None,
+    prices: Mapping[str, Mapping[str, float]] | str | Path | None = None,
+    minutes_per_label: float | None = None,
 ) -> PolicyResult:
     """Derive a judge policy on the dev split (``juge policy derive``; ``juge.policy.derive``).
 
@@ -80,6 +82,13 @@ def policy_derive(
         cascade: judge names, cheapest first (``"chat-small,chat-strong"`` or a list): each stage decides the
             items it may with a confidence threshold that keeps agreement with the majority at ``target`` with
             probability ``confidence``; the rest go to the next stage, then to a person (pairwise judges).
+            Every configuration considered (each judge alone, each prefix, the cascade) is measured on dev and
+            the cheapest within noise of the best is recorded (``cascade.configurations``, ``cascade.choice``).
+        prices: with ``cascade``: US$ per million tokens by model name prefix (``{"gpt-6-luna": {"input":
+            0.15, "output": 0.6}}``), or a TOML file with a ``[prices]`` table (an eval file will do); kept in
+            the policy, and used by ``policy_test`` when it is given none.
+        minutes_per_label: with ``cascade``: person-minutes one label takes, for the minutes saved (default
+            1.0).
 
     >>> import juge
     >>> p = juge.policy.derive(items=juge.demo_path("items.jsonl"),
@@ -89,6 +98,7 @@ def policy_derive(
     """
     from juge.calibration.pairwise import Bootstrap
     from juge.policy.cascade import parse_stages
+    from juge.policy.configurations import MINUTES_PER_LABEL
     from juge.policy.derivation import derive_any_policy
     from juge.policy.inputs import policy_study
 
@@ -102,6 +112,9 @@ def policy_derive(
             raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
+    prices, minutes_per_label = cost_inputs(prices, minutes_per_label)
+    if cascade is None and (prices or minutes_per_label is not None):
+        raise InputError("--prices and --minutes-per-label price a cascade's configurations: give --cascade too")
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
         kind=kind, source=source,
@@ -119,6 +132,8 @@ def policy_derive(
         audit_n=audit_n,
         boot=Bootstrap(n_resamples=resamples, seed=seed),
         cascade=None if cascade is None else parse_stages(cascade),
+        prices=prices,
+        minutes_per_label=MINUTES_PER_LABEL if minutes_per_label is None else minutes_per_label,
     )
     run_id = run if run is not None else source.run if source is not None else None
     if run_id is not None:  # the run's config knows the judge's provider, rubric and parser; the calls do not
@@ -147,6 +162,7 @@ def policy_test(
     seed: int = 0,
     source: StudySource | None = None,
     prices: Mapping[str, Mapping[str, float]] | str | Path | None = None,
+    minutes_per_label: float | None = None,
 ) -> HoldoutTest:
     """Test a policy once on the held-out split (``juge policy test``; ``juge.policy.test``).
 
@@ -173,19 +189,19 @@ def policy_test(
             ``db`` is the store the test is recorded in when ``db`` is not given.
         prices: a cascade's prices, US$ per million tokens by model name prefix (``{"gpt-6-luna": {"input":
             0.15, "output": 0.6}}``), or a TOML file with a ``[prices]`` table (an eval file will do); models
-            in neither this nor the built-in table leave the cost in tokens.
+            in neither this nor the built-in table leave the cost in tokens (each configuration's US$ cost is
+            then None, with a warning). Default: the prices the policy was derived with.
+        minutes_per_label: person-minutes one label takes, for the minutes saved (default: the policy's, 1.0).
     """
     from juge.calibration.pairwise import Bootstrap
     from juge.files import writable
-    from juge.policy.cascade import read_prices
     from juge.policy.holdout import run_holdout_test, test_policy
     from juge.policy.inputs import load_policy, policy_study
     from juge.store import open_store
 
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
-    if isinstance(prices, str | Path):
-        prices = read_prices(prices)
+    prices, minutes_per_label = cost_inputs(prices, minutes_per_label)
     if source is not None and db is None:
         db = source.db  # the store the test is recorded in is the one the inputs name
     document = load_policy(policy)  # a bad policy file is named before the data is read
@@ -200,15 +216,37 @@ def policy_test(
     with open_store(db) as store:
         if isinstance(policy, str | Path):
             result = test_policy(
-                policy, study.data, store, split=split, force=force, boot=boot, json_path=json_path, prices=prices
+                policy,
+                study.data,
+                store,
+                split=split,
+                force=force,
+                boot=boot,
+                json_path=json_path,
+                prices=prices,
+                minutes_per_label=minutes_per_label,
             )
         else:
             if json_path is not None:
                 raise InputError("json_path: give the policy as a file (the test is recorded in it) or save the result")
-            result = run_holdout_test(document, study.data, store, split=split, force=force, boot=boot, prices=prices)
+            result = run_holdout_test(
+                document, study.data, store, split=split, force=force, boot=boot, prices=prices,
+                minutes_per_label=minutes_per_label,
+            )  # fmt: skip
     test = HoldoutTest.model_validate(result)
     test._input_warnings, test._input_notices = study.warnings, study.notices
     return test
+
+
+def cost_inputs(
+    prices: Mapping[str, Mapping[str, float]] | str | Path | None, minutes_per_label: float | None
+) -> tuple[Mapping[str, Mapping[str, float]] | None, float | None]:
+    """``--prices`` read (a TOML file's ``[prices]`` table) and ``--minutes-per-label`` checked, for derive and test."""
+    from juge.policy.cascade import read_prices
+
+    if minutes_per_label is not None and not (minutes_per_label >= 0 and minutes_per_label < float("inf")):
+        raise InputError(f"--minutes-per-label must be a number of minutes, 0 or more, got {minutes_per_label:g}")
+    return (read_prices(prices) if isinstance(prices, str | Path) else prices), minutes_per_label
 
 
 policy_test.__test__ = False  # type: ignore[attr-defined]  # an API function, not a test for pytest

@@ -33,7 +33,7 @@ from juge.calibration.pairtable import PairItem, PairTable
 from juge.calibration.pairwise import Bootstrap
 from juge.data.records import Judgment, RecordedCall
 from juge.errors import InputError
-from juge.policy.decision import category_decision
+from juge.policy.configurations import MINUTES_PER_LABEL, category_allows
 from juge.policy.guarantee import GuaranteeThreshold, fixed_sequence_threshold
 from juge.policy.results import CascadeStage, PolicyResult
 from juge.providers.pricing import call_cost, price_table
@@ -116,6 +116,80 @@ def cascade_assign(
     return out
 
 
+def considered_judges(table: PairTable, names: Sequence[str]) -> list[str]:
+    """The other judges a cascade's configurations compare with: every judge in the data (a panel given with
+    ``--panel`` is one) that is not a stage and has one plain prompt; baselines make no call and are left out."""
+    others = sorted({info.judge for info in table.judges.values() if not info.baseline} - set(names))
+    usable = []
+    for name in others:
+        try:
+            stage_key(table, name)
+        except InputError:  # several prompts: the user names one with --cascade
+            continue
+        usable.append(name)
+    return usable
+
+
+def _stage_block(
+    items: Sequence[PairItem],
+    table: PairTable,
+    judgments: Sequence[Call],
+    name: str,
+    *,
+    margin: float,
+    rule: str,
+    boot: Bootstrap,
+) -> tuple[dict[str, Any], list[float | None], list[bool | None]]:
+    """One judge as a stage: its prompts, category rows, and per dev item its confidence (None: it may not
+    decide the item) and whether it disagrees with the majority (None: no majority, or it may not decide)."""
+    from juge.policy.pair_rows import category_row, item_confidences, reference_choice
+
+    key = stage_key(table, name)
+    categories = table.categories()
+    reference = reference_choice(items, table, key, boot)
+    key_by_category = {c: reference[c]["template"] if c in reference else key for c in categories}
+    rows = {
+        c: category_row(
+            [it for it in items if it.category == c], key_by_category[c], margin=margin, rule=rule, boot=boot
+        )
+        for c in categories
+    }
+    allowed = {c for c, r in rows.items() if category_allows(c, r)}
+    conf = item_confidences([it for it in items if it.category in allowed], key_by_category, judgments)
+    disagrees = [
+        None
+        if it.majority is None or it.item_id not in conf
+        else it.judges[key_by_category[it.category]].label != it.majority
+        for it in items
+    ]
+    stage = {"name": name, "judge": key, "templates_by_category": key_by_category, "reference": reference,
+             "categories": rows}  # fmt: skip
+    return stage, [conf.get(it.item_id) for it in items], disagrees
+
+
+def _guarantee_block(
+    walk: GuaranteeThreshold, stage_of: Sequence[int | None], k: int, confidences: Sequence[float | None], source: str
+) -> dict[str, Any]:
+    """Stage ``k``'s walk and what it decides, as the policy file keeps them."""
+    reaching = [i for i, s in enumerate(stage_of) if s is None or s >= k]
+    decided = sum(s == k for s in stage_of)
+    return {
+        "guarantee": {
+            **walk.to_dict(),
+            "n_calibration": walk.n_items,
+            "n_calibration_covered": walk.n_covered,
+            "n_items": len(reaching),
+            "n_covered": decided,
+            "coverage": decided / len(reaching) if reaching else 0.0,
+            "coverage_denominator": "the dev items that reach this stage (no earlier stage decided them)",
+            "confidence_source": source,
+        },
+        "n_reaching": len(reaching),
+        "n_in_its_categories": sum(confidences[i] is not None for i in reaching),
+        "n_decided": decided,
+    }
+
+
 def derive_cascade(
     items: Sequence[PairItem],
     table: PairTable,
@@ -127,40 +201,115 @@ def derive_cascade(
     target: float,
     confidence: float,
     boot: Bootstrap,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
+    minutes_per_label: float = MINUTES_PER_LABEL,
 ) -> dict[str, Any]:
-    """The cascade block of a policy: per stage its prompts, category rows, threshold walk and what it decides."""
-    from juge.policy.pair_rows import CONFIDENCE_SOURCE, category_row, item_confidences, reference_choice
+    """The cascade block of a policy: per stage its prompts, category rows, threshold walk and what it decides;
+    every configuration considered on dev with its figures, and the one chosen
+    (:mod:`juge.policy.configurations`)."""
+    from juge.policy.pair_rows import CONFIDENCE_SOURCE
 
-    keys = [stage_key(table, n) for n in names]
-    categories = table.categories()
-    stages: list[dict[str, Any]] = []
-    confidences: list[list[float | None]] = []
-    disagrees: list[list[bool | None]] = []
-    for name, key in zip(names, keys):
-        reference = reference_choice(items, table, key, boot)
-        key_by_category = {c: reference[c]["template"] if c in reference else key for c in categories}
-        rows = {
-            c: category_row(
-                [it for it in items if it.category == c], key_by_category[c], margin=margin, rule=rule, boot=boot
-            )
-            for c in categories
-        }
-        allowed = {c for c, r in rows.items() if _decides(c, r)}
-        conf = item_confidences([it for it in items if it.category in allowed], key_by_category, judgments)
-        confidences.append([conf.get(it.item_id) for it in items])
-        disagrees.append(
-            [
-                None
-                if it.majority is None or it.item_id not in conf
-                else it.judges[key_by_category[it.category]].label != it.majority
-                for it in items
-            ]
-        )
-        stages.append({"name": name, "judge": key, "templates_by_category": key_by_category,
-                       "reference": reference, "categories": rows})  # fmt: skip
-    return cascade_block(
+    others = considered_judges(table, names)
+    blocks = {
+        n: _stage_block(items, table, judgments, n, margin=margin, rule=rule, boot=boot) for n in [*names, *others]
+    }
+    stages = [blocks[n][0] for n in names]
+    confidences = [blocks[n][1] for n in names]
+    disagrees = [blocks[n][2] for n in names]
+    block = cascade_block(
         stages, confidences, disagrees, target=target, confidence=confidence, rule=rule, source=CONFIDENCE_SOURCE
     )
+    considered = []
+    for n in others:
+        stage, conf, wrong = blocks[n]
+        (walk,), own = cascade_walk([conf], [wrong], target=target, confidence=confidence)
+        considered.append({**stage, **_guarantee_block(walk, own, 0, conf, CONFIDENCE_SOURCE)})
+    configurations, choice = dev_configurations(
+        items, table, judgments, names, {s["name"]: s for s in [*stages, *considered]},
+        {n: (blocks[n][1], blocks[n][2]) for n in blocks}, target=target, confidence=confidence, boot=boot,
+        prices=prices, minutes_per_label=minutes_per_label,
+    )  # fmt: skip
+    return {
+        **block,
+        "considered": considered,
+        "configurations": configurations,
+        "choice": choice,
+        "minutes_per_label": minutes_per_label,
+        **({"prices": {m: dict(r) for m, r in prices.items()}} if prices else {}),
+    }
+
+
+def configuration_names(names: Sequence[str], others: Sequence[str]) -> list[tuple[tuple[str, ...], str]]:
+    """The configurations a cascade policy considers, with their kind: each judge alone (the stages, then the
+    others: ``panel`` for a panel), each prefix of two or more stages, and the cascade."""
+    out: list[tuple[tuple[str, ...], str]] = [((n,), "judge") for n in [*names, *others]]
+    out += [(tuple(names[:k]), "prefix") for k in range(2, len(names))]
+    if len(names) > 1:
+        out.append((tuple(names), "cascade"))
+    return out
+
+
+def dev_configurations(
+    items: Sequence[PairItem],
+    table: PairTable,
+    judgments: Sequence[Call],
+    names: Sequence[str],
+    stage_by_name: Mapping[str, Mapping[str, Any]],
+    walk_inputs: Mapping[str, tuple[list[float | None], list[bool | None]]],
+    *,
+    target: float,
+    confidence: float,
+    boot: Bootstrap,
+    prices: Mapping[str, Mapping[str, float]] | None,
+    minutes_per_label: float,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every configuration walked on dev as a cascade (same target and confidence), its figures, and the choice."""
+    from juge.judges.panel import PANEL_MODEL
+    from juge.policy.configurations import (
+        Decided,
+        agreement_counts,
+        choose_configuration,
+        configuration_figures,
+        with_threshold,
+    )
+
+    base = {n: CascadeStage.model_validate(dict(s)) for n, s in stage_by_name.items()}
+    panels = {n for n, s in base.items() if any(m.startswith(PANEL_MODEL) for m in table.judges[s.judge].models)}
+    rows, counts = [], []
+    for combo, kind in configuration_names(names, [n for n in stage_by_name if n not in names]):
+        walks, stage_of = cascade_walk(
+            [walk_inputs[n][0] for n in combo], [walk_inputs[n][1] for n in combo], target=target,
+            confidence=confidence,
+        )  # fmt: skip
+        stages = [with_threshold(base[n], w.threshold) for n, w in zip(combo, walks)]
+        decided = [
+            Decided(it.item_id, it.category, None if s is None else s + 1,
+                    None if s is None else stages[s].templates_by_category.get(it.category))
+            for it, s in zip(items, stage_of)
+        ]  # fmt: skip
+        figures = configuration_figures(
+            items, decided, stages, judgments, prices=prices, minutes_per_label=minutes_per_label, boot=boot
+        )
+        counts.append(agreement_counts(items, decided))
+        rows.append({
+            "name": " → ".join(combo),
+            "kind": "panel" if kind == "judge" and combo[0] in panels else kind,
+            "stages": [{"name": s.name, "judge": s.judge, "threshold": w.threshold} for s, w in zip(stages, walks)],
+            "meets_guarantee": figures["n_decided"] > 0,
+            "dev": figures,
+        })  # fmt: skip
+    choice = choose_configuration(
+        [r["name"] for r in rows], counts, meets_guarantee=[r["meets_guarantee"] for r in rows],
+        usd_per_item=[r["dev"]["cost"]["usd_per_item"] for r in rows],
+        tokens_per_item=[r["dev"]["cost"]["tokens_per_item"] for r in rows],
+        n_decided=[r["dev"]["n_decided"] for r in rows], n_stages=[len(r["stages"]) for r in rows], boot=boot,
+    )  # fmt: skip
+    for row, why in zip(rows, choice.pop("rows")):
+        row.update(why)
+        row["chosen"] = row["name"] == choice["chosen"]
+    chosen = next((r for r in rows if r["chosen"]), None)
+    choice["derive_with"] = None if chosen is None else ",".join(s["name"] for s in chosen["stages"])
+    return rows, choice
 
 
 def cascade_block(
@@ -179,20 +328,7 @@ def cascade_block(
     items = confidences[0] if confidences else []
     walks, stage_of = cascade_walk(confidences, disagrees, target=target, confidence=confidence)
     for k, (stage, walk) in enumerate(zip(stages, walks)):
-        reaching = [i for i, s in enumerate(stage_of) if s is None or s >= k]
-        stage["guarantee"] = {
-            **walk.to_dict(),
-            "n_calibration": walk.n_items,
-            "n_calibration_covered": walk.n_covered,
-            "n_items": len(reaching),
-            "n_covered": sum(s == k for s in stage_of),
-            "coverage": sum(s == k for s in stage_of) / len(reaching) if reaching else 0.0,
-            "coverage_denominator": "the dev items that reach this stage (no earlier stage decided them)",
-            "confidence_source": source,
-        }
-        stage["n_reaching"] = len(reaching)
-        stage["n_in_its_categories"] = sum(confidences[k][i] is not None for i in reaching)
-        stage["n_decided"] = sum(s == k for s in stage_of)
+        stage.update(_guarantee_block(walk, stage_of, k, confidences[k], source))
     n_person = sum(s is None for s in stage_of)
     alone = []  # each stage's judge alone at the same target and confidence: what the cascade is compared with
     for k, stage in enumerate(stages):
@@ -224,23 +360,6 @@ def _decided_figures(stage_of: Sequence[int | None], disagrees: Sequence[Sequenc
         "agreement_with_majority": 1 - sum(rated) / len(rated) if rated else None,
         "n_with_majority": len(rated),
     }
-
-
-def _decides(category: str, row: Mapping[str, Any]) -> bool:
-    """The category rule's one decision (too few items: a person), as every command reads it."""
-    d = category_decision(
-        category, decision=row["decision"], reason=row["reason"], too_few=row.get("too_few"),
-        by_figures=row.get("by_figures"),
-    )  # fmt: skip
-    return d.route == "judge"
-
-
-def stage_may_decide(stage: CascadeStage, category: str) -> bool:
-    """Whether a stage may decide an item of this category: the category rule lets it, and a threshold met the
-    target on dev. A live route calls a stage only then, and a cascade pays for its calls only then."""
-    row = stage.categories.get(category)
-    has_threshold = stage.guarantee is not None and stage.guarantee.threshold is not None
-    return has_threshold and row is not None and _decides(category, row.to_dict())
 
 
 def stage_policy(policy: PolicyResult, stage: CascadeStage) -> PolicyResult:
@@ -304,35 +423,22 @@ def item_costs(
 ) -> dict[str, Any]:
     """What the cascade cost on these routed items, and what the last stage alone would have cost.
 
-    An item pays the calls of every stage it reached that may decide it (:func:`stage_may_decide`: the stages a
-    live route calls). The last stage alone pays its calls on every item. In US$ when every call counted has a
-    model in the price table (built-in rows, then ``prices``) and recorded tokens; else in tokens (said which).
+    An item pays the calls of every stage it reached that may decide it (the stages a live route calls:
+    :func:`juge.policy.configurations.stage_may_decide`). The last stage alone pays its calls on every item. In
+    US$ when every call counted has a model in the price table (built-in rows, then ``prices``) and recorded
+    tokens; else in tokens (said which).
     """
+    from juge.policy.configurations import Decided, configuration_calls, members_of_panels
+
     assert policy.cascade is not None
     judgments = list(judgments)
     table = price_table(prices)
-    ids = {d.item_id for d in decisions}
-    calls: dict[tuple[str, str], list[Call]] = {}
-    for j in judgments:
-        if j.item_id in ids:
-            calls.setdefault((j.item_id, f"{j.judge}/{j.template}"), []).append(j)
     stages = policy.cascade.stages
-
-    def paid(item_id: str, category: str, stage: CascadeStage) -> list[Call]:
-        key = stage.templates_by_category.get(category)
-        return [] if key is None else calls.get((item_id, key), [])
-
-    cascade_calls: list[Call] = []
-    strong_calls: list[Call] = []
-    for d in decisions:
-        reached = stages if d.stage is None else stages[: d.stage]
-        for stage in reached:
-            if stage_may_decide(stage, d.category):
-                cascade_calls += paid(d.item_id, d.category, stage)
-        strong_calls += paid(d.item_id, d.category, stages[-1])
-    cascade_calls, strong_calls = (
-        _members_of_panels(cascade_calls, judgments),
-        _members_of_panels(strong_calls, judgments),
+    decided = [Decided(d.item_id, d.category, d.stage, d.template) for d in decisions]
+    cascade_calls = configuration_calls(decided, stages, judgments)
+    last = {(d.item_id, stages[-1].templates_by_category.get(d.category)) for d in decisions}
+    strong_calls = members_of_panels(
+        [j for j in judgments if (j.item_id, f"{j.judge}/{j.template}") in last], judgments
     )
     costs = [call_cost(j.model, j.tokens_in, j.tokens_out, table) for j in [*cascade_calls, *strong_calls]]
     priced = bool(costs) and all(c is not None for c in costs)
@@ -356,18 +462,6 @@ def item_costs(
         "last_stage_alone_calls": len(strong_calls),
         "unpriced_models": unpriced,
     }
-
-
-def _members_of_panels(calls: list[Call], judgments: Iterable[Call]) -> list[Call]:
-    """A panel's call is its members' calls (:mod:`juge.calibration.panel`): priced at their models' prices."""
-    from juge.calibration.panel import panel_members
-
-    panels = [j for j in calls if panel_members(j.model)]
-    if not panels:
-        return calls
-    wanted = {(j.item_id, j.order, j.repeat, m) for j in panels for m in panel_members(j.model) or ()}
-    members = [j for j in judgments if (j.item_id, j.order, j.repeat, f"{j.judge}/{j.template}") in wanted]
-    return [j for j in calls if not panel_members(j.model)] + members
 
 
 def read_prices(path: str | Path) -> dict[str, dict[str, float]]:

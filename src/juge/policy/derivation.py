@@ -52,6 +52,7 @@ from juge.calibration.pairwise import Bootstrap, ceiling, reference_templates, v
 from juge.calibration.results import Agreement
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
+from juge.policy.configurations import MINUTES_PER_LABEL
 from juge.policy.file import (
     POLICY_FORMAT,
     SCHEMA_VERSION,
@@ -225,9 +226,12 @@ def derive_policy(
     audit_n: int = 10,
     boot: Bootstrap = Bootstrap(),
     cascade: Sequence[str] | None = None,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
+    minutes_per_label: float = MINUTES_PER_LABEL,
 ) -> dict[str, Any]:
     """Derive the policy on one split (dev) and return it as the versioned JSON document; with ``cascade``
-    (judge names, cheapest first) a cascade of those judges (:mod:`juge.policy.cascade`)."""
+    (judge names, cheapest first) a cascade of those judges (:mod:`juge.policy.cascade`), every configuration
+    it considered priced with ``prices`` and ``minutes_per_label`` (:mod:`juge.policy.configurations`)."""
     if rule not in RULES:
         raise InputError(f"--rule {rule!r}: use one of {', '.join(RULES)}")
     if cascade and rule == "guarantee":
@@ -269,7 +273,7 @@ def derive_policy(
 
         cascade_block = derive_cascade(
             items, sub, data.judgments, cascade, margin=margin, rule=rule, target=target, confidence=confidence,
-            boot=boot,
+            boot=boot, prices=prices, minutes_per_label=minutes_per_label,
         )  # fmt: skip
     used_keys = sorted(
         set(key_by_category.values())
@@ -546,6 +550,26 @@ def cascade_markdown(p: PolicyResult) -> list[str]:
             if a is not None:
                 agree = "n/a" if a.agreement_with_majority is None else f"{a.agreement_with_majority:.3f}"
                 lines.append(f"| {table_cell(name)} | {a.n_decided} | {agree} (n={a.n_with_majority}) |")
+    if c.configurations:
+        lines += ["", f"Every configuration considered, on dev (person-minutes at {c.minutes_per_label:g} per label):",
+                  "", "| configuration | decided | a person | agreement with the majority | with each person "
+                  "| cost per item | person-minutes saved | choice |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        for r in c.configurations:
+            f = r.dev
+            cost = f"US$ {f.cost.usd_per_item:.5f}" if f.cost.usd_per_item is not None else (
+                f"{f.cost.tokens_per_item:,.0f} tokens ({f.cost.warning})"
+            )  # fmt: skip
+            status = "**chosen**" if r.chosen else "within noise" if r.within_noise else (
+                "below the best" if r.meets_guarantee else "no threshold"
+            )  # fmt: skip
+            lines.append(
+                f"| {table_cell(r.name)} | {f.n_decided} | {f.n_person} | {format_estimate(f.vs_majority)} | "
+                f"{format_estimate(f.vs_people)} | {table_cell(cost)} | {f.person_minutes_saved:g} | {status} |"
+            )
+    if c.choice is not None and c.choice.chosen is not None:
+        lines += ["", f"Chosen: **{table_cell(c.choice.chosen)}**: {c.choice.rule} (cost in {c.choice.cost_basis}). "
+                  f"This policy routes with the cascade as given; `--cascade {c.choice.derive_with}` derives the "
+                  "choice."]  # fmt: skip
     return lines
 
 
@@ -563,6 +587,8 @@ def derive_any_policy(
     audit_n: int = 10,
     boot: Bootstrap = Bootstrap(),
     cascade: Sequence[str] | None = None,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
+    minutes_per_label: float = MINUTES_PER_LABEL,
 ) -> dict[str, Any]:
     """The policy for whatever judge the data holds: ``PairStudyData`` (pairwise) or ``GradeStudyData``
     (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
@@ -576,7 +602,7 @@ def derive_any_policy(
         raise InputError("--min-recall and --threshold are for PASS/FAIL and score judges; these items are pairs")
     return derive_policy(
         data, split=split, margin=margin, rule=rule, target=target, confidence=confidence, judges=judges,
-        audit_n=audit_n, boot=boot, cascade=cascade,
+        audit_n=audit_n, boot=boot, cascade=cascade, prices=prices, minutes_per_label=minutes_per_label,
     )  # fmt: skip
 
 

@@ -481,7 +481,8 @@ def derive_grade_cascade(
     """The cascade block of a grade policy: per stage the category rule (rule 3 for that judge), then the
     confidences in the categories it may decide; the walk is the pairwise one (:func:`juge.policy.cascade.
     cascade_block`)."""
-    from juge.policy.cascade import _decides, cascade_block
+    from juge.policy.cascade import cascade_block
+    from juge.policy.configurations import category_allows
 
     categories = sorted({it.category for it in items})
     stages: list[dict[str, Any]] = []
@@ -502,7 +503,7 @@ def derive_grade_cascade(
             )  # fmt: skip
             for c in categories
         }
-        allowed = {c for c, r in rows.items() if _decides(c, r)}
+        allowed = {c for c, r in rows.items() if category_allows(c, r)}
         conf = grade_confidences(items, key, kind, judgments, threshold, labels)
         conf = [c if it.category in allowed else None for it, c in zip(items, conf)]
         confidences.append(conf)

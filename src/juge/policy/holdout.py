@@ -307,6 +307,7 @@ def run_holdout_test(
     before_recording: Callable[[dict[str, Any]], None] | None = None,
     registry: Registry | None = None,
     prices: Mapping[str, Mapping[str, float]] | None = None,
+    minutes_per_label: float | None = None,
 ) -> dict[str, Any]:
     """Apply the policy to the holdout split, once; record the test and return the result.
 
@@ -314,7 +315,8 @@ def run_holdout_test(
     policy. ``before_recording(result)`` runs inside the transactions that record the test (e.g. writing
     the outputs to temporary files): if it raises, nothing is recorded and the holdout is not used up.
     ``registry``: the machine's registry (default: the one at :func:`juge.policy.registry.registry_path`).
-    ``prices``: ``[prices]`` rows (US$ per million tokens) for a cascade's cost per item.
+    ``prices``: ``[prices]`` rows (US$ per million tokens) for a cascade's cost per item (default: the policy's);
+    ``minutes_per_label``: person-minutes per label for the minutes saved (default: the policy's).
     """
     policy = PolicyResult.of(policy)
     kind = policy.judge_kind
@@ -338,7 +340,7 @@ def run_holdout_test(
     try:
         previous_tests(store, registry, policy, data_hash, ledger, force)  # refuse early, before the figures
         if kind == "pairwise":
-            figures = _pair_figures(policy, data, items, boot, prices)
+            figures = _pair_figures(policy, data, items, boot, prices, minutes_per_label)
         else:
             figures = grade_holdout_figures(policy, data, table, items, boot, prices)
         with store.transaction(), registry.locked():  # the checks and the records are one
@@ -364,6 +366,7 @@ def _pair_figures(
     items: list[PairItem],
     boot: Bootstrap,
     prices: Mapping[str, Mapping[str, float]] | None = None,
+    minutes_per_label: float | None = None,
 ) -> dict:
     ids = {it.item_id for it in items}
     by_item: dict[str, list] = {}
@@ -415,7 +418,9 @@ def _pair_figures(
         )
         conclusion = guarantee_conclusion(figures["guarantee"]["held"], cascade=False)
     elif policy.cascade is not None:
-        figures["cascade"] = _cascade_figures(policy, data, items, decisions, judged_block, boot, prices)
+        figures["cascade"] = _cascade_figures(
+            policy, data, items, decisions, judged_block, boot, prices, minutes_per_label
+        )
         conclusion = guarantee_conclusion(figures["cascade"]["guarantee"]["held"], cascade=True)
     else:
         conclusion = overall_conclusion(per_conclusion, overall_gap)
@@ -437,19 +442,78 @@ def _cascade_figures(
     judged_block: dict[str, Any],
     boot: Bootstrap,
     prices: Mapping[str, Mapping[str, float]] | None,
+    minutes_per_label: float | None,
 ) -> dict[str, Any]:
-    """A pairwise cascade on holdout (:func:`juge.policy.cascade.cascade_on_holdout`)."""
+    """A pairwise cascade on holdout (:func:`juge.policy.cascade.cascade_on_holdout`), and every configuration the
+    policy considered on dev, routed and measured on holdout the same way (:func:`holdout_configurations`)."""
     from juge.policy.cascade import cascade_on_holdout
+    from juge.policy.configurations import MINUTES_PER_LABEL
 
+    assert policy.cascade is not None
+    if prices is None and policy.cascade.prices:
+        prices = {m: dict(r) for m, r in policy.cascade.prices.items()}
+    if minutes_per_label is None:
+        minutes_per_label = policy.cascade.minutes_per_label
+    if minutes_per_label is None:
+        minutes_per_label = MINUTES_PER_LABEL
     decided = {d.item_id for d in decisions if d.route == JUDGE}
     wrong = [
         None if it.majority is None or it.item_id not in decided else it.judges[POLICY_KEY].label != it.majority
         for it in items
     ]
-    return cascade_on_holdout(
-        policy, decisions, wrong, data.judgments, vs_majority=judged_block["vs_majority"]["agreement"],
-        vs_people=judged_block["vs_people"]["agreement"], level=boot.level, prices=prices,
-    )  # fmt: skip
+    return {
+        **cascade_on_holdout(
+            policy, decisions, wrong, data.judgments, vs_majority=judged_block["vs_majority"]["agreement"],
+            vs_people=judged_block["vs_people"]["agreement"], level=boot.level, prices=prices,
+        ),
+        **holdout_configurations(policy, data, items, boot=boot, prices=prices, minutes_per_label=minutes_per_label),
+    }  # fmt: skip
+
+
+def holdout_configurations(
+    policy: PolicyResult,
+    data: PairStudyData,
+    items: list[PairItem],
+    *,
+    boot: Bootstrap,
+    prices: Mapping[str, Mapping[str, float]] | None,
+    minutes_per_label: float,
+) -> dict[str, Any]:
+    """Each configuration of the policy, routed on the holdout items as ``juge route`` would route it (its stages
+    with their dev thresholds), with the figures of dev and whether its guarantee held; the dev choice named."""
+    from juge.policy.configurations import Decided, as_policy, configuration_figures, with_threshold
+
+    assert policy.cascade is not None
+    c = policy.cascade
+    if not c.configurations:
+        return {}
+    base = {s.name: s for s in [*c.stages, *c.considered]}
+    by_item: dict[str, list] = {}
+    for j in data.judgments:
+        by_item.setdefault(j.item_id, []).append(j)
+    rows = []
+    for config in c.configurations:
+        stages = [with_threshold(base[s.name], s.threshold) for s in config.stages]
+        routed = as_policy(policy, stages)
+        decisions = [route_item(routed, it.item_id, it.category, by_item.get(it.item_id, [])) for it in items]
+        decided = [
+            Decided(d.item_id, d.category, d.stage if d.route == JUDGE else None,
+                    d.template if d.route == JUDGE else None)
+            for d in decisions
+        ]  # fmt: skip
+        figures = configuration_figures(
+            items, decided, stages, data.judgments, prices=prices, minutes_per_label=minutes_per_label, boot=boot
+        )
+        wrong = [
+            None if d.stage is None or it.majority is None else it.judges[d.template or ""].label != it.majority
+            for it, d in zip(items, decided)
+        ]
+        guarantee = check_on_holdout(
+            None, [d.stage is not None for d in decided], wrong, target=c.target, confidence=boot.level
+        )
+        rows.append({"name": config.name, "kind": config.kind, "chosen": config.chosen, "holdout": figures,
+                     "guarantee_held": guarantee["held"], "disagreement": guarantee["disagreement"]})  # fmt: skip
+    return {"configurations": rows, "chosen": None if c.choice is None else c.choice.chosen}
 
 
 def test_policy(
@@ -463,6 +527,7 @@ def test_policy(
     json_path: Path | str | None = None,
     registry: Registry | None = None,
     prices: Mapping[str, Mapping[str, float]] | None = None,
+    minutes_per_label: float | None = None,
 ) -> dict[str, Any]:
     """`juge policy test`: read the policy, test it once on ``split``, and write the test into the policy file
     (and the result to ``json_path``). Both files are staged and renamed only once the test is recorded, so an
@@ -487,7 +552,7 @@ def test_policy(
 
         result = run_holdout_test(
             PolicyResult.of(document), data, store, split=split, force=force, boot=boot, before_recording=stage,
-            registry=registry, prices=prices,
+            registry=registry, prices=prices, minutes_per_label=minutes_per_label,
         )  # fmt: skip
     return result
 

@@ -300,9 +300,9 @@ def _route_cascade(
     force: bool,
 ) -> LiveRouting:
     """Stage by stage: call the stage's judge on the items that reach it and that it may decide
-    (:func:`juge.policy.cascade.stage_may_decide`), one stored run per stage called; the items it decides leave.
+    (:func:`juge.policy.configurations.stage_may_decide`), one stored run per stage called; the items it decides leave.
     Every call is stored and cached, so a rerun costs nothing."""
-    from juge.policy.cascade import stage_may_decide
+    from juge.policy.configurations import stage_may_decide
     from juge.runs.plan import load_run_cases
 
     assert policy.cascade is not None

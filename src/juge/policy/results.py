@@ -380,6 +380,106 @@ class CascadeAlternative(Part):
     """Decided items with a majority."""
 
 
+class ConfigurationCost(Part):
+    """What a configuration's calls cost per item: an item pays every stage it reached that may decide it."""
+
+    usd_per_item: Number | None = None
+    """US$ per item from the recorded tokens and the prices; null when a call's model has no price or its tokens
+    were not recorded (see ``warning``)."""
+    tokens_per_item: Number
+    """Tokens (in + out) per item."""
+    calls: int
+    """Calls paid on these items (a panel's call counts as its members' calls)."""
+    unpriced_models: list[str] = []
+    """Models with no price (give --prices)."""
+    calls_without_tokens: int = 0
+    """Calls with no recorded token counts."""
+    warning: str | None = None
+    """Why ``usd_per_item`` is null."""
+
+
+class ConfigurationFigures(Part):
+    """A configuration on one split: what it decides without a person, how well, at what cost."""
+
+    n_items: int
+    """Items of the split."""
+    n_decided: int
+    """Items some stage decided (no person needed)."""
+    n_person: int
+    """Items left to a person; with n_decided they sum to n_items."""
+    decided_by_stage: list[int] = []
+    """Items each stage decided, in order."""
+    coverage: Number
+    """n_decided / n_items."""
+    vs_majority: Estimate | None = None
+    """Agreement with the majority on the decided items (clustered bootstrap interval)."""
+    vs_people: Estimate | None = None
+    """Agreement with each person on the decided items (every vote; clustered bootstrap interval)."""
+    cost: ConfigurationCost
+    """Cost per item of its calls."""
+    minutes_per_label: Number
+    """Person-minutes one label takes (--minutes-per-label)."""
+    person_minutes_saved: Number
+    """n_decided x minutes_per_label: the people's time the configuration saves on these items."""
+    person_minutes_saved_per_item: Number
+    """person_minutes_saved / n_items."""
+
+
+class ConfigurationStage(Part):
+    """One stage of a configuration: the judge and the confidence threshold it has in this configuration."""
+
+    name: str
+    """The judge's name."""
+    judge: str
+    """Its judge key (judge/template)."""
+    threshold: Number | None = None
+    """Its confidence threshold here, from the walk on the dev items that reach it (null: it decides nothing)."""
+
+
+class CascadeConfiguration(Part):
+    """A configuration considered on dev: a judge alone, a panel, a prefix of the cascade or the cascade, walked
+    at the same target and confidence; its figures and where it stands in the choice."""
+
+    name: str
+    """Its stages joined by an arrow."""
+    kind: Literal["judge", "panel", "prefix", "cascade"]
+    """judge or panel (one stage), prefix (the cascade's first stages) or cascade."""
+    stages: list[ConfigurationStage]
+    """Its stages in order."""
+    meets_guarantee: bool
+    """A threshold met the target on dev, so it decides some item with the guarantee."""
+    dev: ConfigurationFigures
+    """Its figures on dev (optimistic: its thresholds were chosen on these items)."""
+    difference_to_best: Estimate | None = None
+    """Its agreement with the majority on decided items minus the best configuration's, paired bootstrap interval
+    over the dev items (null: it does not meet the guarantee)."""
+    within_noise: bool = False
+    """The best, or ``difference_to_best``'s interval includes 0."""
+    ranking_cost: Number | None = None
+    """The cost per item it was ranked by (in the choice's ``cost_basis``)."""
+    chosen: bool = False
+    """True for the chosen configuration."""
+
+
+class ConfigurationChoice(Part):
+    """The configuration chosen on dev, and why, as fields."""
+
+    rule: str
+    """The rule, in words."""
+    chosen: str | None = None
+    """The chosen configuration (null: none meets the guarantee)."""
+    best: str | None = None
+    """The configuration with the highest agreement with the majority on the items it decides."""
+    cost_basis: Literal["USD", "tokens"]
+    """What "cheapest" was measured in: US$ per item, or tokens per item when a configuration has no price."""
+    eligible: list[str] = []
+    """The configurations that meet the guarantee."""
+    within_noise: list[str] = []
+    """Of those, the ones within noise of the best: the chosen one is the cheapest of these."""
+    derive_with: str | None = None
+    """The --cascade argument that derives the chosen configuration as the policy."""
+
+
 class PolicyCascade(Part):
     """A cascade (``--cascade small,strong``): stages tried in order, the rest to a person."""
 
@@ -405,6 +505,16 @@ class PolicyCascade(Part):
     """The cascade on dev: items decided, agreement with the majority on them."""
     alone: list[CascadeAlternative] = []
     """Each stage's judge alone (a one-stage cascade at the same target and confidence), to compare with."""
+    considered: list[CascadeStage] = []
+    """The other judges in the data (panels too) as one-stage cascades: the configurations route them so."""
+    configurations: list[CascadeConfiguration] = []
+    """Every configuration considered, with its figures on dev."""
+    choice: ConfigurationChoice | None = None
+    """The configuration chosen: the cheapest within noise of the best that meets the guarantee."""
+    minutes_per_label: Number | None = None
+    """Person-minutes one label takes (--minutes-per-label)."""
+    prices: dict[str, dict[str, Number]] | None = None
+    """The prices given at derive (--prices), US$ per million tokens; policy test uses them when given none."""
 
 
 class PolicyResult(_Loose):
@@ -701,6 +811,23 @@ class HoldoutCascadeStage(Part):
     """Holdout items it decided."""
 
 
+class HoldoutConfiguration(Part):
+    """One configuration of the policy routed on holdout with its dev thresholds."""
+
+    name: str
+    """Its stages joined by an arrow."""
+    kind: Literal["judge", "panel", "prefix", "cascade"]
+    """judge, panel, prefix or cascade."""
+    chosen: bool = False
+    """True for the configuration chosen on dev."""
+    holdout: ConfigurationFigures
+    """Its figures on holdout."""
+    guarantee_held: bool | None = None
+    """Its disagreement with the majority on the items it decided is within 1 - target (null: none decided)."""
+    disagreement: Estimate | None = None
+    """Its disagreement with the majority on the decided items (exact Clopper-Pearson interval)."""
+
+
 class HoldoutCascade(Part):
     """A cascade on holdout: the items each stage decided (with the person's, they sum to the items), the
     agreement with the majority and with each person on the decided items, and the cost per item."""
@@ -722,6 +849,10 @@ class HoldoutCascade(Part):
     cost: dict[str, Any] | None = None
     """Cost per item of the cascade and of the last stage alone (unit: USD or tokens), and the models without a
     price."""
+    configurations: list[HoldoutConfiguration] = []
+    """Every configuration the policy considered, on holdout."""
+    chosen: str | None = None
+    """The configuration chosen on dev."""
 
 
 class HoldoutTest(_Loose):

@@ -109,7 +109,8 @@ def _route_cascade(
 ) -> RouteDecision:
     """The stages in order, each a one-judge policy (rules 3 and 4) with its confidence threshold; the first
     that may decide the item decides it, else a person, with every stage's reason."""
-    from juge.policy.cascade import stage_may_decide, stage_policy
+    from juge.policy.cascade import stage_policy
+    from juge.policy.configurations import stage_may_decide
 
     assert policy.cascade is not None
     judgments = [j for j in judgments if j.item_id == item_id]

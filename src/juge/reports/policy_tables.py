@@ -14,9 +14,13 @@ from rich.text import Text
 from juge.calibration.results import Agreement, Caught
 from juge.policy.decision import TOO_FEW
 from juge.policy.results import (
+    CascadeConfiguration,
     CategoryConclusion,
+    ConfigurationCost,
+    ConfigurationFigures,
     Coverage,
     HoldoutCascade,
+    HoldoutConfiguration,
     HoldoutFigures,
     HoldoutTest,
     PeopleAgreement,
@@ -192,7 +196,19 @@ def _cascade(policy: PolicyResult, out: Console) -> None:
         table.add_row(str(k), Text(s.judge), str(s.n_reaching), str(s.n_in_its_categories), threshold, walk,
                       str(s.n_decided))  # fmt: skip
     out.print(fitted(table, out))
-    for a in c.alone:
+    if c.configurations:
+        configurations_table(c.configurations, "dev", out)
+    if c.choice is not None:
+        ch = c.choice
+        line = (
+            f"chosen: {ch.chosen}, the cheapest (in {ch.cost_basis}) of {', '.join(ch.within_noise)} within noise "
+            f"of the best ({ch.best}) among those meeting the guarantee; this policy routes with the cascade as "
+            f"given: derive with --cascade {ch.derive_with} to route with the choice"
+            if ch.chosen
+            else "chosen: none (no configuration meets the guarantee on dev)"
+        )
+        out.print(wrapped(line, out))
+    for a in [] if c.configurations else c.alone:
         agree = "n/a" if a.agreement_with_majority is None else f"{a.agreement_with_majority:.3f}"
         out.print(
             wrapped(
@@ -341,6 +357,47 @@ def _confidence_test(test: HoldoutTest, out: Console) -> None:
         _cascade_test(test.cascade, out)
 
 
+def _cost(cost: ConfigurationCost) -> str:
+    if cost.usd_per_item is not None:
+        return f"US$ {cost.usd_per_item:.5f}"
+    return f"{cost.tokens_per_item:,.0f} tokens (no US$: {cost.warning})"
+
+
+def configurations_table(
+    rows: list[CascadeConfiguration] | list[HoldoutConfiguration], split: str, out: Console
+) -> None:
+    """Each configuration considered: decided without a person, agreement on those items, cost per item,
+    person-minutes saved; on dev where it stands in the choice, on holdout whether its guarantee held."""
+    first = rows[0]
+    f0: ConfigurationFigures = first.dev if isinstance(first, CascadeConfiguration) else first.holdout
+    table = Table(
+        title=Text(
+            f"Configurations on {split} ({f0.n_items} items; person-minutes at {f0.minutes_per_label:g} per label)"
+        ),
+        title_justify="left",
+    )
+    last = "choice" if split == "dev" else "guarantee"
+    for col in ("configuration", "decided", "a person", "vs majority", "vs each person", "cost per item",
+                "minutes saved", last):  # fmt: skip
+        table.add_column(col)
+    for r in rows:
+        f = r.dev if isinstance(r, CascadeConfiguration) else r.holdout
+        if isinstance(r, CascadeConfiguration):
+            status = (
+                "CHOSEN" if r.chosen else "within noise" if r.within_noise else
+                "below the best" if r.meets_guarantee else "no threshold"
+            )  # fmt: skip
+        else:
+            held = {True: "held", False: "NOT held", None: "untested"}[r.guarantee_held]
+            status = held + (" (chosen on dev)" if r.chosen else "")
+        decided = str(f.n_decided) + (
+            f" ({' + '.join(map(str, f.decided_by_stage))})" if len(f.decided_by_stage) > 1 else ""
+        )
+        table.add_row(Text(r.name), decided, str(f.n_person), fmt(f.vs_majority), fmt(f.vs_people), _cost(f.cost),
+                      f"{f.person_minutes_saved:g}", status)  # fmt: skip
+    out.print(fitted(table, out))
+
+
 def _cascade_test(c: HoldoutCascade, out: Console) -> None:
     stages = ", ".join(f"{s.name} {s.n_decided}" for s in c.stages)
     out.print(wrapped(f"cascade on {c.n_items} holdout items: {stages}, a person {c.n_person}", out))
@@ -366,6 +423,8 @@ def _cascade_test(c: HoldoutCascade, out: Console) -> None:
         if cost.get("unpriced_models"):
             line += f" (no price for {', '.join(cost['unpriced_models'])}: give --prices)"
         out.print(wrapped(line, out))
+    if c.configurations:
+        configurations_table(c.configurations, "holdout", out)
 
 
 def _grade_test(test: HoldoutTest, out: Console) -> None:

@@ -1,0 +1,206 @@
+"""Cost is part of a cascade's decision (issue 25 item 3): every configuration considered (each judge alone, each
+prefix, the cascade) measured on dev and on holdout, and the choice: the cheapest within noise of the best among
+those meeting the guarantee."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import juge
+from juge.calibration.pairwise import Bootstrap
+from juge.policy.configurations import choose_configuration, within_noise
+from juge.stats.estimate import Estimate
+
+PRICES = {"gpt-6-luna": {"input": 0.15, "output": 0.6}, "gpt-6.1-sol": {"input": 2.5, "output": 10.0}}
+BOOT = Bootstrap(n_resamples=2000, seed=0)
+
+
+def _counts(n: int, decided: int, right: int, wrong_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Per item agreement counts: the first ``decided`` items decided, ``right`` of them agreeing with the
+    majority (the wrong ones first when ``wrong_first``, else last)."""
+    den = np.array([1.0] * decided + [0.0] * (n - decided))
+    agree = [0.0] * (decided - right) + [1.0] * right if wrong_first else [1.0] * right + [0.0] * (decided - right)
+    return np.array(agree + [0.0] * (n - decided)), den
+
+
+def test_the_choice_by_hand_is_neither_the_most_accurate_nor_the_cheapest():
+    """40 items. strong: 39/40 right at US$ 10; mid: 38/40 (wrong on strong's one error and one more) at US$ 1;
+    cheap: 20/40 at US$ 0.1, clearly worse; tiny: 5/5 right at US$ 0.01 but no threshold met the target (it
+    does not meet the guarantee, so it is neither the best nor a candidate). The paired difference mid - strong
+    is -1/40 and its interval includes 0 (the one item where they differ is left out of about a third of the
+    resamples), cheap - strong is about -0.475 and excludes 0. Chosen: mid."""
+    n = 40
+    counts = [
+        _counts(n, 40, 39),
+        _counts(n, 40, 38),
+        _counts(n, 40, 20, wrong_first=True),
+        _counts(n, 5, 5),
+    ]
+    names = ["strong", "mid", "cheap", "tiny"]
+    choice = choose_configuration(
+        names, counts, meets_guarantee=[True, True, True, False], usd_per_item=[10.0, 1.0, 0.1, 0.01],
+        tokens_per_item=[100.0, 50.0, 10.0, 1.0], n_decided=[40, 40, 40, 5], n_stages=[1, 1, 1, 1], boot=BOOT,
+    )  # fmt: skip
+    assert choice["best"] == "strong" and choice["chosen"] == "mid"
+    assert choice["eligible"] == ["strong", "mid", "cheap"] and choice["within_noise"] == ["strong", "mid"]
+    assert choice["cost_basis"] == "USD"
+    rows = dict(zip(names, choice["rows"]))
+    assert rows["mid"]["difference_to_best"]["value"] == pytest.approx(-1 / 40)
+    assert rows["mid"]["difference_to_best"]["low"] < 0 <= rows["mid"]["difference_to_best"]["high"]
+    assert rows["cheap"]["difference_to_best"]["high"] < 0 and not rows["cheap"]["within_noise"]
+    assert rows["tiny"]["difference_to_best"] is None and not rows["tiny"]["meets_guarantee"]
+    # Without a US$ price for one eligible configuration, the ranking is in tokens for all: still mid.
+    tokens = choose_configuration(
+        names, counts, meets_guarantee=[True, True, True, False], usd_per_item=[None, 1.0, 0.1, 0.01],
+        tokens_per_item=[100.0, 50.0, 10.0, 1.0], n_decided=[40, 40, 40, 5], n_stages=[1, 1, 1, 1], boot=BOOT,
+    )  # fmt: skip
+    assert tokens["cost_basis"] == "tokens" and tokens["chosen"] == "mid"
+    assert dict(zip(names, tokens["rows"]))["mid"]["ranking_cost"] == 50.0
+
+
+def test_equal_cost_goes_to_more_items_decided_then_fewer_stages():
+    n = 30
+    same = _counts(n, 20, 18)
+    more = _counts(n, 25, 22)  # 0.88 vs 0.9: within noise
+    choice = choose_configuration(
+        ["a", "a → b", "b"], [same, same, more], meets_guarantee=[True, True, True], usd_per_item=[1.0, 1.0, 1.0],
+        tokens_per_item=[1.0, 1.0, 1.0], n_decided=[20, 20, 25], n_stages=[1, 2, 1], boot=BOOT,
+    )  # fmt: skip
+    assert choice["chosen"] == "b"
+    choice = choose_configuration(
+        ["a → b", "a"], [same, same], meets_guarantee=[True, True], usd_per_item=[1.0, 1.0],
+        tokens_per_item=[1.0, 1.0], n_decided=[20, 20], n_stages=[2, 1], boot=BOOT,
+    )  # fmt: skip
+    assert choice["chosen"] == "a" and choice["best"] == "a → b"  # the best ties go to the first listed
+
+
+def test_nothing_meets_the_guarantee_nothing_is_chosen():
+    choice = choose_configuration(
+        ["a"], [_counts(10, 5, 5)], meets_guarantee=[False], usd_per_item=[1.0], tokens_per_item=[1.0],
+        n_decided=[5], n_stages=[1], boot=BOOT,
+    )  # fmt: skip
+    assert choice["chosen"] is None and choice["best"] is None and choice["eligible"] == []
+
+
+def test_within_noise_is_the_interval_including_zero():
+    assert within_noise(Estimate(-0.02, -0.05, 0.0, n=10))
+    assert within_noise({"value": 0.0, "low": 0.0, "high": 0.0, "n": 10})
+    assert not within_noise(Estimate(-0.2, -0.3, -0.01, n=10))
+    assert not within_noise(Estimate(None, n=0)) and not within_noise(None)
+
+
+@pytest.fixture(scope="module")
+def sample_dir() -> Path:
+    from conftest import PACKAGED_SAMPLE, SHARED_SAMPLE
+
+    return SHARED_SAMPLE if (SHARED_SAMPLE / "items.jsonl").exists() else PACKAGED_SAMPLE
+
+
+@pytest.fixture(scope="module")
+def priced(sample_dir: Path) -> juge.PolicyResult:
+    return juge.policy.derive(
+        items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl",
+        cascade="chat-small,chat-strong", target=0.65, resamples=50, prices=PRICES, minutes_per_label=2.0,
+    )  # fmt: skip
+
+
+def test_every_configuration_on_dev_and_on_holdout_in_the_json(priced, sample_dir, tmp_path):
+    c = priced.to_dict()["cascade"]
+    rows = {r["name"]: r for r in c["configurations"]}
+    assert list(rows) == ["chat-small", "chat-strong", "chat-small → chat-strong"]
+    assert [rows[n]["kind"] for n in rows] == ["judge", "judge", "cascade"]
+    assert c["minutes_per_label"] == 2.0 and c["prices"] == PRICES
+    alone = {a["name"]: a for a in c["alone"]}
+    for name in ("chat-small", "chat-strong"):  # a judge alone is the walk `alone` reports
+        dev = rows[name]["dev"]
+        assert dev["n_decided"] == alone[name]["n_decided"] and dev["n_decided"] + dev["n_person"] == 155
+        assert dev["vs_majority"]["value"] == pytest.approx(alone[name]["agreement_with_majority"])
+        assert dev["person_minutes_saved"] == 2.0 * dev["n_decided"]
+        assert dev["cost"]["usd_per_item"] > 0 and dev["cost"]["warning"] is None
+    cascade = rows["chat-small → chat-strong"]["dev"]
+    assert cascade["decided_by_stage"] == [s["n_decided"] for s in c["stages"]]
+    assert rows["chat-small"]["dev"]["cost"]["usd_per_item"] < rows["chat-strong"]["dev"]["cost"]["usd_per_item"]
+    choice = c["choice"]
+    assert [n for n, r in rows.items() if r["chosen"]] == [choice["chosen"]]
+    assert choice["cost_basis"] == "USD" and set(choice["within_noise"]) <= set(choice["eligible"])
+    chosen = rows[choice["chosen"]]
+    assert chosen["within_noise"] and chosen["meets_guarantee"]
+    assert all(chosen["ranking_cost"] <= rows[n]["ranking_cost"] for n in choice["within_noise"])
+    assert choice["derive_with"] == ",".join(s["name"] for s in chosen["stages"])
+
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(priced.to_dict()), encoding="utf-8")
+    out = tmp_path / "test.json"
+    juge.policy.test(
+        path, items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl", db=tmp_path / "j.db",
+        resamples=50, json_path=out,
+    )  # fmt: skip  # no prices given: the policy's are used
+    h = json.loads(out.read_text(encoding="utf-8"))["cascade"]
+    held = {r["name"]: r for r in h["configurations"]}
+    assert list(held) == list(rows) and h["chosen"] == choice["chosen"]
+    for r in held.values():
+        f = r["holdout"]
+        assert f["n_decided"] + f["n_person"] == 165 and sum(f["decided_by_stage"]) == f["n_decided"]
+        assert r["guarantee_held"] == (r["disagreement"]["value"] <= 0.35)
+    routed = held["chat-small → chat-strong"]["holdout"]
+    assert routed["decided_by_stage"] == [s["n_decided"] for s in h["stages"]]  # the same routing as the policy's
+    assert routed["cost"]["usd_per_item"] == pytest.approx(h["cost"]["cascade_per_item"])  # the same cost rule
+    strong = held["chat-strong"]["holdout"]
+    assert 0 < routed["cost"]["usd_per_item"] < strong["cost"]["usd_per_item"]
+    assert strong["cost"]["usd_per_item"] <= h["cost"]["last_stage_alone_per_item"]  # it skips coding: a person
+
+
+def test_a_missing_price_leaves_the_cost_empty_with_a_warning(sample_dir):
+    p = juge.policy.derive(
+        items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl", cascade="chat-small,chat-strong",
+        target=0.65, resamples=20, prices={"gpt-6-luna": {"input": 0.15, "output": 0.6}},
+    )  # fmt: skip
+    rows = {r.name: r for r in p.cascade.configurations}
+    assert rows["chat-small"].dev.cost.usd_per_item is not None
+    strong = rows["chat-strong"].dev.cost
+    assert (
+        strong.usd_per_item is None
+        and strong.unpriced_models == ["gpt-6.1-sol-2026-09-29"]
+        and "--prices" in strong.warning
+    )
+    assert strong.tokens_per_item > 0
+    assert p.cascade.choice.cost_basis == "tokens"
+
+
+def test_prices_and_minutes_need_a_cascade(sample_dir):
+    common = {"items": sample_dir / "items.jsonl", "judgments": sample_dir / "judgments.jsonl", "resamples": 10}
+    with pytest.raises(juge.InputError, match="--cascade"):
+        juge.policy.derive(prices=PRICES, **common)
+    with pytest.raises(juge.InputError, match="--minutes-per-label"):
+        juge.policy.derive(cascade="chat-small", minutes_per_label=-1, **common)
+
+
+def test_the_cli_takes_prices_and_minutes_on_derive(sample_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from cli_helpers import juge_main
+
+    prices = tmp_path / "prices.toml"
+    prices.write_text(
+        '[prices]\n"gpt-6-luna" = { input = 0.15, output = 0.6 }\n"gpt-6.1-sol" = { input = 2.5, output = 10 }\n',
+        encoding="utf-8",
+    )
+    args = ["policy", "derive", "--items", sample_dir / "items.jsonl", "--judgments", sample_dir / "judgments.jsonl",
+            "--cascade", "chat-small,chat-strong", "--target", "0.65", "--resamples", "100", "--prices", prices,
+            "--minutes-per-label", "0.5", "--json", tmp_path / "p.json", "-o", tmp_path / "P.md"]  # fmt: skip
+    res = CliRunner().invoke(juge_main, [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+    c = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))["cascade"]
+    assert c["minutes_per_label"] == 0.5 and c["prices"]["gpt-6.1-sol"] == {"input": 2.5, "output": 10}
+    assert all(r["dev"]["cost"]["usd_per_item"] is not None for r in c["configurations"])
+    assert "Every configuration considered" in (tmp_path / "P.md").read_text(encoding="utf-8")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[prices]\nx = 1\n", encoding="utf-8")
+    args[args.index(prices)] = bad
+    args[args.index(tmp_path / "p.json")] = tmp_path / "q.json"
+    res = CliRunner().invoke(juge_main, [str(a) for a in args])
+    assert res.exit_code == 2 and not (tmp_path / "q.json").exists()
