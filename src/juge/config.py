@@ -212,7 +212,8 @@ class EvalSpec(BaseModel):
     """The judges, each a `[[judges]]` table: `file = "judges/x.toml"`, or a judge file's keys inline."""
     panels: list[PanelSpec] = Field(default_factory=list)
     """Panels of this file's judges voting as one judge, each a `[[panels]]` table: `name`, `members`,
-    `aggregate`, `ties`. A run calls the members and stores the panel's verdicts as one more judge."""
+    `aggregate`, `ties`. A run calls the members and stores the panel's verdicts as one more judge; a case's
+    pass or fail reads the panel's verdict, not its members'."""
     engine: EngineSpec = Field(default_factory=EngineSpec)
     """How calls are made: concurrency, retries, time-outs, rate budgets, batch mode."""
     gate: GateSpec = Field(default_factory=GateSpec)

@@ -77,6 +77,9 @@ def test_a_panel_of_three_run_live_beats_each_member_and_calibrates_as_one_judge
         assert by_item[item].cost == pytest.approx(sum(j.cost for j in mine))
     assert run.summary.cost["judges"] == pytest.approx(sum(j.cost for j in members))  # not counted twice
     assert run.summary.judges["jury"].model == [panel[0].model]
+    # The panel's verdict is the case's: a member outvoted neither fails nor passes it.
+    assert run.summary.cases_passed == sum(j.verdict == "PASS" for j in panel)
+    assert run.summary.cases_failed == sum(j.verdict == "FAIL" for j in panel)
 
     result = juge.calibrate(run=run.run_id, db=db, labels=labels, resamples=20)
     cal = result.to_dict()
@@ -89,6 +92,27 @@ def test_a_panel_of_three_run_live_beats_each_member_and_calibrates_as_one_judge
 
     again = juge.run(eval_file, db=db)
     assert again.engine_stats.get("calls", 0) == 0 and again.stored_now == 0
+
+
+def test_every_caller_counts_the_panel_for_its_members(tmp_path):
+    """The run summary, the run report's failing cases and compare/estimate's run_outcomes agree: on each case
+    the panel's verdict stands for its members'."""
+    from juge.reports.runs import failing_cases
+    from juge.runs.verdicts import run_outcomes
+
+    eval_file, _ = _panel_eval(tmp_path, 40)
+    db = tmp_path / "j.db"
+    run = juge.run(eval_file, db=db)
+    with Store(db) as store:
+        row = store.get_run(run.run_id)
+        judgments = store.judgments(run.run_id)
+        failing = failing_cases(store, run.run_id, run.summary.to_dict())
+        outcomes, _ = run_outcomes(store.run_cases(run.run_id), judgments, {}, row["config"], threshold=None)
+    panel_fails = {j.item_id for j in judgments if j.judge == "jury" and j.verdict == "FAIL"}
+    member_fails = {j.item_id for j in judgments if j.judge != "jury" and j.verdict == "FAIL"}
+    assert panel_fails < member_fails  # some case a member failed is passed by the panel
+    assert {c["item_id"] for c in failing} == panel_fails == {i for i, o in outcomes.items() if o.verdict == "fail"}
+    assert run.summary.cases_failed == len(panel_fails)
 
 
 def test_a_panel_verdict_is_stored_once_every_member_has_answered(tmp_path):

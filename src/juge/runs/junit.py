@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from juge.judges.pairwise import combine_orders
 from juge.junit import JUnitSuite, junit_document
-from juge.runs.verdicts import counted_judges, judgment_passes, run_threshold
+from juge.runs.verdicts import counted_judges, judgment_passes, run_judge_setups, run_threshold
 
 if TYPE_CHECKING:
     from juge.data.records import Case, Judgment
@@ -47,7 +47,7 @@ def run_junit(run: str | Run, *, db: str | Path | None = None, gate: Gate | None
         checks = store.check_results(row["id"])
     config = row["config"] or {}
     threshold = run_threshold(config)
-    setups = [(j["name"], j.get("setup")) for j in config.get("judges") or [] if isinstance(j, dict) and "name" in j]
+    setups = run_judge_setups(config)
     rule = counted_judges([*setups, *((j.judge, None) for j in judgments)], threshold=threshold)
     by_case: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
     for j in judgments:

@@ -12,6 +12,8 @@ Definition (fail closed):
 - Otherwise it PASSES when at least one check or judgment was recorded for it (all
   checks passed and every judgment said PASS / scored at least ``threshold``).
 - A case with no check and no single-answer judgment is MISSING.
+- A panel's judgment (an eval file's ``[[panels]]``) stands for its members': on a case the panel has judged,
+  its members' own judgments are not part of the verdict.
 
 Pairwise judgments (those with an order) say which of two answers is better, not
 whether one passes; they are not part of this verdict.
@@ -25,6 +27,7 @@ from typing import Literal
 
 from juge.data.records import Case, Judgment
 from juge.errors import InputError
+from juge.judges.panel import panel_members
 
 CaseVerdict = Literal["pass", "fail", "missing"]
 
@@ -126,14 +129,18 @@ def run_threshold(run_config: Mapping[str, object] | None, given: float | None =
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _run_judge_setups(run_config: Mapping[str, object] | None) -> list[tuple[str, str | None]]:
-    """(name, setup) of each judge in a stored run's config; an old config without setups gives None."""
-    judges = (run_config or {}).get("judges")
-    return [
-        (j["name"], j.get("setup") if isinstance(j.get("setup"), str) else None)
-        for j in (judges if isinstance(judges, list) else [])
-        if isinstance(j, dict) and isinstance(j.get("name"), str)
-    ]
+def run_judge_setups(run_config: Mapping[str, object] | None) -> list[tuple[str, str | None]]:
+    """(name, setup) of each judge (and panel) in a stored run's config; an old config without setups gives
+    None."""
+    found = []
+    for key in ("judges", "panels"):
+        judges = (run_config or {}).get(key)
+        found += [
+            (j["name"], j.get("setup") if isinstance(j.get("setup"), str) else None)
+            for j in (judges if isinstance(judges, list) else [])
+            if isinstance(j, dict) and isinstance(j.get("name"), str)
+        ]
+    return found
 
 
 def run_outcomes(
@@ -150,7 +157,7 @@ def run_outcomes(
     The judges are the run config's (with their setups); a judge found only in the judgments (an old
     config) counts. A case needs every counted judge of the config (an interrupted run: missing).
     """
-    configured = _run_judge_setups(run_config)
+    configured = run_judge_setups(run_config)
     rule = counted_judges([*configured, *((j.judge, None) for j in judgments)], threshold=threshold)
     counted = set(rule.counted)
     outcomes = case_outcomes(
@@ -201,6 +208,11 @@ def case_outcome(
     """The verdict of one case from its single-answer judgments (pairwise ones are skipped), its
     check results and the judges it needs (see `case_outcomes`)."""
     own = [j for j in judgments if j.order is None]
+    # A panel's verdict stands for its members' (they voted in it): a member alone neither fails nor passes the case.
+    voted = {m.split("/", 1)[0] for j in own for m in panel_members(j.model) or ()}
+    if voted:
+        own = [j for j in own if j.judge not in voted]
+        expected = (expected or set()) - voted
     failed, missing, evidence = [], [], 0
     for name, (passed, reason) in sorted(checks.items()):
         evidence += 1
