@@ -148,3 +148,39 @@ def test_label_init_decisive_then_estimate_weights_each_label(tmp_path: Path):
     init.write_text(json.dumps(small))
     with pytest.raises(InputError, match="drew from 500"):
         juge.estimate("r1", labels, db=run_db, selection=init)
+
+
+def test_label_init_decisive_favours_the_open_categories_of_a_policy_on_the_sample(tmp_path: Path, sample_dir: Path):
+    """The MT-Bench sample's policy: the categories whose paired interval still holds -margin are open, and their
+    items are drawn 4 times as often as those of the settled ones."""
+    items, calls = sample_dir / "items.jsonl", sample_dir / "judgments.jsonl"
+    runner = CliRunner()
+    policy = tmp_path / "policy.json"
+    res = runner.invoke(app, ["policy", "derive", "--items", str(items), "--judgments", str(calls), "--db",
+                              str(tmp_path / "j.db"), "-o", str(tmp_path / "P.md"), "--json", str(policy),
+                              "--resamples", "200"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    derived = json.loads(policy.read_text())
+    open_now = {
+        c for c, row in derived["categories"].items()
+        if still_open(too_few=row.get("too_few"), low=row["difference"]["low"], high=row["difference"]["high"],
+                      margin=derived["margin"])
+    }  # fmt: skip
+    assert open_now and open_now != set(derived["categories"])  # some open, some settled
+    res = runner.invoke(
+        app,
+        ["label", "init", "p", "--cases", str(items), "--task", "pairwise", "--rubric",
+         str(write_rubric(tmp_path / "rubric.toml")), "--db-url", f"sqlite:///{tmp_path / 'labels.db'}",
+         "--select", "decisive", "--budget", "60", "--policy", str(policy), "--json", "-"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    sel = json.loads(res.output)["selection"]
+    rows = {s["stratum"]: s for s in sel["strata"]}
+    assert rows["decisive"]["probability"] == pytest.approx(4 * rows["other"]["probability"])
+    assert rows["other"]["probability"] > 0
+    from juge.data.adapters import read_pairwise_items
+
+    category = {c.id: c.category for c in read_pairwise_items(items, baseline_fields=()).full_cases()}
+    assert rows["decisive"]["population"] == sum(1 for c in category.values() if c in open_now)
+    assert all((category[i] in open_now) == (p == rows["decisive"]["probability"]) for i, p in
+               sel["probabilities"].items())  # fmt: skip
