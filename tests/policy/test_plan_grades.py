@@ -158,10 +158,11 @@ def passfail_process(*, judge, raters, fail=0.3, n_raters=3):
 
 @pytest.mark.slow
 def test_planned_count_settles_passfail_studies_in_about_the_stated_share():
-    """The items in hand describe their process (each item type in proportion to its chance: the plan is a
-    plug-in, and a small pilot's own error moves it, as the docs say); the plan's count; 300 fresh studies of
-    that size drawn from the process itself, each decided by the rule with its own paired bootstrap intervals
-    (not the plan's delta method): settled in about the stated 80 %, as the process says."""
+    """100 items in hand whose simulated studies are drawn as from the known process (its item types in
+    proportion: the plan is a plug-in, and a small pilot's own error moves it, as the docs say; this measures the
+    simulation and the search); the plan's count; 300 fresh studies of that size drawn from the process itself,
+    each decided by the rule with its own paired bootstrap intervals (not the plan's delta method): settled in
+    about the stated 80 % (measured: 0.84, 0.85), on the side the process says."""
     for process, seed, truth in (
         # Agreement +0.09, kappa +0.18, failures caught +0.09 against people's: settles as judge.
         ({"judge": 0.95, "raters": 0.8, "fail": 0.5}, 1, "judge"),
@@ -169,23 +170,23 @@ def test_planned_count_settles_passfail_studies_in_about_the_stated_share():
         ({"judge": 0.7, "raters": 0.85, "fail": 0.3}, 2, "person"),
     ):
         rows, chances = passfail_process(**process)
-        counts = np.floor(chances * 100).astype(int)  # 100 items, largest remainders rounded up
-        counts[np.argsort(counts - chances * 100)[: 100 - counts.sum()]] += 1
+        counts = np.floor(chances * 20_000).astype(int)  # the types in proportion, largest remainders rounded up
+        counts[np.argsort(counts - chances * 20_000)[: 20_000 - counts.sum()]] += 1
         in_hand = np.repeat(rows, counts, axis=0)
 
         def sim(m, rng, in_hand=in_hand):
             return grade_settled_shares(in_hand, m, kind="passfail", margin=0.05, min_recall=None, level=0.95,
                                         reps=400, rng=rng)  # fmt: skip
 
-        plan = plan_decision("c", len(in_hand), sim, {}, margin=0.05, probability=0.8, max_factor=20, seed=seed)
-        assert plan.n_needed is not None and plan.n_needed > len(in_hand), plan
+        plan = plan_decision("c", 100, sim, {}, margin=0.05, probability=0.8, max_factor=20, seed=seed)
+        assert plan.n_needed is not None and plan.n_needed > 100, plan
         rng = np.random.default_rng(seed)
         outcomes = [
             paired_settled(rows[rng.choice(len(rows), plan.n_needed, p=chances / chances.sum())], rng=rng)
             for _ in range(300)
         ]
         settled = sum(o is not None for o in outcomes) / len(outcomes)
-        assert 0.7 <= settled <= 0.9, (process, len(in_hand), plan.n_needed, settled)
+        assert 0.72 <= settled <= 0.9, (process, plan.n_needed, settled)
         assert outcomes.count("person" if truth == "judge" else "judge") == 0
 
 

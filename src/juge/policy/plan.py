@@ -267,6 +267,11 @@ def plan_pass_rate(
     n_strat = labels_for_width(strata, width, confidence=confidence, method="stratified")
     label_var = whole.var_y
     rectifier_var = float(np.var(study.y - study.f_labelled, ddof=1))
+    at = n_ppi if n_ppi is not None else len(study.y)
+    ratio = ppi_variance_ratio(whole, at)
+    rho = correlation(whole)
+    agreement = float(np.mean(1 - np.abs(study.y - study.f_labelled)))
+    pass_rate = float(np.mean(study.y))
     return PassRatePlan(
         width=width,
         confidence=confidence,
@@ -280,8 +285,36 @@ def plan_pass_rate(
         saving_stratified=None if n_labels is None or n_strat is None else n_labels - n_strat,
         label_variance=label_var,
         rectifier_variance=rectifier_var,
-        ppi_helps=rectifier_var < label_var,
+        ppi_helps=ratio is not None and ratio < 1,
+        ppi_variance_ratio=ratio,
+        ratio_at=at,
+        correlation=rho,
+        most_saved=None if rho is None or rho**2 >= 1 else 1 / (1 - rho**2),
+        agreement=agreement,
+        labelled_pass_rate=pass_rate,
+        at_the_frontier=agreement <= pass_rate,
     )
+
+
+def correlation(m: Any) -> float | None:
+    """Pearson correlation of people's PASS and the judge's on the labelled cases (None when either is constant)."""
+    return None if m.var_y <= 0 or m.var_f <= 0 else float(np.clip(m.cov_yf / np.sqrt(m.var_y * m.var_f), -1, 1))
+
+
+def ppi_variance_ratio(m: Any, n: int) -> float | None:
+    """PPI++'s variance over the labels' alone at ``n`` labels, in finite samples: the variance with lambda tuned
+    (:func:`juge.runs.corrected.ppi_variance`) times ``1 + 1 / (n - 3)``, the cost of estimating lambda from the
+    same ``n`` labels (Cochran 1977, section 7.9: the regression estimator with an estimated slope). PPI++ helps
+    when it is below 1."""
+    from juge.runs.corrected import ppi_variance
+
+    if n < 4 or m.var_y <= 0:
+        return None
+    return float(ppi_variance(m, n)[0] * (1 + 1 / (n - 3)) / (m.var_y / n))
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def pass_rate_notes(plan: PassRatePlan) -> list[str]:
@@ -292,8 +325,17 @@ def pass_rate_notes(plan: PassRatePlan) -> list[str]:
             notes.append(f"{what}: not within the run's {plan.n_cases} cases (label them all and the interval is "
                          f"still wider than {plan.width:g})")  # fmt: skip
     if not plan.ppi_helps:
+        ratio = "not measurable" if plan.ppi_variance_ratio is None else f"{plan.ppi_variance_ratio:.3f}"
         notes.append(
-            f"the judge is too weak for PPI to help: var(person - judge) = {plan.rectifier_variance:.3f} is not below "
-            f"var(person) = {plan.label_variance:.3f}; PPI++ falls back to the labels alone (lambda near 0)"
+            f"the judge is too weak for PPI to help: at {plan.ratio_at} labels PPI++'s variance (lambda tuned, plus "
+            f"the cost of estimating it from those labels) over the labels' alone is {ratio}, not below 1; "
+            f"correlation of person and judge {_num(plan.correlation)}; label them and use the labels alone"
+        )
+    if plan.most_saved is not None and plan.most_saved > 2 and plan.at_the_frontier:
+        notes.append(
+            f"PPI++ would save more than half the labels (up to {plan.most_saved:.1f}x), yet the judge agrees with "
+            f"people ({plan.agreement:.3f}) no more often than the model passes ({plan.labelled_pass_rate:.3f}): "
+            "Dorner, Nastl & Hardt (ICLR 2025) prove no debiasing saves more than half then; the labels in hand are "
+            "likely too few to measure the correlation"
         )
     return notes

@@ -1289,10 +1289,28 @@ class PassRatePlan(Part):
     label_variance: float
     """Variance of people's PASS (0/1 or share) on the labelled cases."""
     rectifier_variance: float
-    """Variance of (people's PASS - the judge's PASS) on the labelled cases: plain PPI helps only when it is the
-    smaller (the finite-sample condition)."""
+    """Variance of (people's PASS - the judge's PASS) on the labelled cases: plain PPI (lambda = 1) helps only when
+    it is below label_variance."""
     ppi_helps: bool
-    """Whether the judge is good enough for PPI to help: rectifier_variance < label_variance."""
+    """Whether the judge is good enough for PPI++ to help: ``ppi_variance_ratio < 1``."""
+    ppi_variance_ratio: float | None = None
+    """The finite-sample condition: PPI++'s variance over the labels' alone at ``ratio_at`` labels, with lambda
+    tuned and the cost of estimating it from those labels (``1 + 1 / (n - 3)``, Cochran's regression estimator);
+    roughly ``(1 - correlation^2) (1 + 1 / (n - 3))`` for a large run. Null with under 4 labels."""
+    ratio_at: int | None = None
+    """The labels the ratio is read at: those PPI++ needs for the width, else those labelled now."""
+    correlation: float | None = None
+    """Pearson correlation of people's PASS and the judge's on the labelled cases."""
+    most_saved: float | None = None
+    """``1 / (1 - correlation^2)``: the most PPI++ can cut the labels by (as a factor) with unlimited judged cases."""
+    agreement: float | None = None
+    """How often the judge's PASS matches people's on the labelled cases (``mean(1 - |y - f|)``)."""
+    labelled_pass_rate: float | None = None
+    """People's pass rate on the labelled cases."""
+    at_the_frontier: bool | None = None
+    """The judge agrees with people no more often than the model passes (its accuracy on the labelled cases): Dorner,
+    Nastl & Hardt (ICLR 2025, Theorem 6) prove correlation^2 <= 1/2 then, so no debiasing saves more than half the
+    labels."""
 
 
 class PlanResult(Result):
