@@ -125,7 +125,7 @@ def test_passfail_guarantee_routes_by_agreement_across_repeats(tmp_path):
     assert g["upper_bound"] == pytest.approx(binomial_upper_bound(0, 72, confidence=0.9))
     # 90 dev items (3 copies of 30): 72 right, 3 wrong, 15 without a majority (confidence 1 too): 72 + 15 covered.
     assert g["n_items"] == 90 and g["n_covered"] == 87
-    assert "repeats" in g["confidence_source"]
+    assert "repeats" in g["confidence_source"] and g["repeats"] == 5
     assert "Rule `guarantee`: the judge decides alone items with confidence >= 1.000" in (tmp_path / "P.md").read_text()
     h = _test(tmp_path)
     hg = h["guarantee"]
@@ -287,3 +287,50 @@ def test_a_grade_route_with_no_threshold_goes_to_a_person():
     }  # fmt: skip
     d = route_item(copy.deepcopy(policy), "x", "c", [call("PASS")])
     assert d.label == "person: no confidence threshold" and d.confidence == 1.0 and d.passes is True
+
+
+def test_route_eval_asks_as_many_repeats_as_the_dev_confidence_read(tmp_path):
+    """A PASS/FAIL guarantee policy derived on 3 repeats per item: route --eval asks the judge 3 times per new
+    item (the mock server counts them), and recorded calls with fewer repeats go to a person, said why."""
+    from test_route_live import case, write_eval
+
+    from juge.store import Store
+    from juge.testing.mockserver import MockConfig, serve_in_thread
+
+    db = tmp_path / "j.db"
+    dev = [case(f"d{k}", "c", "dev") for k in range(60)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in dev))
+    with serve_in_thread(MockConfig(latency=0.0)) as server:
+        eval_file = write_eval(tmp_path, server.url)
+        res = juge("run", eval_file, "--db", db, "--no-progress", "--repeat", "3")
+        assert res.exit_code == 0, res.output
+        with Store(db) as store:
+            (run,) = store.list_runs()
+            calls = store.judgments(run["id"])
+        verdicts = {j.item_id: j.verdict for j in calls if j.repeat == 0}
+        agree = {i: sum(j.verdict == verdicts[i] for j in calls if j.item_id == i) for i in verdicts}
+        flip = {"PASS": "FAIL", "FAIL": "PASS"}
+        # People agree with the judge except on two items where its repeats all agreed (confidence 1).
+        wrong = sorted(i for i, n in agree.items() if n == 3)[:2]
+        labels = [{"item_id": i, "rater_id": r, "label": flip[v] if i in wrong else v}
+                  for i, v in verdicts.items() for r in ("r1", "r2")]  # fmt: skip
+        (tmp_path / "labels.jsonl").write_text("".join(json.dumps(lab) + "\n" for lab in labels))
+        res = juge("policy", "derive", "--run", run["id"], "--labels", tmp_path / "labels.jsonl", "--db", db,
+                   "-o", tmp_path / "P.md", "--json", tmp_path / "policy.json", "--resamples", "100",
+                   "--rule", "guarantee")  # fmt: skip
+        assert res.exit_code == 0, res.output
+        g = json.loads((tmp_path / "policy.json").read_text())["guarantee"]
+        assert g["repeats"] == 3 and g["threshold"] is not None
+        new = [case(f"n{k}", "c") for k in range(10)]
+        (tmp_path / "new.jsonl").write_text("".join(json.dumps(c) + "\n" for c in new))
+        before = server.stats()["requests"]
+        res = juge("route", "--policy", tmp_path / "policy.json", "--eval", eval_file, "--items",
+                   tmp_path / "new.jsonl", "--db", db, "-o", tmp_path / "out.jsonl")  # fmt: skip
+        assert res.exit_code == 0, res.output
+        assert server.stats()["requests"] - before == 30  # three repeats per new item
+        decisions = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+        assert all(d["confidence"] is not None for d in decisions if d["route"] == "judge")
+        assert {d["reason"] for d in decisions} <= {"confidence", "low confidence"}
+    one = [j for j in calls if j.item_id == "d0" and j.repeat == 0]
+    d = route_item(json.loads((tmp_path / "policy.json").read_text()), "d0", "c", one)
+    assert d.label == "person: refused/unparsed/missing" and "1 of the 3 repeats" in d.detail

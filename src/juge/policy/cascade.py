@@ -33,6 +33,7 @@ from juge.calibration.pairtable import PairItem, PairTable
 from juge.calibration.pairwise import Bootstrap
 from juge.data.records import Judgment, RecordedCall
 from juge.errors import InputError
+from juge.policy.confidence import repeats_on
 from juge.policy.configurations import MINUTES_PER_LABEL, category_allows
 from juge.policy.guarantee import GuaranteeThreshold, fixed_sequence_threshold
 from juge.policy.results import CascadeStage, PolicyResult
@@ -162,15 +163,22 @@ def _stage_block(
         else it.judges[key_by_category[it.category]].label != it.majority
         for it in items
     ]
+    repeats = repeats_on(judgments, set(key_by_category.values()), {it.item_id for it in items})
     stage = {"name": name, "judge": key, "templates_by_category": key_by_category, "reference": reference,
-             "categories": rows}  # fmt: skip
+             "categories": rows, "repeats": repeats}  # fmt: skip
     return stage, [conf.get(it.item_id) for it in items], disagrees
 
 
 def _guarantee_block(
-    walk: GuaranteeThreshold, stage_of: Sequence[int | None], k: int, confidences: Sequence[float | None], source: str
+    walk: GuaranteeThreshold,
+    stage_of: Sequence[int | None],
+    k: int,
+    confidences: Sequence[float | None],
+    source: str,
+    repeats: int | None = None,
 ) -> dict[str, Any]:
-    """Stage ``k``'s walk and what it decides, as the policy file keeps them."""
+    """Stage ``k``'s walk and what it decides, as the policy file keeps them (``repeats``: the calls per item the
+    confidences read, :func:`juge.policy.confidence.repeats_on`)."""
     reaching = [i for i, s in enumerate(stage_of) if s is None or s >= k]
     decided = sum(s == k for s in stage_of)
     return {
@@ -183,6 +191,7 @@ def _guarantee_block(
             "coverage": decided / len(reaching) if reaching else 0.0,
             "coverage_denominator": "the dev items that reach this stage (no earlier stage decided them)",
             "confidence_source": source,
+            "repeats": repeats,
         },
         "n_reaching": len(reaching),
         "n_in_its_categories": sum(confidences[i] is not None for i in reaching),
@@ -223,7 +232,8 @@ def derive_cascade(
     for n in others:
         stage, conf, wrong = blocks[n]
         (walk,), own = cascade_walk([conf], [wrong], target=target, confidence=confidence)
-        considered.append({**stage, **_guarantee_block(walk, own, 0, conf, CONFIDENCE_SOURCE)})
+        repeats = stage.pop("repeats", None)
+        considered.append({**stage, **_guarantee_block(walk, own, 0, conf, CONFIDENCE_SOURCE, repeats)})
     configurations, choice = dev_configurations(
         items, table, judgments, names, {s["name"]: s for s in [*stages, *considered]},
         {n: (blocks[n][1], blocks[n][2]) for n in blocks}, target=target, confidence=confidence, boot=boot,
@@ -322,13 +332,13 @@ def cascade_block(
     rule: str,
     source: str,
 ) -> dict[str, Any]:
-    """The cascade block of a policy from its stages (name, judge, prompts, category rows) and, per stage and dev
-    item, the confidence (None: the stage may not decide it) and the disagreement with the majority, whatever the
+    """The cascade block of a policy from its stages (name, judge, prompts, category rows, calls per item read) and,
+    per stage and dev item, the confidence (None: the stage may not decide it) and the disagreement with the majority, whatever the
     judge kind: the walk (:func:`cascade_walk`), what each stage decides, and each stage alone."""
     items = confidences[0] if confidences else []
     walks, stage_of = cascade_walk(confidences, disagrees, target=target, confidence=confidence)
     for k, (stage, walk) in enumerate(zip(stages, walks)):
-        stage.update(_guarantee_block(walk, stage_of, k, confidences[k], source))
+        stage.update(_guarantee_block(walk, stage_of, k, confidences[k], source, stage.pop("repeats", None)))
     n_person = sum(s is None for s in stage_of)
     alone = []  # each stage's judge alone at the same target and confidence: what the cascade is compared with
     for k, stage in enumerate(stages):

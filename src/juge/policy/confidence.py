@@ -136,3 +136,21 @@ def routed_confidence(policy: PolicyResult, verdict: str | None, calls: Iterable
     if policy.judge_kind == "score" and verdict is not None:
         value = float(verdict)
     return item_confidence(policy.judge_kind, value, calls, threshold=policy.threshold, scale=policy.scale)
+
+
+def repeats_on(calls: Iterable[Call], keys: Iterable[str], ids: Iterable[str]) -> int | None:
+    """How many times the judge (its ``keys``: judge/template) was asked per item on ``ids``: the highest repeat
+    number plus one (None: no call). What the dev confidence read, so what routing must read too."""
+    keys, ids = set(keys), set(ids)
+    seen = [j.repeat for j in calls if j.item_id in ids and f"{j.judge}/{j.template}" in keys]
+    return max(seen) + 1 if seen else None
+
+
+def missing_repeats(calls: Iterable[Call], needed: int | None) -> str | None:
+    """Why an item's calls cannot give a confidence comparable with dev's (fewer repeats than dev had), or None."""
+    seen = len({j.repeat for j in calls})
+    if not needed or seen >= needed:
+        return None
+    return (
+        f"{seen} of the {needed} repeats the dev confidence read: ask the judge {needed} times (juge route --eval does)"
+    )

@@ -52,6 +52,7 @@ from juge.calibration.pairwise import Bootstrap, ceiling, reference_templates, v
 from juge.calibration.results import Agreement
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
+from juge.policy.confidence import repeats_on
 from juge.policy.configurations import MINUTES_PER_LABEL
 from juge.policy.file import (
     POLICY_FORMAT,
@@ -209,9 +210,11 @@ def guarantee_rule(
         else it.judges[key_by_category[it.category]].label != it.majority
         for it in items
     ]
+    repeats = repeats_on(judgments, set(key_by_category.values()), {it.item_id for it in items})
     return guarantee_block(
-        [by_id.get(it.item_id) for it in items], wrong, target=target, confidence=confidence, source=CONFIDENCE_SOURCE
-    )
+        [by_id.get(it.item_id) for it in items], wrong, target=target, confidence=confidence, source=CONFIDENCE_SOURCE,
+        repeats=repeats,
+    )  # fmt: skip
 
 
 def derive_policy(

@@ -66,7 +66,7 @@ from juge.calibration.pairwise import Bootstrap
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.conclusion import gap_conclusion, guarantee_conclusion, margin_gap, overall_conclusion
-from juge.policy.confidence import SOURCES, item_confidence, routed_confidence
+from juge.policy.confidence import SOURCES, item_confidence, missing_repeats, repeats_on, routed_confidence
 from juge.policy.decision import decided_row, too_few
 from juge.policy.file import (
     DIGITS,
@@ -510,8 +510,9 @@ def derive_grade_cascade(
         disagrees.append(
             [None if c is None else grade_disagrees(it, key, kind, threshold) for it, c in zip(items, conf)]
         )
+        repeats = repeats_on(judgments, [key], {it.item_id for it in items})
         stages.append({"name": name, "judge": key, "templates_by_category": dict.fromkeys(categories, key),
-                       "reference": {}, "categories": rows})  # fmt: skip
+                       "reference": {}, "categories": rows, "repeats": repeats})  # fmt: skip
     return cascade_block(
         stages, confidences, disagrees, target=target, confidence=confidence, rule="margin", source=SOURCES[kind]
     )
@@ -589,6 +590,7 @@ def derive_grade_policy(
             grade_confidences(items, key, data.kind, data.judgments, threshold, labels),
             [grade_disagrees(it, key, data.kind, threshold) for it in items],
             target=target, confidence=confidence, source=SOURCES[data.kind],
+            repeats=repeats_on(data.judgments, [key], {it.item_id for it in items}),
         )  # fmt: skip
     if cascade:
         cascade_block = derive_grade_cascade(
@@ -675,9 +677,14 @@ def route_grade_item(
         return RouteDecision(item_id, category, PERSON, REASON_MISSING, problem, None, key)
     verdict, passes = _verdict(policy, value)
     if policy.rule == "guarantee":
-        threshold = None if policy.guarantee is None else policy.guarantee.threshold
+        g = policy.guarantee
+        short = missing_repeats(calls, None if g is None else g.repeats)
+        if short:
+            return RouteDecision(item_id, category, PERSON, REASON_MISSING, short, verdict, key, passes=passes)
         conf = routed_confidence(policy, verdict, calls)
-        return confidence_route(item_id, category, verdict, key, conf, threshold, passes=passes)
+        return confidence_route(
+            item_id, category, verdict, key, conf, None if g is None else g.threshold, passes=passes
+        )
     decided = policy.decision(category)
     assert decided is not None  # templates_by_category and categories name the same categories
     route, why = category_route(decided)

@@ -105,13 +105,15 @@ def guarantee_block(
     target: float,
     confidence: float,
     source: str,
+    repeats: int | None = None,
 ) -> dict[str, Any]:
     """Rule 6 on dev for any judge kind: the fixed-sequence walk and what it covers.
 
     ``confidences[i]``: the judge's confidence on dev item ``i`` (None: it may never decide the item alone: no
     verdict, or a pair's orders disagree); ``disagrees[i]``: its verdict differs from the human majority (None:
     no majority, or no verdict). The walk reads the items with both; coverage is over all dev items
-    (``n_covered``: a confidence at or above the threshold, with or without a majority).
+    (``n_covered``: a confidence at or above the threshold, with or without a majority). ``repeats``: the calls
+    per item (and order) the confidences read (:func:`juge.policy.confidence.repeats_on`).
     """
     rated = [(c, w) for c, w in zip(confidences, disagrees) if c is not None and w is not None]
     walk = fixed_sequence_threshold(
@@ -129,6 +131,7 @@ def guarantee_block(
         "coverage": n_covered / n if n else 0.0,
         "coverage_denominator": "all dev items (missing, inconsistent and no-majority ones included)",
         "confidence_source": source,
+        "repeats": repeats,
     }
 
 

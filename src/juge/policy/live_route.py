@@ -272,9 +272,12 @@ def _route(
     if policy.cascade is not None:
         return _route_cascade(policy, routed, store, concurrency, progress, provider_override, checked, force)
     batch = routed.spec.engine.mode == "batch"  # a decision needs the verdict: wait for a batch's answers
+    # A confidence read over N repeats on dev needs N here too (rule guarantee); otherwise one call per order.
+    g = policy.guarantee if policy.rule == "guarantee" else None
     result = run_eval(
-        routed, store, concurrency=concurrency, progress=progress, wait=batch, provider_override=provider_override
-    )
+        routed, store, concurrency=concurrency, progress=progress, wait=batch, provider_override=provider_override,
+        repeat=(g.repeats if g else None) or 1,
+    )  # fmt: skip
     run_cases = store.run_cases(result.run_id)
     calls = store.judgments(result.run_id)
     # The model as answered is known only now: a provider may answer a request with another version.
@@ -330,7 +333,7 @@ def _route_cascade(
         staged.judge_files = [routed.judge_files[i] for i in called]
         result = run_eval(
             staged, store, only={c.id for c in ask}, concurrency=concurrency, progress=progress, wait=batch,
-            provider_override=provider_override,
+            provider_override=provider_override, repeat=(stage.guarantee.repeats if stage.guarantee else None) or 1,
         )  # fmt: skip
         run_ids.append(result.run_id)
         stage_calls = store.judgments(result.run_id)

@@ -166,6 +166,9 @@ class PolicyGuarantee(Part):
     """What coverage is a share of."""
     confidence_source: str | None = None
     """Where the judge's confidence comes from (e.g. the answer's probabilities)."""
+    repeats: int | None = None
+    """How many times the judge was asked per item (and order) on dev: the confidence read that many calls, so
+    routing needs as many (``route --eval`` asks as many; an item with fewer goes to a person)."""
 
 
 class ThresholdCandidate(Part):

@@ -32,7 +32,7 @@ from juge.calibration.pairtable import ORDERS
 from juge.data.records import OUTCOMES, Case, Judgment
 from juge.errors import InputError, input_error, validation_error
 from juge.judges.pairwise import combine_orders
-from juge.policy.confidence import routed_confidence
+from juge.policy.confidence import missing_repeats, routed_confidence
 from juge.policy.grades import route_grade_item
 from juge.policy.results import PolicyResult, RouteResult
 from juge.policy.routed import (
@@ -96,7 +96,11 @@ def route_item(policy: Policy, item_id: str, category: str | None, judgments: It
             key,
         )
     if policy.rule == "guarantee":
-        threshold = None if policy.guarantee is None else policy.guarantee.threshold
+        g = policy.guarantee
+        short = missing_repeats(calls, None if g is None else g.repeats)
+        if short:
+            return RouteDecision(item_id, category, PERSON, REASON_MISSING, short, verdict, key)
+        threshold = None if g is None else g.threshold
         return confidence_route(item_id, category, verdict, key, routed_confidence(policy, verdict, calls), threshold)
     decided = policy.decision(category)
     assert decided is not None  # templates_by_category and categories name the same categories
@@ -130,10 +134,15 @@ def _route_cascade(
             reasons.append(f"stage {k} ({stage.name}): {detail}")
             continue
         d = route_item(stage_policy(policy, stage), item_id, category, judgments)
-        if d.route == JUDGE:
-            conf = routed_confidence(
-                policy, d.verdict, [j for j in judgments if f"{j.judge}/{j.template}" == d.template]
+        mine = _calls_of(judgments, d.template)
+        needed = None if stage.guarantee is None else stage.guarantee.repeats
+        short = missing_repeats(mine, needed) if d.route == JUDGE else None
+        if short:  # fewer calls than the dev confidence read: not comparable with the threshold
+            d = RouteDecision(
+                item_id, d.category, PERSON, REASON_MISSING, short, d.verdict, d.template, passes=d.passes
             )
+        if d.route == JUDGE:
+            conf = routed_confidence(policy, d.verdict, mine)
             if threshold is not None and conf >= threshold:
                 return RouteDecision(
                     item_id, d.category, JUDGE, f"stage {k}",
@@ -153,6 +162,10 @@ def _route_cascade(
     return RouteDecision(
         item_id, last.category, PERSON, last.reason, "; ".join(reasons), last.verdict, last.template, last.confidence
     )
+
+
+def _calls_of(judgments: Iterable[Judgment], key: str | None) -> list[Judgment]:
+    return [j for j in judgments if f"{j.judge}/{j.template}" == key]
 
 
 def _call_problem(j: Judgment | None) -> str | None:
