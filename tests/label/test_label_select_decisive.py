@@ -184,3 +184,38 @@ def test_label_init_decisive_favours_the_open_categories_of_a_policy_on_the_samp
     assert rows["decisive"]["population"] == sum(1 for c in category.values() if c in open_now)
     assert all((category[i] in open_now) == (p == rows["decisive"]["probability"]) for i, p in
                sel["probabilities"].items())  # fmt: skip
+
+
+def test_label_init_decisive_reads_the_open_categories_of_juge_plan(tmp_path: Path, sample_dir: Path):
+    """`juge plan --json` on the sample: the categories it does not find settled now (more items needed) are the
+    decisive ones, not those on the margin (no labels would settle them); the others keep a quarter of the chance."""
+    items, calls = sample_dir / "items.jsonl", sample_dir / "judgments.jsonl"
+    runner = CliRunner()
+    plan = tmp_path / "plan.json"
+    res = runner.invoke(app, ["plan", "--items", str(items), "--judgments", str(calls), "--db", str(tmp_path / "j.db"),
+                              "--reps", "200", "--json", str(plan)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    decisions = [d for d in json.loads(plan.read_text())["decisions"] if d["category"] != "(overall)"]
+    open_now = {d["category"] for d in decisions if not d["on_margin"] and (d["n_more"] is None or d["n_more"] > 0)}
+    # Coding needs more items; roleplay and writing sit on the margin: no number of labels would settle them.
+    assert "coding" in open_now and not {"roleplay", "writing"} & open_now
+    assert {d["category"] for d in decisions if d["on_margin"]} >= {"roleplay", "writing"}
+    res = runner.invoke(
+        app,
+        ["label", "init", "p", "--cases", str(items), "--task", "pairwise", "--rubric",
+         str(write_rubric(tmp_path / "rubric.toml")), "--db-url", f"sqlite:///{tmp_path / 'labels.db'}",
+         "--select", "decisive", "--budget", "60", "--plan", str(plan), "--json", "-"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    sel = json.loads(res.output)["selection"]
+    from juge.data.adapters import read_pairwise_items
+
+    category = {c.id: c.category for c in read_pairwise_items(items, baseline_fields=()).full_cases()}
+    rows = {s["stratum"]: s for s in sel["strata"]}
+    assert rows["decisive"]["population"] == sum(1 for c in category.values() if c in open_now)
+    if len(open_now) < len(decisions):
+        assert rows["decisive"]["probability"] == pytest.approx(4 * rows["other"]["probability"])
+    res = runner.invoke(app, ["label", "init", "q", "--cases", str(items), "--task", "pairwise", "--rubric",
+                              str(tmp_path / "rubric.toml"), "--db-url", f"sqlite:///{tmp_path / 'labels.db'}",
+                              "--select", "decisive", "--budget", "60", "--plan", str(tmp_path / "P.md")])  # fmt: skip
+    assert res.exit_code == 2

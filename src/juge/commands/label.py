@@ -181,6 +181,13 @@ def init_command(
         Path | None,
         typer.Option("--policy", help="With --select decisive: a policy file; its open categories are drawn more."),
     ] = None,
+    plan: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan",
+            help="With --select decisive: the --json of juge plan; its categories not settled now are drawn more.",
+        ),
+    ] = None,
     threshold: Annotated[
         float | None,
         typer.Option("--threshold", help="With --run: the score that passes (default: the run's [gate] min_score)."),
@@ -222,6 +229,7 @@ def init_command(
         run_db=run_db,
         pilot_labels=pilot_labels,
         policy=policy,
+        plan=plan,
         threshold=threshold,
     )
     if _json(made, json_out):

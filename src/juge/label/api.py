@@ -150,6 +150,7 @@ def label_init(
     run_db: str | Path | None = None,
     pilot_labels: str | Path | None = None,
     policy: str | Path | None = None,
+    plan: str | Path | None = None,
     threshold: float | None = None,
 ) -> LabelInit:
     """Create labelling project `name` from cases (JSONL or CSV) and a rubric TOML or judge file.
@@ -161,7 +162,8 @@ def label_init(
     recorded in its meta. ``run`` (in the juge store ``run_db``, at ``threshold``): the judge's verdicts on these
     cases, which the stratified allocation measures each category's spread from (with ``pilot_labels``, labels in
     hand on some of the cases, where a category has 10 or more) and a decisive draw reads (order-dependent pairs, scores near the
-    threshold); ``policy``: a policy file whose open categories a decisive draw favours.
+    threshold); ``policy``: a policy file whose open categories a decisive draw favours; ``plan``: the ``--json``
+    of ``juge plan``, whose categories not settled now are open.
     """
     from juge.data.readers import case_line, parse_mapping
     from juge.errors import input_error
@@ -190,14 +192,16 @@ def label_init(
     selection = None
     if (select is None) != (budget is None):
         raise InputError("--select and --budget go together: --select random|stratified|decisive --budget N")
-    if select is None and (run or pilot_labels or policy):
+    if select is None and (run or pilot_labels or policy or plan):
         raise InputError(
-            "--run, --pilot-labels and --policy inform --select: give --select stratified|decisive --budget N"
+            "--run, --pilot-labels, --policy and --plan inform --select: give --select stratified|decisive --budget N"
         )
     if pilot_labels is not None and run is None:
         raise InputError("--pilot-labels: give --run RUN_ID too (the labels are read beside the run's verdicts)")
     if select is not None and budget is not None:
-        records, selection = _select(records, select, budget, seed, run, run_db, pilot_labels, policy, threshold)
+        records, selection = _select(
+            records, select, budget, seed, run, run_db, pilot_labels, policy, plan, threshold
+        )  # fmt: skip
     with _refused():  # before the store is opened, so a refused name leaves no database file behind
         check_rater_name(name, "project")
     with _opened(db_url) as store, _refused():
@@ -232,6 +236,7 @@ def _select(
     run_db: str | Path | None,
     labels: str | Path | None,
     policy: str | Path | None,
+    plan: str | Path | None,
     threshold: float | None,
 ) -> tuple[list[Case], Any]:
     from juge.label.selection import select_cases
@@ -248,8 +253,20 @@ def _select(
         from juge.policy.inputs import load_policy
 
         rules = load_policy(policy)
+    planned = None
+    if plan is not None:
+        from pydantic import ValidationError
+
+        from juge.errors import validation_error
+        from juge.files import read_json_object
+        from juge.policy.results import PlanResult
+
+        try:
+            planned = PlanResult.model_validate(read_json_object(plan, "--plan"))
+        except ValidationError as exc:
+            raise validation_error(str(plan), exc) from None
     return select_cases(
-        records, method=select, budget=budget, seed=seed, signals=signals, labels=human, policy=rules
+        records, method=select, budget=budget, seed=seed, signals=signals, labels=human, policy=rules, plan=planned
     )  # fmt: skip
 
 

@@ -14,7 +14,8 @@ proportion to size (Neyman's allocation when the spreads are equal). At least 2 
 (stratified PPI++ needs 2 labels in each), never more than its cases. Estimate with stratified PPI++.
 
 ``decisive``: the cases that would settle something, drawn more often: of a category whose policy decision is
-still open (:func:`juge.policy.decision.still_open`), a pair whose verdict changed with the order of the answers, a
+still open (:func:`juge.policy.decision.still_open` on a policy's figures, or not settled now in a ``juge plan``
+result), a pair whose verdict changed with the order of the answers, a
 score near the pass threshold. Each case is drawn on its own (Poisson sampling) with probability ``pi_i``
 proportional to ``DECISIVE_WEIGHT`` for a decisive case and 1 for any other, scaled so the probabilities add up to
 the budget (capped at 1): the number drawn is the budget on average, not exactly. Every case keeps a positive
@@ -38,7 +39,7 @@ from juge.errors import InputError
 from juge.label.results import LabelSelection, SelectionStratum
 
 if TYPE_CHECKING:
-    from juge.policy.results import PolicyResult
+    from juge.policy.results import PlanResult, PolicyResult
     from juge.runs.judge_signals import JudgeSignals
 
 METHODS = ("random", "stratified", "decisive")
@@ -58,11 +59,13 @@ def select_cases(
     signals: JudgeSignals | None = None,
     labels: Mapping[str, float] | None = None,
     policy: PolicyResult | None = None,
+    plan: PlanResult | None = None,
 ) -> tuple[list[Case], LabelSelection]:
     """The chosen cases (in their input order, each with its selection in ``meta``) and the selection's summary.
 
     ``signals``: what a run's judge said about the cases (by case id); ``labels``: people's PASS share per case id
-    already labelled; ``policy``: the policy whose open categories a decisive draw favours."""
+    already labelled; ``policy``: the policy whose open categories a decisive draw favours; ``plan``: a ``juge plan``
+    result, whose categories not settled now are open."""
     if method not in METHODS:
         raise InputError(f"--select {method!r}: use one of {', '.join(METHODS)}")
     if not 1 <= budget <= len(cases):
@@ -73,7 +76,7 @@ def select_cases(
             "these cases"
         )
     if method == "decisive":
-        return _decisive(cases, budget=budget, seed=seed, signals=signals, policy=policy)
+        return _decisive(cases, budget=budget, seed=seed, signals=signals, policy=policy, plan=plan)
     strata: dict[str, list[int]] = {}
     for i, case in enumerate(cases):
         strata.setdefault(case.category or NO_CATEGORY if method == "stratified" else "(all)", []).append(i)
@@ -188,12 +191,20 @@ def _flagged(signals: JudgeSignals) -> set[str]:
 
 
 def decisive_reasons(
-    cases: Sequence[Case], signals: JudgeSignals | None, policy: PolicyResult | None
+    cases: Sequence[Case], signals: JudgeSignals | None, policy: PolicyResult | None, plan: PlanResult | None = None
 ) -> dict[str, list[str]]:
-    """Per case id, why labelling it would settle something (empty: nothing in particular)."""
+    """Per case id, why labelling it would settle something (empty: nothing in particular). A category is open
+    when the policy's figures leave it so (:func:`juge.policy.decision.still_open`) or the plan does not find it
+    settled now at its stated probability (more items needed), unless its figures sit on the margin (no number of
+    labels would settle it)."""
     from juge.policy.decision import still_open
+    from juge.policy.plan import OVERALL
 
     open_categories: dict[str, str] = {}
+    for d in plan.decisions if plan is not None else []:
+        # On the margin, no number of labels in reach would settle it: labels there are better spent elsewhere.
+        if d.category != OVERALL and not d.on_margin and (d.n_more is None or d.n_more > 0):
+            open_categories[d.category] = f"juge plan: {d.note}"
     if policy is not None:
         for name, row in policy.categories.items():
             diff = row.difference
@@ -239,15 +250,21 @@ def inclusion_probabilities(weights: Sequence[float], budget: int) -> list[float
 
 
 def _decisive(
-    cases: Sequence[Case], *, budget: int, seed: int, signals: JudgeSignals | None, policy: PolicyResult | None
+    cases: Sequence[Case],
+    *,
+    budget: int,
+    seed: int,
+    signals: JudgeSignals | None,
+    policy: PolicyResult | None,
+    plan: PlanResult | None,
 ) -> tuple[list[Case], LabelSelection]:
-    if signals is None and policy is None:
+    if signals is None and policy is None and plan is None:
         raise InputError(
             "--select decisive needs what would make an item decisive: --run RUN_ID (the judge's verdicts: pairs "
-            "judged differently in the two orders, scores near the threshold) and/or --policy FILE (its open "
-            "categories)"
+            "judged differently in the two orders, scores near the threshold), --policy FILE or --plan FILE (the "
+            "categories still open)"
         )
-    reasons = decisive_reasons(cases, signals, policy)
+    reasons = decisive_reasons(cases, signals, policy, plan)
     weights = [DECISIVE_WEIGHT if reasons[c.id] else 1.0 for c in cases]
     pi = inclusion_probabilities(weights, budget)
     rng = random.Random(seed)
