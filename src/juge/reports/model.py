@@ -28,7 +28,15 @@ from juge.calibration.results import (
 )
 from juge.data.records import Case
 from juge.policy.decision import MIN_PAIRS
-from juge.policy.results import AuditStatus, Conclusion, HoldoutFigures, HoldoutTest, PolicyCategory, PolicyResult
+from juge.policy.results import (
+    AuditStatus,
+    Conclusion,
+    ConfigurationFigures,
+    HoldoutFigures,
+    HoldoutTest,
+    PolicyCategory,
+    PolicyResult,
+)
 from juge.reports.disagreements import attach_items, select_disagreements
 from juge.reports.first_screen import input_mismatches, verdicts
 from juge.reports.headline import MARGIN as HEADLINE_MARGIN
@@ -273,6 +281,52 @@ def _policy(policy: PolicyResult | None) -> dict[str, Any] | None:
         "difference_note": note,
         "settings": {k: str(v) for k, v in settings.items()},
     }
+
+
+def _configuration_row(name: str, kind: str, chosen: bool, f: ConfigurationFigures, status: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "kind": kind,
+        "chosen": chosen,
+        "status": status,
+        "n_items": f.n_items,
+        "n_decided": f.n_decided,
+        "n_person": f.n_person,
+        "coverage": f.coverage,
+        "vs_majority": estimate(f.vs_majority),
+        "vs_people": estimate(f.vs_people),
+        "usd_per_item": f.cost.usd_per_item,
+        "tokens_per_item": f.cost.tokens_per_item,
+        "cost_warning": f.cost.warning,
+        "person_minutes_saved": f.person_minutes_saved,
+    }
+
+
+def _configurations(policy: PolicyResult | None, test: HoldoutTest | None) -> dict[str, Any] | None:
+    """A cascade policy's configurations (each judge alone, each prefix, the cascade) on dev and, once tested, on
+    holdout: what the coverage / cost / agreement plot and table show, and the choice made on dev."""
+    c = policy.cascade if policy is not None else None
+    if c is None or not c.configurations:
+        return None
+    dev = [
+        _configuration_row(
+            r.name, r.kind, r.chosen, r.dev,
+            "chosen" if r.chosen else "within noise" if r.within_noise else
+            "below the best" if r.meets_guarantee else "no threshold",
+        )
+        for r in c.configurations
+    ]  # fmt: skip
+    tested = test.cascade.configurations if test is not None and test.cascade is not None else []
+    holdout = [
+        _configuration_row(
+            r.name, r.kind, r.chosen, r.holdout,
+            {True: "guarantee held", False: "guarantee NOT held", None: "nothing decided"}[r.guarantee_held],
+        )
+        for r in tested
+    ]  # fmt: skip
+    choice = c.choice.to_dict() if c.choice is not None else None
+    return {"dev": dev, "holdout": holdout, "choice": choice, "target": c.target,
+            "minutes_per_label": c.minutes_per_label}  # fmt: skip
 
 
 def _forced_warning(test: HoldoutTest) -> str | None:
@@ -538,6 +592,7 @@ def build_report_data(
         "single_score": [j["key"] for j in judges if kind != "pairwise" or j["confusion"]],
         "policy": policy_data,
         "policy_test": test_data,
+        "configurations": _configurations(policy, policy_test),
         "audit": _audit(audit),
         "disagreements": disagreements,
         "disagreements_per_judge": top,

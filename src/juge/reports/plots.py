@@ -22,6 +22,7 @@ import matplotlib
 matplotlib.use("Agg")  # no display; must precede pyplot
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 # Okabe & Ito (2008) colour-blind safe palette.
 PEOPLE = "#E69F00"
@@ -390,6 +391,53 @@ def audit_plot(data: dict[str, Any]) -> str | None:
         return to_svg(fig, "Weekly audit: judge vs person agreement by week against the policy's bar")
 
 
+def configurations_plot(data: dict[str, Any]) -> str | None:
+    """A cascade policy's configurations: agreement with the majority on the items each decides (with its
+    interval) against its coverage (left) and its cost per item (right); dev hollow, holdout filled, the chosen one
+    ringed, the target as a dashed line. The curve a choice of configuration moves along."""
+    configs = data.get("configurations")
+    if not configs or not configs["dev"]:
+        return None
+    splits = [("dev", configs["dev"], "none"), ("holdout", configs["holdout"], None)]
+    priced = all(r["usd_per_item"] is not None for _, rows, _ in splits for r in rows)
+    cost_key, cost_label = ("usd_per_item", "cost per item (US$)") if priced else ("tokens_per_item", "tokens per item")
+    names = [r["name"] for r in configs["dev"]]
+    colours = {n: JUDGES[i % len(JUDGES)] for i, n in enumerate(names)}
+    with _style("configurations"):
+        fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6), sharey=True)
+        for ax, x_key, x_label in ((axes[0], "coverage", "coverage (items decided without a person)"),
+                                   (axes[1], cost_key, cost_label)):  # fmt: skip
+            for split, rows, face in splits:
+                for r in rows:
+                    e = r["vs_majority"]
+                    if not e or e["value"] is None or r[x_key] is None:
+                        continue
+                    colour = colours.get(r["name"], BASELINE[0])
+                    ax.errorbar([r[x_key]], [e["value"]], yerr=_errors([e]), fmt="o", ms=7, capsize=2,
+                                color=colour, mfc=face or colour, mec=colour, lw=1.0,
+                                label=f"{r['name']} ({split})")  # fmt: skip
+                    if r["chosen"] and split == "dev":
+                        ax.plot([r[x_key]], [e["value"]], "o", ms=14, mfc="none", mec="#000", lw=1.2)
+            ax.axhline(configs["target"], color=PEOPLE, ls="--", lw=1.2)
+            ax.set_xlabel(x_label)
+            ax.grid(color="#ddd", lw=0.6)
+            ax.set_axisbelow(True)
+        axes[0].set_xlim(0, 1.02)
+        if priced and all(r["usd_per_item"] > 0 for _, rows, _ in splits for r in rows):
+            axes[1].set_xscale("log")  # judges' prices differ tenfold; plain tick labels (mathtext is off)
+            axes[1].xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            axes[1].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axes[1].xaxis.set_minor_formatter(NullFormatter())
+        axes[0].set_ylabel("agreement with the majority (decided items)")
+        axes[0].set_title("Coverage / agreement")
+        axes[1].set_title("Cost / agreement")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, frameon=False, fontsize=7, loc="lower center", ncol=min(3, max(1, len(labels))),
+                   bbox_to_anchor=(0.5, -0.08 * ((len(labels) + 2) // 3)))  # fmt: skip
+        fig.tight_layout()
+        return to_svg(fig, "Configurations: agreement with the majority against coverage and against cost per item")
+
+
 def all_plots(data: dict[str, Any]) -> dict[str, Any]:
     """Every plot the report shows, keyed by section; absent ones are None."""
     return {
@@ -398,6 +446,7 @@ def all_plots(data: dict[str, Any]) -> dict[str, Any]:
         "order_flip": order_flip_plot(data),
         "picks_longer": picks_longer_plot(data),
         "audit": audit_plot(data),
+        "configurations": configurations_plot(data),
         "single_score": {
             key: {"confusion": confusion_plot(j), "reliability": reliability_plot(j)}
             for j in data["judges"]
