@@ -62,7 +62,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -130,6 +130,31 @@ class PanelSpec(BaseModel):
     ties: Literal["person", "tie"] = "person"
     """When every member answered and they do not settle it: person (no verdict, a person decides), or tie
     (pairwise only: the panel's verdict is a tie, C)."""
+
+
+class PanelFileSpec(BaseModel):
+    """A panel file: a judge file whose judges vote as one (named by `[[judges]] file = ...` or `--judge`)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    name: str = Field(min_length=1, pattern=r"^[^/]+$")
+    """The panel's name; it is judged as `NAME/AGGREGATE`."""
+    members: list[dict[str, Any]] = Field(min_length=2)
+    """The judges voting, each a `[[members]]` table: a judge file's keys, or `file = "judge.toml"` (relative to
+    this file); two or more, of one setup, with different names."""
+    aggregate: Literal["majority", "unanimous", "mean", "median"] = "majority"
+    """As in `[[panels]]`."""
+    ties: Literal["person", "tie"] = "person"
+    """As in `[[panels]]`."""
+
+
+def _file_error(path: Path) -> Callable[[str, str], InputError]:
+    """``error(message, key)`` about a key of the TOML file at `path`, naming its line when it can."""
+
+    def error(message: str, key: str) -> InputError:
+        line = toml_key_line(path.read_text(encoding="utf-8"), key) if path.is_file() else None
+        return input_error(path, message, line=line, field=key)
+
+    return error
 
 
 class EngineSpec(BaseModel):
@@ -253,61 +278,113 @@ class EvalConfig:
                 self.checks.append(make_check(table, base_dir))
             except CheckConfigError as exc:
                 raise self.error(str(exc), f"checks[{i}]") from None
-        self.judges: list[Judge] = [self._judge(i, table) for i, table in enumerate(spec.judges)]
-        # The judge file each judge came from (None: the judge's table is in this eval file).
-        self.judge_files = [self.base_dir / table["file"] if "file" in table else None for table in spec.judges]
+        self.judges: list[Judge] = []
+        # The judge file each judge came from (None: the judge's table is in this eval file), and its [[judges]]
+        # entry (a panel file's members share theirs).
+        self.judge_files: list[Path | None] = []
+        self._entries: list[int] = []
+        file_panels: list[tuple[PanelSpec, Callable[[str, str], InputError]]] = []
+        for i, table in enumerate(spec.judges):
+            panel_file = self._panel_file(i, table)
+            if panel_file is None:
+                self.judges.append(self._judge(i, table))
+                self.judge_files.append(self.base_dir / table["file"] if "file" in table else None)
+                self._entries.append(i)
+                continue
+            path, panel_spec, members = panel_file
+            self.judges += members
+            self.judge_files += [path] * len(members)
+            self._entries += [i] * len(members)
+            file_panels.append((panel_spec, _file_error(path)))
         names = [j.name for j in self.judges]
         if len(set(names)) != len(names):
             raise self.error(f"two judges share a name: {names}", "judges")
-        self.panels: list[Panel] = [self._panel(i, p) for i, p in enumerate(spec.panels)]
+        self.panels: list[Panel] = []
+        checked = [*file_panels, *((p, self._field_error(f"panels[{i}]")) for i, p in enumerate(spec.panels))]
+        for panel_spec, error in checked:
+            self.panels.append(self._panel(panel_spec, error))
 
-    def _panel(self, i: int, spec: PanelSpec) -> Panel:
-        """A `[[panels]]` table checked against this file's judges: members that exist, of one setup that the
-        aggregation and the tie rule suit."""
+    def _field_error(self, where: str) -> Callable[[str, str], InputError]:
+        return lambda message, key: self.error(message, f"{where}.{key}")
+
+    def _panel(self, spec: PanelSpec, error: Callable[[str, str], InputError]) -> Panel:
+        """A panel checked against this eval's judges: a new name, members that exist, of one setup that the
+        aggregation and the tie rule suit. ``error(message, key)`` names where the panel is written."""
         from juge.judges.panel import SCORE_AGGREGATIONS, Panel
 
-        where = f"panels[{i}]"
         judges = {j.name: j for j in self.judges}
-        taken = set(judges) | {p.name for p in self.spec.panels[:i]}
-        if spec.name in taken:
-            raise self.error(f"panel {spec.name!r}: a judge or panel already has that name", f"{where}.name")
+        if spec.name in judges or spec.name in {p.name for p in self.panels}:
+            raise error(f"panel {spec.name!r}: a judge or panel already has that name", "name")
         if len(set(spec.members)) != len(spec.members):
-            raise self.error(f"panel {spec.name!r}: a member is named twice: {spec.members}", f"{where}.members")
+            raise error(f"panel {spec.name!r}: a member is named twice: {spec.members}", "members")
         unknown = [m for m in spec.members if m not in judges]
         if unknown:
-            raise self.error(
+            raise error(
                 f"panel {spec.name!r}: no judge {unknown[0]!r} in this file (judges: {', '.join(judges) or 'none'})",
-                f"{where}.members",
+                "members",
             )
         setups = sorted({judges[m].setup for m in spec.members})
         if len(setups) > 1:
-            raise self.error(f"panel {spec.name!r}: its members are of different setups ({', '.join(setups)})",
-                             f"{where}.members")  # fmt: skip
+            raise error(f"panel {spec.name!r}: its members are of different setups ({', '.join(setups)})", "members")
         setup = setups[0]
         if setup == "criteria":
-            raise self.error(f"panel {spec.name!r}: criteria judges cannot vote as one (a verdict per criterion)",
-                             f"{where}.members")  # fmt: skip
+            raise error(f"panel {spec.name!r}: criteria judges cannot vote as one (a verdict per criterion)", "members")
         if spec.aggregate in SCORE_AGGREGATIONS and setup not in ("score", "additive"):
-            raise self.error(f"panel {spec.name!r}: {spec.aggregate} needs score or additive judges, not {setup}",
-                             f"{where}.aggregate")  # fmt: skip
+            raise error(
+                f"panel {spec.name!r}: {spec.aggregate} needs score or additive judges, not {setup}", "aggregate"
+            )
         if spec.ties == "tie" and setup != "pairwise":
-            raise self.error(f'panel {spec.name!r}: ties = "tie" is for pairwise judges, not {setup}',
-                             f"{where}.ties")  # fmt: skip
+            raise error(f'panel {spec.name!r}: ties = "tie" is for pairwise judges, not {setup}', "ties")
         return Panel(spec.name, tuple(spec.members), spec.aggregate, spec.ties)
 
-    def panel_setup(self, panel: Panel) -> str:
-        """The setup a panel's verdicts have: its members'."""
-        return next(j.setup for j in self.judges if j.name == panel.members[0])
+    def _panel_file(self, i: int, table: dict[str, Any]) -> tuple[Path, PanelSpec, list[Judge]] | None:
+        """A `[[judges]]` entry naming a panel file (a judge file with `[[members]]`): its path, the panel, and its
+        members (judge tables, or `file = ` paths relative to the panel file); None for a judge file."""
+        from juge.judges import judge_from_dict, load_judge
+        from juge.judges.rubric import read_toml
+
+        if "file" not in table:
+            return None
+        path = self.base_dir / table["file"]
+        if not path.is_file() or path.suffix.lower() != ".toml":
+            return None  # the judge's own loading says what is wrong
+        data = read_toml(path)
+        if "members" not in data:
+            return None
+        try:
+            spec = PanelFileSpec.model_validate(data)
+        except ValidationError as exc:
+            field, message = pydantic_field(exc, known=PanelFileSpec)
+            text = path.read_text(encoding="utf-8")
+            raise input_error(path, message, line=toml_key_line(text, field) if field else None, field=field) from None
+        members = []
+        for k, member in enumerate(spec.members):
+            if "file" in member:
+                extra = sorted(set(member) - {"file"})
+                if extra:
+                    raise _file_error(path)(f"a member given by file takes no other keys: {extra}", f"members[{k}]")
+                member_path = path.parent / member["file"]
+                if not member_path.is_file():
+                    raise _file_error(path)(f"judge file {member['file']!r} not found (looked for {member_path})",
+                                            f"members[{k}].file")  # fmt: skip
+                members.append(load_judge(member_path))
+                continue
+            try:
+                members.append(judge_from_dict(member, base_dir=path.parent, source=str(path)))
+            except InputError as exc:
+                raise with_toml_line(exc, path, path.read_text(encoding="utf-8"), prefix=f"members[{k}]") from None
+        panel = PanelSpec(name=spec.name, members=[m.name for m in members], aggregate=spec.aggregate, ties=spec.ties)
+        return path, panel, members
 
     def error(self, message: str, field: str) -> InputError:
         """An error about one field of this eval file, naming the line that sets it when it can."""
         return input_error(self.source, message, line=toml_key_line(self.text, field), field=field)
 
     def judge_error(self, i: int, message: str, field: str) -> InputError:
-        """An error about one field of judge `i`: in its judge file, or in this eval file's judges[i]."""
+        """An error about one field of judge `i`: in its judge (or panel) file, or in this eval file's judges."""
         path = self.judge_files[i]
         if path is None:
-            return self.error(message, f"judges[{i}].{field}")
+            return self.error(message, f"judges[{self._entries[i]}].{field}")
         line = toml_key_line(path.read_text(encoding="utf-8"), field) if path.is_file() else None
         return input_error(path, message, line=line, field=field)
 

@@ -157,3 +157,38 @@ def test_a_bad_panel_names_its_field(tmp_path, panel, field, words):
         load_eval(path)
     assert words in str(exc.value) and field.split(".")[-1] in str(exc.value)
     assert f"{path}:" in str(exc.value)
+
+
+def test_a_panel_file_names_its_members_and_runs_as_one_judge(tmp_path):
+    """A judge file with [[members]] (one inline, two by file) is a panel: `juge run --cases --judge jury.toml`
+    calls its members and stores its verdicts; a bad member names the panel file and the member's key."""
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"i{k}", "question": "q", "output": f"answer i{k}."}) + "\n" for k in range(4)),
+        "utf-8",
+    )
+    verdicts = {"a": "PASS PASS FAIL FAIL", "b": "PASS FAIL PASS FAIL", "c": "PASS FAIL FAIL PASS"}
+    tables = {n: _scripted_judge(n, {f"i{k}": v for k, v in enumerate(vs.split())}) for n, vs in verdicts.items()}
+    (tmp_path / "judges").mkdir()
+    for n in "bc":
+        (tmp_path / "judges" / f"{n}.toml").write_text(tables[n].removeprefix("[[judges]]\n"), "utf-8")
+    jury = tmp_path / "judges" / "jury.toml"
+    jury.write_text(
+        'name = "jury"\naggregate = "majority"\n' + tables["a"].replace("[[judges]]", "[[members]]")
+        + '[[members]]\nfile = "b.toml"\n[[members]]\nfile = "c.toml"\n',
+        "utf-8",
+    )  # fmt: skip
+    db = tmp_path / "j.db"
+    run = juge.run(cases=tmp_path / "cases.jsonl", judges=[jury], db=db)
+    with Store(db) as store:
+        panel = {j.item_id: j.verdict for j in store.judgments(run.run_id) if j.judge == "jury"}
+    assert panel == {"i0": "PASS", "i1": "FAIL", "i2": "FAIL", "i3": "FAIL"}
+    assert run.engine_stats["calls"] == 12
+
+    jury.write_text(jury.read_text("utf-8").replace('file = "c.toml"', 'file = "c.toml"\nmodel = "x"'), "utf-8")
+    with pytest.raises(InputError) as exc:
+        juge.run(cases=tmp_path / "cases.jsonl", judges=[jury], db=db)
+    assert str(exc.value).startswith(f"{jury}:") and "members[2]" in str(exc.value)
+    with pytest.raises(InputError, match="a panel file"):
+        from juge.judges import load_judge
+
+        load_judge(jury)

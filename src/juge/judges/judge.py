@@ -487,6 +487,13 @@ def load_judge(path: str | Path) -> Judge:
     """Load a judge file (TOML); relative rubric and template paths are read from its folder."""
     path = Path(path)
     data = read_toml(path)
+    if "members" in data and "setup" not in data:
+        raise input_error(
+            path,
+            "a panel file (its [[members]] vote as one judge): juge run and juge route --eval read it (as --judge "
+            "or [[judges]] file = ...); this takes one judge: name one of its members' files",
+            field="members",
+        )
     try:
         return judge_from_dict(data, base_dir=path.parent, source=str(path))
     except InputError as exc:

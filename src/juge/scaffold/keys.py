@@ -19,7 +19,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from juge.checks import _FACTORIES, BUILTIN_KINDS
-from juge.config import EngineSpec, EvalSpec, GateSpec, LimitSpec, PanelSpec, ProviderSpec, SystemSpec
+from juge.config import EngineSpec, EvalSpec, GateSpec, LimitSpec, PanelFileSpec, PanelSpec, ProviderSpec, SystemSpec
 from juge.judges.judge import JudgeSpec
 from juge.judges.rubric import Criterion, Example, Rubric
 
@@ -55,6 +55,12 @@ JUDGE_TABLES: list[tuple[str, str, type[BaseModel]]] = [
     ),
     ("`[criteria.NAME]`", "one criterion of a criteria judge", Criterion),
     ("`[[examples]]`", "a worked example (few-shot)", Example),
+    (
+        "The panel file",
+        "a judge file whose `[[members]]` vote as one judge `NAME/AGGREGATE`, named like a judge file "
+        '(`[[judges]] file = "jury.toml"`, `juge run --judge jury.toml`); the members are judges of the run',
+        PanelFileSpec,
+    ),
 ]
 
 
