@@ -208,7 +208,10 @@ class PyreqwestTransport(Transport):
 
         self._errors = exceptions
 
-        builder = ClientBuilder().error_for_status(False).follow_redirects(False).default_cookie_store(False)
+        # As aiohttp's session: HTTP/1.1 only (one h2 connection would cap a run at the server's stream limit),
+        # idle connections dropped after 15 s, redirects followed (up to 10), no cookies.
+        builder = ClientBuilder().error_for_status(False).default_cookie_store(False).http1_only()
+        builder = builder.pool_idle_timeout(timedelta(seconds=15)).follow_redirects(True).max_redirects(10)
         builder = builder.no_proxy()  # the environment's proxy is the provider's to read (loopback: none)
         if self.proxy is not None:
             builder = builder.proxy(ProxyBuilder.all(self.proxy))
