@@ -62,6 +62,26 @@ def test_the_choice_by_hand_is_neither_the_most_accurate_nor_the_cheapest():
     assert dict(zip(names, tokens["rows"]))["mid"]["ranking_cost"] == 50.0
 
 
+def test_people_s_minutes_enter_the_cost_with_a_minute_price():
+    """cheap decides 10 of 40 items at US$ 0.001, dear 40 at US$ 0.01, both right on all they decide. By calls
+    alone cheap is chosen; with 30 items left to a person at 1 minute and US$ 0.5 a minute (0.375 per item) dear
+    is; with no US$ price for one of them the minute price cannot be added, and the choice says so."""
+    n = 40
+    counts = [_counts(n, 10, 10), _counts(n, 40, 40)]
+    common = {"meets_guarantee": [True, True], "tokens_per_item": [5.0, 50.0], "n_decided": [10, 40],
+              "n_stages": [1, 1], "boot": BOOT}  # fmt: skip
+    calls = choose_configuration(["cheap", "dear"], counts, usd_per_item=[0.001, 0.01], **common)
+    assert calls["chosen"] == "cheap" and calls["cost_basis"] == "USD"
+    people = [30 / 40 * 1.0 * 0.5, 0.0]
+    both = choose_configuration(["cheap", "dear"], counts, usd_per_item=[0.001, 0.01], people_usd_per_item=people,
+                                **common)  # fmt: skip
+    assert both["chosen"] == "dear" and both["cost_basis"] == "USD with people" and both["warning"] is None
+    assert both["rows"][0]["ranking_cost"] == pytest.approx(0.001 + 0.375)
+    tokens = choose_configuration(["cheap", "dear"], counts, usd_per_item=[None, 0.01], people_usd_per_item=people,
+                                  **common)  # fmt: skip
+    assert tokens["cost_basis"] == "tokens" and tokens["chosen"] == "cheap" and "--minute-price" in tokens["warning"]
+
+
 def test_equal_cost_goes_to_more_items_decided_then_fewer_stages():
     n = 30
     same = _counts(n, 20, 18)
@@ -154,6 +174,20 @@ def test_every_configuration_on_dev_and_on_holdout_in_the_json(priced, sample_di
     assert strong["cost"]["usd_per_item"] <= h["cost"]["last_stage_alone_per_item"]  # it skips coding: a person
 
 
+def test_a_minute_price_on_the_sample_chooses_the_judge_that_leaves_fewer_items_to_people(sample_dir):
+    """On the sample chat-small decides fewer dev items than chat-strong for a fifteenth of the calls' cost: by
+    calls alone chat-small is chosen, at US$ 0.5 a person-minute chat-strong is."""
+    p = juge.policy.derive(
+        items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl", cascade="chat-small,chat-strong",
+        target=0.65, resamples=50, prices=PRICES, minute_price=0.5,
+    )  # fmt: skip
+    c = p.cascade
+    assert c.minute_price == 0.5 and c.choice.cost_basis == "USD with people" and c.choice.chosen == "chat-strong"
+    for r in c.configurations:
+        people = r.dev.n_person / r.dev.n_items * 1.0 * 0.5
+        assert r.ranking_cost == pytest.approx(r.dev.cost.usd_per_item + people)
+
+
 def test_a_missing_price_leaves_the_cost_empty_with_a_warning(sample_dir):
     p = juge.policy.derive(
         items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl", cascade="chat-small,chat-strong",
@@ -177,6 +211,8 @@ def test_prices_and_minutes_need_a_cascade(sample_dir):
         juge.policy.derive(prices=PRICES, **common)
     with pytest.raises(juge.InputError, match="--minutes-per-label"):
         juge.policy.derive(cascade="chat-small", minutes_per_label=-1, **common)
+    with pytest.raises(juge.InputError, match="--minute-price"):
+        juge.policy.derive(cascade="chat-small", minute_price=float("nan"), **common)
 
 
 def test_the_cli_takes_prices_and_minutes_on_derive(sample_dir, tmp_path):

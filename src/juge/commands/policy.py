@@ -446,6 +446,15 @@ def derive_command(
     ] = None,
     prices: PricesOption = None,
     minutes_per_label: MinutesPerLabelOption = None,
+    minute_price: Annotated[
+        float | None,
+        typer.Option(
+            "--minute-price",
+            min=0,
+            help="With --cascade: US$ one person-minute costs. The choice then ranks each configuration by its calls "
+            "plus its people's minutes (items left to a person x --minutes-per-label); default: by its calls alone.",
+        ),
+    ] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="The policy for people (Markdown).")] = Path(
         "JUDGE_POLICY.md"
     ),
@@ -488,6 +497,7 @@ def derive_command(
             cascade=cascade,
             prices=prices,
             minutes_per_label=minutes_per_label,
+            minute_price=minute_price,
         )
         assert md_tmp is not None and write is not None
         md_tmp.write_text(policy_markdown(result), encoding="utf-8")

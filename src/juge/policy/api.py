@@ -46,6 +46,7 @@ def policy_derive(
     cascade: str | Sequence[str] | None = None,
     prices: Mapping[str, Mapping[str, float]] | str | Path | None = None,
     minutes_per_label: float | None = None,
+    minute_price: float | None = None,
 ) -> PolicyResult:
     """Derive a judge policy on the dev split (``juge policy derive``; ``juge.policy.derive``).
 
@@ -89,6 +90,8 @@ def policy_derive(
             the policy, and used by ``policy_test`` when it is given none.
         minutes_per_label: with ``cascade``: person-minutes one label takes, for the minutes saved (default
             1.0).
+        minute_price: with ``cascade``: US$ one person-minute costs; the choice then ranks each configuration by
+            its calls plus its people's minutes (default: by its calls alone).
 
     >>> import juge
     >>> p = juge.policy.derive(items=juge.demo_path("items.jsonl"),
@@ -113,8 +116,12 @@ def policy_derive(
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
     prices, minutes_per_label = cost_inputs(prices, minutes_per_label)
-    if cascade is None and (prices or minutes_per_label is not None):
-        raise InputError("--prices and --minutes-per-label price a cascade's configurations: give --cascade too")
+    if cascade is None and (prices or minutes_per_label is not None or minute_price is not None):
+        raise InputError(
+            "--prices, --minutes-per-label and --minute-price price a cascade's configurations: give --cascade too"
+        )
+    if minute_price is not None and not (0 <= minute_price < float("inf")):
+        raise InputError(f"--minute-price must be US$ per person-minute, 0 or more, got {minute_price:g}")
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
         kind=kind, source=source,
@@ -134,6 +141,7 @@ def policy_derive(
         cascade=None if cascade is None else parse_stages(cascade),
         prices=prices,
         minutes_per_label=MINUTES_PER_LABEL if minutes_per_label is None else minutes_per_label,
+        minute_price=minute_price,
     )
     run_id = run if run is not None else source.run if source is not None else None
     if run_id is not None:  # the run's config knows the judge's provider, rubric and parser; the calls do not

@@ -212,6 +212,7 @@ def derive_cascade(
     boot: Bootstrap,
     prices: Mapping[str, Mapping[str, float]] | None = None,
     minutes_per_label: float = MINUTES_PER_LABEL,
+    minute_price: float | None = None,
 ) -> dict[str, Any]:
     """The cascade block of a policy: per stage its prompts, category rows, threshold walk and what it decides;
     every configuration considered on dev with its figures, and the one chosen
@@ -237,7 +238,7 @@ def derive_cascade(
     configurations, choice = dev_configurations(
         items, table, judgments, names, {s["name"]: s for s in [*stages, *considered]},
         {n: (blocks[n][1], blocks[n][2]) for n in blocks}, target=target, confidence=confidence, boot=boot,
-        prices=prices, minutes_per_label=minutes_per_label,
+        prices=prices, minutes_per_label=minutes_per_label, minute_price=minute_price,
     )  # fmt: skip
     return {
         **block,
@@ -245,6 +246,7 @@ def derive_cascade(
         "configurations": configurations,
         "choice": choice,
         "minutes_per_label": minutes_per_label,
+        **({"minute_price": minute_price} if minute_price is not None else {}),
         **({"prices": {m: dict(r) for m, r in prices.items()}} if prices else {}),
     }
 
@@ -272,6 +274,7 @@ def dev_configurations(
     boot: Bootstrap,
     prices: Mapping[str, Mapping[str, float]] | None,
     minutes_per_label: float,
+    minute_price: float | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every configuration walked on dev as a cascade (same target and confidence), its figures, and the choice."""
     from juge.judges.panel import PANEL_MODEL
@@ -313,6 +316,9 @@ def dev_configurations(
         usd_per_item=[r["dev"]["cost"]["usd_per_item"] for r in rows],
         tokens_per_item=[r["dev"]["cost"]["tokens_per_item"] for r in rows],
         n_decided=[r["dev"]["n_decided"] for r in rows], n_stages=[len(r["stages"]) for r in rows], boot=boot,
+        people_usd_per_item=None if minute_price is None else [
+            r["dev"]["n_person"] / len(items) * minutes_per_label * minute_price if items else 0.0 for r in rows
+        ],
     )  # fmt: skip
     for row, why in zip(rows, choice.pop("rows")):
         row.update(why)

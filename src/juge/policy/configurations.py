@@ -40,7 +40,8 @@ Call = Judgment | RecordedCall
 MINUTES_PER_LABEL = 1.0  # the default: one person-minute to read a pair and vote
 
 RULE = (
-    "among the configurations that meet the guarantee on dev, the cheapest (cost per item; ties: more items "
+    "among the configurations that meet the guarantee on dev, the cheapest (cost per item of its calls, plus its "
+    "people's minutes at --minute-price when given; ties: more items "
     "decided, then fewer stages) whose agreement with the majority on the items it decides is within noise of "
     "the best: the paired bootstrap interval of its agreement minus the best's includes 0"
 )
@@ -206,18 +207,29 @@ def choose_configuration(
     n_decided: Sequence[int],
     n_stages: Sequence[int],
     boot: Bootstrap,
+    people_usd_per_item: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The chosen configuration and why, as fields (:data:`RULE`).
 
     ``counts[i]``: configuration ``i``'s per-item agreement counts on the same items
-    (:func:`agreement_counts`). Returns ``chosen``, ``best``, ``cost_basis`` (USD, or tokens when an eligible
-    configuration has no US$ cost), ``eligible``, ``within_noise`` and per configuration ``rows``
-    (``meets_guarantee``, ``difference_to_best``, ``within_noise``, ``ranking_cost``).
+    (:func:`agreement_counts`). ``people_usd_per_item[i]`` (``--minute-price``): what the people it leaves items
+    to cost per item, added to its calls' cost. Returns ``chosen``, ``best``, ``cost_basis`` (USD, USD with
+    people, or tokens when an eligible configuration has no US$ cost), ``eligible``, ``within_noise``,
+    ``warning`` and per configuration ``rows`` (``meets_guarantee``, ``difference_to_best``, ``within_noise``,
+    ``ranking_cost``).
     """
     agreement = [num.sum() / den.sum() if den.sum() else None for num, den in counts]
     eligible = [i for i, ok in enumerate(meets_guarantee) if ok and agreement[i] is not None]
-    basis = "USD" if all(usd_per_item[i] is not None for i in eligible) else "tokens"
-    cost = [usd_per_item[i] if basis == "USD" else tokens_per_item[i] for i in range(len(names))]
+    priced = all(usd_per_item[i] is not None for i in eligible)
+    warning = None
+    if not priced and people_usd_per_item is not None:
+        warning = "--minute-price left out of the choice: a configuration has no US$ cost (give --prices)"
+    basis = "tokens" if not priced else "USD" if people_usd_per_item is None else "USD with people"
+    people = people_usd_per_item or [0.0] * len(names)
+    cost = [
+        tokens_per_item[i] if not priced else None if usd_per_item[i] is None else usd_per_item[i] + people[i]  # type: ignore[operator]
+        for i in range(len(names))
+    ]
     rows: list[dict[str, Any]] = [
         {"meets_guarantee": bool(meets_guarantee[i]), "difference_to_best": None, "within_noise": False,
          "ranking_cost": cost[i]}
@@ -225,7 +237,7 @@ def choose_configuration(
     ]  # fmt: skip
     if not eligible:
         return {"rule": RULE, "chosen": None, "best": None, "cost_basis": basis, "eligible": [],
-                "within_noise": [], "rows": rows}  # fmt: skip
+                "within_noise": [], "warning": warning, "rows": rows}  # fmt: skip
     best = max(eligible, key=lambda i: (agreement[i], -i))  # ties: the first listed
     close = []
     for i in eligible:
@@ -243,5 +255,6 @@ def choose_configuration(
         "cost_basis": basis,
         "eligible": [names[i] for i in eligible],
         "within_noise": [names[i] for i in close],
+        "warning": warning,
         "rows": rows,
     }

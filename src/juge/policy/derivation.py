@@ -231,6 +231,7 @@ def derive_policy(
     cascade: Sequence[str] | None = None,
     prices: Mapping[str, Mapping[str, float]] | None = None,
     minutes_per_label: float = MINUTES_PER_LABEL,
+    minute_price: float | None = None,
 ) -> dict[str, Any]:
     """Derive the policy on one split (dev) and return it as the versioned JSON document; with ``cascade``
     (judge names, cheapest first) a cascade of those judges (:mod:`juge.policy.cascade`), every configuration
@@ -276,7 +277,7 @@ def derive_policy(
 
         cascade_block = derive_cascade(
             items, sub, data.judgments, cascade, margin=margin, rule=rule, target=target, confidence=confidence,
-            boot=boot, prices=prices, minutes_per_label=minutes_per_label,
+            boot=boot, prices=prices, minutes_per_label=minutes_per_label, minute_price=minute_price,
         )  # fmt: skip
     used_keys = sorted(
         set(key_by_category.values())
@@ -592,6 +593,7 @@ def derive_any_policy(
     cascade: Sequence[str] | None = None,
     prices: Mapping[str, Mapping[str, float]] | None = None,
     minutes_per_label: float = MINUTES_PER_LABEL,
+    minute_price: float | None = None,
 ) -> dict[str, Any]:
     """The policy for whatever judge the data holds: ``PairStudyData`` (pairwise) or ``GradeStudyData``
     (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
@@ -606,6 +608,7 @@ def derive_any_policy(
     return derive_policy(
         data, split=split, margin=margin, rule=rule, target=target, confidence=confidence, judges=judges,
         audit_n=audit_n, boot=boot, cascade=cascade, prices=prices, minutes_per_label=minutes_per_label,
+        minute_price=minute_price,
     )  # fmt: skip
 
 

@@ -473,14 +473,17 @@ class ConfigurationChoice(Part):
     """The chosen configuration (null: none meets the guarantee)."""
     best: str | None = None
     """The configuration with the highest agreement with the majority on the items it decides."""
-    cost_basis: Literal["USD", "tokens"]
-    """What "cheapest" was measured in: US$ per item, or tokens per item when a configuration has no price."""
+    cost_basis: Literal["USD", "USD with people", "tokens"]
+    """What "cheapest" was measured in: US$ per item of the calls; with --minute-price, plus the people's minutes
+    on the items left to them; tokens per item when a configuration has no price."""
     eligible: list[str] = []
     """The configurations that meet the guarantee."""
     within_noise: list[str] = []
     """Of those, the ones within noise of the best: the chosen one is the cheapest of these."""
     derive_with: str | None = None
     """The --cascade argument that derives the chosen configuration as the policy."""
+    warning: str | None = None
+    """Why the choice could not read everything asked (e.g. --minute-price without a US$ cost for every one)."""
 
 
 class PolicyCascade(Part):
@@ -516,6 +519,8 @@ class PolicyCascade(Part):
     """The configuration chosen: the cheapest within noise of the best that meets the guarantee."""
     minutes_per_label: Number | None = None
     """Person-minutes one label takes (--minutes-per-label)."""
+    minute_price: Number | None = None
+    """US$ one person-minute costs (--minute-price): the choice adds the people's minutes to each cost."""
     prices: dict[str, dict[str, Number]] | None = None
     """The prices given at derive (--prices), US$ per million tokens; policy test uses them when given none."""
 
