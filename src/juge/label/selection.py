@@ -296,7 +296,7 @@ def _decisive(
         f"{n_decisive} of the {len(cases)} cases would settle something (open category, order-dependent verdict, "
         f"score near the threshold): each is drawn with {DECISIVE_WEIGHT:g} times the chance of another (capped at 1); "
         f"every case keeps a positive chance, and each was drawn on its own, {len(drawn)} in all (the budget "
-        f"{budget} on average). Estimate with inverse-probability weights (juge estimate --selection)."
+        f"{budget} on average); an estimate weights each label by 1 / its chance"
     )
     return picked, LabelSelection(
         method="decisive",
