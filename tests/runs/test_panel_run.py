@@ -25,17 +25,21 @@ def _scripted_judge(name: str, verdicts: dict[str, str]) -> str:
     )
 
 
-def _panel_eval(tmp_path: Path, n: int, seed: int = 7) -> tuple[Path, list[dict[str, str]]]:
-    """n PASS/FAIL items, three people each right 85 % of the time, three scripted judges each right 70 %, all
-    errors independent; an eval file with the judges and a majority panel of them."""
+def _panel_eval(tmp_path: Path, n: int, seed: int = 7, people: float = 0.85) -> tuple[Path, list[dict[str, str]]]:
+    """n PASS/FAIL items, three people each right `people` of the time (85 %), three scripted judges each right
+    70 %, all errors independent; an eval file with the judges and a majority panel of them."""
     rng = np.random.default_rng(seed)
     truth = rng.random(n) < 0.5
     ids = [f"i{k}" for k in range(n)]
     (tmp_path / "cases.jsonl").write_text(
-        "".join(json.dumps({"id": i, "question": "q", "output": f"answer {i}."}) + "\n" for i in ids), "utf-8"
+        "".join(
+            json.dumps({"id": i, "group": i, "split": "dev", "question": "q", "output": f"answer {i}."}) + "\n"
+            for i in ids
+        ),
+        "utf-8",
     )
     labels = [
-        {"item_id": i, "rater_id": f"r{r}", "label": WORD[bool(truth[k] ^ (rng.random() > 0.85))]}
+        {"item_id": i, "rater_id": f"r{r}", "label": WORD[bool(truth[k] ^ (rng.random() > people))]}
         for k, i in enumerate(ids)
         for r in range(3)
     ]
@@ -92,6 +96,25 @@ def test_a_panel_of_three_run_live_beats_each_member_and_calibrates_as_one_judge
 
     again = juge.run(eval_file, db=db)
     assert again.engine_stats.get("calls", 0) == 0 and again.stored_now == 0
+
+
+def test_a_pass_fail_cascade_from_the_panel_to_a_member_routes_live(tmp_path):
+    """A PASS/FAIL policy with the panel as its first stage lists the panel's members, and routing calls them
+    once: the member a later stage asks again is answered from the cache; a rerun calls nothing."""
+    eval_file, labels = _panel_eval(tmp_path, 120, people=0.75)  # people who agree less: the panel may decide
+    db = tmp_path / "j.db"
+    run = juge.run(eval_file, db=db)
+    policy = juge.policy.derive(run=run.run_id, db=db, labels=labels, cascade="jury,a", target=0.5, resamples=20)
+    assert policy.judges["jury/majority"].members == ["a/passfail-v1", "b/passfail-v1", "c/passfail-v1"]
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(policy.to_dict()), encoding="utf-8")
+    routed = juge.route(path, eval_file=eval_file, items=tmp_path / "cases.jsonl", db=tmp_path / "r.db")
+    assert routed.calls == 3 * 120 and len(routed.runs) >= 1
+    again = juge.route(path, eval_file=eval_file, items=tmp_path / "cases.jsonl", db=tmp_path / "r.db")
+    assert again.calls == 0
+    assert [(d.item_id, d.route, d.stage) for d in again.decisions] == [
+        (d.item_id, d.route, d.stage) for d in routed.decisions
+    ]
 
 
 def test_every_caller_counts_the_panel_for_its_members(tmp_path):

@@ -65,6 +65,7 @@ from juge.calibration.inputs import StudyInputs
 from juge.calibration.pairwise import Bootstrap
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
+from juge.judges.panel import members_of
 from juge.policy.conclusion import gap_conclusion, guarantee_conclusion, margin_gap, overall_conclusion
 from juge.policy.confidence import SOURCES, item_confidence, missing_repeats, repeats_on, routed_confidence
 from juge.policy.decision import decided_row, too_few
@@ -619,6 +620,7 @@ def derive_grade_policy(
                 **sub.judges[k],
                 "models": sorted(list(sub.judges[k]["models"])),
                 "template_hashes": sorted(list(sub.judges[k]["template_hashes"])),
+                **members_of(sub.judges[k]["models"]),
             }
             for k in used_keys
         },
