@@ -25,8 +25,11 @@ read, not calls/s.
 - **HTTP clients** (``--clients``, where pyreqwest is installed: ``.[fast-http]``): the default Engine on
   pyreqwest (``http = "pyreqwest"``), and each client alone: the provider's transport (aiohttp, pyreqwest) posting
   the same request bodies with a semaphore of the same concurrency, no engine, no parsing.
-- ``--profile``: the default Engine once more under cProfile, its self time grouped by part (HTTP, event loop,
-  JSON, store, render, parse, ...); cProfile inflates Python-level calls, so read the shares, not the µs.
+- ``--profile``: the Engine's CPU per call by part, in µs measured directly (``bench/engine_parts.py``): a row of
+  the Engine on a provider that answers at once (juge's own work; the rest of the Engine's CPU is the HTTP client
+  and its event-loop work), and render, cache key, JSON, parse, the typed record and the store each timed alone on
+  the same prompts and answers; then the default Engine once more under cProfile, its self time grouped by the
+  same parts (cProfile inflates Python-level calls: read those shares beside the µs).
 
     python bench/throughput.py [--calls 3000] [--concurrency 256] [--rounds 3] [--profile]
 
@@ -75,6 +78,7 @@ from juge.store import Store
 from juge.testing.mockserver import MockConfig, serve_in_subprocess
 
 sys.path.insert(0, str(Path(__file__).parent))
+import engine_parts  # noqa: E402 (bench/engine_parts.py, beside this file)
 import peers  # noqa: E402 (bench/peers.py, beside this file)
 
 MODEL = MockConfig().model
@@ -338,6 +342,7 @@ PARTS = [
     ("provider (juge.providers)", ("juge/providers",)),
 ]
 OTHER = "other (pydantic, records, re, ...)"
+OWN = "Engine without HTTP (juge's own work)"  # the --profile row (bench/engine_parts.py)
 
 
 def _part(path: str, name: str) -> str:
@@ -466,6 +471,20 @@ def main() -> None:
                     lambda: timed(args.sdk_calls, sdk_gather(url, prompts(fresh(args.sdk_calls)), c)),
                 ),
             ]
+        if args.profile:
+            measures.append(
+                (
+                    OWN,
+                    lambda: Rate(
+                        *engine_parts.own_rate(
+                            fresh(args.calls),
+                            c,
+                            Path(tmp) / f"o{next(tag)}.db",
+                            uvloop.new_event_loop if uvloop else None,
+                        )
+                    ),
+                )
+            )
         for peer in peers.PEERS:
             if not args.peer_calls:
                 continue
@@ -490,8 +509,9 @@ def main() -> None:
         if openai is not None and args.sequential_calls:
             seq = timed(args.sequential_calls, sdk_sequential(url, prompts(fresh(args.sequential_calls))))
             print(f"sequential openai SDK loop: {seq.calls_per_s:.1f} calls/s ({args.sequential_calls} calls)")
-        profiled = None
+        profiled, part_us = None, {}
         if args.profile:
+            part_us = engine_parts.part_costs(fresh(args.calls), Path(tmp) / f"p{next(tag)}.db")
             profiled = cProfile.Profile()
             engine_rate(url, fresh(args.calls), c, Path(tmp) / "profiled.db", fast_loop=uvloop is not None,
                         fast_json=True, profile=profiled)  # fmt: skip
@@ -527,6 +547,31 @@ def main() -> None:
         print(f"pyreqwest / aiohttp CPU per call: client alone {alone:.2f}×, Engine {fast:.2f}×")
     ratio = engine.calls_per_s / limit
     print(f"target Engine / limit >= 0.9 at concurrency {c}: {ratio:.2f} -> {'met' if ratio >= 0.9 else 'NOT met'}")
+    if part_us:
+        own = median[OWN].cpu_us
+        print()
+        print(f"| part of the Engine's CPU per call ({variants[0][0]}) | µs | share |")
+        print("|---|---:|---:|")
+        lines = [
+            (
+                "HTTP client, sockets and their event-loop work (the Engine minus the row without HTTP)",
+                engine.cpu_us - own,
+            )
+        ]
+        lines += [("juge's own work (the Engine without HTTP)", own)]
+        lines += [(f"- {part}", us) for part, us in part_us.items()]
+        lines += [("- engine and its event-loop work (the rest of juge's own)", own - sum(part_us.values()))]
+        for part, us in lines:
+            print(f"| {part} | {us:,.0f} | {us / engine.cpu_us:.0%} |")
+        budget = 1e6 / (0.9 * limit)
+        http = {"aiohttp": engine.cpu_us - own}
+        if "Engine, pyreqwest, uvloop + orjson" in median:
+            http["pyreqwest"] = median["Engine, pyreqwest, uvloop + orjson"].cpu_us - own
+        print(
+            f"0.9 of the limit ({0.9 * limit:,.0f} calls/s) needs at most {budget:,.0f} µs of CPU per call on a core of "
+            f"the client's own; juge's own work takes {own:,.0f}, the HTTP client and its loop work "
+            + ", ".join(f"{us:,.0f} on {client}" for client, us in http.items())
+        )
     if profiled is not None:
         print()
         print(f"| part of the Engine's CPU ({variants[0][0]}, cProfile self time) | share |")

@@ -31,6 +31,7 @@ from juge.checks import Check, run_checks
 from juge.data.records import Case, Judgment
 from juge.engine.batching import BatchedProvider
 from juge.engine.limits import Adaptive, Budget, Clock, Spend
+from juge.engine.loop import frozen_heap
 from juge.engine.progress import ProgressFactory, run_progress
 from juge.providers.base import Provider, ProviderClosed, ProviderError, Request, Response, Unreachable
 from juge.providers.pricing import call_cost
@@ -537,7 +538,7 @@ class Engine:
                         if callable(getattr(listener, "note", None)):
                             listener.note(note)
 
-            with self.store.grouped():
+            with self.store.grouped(), frozen_heap():
                 workers = max(1, min(self.options.concurrency, total))
                 while True:
                     await run_together(worker() for _ in range(workers))
