@@ -164,9 +164,12 @@ def test_cli_plan_on_the_embedded_sample(tmp_path):
     assert rows["roleplay"]["n_needed"] is None
     # The figures README shows (seed 0, 400 simulated studies per size).
     more = {c: (d["n_more"], d["cap"]) for c, d in rows.items()}
-    assert more["coding"] == (50, 220) and more["roleplay"] == (None, 220) and more["writing"] == (None, 140)
-    assert (more["math"][0], more["stem"][0], more["reasoning"][0], more["(overall)"][0]) == (19, 103, 0, 160)
-    assert rows["coding"]["person_share"] == pytest.approx(0.805)
+    assert more["coding"] == (46, 220) and more["roleplay"] == (None, 220) and more["writing"] == (None, 140)
+    assert (more["math"][0], more["stem"][0], more["reasoning"][0], more["(overall)"][0]) == (16, 118, 1, 125)
+    assert rows["coding"]["person_share"] == pytest.approx(0.815)
+    # Roleplay (gap -0.050) and writing (-0.042) sit on the margin: no number of labels would decide them.
+    assert rows["roleplay"]["on_margin"] and rows["writing"]["on_margin"] and not rows["extraction"]["on_margin"]
+    assert (rows["roleplay"]["binding"], rows["roleplay"]["distance"]) == ("agreement", 0.0)
     res = CliRunner().invoke(app, [*args, "--probability", "1.5"])
     assert res.exit_code == 2
 

@@ -238,3 +238,28 @@ def test_plan_on_a_score_study_reads_the_threshold_of_policy_derive(tmp_path):
     assert [d.category for d in chosen.decisions] == ["c", "(overall)"]
     with pytest.raises(juge.InputError, match="min-recall"):
         juge.plan(**paths, db=tmp_path / "j.db", reps=100, min_recall=0.5)
+
+
+def test_readme_passfail_plan_on_the_mtbench_sample(tmp_path):
+    """The figures README shows for the sample read as a PASS/FAIL study (seed 0, 400 studies per size)."""
+    import runpy
+    from pathlib import Path
+
+    import juge
+
+    root = Path(__file__).resolve().parents[2]
+    folder = runpy.run_path(str(root / "examples" / "mtbench_passfail.py"))["write_study"](tmp_path / "pf")
+    plan = juge.plan(items=folder / "items.jsonl", labels=folder / "labels.jsonl",
+                     judgments=folder / "judgments.jsonl", db=tmp_path / "j.db")  # fmt: skip
+    assert plan.judge == "chat-strong/answer-1-wins"
+    rows = {d.category: d for d in plan.decisions}
+    assert rows["(overall)"].n_items == 155
+    assert (rows["coding"].ruling, rows["coding"].binding, rows["coding"].distance) == ("person", "kappa", -0.233)
+    assert (rows["extraction"].ruling, rows["extraction"].binding) == ("judge", "failures caught")
+    assert rows["extraction"].distance == 0.025 and rows["math"].distance == -0.075
+    more = {c: d.n_more for c, d in rows.items()}
+    assert more == {"coding": 64, "extraction": 94, "humanities": 38, "math": 162, "reasoning": 140, "roleplay": 28,
+                    "stem": 54, "writing": 64, "(overall)": 125}  # fmt: skip
+    assert rows["math"].n_needed == rows["math"].cap == 180
+    readme = (root / "README.md").read_text()
+    assert "and 64 more items settle that" in readme and "94 more" in readme and "needs 162 more" in readme

@@ -1038,14 +1038,15 @@ def plan_command(
                 ),
                 title_justify="left",
             )
-            for name in ("category", "items now", "decision now", "gap", "settled now", "items needed", "more"):
-                table.add_column(name, justify="left" if name in ("category", "decision now") else "right")
+            columns = ("category", "items now", "decision now", "turns on", "settled now", "items needed", "more")
+            for name in columns:
+                table.add_column(name, justify="right" if name in columns[4:] or name == "items now" else "left")
             for d in result.decisions:
                 table.add_row(
                     Text(d.category),
                     str(d.n_items),
                     d.ruling or "",
-                    "" if d.gap is None else f"{d.gap:+.3f}",
+                    "" if d.distance is None else Text(f"{d.binding} {d.distance:+.3f}"),
                     f"{d.settled_now:.0%}",
                     f"not within {d.cap}" if d.n_needed is None else str(d.n_needed),
                     "" if d.n_more is None else str(d.n_more),
@@ -1078,6 +1079,15 @@ def plan_command(
             out.print(fitted(table, out))
             if r.allocation:
                 out.print(Text("stratified allocation: " + ", ".join(f"{k} {v}" for k, v in r.allocation.items())))
+            if r.ppi_variance_ratio is not None:
+                rho = "n/a" if r.correlation is None else f"{r.correlation:.3f}"
+                most = "" if r.most_saved is None else f"; at most {r.most_saved:.2f} times fewer labels"
+                out.print(
+                    Text(
+                        f"PPI++ at {r.ratio_at} labels: variance {r.ppi_variance_ratio:.3f} of the labels' alone "
+                        f"({'helps' if r.ppi_helps else 'does not help'}; correlation of person and judge {rho}{most})"
+                    )
+                )
         for note in result.notes:
             out.print(Text("note: " + note, style="yellow"))
         if write is not None:

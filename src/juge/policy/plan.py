@@ -107,15 +107,22 @@ def plan_decision(
     rng = np.random.default_rng(seed)
     now = shares(n, rng) if n >= 2 else (0.0, 0.0, 0.0)
     needed, at = None, now
-    # Not settled at the cap: not within reach (checked on its own stream, so the search below is unchanged).
-    at_cap = shares(cap, np.random.default_rng(seed + 1_000_003)) if n >= 2 else now
-    if n >= 2 and at_cap[0] >= probability:
+    # Settled now, or not settled at the cap (not within reach); else bisect the grid between them: the settled
+    # share grows with the size, so ~6 sizes are simulated instead of every grid point.
+    at_cap = shares(cap, rng) if n >= 2 and now[0] < probability else now
+    if n >= 2 and now[0] >= probability:
+        needed = n
+    elif n >= 2 and at_cap[0] >= probability:
         grid = np.unique(np.round(np.geomspace(n, cap, GRID_POINTS)).astype(int))
-        for m in grid:
-            at = shares(int(m), rng)
-            if at[0] >= probability:
-                needed = int(m)
-                break
+        lo, hi, at = 1, len(grid) - 1, at_cap  # grid[0] (n) is not settled, grid[-1] (cap) is
+        while lo < hi:
+            mid = (lo + hi) // 2
+            tried = shares(int(grid[mid]), rng)
+            if tried[0] >= probability:
+                hi, at = mid, tried
+            else:
+                lo = mid + 1
+        needed = int(grid[hi])
     ruling = row.get("ruling") if row else None
     on_margin = False
     if needed is None:
@@ -136,7 +143,9 @@ def plan_decision(
         note = f"settled now in {now[0]:.0%} of simulated studies of this size"
     else:
         lean = "judge" if at[1] >= at[2] else "person"
-        note = f"about {needed - n} more items settle it ({lean}, as the figures stand)"
+        more = needed - n
+        items = "1 more item settles" if more == 1 else f"{more} more items settle"
+        note = f"about {items} it ({lean}, as the figures stand)"
     return DecisionPlan(
         category=name,
         n_items=n,

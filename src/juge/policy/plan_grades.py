@@ -222,8 +222,10 @@ def grade_settled_shares(
             else:
                 caught = (0, 0)
             at_low = decide(_figures(kind, low, point, caught), kind, margin=margin, min_recall=min_recall)[0]
+            if category_decision("", decision=at_low, reason="").ruling == "judge":
+                judge += 1
+                continue  # the rule is monotone in the judge's figures: judge at the low end is judge at the high
             at_high = decide(_figures(kind, high, point, caught), kind, margin=margin, min_recall=min_recall)[0]
-            judge += category_decision("", decision=at_low, reason="").ruling == "judge"
             person += category_decision("", decision=at_high, reason="").ruling == "person"
     return (judge + person) / reps, judge / reps, person / reps
 
