@@ -7,7 +7,7 @@ figure reads it). Per call, the probability that the call gave that verdict; the
 calls:
 
 - **log-probability margin** where the call carries the provider's distribution over the allowed answers
-  (``Judgment.distribution``; today the llamacpp provider's constrained verdicts record it): the probability
+  (``Judgment.distribution``: a constrained judge's verdict on llamacpp, or openai with ``logprobs = true``): the probability
   mass on the verdict (PASS/FAIL, a pair's letter) or on the verdict's side of the pass threshold (scores);
 - else the call's **own verdict**: 1 if it gave the verdict (a pair's letter, PASS/FAIL, a score on the same
   side of the threshold), 0 if not (or no verdict). With repeats this is the share of repeats agreeing with the

@@ -18,11 +18,18 @@ per-call ``[engine] timeout`` is the one that applies. `max_response_bytes` boun
 server that sends gigabytes costs no more memory than the bound. An answer with a key twice, several
 choices or an absurd token count is refused too (a clear, non-retryable error). The environment's proxy (HTTPS_PROXY,
 HTTP_PROXY, ALL_PROXY, NO_PROXY) is used, except for a server on this machine (loopback).
+
+`logprobs = true` (off by default: not every OpenAI-compatible server takes the parameter) asks, for a
+constrained judge only (the answer is the verdict alone), for the first token's ``top_logprobs``; the
+probabilities of the tokens that are exactly an allowed answer, normalised over the allowed answers, are stored
+as the call's ``distribution`` (what ``--rule guarantee`` and ``--cascade`` read as the judge's confidence). An
+answer whose first token is none of them records no distribution. Batch mode records none.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -68,6 +75,7 @@ class OpenAICompatProvider(Provider):
         http_client: httpx.AsyncClient | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         http: str | None = None,
+        logprobs: bool = False,
     ):
         # OPENAI_BASE_URL counts as a base_url given: its server (a local one above all) needs no key.
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -78,6 +86,9 @@ class OpenAICompatProvider(Provider):
             )
         # The endpoint is part of the provider's identity: it goes into the cache key and the call log.
         self.name = f"openai@{base_url}" if base_url else "openai"
+        if not isinstance(logprobs, bool):
+            raise ProviderError(f"option logprobs must be true or false, got {logprobs!r}")
+        self.logprobs = logprobs  # an option: in the cache identity, so answers with and without one stay apart
         root = (base_url or OPENAI_BASE_URL).rstrip("/")
         headers = {"authorization": f"Bearer {key}"}
         for env, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
@@ -126,8 +137,12 @@ class OpenAICompatProvider(Provider):
         """Where `request` is sent (one URL here; Azure puts the deployment in the path)."""
         return self.url
 
+    logprobs = False  # a subclass (azure) that does not take the option
+
     async def complete(self, request: Request) -> Response:
-        body = dump_bytes(_payload(request))
+        scored = self.logprobs and bool(request.allowed)
+        extra = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if scored else {}
+        body = dump_bytes({**_payload(request), **extra})
         status, headers, raw = await self._post(body, self.url_for(request))
         if status >= 400:
             message = _error_message(raw)
@@ -152,7 +167,10 @@ class OpenAICompatProvider(Provider):
         if isinstance(completion, dict) and "choices" not in completion and completion.get("error"):
             # Some servers and proxies report an overload or an upstream failure in a 200.
             raise ProviderError(f"HTTP {status} with an error: {_error_text(completion['error'])}", retryable=True)
-        return _response(completion, request.model)
+        response = _response(completion, request.model)
+        if scored:
+            response.distribution = allowed_distribution(completion, request.allowed or ())
+        return response
 
     async def _post(self, body: bytes, url: str) -> tuple[int, Mapping[str, str], bytes]:
         """(status, headers, body) of one POST; a failed connection or a cut body is a retryable ProviderError."""
@@ -261,6 +279,51 @@ def _response(completion: Any, requested_model: str) -> Response:
         )
     except TypeError as exc:  # a field of the wrong type (a model that is a number, a token count in a string)
         raise _malformed(str(exc)) from None
+
+
+TOP_LOGPROBS = 20  # the most OpenAI's API gives
+
+
+def allowed_distribution(completion: Mapping[str, Any], allowed: tuple[str, ...]) -> dict[str, float] | None:
+    """The distribution over ``allowed`` read from the answer's first non-blank token's ``top_logprobs``: each
+    allowed answer's probability (the tokens that are exactly it, blanks stripped, summed; 0 when not among the
+    top tokens), normalised over the allowed answers. None when the server sent no log-probabilities or the first
+    token is none of the allowed answers; a block of the wrong shape is a non-retryable error."""
+    block = completion["choices"][0].get("logprobs")
+    if block is None:
+        return None
+    content = block.get("content") if isinstance(block, dict) else None
+    if not isinstance(content, list):
+        raise _malformed(f"'choices[0].logprobs.content' is {_kind(content)}, not a list")
+    entries = [_token_entry(t) for t in content]
+    first = next((i for i, (token, _) in enumerate(entries) if token.strip()), None)
+    if first is None:
+        return None
+    chosen = entries[first][0].strip()
+    if chosen not in allowed:
+        return None  # the answer starts with something else: it says nothing about the allowed answers
+    tops = content[first].get("top_logprobs")
+    if not isinstance(tops, list):
+        raise _malformed(f"'top_logprobs' of the first token is {_kind(tops)}, not a list")
+    mass = dict.fromkeys(allowed, 0.0)
+    for token, logprob in map(_token_entry, tops):
+        if token.strip() in mass:
+            mass[token.strip()] += math.exp(logprob)
+    if mass[chosen] == 0.0:  # a server that lists the chosen token but not among its top tokens
+        mass[chosen] = math.exp(entries[first][1])
+    total = sum(mass.values())
+    return {a: m / total for a, m in mass.items()}
+
+
+def _token_entry(entry: Any) -> tuple[str, float]:
+    """(token, log-probability) of one logprobs entry, checked: a string and a finite number <= 0."""
+    token = entry.get("token") if isinstance(entry, dict) else None
+    logprob = entry.get("logprob") if isinstance(entry, dict) else None
+    if not isinstance(token, str) or isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
+        raise _malformed(f"a logprobs entry is {_kind(entry)}, not a token and its log-probability")
+    if not math.isfinite(logprob) or logprob > 1e-9:
+        raise _malformed(f"logprob {logprob!r} of token {token!r} is not a finite number <= 0")
+    return token, float(logprob)
 
 
 def _content_text(content: Any) -> tuple[str, str | None]:
