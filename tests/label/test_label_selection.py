@@ -170,3 +170,13 @@ def test_label_init_cli_reads_the_run_for_the_allocation(tmp_path: Path):
                               "--db-url", f"sqlite:///{tmp_path / 'labels.db'}", "r", "--select", "stratified",
                               "--budget", "5", "--run", "r1", "--run-db", str(run_db)])  # fmt: skip
     assert res.exit_code == 2 and "no case id" in res.output
+
+
+def test_stratified_with_a_pairwise_run_is_proportional_and_says_why(tmp_path: Path):
+    from juge.runs.judge_signals import judge_signals
+
+    pairs = [Case(id=f"{c}{k}", question="q", output_1="a", output_2="b", category=c) for c in "ab" for k in range(20)]
+    signals = judge_signals("r1", db=store_run(tmp_path / "p.db", {p.id: {"12": "A", "21": "B"} for p in pairs}, pairs))
+    _, selection = select_cases(pairs, method="stratified", budget=10, signals=signals)
+    assert selection.allocation == "proportional" and "no pass/fail verdict" in selection.why
+    assert [s.selected for s in selection.strata] == [5, 5]

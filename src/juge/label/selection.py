@@ -70,7 +70,7 @@ def select_cases(
         raise InputError(f"--select {method!r}: use one of {', '.join(METHODS)}")
     if not 1 <= budget <= len(cases):
         raise InputError(f"--budget {budget}: must be between 1 and the {len(cases)} cases read")
-    if signals is not None and not {c.id for c in cases} & (set(signals.passes) | _flagged(signals)):
+    if signals is not None and not {c.id for c in cases} & (signals.cases | set(signals.passes) | _flagged(signals)):
         raise InputError(
             f"--run {signals.run_id}: no case id of the cases read is a case the run judged; select with a run over "
             "these cases"
@@ -82,7 +82,7 @@ def select_cases(
         strata.setdefault(case.category or NO_CATEGORY if method == "stratified" else "(all)", []).append(i)
     sizes = {k: len(v) for k, v in strata.items()}
     spreads: dict[str, tuple[float, str]] = {}
-    if method == "stratified" and signals is not None:
+    if method == "stratified" and signals is not None and signals.passes:
         spreads = category_spreads(cases, strata, signals, labels or {})
     allocation = allocate(sizes, budget, {k: s for k, (s, _) in spreads.items()} or None)
     rng = random.Random(seed)
@@ -125,9 +125,14 @@ def _allocation_why(
     if method == "random":
         return "random", "a simple random sample: every case has the same chance"
     if not spreads:
+        given = (
+            "no run's verdicts given (--run)"
+            if signals is None
+            else f"run {signals.run_id} has no pass/fail verdict (a pairwise run has no pass rate)"
+        )
         return "proportional", (
-            "in proportion to each category's cases (at least 2 each): no run's verdicts given (--run), so the "
-            "categories' spreads are unknown, and proportional is Neyman's allocation when they are equal"
+            f"in proportion to each category's cases (at least 2 each): {given}, so the categories' spreads are "
+            "unknown, and proportional is Neyman's allocation when they are equal"
         )
     measured = sorted({source for _, source in spreads.values()})
     return "neyman", (
@@ -143,7 +148,7 @@ def category_spreads(
     """Per category: (sigma_k, where it was measured: ``labels`` or ``judge verdicts``), as the module says."""
     import numpy as np
 
-    from juge.runs.corrected import moments, stratum_spread
+    from juge.runs.corrected import moments, rectifier_floor, stratum_spread
 
     out: dict[str, tuple[float, str]] = {}
     for name, members in strata.items():
@@ -154,8 +159,8 @@ def category_spreads(
             y = np.array([labels[i] for i in labelled])
             f_lab = np.array([signals.passes.get(i, 0.0) for i in labelled])
             # Labels that all agree with the judge do not show it is never wrong: at least one error in n + 2.
-            q = 1 / (len(labelled) + 2)
-            out[name] = (max(stratum_spread(moments(y, f_lab, f_all)), math.sqrt(q * (1 - q))), "labels")
+            floor = math.sqrt(rectifier_floor(len(labelled)))
+            out[name] = (max(stratum_spread(moments(y, f_lab, f_all)), floor), "labels")
         else:
             p = (f_all.sum() + 1) / (len(f_all) + 2)
             out[name] = (float(math.sqrt(p * (1 - p))), "judge verdicts")

@@ -123,8 +123,7 @@ def stratified_ppi_mean(
         else:
             theta_k, var_k, lam_k = y.mean(-1), y.var(-1, ddof=1) / n_k, np.zeros(y.shape[:-1])
         rectifier = (y - lam_k[..., None] * fl).var(-1, ddof=1)
-        q = 1 / (n_k + 2)
-        parts.append((theta_k, var_k + (np.maximum(rectifier, q * (1 - q)) - rectifier) / n_k, lam_k))
+        parts.append((theta_k, var_k + (np.maximum(rectifier, rectifier_floor(n_k)) - rectifier) / n_k, lam_k))
     w = np.asarray(weights, float)
     theta = sum(wk * p[0] for wk, p in zip(w, parts, strict=True))
     var = sum(wk**2 * p[1] for wk, p in zip(w, parts, strict=True))
@@ -195,6 +194,14 @@ def ipw_rogan_gladen(
         return Estimate(float(theta), None, None, len(f)), float(sens), float(spec)
     low, high = percentile_interval(boot, level=confidence)
     return Estimate(float(theta), low, high, len(f)), float(sens), float(spec)
+
+
+def rectifier_floor(n: int) -> float:
+    """The least variance a stratum's rectifier ``Y - lambda f`` is taken to have with ``n`` labels: that of one
+    disagreement in ``n + 2`` (``q (1 - q)``, ``q = 1 / (n + 2)``), as labels that all agree with the judge do not
+    show it is never wrong."""
+    q = 1 / (n + 2)
+    return q * (1 - q)
 
 
 def _z(confidence: float) -> float:

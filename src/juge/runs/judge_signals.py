@@ -18,6 +18,7 @@ class JudgeSignals:
     ``near_threshold`` (a single-answer judge's score within ``near`` of ``threshold``)."""
 
     run_id: str
+    cases: set[str] = field(default_factory=set)  # the run's case ids
     passes: dict[str, float] = field(default_factory=dict)
     order_dependent: set[str] = field(default_factory=set)
     near_threshold: set[str] = field(default_factory=set)
@@ -40,7 +41,7 @@ def judge_signals(
         cases = store.run_cases(run_row["id"])
         judgments = [j for j in store.judgments(run_row["id"]) if j.repeat == 0]
         checks = store.check_results(run_row["id"])
-    signals = JudgeSignals(run_id=run_row["id"], threshold=threshold, near=near)
+    signals = JudgeSignals(run_id=run_row["id"], cases={c.id for c in cases}, threshold=threshold, near=near)
     single = [j for j in judgments if j.order is None]
     if single or checks:
         outcomes, _ = run_outcomes(cases, judgments, checks, run_row["config"], threshold=threshold)
