@@ -225,10 +225,10 @@ def test_readme_quotes_the_cascade_figures(tmp_path):
     text = " ".join(readme.read_text(encoding="utf-8").split())
     demo = juge.demo_path("items.jsonl").parent
     inputs = {"items": demo / "items.jsonl", "judgments": demo / "judgments.jsonl"}
-    policy = juge.policy.derive(**inputs, cascade="chat-small,chat-strong", target=0.65)
+    policy = juge.policy.derive(**inputs, cascade="chat-small,chat-strong", target=0.65, prices=PRICES)
     path = tmp_path / "cascade.json"
     path.write_text(json.dumps(policy.to_dict()), encoding="utf-8")
-    h = juge.policy.test(path, **inputs, db=tmp_path / "j.db", prices=PRICES).to_dict()["cascade"]
+    h = juge.policy.test(path, **inputs, db=tmp_path / "j.db").to_dict()["cascade"]  # the policy's prices
 
     def interval(e: dict) -> str:
         return f"{e['value']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
@@ -238,9 +238,26 @@ def test_readme_quotes_the_cascade_figures(tmp_path):
         f"| cascade chat-small → chat-strong → person, target 0.65 | {small + strong} (chat-small {small}, "
         f"chat-strong {strong}) | {h['n_person']} | {interval(h['vs_majority'])} n={h['vs_majority']['n']} | "
         f"{interval(h['vs_people'])} | US$ {h['cost']['cascade_per_item']:.5f} vs "
-        f"{h['cost']['last_stage_alone_per_item']:.5f} for chat-strong alone |"
+        f"{h['cost']['last_stage_alone_per_item']:.5f} for chat-strong on every item |"
     )
     assert row in text
+    # The configurations table and the choice (issue 25 item 3).
+    dev = {r.name: r for r in policy.cascade.configurations}
+    for r in h["configurations"]:
+        f, label = r["holdout"], {"chat-small": "chat-small alone (chosen on dev)", "chat-strong": "chat-strong alone"}
+        config_row = (
+            f"| {label.get(r['name'], r['name'])} | {dev[r['name']].dev.n_decided} | {f['n_decided']} | "
+            f"{interval(f['vs_majority'])} n={f['vs_majority']['n']} | US$ {f['cost']['usd_per_item']:.5f} | "
+            f"{f['person_minutes_saved']:g} |"
+        )
+        assert config_row in text
+    assert policy.cascade.choice.chosen == "chat-small" and dev["chat-small"].chosen
+    d = dev["chat-strong"].difference_to_best
+    assert f"chat-strong minus chat-small is {d.value:.3f} [{d.low:.3f}, {d.high:.3f}]" in text
+    small, strong = dev["chat-small"].dev, dev["chat-strong"].dev
+    more = strong.n_decided - small.n_decided
+    even = (strong.cost.usd_per_item - small.cost.usd_per_item) / (more / strong.n_items)  # minutes_per_label 1
+    assert f"above about US$ {even:.3f} a person-minute its {more} more dev items decided" in text
     assert f"disagreement {h['guarantee']['disagreement']['value']:.3f} against 0.35 allowed" in text
     walk = policy.cascade.stages[1].guarantee.steps[0]
     assert (
