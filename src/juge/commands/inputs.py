@@ -97,8 +97,9 @@ INPUT_OPTIONS: dict[str, InputOption] = {
     ),
     "panel": InputOption(
         "--panel",
-        "Judges voting as one: NAME=judge1,judge2,judge3[:majority|unanimous|mean|median]; several separated by ;. "
-        "The panel is judge NAME/AGGREGATION, its calls its members' (no settled verdict: a person decides).",
+        "Judges voting as one: NAME=judge1,judge2,judge3[:majority|unanimous|mean|median[:tie]]; several separated "
+        "by ;. The panel is judge NAME/AGGREGATION, its calls its members' (no settled verdict: a person decides; "
+        "with :tie a pairwise split is a tie).",
     ),
     "member": InputOption(
         "--member",
