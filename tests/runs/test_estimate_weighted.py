@@ -186,3 +186,18 @@ def test_stratified_selection_keeps_coverage_and_is_narrower_than_ppi_at_the_sam
     _, p_low, p_high, _ = pooled_random_sample(rng, accuracies, budget)
     assert STRATIFIED_COVERED[0] <= covers(p_low, p_high, truth_rate) <= STRATIFIED_COVERED[1]
     assert float(np.median(high - low)) <= max_ratio * float(np.median(p_high - p_low))
+
+
+def test_the_thin_stratum_floor_is_the_same_in_the_estimate_and_in_plan_s_prediction():
+    from juge.runs.corrected import StratumMoments, ppi_variance, rectifier_floor
+
+    # Labels that all agree with the judge (no rectifier spread): the estimate and plan --width both floor it.
+    y = np.array([1.0] * 8 + [0.0] * 2)
+    fu = np.array([1.0] * 40 + [0.0] * 10)
+    (_, var, lam), *_ = stratified_ppi_mean([(y, y.copy(), fu)], [1.0])[3]
+    assert float(var) == pytest.approx(rectifier_floor(10) / 10 + float(lam) ** 2 * fu.var(ddof=1) / 50)
+    m = StratumMoments(n_cases=60, var_y=float(y.var(ddof=1)), var_f=float(y.var(ddof=1)), cov_yf=float(y.var(ddof=1)))
+    se2, lam_plan = ppi_variance(m, 10, floor=True)
+    assert se2 == pytest.approx(rectifier_floor(10) / 10 + lam_plan**2 * m.var_f / 50)
+    assert ppi_variance(m, 10)[0] < se2
+    assert rectifier_floor(10) == pytest.approx(1 / 12 * 11 / 12)

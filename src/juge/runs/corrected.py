@@ -636,14 +636,16 @@ def moments(y: np.ndarray, f_labelled: np.ndarray, f_all: np.ndarray) -> Stratum
     )
 
 
-def ppi_variance(m: StratumMoments, n: int) -> tuple[float, float]:
-    """PPI++'s se^2 and lambda with n of the stratum's cases labelled (lambda tuned for that n, as estimate does)."""
+def ppi_variance(m: StratumMoments, n: int, *, floor: bool = False) -> tuple[float, float]:
+    """PPI++'s se^2 and lambda with n of the stratum's cases labelled (lambda tuned for that n, as estimate does);
+    ``floor``: the rectifier's variance at least :func:`rectifier_floor` (n), as stratified PPI++ takes it."""
     big_n = m.n_cases - n
+    least = rectifier_floor(n) if floor else 0.0
     if big_n < 2:
-        return m.var_y / n, 0.0
+        return max(m.var_y, least) / n, 0.0
     lam = float(np.clip(m.cov_yf / ((1 + n / big_n) * m.var_f), 0.0, 1.0)) if m.var_f > 0 else 0.0
     rectifier = m.var_y - 2 * lam * m.cov_yf + lam**2 * m.var_f
-    return max(rectifier, 0.0) / n + lam**2 * m.var_f / big_n, lam
+    return max(rectifier, least) / n + lam**2 * m.var_f / big_n, lam
 
 
 def labels_for_width(
@@ -660,7 +662,9 @@ def labels_for_width(
             return strata[0].var_y / n
         if method == "ppi":
             return ppi_variance(strata[0], n)[0]
-        return sum((m.n_cases / total) ** 2 * ppi_variance(m, k)[0] for m, k in zip(strata, neyman(strata, n)))
+        return sum(
+            (m.n_cases / total) ** 2 * ppi_variance(m, k, floor=True)[0] for m, k in zip(strata, neyman(strata, n))
+        )
 
     lo, hi = 2 * len(strata), total
     if lo > hi or 2 * z * np.sqrt(se2(hi)) > width:
