@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 import httpx
+import pytest
 
 from cli_helpers import run_cli, write_jsonl
 from juge.engine import Engine, EngineOptions
@@ -79,6 +80,7 @@ def test_a_server_that_answered_once_is_retried_as_before(tmp_path: Path) -> Non
     assert state["n"] == 1 + 5
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_a_run_on_a_closed_port_exits_3_naming_it(monkeypatch, capsys, tmp_path: Path) -> None:
     import socket
 

@@ -88,6 +88,7 @@ def test_engine_waits_for_retry_after_capped_by_max_backoff(
     assert len(sleeps) == 1 and low <= sleeps[0] <= high
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_engine_honours_the_mock_servers_retry_after_end_to_end(store, sleeps):
     engine = Engine(store, EngineOptions(retries=2, backoff=0.001, max_backoff=10, progress=False))
     with serve_in_thread(MockConfig(faults={"rate_limit": 1.0}, retry_after=0.25)) as server:
@@ -380,11 +381,13 @@ def run_faulty_eval(tmp_path: Path, monkeypatch, capsys, singles: int, pairs: in
     assert summary["engine"]["retries"] == total_attempts - len(judgments)
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_2000_judge_calls_under_20_percent_faults(tmp_path, monkeypatch, capsys):
     # Two retries: a judgment fails for good when all three attempts fail, p = (0.2 * 7/9)^3 = 0.38 %, ~8 of 2,000.
     run_faulty_eval(tmp_path, monkeypatch, capsys, singles=1400, pairs=300, retries=2)
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_a_run_closes_its_http_clients(tmp_path, monkeypatch, capsys, caplog):
     """An HTTP client left open when the run's event loop ends is noise at best when collected
     ("Unclosed client session"; "Task exception was never retrieved ... Event loop is closed")."""
