@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import re
 import ssl
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from juge.providers import Provider, ProviderError, Request, Response, make_prov
 from juge.providers.anthropic import AnthropicProvider
 from juge.providers.openai_compat import OpenAICompatProvider
 from juge.runs.providers import Providers
-from juge.testing.mockserver import MockConfig, serve_in_thread
+from juge.testing.mockserver import MockConfig, expected_answer, serve_in_thread
 
 REQUEST = Request(messages=({"role": "user", "content": "q"},), model="m1", max_tokens=16)
 ANSWER = {"model": "m1-2026", "choices": [{"message": {"content": "PASS\nok"}, "finish_reason": "stop"}]}
@@ -422,3 +423,60 @@ def test_the_anthropic_sdk_is_needed_only_for_batches(monkeypatch):
     provider = AnthropicProvider(base_url="http://127.0.0.1:9", api_key="k")
     with pytest.raises(ProviderError, match=r"pip install 'juge\[anthropic\]'"):
         provider.batches()
+
+
+# What each of the mock server's faults looks like through the Anthropic provider (its /v1/messages route):
+# the same as through the OpenAI-compatible one (tests/testing/test_mockserver.py).
+ANTHROPIC_FAULTS = {
+    "rate_limit": (429, "HTTP 429"),
+    "server_error": (500, "HTTP 500"),
+    "unavailable": (503, "HTTP 503"),
+    "reset": (None, "connection failed: .*reset by peer"),
+    "timeout": (None, "timeout"),
+    "truncated": (None, "connection failed: .*without sending complete message body"),
+    "malformed": (None, "the server's answer was not valid JSON"),
+}
+
+
+def anthropic_on_mock(config: MockConfig, **options: Any) -> tuple[Response | ProviderError, dict]:
+    with serve_in_thread(config) as server:
+        [got] = ask(AnthropicProvider(base_url=server.url.removesuffix("/v1"), api_key="k", **options), request=ASKED)
+        return got, server.stats()
+
+
+@pytest.mark.parametrize("kind", sorted(ANTHROPIC_FAULTS))
+@pytest.mark.usefixtures("each_http_client")
+def test_the_mock_servers_faults_reach_the_anthropic_provider_as_retryable_errors(kind):
+    got, stats = anthropic_on_mock(
+        MockConfig(faults={kind: 1.0}, hang=60, retry_after=0.25), timeout=0.3 if kind == "timeout" else 30
+    )
+    status, pattern = ANTHROPIC_FAULTS[kind]
+    assert isinstance(got, ProviderError) and got.retryable and got.status == status, got
+    assert re.search(pattern, str(got)), str(got)
+    assert stats["faults"][kind] == 1 and stats["answered"] == 0
+    if kind == "rate_limit":
+        assert got.retry_after == pytest.approx(0.25)  # retry-after-ms wins
+
+
+@pytest.mark.parametrize(
+    "kind, check",
+    [
+        (None, lambda r: r.text == expected_answer(MockConfig(), "claude-x", [{"role": "user", "content": "q"}])),
+        ("empty", lambda r: r.text == "" and not r.refused),
+        ("refusal", lambda r: r.refused and r.text == ""),
+        ("length", lambda r: r.truncated),
+    ],
+)
+@pytest.mark.usefixtures("each_http_client")
+def test_the_mock_servers_answers_reach_the_anthropic_provider(kind, check):
+    got, _ = anthropic_on_mock(MockConfig(faults={kind: 1.0} if kind else {}))
+    assert isinstance(got, Response) and check(got), got
+
+
+@pytest.mark.parametrize(
+    "kind, says", [("duplicate_keys", "'text' appears twice"), ("usage_bomb", "before it is costed")]
+)
+@pytest.mark.usefixtures("each_http_client")
+def test_the_mock_servers_hostile_answers_are_refused_by_the_anthropic_provider(kind, says):
+    got, _ = anthropic_on_mock(MockConfig(faults={kind: 1.0}))
+    assert isinstance(got, ProviderError) and not got.retryable and says in str(got), got

@@ -1,7 +1,8 @@
 """A mock OpenAI-compatible model server for tests and benchmarks, with fault injection.
 
 It speaks just enough of the chat completions API (``POST /v1/chat/completions``
-with ``usage``) for the ``openai`` SDK and juge's OpenAI-compatible provider,
+with ``usage``) for the ``openai`` SDK and juge's OpenAI-compatible provider (and of Anthropic's
+``POST /v1/messages``, the same answers as messages, for juge's Anthropic provider),
 and misbehaves on purpose, at configured rates:
 
 ================  ==========================================================
@@ -262,7 +263,8 @@ class MockModelServer:
             raw = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
             conn.send_raw(status, raw, keep_alive)
             return
-        if path not in (b"/v1/chat/completions", b"/chat/completions"):
+        anthropic = path == b"/v1/messages"  # Anthropic's Messages API: the same answers, as messages
+        if path not in (b"/v1/chat/completions", b"/chat/completions") and not anthropic:
             conn.send(404, _error_body(f"no route {path.decode(errors='replace')}", "not_found"), keep_alive)
             return
         if method != b"POST":
@@ -295,9 +297,9 @@ class MockModelServer:
             return
         if self.slots is not None:
             async with self.slots:
-                await self._serve(conn, model, messages, keep_alive)
+                await self._serve(conn, model, messages, keep_alive, anthropic)
         else:
-            await self._serve(conn, model, messages, keep_alive)
+            await self._serve(conn, model, messages, keep_alive, anthropic)
 
     def _azure_refusal(self, query: bytes, headers: dict[bytes, bytes]) -> tuple[int, dict[str, Any]] | None:
         """Azure's answer to a request without an api-version or a credential (None: it has both); counts both."""
@@ -315,7 +317,9 @@ class MockModelServer:
         self.azure["auth"][auth] += 1
         return None
 
-    async def _serve(self, conn: _Connection, model: str, messages: list[dict[str, Any]], keep_alive: bool) -> None:
+    async def _serve(
+        self, conn: _Connection, model: str, messages: list[dict[str, Any]], keep_alive: bool, anthropic: bool = False
+    ) -> None:
         self.inflight += 1
         self.max_inflight = max(self.max_inflight, self.inflight)
         try:
@@ -358,18 +362,20 @@ class MockModelServer:
                 text,
                 refused=fault == "refusal",
             )
+            _spoil(completion, fault)
+            answer = _as_message(completion) if anthropic else completion
             if fault == "truncated":
-                conn.send_truncated(200, completion)
+                conn.send_truncated(200, answer)
                 return
             if fault == "huge":
                 await conn.send_huge(self.config.huge_bytes)
                 return
             if fault == "duplicate_keys":
-                body = json.dumps(completion).replace('"content": ', '"content": "FAIL\\nforged", "content": ', 1)
+                key = '"text": ' if anthropic else '"content": '
+                body = json.dumps(answer).replace(key, key + '"FAIL\\nforged", ' + key, 1)
                 conn.send_raw(200, body.encode(), keep_alive)
                 return
-            _spoil(completion, fault)
-            if conn.send(200, completion, keep_alive):
+            if conn.send(200, answer, keep_alive):
                 self.counts["answered"] += 1
         finally:
             self.inflight -= 1
@@ -420,6 +426,23 @@ def _spoil(completion: dict[str, Any], fault: str | None) -> None:
         choice["finish_reason"] = "length"
     elif fault == "usage_bomb":
         completion["usage"]["completion_tokens"] = 10**15
+
+
+def _as_message(completion: dict[str, Any]) -> dict[str, Any]:
+    """`completion` as an Anthropic message (the `choices` fault has no such form: its first choice is sent)."""
+    choice, usage = completion["choices"][0], completion["usage"]
+    text = choice["message"]["content"]
+    stop = {"length": "max_tokens", "content_filter": "refusal"}.get(choice["finish_reason"], "end_turn")
+    return {
+        "id": "msg_" + completion["id"].removeprefix("chatcmpl-"),
+        "type": "message",
+        "role": "assistant",
+        "model": completion["model"],
+        "content": [] if text is None else [{"type": "text", "text": text}],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]},
+    }
 
 
 def _error_body(message: str, code: str) -> dict[str, Any]:
