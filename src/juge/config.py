@@ -66,18 +66,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from juge.checks import Check, CheckConfigError, make_check
 from juge.errors import InputError, input_error, parse_toml, pydantic_field, toml_key_line, with_toml_line
+from juge.parts import Documented
 
 if TYPE_CHECKING:
     from juge.judges.judge import Judge
     from juge.judges.panel import Panel
 
 
-class ProviderSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+class ProviderSpec(Documented):
+    model_config = ConfigDict(extra="forbid")
     name: str  # no default: the test-only `scripted` provider is never chosen silently
     """The provider: openai, anthropic, azure, litellm, llamacpp, replay, scripted, or a plugin's name. Required:
     juge never falls back to the test-only scripted provider."""
@@ -85,8 +86,8 @@ class ProviderSpec(BaseModel):
     """The provider's own options (base_url, api_key_env, model_path, ...; README, Providers)."""
 
 
-class SystemSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+class SystemSpec(Documented):
+    model_config = ConfigDict(extra="forbid")
     model: str
     """The model of the system under test that writes the outputs."""
     template: str
@@ -107,20 +108,20 @@ Price = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
 PRICE_KEYS = ("input", "output", "batch_input", "batch_output")
 
 
-class LimitSpec(BaseModel):
+class LimitSpec(Documented):
     """A rate budget: requests and tokens per minute (None: no limit)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
     rpm: int | None = Field(default=None, ge=1)
     """Requests per minute (none: no limit)."""
     tpm: int | None = Field(default=None, ge=1)
     """Tokens per minute, prompt and answer (none: no limit)."""
 
 
-class PanelSpec(BaseModel):
+class PanelSpec(Documented):
     """A panel: judges of the same eval file voting as one judge (``juge.judges.panel``)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, pattern=r"^[^/]+$")
     """The panel's name; it is judged as `NAME/AGGREGATE` (e.g. `jury/majority`), unique among the judges."""
     members: list[str] = Field(min_length=2)
@@ -132,10 +133,10 @@ class PanelSpec(BaseModel):
     (pairwise only: the panel's verdict is a tie, C)."""
 
 
-class PanelFileSpec(BaseModel):
+class PanelFileSpec(Documented):
     """A panel file: a judge file whose judges vote as one (named by `[[judges]] file = ...` or `--judge`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, pattern=r"^[^/]+$")
     """The panel's name; it is judged as `NAME/AGGREGATE`."""
     members: list[dict[str, Any]] = Field(min_length=2)
@@ -157,8 +158,8 @@ def _file_error(path: Path) -> Callable[[str, str], InputError]:
     return error
 
 
-class EngineSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+class EngineSpec(Documented):
+    model_config = ConfigDict(extra="forbid")
     concurrency: int = Field(default=8, ge=1, le=1024)  # bench/throughput.py runs 1,024 calls in flight
     """Calls in flight at once, per run."""
     retries: int = Field(default=4, ge=0, le=20)
@@ -201,8 +202,8 @@ class EngineSpec(BaseModel):
         }
 
 
-class GateSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+class GateSpec(Documented):
+    model_config = ConfigDict(extra="forbid")
     min_pass_rate: float | None = Field(default=None, ge=0, le=1)
     """`juge run` exits 1 when the share of cases passing every check and judge is below this."""
     min_pass_rate_lower: float | None = Field(default=None, ge=0, le=1)
@@ -215,8 +216,8 @@ class GateSpec(BaseModel):
     counted in the pass rate)."""
 
 
-class EvalSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+class EvalSpec(Documented):
+    model_config = ConfigDict(extra="forbid")
     name: str | None = None
     """The eval's name, shown by `juge runs`."""
     cases: str

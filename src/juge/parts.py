@@ -1,5 +1,10 @@
 """The base of every typed result: a :class:`Part` of a result and a whole :class:`Result` file.
 
+The docstring under a field is its description (in the JSON schemas and the eval file's key tables), read when a
+schema or a document asks for it (:func:`describe_fields`), not when the model is made: pydantic's
+``use_attribute_docstrings`` reads each class's source at import, which cost every `juge run` tens of ms of
+start-up for models it never describes.
+
 A result remembers which keys it was built or loaded with, and ``to_dict()`` writes exactly those (so an older
 file read and written again keeps its shape); keys a model does not declare are kept too (``extra="allow"``).
 ``to_dict()`` is what the CLI's ``--json`` writes. Every result file carries ``schema_version``.
@@ -7,8 +12,12 @@ file read and written again keeps its shape); keys a model does not declare are 
 
 from __future__ import annotations
 
+import ast
+import functools
 import html
+import inspect
 import json
+import sys
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
@@ -36,7 +45,77 @@ def check_schema_version(data: dict[str, Any], source: str | Path, what: str) ->
         )
 
 
-class Shown(BaseModel):
+class Documented(BaseModel):
+    """A model whose fields' docstrings become their descriptions on :func:`describe_fields`."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        _UNDESCRIBED.append(cls)
+
+
+_UNDESCRIBED: list[type[BaseModel]] = []  # Documented models not described yet, in the order they were made
+
+
+def describe_fields() -> None:
+    """Give the fields of every :class:`Documented` model made so far the description their docstring writes,
+    as ``use_attribute_docstrings`` would have at import (a field's docstring is that of the class that annotates
+    it; a description given with ``Field`` stays), and rebuild the models so their JSON schemas carry it."""
+    if not _UNDESCRIBED:
+        return
+    models = list(_UNDESCRIBED)
+    del _UNDESCRIBED[:]
+    for model in models:
+        docs: dict[str, str | None] = {}
+        for klass in reversed(model.__mro__):
+            if issubclass(klass, Documented) and klass is not Documented:
+                own = _attribute_docstrings(klass)
+                docs.update({name: own.get(name) for name in klass.__dict__.get("__annotations__", {})})
+        for name, info in model.model_fields.items():
+            if info.description is None and docs.get(name):
+                info.description = docs[name]
+    # Twice: a model reuses the schema its parts had when it is rebuilt, and a part may be made after a model
+    # that holds it (a forward reference).
+    for model in [*models, *models]:
+        model.model_rebuild(force=True)
+
+
+def _attribute_docstrings(cls: type) -> dict[str, str]:
+    """{field: the string literal right under its annotation} in the class's own source."""
+    return _module_docstrings(cls.__module__).get(cls.__qualname__, {})
+
+
+@functools.cache
+def _module_docstrings(module: str) -> dict[str, dict[str, str]]:
+    """{class qualname: its attribute docstrings} of a module, from one reading of its source."""
+    try:
+        tree = ast.parse(inspect.getsource(sys.modules[module]))
+    except (KeyError, OSError, TypeError, SyntaxError):  # no source (an interactive session): no descriptions
+        return {}
+    found: dict[str, dict[str, str]] = {}
+
+    def visit(nodes: list[ast.stmt], prefix: str) -> None:
+        for node in nodes:
+            if isinstance(node, ast.ClassDef):
+                name = prefix + node.name
+                found[name] = {
+                    before.target.id: inspect.cleandoc(after.value.value)
+                    for before, after in zip(node.body, node.body[1:])
+                    if isinstance(before, ast.AnnAssign)
+                    and isinstance(before.target, ast.Name)
+                    and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)
+                }
+                visit(node.body, name + ".")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(node.body, f"{prefix}{node.name}.<locals>.")
+
+    visit(tree.body, "")
+    return found
+
+
+class Shown(Documented):
     """How a result shows in a terminal (a short repr) and a notebook (an HTML table); every result has it."""
 
     def _shown(self) -> list[tuple[str, Any]]:
@@ -76,8 +155,8 @@ class Part(Shown):
     """A piece of a result: keeps unknown keys, writes back the keys it was given."""
 
     # defer_build: a result's validator is built when it is first used, so a run does not pay at start-up for the
-    # dozens of result models it never makes.
-    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True, defer_build=True)
+    # dozens of result models it never makes (nor their fields' docstrings: see describe_fields).
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of this part (the keys it was built or loaded with, in the model's order)."""

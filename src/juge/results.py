@@ -64,6 +64,7 @@ from juge.parts import (
     Part,
     Result,
     check_schema_version,
+    describe_fields,
 )
 from juge.policy.results import (
     AuditBatch,
@@ -301,6 +302,7 @@ LISTS: dict[str, type[Part]] = {"runs": RunRow, "prompt": RenderedPrompt}
 
 def schemas() -> dict[str, dict[str, Any]]:
     """The JSON Schema of every result file, by name (``docs/schema/<name>.json``)."""
+    describe_fields()  # each field's docstring is its description
     out = {}
     for model in (*RESULTS, *POLICY_FILES, *LABEL_RESULTS):
         schema = model.model_json_schema(by_alias=True, mode="serialization")

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import jinja2
 import jinja2.meta
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import ConfigDict, Field, StrictBool, ValidationError
 
 from juge.data.records import Case
 from juge.errors import InputError, input_error, validation_error, with_toml_line
@@ -47,6 +47,7 @@ from juge.judges.render import (
     wrap,
 )
 from juge.judges.rubric import Rubric, read_toml, rubric_from_dict
+from juge.parts import Documented
 
 Setup = Literal["passfail", "score", "criteria", "additive", "pairwise"]
 SETUPS: tuple[str, ...] = ("passfail", "score", "criteria", "additive", "pairwise")
@@ -265,10 +266,10 @@ def _require(case: Case, judge: str, *fields: str) -> None:
 # --- loading -------------------------------------------------------------------------
 
 
-class JudgeSpec(BaseModel):
+class JudgeSpec(Documented):
     """The keys of a judge file (unknown keys are errors, so typos are caught)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
     """The judge's name, unique in the eval (`juge show --judge`, policies and reports name it)."""
     setup: Setup

@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from juge.errors import InputError, parse_toml, validation_error
+from juge.parts import Documented
 
 
 def _int_levels(levels: Any) -> Any:
@@ -34,8 +35,8 @@ def _int_levels(levels: Any) -> Any:
     return dict(sorted(out.items()))
 
 
-class Criterion(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+class Criterion(Documented):
+    model_config = ConfigDict(extra="forbid", frozen=True)
     description: str = Field(min_length=1)
     """What this criterion asks, in words."""
     levels: dict[int, str] | None = None
@@ -47,10 +48,10 @@ class Criterion(BaseModel):
         return _int_levels(value)
 
 
-class Example(BaseModel):
+class Example(Documented):
     """A worked example: the data shown to the judge and the exact answer it should give."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
     question: str | None = None
     """The example's question."""
     context: str | None = None
@@ -67,8 +68,8 @@ class Example(BaseModel):
     """The exact answer the judge should give, in its setup's format."""
 
 
-class Rubric(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+class Rubric(Documented):
+    model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(min_length=1)
     """The property's name, shown to the judge and the raters."""
     description: str = Field(min_length=1)

@@ -22,6 +22,7 @@ from juge.checks import _FACTORIES, BUILTIN_KINDS
 from juge.config import EngineSpec, EvalSpec, GateSpec, LimitSpec, PanelFileSpec, PanelSpec, ProviderSpec, SystemSpec
 from juge.judges.judge import JudgeSpec
 from juge.judges.rubric import Criterion, Example, Rubric
+from juge.parts import describe_fields
 
 INTRO = """# The eval, judge and rubric files
 
@@ -144,6 +145,7 @@ def _cell(text: str) -> str:
 
 
 def model_table(model: type[BaseModel]) -> str:
+    describe_fields()  # each key's docstring is what it is
     rows = ["| key | type | default | bounds | what it is |", "|---|---|---|---|---|"]
     for name, info in model.model_fields.items():
         rows.append(
