@@ -33,9 +33,11 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-import aiohttp
-
 from juge.providers.base import ProviderClosed, ProviderError, body_too_large
+from juge.providers.deferred_tls import import_aiohttp
+
+import_aiohttp()  # first: its default TLS contexts then read the CA certificates at their first connection, not now
+import aiohttp  # noqa: E402
 
 CLIENTS = ("aiohttp", "pyreqwest")
 DEFAULT_CLIENT = "aiohttp"
