@@ -116,6 +116,17 @@ def test_a_pass_fail_cascade_from_the_panel_to_a_member_routes_live(tmp_path):
         (d.item_id, d.route, d.stage) for d in routed.decisions
     ]
 
+    # A policy whose one judge is the panel: routing calls its members and reads the panel's verdicts.
+    alone = juge.policy.derive(run=run.run_id, db=db, labels=labels, judges=["jury"], resamples=20)
+    assert alone.judge == "jury/majority"
+    path.write_text(json.dumps(alone.to_dict()), encoding="utf-8")
+    single = juge.route(path, eval_file=eval_file, items=tmp_path / "cases.jsonl", db=tmp_path / "s.db")
+    assert single.calls == 3 * 120
+    judged = {d.item_id: d.verdict for d in single.decisions if d.route == "judge"}
+    with Store(tmp_path / "s.db") as store:
+        panel = {j.item_id: j.verdict for j in store.judgments(single.run_id) if j.judge == "jury"}
+    assert judged and all(panel[i] == v for i, v in judged.items())
+
 
 def test_every_caller_counts_the_panel_for_its_members(tmp_path):
     """The run summary, the run report's failing cases and compare/estimate's run_outcomes agree: on each case
