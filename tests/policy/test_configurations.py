@@ -240,3 +240,33 @@ def test_the_cli_takes_prices_and_minutes_on_derive(sample_dir, tmp_path):
     args[args.index(tmp_path / "p.json")] = tmp_path / "q.json"
     res = CliRunner().invoke(juge_main, [str(a) for a in args])
     assert res.exit_code == 2 and not (tmp_path / "q.json").exists()
+
+
+def test_a_panel_and_the_prefixes_are_configurations_too(sample_dir, tmp_path):
+    """--panel both=... and a three-stage cascade chat-small -> both -> chat-strong: each judge alone (the panel
+    as kind panel), the prefix chat-small -> both, the cascade; on holdout each routes as juge route would."""
+    from juge.calibration.source import study_source
+
+    source = study_source(
+        items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl",
+        panels="both=chat-small/pair-v2,chat-strong/pair-v2:unanimous",
+    )  # fmt: skip
+    policy = juge.policy.derive(
+        source=source, cascade="chat-small,both,chat-strong", target=0.65, resamples=20, prices=PRICES
+    )
+    c = policy.cascade
+    kinds = {r.name: r.kind for r in c.configurations}
+    assert kinds == {"chat-small": "judge", "both": "panel", "chat-strong": "judge",
+                     "chat-small → both": "prefix", "chat-small → both → chat-strong": "cascade"}  # fmt: skip
+    panel = next(r for r in c.configurations if r.kind == "panel")
+    assert panel.dev.cost.usd_per_item is not None and panel.dev.cost.unpriced_models == []  # its members' prices
+    prefix = next(r for r in c.configurations if r.kind == "prefix")
+    assert [s.name for s in prefix.stages] == ["chat-small", "both"] and len(prefix.dev.decided_by_stage) == 2
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(policy.to_dict()), encoding="utf-8")
+    test = juge.policy.test(path, source=source, db=tmp_path / "j.db", resamples=20)
+    rows = {r.name: r for r in test.cascade.configurations}
+    assert list(rows) == list(kinds)
+    assert rows["chat-small → both → chat-strong"].holdout.decided_by_stage == [
+        s.n_decided for s in test.cascade.stages
+    ]
