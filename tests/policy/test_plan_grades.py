@@ -263,3 +263,13 @@ def test_readme_passfail_plan_on_the_mtbench_sample(tmp_path):
     assert rows["math"].n_needed == rows["math"].cap == 180
     readme = (root / "README.md").read_text()
     assert "and 64 more items settle that" in readme and "94 more" in readme and "needs 162 more" in readme
+
+
+def test_a_category_with_no_human_fail_turns_on_no_figure():
+    from juge.policy.plan_grades import grade_distance
+
+    # policy derive's row for a category with no FAIL vote: a person, though agreement and kappa pass.
+    row = {"by_figures": "person", "checks": {"agreement": {"gap": -0.04}, "kappa": {"gap": 0.01}}}
+    assert grade_distance(row, margin=0.05, min_recall=None) is None
+    row["checks"]["kappa"]["gap"] = -0.08
+    assert grade_distance(row, margin=0.05, min_recall=None) == ("kappa", pytest.approx(-0.03))
