@@ -334,3 +334,61 @@ def test_route_eval_asks_as_many_repeats_as_the_dev_confidence_read(tmp_path):
     one = [j for j in calls if j.item_id == "d0" and j.repeat == 0]
     d = route_item(json.loads((tmp_path / "policy.json").read_text()), "d0", "c", one)
     assert d.label == "person: refused/unparsed/missing" and "1 of the 3 repeats" in d.detail
+
+
+def test_route_eval_runs_a_passfail_cascade_live(tmp_path):
+    """Two PASS/FAIL judges on the mock server, asked 3 times each: people side with quick in category c and with
+    strong in category d, so quick may decide c and strong d (rule 3 per stage), each with confidence 1 (its
+    repeats agree) and no error on 40 dev items (1 - 0.05**(1/40) = 0.072 <= 0.1). route --eval calls quick only
+    on the new c items and strong only on the d items, three times each, and each decision names its stage."""
+    from juge.store import Store
+    from juge.testing.mockserver import MockConfig, serve_in_thread
+
+    db = tmp_path / "j.db"
+
+    def case(item_id, category, split=None):
+        row = {"id": item_id, "group": item_id, "category": category, "question": f"Question {item_id}?",
+               "output": f"Answer {item_id}."}  # fmt: skip
+        return row | ({"split": split} if split else {})
+
+    dev = [case(f"{c}{k}", c, "dev") for c in "cd" for k in range(40)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in dev))
+    with serve_in_thread(MockConfig(latency=0.0)) as server:
+        eval_file = tmp_path / "eval.toml"
+        judges = "".join(
+            f'\n[[judges]]\nname = "{n}"\nsetup = "passfail"\nmodel = "mock-judge-2026-01"\ndescription = "{d}"\n'
+            for n, d in (("quick", "The answer is right."), ("strong", "The answer is right and complete."))
+        )
+        eval_file.write_text(
+            f'name = "live-cascade"\ncases = "cases.jsonl"\n\n[provider]\nname = "openai"\n'
+            f'options = {{ base_url = "{server.url}" }}\n{judges}'
+        )
+        res = juge("run", eval_file, "--db", db, "--no-progress", "--repeat", "3")
+        assert res.exit_code == 0, res.output
+        with Store(db) as store:
+            (run,) = store.list_runs()
+            calls = store.judgments(run["id"])
+        first = {(j.judge, j.item_id): j.verdict for j in calls if j.repeat == 0}
+        labels = [{"item_id": c["id"], "rater_id": r, "label": first[("quick" if c["category"] == "c" else "strong",
+                   c["id"])]} for c in dev for r in ("r1", "r2")]  # fmt: skip
+        (tmp_path / "labels.jsonl").write_text("".join(json.dumps(lab) + "\n" for lab in labels))
+        res = juge("policy", "derive", "--run", run["id"], "--labels", tmp_path / "labels.jsonl", "--db", db,
+                   "-o", tmp_path / "P.md", "--json", tmp_path / "policy.json", "--resamples", "100",
+                   "--cascade", "quick,strong")  # fmt: skip
+        assert res.exit_code == 0, res.output
+        stages = json.loads((tmp_path / "policy.json").read_text())["cascade"]["stages"]
+        assert [{c for c, r in s["categories"].items() if r["decision"] == "judge"} for s in stages] == [{"c"}, {"d"}]
+        assert [s["guarantee"]["repeats"] for s in stages] == [3, 3] and [s["n_decided"] for s in stages] == [40, 40]
+        new = [case(f"n{c}{k}", c) for c in "cd" for k in range(10)]
+        (tmp_path / "new.jsonl").write_text("".join(json.dumps(c) + "\n" for c in new))
+        before = server.stats()["requests"]
+        res = juge("route", "--policy", tmp_path / "policy.json", "--eval", eval_file, "--items",
+                   tmp_path / "new.jsonl", "--db", tmp_path / "route.db", "--json", tmp_path / "r.json")  # fmt: skip
+        assert res.exit_code == 0, res.output
+        assert server.stats()["requests"] - before == 60  # 10 items per stage, 3 repeats each
+    routed = json.loads((tmp_path / "r.json").read_text())
+    with Store(tmp_path / "route.db") as store:
+        asked = [{(j.judge, j.item_id) for j in store.judgments(r)} for r in routed["runs"]]
+    assert asked == [{("quick", f"nc{k}") for k in range(10)}, {("strong", f"nd{k}") for k in range(10)}]
+    stage = {d["item_id"]: d.get("stage") for d in routed["decisions"]}
+    assert stage == {f"n{c}{k}": 1 if c == "c" else 2 for c in "cd" for k in range(10)}
