@@ -270,3 +270,22 @@ def test_a_panel_and_the_prefixes_are_configurations_too(sample_dir, tmp_path):
     assert rows["chat-small → both → chat-strong"].holdout.decided_by_stage == [
         s.n_decided for s in test.cascade.stages
     ]
+
+
+def test_a_grade_cascade_says_its_cost_is_priced_at_the_test(tmp_path):
+    """PASS/FAIL and score cascades have no configurations yet: --prices and the minutes at derive are refused
+    (exit 2, nothing written) rather than dropped."""
+    from grade_data import SCORE_DEV, SCORE_HOLDOUT, write_study
+    from typer.testing import CliRunner
+
+    from cli_helpers import juge_main
+
+    write_study(tmp_path, SCORE_DEV + SCORE_HOLDOUT)
+    args = ["policy", "derive", "--items", tmp_path / "items.jsonl", "--labels", tmp_path / "labels.jsonl",
+            "--judgments", tmp_path / "judgments.jsonl", "--db", tmp_path / "j.db", "--resamples", "100",
+            "--cascade", "grader", "--json", tmp_path / "p.json", "-o", tmp_path / "P.md"]  # fmt: skip
+    for extra in (["--minutes-per-label", "2"], ["--minute-price", "0.5"]):
+        res = CliRunner().invoke(juge_main, [str(a) for a in [*args, *extra]])
+        assert res.exit_code == 2 and "policy test" in res.output, res.output
+        assert not (tmp_path / "p.json").exists()
+    assert CliRunner().invoke(juge_main, [str(a) for a in args]).exit_code == 0

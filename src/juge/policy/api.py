@@ -101,7 +101,6 @@ def policy_derive(
     """
     from juge.calibration.pairwise import Bootstrap
     from juge.policy.cascade import parse_stages
-    from juge.policy.configurations import MINUTES_PER_LABEL
     from juge.policy.derivation import derive_any_policy
     from juge.policy.inputs import policy_study
 
@@ -140,7 +139,7 @@ def policy_derive(
         boot=Bootstrap(n_resamples=resamples, seed=seed),
         cascade=None if cascade is None else parse_stages(cascade),
         prices=prices,
-        minutes_per_label=MINUTES_PER_LABEL if minutes_per_label is None else minutes_per_label,
+        minutes_per_label=minutes_per_label,
         minute_price=minute_price,
     )
     run_id = run if run is not None else source.run if source is not None else None

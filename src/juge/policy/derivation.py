@@ -545,7 +545,7 @@ def cascade_markdown(p: PolicyResult) -> list[str]:
             f"| {k} | {table_cell(s.judge)} | {s.n_reaching} | {s.n_in_its_categories} | {t} | {s.n_decided} |"
         )
     lines += ["", f"A person decides {c.n_person} of the {c.n_items} dev items (coverage {c.coverage or 0.0:.1%})."]
-    if c.alone:
+    if c.alone and not c.configurations:  # older policies: each stage alone (the configurations supersede it)
         lines += ["", "Compared on dev, at the same target and confidence (dev figures are optimistic):", "",
                   "| configuration | decides | agreement with the majority (decided items with one) |",
                   "|---|---|---|"]  # fmt: skip
@@ -592,13 +592,18 @@ def derive_any_policy(
     boot: Bootstrap = Bootstrap(),
     cascade: Sequence[str] | None = None,
     prices: Mapping[str, Mapping[str, float]] | None = None,
-    minutes_per_label: float = MINUTES_PER_LABEL,
+    minutes_per_label: float | None = None,
     minute_price: float | None = None,
 ) -> dict[str, Any]:
     """The policy for whatever judge the data holds: ``PairStudyData`` (pairwise) or ``GradeStudyData``
     (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
     ``rule="guarantee"`` and ``cascade`` (any kind)."""
     if isinstance(data, GradeStudyData):
+        if prices or minutes_per_label is not None or minute_price is not None:
+            raise InputError(
+                "--prices, --minutes-per-label and --minute-price at derive price a pairwise cascade's "
+                "configurations; a PASS/FAIL or score cascade's cost is priced at policy test (--prices there)"
+            )
         return derive_grade_policy(
             data, split=split, margin=margin, rule=rule, min_recall=min_recall, threshold=threshold,
             judges=judges, audit_n=audit_n, boot=boot, target=target, confidence=confidence, cascade=cascade,
@@ -607,7 +612,8 @@ def derive_any_policy(
         raise InputError("--min-recall and --threshold are for PASS/FAIL and score judges; these items are pairs")
     return derive_policy(
         data, split=split, margin=margin, rule=rule, target=target, confidence=confidence, judges=judges,
-        audit_n=audit_n, boot=boot, cascade=cascade, prices=prices, minutes_per_label=minutes_per_label,
+        audit_n=audit_n, boot=boot, cascade=cascade, prices=prices,
+        minutes_per_label=MINUTES_PER_LABEL if minutes_per_label is None else minutes_per_label,
         minute_price=minute_price,
     )  # fmt: skip
 
