@@ -219,3 +219,35 @@ def test_label_init_decisive_reads_the_open_categories_of_juge_plan(tmp_path: Pa
                               str(tmp_path / "rubric.toml"), "--db-url", f"sqlite:///{tmp_path / 'labels.db'}",
                               "--select", "decisive", "--budget", "60", "--plan", str(tmp_path / "P.md")])  # fmt: skip
     assert res.exit_code == 2
+
+
+def test_recorded_calls_give_the_order_dependent_pairs(tmp_path: Path, sample_dir: Path):
+    """--judgments FILE (the sample's recorded calls) instead of a run: a pair is order-dependent when the judge's
+    letters, put back in the fixed order, differ (counted here from the file itself)."""
+    from juge.runs.judge_signals import recorded_signals
+
+    calls = sample_dir / "judgments.jsonl"
+    letters: dict[str, dict[str, str]] = {}
+    for line in calls.read_text().splitlines():
+        c = json.loads(line)
+        if c["judge"] == "chat-strong" and c["prompt"] == "pair-v2" and c["outcome"] == "ok":
+            fixed = {"A": "A", "B": "B", "C": "C"} if c["order"] == "12" else {"A": "B", "B": "A", "C": "C"}
+            letters.setdefault(c["item_id"], {})[c["order"]] = fixed[c["letter"]]
+    expected = {i for i, by in letters.items() if len(by) == 2 and by["12"] != by["21"]}
+    signals = recorded_signals(calls, judge="chat-strong/pair-v2")
+    assert signals.order_dependent == expected and 0 < len(expected) < 60
+    assert signals.run_id is None and signals.source.startswith("--judgments")
+    assert len(recorded_signals(calls).order_dependent) > len(expected)  # every judge and prompt
+    with pytest.raises(InputError, match="no recorded call of judge 'nobody'"):
+        recorded_signals(calls, judge="nobody")
+    items = sample_dir / "items.jsonl"
+    base = ["label", "init", "--cases", str(items), "--task", "pairwise", "--rubric",
+            str(write_rubric(tmp_path / "rubric.toml")), "--db-url", f"sqlite:///{tmp_path / 'labels.db'}",
+            "--select", "decisive", "--budget", "40"]  # fmt: skip
+    runner = CliRunner()
+    res = runner.invoke(app, [*base, "p", "--judgments", str(calls), "--judge", "chat-strong/pair-v2", "--json", "-"])
+    assert res.exit_code == 0, res.output
+    rows = {s["stratum"]: s for s in json.loads(res.output)["selection"]["strata"]}
+    assert rows["decisive"]["population"] == len(expected)
+    assert runner.invoke(app, [*base, "q", "--judgments", str(calls), "--run", "r1"]).exit_code == 2
+    assert runner.invoke(app, [*base, "q", "--judge", "chat-strong", "--plan", str(calls)]).exit_code == 2

@@ -169,6 +169,21 @@ def init_command(
     run_db: Annotated[
         Path | None, typer.Option("--run-db", help="The juge store holding --run (default .juge/juge.db).")
     ] = None,
+    judgments: Annotated[
+        Path | None,
+        typer.Option(
+            "--judgments",
+            help="With --select, instead of --run: recorded judge calls (JSONL, as juge calibrate reads them).",
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="With --judgments: the judge whose calls to read (default: the --policy's or --plan's judge, "
+            "else every judge's).",
+        ),
+    ] = None,
     pilot_labels: Annotated[
         Path | None,
         typer.Option(
@@ -227,6 +242,8 @@ def init_command(
         budget=budget,
         run=run,
         run_db=run_db,
+        judgments=judgments,
+        judge=judge,
         pilot_labels=pilot_labels,
         policy=policy,
         plan=plan,

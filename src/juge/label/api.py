@@ -148,6 +148,8 @@ def label_init(
     budget: int | None = None,
     run: str | None = None,
     run_db: str | Path | None = None,
+    judgments: str | Path | None = None,
+    judge: str | None = None,
     pilot_labels: str | Path | None = None,
     policy: str | Path | None = None,
     plan: str | Path | None = None,
@@ -162,8 +164,9 @@ def label_init(
     recorded in its meta. ``run`` (in the juge store ``run_db``, at ``threshold``): the judge's verdicts on these
     cases, which the stratified allocation measures each category's spread from (with ``pilot_labels``, labels in
     hand on some of the cases, where a category has 10 or more) and a decisive draw reads (order-dependent pairs, scores near the
-    threshold); ``policy``: a policy file whose open categories a decisive draw favours; ``plan``: the ``--json``
-    of ``juge plan``, whose categories not settled now are open.
+    threshold); ``judgments``: recorded judge calls instead of a run (of ``judge`` only when given, else of the
+    policy's or plan's judge, else every judge's); ``policy``: a policy file whose open categories a decisive draw
+    favours; ``plan``: the ``--json`` of ``juge plan``, whose categories not settled now are open.
     """
     from juge.data.readers import case_line, parse_mapping
     from juge.errors import input_error
@@ -192,15 +195,20 @@ def label_init(
     selection = None
     if (select is None) != (budget is None):
         raise InputError("--select and --budget go together: --select random|stratified|decisive --budget N")
-    if select is None and (run or pilot_labels or policy or plan):
+    if select is None and (run or judgments or pilot_labels or policy or plan):
         raise InputError(
-            "--run, --pilot-labels, --policy and --plan inform --select: give --select stratified|decisive --budget N"
+            "--run, --judgments, --pilot-labels, --policy and --plan inform --select: give --select "
+            "stratified|decisive --budget N"
         )
     if pilot_labels is not None and run is None:
         raise InputError("--pilot-labels: give --run RUN_ID too (the labels are read beside the run's verdicts)")
+    if run is not None and judgments is not None:
+        raise InputError("--run and --judgments: give one source of the judge's verdicts")
+    if judge is not None and judgments is None:
+        raise InputError("--judge names a judge of --judgments FILE (a run's verdicts are all its judges')")
     if select is not None and budget is not None:
         records, selection = _select(
-            records, select, budget, seed, run, run_db, pilot_labels, policy, plan, threshold
+            records, select, budget, seed, (run, run_db, judgments, judge), pilot_labels, policy, plan, threshold
         )  # fmt: skip
     with _refused():  # before the store is opened, so a refused name leaves no database file behind
         check_rater_name(name, "project")
@@ -232,8 +240,7 @@ def _select(
     select: str,
     budget: int,
     seed: int,
-    run: str | None,
-    run_db: str | Path | None,
+    verdicts: tuple[str | None, str | Path | None, str | Path | None, str | None],
     labels: str | Path | None,
     policy: str | Path | None,
     plan: str | Path | None,
@@ -241,6 +248,7 @@ def _select(
 ) -> tuple[list[Case], Any]:
     from juge.label.selection import select_cases
 
+    run, run_db, judgments, judge = verdicts
     signals, human, rules = None, None, None
     if run is not None:
         from juge.runs.corrected_run import read_pass_rate
@@ -265,6 +273,12 @@ def _select(
             planned = PlanResult.model_validate(read_json_object(plan, "--plan"))
         except ValidationError as exc:
             raise validation_error(str(plan), exc) from None
+    if judgments is not None:
+        from juge.runs.judge_signals import recorded_signals
+
+        # The judge whose decisions are open, unless named: the policy's (or the plan's) own.
+        judge = judge or (rules.judge if rules is not None else None) or (planned.judge if planned else None)
+        signals = recorded_signals(judgments, judge=judge, threshold=threshold)
     return select_cases(
         records, method=select, budget=budget, seed=seed, signals=signals, labels=human, policy=rules, plan=planned
     )  # fmt: skip

@@ -72,8 +72,8 @@ def select_cases(
         raise InputError(f"--budget {budget}: must be between 1 and the {len(cases)} cases read")
     if signals is not None and not {c.id for c in cases} & (signals.cases | set(signals.passes) | _flagged(signals)):
         raise InputError(
-            f"--run {signals.run_id}: no case id of the cases read is a case the run judged; select with a run over "
-            "these cases"
+            f"{signals.source}: no case id of the cases read is a case judged there; select with the judge's verdicts "
+            "on these cases"
         )
     if method == "decisive":
         return _decisive(cases, budget=budget, seed=seed, signals=signals, policy=policy, plan=plan)
@@ -128,7 +128,7 @@ def _allocation_why(
         given = (
             "no run's verdicts given (--run)"
             if signals is None
-            else f"run {signals.run_id} has no pass/fail verdict (a pairwise run has no pass rate)"
+            else f"{signals.source} has no pass/fail verdict (pairwise verdicts have no pass rate)"
         )
         return "proportional", (
             f"in proportion to each category's cases (at least 2 each): {given}, so the categories' spreads are "
@@ -137,7 +137,7 @@ def _allocation_why(
     measured = sorted({source for _, source in spreads.values()})
     return "neyman", (
         f"Neyman's optimal allocation for the pass rate: each category's labels in proportion to its cases times "
-        f"the spread of its labels (measured from {' and '.join(measured)}, run {signals.run_id if signals else ''}), "
+        f"the spread of its labels (measured from {' and '.join(measured)}, {signals.source if signals else ''}), "
         "so the categories where the judge is least sure of the pass rate get more; at least 2 each"
     )
 
