@@ -133,6 +133,7 @@ def test_passfail_guarantee_routes_by_agreement_across_repeats(tmp_path):
     # a person, the other 23 are decided.
     assert h["decisions"]["judge"] == 23 and hg["n_covered"] == 23
     assert hg["disagreement"]["value"] == 0.0 and hg["held"] is True and h["status"] == "held"
+    assert h["on_judged_items"]["vs_majority"]["agreement"]["value"] == 1.0  # as a pairwise test writes it
     items = {d["item_id"]: d for d in h["items"]}
     assert items["holdout-billing-0"]["decision"] == "person: low confidence"
     assert items["holdout-billing-0"]["confidence"] == pytest.approx(0.2)

@@ -819,7 +819,7 @@ def grade_holdout_figures(
                 g.threshold, [it.item_id in decided for it in items], wrong, target=g.target, confidence=boot.level
             )
             held = figures["guarantee"]["held"]
-        judged["vs_majority"] = vs_majority
+        judged["vs_majority"] = {"agreement": vs_majority}  # the shape of a pairwise test's
         conclusion = guarantee_conclusion(held, cascade=policy.cascade is not None)
     figures["conclusion"] = {**conclusion, "on_judged_items": overall_gap}
     figures["_summary"] = {

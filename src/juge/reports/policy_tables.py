@@ -239,7 +239,8 @@ def _guarantee(g: PolicyGuarantee, out: Console, err: Console) -> None:
     )
     message = (
         f"warning: no confidence threshold reached the target agreement {g.target:g} at confidence "
-        f"{g.confidence:g} on the {g.n_calibration} dev items with a consistent verdict and a majority"
+        f"{g.confidence:g} on the {g.n_calibration} dev items with a verdict (pairs: the same in both orders) and "
+        "a majority"
         f"{detail}: every item goes to a person. Lower "
         "--target or --confidence, or use --rule margin."
     )
