@@ -24,7 +24,9 @@ read, not calls/s.
   (``bench/peers.py``); ``--peer-calls`` calls each; a row is skipped, with a line that says so, when not installed.
 - **HTTP clients** (``--clients``, where pyreqwest is installed: ``.[fast-http]``): the default Engine on
   pyreqwest (``http = "pyreqwest"``), and each client alone: the provider's transport (aiohttp, pyreqwest) posting
-  the same request bodies with a semaphore of the same concurrency, no engine, no parsing.
+  the same request bodies with a semaphore of the same concurrency, no engine, no parsing; and the Engine with the
+  Anthropic provider (the mock's /v1/messages) on aiohttp, on pyreqwest, and through the anthropic SDK (its httpx
+  client, the path before issue 32; where the SDK is installed).
 - ``--profile``: the Engine's CPU per call by part, in µs measured directly (``bench/engine_parts.py``): a row of
   the Engine on a provider that answers at once (juge's own work; the rest of the Engine's CPU is the HTTP client
   and its event-loop work), and render, cache key, JSON, parse, the typed record and the store each timed alone on
@@ -41,6 +43,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import importlib.util
 import json
 import os
 import platform
@@ -165,9 +168,21 @@ async def ours(
     db: Path,
     profile: cProfile.Profile | None = None,
     http: str | None = None,
+    anthropic: str | None = None,
 ) -> Rate:
-    """The engine judging `tasks`; only `run_tasks` is timed (not creating the run or checking it after)."""
-    provider = OpenAICompatProvider(base_url=url, http=http)
+    """The engine judging `tasks`; only `run_tasks` is timed (not creating the run or checking it after).
+    `anthropic`: with the Anthropic provider instead (on the server's /v1/messages), over juge's client ("juge")
+    or the anthropic SDK ("sdk", its httpx client: the path before issue 32)."""
+    provider: Any = OpenAICompatProvider(base_url=url, http=http)
+    if anthropic is not None:
+        from juge.providers.anthropic import AnthropicProvider
+
+        sdk_client = None
+        if anthropic == "sdk":
+            import anthropic as sdk
+
+            sdk_client = sdk.DefaultAsyncHttpxClient()
+        provider = AnthropicProvider(base_url=url.removesuffix("/v1"), api_key="k", http=http, http_client=sdk_client)
     with Store(db) as store:
         engine = Engine(store, EngineOptions(concurrency=concurrency, retries=0, timeout=60, progress=False))
         run_id = store.create_run(dataset_hash="bench", juge_version="bench", cases=[t.case for t in tasks])
@@ -195,12 +210,13 @@ def engine_rate(
     fast_json: bool,
     profile: cProfile.Profile | None = None,
     http: str | None = None,
+    anthropic: str | None = None,
 ) -> Rate:
     """`ours` on uvloop or asyncio's loop, with orjson on or off (juge.fastjson.enabled), over client `http`."""
     fastjson.enabled = fast_json
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop if fast_loop else None) as runner:
-            return runner.run(ours(url, tasks, concurrency, db, profile, http))
+            return runner.run(ours(url, tasks, concurrency, db, profile, http, anthropic))
     finally:
         fastjson.enabled = True
 
@@ -459,6 +475,29 @@ def main() -> None:
                     )
                     for client in ("aiohttp", "pyreqwest")
                 ),
+                *(
+                    (
+                        f"Engine, anthropic provider, {name}",
+                        (
+                            lambda http=http, how=how: engine_rate(
+                                url,
+                                fresh(args.calls),
+                                c,
+                                Path(tmp) / f"e{next(tag)}.db",
+                                fast_loop=fast_loop,
+                                fast_json=True,
+                                http=http,
+                                anthropic=how,
+                            )
+                        ),
+                    )
+                    for name, http, how in (
+                        ("aiohttp", "aiohttp", "juge"),
+                        ("pyreqwest", "pyreqwest", "juge"),
+                        ("anthropic SDK (before)", None, "sdk"),
+                    )
+                    if how == "juge" or importlib.util.find_spec("anthropic") is not None
+                ),
             ]
         if openai is not None:
             measures += [
@@ -545,6 +584,13 @@ def main() -> None:
         alone = median["client alone: pyreqwest"].cpu_us / median["client alone: aiohttp"].cpu_us
         fast = median["Engine, pyreqwest, uvloop + orjson"].cpu_us / engine.cpu_us
         print(f"pyreqwest / aiohttp CPU per call: client alone {alone:.2f}×, Engine {fast:.2f}×")
+    if "Engine, anthropic provider, aiohttp" in median:
+        on = {name.rsplit(", ", 1)[1]: r.cpu_us for name, r in median.items() if "anthropic provider" in name}
+        print(
+            "anthropic provider, CPU per call: "
+            + ", ".join(f"{name} {us:,.0f} µs" for name, us in on.items())
+            + f"; pyreqwest / aiohttp {on['pyreqwest'] / on['aiohttp']:.2f}×"
+        )
     ratio = engine.calls_per_s / limit
     print(f"target Engine / limit >= 0.9 at concurrency {c}: {ratio:.2f} -> {'met' if ratio >= 0.9 else 'NOT met'}")
     if part_us:
