@@ -1,4 +1,4 @@
-"""The HTTP client under the OpenAI-compatible (and Azure) provider: one interface, two clients.
+"""The HTTP client under the OpenAI-compatible, Azure and Anthropic providers: one interface, two clients.
 
 A `Transport` sends one POST and gives back (status, headers, body); every rule about the answer (errors,
 retries, Retry-After, JSON) stays in the provider, so each client behaves the same. The choice is the
@@ -7,14 +7,15 @@ provider option ``http`` (``"aiohttp"``, the default, or ``"pyreqwest"``), else 
 (bench/RESULTS.md); it is an optional extra because it is young (pre-1.0, one maintainer).
 
 What each client does alike, and the tests hold both to (tests/providers/test_transports.py and the provider
-tests parametrised over `CLIENTS`):
+tests run once per client by the `each_http_client` fixture):
 
 - time limit: `timeout` seconds for the whole call (connect, send, answer, body), none by default;
 - proxy: the one the provider read from the environment (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY;
   never for a loopback server), passed explicitly: neither client reads the environment itself;
 - body bound: `max_response_bytes` of the decoded body, refused as it is read (an announced longer length
   before reading anything);
-- connections kept alive and reused, no pool limit (the engine bounds concurrency), no cookies;
+- connections kept alive (15 s idle) and reused, HTTP/1.1, no pool limit (the engine bounds concurrency), redirects
+  followed (up to 10), no cookies;
 - TLS verified against the system's roots; a custom CA through ``SSL_CERT_FILE``, which OpenSSL (aiohttp) and
   rustls-native-certs (pyreqwest) both read;
 - failures: a refused connection is ``unreachable``, a time-out and a cut body are retryable, all named
