@@ -618,6 +618,17 @@ def main() -> None:
             f"the client's own; juge's own work takes {own:,.0f}, the HTTP client and its loop work "
             + ", ".join(f"{us:,.0f} on {client}" for client, us in http.items())
         )
+        core = engine.calls_per_s * engine.cpu_us / 1e6  # the share of a core the Engine's process had
+        if engine.cpu_us > budget:
+            if own > budget:
+                keeps = f"juge's own work ({own:,.0f} µs per call alone)"
+            else:
+                keeps = (
+                    f"the HTTP client and its loop work ({http['aiohttp']:,.0f} µs where {budget - own:,.0f} are left)"
+                )
+            print(f"what keeps the Engine from 0.9: {keeps}")
+        elif ratio < 0.9:
+            print(f"the Engine's CPU per call fits 0.9 on a core of its own; it had {core:.0%} of one (the load)")
     if profiled is not None:
         print()
         print(f"| part of the Engine's CPU ({variants[0][0]}, cProfile self time) | share |")
