@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 import importlib.util
 import signal
@@ -10,6 +11,8 @@ import sys
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.main import get_command_name
+from typer.models import CommandInfo
 
 from juge.commands.help_layout import fit_help
 from juge.errors import JugeError
@@ -82,6 +85,24 @@ def _json_to_stdout(args: list[str]) -> bool:
     return "--json=-" in args or any(a == "--json" and b == "-" for a, b in zip(args, args[1:], strict=False))
 
 
+def app_for(args: list[str]) -> typer.Typer:
+    """The app that runs `args`: the command they name first, alone, when it is a command (not a group); else the
+    whole app. Typer builds the options of every command it holds before it parses anything, tens of ms of each
+    start for commands that will not run; one command alone parses, helps and fails as it does in the whole app."""
+    if args and not args[0].startswith("-"):
+        named = [c for c in app.registered_commands if _command_name(c) == args[0]]
+        if named:
+            alone = copy.copy(app)
+            alone.registered_commands, alone.registered_groups = named, []
+            return alone
+    return app
+
+
+def _command_name(info: CommandInfo) -> str | None:
+    """The name a registered command is called by, as typer names it."""
+    return info.name or (get_command_name(info.callback.__name__) if info.callback is not None else None)
+
+
 def main(args: list[str] | None = None) -> None:
     """`juge ARGS` (default: the command line's), exiting with the code of a JugeError that reaches it."""
     from contextlib import nullcontext
@@ -92,7 +113,7 @@ def main(args: list[str] | None = None) -> None:
     args = sys.argv[1:] if args is None else args
     try:
         with data_on_stdout() if _json_to_stdout(args) else nullcontext():
-            app(args=args, prog_name="juge")
+            app_for(args)(args=args, prog_name="juge")
     except JugeError as exc:  # the one handler: 2 for an InputError, 3 for a Fault (juge.errors)
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
