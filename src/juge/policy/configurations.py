@@ -13,8 +13,8 @@ The choice (:func:`choose_configuration`, dev only): among the configurations th
 threshold met the target on dev, so they decide some item), the best is the one with the highest agreement with
 the majority on the items it decides; a configuration is within noise of it when the paired bootstrap interval
 of its agreement minus the best's (:func:`within_noise`) includes 0; the chosen one is the cheapest of those
-within noise (cost per item in US$, or in tokens when some has no price), ties to the one deciding more items,
-then to the fewer stages.
+within noise (cost per item of its calls in US$, plus its people's minutes at ``--minute-price`` when given; in
+tokens when some has no price), ties to the one deciding more items, then to the fewer stages.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ MINUTES_PER_LABEL = 1.0  # the default: one person-minute to read a pair and vot
 
 RULE = (
     "among the configurations that meet the guarantee on dev, the cheapest (cost per item of its calls, plus its "
-    "people's minutes at --minute-price when given; ties: more items "
-    "decided, then fewer stages) whose agreement with the majority on the items it decides is within noise of "
-    "the best: the paired bootstrap interval of its agreement minus the best's includes 0"
+    "people's minutes at --minute-price when given; ties: more items decided, then fewer stages) whose agreement "
+    "with the majority on the items it decides is within noise of the best: the paired bootstrap interval of its "
+    "agreement minus the best's includes 0"
 )
 
 _KEY = "configuration"  # the per-item verdict of whichever stage decided it
@@ -78,7 +78,7 @@ def stage_may_decide(stage: CascadeStage, category: str) -> bool:
 
 
 def members_of_panels(calls: list[Call], judgments: Iterable[Call]) -> list[Call]:
-    """A panel's call is its members' calls (:mod:`juge.calibration.panel`): priced at their models' prices."""
+    """A panel's call is its members' calls (:mod:`juge.judges.panel`): priced at their models' prices."""
     from juge.judges.panel import panel_members
 
     panels = [j for j in calls if panel_members(j.model)]
@@ -105,7 +105,7 @@ def configuration_calls(
     decided: Sequence[Decided], stages: Sequence[CascadeStage], judgments: Iterable[Call]
 ) -> list[Call]:
     """The calls a configuration makes on these items: an item pays every stage it reached that may decide it
-    (:func:`juge.policy.cascade.stage_may_decide`: the stages a live route calls); a panel's call is its members'."""
+    (:func:`stage_may_decide`: the stages a live route calls); a panel's call is its members'."""
     judgments = list(judgments)
     ids = {d.item_id for d in decided}
     calls: dict[tuple[str, str], list[Call]] = {}
