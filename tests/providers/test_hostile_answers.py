@@ -166,6 +166,7 @@ print(json.dumps({"said": said, "peak_kb": peak}))
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("each_http_client")  # the child inherits JUGE_HTTP
 def test_a_200_mb_answer_costs_the_client_no_more_memory_than_the_bound():
     from juge.testing.mockserver import serve_in_subprocess
 
