@@ -3,10 +3,10 @@
 Policy decisions: for each category of a policy study (and overall), the rule is settled at ``m`` items when a
 study of that size would put the paired interval of judge-vs-person minus person-vs-person agreement clear of
 ``-margin``: above it (the judge is within the margin of a person) or below it (clearly worse), and the category
-is not too thin to decide (:func:`juge.policy.decision.too_few`, through :func:`category_decision`). The chance
-of that is simulated from the data in hand: the category's judged items are drawn with replacement to ``m`` (each
-with its votes, so new items are assumed to get as many raters as now), ``reps`` times, and the rule re-run on each
-draw. The interval in a draw is the delta-method (normal) interval of the paired ratio difference, the
+is not too thin to decide (:func:`juge.policy.decision.still_open`, the rule `label init --select decisive`
+reads). The chance of that is simulated from the data in hand: the category's judged items are drawn with
+replacement to ``m`` (each with its votes, so new items are assumed to get as many raters as now), ``reps`` times,
+and the rule re-run on each draw. The interval in a draw is the delta-method (normal) interval of the paired ratio difference, the
 large-sample form of the bootstrap interval ``policy derive`` prints (a test checks they agree on the sample); it
 keeps thousands of simulated studies to a second. The answer is the smallest ``m`` (on a grid up to
 ``max_factor`` times the current items) settled in at least ``probability`` of the draws; a size not settled at
@@ -30,7 +30,7 @@ import numpy as np
 
 from juge.calibration.pairtable import PairItem
 from juge.errors import InputError
-from juge.policy.decision import category_decision, too_few
+from juge.policy.decision import still_open, too_few
 from juge.policy.pair_rows import _has_verdict, _judge_vs_person_counts, _person_vs_person_counts
 from juge.policy.results import DecisionPlan, PassRatePlan
 
@@ -74,10 +74,11 @@ def settled_shares(
         if not np.isfinite(se[k]):
             continue
         thin = too_few(m, {"n": int(big_b[k])}, {"n": int(big_d[k])})
-        above, below = bool(low[k] > -margin), bool(high[k] < -margin)
-        ruling = category_decision("", decision="judge" if above else "person", reason="", too_few=thin).ruling
-        judge += ruling == "judge" and above
-        person += ruling == "person" and below
+        if still_open(too_few=thin, low=float(low[k]), high=float(high[k]), margin=margin):
+            continue
+        above = bool(low[k] > -margin)
+        judge += above
+        person += not above
     return (judge + person) / reps, judge / reps, person / reps
 
 
