@@ -746,21 +746,15 @@ def grade_holdout_figures(
     data: GradeStudyData,
     table: GradeTable,
     items: list[GradedItem],
+    decisions: Sequence[RouteDecision],
     boot: Bootstrap,
     prices: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
-    """The holdout figures and conclusion of a grade policy (the recording is :mod:`juge.policy.holdout`'s);
-    ``prices`` for a cascade's cost per item."""
+    """The holdout figures and conclusion of a grade policy (the recording is :mod:`juge.policy.holdout`'s):
+    ``decisions`` are ``items``' routes, in order, from the one router (:func:`juge.policy.route.route_item`, which
+    imports this module, so the caller routes); ``prices`` for a cascade's cost per item."""
     kind, threshold = _kind(policy), policy.threshold
     labels = sorted(set(_scale(table, "each")) | set(policy.scale or ())) if kind == "score" else list(PASSFAIL)
-    ids = {it.item_id for it in items}
-    by_item: dict[str, list[Judgment]] = {}
-    for j in data.judgments:
-        if j.item_id in ids:
-            by_item.setdefault(j.item_id, []).append(j)
-    from juge.policy.route import route_item  # the one router (a cascade's stages too); it imports this module
-
-    decisions = [route_item(policy, it.item_id, it.category, by_item.get(it.item_id, [])) for it in items]
     for it, d in zip(items, decisions):
         if d.template and d.template in it.judges:
             it.judges[POLICY_KEY] = it.judges[d.template]

@@ -37,7 +37,7 @@ from typing import Any
 
 from juge.calibration.pairtable import PairItem
 from juge.calibration.pairwise import Bootstrap, ceiling, vs_majority, vs_people
-from juge.data.records import Case
+from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.files import staged_output
 from juge.policy.conclusion import gap_conclusion, guarantee_conclusion, margin_gap, overall_conclusion
@@ -342,7 +342,13 @@ def run_holdout_test(
         if kind == "pairwise":
             figures = _pair_figures(policy, data, items, boot, prices, minutes_per_label)
         else:
-            figures = grade_holdout_figures(policy, data, table, items, boot, prices)
+            ids = {it.item_id for it in items}
+            by_item: dict[str, list[Judgment]] = {}
+            for j in data.judgments:
+                if j.item_id in ids:
+                    by_item.setdefault(j.item_id, []).append(j)
+            routes = [route_item(policy, it.item_id, it.category, by_item.get(it.item_id, [])) for it in items]
+            figures = grade_holdout_figures(policy, data, table, items, routes, boot, prices)
         with store.transaction(), registry.locked():  # the checks and the records are one
             previous = previous_tests(store, registry, policy, data_hash, ledger, force)
             summary = figures.pop("_summary")
