@@ -13,7 +13,8 @@ from test_transports import _certificates, stub
 
 _LOADS = """
 import json, ssl
-import juge.providers.transport  # imports aiohttp the way juge does
+from juge.providers.transport import make_transport
+make_transport("aiohttp", timeout=None, max_response_bytes=1000, proxy=None, owner="t")  # imports aiohttp as juge does
 import aiohttp.connector as connector
 
 contexts = [connector._SSL_CONTEXT_VERIFIED, connector._SSL_CONTEXT_UNVERIFIED]

@@ -480,3 +480,20 @@ def test_the_mock_servers_answers_reach_the_anthropic_provider(kind, check):
 def test_the_mock_servers_hostile_answers_are_refused_by_the_anthropic_provider(kind, says):
     got, _ = anthropic_on_mock(MockConfig(faults={kind: 1.0}))
     assert isinstance(got, ProviderError) and not got.retryable and says in str(got), got
+
+
+def test_a_run_on_pyreqwest_never_imports_aiohttp():
+    """aiohttp is imported when its transport is made (~0.15 s of CPU), so a run on pyreqwest does without it."""
+    pytest.importorskip("pyreqwest")
+    code = (
+        "import sys\n"
+        "from juge.providers import make_provider\n"
+        "import juge.runs.api\n"
+        "make_provider('openai', base_url='http://127.0.0.1:9/v1', http='pyreqwest')\n"
+        "make_provider('anthropic', base_url='http://127.0.0.1:9', http='pyreqwest')\n"
+        "print('aiohttp' in sys.modules)\n"
+        "make_provider('openai', base_url='http://127.0.0.1:9/v1', http='aiohttp')\n"
+        "print('aiohttp' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["False", "True"]

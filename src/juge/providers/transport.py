@@ -30,15 +30,15 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
 from juge.providers.base import ProviderClosed, ProviderError, body_too_large
 from juge.providers.deferred_tls import import_aiohttp
 
-import_aiohttp()  # first: its default TLS contexts then read the CA certificates at their first connection, not now
-import aiohttp  # noqa: E402
+if TYPE_CHECKING:
+    import aiohttp
 
 CLIENTS = ("aiohttp", "pyreqwest")
 DEFAULT_CLIENT = "aiohttp"
@@ -134,10 +134,14 @@ class AiohttpTransport(Transport):
 
     def __init__(self, **options: Any):
         super().__init__(**options)
+        # Imported here, not with juge: a run on pyreqwest never pays for it (~0.15 s of CPU). Its default TLS
+        # contexts read the CA certificates at their first connection (juge.providers.deferred_tls).
+        self._aiohttp = import_aiohttp()
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _session_for_loop(self) -> aiohttp.ClientSession:
+        aiohttp = self._aiohttp
         loop = asyncio.get_running_loop()
         if self._session is None or self._loop is not loop:
             self._loop = loop
@@ -152,6 +156,7 @@ class AiohttpTransport(Transport):
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Reply:
         session = self._session_for_loop()
+        aiohttp = self._aiohttp
         try:
             async with session.post(url, data=body, headers=headers, proxy=self.proxy) as reply:
                 return reply.status, reply.headers, await self._read(reply)
