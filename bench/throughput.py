@@ -22,11 +22,11 @@ read, not calls/s.
   environment of its own: see pyproject.toml): one judge call per case through each one's own evaluation (``eval``
   with ``generate()``; ``evaluate`` with a GEval metric), each in a child process with only the evaluation timed
   (``bench/peers.py``); ``--peer-calls`` calls each; a row is skipped, with a line that says so, when not installed.
-- **HTTP clients** (``--clients``, where pyreqwest is installed: ``.[fast-http]``): the default Engine on
-  pyreqwest (``http = "pyreqwest"``), and each client alone: the provider's transport (aiohttp, pyreqwest) posting
-  the same request bodies with a semaphore of the same concurrency, no engine, no parsing; and the Engine with the
-  Anthropic provider (the mock's /v1/messages) on aiohttp, on pyreqwest, and through the anthropic SDK (its httpx
-  client, the path before issue 32; where the SDK is installed).
+- **HTTP clients** (``--clients``, where pyreqwest is installed: ``.[fast-http]``): the default Engine and
+  `juge run` on pyreqwest (``http = "pyreqwest"``, ``JUGE_HTTP``), and each client alone: the provider's transport
+  (aiohttp, pyreqwest) posting the same request bodies with a semaphore of the same concurrency, no engine, no
+  parsing; and the Engine with the Anthropic provider (the mock's /v1/messages) on aiohttp, on pyreqwest, and
+  through the anthropic SDK (its httpx client, the path before issue 32; where the SDK is installed).
 - ``--profile``: the Engine's CPU per call by part, in µs measured directly (``bench/engine_parts.py``): a row of
   the Engine on a provider that answers at once (juge's own work; the rest of the Engine's CPU is the HTTP client
   and its event-loop work), and render, cache key, JSON, parse, the typed record and the store each timed alone on
@@ -282,10 +282,18 @@ async def sdk_aiohttp_gather(url: str, bodies: list[list[dict[str, str]]], concu
 
 
 def juge_run(
-    url: str, tasks: list[JudgeTask], concurrency: int, folder: Path, *, fast: bool = True, src: Path | None = None
+    url: str,
+    tasks: list[JudgeTask],
+    concurrency: int,
+    folder: Path,
+    *,
+    fast: bool = True,
+    src: Path | None = None,
+    http: str = "aiohttp",
 ) -> Rate:
     """`juge run` on the cases of `tasks` in its own process: calls / wall time, start-up included
-    (``JUGE_FAST=0`` without `fast`: asyncio's loop and json; `src`: another checkout's source tree)."""
+    (``JUGE_FAST=0`` without `fast`: asyncio's loop and json; `src`: another checkout's source tree; `http`: the
+    HTTP client, ``JUGE_HTTP``)."""
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "cases.jsonl").open("w", encoding="utf-8") as out:
         for t in tasks:
@@ -298,7 +306,7 @@ def juge_run(
     )
     command = [sys.executable, "-m", "juge.cli", "run", str(folder / "eval.toml"), "--db", str(folder / "j.db")]
     start = time.perf_counter()
-    env = {**os.environ, "JUGE_FAST": "1" if fast else "0"}
+    env = {**os.environ, "JUGE_FAST": "1" if fast else "0", "JUGE_HTTP": http}
     # An installed juge has its bytecode compiled (pip does it); without it every run compiles ~120 modules.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if src is not None:
@@ -474,6 +482,10 @@ def main() -> None:
                         ),
                     )
                     for client in ("aiohttp", "pyreqwest")
+                ),
+                (
+                    "juge run, pyreqwest",
+                    lambda: juge_run(url, fresh(args.calls), c, Path(tmp) / f"r{next(tag)}", http="pyreqwest"),
                 ),
                 *(
                     (
