@@ -1,7 +1,14 @@
 """`juge COMMAND ...` builds that command alone (juge.cli.app_for): typer builds the options of every command it holds
-before parsing, which cost each start tens of ms. Alone, a command helps, parses and fails as in the whole app."""
+before parsing, which cost each start tens of ms. Alone, a command helps, parses and fails as in the whole app. Run
+as a process, juge skips the interpreter's last garbage collection (juge.cli.as_process) and still writes all it
+says it wrote."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import typer
 from typer.testing import CliRunner
@@ -29,3 +36,28 @@ def test_each_command_alone_helps_and_fails_as_in_the_whole_app(monkeypatch) -> 
 def test_groups_options_and_unknown_names_get_the_whole_app() -> None:
     for args in (["policy", "derive", "--help"], ["--version"], ["--help"], ["no-such-command"], []):
         assert app_for(args) is app
+
+
+ENTRY = "import sys; from juge.commands.entry import main; sys.argv[0] = 'juge'; main()"
+
+
+def test_run_as_a_process_writes_all_it_says(tmp_path: Path) -> None:
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"c{i}", "question": "q", "output": f"o{i}"}) + "\n" for i in range(50))
+    )
+    (tmp_path / "eval.toml").write_text(
+        'cases = "cases.jsonl"\n[[judges]]\nname = "pf"\nsetup = "passfail"\ndescription = "Right?"\n'
+        '[provider]\nname = "scripted"\noptions = { default = "PASS\\nFine." }\n'
+    )
+    for how, command in (("module", ["-m", "juge.cli"]), ("console script", ["-c", ENTRY])):
+        done = subprocess.run(
+            [sys.executable, *command, "run", "eval.toml", "--db", f"{how}.db", "--json", "-", "--no-progress"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert summary["n_cases"] == 50 and summary["cases_passed"] == 50, how
+        import juge
+
+        shown = juge.show(summary["run_id"], db=tmp_path / f"{how}.db")
+        assert len(shown.cases) == 50 and all(c.judgments[0].verdict == "PASS" for c in shown.cases)

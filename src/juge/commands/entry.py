@@ -12,6 +12,8 @@ def main() -> None:
 
         sys.stdout.write(f"juge {__version__}\n")  # the line `juge version` prints
         return
+    from juge.cli import as_process
     from juge.cli import main as cli_main
 
+    as_process()
     cli_main()
