@@ -7,6 +7,8 @@ repeated dev/holdout draws, on the very functions derive and the holdout test us
 from __future__ import annotations
 
 import json
+import re
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -223,6 +225,9 @@ def test_readme_quotes_the_cascade_figures(tmp_path):
     """The README's cascade row is what derive and the one holdout test compute (2,000 resamples, as the CLI)."""
     readme = Path(__file__).resolve().parents[2] / "README.md"
     text = " ".join(readme.read_text(encoding="utf-8").split())
+    # The prices the figures use are the ones README writes to prices.toml, so a reader gets the same figures.
+    block = re.search(r"cat > prices.toml <<'TOML'\n(.*?)\nTOML\n", readme.read_text(encoding="utf-8"), re.S)
+    assert block is not None and tomllib.loads(block.group(1))["prices"] == PRICES
     demo = juge.demo_path("items.jsonl").parent
     inputs = {"items": demo / "items.jsonl", "judgments": demo / "judgments.jsonl"}
     policy = juge.policy.derive(**inputs, cascade="chat-small,chat-strong", target=0.65, prices=PRICES)

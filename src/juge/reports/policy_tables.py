@@ -418,7 +418,8 @@ def _cascade_test(c: HoldoutCascade, out: Console) -> None:
         unit = cost.get("unit")
         per = "US$" if unit == "USD" else "tokens"
         line = (
-            f"cost per item: cascade {cost['cascade_per_item']:.4g} {per}, last stage alone "
+            # "on every item": the configurations table's "alone" row pays only where that judge may decide
+            f"cost per item: cascade {cost['cascade_per_item']:.4g} {per}, the last stage on every item "
             f"{cost['last_stage_alone_per_item']:.4g} {per}"
         )
         if cost.get("unpriced_models"):
