@@ -289,3 +289,26 @@ def test_a_grade_cascade_says_its_cost_is_priced_at_the_test(tmp_path):
         assert res.exit_code == 2 and "policy test" in res.output, res.output
         assert not (tmp_path / "p.json").exists()
     assert CliRunner().invoke(juge_main, [str(a) for a in args]).exit_code == 0
+
+
+def test_huge_minutes_or_minute_prices_are_refused_not_written_as_infinity(sample_dir):
+    """1e308 minutes a label times the items decided is infinite: the policy file would hold Infinity (not JSON)."""
+    common = {"items": sample_dir / "items.jsonl", "judgments": sample_dir / "judgments.jsonl", "resamples": 10}
+    with pytest.raises(juge.InputError, match="--minutes-per-label"):
+        juge.policy.derive(cascade="chat-small", minutes_per_label=1e308, **common)
+    with pytest.raises(juge.InputError, match="--minute-price"):
+        juge.policy.derive(cascade="chat-small", minute_price=1e308, **common)
+
+
+def test_the_configurations_table_shows_the_missing_price_warning_whole(sample_dir, tmp_path):
+    """The cost cell's warning names the [prices] table: printed as text, not read as Rich markup and dropped."""
+    from typer.testing import CliRunner
+
+    from cli_helpers import juge_main
+
+    args = ["policy", "derive", "--items", sample_dir / "items.jsonl", "--judgments", sample_dir / "judgments.jsonl",
+            "--cascade", "chat-small,chat-strong", "--target", "0.65", "--resamples", "100",
+            "--json", tmp_path / "p.json", "-o", tmp_path / "P.md"]  # fmt: skip
+    res = CliRunner().invoke(juge_main, [str(a) for a in args], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    assert "no US$" in res.output and "[prices]" in res.output

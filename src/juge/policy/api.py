@@ -119,8 +119,10 @@ def policy_derive(
         raise InputError(
             "--prices, --minutes-per-label and --minute-price price a cascade's configurations: give --cascade too"
         )
-    if minute_price is not None and not (0 <= minute_price < float("inf")):
-        raise InputError(f"--minute-price must be US$ per person-minute, 0 or more, got {minute_price:g}")
+    if minute_price is not None and not (0 <= minute_price <= MAX_MINUTE_PRICE):
+        raise InputError(
+            f"--minute-price must be US$ per person-minute, 0 to {MAX_MINUTE_PRICE:,.0f}, got {minute_price:g}"
+        )
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
         kind=kind, source=source,
@@ -245,14 +247,23 @@ def policy_test(
     return test
 
 
+# Finite bounds far above any real figure: a count of items times 1e308 minutes (or their product with 1e308 US$
+# a minute) is infinite, and a policy file holding Infinity is not JSON.
+MAX_MINUTES_PER_LABEL = 10_080.0  # a week
+MAX_MINUTE_PRICE = 1_000_000.0  # US$ a person-minute
+
+
 def cost_inputs(
     prices: Mapping[str, Mapping[str, float]] | str | Path | None, minutes_per_label: float | None
 ) -> tuple[Mapping[str, Mapping[str, float]] | None, float | None]:
     """``--prices`` read (a TOML file's ``[prices]`` table) and ``--minutes-per-label`` checked, for derive and test."""
     from juge.policy.cascade import read_prices
 
-    if minutes_per_label is not None and not (minutes_per_label >= 0 and minutes_per_label < float("inf")):
-        raise InputError(f"--minutes-per-label must be a number of minutes, 0 or more, got {minutes_per_label:g}")
+    if minutes_per_label is not None and not (0 <= minutes_per_label <= MAX_MINUTES_PER_LABEL):
+        raise InputError(
+            f"--minutes-per-label must be a number of minutes, 0 to {MAX_MINUTES_PER_LABEL:,.0f}, "
+            f"got {minutes_per_label:g}"
+        )
     return (read_prices(prices) if isinstance(prices, str | Path) else prices), minutes_per_label
 
 

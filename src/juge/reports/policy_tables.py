@@ -394,7 +394,7 @@ def configurations_table(
         decided = str(f.n_decided) + (
             f" ({' + '.join(map(str, f.decided_by_stage))})" if len(f.decided_by_stage) > 1 else ""
         )
-        table.add_row(Text(r.name), decided, str(f.n_person), fmt(f.vs_majority), fmt(f.vs_people), _cost(f.cost),
+        table.add_row(Text(r.name), decided, str(f.n_person), fmt(f.vs_majority), fmt(f.vs_people), Text(_cost(f.cost)),
                       f"{f.person_minutes_saved:g}", status)  # fmt: skip
     out.print(fitted(table, out))
 
