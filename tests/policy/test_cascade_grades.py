@@ -393,3 +393,83 @@ def test_route_eval_runs_a_passfail_cascade_live(tmp_path):
     assert asked == [{("quick", f"nc{k}") for k in range(10)}, {("strong", f"nd{k}") for k in range(10)}]
     stage = {d["item_id"]: d.get("stage") for d in routed["decisions"]}
     assert stage == {f"n{c}{k}": 1 if c == "c" else 2 for c in "cd" for k in range(10)}
+
+
+# ---- a panel as a cascade stage: its confidence is its members' agreement ----------------------------------------
+
+
+def _panel_study(folder, split, n_unanimous, n_split_right, n_split_wrong):
+    """Items where both people agree. Members a, b, c: all right on ``n_unanimous`` items (half FAIL, half PASS);
+    two right and one wrong on ``n_split_right``; on ``n_split_wrong`` (the people PASS) two say FAIL: the panel's
+    majority is wrong with 2 of 3. ``strong`` is always right. Appends to the study files in ``folder``."""
+    cases, labels, calls = [], [], []
+    spec = [("unanimous", n_unanimous, 3), ("split-right", n_split_right, 2), ("split-wrong", n_split_wrong, 1)]
+    for kind, n, n_right in spec:
+        for k in range(n):
+            item_id = f"{split}-{kind}-{k}"
+            truth = "PASS" if kind == "split-wrong" or k % 2 else "FAIL"
+            other = {"PASS": "FAIL", "FAIL": "PASS"}[truth]
+            cases.append({"id": item_id, "group": item_id, "category": "billing", "question": "Q?",
+                          "output": "A.", "split": split})  # fmt: skip
+            labels += [{"item_id": item_id, "rater_id": r, "label": truth} for r in ("r1", "r2")]
+            votes = {"a": truth, "b": truth if n_right >= 2 else other, "c": truth if n_right >= 3 else other}
+            for judge, verdict in [*votes.items(), ("strong", truth)]:
+                calls.append({"item_id": item_id, "judge": judge, "model": f"model-{judge}", "template": "tpl",
+                              "template_hash": "h", "outcome": "ok", "verdict": verdict, "text": verdict,
+                              "tokens_in": 100, "tokens_out": 1})  # fmt: skip
+    for name, rows in [("items", cases), ("labels", labels), ("judgments", calls)]:
+        with (folder / f"{name}.jsonl").open("a") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_a_panel_stage_decides_its_unanimous_items_and_escalates_split_ones(tmp_path):
+    """A PASS/FAIL cascade jury (a panel of a, b, c by majority) -> strong. The panel's confidence is the share of
+    members agreeing with its verdict: 1 on unanimous items, 2/3 on split ones. Dev: 90 unanimous (all right), 60
+    split and right, 6 split and wrong. Target 0.95, confidence 0.9: each stage at level 0.95. The panel: t = 1
+    covers 90 right (exact bound 1 - 0.05**(1/90) = 0.033); t = 2/3 adds 66 with 6 wrong (6 of 156: bound above
+    0.05): stop at 1. strong sees the 66 split items, all right: 1 - 0.05**(1/66) = 0.0444. Before, the panel's one
+    aggregated call gave confidence 1 everywhere: 6 wrong in 156 at the only threshold, so the panel decided none
+    and strong all 156. Holdout: 10 unanimous, 4 split right, 2 split wrong: the panel decides 10, strong 6."""
+    _panel_study(tmp_path, "dev", 90, 60, 6)
+    _panel_study(tmp_path, "holdout", 10, 4, 2)
+    panel = ("--panel", "jury=a,b,c")
+    policy = _derive(tmp_path, *panel, "--cascade", "jury,strong", "--target", "0.95", "--confidence", "0.9",
+                     "--margin", "0.5")  # fmt: skip
+    jury, strong = policy["cascade"]["stages"]
+    assert jury["guarantee"]["threshold"] == 1.0 and jury["n_decided"] == 90
+    assert [s["accepted"] for s in jury["guarantee"]["steps"]][:2] == [True, False]
+    assert jury["guarantee"]["steps"][1]["disagreements"] == 6
+    assert "members" in jury["guarantee"]["confidence_source"]
+    assert strong["n_reaching"] == 66 and strong["n_decided"] == 66
+    res = juge("policy", "test", "--policy", tmp_path / "policy.json", "--items", tmp_path / "items.jsonl",
+               "--labels", tmp_path / "labels.jsonl", "--judgments", tmp_path / "judgments.jsonl",
+               "--db", tmp_path / "j.db", "--json", tmp_path / "h.json", "--resamples", "100", *panel)  # fmt: skip
+    assert res.exit_code in (0, 1), res.output
+    h = json.loads((tmp_path / "h.json").read_text())
+    assert [s["n_decided"] for s in h["cascade"]["stages"]] == [10, 6] and h["cascade"]["n_person"] == 0
+    items = {d["item_id"]: d for d in h["items"]}
+    assert items["holdout-split-wrong-0"]["stage"] == 2 and items["holdout-split-wrong-0"]["verdict"] == "PASS"
+    assert items["holdout-split-right-0"]["confidence"] == 1.0  # strong's
+    assert items["holdout-unanimous-0"]["stage"] == 1
+
+
+def test_a_panel_confidence_reads_its_members_calls_in_the_same_slot():
+    def member(judge, verdict, repeat=0, distribution=None):
+        return Judgment(item_id="x", judge=judge, model=f"m-{judge}", template="t", repeat=repeat, verdict=verdict, outcome="ok",
+                        distribution=distribution)  # fmt: skip
+
+    panel = Judgment(item_id="x", judge="jury", model="panel: a/t (m-a) + b/t (m-b) + c/t (m-c)",
+                     template="majority", verdict="PASS", outcome="ok")  # fmt: skip
+    others = [member("a", "PASS"), member("b", "PASS"), member("c", "FAIL"), member("a", "FAIL", repeat=1)]
+    assert item_confidence("passfail", "PASS", [panel], members=others) == pytest.approx(2 / 3)
+    # A member without a call in the slot backs nothing; log-probabilities count as for one judge.
+    probs = [member("a", "PASS", distribution={"PASS": 0.9, "FAIL": 0.1}), member("b", "PASS")]
+    assert item_confidence("passfail", "PASS", [panel], members=probs) == pytest.approx((0.9 + 1) / 3)
+    with pytest.raises(ValueError, match="members"):
+        item_confidence("passfail", "PASS", [panel])
+    # Pairwise: each order's panel call stands for its members' calls in that order (answer 1 is A in order 12,
+    # B in order 21): a and b back the verdict in both orders, c in neither: 4 of 6.
+    pair = [panel.model_copy(update={"order": o, "verdict": v}) for o, v in (("12", "A"), ("21", "B"))]
+    votes = [member(m, v).model_copy(update={"order": o}) for o, vs in (("12", "AAB"), ("21", "BBA"))
+             for m, v in zip("abc", vs)]  # fmt: skip
+    assert item_confidence("pairwise", "A", pair, members=votes) == pytest.approx(4 / 6)

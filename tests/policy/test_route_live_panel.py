@@ -55,6 +55,8 @@ def test_a_cascade_with_a_panel_stage_runs_live_and_a_rerun_costs_nothing(tmp_pa
         verdict = {k: combine_orders(v.get("12"), v.get("21")) for k, v in letters.items()}  # type: ignore[arg-type]
         # People side with the panel where it is sure, else with the strong judge where it is, else call it a tie;
         # a wide margin lets both stages decide on the category rule (the guarantee is what this test walks).
+        # The members answer at random, so few items have all three agreeing in both orders (the panel's
+        # confidence 1): target 0.5 lets the walk accept that first step.
         labels = []
         for c in dev:
             mine = verdict[("jury", c["id"])]
@@ -62,7 +64,7 @@ def test_a_cascade_with_a_panel_stage_runs_live_and_a_rerun_costs_nothing(tmp_pa
             label = mine if mine in ("A", "B") else strong if strong in ("A", "B") else "tie"
             labels += [{"item_id": c["id"], "rater_id": r, "label": label} for r in ("r1", "r2", "r3")]
         policy = juge.policy.derive(
-            run=run.run_id, db=db, labels=labels, cascade="jury,strong", target=0.8, margin=0.5, resamples=20
+            run=run.run_id, db=db, labels=labels, cascade="jury,strong", target=0.5, margin=0.5, resamples=20
         )
         assert [s.judge for s in policy.cascade.stages] == ["jury/majority", "strong/pairwise-v1"]
         assert policy.judges["jury/majority"].members == ["a/pairwise-v1", "b/pairwise-v1", "c/pairwise-v1"]

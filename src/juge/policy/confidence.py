@@ -17,6 +17,12 @@ calls:
   between the threshold and the scale point below it), as a share of the way to the end of the scale on that
   side: a 5 on a 1-5 scale with threshold 4 is 1.0, a 4 is 0.33, a 3 (a fail) 0.2, a 1 is 1.0.
 
+A **panel**'s call (:mod:`juge.judges.panel`: its model lists its members) stands for its members' calls in the
+same slot (order, repeat): each member's call is scored as above against the panel's verdict, a member without a
+call there (or without a verdict) backs nothing. So a panel's confidence is the share of its members agreeing
+with its verdict (3/3: 1, 2/3: 0.67), with their log-probabilities where recorded, over every repeat: what the
+panel measures, where its own call (one aggregated verdict) would give 1 on every item it settles.
+
 Only the order of confidences on one judge's items matters to the walk
 (:func:`juge.policy.guarantee.fixed_sequence_threshold`), so the sources need not share a scale across judges.
 """
@@ -28,12 +34,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from juge.data.records import Judgment, RecordedCall
+from juge.judges.panel import panel_members
 from juge.policy.guarantee import pair_confidence
 from juge.policy.results import PolicyResult
 
 Call = Judgment | RecordedCall
 
-SOURCES = {
+_SOURCES = {
     "pairwise": (
         "mean over the judge's calls (both orders, all repeats) of the probability it gave the verdict's letter: "
         "the provider's log-probabilities where recorded, else 1 if the call wrote that letter and 0 if not"
@@ -50,6 +57,11 @@ SOURCES = {
         "scale, 0 for a call on the other side"
     ),
 }
+PANEL_SOURCE = (
+    "; a panel's call counts as its members' calls in that order and repeat (the share of members agreeing with "
+    "the panel's verdict)"
+)
+SOURCES = {kind: text + PANEL_SOURCE for kind, text in _SOURCES.items()}
 
 
 def item_confidence(
@@ -59,12 +71,16 @@ def item_confidence(
     *,
     threshold: float | None = None,
     scale: Sequence[float | str] | None = None,
+    members: Iterable[Call] | None = None,
 ) -> float:
     """The judge's confidence in ``verdict`` on one item, from its calls there (module docstring).
 
     ``kind``: pairwise, passfail or score. ``verdict``: the routed verdict (a pair's ``A``/``B``/``tie``; PASS or
     FAIL; a score), None when there is none (confidence 0). Scores need the policy's ``threshold`` and ``scale``.
+    ``members``: the other calls on the item, where a panel's members' are read (needed when ``calls`` are a
+    panel's: :func:`member_votes`).
     """
+    calls = member_votes(calls, members)
     if kind == "pairwise":
         return pair_confidence(verdict if isinstance(verdict, str) else None, calls)
     if verdict is None:
@@ -80,6 +96,29 @@ def item_confidence(
     else:
         raise ValueError(f"no confidence for a {kind} judge")
     return float(np.mean(scores)) if scores else 0.0
+
+
+def member_votes(calls: Iterable[Call], members: Iterable[Call] | None) -> list[Call]:
+    """``calls`` with each panel call replaced by its members' calls in its slot (item, order, repeat), read from
+    ``members``; a member without a call there is a call without a verdict (it backs nothing, as it has no vote in
+    the panel's). A judge's own calls are kept as they are."""
+    calls = list(calls)
+    panels = [(j, panel_members(j.model)) for j in calls]
+    if not any(keys for _, keys in panels):
+        return calls
+    if members is None:
+        raise ValueError("a panel's confidence needs its members' calls on the item")
+    by_slot = {(j.item_id, j.order, j.repeat, f"{j.judge}/{j.template}"): j for j in members}
+    out: list[Call] = []
+    for j, keys in panels:
+        if not keys:
+            out.append(j)
+            continue
+        for key in keys:
+            judge, _, template = key.partition("/")
+            no_vote = RecordedCall(j.item_id, judge, "", template, "", j.order, j.repeat, "", None, "unparsed")
+            out.append(by_slot.get((j.item_id, j.order, j.repeat, key), no_vote))
+    return out
 
 
 def pass_line(threshold: float, scale: Sequence[float | str] | None) -> tuple[float, float, float]:
@@ -129,13 +168,17 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def routed_confidence(policy: PolicyResult, verdict: str | None, calls: Iterable[Call]) -> float:
+def routed_confidence(
+    policy: PolicyResult, verdict: str | None, calls: Iterable[Call], members: Iterable[Call] | None = None
+) -> float:
     """:func:`item_confidence` for a routed verdict as :class:`juge.policy.routed.RouteDecision` writes it (a
-    score as text), with the policy's kind, pass threshold and scale."""
+    score as text), with the policy's kind, pass threshold and scale (``members``: the item's other calls)."""
     value: str | float | None = verdict
     if policy.judge_kind == "score" and verdict is not None:
         value = float(verdict)
-    return item_confidence(policy.judge_kind, value, calls, threshold=policy.threshold, scale=policy.scale)
+    return item_confidence(
+        policy.judge_kind, value, calls, threshold=policy.threshold, scale=policy.scale, members=members
+    )
 
 
 def repeats_on(calls: Iterable[Call], keys: Iterable[str], ids: Iterable[str]) -> int | None:

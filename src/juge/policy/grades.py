@@ -441,16 +441,20 @@ def grade_confidences(
     call of ``key`` there, repeats included); None without a grade."""
     ids = {it.item_id for it in items}
     calls: dict[str, list[Judgment | RecordedCall]] = {}
+    on_item: dict[str, list[Judgment | RecordedCall]] = {}
     for j in judgments:
-        if j.item_id in ids and f"{j.judge}/{j.template}" == key:
-            calls.setdefault(j.item_id, []).append(j)
+        if j.item_id in ids:
+            on_item.setdefault(j.item_id, []).append(j)
+            if f"{j.judge}/{j.template}" == key:
+                calls.setdefault(j.item_id, []).append(j)
     out: list[float | None] = []
     for it in items:
         grade = it.judges.get(key)
         if grade is None or grade.value is None:
             out.append(None)
             continue
-        out.append(item_confidence(kind, grade.value, calls.get(it.item_id, []), threshold=threshold, scale=scale))
+        mine, others = calls.get(it.item_id, []), on_item.get(it.item_id, [])
+        out.append(item_confidence(kind, grade.value, mine, threshold=threshold, scale=scale, members=others))
     return out
 
 
@@ -659,7 +663,8 @@ def route_grade_item(
             item_id, category, PERSON, REASON_UNCALIBRATED, f"the policy has no dev figures for category {category!r}",
             None, None,
         )  # fmt: skip
-    calls = [j for j in judgments if j.item_id == item_id and f"{j.judge}/{j.template}" == key]
+    judgments = [j for j in judgments if j.item_id == item_id]
+    calls = [j for j in judgments if f"{j.judge}/{j.template}" == key]
     if not calls:
         info = policy.judges[key]
         return RouteDecision(
@@ -683,7 +688,7 @@ def route_grade_item(
         short = missing_repeats(calls, None if g is None else g.repeats)
         if short:
             return RouteDecision(item_id, category, PERSON, REASON_MISSING, short, verdict, key, passes=passes)
-        conf = routed_confidence(policy, verdict, calls)
+        conf = routed_confidence(policy, verdict, calls, judgments)
         return confidence_route(
             item_id, category, verdict, key, conf, None if g is None else g.threshold, passes=passes
         )

@@ -140,14 +140,18 @@ def item_confidences(
     (:func:`juge.policy.confidence.item_confidence`); items without one are left out."""
     ids = {it.item_id for it in items}
     calls: dict[tuple[str, str], list[Judgment | RecordedCall]] = {}
+    on_item: dict[str, list[Judgment | RecordedCall]] = {}
     for j in judgments:
         if j.item_id in ids:
             calls.setdefault((f"{j.judge}/{j.template}", j.item_id), []).append(j)
+            on_item.setdefault(j.item_id, []).append(j)
     out = {}
     for it in items:
         key = key_by_category.get(it.category)
         on = it.judges.get(key) if key else None
         if key is None or on is None or on.verdict not in ("A", "B", "tie"):
             continue
-        out[it.item_id] = item_confidence("pairwise", on.verdict, calls.get((key, it.item_id), []))
+        out[it.item_id] = item_confidence(
+            "pairwise", on.verdict, calls.get((key, it.item_id), []), members=on_item.get(it.item_id, [])
+        )
     return out

@@ -101,7 +101,9 @@ def route_item(policy: Policy, item_id: str, category: str | None, judgments: It
         if short:
             return RouteDecision(item_id, category, PERSON, REASON_MISSING, short, verdict, key)
         threshold = None if g is None else g.threshold
-        return confidence_route(item_id, category, verdict, key, routed_confidence(policy, verdict, calls), threshold)
+        return confidence_route(
+            item_id, category, verdict, key, routed_confidence(policy, verdict, calls, judgments), threshold
+        )
     decided = policy.decision(category)
     assert decided is not None  # templates_by_category and categories name the same categories
     route, why = category_route(decided)
@@ -142,7 +144,7 @@ def _route_cascade(
                 item_id, d.category, PERSON, REASON_MISSING, short, d.verdict, d.template, passes=d.passes
             )
         if d.route == JUDGE:
-            conf = routed_confidence(policy, d.verdict, mine)
+            conf = routed_confidence(policy, d.verdict, mine, judgments)
             if threshold is not None and conf >= threshold:
                 return RouteDecision(
                     item_id, d.category, JUDGE, f"stage {k}",
