@@ -136,6 +136,7 @@ def calibrate(
     from juge.calibration.inputs import default_split, run_study
     from juge.calibration.pairwise import Bootstrap
     from juge.calibration.source import read_study
+    from juge.data.draw import unweighted_figures
 
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
@@ -148,6 +149,7 @@ def calibrate(
             output_col=output_col, baseline_cols=baseline_cols, format=format, mapping=mapping, labels_map=labels_map,
             missing=missing, criteria=criteria, labels_nested=labels_nested,
         )  # fmt: skip
+    weighting = unweighted_figures(inputs.draw, "juge calibrate")
     study = run_study(
         inputs,
         split=default_split(inputs, split),
@@ -159,6 +161,7 @@ def calibrate(
     stored = source.run if source is not None else run
     if stored is not None:
         study.run = study_run(stored, source.db if source is not None else db)
+    study.weighting = weighting
     return with_headline(study)
 
 

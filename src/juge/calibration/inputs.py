@@ -24,8 +24,10 @@ from juge.data.adapters import (
     read_mtbench_human_judgments,
     read_pairwise_items,
 )
+from juge.data.draw import LabelDraw, label_draw
 from juge.data.judgments import JudgmentsSource, read_judgments_source
 from juge.data.labels import (
+    LABEL_EXTRAS,
     LabelCounts,
     RawVote,
     WeightRule,
@@ -92,6 +94,7 @@ class StudyInputs:
     criteria: dict[str, list[HumanLabel]] | None = None  # several criteria: one label set each
     criterion_counts: dict[str, LabelCounts] = field(default_factory=dict)  # each criterion's own; summed in counts
     kind_guess: tuple[StudyKind, str] | None = None  # the kind when it was guessed, and from what
+    draw: LabelDraw | None = None  # the draw the labels come from (label init --select), None: none recorded
 
 
 def _is_sample_layout(items: Source, format: str | None = None) -> bool:
@@ -133,6 +136,7 @@ def load_inputs(
     label_weights: Sequence[WeightRule] = (),
     panels: Sequence[Any] = (),
     labels_seen_by: str | None = None,
+    selection: str | Path | None = None,
 ) -> StudyInputs:
     """Read items, labels and judgments from the given sources; keep only the chosen judges/templates.
 
@@ -359,10 +363,16 @@ def load_inputs(
             f"{NO_SPLIT_NOTICE}: every item is studied (--split all). A policy needs a dev/holdout split: "
             "juge split --items FILE --by group --holdout 0.3 -o items-split.jsonl"
         )
+    draw = label_draw(
+        [lab for lab in data.labels if isinstance(lab, HumanLabel)],
+        selection=selection,
+        categories={c.id: c.category for c in data.cases},
+    )
     return StudyInputs(
         kind,
         data,
         recorded,
+        draw=draw,
         has_splits=has_splits,
         notices=notices,
         declared_scale=declared,
@@ -452,7 +462,7 @@ def _items_of_long_rows(
     """The items of a file that also holds the labels, one row per rater per item: the first row of each
     item id is the item (the rater and label columns are not kept in its meta)."""
     label_columns = {c for theirs in (labels_map or {}).values() for c in theirs.split("+")}
-    label_columns |= {"rater_id", "label", "explanation", "output_hash"} - set((labels_map or {}).values())
+    label_columns |= {"rater_id", "label", *LABEL_EXTRAS} - set((labels_map or {}).values())
     first: dict[Any, tuple[int, dict[str, Any]]] = {}
     for line, row in mapped_rows(items, mapping, CASE_FIELDS, format=format):
         first.setdefault(row.get("id"), (line, row))

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from juge.data.draw import Weighting
 from juge.data.results import KindGuess
 from juge.parts import Part, Result
 from juge.stats.estimate import Estimate, format_estimate
@@ -376,6 +377,9 @@ class Calibration(Result):
     """The dataset's name and attribution (juge demo)."""
     run: StudyRun | None = None
     """The stored run the study read (``--run``): its id and store, where the report finds its cases."""
+    weighting: Weighting = "none"
+    """How the labels count: ``none`` (no draw recorded: taken as a random sample), ``equal-probability`` (drawn by
+    juge label init with one chance for every item); labels of an unequal-probability draw are refused."""
     headlines: list[dict[str, Any]] | None = Field(default=None, alias="headline")
     """The one-line answers ("Judge X can stand in for a person on ..."), one per judge; none for criteria."""
     _input_warnings: list[str] = PrivateAttr(default_factory=list)

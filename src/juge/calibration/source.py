@@ -55,6 +55,7 @@ class StudySource:
     judges: tuple[str, ...] = ()
     templates: tuple[str, ...] = ()
     panels: tuple[Any, ...] = ()  # juge.calibration.panel.Panel: judges voting as one (--panel)
+    selection: str | Path | None = None  # --selection: label init --select's --json, the draw the labels come from
 
 
 def study_source(
@@ -86,6 +87,7 @@ def study_source(
     judges: Sequence[str] | None = (),
     templates: Sequence[str] = (),
     panels: str | Sequence[Any] | None = None,
+    selection: str | Path | None = None,
 ) -> StudySource:
     """A :class:`StudySource` from the API's arguments: a list or mapping given as the command line's text is
     a TypeError naming it, an unknown kind an InputError; tables in memory are named for errors (``items[3]``)."""
@@ -159,6 +161,7 @@ def study_source(
         judges=tuple(judges or ()),
         templates=tuple(templates),
         panels=parse_panels(panels) if isinstance(panels, str) else tuple(panels or ()),
+        selection=selection,
     )
 
 

@@ -101,6 +101,12 @@ INPUT_OPTIONS: dict[str, InputOption] = {
         "by ;. The panel is judge NAME/AGGREGATION, its calls its members' (no settled verdict: a person decides; "
         "with :tie a pairwise split is a tie).",
     ),
+    "selection": InputOption(
+        "--selection",
+        "The --json of juge label init --select ... --budget N that drew the labelled items: labels drawn with "
+        "unequal chances (decisive, stratified by category) are weighted or refused, never read as a random "
+        "sample. Labels exported by juge label export carry their draw already.",
+    ),
     "member": InputOption(
         "--member",
         "With an archive (.tar, .tar.gz, .tgz, .zip) as --items: the member to read (default: its one data file). "
@@ -115,8 +121,8 @@ STUDY_OPTIONS = tuple(INPUT_OPTIONS)
 TUNE_OPTIONS = tuple(name for name in INPUT_OPTIONS if name != "kind")
 #: report and route read items with --map only (no labels).
 ITEM_OPTIONS = ("map", "id")
-#: estimate: the run holds the cases; its labels are a long file (no --map, --id, --label-cols, --labels-nested,
-#: --raters-by).
+#: estimate: the run holds the cases (--selection is its own option there); its labels are a long file (no --map,
+#: --id, --label-cols, --labels-nested, --raters-by).
 ESTIMATE_OPTIONS = (
     "labels_map",
     "labels_aggregate",
@@ -207,6 +213,7 @@ def source_of_options(
     quoting: str | None = None,
     member: str | None = None,
     panel: str | None = None,
+    selection: str | None = None,
 ) -> Any:
     """The StudySource the shared options' text describes (no files yet: the command adds them)."""
     from juge.calibration.source import KINDS, study_source
@@ -231,4 +238,5 @@ def source_of_options(
         format=with_quoting(format, quoting),
         member=member,
         panels=panel,
+        selection=selection,
     )

@@ -421,6 +421,8 @@ def read_label_rows(path: str | Path, *, pairwise: bool) -> list[HumanLabel]:
             rater_id=lab.rater_id,
             label=_pair_label(lab.label, path, line, "label", PAIR_LABELS),
             output_hash=lab.output_hash,
+            selection=lab.selection,
+            selection_probability=lab.selection_probability,
         )
         for lab, (line, _) in zip(labels, rows)
     ]

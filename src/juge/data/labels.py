@@ -30,6 +30,8 @@ from juge.errors import InputError, input_error, pydantic_field
 
 Kind = Literal["pairwise", "score", "passfail"]
 PAIR_ALIASES = {"a": "A", "b": "B", "tie": "tie", "c": "tie", "model_a": "A", "model_b": "B"}
+#: A long label file's columns beside item_id, rater_id and label that travel with each label (HumanLabel's).
+LABEL_EXTRAS = ("explanation", "output_hash", "selection", "selection_probability")
 RATER_KEYS = ("rater_id", "rater", "worker_id", "worker", "annotator_id", "annotator", "user_id")
 
 
@@ -43,7 +45,7 @@ class RawVote:
     path: str
     line: int
     field: str
-    extra: tuple[tuple[str, Any], ...] = ()  # explanation, output_hash
+    extra: tuple[tuple[str, Any], ...] = ()  # LABEL_EXTRAS a long file's row gives
 
 
 @dataclass
@@ -316,7 +318,7 @@ def long_votes(path: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> list[Ra
     votes: list[RawVote] = []
     for line, row in rows:
         check_label_row(path, line, row)
-        extra = tuple((k, row[k]) for k in ("explanation", "output_hash") if row.get(k) is not None)
+        extra = tuple((k, row[k]) for k in LABEL_EXTRAS if row.get(k) not in (None, ""))
         votes.append(RawVote(id_text(row["item_id"]), str(row["rater_id"]), row["label"], path, line, "label", extra))
     return votes
 

@@ -213,6 +213,10 @@ class HumanLabel(BaseModel):
     # Which answer(s) the person saw: `Case.output_hash()` at labelling time. A label whose
     # hash differs from a run's output for the same item was about another answer.
     output_hash: str | None = None
+    # The draw the item was labelled from (`juge label init --select`): its method and the item's chance of
+    # being drawn, so a figure over these labels can tell an unequal-probability draw and weight by 1 / chance.
+    selection: str | None = None
+    selection_probability: float | None = Field(default=None, gt=0, le=1)
 
     _no_lone_surrogates = field_validator("*", mode="before")(refuse_lone_surrogates)
 

@@ -940,6 +940,7 @@ class LabelStore:
         `output_hash` is the hash of the answer(s) the rater saw, so `juge calibrate` can tell a
         label on this answer from a label on an answer the system has since changed.
         """
+        drawn = self.item_selections(project)
         return [
             HumanLabel(
                 item_id=r["item_id"],
@@ -947,9 +948,22 @@ class LabelStore:
                 label=export_value(project.task, r["label"]),
                 explanation=r["explanation"],
                 output_hash=r["output_hash"],
+                **drawn.get(r["item_id"], {}),
             )
             for r in self.label_rows(project)
         ]
+
+    def item_selections(self, project: Project) -> dict[str, dict[str, Any]]:
+        """Per item drawn by ``label init --select``: its ``selection`` (the method) and ``selection_probability``
+        (its chance of being drawn), from the case's ``meta.juge_selection``."""
+        with self.engine.connect() as c:
+            rows = c.execute(select(items.c.item_id, items.c.record).where(items.c.project_id == project.id)).all()
+        out: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            drawn = Case.model_validate_json(r.record).meta.get("juge_selection")
+            if isinstance(drawn, dict) and isinstance(drawn.get("probability"), int | float):
+                out[r.item_id] = {"selection": drawn.get("method"), "selection_probability": drawn["probability"]}
+        return out
 
     # ---- status and review ------------------------------------------------------------------
     def item_table(self, project: Project) -> list[dict[str, Any]]:

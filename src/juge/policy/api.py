@@ -216,7 +216,7 @@ def policy_test(
     document = load_policy(policy)  # a bad policy file is named before the data is read
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
-        kind=document.judge_kind, source=source,
+        kind=document.judge_kind, source=source, command="juge policy test",
     )  # fmt: skip
     boot = Bootstrap(n_resamples=resamples, seed=seed)
     if isinstance(policy, str | Path):  # checked before the store is opened (made): test_policy stages them
@@ -234,13 +234,14 @@ def policy_test(
                 json_path=json_path,
                 prices=prices,
                 minutes_per_label=minutes_per_label,
+                weighting=study.weighting,
             )
         else:
             if json_path is not None:
                 raise InputError("json_path: give the policy as a file (the test is recorded in it) or save the result")
             result = run_holdout_test(
                 document, study.data, store, split=split, force=force, boot=boot, prices=prices,
-                minutes_per_label=minutes_per_label,
+                minutes_per_label=minutes_per_label, weighting=study.weighting,
             )  # fmt: skip
     test = HoldoutTest.model_validate(result)
     test._input_warnings, test._input_notices = study.warnings, study.notices
@@ -459,6 +460,7 @@ def plan(
     >>> [d.category for d in p.decisions][:2]
     ['coding', 'extraction']
     """
+    from juge.data.draw import unweighted_figures
     from juge.policy.inputs import policy_study
     from juge.policy.plan import pass_rate_notes, plan_pass_rate, plan_policy
     from juge.policy.results import PlanResult
@@ -481,17 +483,20 @@ def plan(
             labels, db=db, threshold=threshold, label_threshold=label_threshold,
             source=source,
         )  # fmt: skip
+        weighting = unweighted_figures(read.draw, "juge plan --width")
         rate = plan_pass_rate(read.outcomes, read.human, read.categories, width=width, confidence=confidence)
         return PlanResult(
             probability=probability, margin=margin, level=confidence, reps=reps, pass_rate=rate,
-            notes=[*read.notes, *pass_rate_notes(rate)], warnings=read.warnings,
+            notes=[*read.notes, *pass_rate_notes(rate)], warnings=read.warnings, weighting=weighting,
         )  # fmt: skip
-    study = policy_study(items=items, judgments=judgments, run=run, labels=labels, db=db, source=source)
+    study = policy_study(
+        items=items, judgments=judgments, run=run, labels=labels, db=db, source=source, command="juge plan"
+    )
     judge, decisions, level = plan_policy(
         study.data, split=split, margin=margin, probability=probability, reps=reps, max_factor=max_factor,
         judges=judges, resamples=resamples, seed=seed, min_recall=min_recall, threshold=threshold,
     )  # fmt: skip
     return PlanResult(
         probability=probability, margin=margin, level=level, reps=reps, split=split, judge=judge,
-        decisions=decisions, notes=study.notices, warnings=study.warnings,
+        decisions=decisions, notes=study.notices, warnings=study.warnings, weighting=study.weighting,
         )  # fmt: skip

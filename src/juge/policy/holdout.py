@@ -37,6 +37,7 @@ from typing import Any
 
 from juge.calibration.pairtable import PairItem
 from juge.calibration.pairwise import Bootstrap, ceiling, vs_majority, vs_people
+from juge.data.draw import Weighting
 from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.files import staged_output
@@ -308,6 +309,7 @@ def run_holdout_test(
     registry: Registry | None = None,
     prices: Mapping[str, Mapping[str, float]] | None = None,
     minutes_per_label: float | None = None,
+    weighting: Weighting = "none",
 ) -> dict[str, Any]:
     """Apply the policy to the holdout split, once; record the test and return the result.
 
@@ -317,6 +319,7 @@ def run_holdout_test(
     ``registry``: the machine's registry (default: the one at :func:`juge.policy.registry.registry_path`).
     ``prices``: ``[prices]`` rows (US$ per million tokens) for a cascade's cost per item (default: the policy's);
     ``minutes_per_label``: person-minutes per label for the minutes saved (default: the policy's).
+    ``weighting``: how the labels count (:mod:`juge.data.draw`), recorded in the result.
     """
     policy = PolicyResult.of(policy)
     kind = policy.judge_kind
@@ -355,7 +358,7 @@ def run_holdout_test(
             held = figures["conclusion"]["held"]
             status = "untested" if held is None else "held" if held else "not held"  # juge.policy.status's names
             header = new_test_header(policy, split, data_hash, previous)
-            result = {**header, "status": status, **figures, "_ledger": ledger}
+            result = {**header, "status": status, "weighting": weighting, **figures, "_ledger": ledger}
             if before_recording is not None:
                 before_recording(result)
             record_test(store, registry, policy, result, ledger, summary)
@@ -534,6 +537,7 @@ def test_policy(
     registry: Registry | None = None,
     prices: Mapping[str, Mapping[str, float]] | None = None,
     minutes_per_label: float | None = None,
+    weighting: Weighting = "none",
 ) -> dict[str, Any]:
     """`juge policy test`: read the policy, test it once on ``split``, and write the test into the policy file
     (and the result to ``json_path``). Both files are staged and renamed only once the test is recorded, so an
@@ -558,7 +562,7 @@ def test_policy(
 
         result = run_holdout_test(
             PolicyResult.of(document), data, store, split=split, force=force, boot=boot, before_recording=stage,
-            registry=registry, prices=prices, minutes_per_label=minutes_per_label,
+            registry=registry, prices=prices, minutes_per_label=minutes_per_label, weighting=weighting,
         )  # fmt: skip
     return result
 

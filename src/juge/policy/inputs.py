@@ -15,6 +15,7 @@ from juge.errors import InputError
 
 if TYPE_CHECKING:
     from juge.calibration.source import StudySource
+    from juge.data.draw import Weighting
     from juge.policy.derivation import PairStudyData
     from juge.policy.grades import GradeStudyData
     from juge.policy.results import PolicyResult
@@ -28,6 +29,7 @@ class PolicyStudy:
     data: PairStudyData | GradeStudyData
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    weighting: Weighting = "none"  # how the labels count (juge.data.draw): unequal-probability draws are refused
 
 
 def policy_study(
@@ -41,14 +43,17 @@ def policy_study(
     labels_map: Mapping[str, str] | None = None,
     kind: str | None = None,
     source: StudySource | None = None,
+    command: str = "juge policy derive",
 ) -> PolicyStudy:
     """Read a policy's items, labels and judgments (paths, DataFrames or rows, as :func:`juge.calibrate`), or
     those `source` describes (with every shared input option: --scale, --missing, --label-cols, ...).
 
     ``kind``: the policy's judge kind (pairwise, passfail, score); None guesses it from the items and labels.
+    ``command``: the command reading them, named when labels of an unequal-probability draw are refused.
     """
     from juge.calibration.inputs import NotPairs
     from juge.calibration.source import read_study, study_source
+    from juge.data.draw import unweighted_figures
     from juge.policy.derivation import pair_study_data
     from juge.policy.grades import grade_study_data
 
@@ -69,8 +74,9 @@ def policy_study(
         raise InputError(f"the policy is for a pairwise judge (two answers per item, votes A/B/tie): {exc}") from None
     if kind is not None and inputs.kind != kind:
         raise InputError(f"the policy is for a {kind} judge, but these items and labels are a {inputs.kind} study")
+    weighting = unweighted_figures(inputs.draw, command)
     data = pair_study_data(inputs) if inputs.kind == "pairwise" else grade_study_data(inputs)
-    return PolicyStudy(data, list(inputs.warnings), list(inputs.notices))
+    return PolicyStudy(data, list(inputs.warnings), list(inputs.notices), weighting)
 
 
 def _empty(judgments: Any) -> bool:

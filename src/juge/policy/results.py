@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import ConfigDict, PrivateAttr, ValidationError, model_validator
 
 from juge.calibration.results import Agreement, BootstrapInfo, Caught, JudgeVersion
+from juge.data.draw import Weighting
 from juge.errors import validation_error
 from juge.files import write_json
 from juge.judges.identity import IdentityCheck, IdentityUse, JudgeIdentity
@@ -877,6 +878,9 @@ class HoldoutTest(_Loose):
     """The test's id."""
     tested_at: str | None = None
     """When the test ran (ISO 8601, UTC)."""
+    weighting: Weighting = "none"
+    """How the labels count: ``none`` (no draw recorded: taken as a random sample), ``equal-probability`` (drawn by
+    juge label init with one chance for every item); labels of an unequal-probability draw are refused."""
     policy_hash: str
     """The policy tested."""
     judge_kind: Literal["pairwise", "passfail", "score"] = "pairwise"
@@ -1342,6 +1346,9 @@ class PlanResult(Result):
     """Per category, then overall."""
     pass_rate: PassRatePlan | None = None
     """With --width: labels for a corrected pass rate of that width."""
+    weighting: Weighting = "none"
+    """How the labels count: ``none`` (no draw recorded: taken as a random sample), ``equal-probability`` (drawn by
+    juge label init with one chance for every item); labels of an unequal-probability draw are refused."""
     notes: list[str] = []
     """What the figures rest on, in words."""
     warnings: list[str] = []

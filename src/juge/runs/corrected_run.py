@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from juge.errors import InputError
+
 if TYPE_CHECKING:
     from juge.calibration.source import StudySource
+    from juge.data.draw import LabelDraw
     from juge.data.readers import Source
     from juge.runs.results import EstimateResult, Run
     from juge.runs.verdicts import CaseOutcome
@@ -57,6 +60,13 @@ def estimate(
     )  # fmt: skip
     outcomes, human, warnings, notes, identity = read.outcomes, read.human, read.warnings, read.notes, read.identity
     run_row, guess = read.run_row, read.kind_guess
+    if selection is None and read.draw is not None and read.draw.unequal:
+        raise InputError(
+            f"{read.draw.source}: these labels come from a {read.draw.method} draw (juge label init --select "
+            f"{read.draw.method}), whose items had unequal chances of being labelled: give --selection FILE, that "
+            "command's --json, so the estimate weights each label by 1 / its chance and checks the run's cases are "
+            "the ones drawn from"
+        )
     use = None if selection is None else selection_estimator(selection, read.categories, human)
     if use is not None and use.estimator == "inverse-probability":
         from juge.runs.corrected import weighted_pass_rate
@@ -106,6 +116,7 @@ class PassRateInputs:
     notes: list[str]
     identity: Any
     kind_guess: tuple[str, str] | None
+    draw: LabelDraw | None = None  # the draw the labels' own fields name (juge label export), if any
 
 
 def read_pass_rate(
@@ -177,6 +188,7 @@ def read_pass_rate(
         notes=notes,
         identity=identity,
         kind_guess=inputs.kind_guess,
+        draw=inputs.draw,
     )
 
 
@@ -201,7 +213,6 @@ def selection_estimator(
     drawn each with its own chance, every figure weighted by the inverse of the chance (``inverse-probability``).
     Checks that the labels are of this draw: a labelled case of a category the selection did not draw from, or with
     no recorded chance, or a run of more cases than the selection drew from (cases that had no chance) is refused."""
-    from juge.errors import InputError
     from juge.files import read_json_object
 
     where = str(selection) if isinstance(selection, str | Path) else "selection"

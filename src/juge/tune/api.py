@@ -35,12 +35,14 @@ def labelled_items(
     import dataclasses
 
     from juge.calibration import source as sources
+    from juge.data.draw import unweighted_figures
     from juge.data.records import Case
 
     source = source or sources.StudySource()
     if source.kind is not None and source.kind != kind:
         raise InputError(f"--kind {source.kind}: the judge gives {kind} verdicts; its labels are read as {kind}")
     inputs = sources.read_study(dataclasses.replace(source, items=items, labels=labels, kind=kind))  # type: ignore[arg-type]
+    unweighted_figures(inputs.draw, "juge tune")  # its choice counts every label alike
     if not inputs.has_splits:
         raise InputError(
             f"{items}: no split column; tune chooses on dev and tests once on holdout: "
