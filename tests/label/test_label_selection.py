@@ -82,6 +82,21 @@ def test_label_init_select_stores_only_the_drawn_items_with_their_chance(tmp_pat
          "--db-url", db_url, "--select", "random"],
     )  # fmt: skip
     assert res.exit_code == 2 and "--budget" in res.output
+    # The terminal's next step names the draw's file for estimate --selection, or says no file kept it.
+    init = tmp_path / "init.json"
+    res = runner.invoke(
+        app,
+        ["label", "init", "four", "--cases", str(cases), "--task", "passfail", "--rubric", str(rubric),
+         "--db-url", db_url, "--select", "random", "--budget", "6", "--json", str(init)],
+    )  # fmt: skip
+    assert res.exit_code == 0 and json.loads(init.read_text())["selection"]["method"] == "random"
+    assert f"--selection {init}" in " ".join(res.output.split()) and "(random, random)" not in res.output
+    res = runner.invoke(
+        app,
+        ["label", "init", "five", "--cases", str(cases), "--task", "passfail", "--rubric", str(rubric),
+         "--db-url", db_url, "--select", "random", "--budget", "6"],
+    )  # fmt: skip
+    assert res.exit_code == 0 and "--json FILE" in " ".join(res.output.split())
 
 
 def store_run(path: Path, verdicts: dict[str, object], cases: list[Case], *, config: dict | None = None) -> Path:

@@ -256,14 +256,30 @@ def init_command(
     if made.selection is not None:
         sel = made.selection
         drawn = sum(s.selected for s in sel.strata)
+        how = sel.method if sel.allocation == sel.method else f"{sel.method}, {sel.allocation}"
         console.print(
             Text(
-                f"Drew {drawn} of {sel.population} cases ({sel.method}, {sel.allocation}): "
+                f"Drew {drawn} of {sel.population} cases ({how}): "
                 + ", ".join(f"{s.stratum} {s.selected}/{s.population}" for s in sel.strata)
-                + f". {sel.why}. Each item's chance is in its meta.juge_selection; keep --json and estimate with "
-                "juge estimate --selection."
+                + f". {sel.why}. Each item's chance is in its meta.juge_selection."
             )
         )
+        if json_out is not None:
+            console.print(
+                Text(
+                    f"Once labelled: juge estimate --run {sel.run_id or 'RUN_ID'} --labels LABELS --selection {json_out}"
+                ),
+                soft_wrap=True,
+            )
+        else:
+            # estimate --selection reads only this command's --json: without it the labels cannot be weighted.
+            console.print(
+                Text(
+                    "warning: without --json FILE the draw is not kept for juge estimate --selection, which weights "
+                    "these labels by their chances; draw again into a new project with --json FILE",
+                    style="yellow",
+                )
+            )
     console.print(
         f"Created labelling project [b]{escape(made.project)}[/]: {made.items} {made.task} items, "
         f"{made.overlap_items} of them for {made.overlap_raters} raters. Next: juge label add-rater NAME"
