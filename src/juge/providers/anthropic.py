@@ -163,7 +163,7 @@ class AnthropicProvider(Provider):
     @property
     def closed(self) -> bool:
         """No HTTP connections are open (none made yet, or closed by `aclose`)."""
-        return self.transport.closed and self._client is None
+        return self.transport.closed and (self._client is None or bool(self._client.is_closed()))
 
     async def aclose(self) -> None:
         """Close the HTTP connections; call it before the event loop that used them ends."""
