@@ -1159,10 +1159,11 @@ def _cases_of(
     as_text: dict[str, int] | None = None,
 ) -> Iterator[tuple[int, Case]]:
     dropped = set(drop)
+    where = Path(path)  # once, not per row
     for lineno, raw in rows:
         row = {k: v for k, v in raw.items() if k not in dropped}
         _scalars_as_text(row, as_text)
-        _parse_json_fields(Path(path), lineno, row, ("messages", "meta"))
+        _parse_json_fields(where, lineno, row, ("messages", "meta"))
         if row.get("id") in (None, ""):
             hint = (
                 ""

@@ -14,7 +14,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from juge.config import EngineSpec, EvalConfig, ProviderSpec
 from juge.data.readers import archive_parts, as_text_note, case_line, file_hash, row_id_note
@@ -327,7 +327,7 @@ class SelectionCheck:
                 self.prepared = None  # too many to hold: the run renders them again
             else:
                 self.prepared.append(
-                    (case, tuple(replace(t, messages=m) if m is not None else t for t, m in zip(tasks, rendered)))
+                    (case, tuple(JudgeTask(t.case, t.judge, t.order, t.repeat, m) for t, m in zip(tasks, rendered)))
                 )
 
     def result(self, count: int) -> tuple[int, list[str]]:
