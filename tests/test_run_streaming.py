@@ -56,13 +56,13 @@ concurrency = 3
     return path
 
 
-# held: the plan keeps the cases and prompts it checked (juge.runs.plan.PREPARED_CHARS); a larger run, or one with a
+# held: the plan keeps the cases and prompts it checked (juge.runs.plan.PREPARED_BYTES); a larger run, or one with a
 # system under test, reads its cases back from the store.
 @pytest.mark.parametrize(("system", "held"), [(False, True), (False, False), (True, False)])
 def test_run_and_resume_read_the_store_a_page_at_a_time(tmp_path: Path, monkeypatch, system: bool, held: bool) -> None:
     config = load_eval(write_eval(tmp_path, 1200, system))
     if not held:
-        monkeypatch.setattr("juge.runs.plan.PREPARED_CHARS", 0)
+        monkeypatch.setattr("juge.runs.plan.PREPARED_BYTES", 0)
     for name in WHOLE_RUN_READS:
 
         def refuse(*_a, _name=name, **_k):

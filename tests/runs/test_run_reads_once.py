@@ -78,10 +78,10 @@ def test_with_a_sample_the_cases_are_read_twice_and_each_prompt_rendered_once(
 
 
 def test_held_prompts_are_the_prompts_a_streamed_run_renders(tmp_path: Path, monkeypatch) -> None:
-    """Over PREPARED_CHARS the run reads its cases back from the store and renders at each call, as before: the
+    """Over PREPARED_BYTES the run reads its cases back from the store and renders at each call, as before: the
     same prompts, so a run of the other kind is answered wholly from the cache the first one filled."""
     eval_file, db = _eval(tmp_path), tmp_path / "j.db"
-    monkeypatch.setattr("juge.runs.plan.PREPARED_CHARS", 0)
+    monkeypatch.setattr("juge.runs.plan.PREPARED_BYTES", 0)
     streamed = juge.run(eval_file, db=db)
     monkeypatch.undo()
     held = juge.run(eval_file, db=db, resume=False)

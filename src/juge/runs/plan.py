@@ -68,7 +68,7 @@ class RunPlan:
     eval_hash: str  # the run's identity: only a run with the same one is resumed
     warnings: tuple[str, ...] = field(default=())
     # The selected cases, each with its judge tasks (repeat 0) carrying the prompts the check rendered, held
-    # when they fit in PREPARED_CHARS and the judged cases are the file's (no system under test): the run
+    # when they fit in PREPARED_BYTES and the judged cases are the file's (no system under test): the run
     # stores, checks and judges them without reading the file again or rendering a prompt twice. None: the
     # run reads its cases back from the store, and the engine renders each prompt.
     prepared: tuple[tuple[Case, tuple[JudgeTask, ...]], ...] | None = None
@@ -276,9 +276,11 @@ def load_run_cases(
     return selection, file_hash(path)
 
 
-# The prompts (characters) a plan holds for the run to reuse (see RunPlan.prepared): some ten thousand cases of
-# usual size, tens of MB at most; a larger run reads its cases back from the store and renders each prompt again.
-PREPARED_CHARS = 16_000_000
+# The memory (bytes, estimated) a plan may hold in cases and prompts for the run to reuse (see RunPlan.prepared): a
+# few thousand cases of usual size. A larger run reads its cases back from the store and renders each prompt again:
+# holding them gained it nothing (bench/RESULTS.md), and its peak memory stays that of a page of cases.
+PREPARED_BYTES = 12_000_000
+CASE_BYTES = 1_500  # a held case's objects beside its prompts' text: the Case, its tasks, their messages
 
 
 class SelectionCheck:
@@ -287,7 +289,7 @@ class SelectionCheck:
     stood in for). :meth:`result` then gives the number of judge tasks per repeat and what to warn about:
     cases without a field a judge reads (:meth:`Judge.case_fields`; none of them having it is an InputError,
     a forgotten mapping) and cases with an empty answer. The cases and the prompts rendered are kept in
-    `prepared` while they fit in `keep` characters (default PREPARED_CHARS; None once they do not, or with a system
+    `prepared` while they fit in `keep` bytes (default PREPARED_BYTES; None once they do not, or with a system
     under test)."""
 
     def __init__(
@@ -304,7 +306,7 @@ class SelectionCheck:
         self.judged: Counter[str] = Counter()
         self.lacking: Counter[tuple[str, str]] = Counter()
         self.empty_answers = 0
-        self.room = PREPARED_CHARS if keep is None else keep
+        self.room = PREPARED_BYTES if keep is None else keep
         self.prepared: list[tuple[Case, tuple[JudgeTask, ...]]] | None = [] if system_prompt is None else None
 
     def __call__(self, line: int, case: Case) -> None:
@@ -322,7 +324,7 @@ class SelectionCheck:
             self.judged[name] += 1
             self.lacking.update((name, f) for f in self.reads[name] if not case_has(case, f))
         if self.prepared is not None:
-            self.room -= sum(len(m["content"]) for messages in rendered for m in messages or ())
+            self.room -= CASE_BYTES + sum(len(m["content"]) for messages in rendered for m in messages or ())
             if self.room < 0:
                 self.prepared = None  # too many to hold: the run renders them again
             else:
