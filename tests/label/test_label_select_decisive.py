@@ -251,3 +251,14 @@ def test_recorded_calls_give_the_order_dependent_pairs(tmp_path: Path, sample_di
     assert rows["decisive"]["population"] == len(expected)
     assert runner.invoke(app, [*base, "q", "--judgments", str(calls), "--run", "r1"]).exit_code == 2
     assert runner.invoke(app, [*base, "q", "--judge", "chat-strong", "--plan", str(calls)]).exit_code == 2
+
+
+@pytest.mark.parametrize("chance", [7, 0, -0.5, float("inf")])
+def test_a_hand_edited_chance_outside_zero_to_one_is_refused(chance):
+    """1 / chance weights a label: a chance of 7 or 0 (or 1e-300, a pass rate of 1e299) is no draw's."""
+    from juge.runs.corrected_run import selection_estimator
+
+    selection = {"method": "decisive", "population": 2, "probabilities": {"a": 0.5, "b": chance}}
+    with pytest.raises(InputError, match="probabilities.b"):
+        selection_estimator(selection, {"a": "x", "b": "x"}, {"a": 1.0, "b": 0.0})
+    assert selection_estimator({**selection, "probabilities": {"a": 0.5, "b": 1}}, {}, {}).inclusion["b"] == 1.0

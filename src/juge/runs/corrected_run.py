@@ -240,6 +240,14 @@ def selection_estimator(
         if not isinstance(recorded, Mapping):
             raise InputError(f"{where}: a {method} selection without its probabilities (each drawn case's chance)")
         inclusion = {str(k): float(v) for k, v in recorded.items() if isinstance(v, int | float)}
+        # A chance outside (0, 1] (a file edited by hand) weights its label by 1 / chance into a pass rate above 1
+        # or below 0; NaN is left to the "no recorded chance" refusal.
+        bad = next(((k, v) for k, v in inclusion.items() if v > 1 or v <= 0 or v == float("inf")), None)
+        if bad is not None:
+            raise InputError(
+                f"{where}: field 'probabilities.{bad[0]}': a chance of being drawn must be above 0 and at most 1, "
+                f"got {bad[1]:g}"
+            )
         population = data.get("population")
         if isinstance(population, int) and len(categories) > population:
             raise InputError(
