@@ -83,3 +83,28 @@ def test_ties_tie_makes_a_split_among_members_who_all_answered_a_tie():
     assert parse_panels("duo=a,b:majority:tie") == (Panel("duo", ("a", "b"), "majority", "tie"),)
     with pytest.raises(InputError, match="--panel"):
         parse_panels("duo=a,b:majority:coin")
+
+
+def test_readme_quotes_the_sample_panel_on_the_items_it_settles():
+    """README's unanimous pair on the sample: its figure rests on fewer items than its members', as the text says."""
+    from pathlib import Path
+
+    demo = juge.demo_path("items.jsonl").parent
+    source = study_source(items=demo / "items.jsonl", judgments=demo / "judgments.jsonl",
+                          panels="both=chat-small/pair-v2,chat-strong/pair-v2:unanimous")  # fmt: skip
+    cal = juge.calibrate(source=source, resamples=50).to_dict()["judges"]
+
+    def people(key: str) -> str:
+        return f"{cal[key]['vs_people']['agreement']['value']:.3f}"
+
+    panel = cal["both/unanimous"]
+    missing = panel["verdict_counts"]["missing"]
+    n_members = {cal[k]["vs_people"]["agreement"]["n"] for k in ("chat-small/pair-v2", "chat-strong/pair-v2")}
+    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        f"agrees with each person {people('both/unanimous')} (n={panel['vs_people']['agreement']['n']} pairs) on "
+        f"the {panel['n_items'] - missing} items it gives a verdict (the other {missing}: its members disagreed), "
+        f"against {people('chat-small/pair-v2')} and {people('chat-strong/pair-v2')} (n={n_members.pop()}) for its "
+        f"members alone on all {panel['n_items']}"
+    ) in text
+    assert not n_members
