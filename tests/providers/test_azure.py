@@ -66,6 +66,7 @@ def check_judged(db: Path, mock: MockConfig, n: int) -> None:
         assert json.loads(verdict) == parse_passfail(expected_answer(mock, MODEL, messages)).verdict
 
 
+@pytest.mark.usefixtures("each_http_client")
 @pytest.mark.parametrize(
     ("credential", "auth"), [("AZURE_OPENAI_API_KEY", "api-key"), ("AZURE_OPENAI_AD_TOKEN", "bearer")]
 )

@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import httpx
+import pytest
 
 from cli_helpers import run_cli
 from juge.judges.parsers import parse_passfail
@@ -41,6 +42,7 @@ api_key_env = "GEMINI_API_KEY"
     return path
 
 
+@pytest.mark.usefixtures("each_http_client")
 def test_gemini_openai_compatible_endpoint_is_judged(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("GEMINI_API_KEY", "gem-key-1")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
