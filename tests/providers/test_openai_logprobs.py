@@ -96,3 +96,9 @@ def test_a_logprobs_block_of_the_wrong_shape_is_a_clear_error(content):
 def test_the_option_must_be_a_boolean():
     with pytest.raises(ProviderError, match="logprobs must be true or false"):
         OpenAICompatProvider(base_url="http://test/v1", api_key="k", logprobs="yes")  # type: ignore[arg-type]
+
+
+def test_log_probabilities_too_small_for_exp_still_give_a_distribution():
+    """exp(-800) is 0.0 in floating point: the shares are read relative to the largest (PASS e^100 times FAIL)."""
+    r, _, _ = ask(body("PASS", [entry("PASS", -800.0, [("PASS", -800.0), ("FAIL", -900.0)])]))
+    assert r.distribution == pytest.approx({"PASS": 1.0, "FAIL": math.exp(-100)})

@@ -305,12 +305,14 @@ def allowed_distribution(completion: Mapping[str, Any], allowed: tuple[str, ...]
     tops = content[first].get("top_logprobs")
     if not isinstance(tops, list):
         raise _malformed(f"'top_logprobs' of the first token is {_kind(tops)}, not a list")
+    hits = [(token.strip(), logprob) for token, logprob in map(_token_entry, tops) if token.strip() in allowed]
+    if chosen not in {token for token, _ in hits}:  # a server that lists the chosen token but not among its top
+        hits.append((chosen, entries[first][1]))
+    # Shifted by the largest log-probability: exp(-800) is 0.0, and a sum of zeros cannot be normalised.
+    top = max(logprob for _, logprob in hits)
     mass = dict.fromkeys(allowed, 0.0)
-    for token, logprob in map(_token_entry, tops):
-        if token.strip() in mass:
-            mass[token.strip()] += math.exp(logprob)
-    if mass[chosen] == 0.0:  # a server that lists the chosen token but not among its top tokens
-        mass[chosen] = math.exp(entries[first][1])
+    for token, logprob in hits:
+        mass[token] += math.exp(logprob - top)
     total = sum(mass.values())
     return {a: m / total for a, m in mass.items()}
 
