@@ -19,6 +19,7 @@ from juge.errors import InputError
 if TYPE_CHECKING:
     from juge.calibration.inputs import StudyInputs
     from juge.calibration.source import StudySource
+    from juge.data.draw import Weighting
     from juge.data.judgments import JudgmentsSource
 
 #: What a table argument may be: a file path, a pandas DataFrame, or a list of row dicts.
@@ -136,7 +137,6 @@ def calibrate(
     from juge.calibration.inputs import default_split, run_study
     from juge.calibration.pairwise import Bootstrap
     from juge.calibration.source import read_study
-    from juge.data.draw import unweighted_figures
 
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
@@ -149,11 +149,11 @@ def calibrate(
             output_col=output_col, baseline_cols=baseline_cols, format=format, mapping=mapping, labels_map=labels_map,
             missing=missing, criteria=criteria, labels_nested=labels_nested,
         )  # fmt: skip
-    weighting = unweighted_figures(inputs.draw, "juge calibrate")
+    weighting, item_weights = study_weights(inputs)
     study = run_study(
         inputs,
         split=default_split(inputs, split),
-        boot=Bootstrap(n_resamples=resamples, seed=seed),
+        boot=Bootstrap(n_resamples=resamples, seed=seed, item_weights=item_weights),
         truth=truth,
         threshold=threshold,
         progress=progress,
@@ -162,7 +162,27 @@ def calibrate(
     if stored is not None:
         study.run = study_run(stored, source.db if source is not None else db)
     study.weighting = weighting
+    if item_weights is not None and inputs.draw is not None:
+        study.notes.append(
+            f"The labels come from a {inputs.draw.method} draw with unequal chances ({inputs.draw.source}): every "
+            "agreement, kappa and share is a Hajek ratio, each item counting 1 / its chance, and the bootstrap "
+            "resamples items with their weights; counts are of the items labelled; Krippendorff's alpha is left out."
+        )
     return with_headline(study)
+
+
+def study_weights(inputs: StudyInputs) -> tuple[Weighting, dict[str, float] | None]:
+    """How calibrate counts the labels of ``inputs``: a pairwise study of an unequal-probability draw weights each
+    item by 1 / its chance (every figure of ``juge.calibration.pairwise`` is a ratio of per-item sums or kappa of a
+    pooled table); a grade study of one is refused (:func:`juge.data.draw.unweighted_figures`)."""
+    from juge.data.draw import unweighted_figures
+
+    draw = inputs.draw
+    if draw is None or not draw.unequal or inputs.kind != "pairwise" or inputs.criteria is not None:
+        what = "juge calibrate" if inputs.kind == "pairwise" else f"juge calibrate (a {inputs.kind} study)"
+        return unweighted_figures(draw, what), None
+    ids = sorted({lab.item_id for lab in inputs.data.labels})
+    return "inverse-probability", dict(zip(ids, draw.weights(ids)))
 
 
 def study_run(run: str, db: str | Path | None) -> StudyRun:

@@ -34,7 +34,7 @@ Definitions (issue 3; the tests pin them on hand-worked cases):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -58,10 +58,15 @@ class Bootstrap:
     n_resamples: int = 2000
     seed: int = 0
     level: float = 0.95
+    item_weights: Mapping[str, float] | None = None  # 1 / chance of items of an unequal-probability draw, by id
 
     @property
     def kwargs(self) -> dict[str, Any]:
         return {"n_resamples": self.n_resamples, "seed": self.seed, "level": self.level}
+
+    def weights(self, items: Sequence[PairItem]) -> np.ndarray | None:
+        """Each item's weight in a Hajek ratio (None: every item counts alike)."""
+        return None if self.item_weights is None else np.array([self.item_weights[it.item_id] for it in items])
 
 
 def _est(e: Estimate | None) -> dict[str, Any] | None:
@@ -86,7 +91,11 @@ def _agreement_and_kappa(
     tables = pair_tables(
         np.array(y1, dtype=object), np.array(y2, dtype=object), index, list(LABELS), n_items=len(items)
     )
-    return {"agreement": ratio_estimate(num, den, **boot.kwargs), "kappa": kappa_estimate(tables, **boot.kwargs)}
+    w = boot.weights(items)
+    return {
+        "agreement": ratio_estimate(num, den, **boot.kwargs, item_weights=w),
+        "kappa": kappa_estimate(tables, **boot.kwargs, item_weights=w),
+    }
 
 
 def label_pairs(votes: Sequence[tuple[str, Any]]) -> list[tuple[Any, Any]]:
@@ -103,11 +112,17 @@ def ceiling(items: Sequence[PairItem], boot: Bootstrap = Bootstrap()) -> dict[st
     """Person vs person: agreement, kappa and agreement without ties over all rater pairs, pooled."""
     figures = _agreement_and_kappa(items, rater_pairs, boot)
     no_ties = [[(a, b) for a, b in rater_pairs(it) if "tie" not in (a, b)] for it in items]
-    without = ratio_estimate([sum(a == b for a, b in p) for p in no_ties], [len(p) for p in no_ties], **boot.kwargs)
+    without = ratio_estimate(
+        [sum(a == b for a, b in p) for p in no_ties], [len(p) for p in no_ties], **boot.kwargs,
+        item_weights=boot.weights(items),
+    )  # fmt: skip
     return {
         "agreement": _est(figures["agreement"]),
         "kappa": _est(figures["kappa"]),
-        "krippendorff_alpha": _est(people_alpha([[v for _, v in it.votes] for it in items], "nominal", boot, LABELS)),
+        # Alpha's coincidences are not weighted here: left out of a weighted study rather than given unweighted.
+        "krippendorff_alpha": None
+        if boot.item_weights is not None
+        else _est(people_alpha([[v for _, v in it.votes] for it in items], "nominal", boot, LABELS)),
         "agreement_without_ties": _est(without),
         "n_pairs": sum(len(rater_pairs(it)) for it in items),
     }
@@ -172,7 +187,10 @@ def outcome_counts(items: Iterable[PairItem], key: str) -> dict[str, int] | None
 def order_flip_rate(items: Sequence[PairItem], key: str, boot: Bootstrap = Bootstrap()) -> Estimate:
     """Share of items with a verdict whose verdict is inconsistent (the two orders disagree)."""
     verdicts = [it.judges[key].verdict if key in it.judges else None for it in items]
-    return ratio_estimate([v == "inconsistent" for v in verdicts], [v is not None for v in verdicts], **boot.kwargs)
+    return ratio_estimate(
+        [v == "inconsistent" for v in verdicts], [v is not None for v in verdicts], **boot.kwargs,
+        item_weights=boot.weights(items),
+    )  # fmt: skip
 
 
 def inconsistent_patterns(items: Iterable[PairItem], key: str) -> dict[str, int] | None:
@@ -202,7 +220,7 @@ def _picks_longer(items: Sequence[PairItem], decision: Callable[[PairItem], str 
     decided = [decision(it) if it.longer is not None else None for it in items]
     decisive = [d in ("A", "B") for d in decided]
     took_longer = [ok and d == it.longer for ok, d, it in zip(decisive, decided, items)]
-    return ratio_estimate(took_longer, decisive, **boot.kwargs)
+    return ratio_estimate(took_longer, decisive, **boot.kwargs, item_weights=boot.weights(items))
 
 
 def picks_longer(items: Sequence[PairItem], key: str, boot: Bootstrap = Bootstrap()) -> Estimate:
@@ -235,7 +253,7 @@ def self_consistency(items: Sequence[PairItem], key: str, boot: Bootstrap = Boot
         changed.append(any(len({c.letter for c in calls}) > 1 for calls in repeated))
     if not any(asked):
         return None
-    return ratio_estimate(changed, asked, **boot.kwargs)
+    return ratio_estimate(changed, asked, **boot.kwargs, item_weights=boot.weights(items))
 
 
 def disagreements(items: Iterable[PairItem], key: str) -> list[dict[str, Any]]:
@@ -318,11 +336,12 @@ def paired_vs_people(
 
     num_a, den_a = counts(key_a)
     num_b, den_b = counts(key_b)
+    w = boot.weights(items)
     return (
         int(np.count_nonzero(den_a)),
-        ratio_estimate(num_a, den_a, **boot.kwargs),
-        ratio_estimate(num_b, den_b, **boot.kwargs),
-        paired_ratio_difference(num_a, den_a, num_b, den_b, **boot.kwargs),
+        ratio_estimate(num_a, den_a, **boot.kwargs, item_weights=w),
+        ratio_estimate(num_b, den_b, **boot.kwargs, item_weights=w),
+        paired_ratio_difference(num_a, den_a, num_b, den_b, **boot.kwargs, item_weights=w),
     )
 
 

@@ -379,7 +379,8 @@ class Calibration(Result):
     """The stored run the study read (``--run``): its id and store, where the report finds its cases."""
     weighting: Weighting = "none"
     """How the labels count: ``none`` (no draw recorded: taken as a random sample), ``equal-probability`` (drawn by
-    juge label init with one chance for every item); labels of an unequal-probability draw are refused."""
+    juge label init with one chance for every item), ``inverse-probability`` (an unequal-probability draw: each
+    item counts 1 / its chance; pairwise studies only, a grade study of such labels is refused)."""
     headlines: list[dict[str, Any]] | None = Field(default=None, alias="headline")
     """The one-line answers ("Judge X can stand in for a person on ..."), one per judge; none for criteria."""
     _input_warnings: list[str] = PrivateAttr(default_factory=list)

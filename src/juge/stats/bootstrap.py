@@ -230,6 +230,7 @@ def ratio_estimate(
     n_resamples: int = N_RESAMPLES,
     seed: int = 0,
     level: float = LEVEL,
+    item_weights: ArrayLike | None = None,
 ) -> Estimate:
     """Pooled ratio ``sum(num) / sum(den)`` with a clustered bootstrap interval.
 
@@ -238,14 +239,29 @@ def ratio_estimate(
     Items with ``den == 0`` are allowed (they are resampled but add nothing).
     Resample ``b`` gives ``(W @ num)[b] / (W @ den)[b]`` (see :func:`resampled_totals`).
 
-    ``n`` is the pooled number of units, ``sum(den)`` (pairs, votes);
+    ``item_weights``: items drawn with unequal chances ``pi_i`` count ``w_i = 1 / pi_i`` each, the Hajek ratio
+    ``sum(w num) / sum(w den)`` (Sarndal, Swensson & Wretman, *Model Assisted Survey Sampling*, 1992, §5.7); a
+    resample draws items with their weights.
+
+    ``n`` is the pooled number of units, ``sum(den)`` (pairs, votes), unweighted;
     ``n_items`` is the number of items. The value is None when ``sum(den) == 0``.
     """
     n_arr, d_arr = _per_item(num, den)
+    units = int(round(d_arr.sum()))
+    if item_weights is not None:
+        w = _item_weights(item_weights, n_arr.size)
+        n_arr, d_arr = n_arr * w, d_arr * w
     value = _ratio(n_arr.sum(), d_arr.sum())
     totals = resampled_totals(np.column_stack([n_arr, d_arr]), n_resamples=n_resamples, seed=seed)
     low, high = percentile_interval(_ratio(totals[:, 0], totals[:, 1]), level=level)
-    return Estimate(float(value), low, high, n=int(round(d_arr.sum())), n_items=n_arr.size)
+    return Estimate(float(value), low, high, n=units, n_items=n_arr.size)
+
+
+def _item_weights(weights: ArrayLike, n_items: int) -> np.ndarray:
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (n_items,) or not np.isfinite(w).all() or (w <= 0).any():
+        raise ValueError(f"item_weights must be {n_items} positive finite numbers, one per item, got shape {w.shape}")
+    return w
 
 
 def paired_ratio_difference(
@@ -257,6 +273,7 @@ def paired_ratio_difference(
     n_resamples: int = N_RESAMPLES,
     seed: int = 0,
     level: float = LEVEL,
+    item_weights: ArrayLike | None = None,
 ) -> Estimate:
     """Difference of two pooled ratios on the same items, ``A - B``, with a paired interval.
 
@@ -265,17 +282,20 @@ def paired_ratio_difference(
     affects both cancels out: the four per-item values are resampled as one
     vector (one pattern per distinct 4-tuple). All four arrays are per item, aligned.
     ``n`` is the smaller of the two pooled unit counts ``min(sum(den_a), sum(den_b))``;
-    the value is None when either ratio is undefined.
+    the value is None when either ratio is undefined. ``item_weights``: as :func:`ratio_estimate` (Hajek ratios).
     """
     na, da = _per_item(num_a, den_a)
     nb, db = _per_item(num_b, den_b)
     if na.shape != nb.shape:
         raise ValueError(f"A and B must cover the same items, got {na.size} and {nb.size}")
+    n = int(round(min(da.sum(), db.sum())))
+    if item_weights is not None:
+        w = _item_weights(item_weights, na.size)
+        na, da, nb, db = na * w, da * w, nb * w, db * w
     value = _ratio(na.sum(), da.sum()) - _ratio(nb.sum(), db.sum())
     totals = resampled_totals(np.column_stack([na, da, nb, db]), n_resamples=n_resamples, seed=seed)
     resampled = _ratio(totals[:, 0], totals[:, 1]) - _ratio(totals[:, 2], totals[:, 3])
     low, high = percentile_interval(resampled, level=level)
-    n = int(round(min(da.sum(), db.sum())))
     return Estimate(float(value), low, high, n=n, n_items=na.size)
 
 
@@ -409,6 +429,7 @@ def kappa_estimate(
     n_resamples: int = N_RESAMPLES,
     seed: int = 0,
     level: float = LEVEL,
+    item_weights: ArrayLike | None = None,
 ) -> Estimate:
     """Cohen's kappa of the pooled table with a clustered bootstrap interval.
 
@@ -419,12 +440,17 @@ def kappa_estimate(
     tables. Kappa needs only the pooled table's count, weighted disagreement and
     margins, so those are what is summed (``2K + 2`` numbers per item, not ``K^2``).
     For many labels and items, :func:`pair_kappa_estimates` takes the pairs instead of tables.
-    ``n`` is the number of pooled pairs; None value when there are none.
+    ``n`` is the number of pooled pairs; None value when there are none. ``item_weights`` (``1 / pi_i`` of items
+    drawn with unequal chances): the pooled table is ``sum_i w_i T_i``, a Hajek estimate of the population's
+    table, so kappa (a function of its shares) is estimated consistently.
     """
     tables = np.asarray(per_item_tables, dtype=float)
     if tables.ndim != 3 or tables.shape[1] != tables.shape[2]:
         raise ValueError(f"per_item_tables must have shape (n_items, K, K), got {tables.shape}")
     n_items, k = tables.shape[0], tables.shape[1]
+    pairs = int(round(tables.sum()))
+    if item_weights is not None:
+        tables = tables * _item_weights(item_weights, n_items)[:, None, None]
     w = kappa_weight_matrix(k, weights)
     stats = np.column_stack(
         [tables.sum(axis=(1, 2)), np.einsum("ijk,jk->i", tables, w), tables.sum(axis=2), tables.sum(axis=1)]
@@ -432,7 +458,7 @@ def kappa_estimate(
     ((value, low, high),) = _kappas(
         tables.reshape(n_items, k * k), stats, k, [weights], n_resamples=n_resamples, seed=seed, level=level
     )
-    return Estimate(value, low, high, n=int(round(tables.sum())), n_items=n_items)
+    return Estimate(value, low, high, n=pairs, n_items=n_items)
 
 
 def pair_kappa_estimates(
