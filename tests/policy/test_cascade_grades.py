@@ -436,11 +436,23 @@ def test_a_panel_stage_decides_its_unanimous_items_and_escalates_split_ones(tmp_
     policy = _derive(tmp_path, *panel, "--cascade", "jury,strong", "--target", "0.95", "--confidence", "0.9",
                      "--margin", "0.5")  # fmt: skip
     jury, strong = policy["cascade"]["stages"]
+    configurations = {r["name"]: r for r in policy["cascade"]["configurations"]}
     assert jury["guarantee"]["threshold"] == 1.0 and jury["n_decided"] == 90
     assert [s["accepted"] for s in jury["guarantee"]["steps"]][:2] == [True, False]
     assert jury["guarantee"]["steps"][1]["disagreements"] == 6
     assert "members" in jury["guarantee"]["confidence_source"]
     assert strong["n_reaching"] == 66 and strong["n_decided"] == 66
+    # PASS/FAIL cascades have the pairwise configurations too: the panel alone is priced at its members' calls
+    # (3 per item it is called on: all 156, 101 tokens each), the cascade adds strong's 66; with no prices the
+    # choice is by tokens: strong and member a (always right, deciding all 156 alone) cost 101 tokens an item,
+    # and strong is listed first.
+    assert configurations["jury"]["kind"] == "panel" and configurations["jury"]["dev"]["cost"]["calls"] == 3 * 156
+    assert configurations["jury"]["dev"]["decided_by_stage"] == [90]
+    cascade = configurations["jury → strong"]["dev"]
+    assert cascade["decided_by_stage"] == [90, 66] and cascade["cost"]["calls"] == 3 * 156 + 66
+    assert cascade["cost"]["tokens_per_item"] == pytest.approx((3 * 156 + 66) * 101 / 156)
+    choice = policy["cascade"]["choice"]
+    assert choice["cost_basis"] == "tokens" and choice["chosen"] == "strong"
     res = juge("policy", "test", "--policy", tmp_path / "policy.json", "--items", tmp_path / "items.jsonl",
                "--labels", tmp_path / "labels.jsonl", "--judgments", tmp_path / "judgments.jsonl",
                "--db", tmp_path / "j.db", "--json", tmp_path / "h.json", "--resamples", "100", *panel)  # fmt: skip
@@ -451,6 +463,9 @@ def test_a_panel_stage_decides_its_unanimous_items_and_escalates_split_ones(tmp_
     assert items["holdout-split-wrong-0"]["stage"] == 2 and items["holdout-split-wrong-0"]["verdict"] == "PASS"
     assert items["holdout-split-right-0"]["confidence"] == 1.0  # strong's
     assert items["holdout-unanimous-0"]["stage"] == 1
+    tested = {r["name"]: r for r in h["cascade"]["configurations"]}
+    assert tested["jury → strong"]["holdout"]["decided_by_stage"] == [10, 6] and tested["jury"]["kind"] == "panel"
+    assert tested["jury"]["holdout"]["n_decided"] == 10 and h["cascade"]["chosen"] == "strong"
 
 
 def test_a_panel_confidence_reads_its_members_calls_in_the_same_slot():

@@ -272,23 +272,53 @@ def test_a_panel_and_the_prefixes_are_configurations_too(sample_dir, tmp_path):
     ]
 
 
-def test_a_grade_cascade_says_its_cost_is_priced_at_the_test(tmp_path):
-    """PASS/FAIL and score cascades have no configurations yet: --prices and the minutes at derive are refused
-    (exit 2, nothing written) rather than dropped."""
+def test_a_score_cascade_has_its_configurations_on_dev_and_holdout(tmp_path):
+    """A score cascade quick -> grader (the study of test_cascade_grades' score cascade, every call 100 tokens in
+    and 10 out) gets the pairwise one's configurations: each judge alone and the cascade, on dev at derive and on
+    holdout at the test, priced with --prices at derive (kept in the policy). Per call: quick 100 x 1 + 10 x 2 =
+    US$ 0.00012, grader 100 x 10 + 10 x 20 = US$ 0.0012 (per million tokens). Dev (72 items): quick decides 27
+    answers items, grader 15 of the 15 quick leaves, advice's 30 go to a person (neither judge may decide them,
+    so neither is called there): (42 x 0.00012 + 15 x 0.0012) / 72 = US$ 0.00032 an item; grader alone decides the
+    42 answers items, all right, at 42 x 0.0012 / 72 = US$ 0.0007; quick alone 42 with 6 wrong (agreement 36/42).
+    The cascade is within noise of grader and cheaper: chosen. Holdout (18): quick 9, grader 5, (14 x 0.00012 +
+    5 x 0.0012) / 18 = US$ 0.000427. Before, a grade cascade had no configurations and --prices was refused."""
     from grade_data import SCORE_DEV, SCORE_HOLDOUT, write_study
-    from typer.testing import CliRunner
+    from test_cascade_grades import _quick, juge
 
-    from cli_helpers import juge_main
-
-    write_study(tmp_path, SCORE_DEV + SCORE_HOLDOUT)
-    args = ["policy", "derive", "--items", tmp_path / "items.jsonl", "--labels", tmp_path / "labels.jsonl",
-            "--judgments", tmp_path / "judgments.jsonl", "--db", tmp_path / "j.db", "--resamples", "100",
-            "--cascade", "grader", "--json", tmp_path / "p.json", "-o", tmp_path / "P.md"]  # fmt: skip
-    for extra in (["--minutes-per-label", "2"], ["--minute-price", "0.5"]):
-        res = CliRunner().invoke(juge_main, [str(a) for a in [*args, *extra]])
-        assert res.exit_code == 2 and "policy test" in res.output, res.output
-        assert not (tmp_path / "p.json").exists()
-    assert CliRunner().invoke(juge_main, [str(a) for a in args]).exit_code == 0
+    rows = [(c, labs, {**j, "tokens_in": 100, "tokens_out": 10}) for c, labs, j in SCORE_DEV + SCORE_HOLDOUT]
+    write_study(tmp_path, rows)
+    with (tmp_path / "judgments.jsonl").open("a") as f:
+        f.write("".join(json.dumps(j) + "\n" for j in _quick(rows)))
+    (tmp_path / "prices.toml").write_text(
+        '[prices]\n"quick-2026" = { input = 1.0, output = 2.0 }\n"grader-2026-01" = { input = 10.0, output = 20.0 }\n'
+    )
+    study = ["--items", tmp_path / "items.jsonl", "--labels", tmp_path / "labels.jsonl",
+             "--judgments", tmp_path / "judgments.jsonl", "--db", tmp_path / "j.db", "--resamples", "100"]  # fmt: skip
+    res = juge("policy", "derive", *study, "--cascade", "quick,grader", "--target", "0.77", "--confidence", "0.8",
+               "--margin", "0.5", "--prices", tmp_path / "prices.toml", "--minutes-per-label", "2",
+               "--json", tmp_path / "p.json", "-o", tmp_path / "P.md")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    c = json.loads((tmp_path / "p.json").read_text())["cascade"]
+    rows_ = {r["name"]: r for r in c["configurations"]}
+    assert list(rows_) == ["quick", "grader", "quick → grader"]
+    assert [rows_[n]["kind"] for n in rows_] == ["judge", "judge", "cascade"]
+    cascade, grader, quick = rows_["quick → grader"]["dev"], rows_["grader"]["dev"], rows_["quick"]["dev"]
+    assert cascade["decided_by_stage"] == [27, 15] and cascade["n_person"] == 30 and cascade["cost"]["calls"] == 57
+    assert cascade["cost"]["usd_per_item"] == pytest.approx((42 * 0.00012 + 15 * 0.0012) / 72)
+    assert grader["n_decided"] == 42 and grader["cost"]["usd_per_item"] == pytest.approx(42 * 0.0012 / 72)
+    assert grader["vs_majority"]["value"] == 1.0 and quick["vs_majority"]["value"] == pytest.approx(36 / 42)
+    assert cascade["person_minutes_saved"] == 84 and cascade["minutes_per_label"] == 2
+    assert c["choice"]["best"] == "grader" and c["choice"]["chosen"] == "quick → grader"
+    assert c["choice"]["derive_with"] == "quick,grader" and c["prices"]["quick-2026"] == {"input": 1.0, "output": 2.0}
+    assert "Every configuration considered, on dev" in (tmp_path / "P.md").read_text()
+    res = juge("policy", "test", "--policy", tmp_path / "p.json", *study, "--json", tmp_path / "h.json")
+    assert res.exit_code in (0, 1), res.output
+    h = json.loads((tmp_path / "h.json").read_text())["cascade"]
+    held = {r["name"]: r for r in h["configurations"]}
+    assert held["quick → grader"]["holdout"]["decided_by_stage"] == [9, 5] and h["chosen"] == "quick → grader"
+    assert held["quick → grader"]["holdout"]["cost"]["usd_per_item"] == pytest.approx((14 * 0.00012 + 5 * 0.0012) / 18)
+    assert held["quick"]["holdout"]["vs_majority"]["value"] == pytest.approx(12 / 14)
+    assert all(r["guarantee_held"] for r in held.values())
 
 
 def test_huge_minutes_or_minute_prices_are_refused_not_written_as_infinity(sample_dir):

@@ -34,7 +34,7 @@ from juge.calibration.pairwise import Bootstrap
 from juge.data.records import Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.confidence import repeats_on
-from juge.policy.configurations import MINUTES_PER_LABEL, category_allows
+from juge.policy.configurations import MINUTES_PER_LABEL, Measure, category_allows
 from juge.policy.guarantee import GuaranteeThreshold, fixed_sequence_threshold
 from juge.policy.results import CascadeStage, PolicyResult
 from juge.providers.pricing import call_cost, price_table
@@ -214,31 +214,64 @@ def derive_cascade(
     minutes_per_label: float = MINUTES_PER_LABEL,
     minute_price: float | None = None,
 ) -> dict[str, Any]:
-    """The cascade block of a policy: per stage its prompts, category rows, threshold walk and what it decides;
-    every configuration considered on dev with its figures, and the one chosen
-    (:mod:`juge.policy.configurations`)."""
+    """The cascade block of a pairwise policy: per stage its prompts, category rows, threshold walk and what it
+    decides; every configuration considered on dev with its figures, and the one chosen
+    (:func:`configured_cascade`)."""
+    from juge.judges.panel import PANEL_MODEL
+    from juge.policy.configurations import pair_measure
     from juge.policy.pair_rows import CONFIDENCE_SOURCE
 
     others = considered_judges(table, names)
     blocks = {
         n: _stage_block(items, table, judgments, n, margin=margin, rule=rule, boot=boot) for n in [*names, *others]
     }
+    panels = {
+        n for n, b in blocks.items() if any(m.startswith(PANEL_MODEL) for m in table.judges[b[0]["judge"]].models)
+    }
+    return configured_cascade(
+        items, judgments, names, blocks, measure=pair_measure(items, boot), panels=panels, rule=rule,
+        source=CONFIDENCE_SOURCE, target=target, confidence=confidence, boot=boot, prices=prices,
+        minutes_per_label=minutes_per_label, minute_price=minute_price,
+    )  # fmt: skip
+
+
+def configured_cascade(
+    items: Sequence[Any],
+    judgments: Sequence[Call],
+    names: Sequence[str],
+    blocks: Mapping[str, tuple[dict[str, Any], list[float | None], list[bool | None]]],
+    *,
+    measure: Measure,
+    panels: Iterable[str],
+    rule: str,
+    source: str,
+    target: float,
+    confidence: float,
+    boot: Bootstrap,
+    prices: Mapping[str, Mapping[str, float]] | None,
+    minutes_per_label: float,
+    minute_price: float | None,
+) -> dict[str, Any]:
+    """The cascade block of a policy of any judge kind, from each judge as a stage (``blocks[name]``: the stage,
+    per dev item its confidence and disagreement with the majority; the stages named in ``names``, the others
+    considered): the walk (:func:`cascade_block`), each other judge alone, every configuration on dev with its
+    figures (agreement by the kind's ``measure``), and the one chosen (:mod:`juge.policy.configurations`)."""
     stages = [blocks[n][0] for n in names]
-    confidences = [blocks[n][1] for n in names]
-    disagrees = [blocks[n][2] for n in names]
     block = cascade_block(
-        stages, confidences, disagrees, target=target, confidence=confidence, rule=rule, source=CONFIDENCE_SOURCE
-    )
+        stages, [blocks[n][1] for n in names], [blocks[n][2] for n in names], target=target, confidence=confidence,
+        rule=rule, source=source,
+    )  # fmt: skip
     considered = []
-    for n in others:
+    for n in [n for n in blocks if n not in names]:
         stage, conf, wrong = blocks[n]
         (walk,), own = cascade_walk([conf], [wrong], target=target, confidence=confidence)
         repeats = stage.pop("repeats", None)
-        considered.append({**stage, **_guarantee_block(walk, own, 0, conf, CONFIDENCE_SOURCE, repeats)})
+        considered.append({**stage, **_guarantee_block(walk, own, 0, conf, source, repeats)})
     configurations, choice = dev_configurations(
-        items, table, judgments, names, {s["name"]: s for s in [*stages, *considered]},
-        {n: (blocks[n][1], blocks[n][2]) for n in blocks}, target=target, confidence=confidence, boot=boot,
-        prices=prices, minutes_per_label=minutes_per_label, minute_price=minute_price,
+        items, judgments, names, {s["name"]: s for s in [*stages, *considered]},
+        {n: (b[1], b[2]) for n, b in blocks.items()}, measure=measure, panels=set(panels), target=target,
+        confidence=confidence, boot=boot, prices=prices, minutes_per_label=minutes_per_label,
+        minute_price=minute_price,
     )  # fmt: skip
     return {
         **block,
@@ -262,13 +295,14 @@ def configuration_names(names: Sequence[str], others: Sequence[str]) -> list[tup
 
 
 def dev_configurations(
-    items: Sequence[PairItem],
-    table: PairTable,
+    items: Sequence[Any],
     judgments: Sequence[Call],
     names: Sequence[str],
     stage_by_name: Mapping[str, Mapping[str, Any]],
     walk_inputs: Mapping[str, tuple[list[float | None], list[bool | None]]],
     *,
+    measure: Measure,
+    panels: set[str],
     target: float,
     confidence: float,
     boot: Bootstrap,
@@ -276,8 +310,8 @@ def dev_configurations(
     minutes_per_label: float,
     minute_price: float | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every configuration walked on dev as a cascade (same target and confidence), its figures, and the choice."""
-    from juge.judges.panel import PANEL_MODEL
+    """Every configuration walked on dev as a cascade (same target and confidence), its figures, and the choice.
+    ``items``: the dev items (``item_id``, ``category``); ``panels``: the judges that are panels."""
     from juge.policy.configurations import (
         Decided,
         agreement_counts,
@@ -287,7 +321,6 @@ def dev_configurations(
     )
 
     base = {n: CascadeStage.model_validate(dict(s)) for n, s in stage_by_name.items()}
-    panels = {n for n, s in base.items() if any(m.startswith(PANEL_MODEL) for m in table.judges[s.judge].models)}
     rows, counts = [], []
     for combo, kind in configuration_names(names, [n for n in stage_by_name if n not in names]):
         walks, stage_of = cascade_walk(
@@ -300,10 +333,11 @@ def dev_configurations(
                     None if s is None else stages[s].templates_by_category.get(it.category))
             for it, s in zip(items, stage_of)
         ]  # fmt: skip
+        agreement = measure(decided)
         figures = configuration_figures(
-            items, decided, stages, judgments, prices=prices, minutes_per_label=minutes_per_label, boot=boot
+            decided, stages, judgments, agreement=agreement, prices=prices, minutes_per_label=minutes_per_label
         )
-        counts.append(agreement_counts(items, decided))
+        counts.append(agreement_counts(agreement.wrong))
         rows.append({
             "name": " → ".join(combo),
             "kind": "panel" if kind == "judge" and combo[0] in panels else kind,

@@ -3,9 +3,10 @@ one chosen.
 
 A configuration is a sequence of judges routed as a cascade (:mod:`juge.policy.cascade`) at the policy's
 target and confidence: each judge alone (a panel given with ``--panel`` is a judge), each prefix of the
-cascade, and the cascade. For each, on dev at derive and on holdout at ``policy test``
-(:func:`configuration_figures`): the items decided without a person, agreement with the majority and with each
-person on them (clustered bootstrap intervals), the cost per item of the calls it makes (recorded tokens x
+cascade, and the cascade; pairwise, PASS/FAIL and score cascades alike. For each, on dev at derive and on
+holdout at ``policy test`` (:func:`configuration_figures`): the items decided without a person, agreement with
+the majority and with each person on them (bootstrap intervals; measured by the judge kind's :data:`Measure`:
+:func:`pair_measure`, :func:`juge.policy.grades.grade_measure`), the cost per item of the calls it makes (recorded tokens x
 prices; None, with a warning, when a price or a token count is missing) and the person-minutes saved at
 ``minutes_per_label``.
 
@@ -20,7 +21,7 @@ tokens when some has no price), ties to the one deciding more items, then to the
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,44 +146,71 @@ def calls_cost(calls: Sequence[Call], n_items: int, prices: Mapping[str, Mapping
     }
 
 
-def agreement_counts(items: Sequence[PairItem], decided: Sequence[Decided]) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class Agreement:
+    """How a configuration's decided items agree with people: with the majority and with each person (intervals),
+    and per item whether the deciding verdict differs from the majority (None: not decided, or no majority)."""
+
+    vs_majority: Any
+    vs_people: Any
+    wrong: list[bool | None]
+
+
+Measure = Callable[[Sequence[Decided]], Agreement]
+"""A judge kind's agreement on the items a configuration decides (:func:`pair_measure`,
+:func:`juge.policy.grades.grade_measure`): the one thing configurations measure differently by kind."""
+
+
+def pair_measure(items: Sequence[PairItem], boot: Bootstrap) -> Measure:
+    """Pairwise agreement: the deciding template's consistent verdict against the majority vote and each person
+    (clustered bootstrap, :func:`juge.calibration.pairwise.vs_majority` and ``vs_people``)."""
+
+    def measure(decided: Sequence[Decided]) -> Agreement:
+        on: list[PairItem] = []
+        wrong: list[bool | None] = []
+        for it, d in zip(items, decided):
+            judged = d.stage is not None and d.template in it.judges
+            wrong.append(
+                None if not judged or it.majority is None else it.judges[d.template or ""].label != it.majority
+            )
+            if judged:
+                c = copy.copy(it)
+                c.judges = {_KEY: it.judges[d.template or ""]}
+                on.append(c)
+        return Agreement(vs_majority(on, _KEY, boot)["agreement"], vs_people(on, _KEY, boot)["agreement"], wrong)
+
+    return measure
+
+
+def agreement_counts(wrong: Sequence[bool | None]) -> tuple[np.ndarray, np.ndarray]:
     """Per item: 1 when decided, with a majority, and the deciding verdict equals it (num); 1 when decided with a
     majority (den). What the guarantee is about, and what configurations are compared on, paired by item."""
-    num, den = np.zeros(len(items)), np.zeros(len(items))
-    for i, (it, d) in enumerate(zip(items, decided)):
-        if d.stage is not None and it.majority is not None and d.template in it.judges:
-            den[i] = 1.0
-            num[i] = float(it.judges[d.template].label == it.majority)
+    den = np.array([w is not None for w in wrong], dtype=float)
+    num = np.array([w is False for w in wrong], dtype=float)
     return num, den
 
 
 def configuration_figures(
-    items: Sequence[PairItem],
     decided: Sequence[Decided],
     stages: Sequence[CascadeStage],
     judgments: Iterable[Call],
     *,
+    agreement: Agreement,
     prices: Mapping[str, Mapping[Any, float]] | None,
     minutes_per_label: float,
-    boot: Bootstrap,
 ) -> dict[str, Any]:
     """One configuration on a split: coverage, agreement with the majority and with each person on the decided
-    items (clustered bootstrap), cost per item, person-minutes saved (``minutes_per_label`` per decided item)."""
-    on: list[PairItem] = []
-    for it, d in zip(items, decided):
-        if d.stage is not None and d.template in it.judges:
-            c = copy.copy(it)
-            c.judges = {_KEY: it.judges[d.template]}
-            on.append(c)
-    n, n_decided = len(items), sum(d.stage is not None for d in decided)
+    items (``agreement``, from the kind's :data:`Measure`), cost per item, person-minutes saved
+    (``minutes_per_label`` per decided item)."""
+    n, n_decided = len(decided), sum(d.stage is not None for d in decided)
     return {
         "n_items": n,
         "n_decided": n_decided,
         "n_person": n - n_decided,
         "decided_by_stage": [sum(d.stage == k for d in decided) for k in range(1, len(stages) + 1)],
         "coverage": n_decided / n if n else 0.0,
-        "vs_majority": vs_majority(on, _KEY, boot)["agreement"],
-        "vs_people": vs_people(on, _KEY, boot)["agreement"],
+        "vs_majority": agreement.vs_majority,
+        "vs_people": agreement.vs_people,
         "cost": calls_cost(configuration_calls(decided, stages, judgments), n, prices),
         "minutes_per_label": minutes_per_label,
         "person_minutes_saved": n_decided * minutes_per_label,

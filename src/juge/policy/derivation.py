@@ -599,14 +599,10 @@ def derive_any_policy(
     (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
     ``rule="guarantee"`` and ``cascade`` (any kind)."""
     if isinstance(data, GradeStudyData):
-        if prices or minutes_per_label is not None or minute_price is not None:
-            raise InputError(
-                "--prices, --minutes-per-label and --minute-price at derive price a pairwise cascade's "
-                "configurations; a PASS/FAIL or score cascade's cost is priced at policy test (--prices there)"
-            )
         return derive_grade_policy(
             data, split=split, margin=margin, rule=rule, min_recall=min_recall, threshold=threshold,
             judges=judges, audit_n=audit_n, boot=boot, target=target, confidence=confidence, cascade=cascade,
+            prices=prices, minutes_per_label=minutes_per_label, minute_price=minute_price,
         )  # fmt: skip
     if min_recall is not None or threshold is not None:
         raise InputError("--min-recall and --threshold are for PASS/FAIL and score judges; these items are pairs")

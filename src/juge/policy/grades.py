@@ -38,6 +38,7 @@ The same shape as the pairwise policy (:mod:`juge.policy.derivation`), with the 
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ from juge.errors import InputError
 from juge.judges.panel import members_of
 from juge.policy.conclusion import gap_conclusion, guarantee_conclusion, margin_gap, overall_conclusion
 from juge.policy.confidence import SOURCES, item_confidence, missing_repeats, repeats_on, routed_confidence
+from juge.policy.configurations import Agreement, Decided, Measure
 from juge.policy.decision import decided_row, too_few
 from juge.policy.file import (
     DIGITS,
@@ -482,45 +484,81 @@ def derive_grade_cascade(
     min_recall: float | None,
     target: float,
     confidence: float,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
+    minutes_per_label: float | None = None,
+    minute_price: float | None = None,
 ) -> dict[str, Any]:
     """The cascade block of a grade policy: per stage the category rule (rule 3 for that judge), then the
-    confidences in the categories it may decide; the walk is the pairwise one (:func:`juge.policy.cascade.
-    cascade_block`)."""
-    from juge.policy.cascade import cascade_block
+    confidences in the categories it may decide; the walk, the configurations and the choice are the pairwise
+    ones (:func:`juge.policy.cascade.configured_cascade`), agreement measured by :func:`grade_measure`."""
+    from juge.judges.panel import PANEL_MODEL
+    from juge.policy.cascade import configured_cascade
+    from juge.policy.configurations import MINUTES_PER_LABEL
+
+    others = []  # every other judge with one template: the configurations compare with it alone
+    for name in sorted({info["judge"] for info in table.judges.values()} - set(names)):
+        try:
+            grade_stage_key(table, name)
+        except InputError:  # several prompts: the user names one with --cascade
+            continue
+        others.append(name)
+    blocks = {
+        n: _grade_stage_block(
+            items, table, judgments, n, kind, labels, boot, threshold=threshold, margin=margin, min_recall=min_recall
+        )
+        for n in [*names, *others]
+    }
+    panels = {
+        n for n, b in blocks.items() if any(m.startswith(PANEL_MODEL) for m in table.judges[b[0]["judge"]]["models"])
+    }
+    return configured_cascade(
+        items, judgments, names, blocks, measure=grade_measure(items, kind, labels, threshold, boot), panels=panels,
+        rule="margin", source=SOURCES[kind], target=target, confidence=confidence, boot=boot, prices=prices,
+        minutes_per_label=MINUTES_PER_LABEL if minutes_per_label is None else minutes_per_label,
+        minute_price=minute_price,
+    )  # fmt: skip
+
+
+def _grade_stage_block(
+    items: Sequence[GradedItem],
+    table: GradeTable,
+    judgments: Sequence[Judgment | RecordedCall],
+    name: str,
+    kind: Kind,
+    labels: list,
+    boot: Bootstrap,
+    *,
+    threshold: float | None,
+    margin: float,
+    min_recall: float | None,
+) -> tuple[dict[str, Any], list[float | None], list[bool | None]]:
+    """One grade judge as a stage: its category rows, and per dev item its confidence (None: it may not decide
+    the item) and whether it disagrees with the majority (None: no majority, or it may not decide)."""
     from juge.policy.configurations import category_allows
 
     categories = sorted({it.category for it in items})
-    stages: list[dict[str, Any]] = []
-    confidences: list[list[float | None]] = []
-    disagrees: list[list[bool | None]] = []
-    for name in names:
-        key = grade_stage_key(table, name)
-        rows = {
-            c: category_row(
-                [it for it in items if it.category == c],
-                key,
-                kind,
-                labels,
-                boot,
-                threshold=threshold,
-                margin=margin,
-                min_recall=min_recall,
-            )  # fmt: skip
-            for c in categories
-        }
-        allowed = {c for c, r in rows.items() if category_allows(c, r)}
-        conf = grade_confidences(items, key, kind, judgments, threshold, labels)
-        conf = [c if it.category in allowed else None for it, c in zip(items, conf)]
-        confidences.append(conf)
-        disagrees.append(
-            [None if c is None else grade_disagrees(it, key, kind, threshold) for it, c in zip(items, conf)]
-        )
-        repeats = repeats_on(judgments, [key], {it.item_id for it in items})
-        stages.append({"name": name, "judge": key, "templates_by_category": dict.fromkeys(categories, key),
-                       "reference": {}, "categories": rows, "repeats": repeats})  # fmt: skip
-    return cascade_block(
-        stages, confidences, disagrees, target=target, confidence=confidence, rule="margin", source=SOURCES[kind]
-    )
+    key = grade_stage_key(table, name)
+    rows = {
+        c: category_row(
+            [it for it in items if it.category == c],
+            key,
+            kind,
+            labels,
+            boot,
+            threshold=threshold,
+            margin=margin,
+            min_recall=min_recall,
+        )  # fmt: skip
+        for c in categories
+    }
+    allowed = {c for c, r in rows.items() if category_allows(c, r)}
+    conf = grade_confidences(items, key, kind, judgments, threshold, labels)
+    conf = [c if it.category in allowed else None for it, c in zip(items, conf)]
+    disagrees = [None if c is None else grade_disagrees(it, key, kind, threshold) for it, c in zip(items, conf)]
+    repeats = repeats_on(judgments, [key], {it.item_id for it in items})
+    stage = {"name": name, "judge": key, "templates_by_category": dict.fromkeys(categories, key),
+             "reference": {}, "categories": rows, "repeats": repeats}  # fmt: skip
+    return stage, conf, disagrees
 
 
 def derive_grade_policy(
@@ -537,6 +575,9 @@ def derive_grade_policy(
     target: float = 0.9,
     confidence: float = 0.9,
     cascade: Sequence[str] | None = None,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
+    minutes_per_label: float | None = None,
+    minute_price: float | None = None,
 ) -> dict[str, Any]:
     """A PASS/FAIL or score policy on the dev split (see the module's rules), as the policy file's dict; with
     ``rule="guarantee"`` items route by confidence (rule 6), with ``cascade`` (judge names, cheapest first) a
@@ -600,7 +641,8 @@ def derive_grade_policy(
     if cascade:
         cascade_block = derive_grade_cascade(
             items, sub, data.judgments, cascade, data.kind, labels, boot, threshold=threshold, margin=margin,
-            min_recall=min_recall, target=target, confidence=confidence,
+            min_recall=min_recall, target=target, confidence=confidence, prices=prices,
+            minutes_per_label=minutes_per_label, minute_price=minute_price,
         )  # fmt: skip
     used_keys = sorted({key} | {s["judge"] for s in (cascade_block or {}).get("stages", [])})
     dev_cases = [c for c in data.cases if c.id in {it.item_id for it in items}]
@@ -746,6 +788,47 @@ def _test_figures(
     }
 
 
+def _holdout_labels(policy: PolicyResult, table: GradeTable) -> list:
+    """The grades a holdout's figures count: PASS/FAIL, or the scale seen there and the policy's."""
+    if _kind(policy) == "score":
+        return sorted(set(_scale(table, "each")) | set(policy.scale or ()))
+    return list(PASSFAIL)
+
+
+def grade_measure(
+    items: Sequence[GradedItem], kind: Kind, labels: list, threshold: float | None, boot: Bootstrap
+) -> Measure:
+    """Grade agreement on the items a configuration decides (:data:`juge.policy.configurations.Measure`): the
+    deciding template's grade against the majority (:func:`grade_disagrees`, its pass/fail side for scores) and
+    against each person (agreement, at the pass threshold for scores), as a grade policy's holdout test reads it."""
+
+    def measure(decided: Sequence[Decided]) -> Agreement:
+        on: list[GradedItem] = []
+        wrong: list[bool | None] = []
+        for it, d in zip(items, decided):
+            grade = it.judges.get(d.template or "") if d.stage is not None else None
+            if grade is None or grade.value is None:
+                wrong.append(None)
+                continue
+            c = copy.copy(it)
+            c.judges = {POLICY_KEY: grade}
+            on.append(c)
+            wrong.append(grade_disagrees(c, POLICY_KEY, kind, threshold))
+        judge = grade_figures(on, POLICY_KEY, kind, labels, boot, threshold)["judge"]
+        rated = [not w for w in wrong if w is not None]
+        vs_majority = ratio_estimate(rated, [1] * len(rated), **boot.kwargs).to_dict()
+        return Agreement(vs_majority, judge.get("at_threshold", judge).get("agreement"), wrong)
+
+    return measure
+
+
+def grade_policy_measure(
+    policy: PolicyResult, table: GradeTable, items: Sequence[GradedItem], boot: Bootstrap
+) -> Measure:
+    """:func:`grade_measure` with a grade policy's kind, pass threshold and holdout grades."""
+    return grade_measure(items, _kind(policy), _holdout_labels(policy, table), policy.threshold, boot)
+
+
 def grade_holdout_figures(
     policy: PolicyResult,
     data: GradeStudyData,
@@ -759,7 +842,7 @@ def grade_holdout_figures(
     ``decisions`` are ``items``' routes, in order, from the one router (:func:`juge.policy.route.route_item`, which
     imports this module, so the caller routes); ``prices`` for a cascade's cost per item."""
     kind, threshold = _kind(policy), policy.threshold
-    labels = sorted(set(_scale(table, "each")) | set(policy.scale or ())) if kind == "score" else list(PASSFAIL)
+    labels = _holdout_labels(policy, table)
     for it, d in zip(items, decisions):
         if d.template and d.template in it.judges:
             it.judges[POLICY_KEY] = it.judges[d.template]

@@ -42,6 +42,7 @@ from juge.data.records import Case, Judgment
 from juge.errors import InputError
 from juge.files import staged_output
 from juge.policy.conclusion import gap_conclusion, guarantee_conclusion, margin_gap, overall_conclusion
+from juge.policy.configurations import Measure
 from juge.policy.derivation import PairStudyData
 from juge.policy.file import (
     no_split_error,
@@ -49,7 +50,7 @@ from juge.policy.file import (
     read_policy,
     split_hash,
 )
-from juge.policy.grades import grade_holdout_figures, grade_holdout_items
+from juge.policy.grades import grade_holdout_figures, grade_holdout_items, grade_policy_measure
 from juge.policy.guarantee import check_on_holdout
 from juge.policy.pair_rows import category_row
 from juge.policy.registry import Registry, case_fingerprint, earlier_fingerprint, fingerprint_set_hash
@@ -351,7 +352,21 @@ def run_holdout_test(
                 if j.item_id in ids:
                     by_item.setdefault(j.item_id, []).append(j)
             routes = [route_item(policy, it.item_id, it.category, by_item.get(it.item_id, [])) for it in items]
+            if policy.cascade is not None:
+                prices, minutes = cascade_cost_inputs(policy, prices, minutes_per_label)
             figures = grade_holdout_figures(policy, data, table, items, routes, boot, prices)
+            if policy.cascade is not None:
+                figures["cascade"].update(
+                    holdout_configurations(
+                        policy,
+                        data.judgments,
+                        items,
+                        measure=grade_policy_measure(policy, table, items, boot),
+                        level=boot.level,
+                        prices=prices,
+                        minutes_per_label=minutes,
+                    )
+                )
         with store.transaction(), registry.locked():  # the checks and the records are one
             previous = previous_tests(store, registry, policy, data_hash, ledger, force)
             summary = figures.pop("_summary")
@@ -443,6 +458,21 @@ def _pair_figures(
     return figures
 
 
+def cascade_cost_inputs(
+    policy: PolicyResult, prices: Mapping[str, Mapping[str, float]] | None, minutes_per_label: float | None
+) -> tuple[Mapping[str, Mapping[str, float]] | None, float]:
+    """A cascade's prices and minutes per label at ``policy test``: as given, else the policy's, else the
+    defaults (built-in prices, :data:`juge.policy.configurations.MINUTES_PER_LABEL`)."""
+    from juge.policy.configurations import MINUTES_PER_LABEL
+
+    assert policy.cascade is not None
+    if prices is None and policy.cascade.prices:
+        prices = {m: dict(r) for m, r in policy.cascade.prices.items()}
+    if minutes_per_label is None:
+        minutes_per_label = policy.cascade.minutes_per_label
+    return prices, MINUTES_PER_LABEL if minutes_per_label is None else minutes_per_label
+
+
 def _cascade_figures(
     policy: PolicyResult,
     data: PairStudyData,
@@ -456,15 +486,9 @@ def _cascade_figures(
     """A pairwise cascade on holdout (:func:`juge.policy.cascade.cascade_on_holdout`), and every configuration the
     policy considered on dev, routed and measured on holdout the same way (:func:`holdout_configurations`)."""
     from juge.policy.cascade import cascade_on_holdout
-    from juge.policy.configurations import MINUTES_PER_LABEL
+    from juge.policy.configurations import pair_measure
 
-    assert policy.cascade is not None
-    if prices is None and policy.cascade.prices:
-        prices = {m: dict(r) for m, r in policy.cascade.prices.items()}
-    if minutes_per_label is None:
-        minutes_per_label = policy.cascade.minutes_per_label
-    if minutes_per_label is None:
-        minutes_per_label = MINUTES_PER_LABEL
+    prices, minutes_per_label = cascade_cost_inputs(policy, prices, minutes_per_label)
     decided = {d.item_id for d in decisions if d.route == JUDGE}
     wrong = [
         None if it.majority is None or it.item_id not in decided else it.judges[POLICY_KEY].label != it.majority
@@ -475,21 +499,26 @@ def _cascade_figures(
             policy, decisions, wrong, data.judgments, vs_majority=judged_block["vs_majority"]["agreement"],
             vs_people=judged_block["vs_people"]["agreement"], level=boot.level, prices=prices,
         ),
-        **holdout_configurations(policy, data, items, boot=boot, prices=prices, minutes_per_label=minutes_per_label),
+        **holdout_configurations(
+            policy, data.judgments, items, measure=pair_measure(items, boot), level=boot.level, prices=prices,
+            minutes_per_label=minutes_per_label,
+        ),
     }  # fmt: skip
 
 
 def holdout_configurations(
     policy: PolicyResult,
-    data: PairStudyData,
-    items: list[PairItem],
+    judgments: Sequence[Any],
+    items: Sequence[Any],
     *,
-    boot: Bootstrap,
+    measure: Measure,
+    level: float,
     prices: Mapping[str, Mapping[str, float]] | None,
     minutes_per_label: float,
 ) -> dict[str, Any]:
-    """Each configuration of the policy, routed on the holdout items as ``juge route`` would route it (its stages
-    with their dev thresholds), with the figures of dev and whether its guarantee held; the dev choice named."""
+    """Each configuration of the policy, routed on the holdout items (``item_id``, ``category``) as ``juge route``
+    would route it (its stages with their dev thresholds), with the figures of dev (agreement by the kind's
+    ``measure``) and whether its guarantee held; the dev choice named. Any judge kind."""
     from juge.policy.configurations import Decided, as_policy, configuration_figures, with_threshold
 
     assert policy.cascade is not None
@@ -498,7 +527,7 @@ def holdout_configurations(
         return {}
     base = {s.name: s for s in [*c.stages, *c.considered]}
     by_item: dict[str, list] = {}
-    for j in data.judgments:
+    for j in judgments:
         by_item.setdefault(j.item_id, []).append(j)
     rows = []
     for config in c.configurations:
@@ -510,15 +539,12 @@ def holdout_configurations(
                     d.template if d.route == JUDGE else None)
             for d in decisions
         ]  # fmt: skip
+        agreement = measure(decided)
         figures = configuration_figures(
-            items, decided, stages, data.judgments, prices=prices, minutes_per_label=minutes_per_label, boot=boot
+            decided, stages, judgments, agreement=agreement, prices=prices, minutes_per_label=minutes_per_label
         )
-        wrong = [
-            None if d.stage is None or it.majority is None else it.judges[d.template or ""].label != it.majority
-            for it, d in zip(items, decided)
-        ]
         guarantee = check_on_holdout(
-            None, [d.stage is not None for d in decided], wrong, target=c.target, confidence=boot.level
+            None, [d.stage is not None for d in decided], agreement.wrong, target=c.target, confidence=level
         )
         rows.append({"name": config.name, "kind": config.kind, "chosen": config.chosen, "holdout": figures,
                      "guarantee_held": guarantee["held"], "disagreement": guarantee["disagreement"]})  # fmt: skip
