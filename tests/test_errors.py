@@ -156,7 +156,7 @@ def test_one_handler_gives_the_exit_code_of_the_class(
     def app(**_: Any) -> None:
         raise error
 
-    monkeypatch.setattr(cli, "app", app)
+    monkeypatch.setattr(cli, "app_for", lambda _args: app)  # the handler is the subject, not the command
     with pytest.raises(SystemExit) as exited:
         cli.main(["runs"])
     assert exited.value.code == code
@@ -171,7 +171,7 @@ def test_running_out_of_memory_is_one_line_exit_3_naming_what_to_reduce(
     def app(**_: Any) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(cli, "app", app)
+    monkeypatch.setattr(cli, "app_for", lambda _args: app)  # the handler is the subject, not the command
     with pytest.raises(SystemExit) as exited:
         cli.main(["calibrate"])
     assert exited.value.code == 3

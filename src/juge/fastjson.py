@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 try:
@@ -118,40 +119,35 @@ def parse_if_unique(raw: bytes | str) -> tuple[bool, Any]:
     return True, value
 
 
-class DuplicateKey(ValueError):
-    """A JSON object with a key given twice: readers disagree on which value counts, so none does."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f"the key {key!r} appears twice in one object")
-        self.key = key
-
-
-class NotANumber(ValueError):
-    """NaN or Infinity in JSON that refuses them (not JSON by the standard; Python's reader accepts them)."""
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise NotANumber(f"{name} is not a number")
-
-
-def loads_unique(raw: bytes | str, *, constants: bool = True) -> Any:
-    """`raw` parsed as JSON (orjson where it reads exactly as `json` would): :class:`DuplicateKey` if an object has a
-    key twice; with ``constants=False`` :class:`NotANumber` for NaN or Infinity. Other bad JSON raises as `json` does.
-    The one reader of untrusted JSON where a key twice must not be read one way (model answers, server bodies)."""
+def loads_unique(
+    raw: bytes | str,
+    duplicate: Callable[[str], Exception],
+    not_a_number: Callable[[str], Exception] | None = None,
+) -> Any:
+    """`raw` parsed as JSON (orjson where it reads exactly as `json` would); ``duplicate(message)`` is raised if an
+    object has a key twice, and with `not_a_number` given, ``not_a_number(message)`` for NaN or Infinity. Other bad
+    JSON raises as `json` does. The one reader of untrusted JSON where a key twice must not be read one way (model
+    answers, server bodies); the caller names its own error (this module sits below juge.errors)."""
     parsed, value = parse_if_unique(raw)  # orjson refuses NaN, so a fast read never holds one
+
     if parsed:
         return value
-    if constants:
-        return json.loads(raw, object_pairs_hook=_unique_pairs)
-    return json.loads(raw, object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    raise duplicate(f"the key {key!r} appears twice in one object")
+                seen.add(key)
+        return out
+
+    if not_a_number is None:
+        return json.loads(raw, object_pairs_hook=unique)
+    refuse = not_a_number
+
+    def constant(name: str) -> Any:
+        raise refuse(f"{name} is not a number")
+
+    return json.loads(raw, object_pairs_hook=unique, parse_constant=constant)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from juge.errors import InputError
-from juge.fastjson import DuplicateKey, NotANumber, loads_unique
+from juge.fastjson import loads_unique
 from juge.judges.contradictions import (
     criteria_conflicts,
     fold,
@@ -246,11 +246,9 @@ class _BadJSON(InputError, ValueError):
 def strict_json_object(text: str) -> dict[str, Any]:
     """Parse one JSON object: no duplicate keys, no NaN/Infinity, nothing after it."""
     try:
-        value = loads_unique(text, constants=False)
-    except DuplicateKey:
-        raise _BadJSON("duplicate key in the JSON object") from None
-    except NotANumber as exc:
-        raise _BadJSON(str(exc)) from None
+        value = loads_unique(text, _BadJSON, _BadJSON)
+    except _BadJSON:
+        raise
     except (ValueError, RecursionError) as exc:
         raise _BadJSON(f"not valid JSON ({exc.__class__.__name__})") from None
     if not isinstance(value, dict):

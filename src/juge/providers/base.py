@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from juge.errors import Fault
-from juge.fastjson import DuplicateKey, loads_unique
+from juge.fastjson import loads_unique
 
 if TYPE_CHECKING:
     from juge.providers.batch_api import BatchAPI
@@ -53,10 +53,7 @@ def body_too_large(limit: int, announced: int | None = None) -> ProviderError:
 def json_with_unique_keys(raw: bytes | str) -> Any:
     """`raw` parsed as JSON; a DuplicateKeyError if an object has a key twice (readers disagree on which
     one counts, so a server's answer with one is refused, not read one way)."""
-    try:
-        return loads_unique(raw)
-    except DuplicateKey as exc:
-        raise DuplicateKeyError(str(exc)) from None
+    return loads_unique(raw, DuplicateKeyError)
 
 
 def escape_lone_surrogates(text: str) -> str:
