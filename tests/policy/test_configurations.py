@@ -240,6 +240,12 @@ def test_the_cli_takes_prices_and_minutes_on_derive(sample_dir, tmp_path):
     args[args.index(tmp_path / "p.json")] = tmp_path / "q.json"
     res = CliRunner().invoke(juge_main, [str(a) for a in args])
     assert res.exit_code == 2 and not (tmp_path / "q.json").exists()
+    # --minute-price without --prices cannot count: the choice's warning is in the terminal too, not only the JSON.
+    del args[args.index("--prices") : args.index("--prices") + 2]
+    res = CliRunner().invoke(juge_main, [str(a) for a in [*args, "--minute-price", "0.5"]])
+    choice = json.loads((tmp_path / "q.json").read_text(encoding="utf-8"))["cascade"]["choice"]
+    assert res.exit_code == 0 and choice["cost_basis"] == "tokens" and choice["warning"]
+    assert choice["warning"] in " ".join(res.output.split())
 
 
 def test_a_panel_and_the_prefixes_are_configurations_too(sample_dir, tmp_path):

@@ -208,6 +208,8 @@ def _cascade(policy: PolicyResult, out: Console) -> None:
             else "chosen: none (no configuration meets the guarantee on dev)"
         )
         out.print(wrapped(line, out))
+        if ch.warning:  # e.g. --minute-price given but left out: the terminal must not read as if it counted
+            out.print(Text(f"warning: {ch.warning}", style="yellow"), soft_wrap=True)
     for a in [] if c.configurations else c.alone:
         agree = "n/a" if a.agreement_with_majority is None else f"{a.agreement_with_majority:.3f}"
         out.print(
