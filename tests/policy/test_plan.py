@@ -274,3 +274,16 @@ def test_cli_plan_width_says_when_the_judge_is_too_weak(tmp_path):
     assert not rate["ppi_helps"] and rate["ppi_variance_ratio"] >= 1
     assert abs(rate["correlation"]) < 0.3 and rate["ratio_at"] == rate["ppi"]
     assert 1 <= rate["most_saved"] < 1.1
+
+
+@pytest.mark.parametrize("factor", ["nan", "1e308"])
+def test_cli_plan_refuses_a_max_factor_that_is_no_size(tmp_path, factor):
+    """NaN or 1e308 times the items is no size to simulate: exit 2 naming the option, not a traceback."""
+    from typer.testing import CliRunner
+
+    from cli_helpers import juge_main as app
+
+    args = ["plan", "--items", str(juge.demo_path("items.jsonl")), "--judgments", str(juge.demo_path("judgments.jsonl")),
+            "--max-factor", factor, "--json", str(tmp_path / "plan.json")]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "--max-factor" in res.output and not (tmp_path / "plan.json").exists()

@@ -248,6 +248,8 @@ def policy_test(
     return test
 
 
+MAX_PLAN_FACTOR = 1000.0  # juge plan searches up to this many times the current items
+
 # Finite bounds far above any real figure: a count of items times 1e308 minutes (or their product with 1e308 US$
 # a minute) is infinite, and a policy file holding Infinity is not JSON.
 MAX_MINUTES_PER_LABEL = 10_080.0  # a week
@@ -467,8 +469,8 @@ def plan(
 
     if not 0 < probability < 1:
         raise InputError(f"--probability must be a share strictly between 0 and 1 (e.g. 0.8), got {probability:g}")
-    if max_factor < 1:
-        raise InputError(f"--max-factor must be at least 1, got {max_factor:g}")
+    if not 1 <= max_factor <= MAX_PLAN_FACTOR:  # NaN and 1e308 are no size to simulate
+        raise InputError(f"--max-factor must be between 1 and {MAX_PLAN_FACTOR:g}, got {max_factor:g}")
     if reps < 10:
         raise InputError(f"--reps must be at least 10, got {reps}")
     if width is not None:
