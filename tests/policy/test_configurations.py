@@ -325,6 +325,15 @@ def test_a_score_cascade_has_its_configurations_on_dev_and_holdout(tmp_path):
     assert held["quick → grader"]["holdout"]["cost"]["usd_per_item"] == pytest.approx((14 * 0.00012 + 5 * 0.0012) / 18)
     assert held["quick"]["holdout"]["vs_majority"]["value"] == pytest.approx(12 / 14)
     assert all(r["guarantee_held"] for r in held.values())
+    # The report draws them as it draws a pairwise cascade's (the plot and its table, dev and holdout).
+    assert juge("calibrate", *study[:6], "--json", tmp_path / "cal.json", "--resamples", "50").exit_code == 0
+    for out in ("r.json", "r.html"):
+        res = juge("report", tmp_path / "cal.json", "--policy", tmp_path / "p.json", "--policy-test",
+                   tmp_path / "h.json", "-o", tmp_path / out)  # fmt: skip
+        assert res.exit_code == 0, res.output
+    drawn = json.loads((tmp_path / "r.json").read_text())["configurations"]
+    assert [len(drawn["dev"]), len(drawn["holdout"]), drawn["choice"]["chosen"]] == [3, 3, "quick → grader"]
+    assert '<svg role="img" aria-label="Configurations' in (tmp_path / "r.html").read_text()
 
 
 def test_huge_minutes_or_minute_prices_are_refused_not_written_as_infinity(sample_dir):
