@@ -374,6 +374,14 @@ class EvalConfig:
                 members.append(judge_from_dict(member, base_dir=path.parent, source=str(path)))
             except InputError as exc:
                 raise with_toml_line(exc, path, path.read_text(encoding="utf-8"), prefix=f"members[{k}]") from None
+        seen: dict[str, int] = {}
+        for k, m in enumerate(members):  # named here, not later as two judges of the run sharing a name
+            if m.name in seen:
+                raise _file_error(path)(
+                    f"members[{seen[m.name]}] and members[{k}] are both named {m.name!r}: each member needs its own",
+                    f"members[{k}].name",
+                )
+            seen[m.name] = k
         panel = PanelSpec(name=spec.name, members=[m.name for m in members], aggregate=spec.aggregate, ties=spec.ties)
         return path, panel, members
 

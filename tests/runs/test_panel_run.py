@@ -222,6 +222,11 @@ def test_a_panel_file_names_its_members_and_runs_as_one_judge(tmp_path):
     with pytest.raises(InputError) as exc:
         juge.run(cases=tmp_path / "cases.jsonl", judges=[jury], db=db)
     assert str(exc.value).startswith(f"{jury}:") and "members[2]" in str(exc.value)
+    # Two members of one name (c.toml given twice): the panel file's member is named, not the run's judge list.
+    jury.write_text(jury.read_text("utf-8").replace('file = "c.toml"\nmodel = "x"', 'file = "b.toml"'), "utf-8")
+    with pytest.raises(InputError) as exc:
+        juge.run(cases=tmp_path / "cases.jsonl", judges=[jury], db=db)
+    assert exc.value.field == "members[2].name" and str(exc.value).startswith(f"{jury}:")
     with pytest.raises(InputError, match="a panel file"):
         from juge.judges import load_judge
 
