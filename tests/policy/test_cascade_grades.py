@@ -488,3 +488,9 @@ def test_a_panel_confidence_reads_its_members_calls_in_the_same_slot():
     votes = [member(m, v).model_copy(update={"order": o}) for o, vs in (("12", "AAB"), ("21", "BBA"))
              for m, v in zip("abc", vs)]  # fmt: skip
     assert item_confidence("pairwise", "A", pair, members=votes) == pytest.approx(4 / 6)
+    # A score panel (mean 4 on 1-5, threshold 4, line 3.5): members 5 (1.0), 4 (1/3) and 3 (the other side: 0).
+    mean = panel.model_copy(update={"template": "mean", "verdict": 4.0})
+    scores = [member(m, v) for m, v in zip("abc", (5, 4, 3))]
+    assert item_confidence("score", 4.0, [mean], threshold=4, scale=SCALE, members=scores) == pytest.approx(
+        (1 + 1 / 3 + 0) / 3
+    )
