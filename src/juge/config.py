@@ -71,6 +71,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 from juge.checks import Check, CheckConfigError, make_check
 from juge.errors import InputError, input_error, parse_toml, pydantic_field, toml_key_line, with_toml_line
 from juge.parts import Documented
+from juge.visible import visible_name
 
 if TYPE_CHECKING:
     from juge.judges.judge import Judge
@@ -124,6 +125,12 @@ class PanelSpec(Documented):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, pattern=r"^[^/]+$")
     """The panel's name; it is judged as `NAME/AGGREGATE` (e.g. `jury/majority`), unique among the judges."""
+
+    @field_validator("name")
+    @classmethod
+    def _visible_name(cls, name: str) -> str:
+        return visible_name(name)
+
     members: list[str] = Field(min_length=2)
     """The judges voting (names of `[[judges]]` in this file, two or more, of one setup)."""
     aggregate: Literal["majority", "unanimous", "mean", "median"] = "majority"
@@ -139,6 +146,12 @@ class PanelFileSpec(Documented):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, pattern=r"^[^/]+$")
     """The panel's name; it is judged as `NAME/AGGREGATE`."""
+
+    @field_validator("name")
+    @classmethod
+    def _visible_name(cls, name: str) -> str:
+        return visible_name(name)
+
     members: list[dict[str, Any]] = Field(min_length=2)
     """The judges voting, each a `[[members]]` table: a judge file's keys, or `file = "judge.toml"` (relative to
     this file); two or more, of one setup, with different names."""

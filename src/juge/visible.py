@@ -64,3 +64,12 @@ _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066
 def terminal_safe(text: str) -> str:
     """`text` with every terminal control character shown as its escape (ESC as ``\\x1b``)."""
     return _TERMINAL_CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def visible_name(name: str) -> str:
+    """`name` (a judge's or a panel's, from a file) if it holds no hidden character, else ValueError: a name is
+    printed as it is in terminal tables and headings, and an escape or a bidi override there would act."""
+    found = HIDDEN.search(name)
+    if found:
+        raise ValueError(f"the name holds a hidden or control character ({_name(found.group())}); use visible text")
+    return name

@@ -231,3 +231,21 @@ def test_a_panel_file_names_its_members_and_runs_as_one_judge(tmp_path):
         from juge.judges import load_judge
 
         load_judge(jury)
+
+
+@pytest.mark.parametrize("where", ["judge", "panel"])
+@pytest.mark.parametrize("char", ["\\u001b[2J", "\\u202e"])
+def test_a_name_with_a_control_or_bidi_character_is_refused(tmp_path, where, char):
+    """Names are printed as they are (run's headings, runs, policy tables): ESC would drive the terminal, U+202E
+    would reverse what follows it."""
+    judges = _scripted_judge("a", {}) + _scripted_judge("b", {})
+    if where == "judge":
+        judges = judges.replace('name = "b"', f'name = "b{char}"')
+    panel = f'[[panels]]\nname = "{"jury" + char if where == "panel" else "jury"}"\nmembers = ["a", "b"]\n'
+    if where == "judge":
+        panel = ""
+    path = tmp_path / "eval.toml"
+    path.write_text(f'cases = "c.jsonl"\n{judges}\n{panel}', "utf-8")
+    with pytest.raises(InputError, match="hidden or control character") as exc:
+        load_eval(path)
+    assert "name" in str(exc.value) and str(path) in str(exc.value)

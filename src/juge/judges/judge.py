@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import jinja2
 import jinja2.meta
-from pydantic import ConfigDict, Field, StrictBool, ValidationError
+from pydantic import ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from juge.data.records import Case
 from juge.errors import InputError, input_error, validation_error, with_toml_line
@@ -48,6 +48,7 @@ from juge.judges.render import (
 )
 from juge.judges.rubric import Rubric, read_toml, rubric_from_dict
 from juge.parts import Documented
+from juge.visible import visible_name
 
 Setup = Literal["passfail", "score", "criteria", "additive", "pairwise"]
 SETUPS: tuple[str, ...] = ("passfail", "score", "criteria", "additive", "pairwise")
@@ -272,6 +273,12 @@ class JudgeSpec(Documented):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
     """The judge's name, unique in the eval (`juge show --judge`, policies and reports name it)."""
+
+    @field_validator("name")
+    @classmethod
+    def _visible_name(cls, name: str) -> str:
+        return visible_name(name)
+
     setup: Setup
     """passfail, score, criteria, additive or pairwise: the answer format the strict parser reads."""
     rubric: str | dict[str, Any] | None = None
