@@ -16,6 +16,7 @@ from cli_helpers import juge_main as app
 from juge.calibration.pairtable import JudgeOnItem, PairItem
 from juge.calibration.pairwise import Bootstrap, vs_people
 from juge.stats import kappa_estimate, ratio_estimate
+from juge.stats.bootstrap import pair_kappa_estimates
 
 
 def test_hajek_ratio_and_kappa_by_hand():
@@ -32,6 +33,10 @@ def test_hajek_ratio_and_kappa_by_hand():
     p_e = (pooled.sum(1) @ pooled.sum(0)) / 64
     est = kappa_estimate(tables, item_weights=[2, 4, 1], n_resamples=200)
     assert est.value == pytest.approx((p_o - p_e) / (1 - p_e)) and est.n == 4
+    # The same pairs without tables (what PASS/FAIL and score studies use): the same figure, resample for resample.
+    (pairs,) = pair_kappa_estimates(["A", "A", "B", "B"], ["A", "B", "B", "B"], [0, 1, 2, 2], ["A", "B"], n_items=3,
+                                    item_weights=[2, 4, 1], n_resamples=200)  # fmt: skip
+    assert (pairs.value, pairs.low, pairs.high, pairs.n) == pytest.approx((est.value, est.low, est.high, est.n))
     with pytest.raises(ValueError, match="positive"):
         ratio_estimate([1], [1], item_weights=[0])
 

@@ -172,14 +172,15 @@ def calibrate(
 
 
 def study_weights(inputs: StudyInputs) -> tuple[Weighting, dict[str, float] | None]:
-    """How calibrate counts the labels of ``inputs``: a pairwise study of an unequal-probability draw weights each
-    item by 1 / its chance (every figure of ``juge.calibration.pairwise`` is a ratio of per-item sums or kappa of a
-    pooled table); a grade study of one is refused (:func:`juge.data.draw.unweighted_figures`)."""
+    """How calibrate counts the labels of ``inputs``: a pairwise or PASS/FAIL study of an unequal-probability draw
+    weights each item by 1 / its chance (each of its figures is a ratio of per-item sums or the kappa of a pooled
+    table; alpha is left out); a score study of one (correlations, alpha) or one of several criteria is refused
+    (:func:`juge.data.draw.unweighted_figures`)."""
     from juge.data.draw import unweighted_figures
 
     draw = inputs.draw
-    if draw is None or not draw.unequal or inputs.kind != "pairwise" or inputs.criteria is not None:
-        what = "juge calibrate" if inputs.kind == "pairwise" else f"juge calibrate (a {inputs.kind} study)"
+    if draw is None or not draw.unequal or inputs.kind == "score" or inputs.criteria is not None:
+        what = "juge calibrate (a score study)" if inputs.kind == "score" else "juge calibrate"
         return unweighted_figures(draw, what), None
     ids = sorted({lab.item_id for lab in inputs.data.labels})
     return "inverse-probability", dict(zip(ids, draw.weights(ids)))

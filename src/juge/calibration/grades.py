@@ -242,8 +242,11 @@ def _pooled(
     y2 = np.array([b for p in per_item for _, b in p], dtype=object)
     index = np.array([i for i, p in enumerate(per_item) for _ in p], dtype=np.int64)
     weights: list[KappaWeights] = [None, "quadratic"] if weighted else [None]
-    kappas = pair_kappa_estimates(y1, y2, index, labels, n_items=len(items), weights=weights, **boot.kwargs)
-    out = {"agreement": ratio_estimate(num, den, **boot.kwargs), "kappa": kappas[0]}
+    w = boot.weights(items)
+    kappas = pair_kappa_estimates(
+        y1, y2, index, labels, n_items=len(items), weights=weights, **boot.kwargs, item_weights=w
+    )
+    out = {"agreement": ratio_estimate(num, den, **boot.kwargs, item_weights=w), "kappa": kappas[0]}
     if weighted:
         out["weighted_kappa"] = kappas[1]
     return out
@@ -263,8 +266,19 @@ def _correlations(
 
 
 def _alpha(items: Sequence[GradedItem], key: str | None, boot: Bootstrap) -> Estimate:
-    """Ordinal alpha of the raters, with the judge as one more rater when ``key`` is given."""
-    return people_alpha([_values([it])[0] + (_grade_values(it, key) if key else []) for it in items], "ordinal", boot)
+    """Ordinal alpha of the raters, with the judge as one more rater when ``key`` is given (of a score study, whose
+    items are never weighted: calibrate refuses one of an unequal-probability draw)."""
+    alpha = people_alpha([_values([it])[0] + (_grade_values(it, key) if key else []) for it in items], "ordinal", boot)
+    if alpha is None:
+        raise ValueError("a score study's items are not weighted")
+    return alpha
+
+
+def _alpha_interval(items: Sequence[GradedItem], boot: Bootstrap) -> Estimate:
+    alpha = people_alpha(_values(items), "interval", boot)
+    if alpha is None:
+        raise ValueError("a score study's items are not weighted")
+    return alpha
 
 
 def _rater_pairs(item: GradedItem) -> list[tuple[Any, Any]]:
@@ -282,7 +296,7 @@ def score_ceiling(
     figures = _pooled(items, _rater_pairs, labels, boot, weighted=True)
     figures |= _correlations(items, lambda it: [(float(a), float(b)) for a, b in _rater_pairs(it)], boot)
     figures["krippendorff_alpha"] = _alpha(items, None, boot)
-    figures["krippendorff_alpha_interval"] = people_alpha(_values(items), "interval", boot)
+    figures["krippendorff_alpha_interval"] = _alpha_interval(items, boot)
     out: dict[str, Any] = {k: v.to_dict() for k, v in figures.items()}
     out["n_pairs"] = sum(len(_rater_pairs(it)) for it in items)
     if threshold is not None:
@@ -301,16 +315,21 @@ def pooled_ceiling(items: Sequence[GradedItem], labels: list, boot: Bootstrap, *
     """Person vs person agreement and kappa (quadratic-weighted too when ``weighted``), pooled pairs; for
     PASS/FAIL also what one person catches of another's FAIL votes and false flags (ordered pairs)."""
     figures = _pooled(items, _rater_pairs, labels, boot, weighted=weighted)
-    if weighted:  # a score
-        figures["krippendorff_alpha"] = people_alpha(_values(items), "ordinal", boot)
-    else:
-        figures["krippendorff_alpha"] = people_alpha(_values(items), "nominal", boot, labels)
-    out = {**{k: v.to_dict() for k, v in figures.items()}, "n_pairs": sum(len(_rater_pairs(it)) for it in items)}
+    alpha = (
+        people_alpha(_values(items), "ordinal", boot)
+        if weighted  # a score
+        else people_alpha(_values(items), "nominal", boot, labels)
+    )
+    out = {
+        **{k: v.to_dict() for k, v in figures.items()},
+        "krippendorff_alpha": None if alpha is None else alpha.to_dict(),
+        "n_pairs": sum(len(_rater_pairs(it)) for it in items),
+    }
     if list(labels) == list(PASSFAIL):  # what one person catches of another's FAIL votes (ordered pairs)
         ordered = [[*_rater_pairs(it), *((b, a) for a, b in _rater_pairs(it))] for it in items]
-        caught = _caught(ordered, "FAIL", boot)
+        caught = _caught(ordered, "FAIL", items, boot)
         out["failures_caught"] = caught if caught["n"] else None
-        out["false_flags"] = _caught(ordered, "PASS", boot)
+        out["false_flags"] = _caught(ordered, "PASS", items, boot)
     return out
 
 
@@ -350,11 +369,15 @@ def _counts(items: Sequence[GradedItem], key: str, kind: Kind) -> tuple[dict[str
     return verdicts, (outcomes if any(g.outcomes for g in judged) else None)
 
 
-def _caught(per_item: list[list[tuple[Any, Any]]], human: str, boot: Bootstrap) -> dict[str, Any]:
-    """Among comparisons where people said `human`, how many the judge called FAIL."""
+def _caught(
+    per_item: list[list[tuple[Any, Any]]], human: str, items: Sequence[GradedItem], boot: Bootstrap
+) -> dict[str, Any]:
+    """Among comparisons where people said `human`, how many the judge called FAIL (``k`` of ``n`` as drawn; the
+    rate weighted as the study's items are)."""
     num = [sum(j == "FAIL" and h == human for j, h in p) for p in per_item]
     den = [sum(h == human for _, h in p) for p in per_item]
-    return {"k": int(sum(num)), "n": int(sum(den)), "rate": ratio_estimate(num, den, **boot.kwargs).to_dict()}
+    rate = ratio_estimate(num, den, **boot.kwargs, item_weights=boot.weights(items))
+    return {"k": int(sum(num)), "n": int(sum(den)), "rate": rate.to_dict()}
 
 
 def _confusion(
@@ -433,11 +456,12 @@ def grade_judge_figures(
     if kind == "passfail":
         if detailed:  # as for scores: the raters with the judge added as one more rater (nominal)
             with_judge = [_values([it])[0] + _grade_values(it, key) for it in items]
-            out["krippendorff_alpha"] = people_alpha(with_judge, "nominal", boot, list(PASSFAIL)).to_dict()
+            alpha = people_alpha(with_judge, "nominal", boot, list(PASSFAIL))
+            out["krippendorff_alpha"] = None if alpha is None else alpha.to_dict()
         per_item = [pairs(it) for it in items]
-        failures = _caught(per_item, "FAIL", boot)
+        failures = _caught(per_item, "FAIL", items, boot)
         out["failures_caught"] = failures if failures["n"] else None
-        out["false_flags"] = _caught(per_item, "PASS", boot)
+        out["false_flags"] = _caught(per_item, "PASS", items, boot)
         matrix = _confusion(items, pairs, list(PASSFAIL))
         out["confusion"] = {"labels": list(PASSFAIL), "rows": "people", "columns": "judge", "matrix": matrix}
     return out

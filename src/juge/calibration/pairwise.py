@@ -64,7 +64,7 @@ class Bootstrap:
     def kwargs(self) -> dict[str, Any]:
         return {"n_resamples": self.n_resamples, "seed": self.seed, "level": self.level}
 
-    def weights(self, items: Sequence[PairItem]) -> np.ndarray | None:
+    def weights(self, items: Sequence[Any]) -> np.ndarray | None:
         """Each item's weight in a Hajek ratio (None: every item counts alike)."""
         return None if self.item_weights is None else np.array([self.item_weights[it.item_id] for it in items])
 
@@ -119,10 +119,7 @@ def ceiling(items: Sequence[PairItem], boot: Bootstrap = Bootstrap()) -> dict[st
     return {
         "agreement": _est(figures["agreement"]),
         "kappa": _est(figures["kappa"]),
-        # Alpha's coincidences are not weighted here: left out of a weighted study rather than given unweighted.
-        "krippendorff_alpha": None
-        if boot.item_weights is not None
-        else _est(people_alpha([[v for _, v in it.votes] for it in items], "nominal", boot, LABELS)),
+        "krippendorff_alpha": _est(people_alpha([[v for _, v in it.votes] for it in items], "nominal", boot, LABELS)),
         "agreement_without_ties": _est(without),
         "n_pairs": sum(len(rater_pairs(it)) for it in items),
     }
@@ -130,8 +127,11 @@ def ceiling(items: Sequence[PairItem], boot: Bootstrap = Bootstrap()) -> dict[st
 
 def people_alpha(
     per_item: Sequence[Sequence[Any]], level: str, boot: Bootstrap, order: Sequence[Any] | None = None
-) -> Estimate:
-    """Krippendorff's alpha among the people (nominal for A/B/tie and PASS/FAIL, ordinal or interval for scores)."""
+) -> Estimate | None:
+    """Krippendorff's alpha among the people (nominal for A/B/tie and PASS/FAIL, ordinal or interval for scores).
+    None in a study of weighted items: alpha's coincidences are not weighted, so it is left out, not given unweighted."""
+    if boot.item_weights is not None:
+        return None
     return alpha_estimate(
         per_item,
         level=level,  # type: ignore[arg-type]

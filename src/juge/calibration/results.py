@@ -380,7 +380,7 @@ class Calibration(Result):
     weighting: Weighting = "none"
     """How the labels count: ``none`` (no draw recorded: taken as a random sample), ``equal-probability`` (drawn by
     juge label init with one chance for every item), ``inverse-probability`` (an unequal-probability draw: each
-    item counts 1 / its chance; pairwise studies only, a grade study of such labels is refused)."""
+    item counts 1 / its chance; pairwise and PASS/FAIL studies, a score study of such labels is refused)."""
     headlines: list[dict[str, Any]] | None = Field(default=None, alias="headline")
     """The one-line answers ("Judge X can stand in for a person on ..."), one per judge; none for criteria."""
     _input_warnings: list[str] = PrivateAttr(default_factory=list)

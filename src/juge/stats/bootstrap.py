@@ -472,6 +472,7 @@ def pair_kappa_estimates(
     n_resamples: int = N_RESAMPLES,
     seed: int = 0,
     level: float = LEVEL,
+    item_weights: ArrayLike | None = None,
 ) -> list[Estimate]:
     """Cohen's kappa of pooled pairs, one estimate per weighting, without building a table per item.
 
@@ -480,7 +481,7 @@ def pair_kappa_estimates(
     :func:`juge.stats.agreement.pair_tables` on the same seed, resample for resample: items with equal
     tables are found from their non-zero cells, so the draws are the same, and each item contributes its
     pairs, its weighted disagreements and its margins (sparse), so memory grows with the pairs, not with
-    ``n_items * K^2``.
+    ``n_items * K^2``. ``item_weights``: as :func:`kappa_estimate` (each item's pairs count ``w_i``).
     """
     from scipy import sparse
 
@@ -503,6 +504,8 @@ def pair_kappa_estimates(
     rows = sparse.csr_array((ones, (items, ca)), shape=(n_items, k))
     cols = sparse.csr_array((ones, (items, cb)), shape=(n_items, k))
     stats = sparse.hstack([front, rows, cols], format="csr")
+    if item_weights is not None:
+        stats = sparse.csr_array(stats.multiply(_item_weights(item_weights, n_items)[:, None]))
     figures = _kappas(keys, stats, k, list(weights), n_resamples=n_resamples, seed=seed, level=level)
     return [Estimate(value, low, high, n=int(items.size), n_items=n_items) for value, low, high in figures]
 
