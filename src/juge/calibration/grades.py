@@ -327,9 +327,9 @@ def pooled_ceiling(items: Sequence[GradedItem], labels: list, boot: Bootstrap, *
     }
     if list(labels) == list(PASSFAIL):  # what one person catches of another's FAIL votes (ordered pairs)
         ordered = [[*_rater_pairs(it), *((b, a) for a, b in _rater_pairs(it))] for it in items]
-        caught = _caught(ordered, "FAIL", items, boot)
+        caught = _caught(ordered, "FAIL", boot, items)
         out["failures_caught"] = caught if caught["n"] else None
-        out["false_flags"] = _caught(ordered, "PASS", items, boot)
+        out["false_flags"] = _caught(ordered, "PASS", boot, items)
     return out
 
 
@@ -370,13 +370,13 @@ def _counts(items: Sequence[GradedItem], key: str, kind: Kind) -> tuple[dict[str
 
 
 def _caught(
-    per_item: list[list[tuple[Any, Any]]], human: str, items: Sequence[GradedItem], boot: Bootstrap
+    per_item: list[list[tuple[Any, Any]]], human: str, boot: Bootstrap, items: Sequence[GradedItem] | None = None
 ) -> dict[str, Any]:
-    """Among comparisons where people said `human`, how many the judge called FAIL (``k`` of ``n`` as drawn; the
-    rate weighted as the study's items are)."""
+    """Among comparisons where people said `human`, how many the judge called FAIL (``k`` of ``n`` as drawn; with
+    ``items``, the rate weighted as ``boot`` weights them)."""
     num = [sum(j == "FAIL" and h == human for j, h in p) for p in per_item]
     den = [sum(h == human for _, h in p) for p in per_item]
-    rate = ratio_estimate(num, den, **boot.kwargs, item_weights=boot.weights(items))
+    rate = ratio_estimate(num, den, **boot.kwargs, item_weights=None if items is None else boot.weights(items))
     return {"k": int(sum(num)), "n": int(sum(den)), "rate": rate.to_dict()}
 
 
@@ -459,9 +459,9 @@ def grade_judge_figures(
             alpha = people_alpha(with_judge, "nominal", boot, list(PASSFAIL))
             out["krippendorff_alpha"] = None if alpha is None else alpha.to_dict()
         per_item = [pairs(it) for it in items]
-        failures = _caught(per_item, "FAIL", items, boot)
+        failures = _caught(per_item, "FAIL", boot, items)
         out["failures_caught"] = failures if failures["n"] else None
-        out["false_flags"] = _caught(per_item, "PASS", items, boot)
+        out["false_flags"] = _caught(per_item, "PASS", boot, items)
         matrix = _confusion(items, pairs, list(PASSFAIL))
         out["confusion"] = {"labels": list(PASSFAIL), "rows": "people", "columns": "judge", "matrix": matrix}
     return out
