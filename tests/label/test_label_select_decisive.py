@@ -195,6 +195,8 @@ def test_label_init_decisive_reads_the_open_categories_of_juge_plan(tmp_path: Pa
     res = runner.invoke(app, ["plan", "--items", str(items), "--judgments", str(calls), "--db", str(tmp_path / "j.db"),
                               "--reps", "200", "--json", str(plan)])  # fmt: skip
     assert res.exit_code == 0, res.output
+    # The plan's next step is the command below, reading this very file.
+    assert f"--select decisive --budget N --plan {plan} " in res.output
     decisions = [d for d in json.loads(plan.read_text())["decisions"] if d["category"] != "(overall)"]
     open_now = {d["category"] for d in decisions if not d["on_margin"] and (d["n_more"] is None or d["n_more"] > 0)}
     # Coding needs more items; roleplay and writing sit on the margin: no number of labels would settle them.

@@ -344,7 +344,8 @@ ItemsOption = Annotated[
     Path | None,
     typer.Option(
         "--items",
-        help="Pairwise items (the shared sample's items.jsonl layout, votes inside). Default with --run: the run's cases.",
+        help="The items: pairs (the shared sample's items.jsonl layout, votes inside) or, for a PASS/FAIL or score "
+        "judge, single answers (output). Default with --run: the run's cases.",
     ),
 ]
 JudgmentsOption = Annotated[
@@ -361,8 +362,8 @@ LabelsOption = Annotated[
     Path | None,
     typer.Option(
         "--labels",
-        help="Human votes in a separate file (item_id, rater_id, label A/B/tie); they replace the votes "
-        "the items carry.",
+        help="Human votes in a separate file (item_id, rater_id, label: A/B/tie for pairs, PASS/FAIL or a score for "
+        "one answer, which sets the study's kind); they replace the votes the items carry.",
     ),
 ]
 PolicyOption = Annotated[Path, typer.Option("--policy", help="Policy JSON written by juge policy derive --json.")]
@@ -1094,6 +1095,20 @@ def plan_command(
             write(result.to_dict())
     if json_path is not None:
         out.print(Text(f"wrote {json_path}"))
+    from juge.files import is_stdout
+    from juge.policy.plan import OVERALL
+
+    if any(d.category != OVERALL and not d.on_margin and d.n_more != 0 for d in result.decisions):
+        # The open categories are where labels settle something: label init --select decisive reads this plan.
+        kept = json_path is not None and not is_stdout(json_path)
+        out.print(
+            Text(
+                "next: label the open categories first: juge label init NAME --cases ITEMS --rubric RUBRIC "
+                f"--select decisive --budget N --plan {json_path if kept else 'PLAN'} --json init.json"
+                + ("" if kept else " (PLAN: this plan, kept with --json PLAN)")
+            ),
+            soft_wrap=True,
+        )
 
 
 policy_app = typer.Typer(
