@@ -456,6 +456,15 @@ def derive_command(
             "plus its people's minutes (items left to a person x --minutes-per-label); default: by its calls alone.",
         ),
     ] = None,
+    choose: Annotated[
+        bool,
+        typer.Option(
+            "--choose",
+            help="With --cascade: route with the configuration chosen on dev (the cheapest within noise of the best "
+            "that meets the guarantee) instead of the cascade as given: derived again on the same dev data with its "
+            "stages; every configuration and the choice stay in the policy, and policy test measures them all.",
+        ),
+    ] = False,
     output: Annotated[Path, typer.Option("-o", "--output", help="The policy for people (Markdown).")] = Path(
         "JUDGE_POLICY.md"
     ),
@@ -477,6 +486,7 @@ def derive_command(
     stated guarantee. Writes JUDGE_POLICY.md for people and policy.json for juge.
     """
     import juge.policy
+    from juge.policy.configurations import routing_hint
     from juge.policy.derivation import policy_markdown
     from juge.reports.policy_tables import print_input_notes, print_policy
 
@@ -499,6 +509,7 @@ def derive_command(
             prices=prices,
             minutes_per_label=minutes_per_label,
             minute_price=minute_price,
+            choose=choose,
         )
         assert md_tmp is not None and write is not None
         md_tmp.write_text(policy_markdown(result), encoding="utf-8")
@@ -522,6 +533,9 @@ def derive_command(
                 out,
             )
         )
+    choice = result.cascade.choice if result.cascade is not None else None
+    if choice is not None and choice.chosen is not None and not choice.routes_with_choice:
+        out.print(wrapped(f"to route with the chosen configuration ({choice.chosen}): {routing_hint(choice)}", out))
 
 
 @reads_inputs(*STUDY_OPTIONS)

@@ -47,6 +47,7 @@ def policy_derive(
     prices: Mapping[str, Mapping[str, float]] | str | Path | None = None,
     minutes_per_label: float | None = None,
     minute_price: float | None = None,
+    choose: bool = False,
 ) -> PolicyResult:
     """Derive a judge policy on the dev split (``juge policy derive``; ``juge.policy.derive``).
 
@@ -92,6 +93,9 @@ def policy_derive(
             1.0).
         minute_price: with ``cascade``: US$ one person-minute costs; the choice then ranks each configuration by
             its calls plus its people's minutes (default: by its calls alone).
+        choose: with ``cascade``: the policy routes with the configuration chosen on dev (derived again on the
+            same dev data with its stages; ``cascade.configurations`` and ``cascade.choice`` are the first
+            derivation's, ``choice.given`` the cascade given) instead of the cascade as given.
 
     >>> import juge
     >>> p = juge.policy.derive(items=juge.demo_path("items.jsonl"),
@@ -101,7 +105,7 @@ def policy_derive(
     """
     from juge.calibration.pairwise import Bootstrap
     from juge.policy.cascade import parse_stages
-    from juge.policy.derivation import derive_any_policy
+    from juge.policy.derivation import CHOOSE_NEEDS_CASCADE, derive_any_policy
     from juge.policy.inputs import policy_study
 
     if split == "holdout" and not force_split:
@@ -114,6 +118,8 @@ def policy_derive(
             raise InputError(f"{name} must be a share strictly between 0 and 1 (e.g. 0.9), got {value:g}")
     if resamples < 1:
         raise InputError("--resamples must be at least 1")
+    if choose and cascade is None:
+        raise InputError(CHOOSE_NEEDS_CASCADE)
     prices, minutes_per_label = cost_inputs(prices, minutes_per_label)
     if cascade is None and (prices or minutes_per_label is not None or minute_price is not None):
         raise InputError(
@@ -143,6 +149,7 @@ def policy_derive(
         prices=prices,
         minutes_per_label=minutes_per_label,
         minute_price=minute_price,
+        choose=choose,
     )
     run_id = run if run is not None else source.run if source is not None else None
     if run_id is not None:  # the run's config knows the judge's provider, rubric and parser; the calls do not

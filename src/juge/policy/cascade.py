@@ -25,7 +25,7 @@ item costs the calls of the stages that saw it, priced from their recorded token
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -359,7 +359,39 @@ def dev_configurations(
         row["chosen"] = row["name"] == choice["chosen"]
     chosen = next((r for r in rows if r["chosen"]), None)
     choice["derive_with"] = None if chosen is None else ",".join(s["name"] for s in chosen["stages"])
+    choice["routes_with_choice"] = chosen is not None and [s["name"] for s in chosen["stages"]] == list(names)
     return rows, choice
+
+
+def with_chosen_stages(first: dict[str, Any], derive: Callable[[list[str]], dict[str, Any]]) -> dict[str, Any]:
+    """``--choose``: the policy derived again on the same dev data with the chosen configuration's stages, keeping
+    the first derivation's configurations and choice (made on dev among the cascade as given), so that ``policy
+    test`` measures them all on holdout and ``route`` reads the chosen stages. ``first``: the policy derived with
+    the cascade as given; ``derive(stages)``: derive with those stages. Nothing chosen (no configuration meets the
+    guarantee): the policy routes with the cascade as given, said in ``choice.warning``."""
+    from juge.policy.file import policy_hash
+
+    c = first["cascade"]
+    choice = c["choice"]
+    given = [s["name"] for s in c["stages"]]
+    chosen = next((r for r in c["configurations"] if r["chosen"]), None)
+    if chosen is None:
+        note = "--choose: no configuration meets the guarantee on dev; the policy routes with the cascade as given"
+        choice["warning"] = "; ".join(w for w in (choice.get("warning"), note) if w)
+        first["policy_hash"] = policy_hash(first)
+        return first
+    stages = [s["name"] for s in chosen["stages"]]
+    if stages == given:
+        return first
+    second = derive(stages)
+    c2 = second["cascade"]
+    # the given stages stay known by name, so policy test can route every configuration on holdout
+    known = {s["name"] for s in [*c2["stages"], *c2["considered"]]}
+    c2["considered"] += [s for s in [*c["stages"], *c["considered"]] if s["name"] not in known]
+    c2["configurations"] = c["configurations"]
+    c2["choice"] = {**choice, "routes_with_choice": True, "given": ",".join(given)}
+    second["policy_hash"] = policy_hash(second)  # the policy changed after its derivation hashed it
+    return second
 
 
 def cascade_block(

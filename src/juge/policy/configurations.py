@@ -31,7 +31,7 @@ from juge.calibration.pairtable import PairItem
 from juge.calibration.pairwise import Bootstrap, vs_majority, vs_people
 from juge.data.records import Judgment, RecordedCall
 from juge.policy.decision import category_decision
-from juge.policy.results import CascadeStage, PolicyResult
+from juge.policy.results import CascadeStage, ConfigurationChoice, PolicyResult
 from juge.providers.pricing import call_cost, price_table
 from juge.stats import paired_ratio_difference
 from juge.stats.estimate import Estimate
@@ -286,3 +286,20 @@ def choose_configuration(
         "warning": warning,
         "rows": rows,
     }
+
+
+def routing_note(choice: ConfigurationChoice) -> str:
+    """What the policy routes with, against the choice, in one sentence (terminal and JUDGE_POLICY.md): the hint
+    that routes with the choice when it does not."""
+    if choice.chosen is None:
+        return "No configuration meets the guarantee on dev: this policy routes with the cascade as given."
+    if choice.given is not None:
+        return f"This policy routes with the choice (--choose; the cascade given was --cascade {choice.given})."
+    if choice.routes_with_choice:
+        return "This policy routes with the choice (the cascade as given)."
+    return f"This policy routes with the cascade as given; to route with the choice {routing_hint(choice)}."
+
+
+def routing_hint(choice: ConfigurationChoice) -> str:
+    """How to derive the policy that routes with the choice: the exact options."""
+    return f"add --choose (or derive with --cascade {choice.derive_with})"

@@ -53,7 +53,7 @@ from juge.calibration.results import Agreement
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.confidence import repeats_on
-from juge.policy.configurations import MINUTES_PER_LABEL
+from juge.policy.configurations import MINUTES_PER_LABEL, routing_note
 from juge.policy.file import (
     POLICY_FORMAT,
     SCHEMA_VERSION,
@@ -572,9 +572,14 @@ def cascade_markdown(p: PolicyResult) -> list[str]:
             )
     if c.choice is not None and c.choice.chosen is not None:
         lines += ["", f"Chosen: **{table_cell(c.choice.chosen)}**: {c.choice.rule} (cost in {c.choice.cost_basis}). "
-                  f"This policy routes with the cascade as given; `--cascade {c.choice.derive_with}` derives the "
-                  "choice."]  # fmt: skip
+                  f"{routing_note(c.choice)}"]  # fmt: skip
     return lines
+
+
+CHOOSE_NEEDS_CASCADE = (
+    "--choose routes with the configuration chosen among a cascade's: give --cascade too "
+    "(e.g. --cascade chat-small,chat-strong --choose)"
+)
 
 
 def derive_any_policy(
@@ -594,10 +599,24 @@ def derive_any_policy(
     prices: Mapping[str, Mapping[str, float]] | None = None,
     minutes_per_label: float | None = None,
     minute_price: float | None = None,
+    choose: bool = False,
 ) -> dict[str, Any]:
     """The policy for whatever judge the data holds: ``PairStudyData`` (pairwise) or ``GradeStudyData``
     (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
-    ``rule="guarantee"`` and ``cascade`` (any kind)."""
+    ``rule="guarantee"`` and ``cascade`` (any kind). ``choose``: route with the configuration chosen on dev
+    (:func:`juge.policy.cascade.with_chosen_stages`) instead of the cascade as given."""
+    if choose:
+        if cascade is None:
+            raise InputError(CHOOSE_NEEDS_CASCADE)
+        from juge.policy.cascade import with_chosen_stages
+
+        options = dict(
+            split=split, margin=margin, rule=rule, target=target, confidence=confidence, min_recall=min_recall,
+            threshold=threshold, judges=judges, audit_n=audit_n, boot=boot, prices=prices,
+            minutes_per_label=minutes_per_label, minute_price=minute_price,
+        )  # fmt: skip
+        first = derive_any_policy(data, cascade=cascade, **options)  # type: ignore[arg-type]
+        return with_chosen_stages(first, lambda stages: derive_any_policy(data, cascade=stages, **options))  # type: ignore[arg-type]
     if isinstance(data, GradeStudyData):
         return derive_grade_policy(
             data, split=split, margin=margin, rule=rule, min_recall=min_recall, threshold=threshold,

@@ -483,6 +483,12 @@ class ConfigurationChoice(Part):
     """Of those, the ones within noise of the best: the chosen one is the cheapest of these."""
     derive_with: str | None = None
     """The --cascade argument that derives the chosen configuration as the policy."""
+    routes_with_choice: bool = False
+    """True when this policy's stages are the chosen configuration's (the cascade given was the choice, or
+    --choose derived the choice)."""
+    given: str | None = None
+    """--choose: the --cascade given, among whose configurations the choice was made (null: the stages are the
+    cascade given)."""
     warning: str | None = None
     """Why the choice could not read everything asked (e.g. --minute-price without a US$ cost for every one)."""
 

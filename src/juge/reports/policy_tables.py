@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from juge.calibration.results import Agreement, Caught
+from juge.policy.configurations import routing_note
 from juge.policy.decision import TOO_FEW
 from juge.policy.results import (
     CascadeConfiguration,
@@ -202,8 +203,7 @@ def _cascade(policy: PolicyResult, out: Console) -> None:
         ch = c.choice
         line = (
             f"chosen: {ch.chosen}, the cheapest (in {ch.cost_basis}) of {', '.join(ch.within_noise)} within noise "
-            f"of the best ({ch.best}) among those meeting the guarantee; this policy routes with the cascade as "
-            f"given: derive with --cascade {ch.derive_with} to route with the choice"
+            f"of the best ({ch.best}) among those meeting the guarantee. {routing_note(ch)}"
             if ch.chosen
             else "chosen: none (no configuration meets the guarantee on dev)"
         )
