@@ -108,3 +108,15 @@ def test_readme_quotes_the_sample_panel_on_the_items_it_settles():
         f"members alone on all {panel['n_items']}"
     ) in text
     assert not n_members
+
+
+def test_recorded_calls_refuse_a_rule_their_verdicts_do_not_suit():
+    """--panel reads recorded calls, which carry no setup: mean of letters left every call unsettled (a silent
+    all-unparsed judge), and :tie on PASS/FAIL judges gave the pairwise tie C as a PASS/FAIL verdict."""
+    letters = [_call("a", "i1", "A", "12"), _call("b", "i1", "B", "12")]
+    with pytest.raises(InputError, match="mean needs score judges"):
+        panel_calls(letters, Panel("jury", ("a", "b"), "mean"))
+    words = [_call("a", "i1", "PASS"), _call("b", "i1", "FAIL")]
+    with pytest.raises(InputError, match=":tie is for pairwise"):
+        panel_calls(words, Panel("jury", ("a", "b"), "majority", "tie"))
+    assert [c.verdict for c in panel_calls(letters, Panel("jury", ("a", "b"), "majority", "tie"))] == ["C"]

@@ -174,11 +174,32 @@ def aggregate_slots(
     return out
 
 
+def _check_rule(panel: Panel, verdicts: Sequence[Any]) -> None:
+    """Recorded calls carry no setup (an eval file's [[panels]] check theirs at load): the members' verdicts say
+    whether the aggregation and the tie rule suit them, as mean of letters or a PASS/FAIL "tie" would leave every
+    call unsettled or a verdict no member could give."""
+    if panel.aggregate in SCORE_AGGREGATIONS:
+        bad = next((v for v in verdicts if isinstance(v, bool) or not isinstance(v, int | float)), None)
+        if bad is not None:
+            raise InputError(
+                f"panel {panel.name}: {panel.aggregate} needs score judges; its members' verdicts are not scores "
+                f"(e.g. {bad!r}): use majority or unanimous"
+            )
+    if panel.ties == "tie":
+        bad = next((v for v in verdicts if v not in ("A", "B", TIE_VERDICT)), None)
+        if bad is not None:
+            raise InputError(
+                f"panel {panel.name}: :tie is for pairwise judges (verdicts A, B, C); its members' verdicts are not "
+                f"(e.g. {bad!r})"
+            )
+
+
 def panel_calls(judgments: Iterable[Judgment | RecordedCall], panel: Panel) -> list[RecordedCall]:
     """The panel's calls as recorded calls: one per (item, order, repeat) any member answered (see the module)."""
     calls = list(judgments)
     members = member_keys(panel, (f"{j.judge}/{j.template}" for j in calls))
     mine = [j for j in calls if f"{j.judge}/{j.template}" in members]
+    _check_rule(panel, [j.verdict for j in mine if j.outcome == "ok" and j.verdict is not None])
     models: dict[str, set[str]] = {}
     for j in mine:
         models.setdefault(f"{j.judge}/{j.template}", set()).add(j.model)
