@@ -120,3 +120,10 @@ def test_recorded_calls_refuse_a_rule_their_verdicts_do_not_suit():
     with pytest.raises(InputError, match=":tie is for pairwise"):
         panel_calls(words, Panel("jury", ("a", "b"), "majority", "tie"))
     assert [c.verdict for c in panel_calls(letters, Panel("jury", ("a", "b"), "majority", "tie"))] == ["C"]
+
+
+def test_a_panel_named_as_a_judge_is_refused():
+    """As [[panels]] refuse it: chat-small/majority would read as one more prompt of the judge chat-small."""
+    calls = [_call("a", "i1", "A", "12"), _call("b", "i1", "B", "12")]
+    with pytest.raises(InputError, match="a judge already has that name"):
+        panel_calls(calls, Panel("a", ("a", "b")))

@@ -197,6 +197,8 @@ def _check_rule(panel: Panel, verdicts: Sequence[Any]) -> None:
 def panel_calls(judgments: Iterable[Judgment | RecordedCall], panel: Panel) -> list[RecordedCall]:
     """The panel's calls as recorded calls: one per (item, order, repeat) any member answered (see the module)."""
     calls = list(judgments)
+    if any(j.judge == panel.name for j in calls):  # NAME/majority would read as one more template of that judge
+        raise InputError(f"panel {panel.name}: a judge already has that name; name the panel otherwise")
     members = member_keys(panel, (f"{j.judge}/{j.template}" for j in calls))
     mine = [j for j in calls if f"{j.judge}/{j.template}" in members]
     _check_rule(panel, [j.verdict for j in mine if j.outcome == "ok" and j.verdict is not None])
