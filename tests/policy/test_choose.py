@@ -101,3 +101,35 @@ def test_choose_needs_a_cascade(monkeypatch, capsys, sample_dir, tmp_path):
     code, _, err = _derive(monkeypatch, capsys, sample_dir, tmp_path, "p", "--choose")
     assert code == 2 and "--choose" in err and "--cascade" in err
     assert not (tmp_path / "p.json").exists() and not (tmp_path / "p.md").exists()
+
+
+def test_choose_on_a_score_cascade(tmp_path):
+    """A score cascade given as grader,quick: grader alone is chosen (the best on dev; grader → quick decides the
+    same items at the same cost, and the tie goes to fewer stages); --choose routes with it and policy test
+    measures all three configurations on holdout."""
+    from grade_data import SCORE_DEV, SCORE_HOLDOUT, write_study
+    from test_cascade_grades import _quick
+    from test_cascade_grades import juge as run
+
+    rows = [(c, labs, {**j, "tokens_in": 100, "tokens_out": 10}) for c, labs, j in SCORE_DEV + SCORE_HOLDOUT]
+    write_study(tmp_path, rows)
+    with (tmp_path / "judgments.jsonl").open("a") as f:
+        f.write("".join(json.dumps(j) + "\n" for j in _quick(rows)))
+    (tmp_path / "prices.toml").write_text(
+        '[prices]\n"quick-2026" = { input = 1.0, output = 2.0 }\n"grader-2026-01" = { input = 10.0, output = 20.0 }\n'
+    )
+    study = ["--items", tmp_path / "items.jsonl", "--labels", tmp_path / "labels.jsonl",
+             "--judgments", tmp_path / "judgments.jsonl", "--db", tmp_path / "j.db", "--resamples", "100"]  # fmt: skip
+    res = run("policy", "derive", *study, "--cascade", "grader,quick", "--target", "0.77", "--confidence", "0.8",
+              "--margin", "0.5", "--prices", tmp_path / "prices.toml", "--choose", "--json", tmp_path / "p.json",
+              "-o", tmp_path / "P.md")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    c = json.loads((tmp_path / "p.json").read_text())["cascade"]
+    assert [s["name"] for s in c["stages"]] == ["grader"] and c["choice"]["given"] == "grader,quick"
+    assert [r["name"] for r in c["configurations"]] == ["grader", "quick", "grader → quick"]
+    res = run("policy", "test", "--policy", tmp_path / "p.json", *study, "--json", tmp_path / "h.json")
+    assert res.exit_code in (0, 1), res.output
+    h = json.loads((tmp_path / "h.json").read_text())["cascade"]
+    held = {r["name"]: r for r in h["configurations"]}
+    assert list(held) == ["grader", "quick", "grader → quick"] and held["grader"]["chosen"]
+    assert held["grader"]["holdout"]["decided_by_stage"] == [s["n_decided"] for s in h["stages"]]
