@@ -61,6 +61,9 @@ def test_cascade_on_the_sample_sums_to_the_holdout_and_is_cheaper(cascade_policy
     assert g["held"] == (g["disagreement"]["value"] <= 0.35)
     assert h["vs_majority"]["value"] == pytest.approx(1 - g["disagreement"]["value"])
     assert test.held == g["held"]
+    # A category the cascade leaves to people has no holdout figure; its reason must not blame dev (it had some).
+    empty = [c for c, row in test.per_category.items() if row.holdout_gap.gap is None]
+    assert empty and all("on dev" not in test.per_category[c].conclusion.holdout_reason for c in empty)
     # A stage routed on holdout decides only items at or above its dev threshold, in its categories.
     for item in test.items:
         if item.route == "judge":
@@ -301,3 +304,15 @@ def test_each_stage_alone_is_reported_as_a_one_stage_cascade(cascade_policy, sam
     assert c.cascade_on_dev.n_decided == c.n_items - c.n_person
     walk = strong.stages[0].guarantee
     assert c.alone[1].agreement_with_majority == pytest.approx(1 - walk.disagreements / walk.n_calibration_covered)
+
+
+def test_a_report_first_screen_states_the_cascade_not_its_first_stages_categories(cascade_policy):
+    """The report's first line for a cascade policy names its stages and target and what they decide on dev (its
+    categories are stage 1's alone, so 'the judge decides k of 8 categories' misread it)."""
+    from juge.reports.first_screen import verdicts
+
+    c = cascade_policy.cascade
+    line = verdicts(cascade_policy, None)[0]
+    assert line["kind"] == "policy" and line["status"] == cascade_policy.status
+    assert " → ".join(s.judge for s in c.stages) in line["text"] and f"target {c.target:g}" in line["text"]
+    assert f"{c.n_items - c.n_person} of {c.n_items} items" in line["text"] and "categories" not in line["text"]

@@ -116,7 +116,8 @@ def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: st
     }
     if gap is None:
         ok = False
-        reason = "no judge-vs-person or person-vs-person figure on dev (no verdicts or fewer than two raters per item)"
+        # the same rule reads dev at derive and holdout at the test: the text names neither
+        reason = "no judge-vs-person or person-vs-person figure on these items (no verdicts or fewer than two raters per item)"
     elif rule == "lower-bound":
         low = r3(diff["low"])
         ok = low is not None and low > -margin

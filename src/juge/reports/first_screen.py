@@ -28,17 +28,19 @@ def verdicts(policy: PolicyResult | None, test: HoldoutTest | None) -> list[dict
     if policy is not None:
         routes = [d.route for d in policy.decisions.values()]
         n_judge, n_person = routes.count("judge"), len(routes) - routes.count("judge")
-        out.append(
-            {
-                "kind": "policy",
-                "status": policy.status,
-                "text": f"Policy ({policy.judge}, rule {policy.rule}): {policy.status.upper()}. The judge decides "
-                f"{n_judge} of {len(routes)} categories, a person {n_person}.",
-            }
+        c = policy.cascade
+        text = (
+            f"Policy ({policy.judge}, rule {policy.rule}): {policy.status.upper()}. The judge decides "
+            f"{n_judge} of {len(routes)} categories, a person {n_person}."
+            if c is None  # a cascade's categories are its first stage's: say what routes instead
+            else f"Policy (cascade {' → '.join(s.judge for s in c.stages)}, target {c.target:g}): "
+            f"{policy.status.upper()}. On dev its stages decide {c.n_items - c.n_person} of {c.n_items} items, "
+            f"a person {c.n_person}."
         )
+        out.append({"kind": "policy", "status": policy.status, "text": text})
     if test is not None:
         status = test.status or ("untested" if test.held is None else "held" if test.held else "not held")
-        reason = f" {test.conclusion.reason}" if test.conclusion and test.conclusion.reason else ""
+        reason = f" {test.conclusion.reason.rstrip('.')}." if test.conclusion and test.conclusion.reason else ""
         forced = " FORCED: these items were tested before." if test.forced else ""
         out.append(
             {
