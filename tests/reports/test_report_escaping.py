@@ -83,3 +83,13 @@ def test_markdown_escapes_html_and_table_syntax(tmp_path):
     assert "<script" not in md and "<img" not in md
     assert "&lt;script&gt;" in md
     assert "pipe\\|judge/t" in md  # a pipe in a name does not split the table cell
+
+
+def test_plots_show_a_judge_key_s_bidi_and_control_characters_instead_of_obeying_them():
+    """The tables mark hidden characters (visible_html); matplotlib's SVG text kept U+202E and ESC acting."""
+    cal = pairwise_calibration()
+    cal["judges"]["chat\u202esmall\x1b[31m/x"] = cal["judges"].pop("chat-strong/pair-v2")
+    html = render_report(build_report_data(cal), "html")
+    assert "<svg" in html and "\u202e" not in html and "\x1b" not in html
+    svg = html.split("<svg", 1)[1].split("</svg>")[0]
+    assert "U+202E" in svg

@@ -24,6 +24,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
+from juge.visible import visible_text  # noqa: E402
+
 # Okabe & Ito (2008) colour-blind safe palette.
 PEOPLE = "#E69F00"
 JUDGES = ("#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
@@ -62,6 +64,8 @@ def to_svg(fig: Figure, label: str) -> str:
     svg = _METADATA.sub("", _SVG_PROLOGUE.sub("", buf.getvalue(), count=1))
     # Keep the natural width (CSS caps it at the column); the viewBox gives the height.
     svg = _SVG_HEIGHT.sub(r"\1", svg, count=1)
+    # matplotlib XML-escapes text but leaves a judge's or category's bidi override and control characters acting.
+    svg, label = visible_text(svg), visible_text(label)
     label = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
     return svg.replace("<svg", f'<svg role="img" aria-label="{label}" preserveAspectRatio="xMinYMin meet"', 1)
 
