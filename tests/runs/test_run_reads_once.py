@@ -105,3 +105,20 @@ def test_the_files_own_errors_come_before_a_case_that_does_not_render(tmp_path: 
     with pytest.raises(InputError, match=r"--only names case ids not in"):
         juge.run(eval_file, db=tmp_path / "j.db", only=["b", "zz"])
     assert not (tmp_path / "j.db").exists()  # nothing created on bad input
+
+
+def test_with_a_system_under_test_the_cases_file_s_errors_still_come_first(tmp_path: Path) -> None:
+    """The system's template is read after the cases file (as before the check moved into the file's read): a
+    missing cases file is the error named when the template is missing too."""
+    (tmp_path / "eval.toml").write_text(
+        'cases = "cases.jsonl"\n[system]\nmodel = "s"\ntemplate = "missing.j2"\n'
+        'provider = { name = "scripted", options = { default = "hi" } }\n'
+        '[[judges]]\nname = "pf"\nsetup = "passfail"\ndescription = "Right?"\nmodel = "m"\n'
+        '[provider]\nname = "scripted"\noptions = { default = "PASS" }\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError, match=r"cases file .* not found"):
+        juge.run(tmp_path / "eval.toml", db=tmp_path / "j.db")
+    write_jsonl(tmp_path / "cases.jsonl", [{"id": "a", "question": "q"}])
+    with pytest.raises(InputError, match=r"system template .*missing.j2 not found"):
+        juge.run(tmp_path / "eval.toml", db=tmp_path / "j.db")

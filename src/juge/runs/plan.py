@@ -84,13 +84,19 @@ def plan_run(config: EvalConfig, options: RunOptions = RunOptions(), *, provider
     `providers` no provider is made (nothing needs a key): the plan is what a dry run shows."""
     check_gate(config)
     judges = tuple(config.judges)
-    system_prompt = load_system_prompt(config)
-    checked = SelectionCheck(config, judges, system_prompt)
+    # The prompts are checked in the read that selects the cases; with a system under test, after it: its template
+    # is read after the cases file, so the file's errors come first.
+    checked = SelectionCheck(config, judges, None) if config.spec.system is None else None
     selection, dataset_hash = load_run_cases(
         config, set(options.only) if options.only is not None else None, limit=options.limit, visit=checked
     )
     if not selection.count:
         raise InputError(f"{config.cases_path}: no cases to run")
+    system_prompt = load_system_prompt(config)
+    if checked is None:
+        checked = SelectionCheck(config, judges, system_prompt)
+        for line, case in selection.with_lines():
+            checked(line, case)
     n_tasks, case_warnings = checked.result(selection.count)
     n_tasks *= options.repeat
     batch = config.spec.engine.mode == "batch"
