@@ -88,6 +88,12 @@ def test_decisive_selection_records_every_drawn_case_s_chance():
     with pytest.raises(InputError, match="--run"):
         select_cases(cases, method="decisive", budget=40)
     assert DECISIVE_WEIGHT == 4.0
+    # A PASS/FAIL run alone flags nothing: one stratum, every chance budget / cases, and the why says so (it
+    # described a 4-to-1 weighting that did not happen).
+    plain = JudgeSignals(run_id="r", passes={c.id: 1.0 for c in cases})
+    picked, selection = select_cases(cases, method="decisive", budget=40, seed=2, signals=plain)
+    assert [(s.stratum, s.probability) for s in selection.strata] == [("other", 0.2)]
+    assert f"{DECISIVE_WEIGHT:g} times" not in selection.why and "--plan" in selection.why
 
 
 def test_label_init_decisive_then_estimate_weights_each_label(tmp_path: Path):

@@ -302,6 +302,12 @@ def _decisive(
         f"score near the threshold): each is drawn with {DECISIVE_WEIGHT:g} times the chance of another (capped at 1); "
         f"every case keeps a positive chance, and each was drawn on its own, {len(drawn)} in all (the budget "
         f"{budget} on average); an estimate weights each label by 1 / its chance"
+        if n_decisive
+        # Say so rather than describe a weighting that did not happen (e.g. a PASS/FAIL run alone: no pairs, no scores)
+        else f"none of the {len(cases)} cases would settle something by what was given (a pair judged differently "
+        "in the two orders, a score near the threshold; --policy FILE or --plan FILE name the open categories): "
+        f"every case had the same chance, {budget} / {len(cases)}, a random draw ({len(drawn)} drawn, each on its "
+        "own)"
     )
     return picked, LabelSelection(
         method="decisive",
