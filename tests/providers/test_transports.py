@@ -143,6 +143,15 @@ def test_an_unknown_client_is_refused_naming_the_choices(monkeypatch, tmp_path):
         Providers(None, tmp_path).get(ProviderSpec(name="openai", options={"base_url": "http://x/v1", "http": "curl"}))
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("timeout", [float("nan"), -3, 0, 1e308, "5"])
+def test_a_timeout_that_is_no_time_is_refused_when_the_provider_is_made(provider, timeout, tmp_path):
+    """NaN or -3 seconds failed every call of the run (pyreqwest: no negative Duration) instead of exit 2."""
+    spec = ProviderSpec(name=provider, options={"base_url": "http://127.0.0.1:9/v1", "timeout": timeout})
+    with pytest.raises(InputError, match="timeout must be seconds"):
+        Providers(None, tmp_path).get(spec)
+
+
 def test_pyreqwest_missing_is_an_error_saying_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyreqwest", None)  # as if not installed
     with pytest.raises(ValueError, match=r"pip install 'juge\[fast-http\]'"):

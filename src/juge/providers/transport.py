@@ -66,12 +66,21 @@ def http_client_name(value: object = None) -> str:
     return str(value)
 
 
+MAX_TIMEOUT = 3600.0  # seconds: as the engine's own timeout allows
+
+
 class Transport(ABC):
     """One client's connections: `post` one body, read the answer within the bound; `aclose` in the loop."""
 
     name: str
 
     def __init__(self, *, timeout: float | None, max_response_bytes: int, proxy: str | None, owner: str):
+        # Checked here, as the provider is made (exit 2 naming the option): NaN or a negative time failed every
+        # call of a run, each client in its own words.
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MAX_TIMEOUT
+        ):
+            raise ValueError(f"timeout must be seconds above 0 and at most {MAX_TIMEOUT:g}, got {timeout!r:.60}")
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
         self.proxy = proxy
