@@ -656,7 +656,9 @@ def route_command(
     With --eval, the policy's judge is called live through the engine on --items (or one --item) and one
     decision per item is written as JSONL; the judge's model and template hash must be the ones the policy
     was derived with (else exit 2); --provider, --base-url, --api-key-env and --model override the eval
-    file's endpoint. Without it, --item carries its recorded judge calls (or --judgments FILE does); an item
+    file's endpoint. A cascade policy (policy derive --cascade) calls its first stage, then each next stage only
+    on the items left to it (a stage that is a [[panels]] panel calls its members), each as many times as its dev
+    confidence read; each decision names its stage. Without it, --item carries its recorded judge calls (or --judgments FILE does); an item
     without any goes to a person, and the output says so. Item-level reasons come first: the answers' order
     changed the verdict, or a judgment was refused, unparsed or missing; then the category (or, under
     --rule guarantee, the judge's confidence). A policy that did NOT HOLD on its holdout test is refused
