@@ -68,6 +68,19 @@ def test_version():
     assert command.exit_code == 0 and command.output == result.output  # the same line both ways
 
 
+def test_version_is_the_installed_packages():
+    # juge/_version.py is the one place the version is written (pyproject reads it at build, start-up reads the file
+    # instead of importlib.metadata): the line must be what pip installed, and pyproject must not hold a second one
+    import importlib.metadata
+    import tomllib
+    from pathlib import Path
+
+    result = runner.invoke(app, ["--version"])
+    assert result.output == f"juge {importlib.metadata.version('juge')}\n"
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
 def test_split_keeps_groups_together_and_refuses_to_overwrite(tmp_path, suffix):
     rows = [{"id": f"c{i}", "customer": f"k{i % 7}", "question": "q"} for i in range(50)]

@@ -34,13 +34,9 @@ module imports only its own package and the layers below; ``|``: independent), c
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-try:
-    __version__ = version("juge")
-except PackageNotFoundError:  # running from a source tree without install
-    __version__ = "0.0.0+local"
+from juge._version import __version__  # the package's version (pyproject reads it at build): no importlib.metadata
 
 if TYPE_CHECKING:
     from juge import policy
