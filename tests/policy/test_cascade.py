@@ -316,3 +316,29 @@ def test_a_report_first_screen_states_the_cascade_not_its_first_stages_categorie
     assert line["kind"] == "policy" and line["status"] == cascade_policy.status
     assert " → ".join(s.judge for s in c.stages) in line["text"] and f"target {c.target:g}" in line["text"]
     assert f"{c.n_items - c.n_person} of {c.n_items} items" in line["text"] and "categories" not in line["text"]
+
+
+@pytest.mark.slow
+def test_readme_live_cascade_on_the_sample(tmp_path):
+    """README's live cascade: derived from the replayed sample at target 0.65, routing examples/route/new-items.jsonl
+    sends 4 items to chat-small and 4 to a person in 10 calls; chat-strong (no dev threshold) is never called."""
+    from juge.store import Store
+
+    root = Path(__file__).resolve().parents[2]
+    demo = juge.demo_path("items.jsonl").parent
+    db = tmp_path / "a.db"
+    juge.run(demo / "eval.toml", db=db)
+    with Store(db) as store:
+        (run,) = store.list_runs()
+    policy = juge.policy.derive(
+        run=run["id"], items=demo / "items.jsonl", db=db, cascade="chat-small,chat-strong", target=0.65, resamples=20
+    )
+    assert policy.cascade.stages[1].guarantee.threshold is None
+    path = tmp_path / "live-cascade.json"
+    path.write_text(json.dumps(policy.to_dict()), encoding="utf-8")
+    routed = juge.route(path, eval_file=demo / "eval.toml", items=root / "examples/route/new-items.jsonl", db=db)
+    routes = [d.route for d in routed.decisions]
+    assert (routes.count("judge"), routes.count("person"), routed.calls) == (4, 4, 10)
+    assert {d.stage for d in routed.decisions if d.route == "judge"} == {1} and len(routed.runs or []) == 1
+    text = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    assert "routed 8 items: 4 to the judge, 4 to a person; 10 calls (chat-small on the 5 items" in text
