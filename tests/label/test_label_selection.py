@@ -195,3 +195,17 @@ def test_stratified_with_a_pairwise_run_is_proportional_and_says_why(tmp_path: P
     _, selection = select_cases(pairs, method="stratified", budget=10, signals=signals)
     assert selection.allocation == "proportional" and "no pass/fail verdict" in selection.why
     assert [s.selected for s in selection.strata] == [5, 5]
+
+
+def test_the_drawn_strata_line_escapes_a_category_s_control_characters(tmp_path: Path):
+    """A case's category is data: ESC [2J in it would clear the terminal as label init prints the strata."""
+    evil = [Case(id=f"e{k}", question="q", output="o", category="a\x1b[2J\u202eb") for k in range(4)]
+    cases = write_cases(tmp_path / "cases.jsonl", evil + cases_by_category({"c": 4}))
+    rubric = write_rubric(tmp_path / "rubric.toml")
+    res = CliRunner().invoke(
+        app,
+        ["label", "init", "p", "--cases", str(cases), "--task", "passfail", "--rubric", str(rubric),
+         "--db-url", f"sqlite:///{tmp_path / 'labels.db'}", "--select", "stratified", "--budget", "4"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "\x1b" not in res.output and "\u202e" not in res.output and "\\x1b[2J" in res.output

@@ -20,6 +20,7 @@ from juge.commands.inputs import INPUT_OPTIONS, map_with_id, reads_inputs
 from juge.errors import InputError
 from juge.files import is_stdout, writable
 from juge.reports.fit import fitted
+from juge.visible import terminal_safe
 
 if TYPE_CHECKING:
     from juge.label.results import LabelResult
@@ -258,10 +259,12 @@ def init_command(
         drawn = sum(s.selected for s in sel.strata)
         how = sel.method if sel.allocation == sel.method else f"{sel.method}, {sel.allocation}"
         console.print(
-            Text(
-                f"Drew {drawn} of {sel.population} cases ({how}): "
-                + ", ".join(f"{s.stratum} {s.selected}/{s.population}" for s in sel.strata)
-                + f". {sel.why}. Each item's chance is in its meta.juge_selection."
+            Text(  # the strata are the cases' categories: data, escaped
+                terminal_safe(
+                    f"Drew {drawn} of {sel.population} cases ({how}): "
+                    + ", ".join(f"{s.stratum} {s.selected}/{s.population}" for s in sel.strata)
+                    + f". {sel.why}. Each item's chance is in its meta.juge_selection."
+                )
             )
         )
         if json_out is not None:
