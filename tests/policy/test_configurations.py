@@ -80,6 +80,11 @@ def test_people_s_minutes_enter_the_cost_with_a_minute_price():
     tokens = choose_configuration(["cheap", "dear"], counts, usd_per_item=[None, 0.01], people_usd_per_item=people,
                                   **common)  # fmt: skip
     assert tokens["cost_basis"] == "tokens" and tokens["chosen"] == "cheap" and "--minute-price" in tokens["warning"]
+    # Recorded calls without tokens (0 per item) are not free: the choice says it rests on items decided alone.
+    unknown = choose_configuration(["cheap", "dear"], counts, usd_per_item=[None, None],
+                                   **{**common, "tokens_per_item": [0.0, 0.0]})  # fmt: skip
+    assert unknown["chosen"] == "dear" and unknown["warning"] is not None
+    assert calls["warning"] is None and tokens["warning"].count(";") == 0
 
 
 def test_equal_cost_goes_to_more_items_decided_then_fewer_stages():

@@ -252,6 +252,10 @@ def choose_configuration(
     warning = None
     if not priced and people_usd_per_item is not None:
         warning = "--minute-price left out of the choice: a configuration has no US$ cost (give --prices)"
+    if not priced and eligible and not any(tokens_per_item[i] for i in eligible):
+        # Calls with no recorded tokens cost 0 tokens here: not cheap, unknown; say what the choice then rests on.
+        unknown = "no recorded tokens either: their cost is unknown, so the choice rests on items decided alone"
+        warning = f"{warning}; {unknown}" if warning else f"the configurations have {unknown}"
     basis = "tokens" if not priced else "USD" if people_usd_per_item is None else "USD with people"
     people = people_usd_per_item or [0.0] * len(names)
     cost = [
