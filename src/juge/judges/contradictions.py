@@ -19,8 +19,9 @@ from collections.abc import Iterable, Iterator
 
 from juge.judges.textnorm import skeleton
 from juge.judges.vocabulary import LANGUAGES
+from juge.lazy import lazy_pattern
 
-_DIGIT = re.compile(r"\d")  # str patterns: every Unicode decimal digit (Nd)
+_DIGIT = lazy_pattern(r"\d")  # str patterns: every Unicode decimal digit (Nd)
 
 
 def fold(text: str) -> str:
@@ -55,9 +56,9 @@ _GAP = rf"(?:[^\w\n]|\b(?:{_FILLER})\b){{0,40}}?"
 _OPEN = r"(?:\*\*|__|\*|_|`|\[|\{|<|«|【|⟦|〚|〖|〔|《|「|『|⟨|‹)"
 _CLOSE = r"(?:\*\*|__|\*|_|`|\]|\}|>|»|】|⟧|〛|〗|〕|》|」|』|⟩|›)"
 
-_PF_CUED = re.compile(rf"\b(?:{_CUES})\b{_GAP}{_PASSFAIL_WORD}{_CLAUSE_END}", re.IGNORECASE)
-_PF_BRACKETED = re.compile(rf"{_OPEN}[ \t]*{_PASSFAIL_WORD}[ \t]*[.!:]?[ \t]*{_CLOSE}", re.IGNORECASE)
-_PF_ANY = re.compile(_PASSFAIL_WORD, re.IGNORECASE)
+_PF_CUED = lazy_pattern(rf"\b(?:{_CUES})\b{_GAP}{_PASSFAIL_WORD}{_CLAUSE_END}", re.IGNORECASE)
+_PF_BRACKETED = lazy_pattern(rf"{_OPEN}[ \t]*{_PASSFAIL_WORD}[ \t]*[.!:]?[ \t]*{_CLOSE}", re.IGNORECASE)
+_PF_ANY = lazy_pattern(_PASSFAIL_WORD, re.IGNORECASE)
 # Words that may stand beside a verdict on a line that is nothing but a verdict.
 _LABEL_WORDS = frozenset(
     (
@@ -67,7 +68,7 @@ _LABEL_WORDS = frozenset(
         "verdicts label judgement judgment assessment evaluation"
     ).split()
 )
-_WORD = re.compile(r"[a-z]+", re.IGNORECASE)
+_WORD = lazy_pattern(r"[a-z]+", re.IGNORECASE)
 
 
 def _passfail_value(match: re.Match[str]) -> str:
@@ -107,19 +108,19 @@ _PAIR_FILLER = (
     r"it's|it’s|one|with|for"
 )
 _PAIR_GAP = rf"(?:[^\w\n]|\b(?:{_PAIR_FILLER})\b){{0,40}}?"
-_PAIR_CUED = re.compile(
+_PAIR_CUED = lazy_pattern(
     rf"\b(?:(?:{_STRONG_CUES})\b{_PAIR_GAP}{_BOUND_L}(?:{_ANY_CASE}|{_TIE})"
     rf"|(?:{_WEAK_CUES})\b{_PAIR_GAP}{_BOUND_L}(?:{_UPPER.replace('letter', 'letter2')}|{_TIE.replace('tie', 'tie2', 1)}))"
     rf"{_BOUND_R}{_CLAUSE_END}",
     re.IGNORECASE,
 )
-_PAIR_BETTER = re.compile(
+_PAIR_BETTER = lazy_pattern(
     rf"\b(?:assistant|answer|response|option|model|output|candidate)[\s*_]+{_UPPER}[\s*_]+(?:wins|"
     r"(?:is|was)\s+(?:clearly\s+|definitely\s+)?(?:better|superior|stronger|preferred|the\s+winner|the\s+better\s+one))"
     rf"[ \t*_]*[.!]?{_CLAUSE_END}",
     re.IGNORECASE,
 )
-_PAIR_BRACKETED = re.compile(
+_PAIR_BRACKETED = lazy_pattern(
     rf"(?:\[|\[\[|\{{\{{|<<|\(\(|【|⟦|〚|〖|〔|《|「|『|⟨|«)[ \t]*{_BOUND_L}(?:{_UPPER}|{_TIE}){_BOUND_R}[ \t]*[.!]?[ \t]*"
     r"(?:\]|\]\]|\}\}|>>|\)\)|】|⟧|〛|〗|〕|》|」|』|⟩|»)",
     re.IGNORECASE,
@@ -127,7 +128,7 @@ _PAIR_BRACKETED = re.compile(
 # A line that is nothing but a verdict: "B", "**Verdict: B**", "Final verdict - tie".
 # Not "Assistant B" alone: that is a heading.
 _PAIR_LINE_WORDS = r"is|it|it's|it’s|the|my|our|i|say|would|be|clearly|definitely|then|now|here|one"
-_PAIR_LINE = re.compile(
+_PAIR_LINE = lazy_pattern(
     rf"[^\w\n]*(?:(?:{_STRONG_CUES}|{_WEAK_CUES}|{_PAIR_LINE_WORDS})\b[^\w\n]*)*{_BOUND_L}(?:{_UPPER}|{_TIE}){_BOUND_R}[^\w\n]*",
     re.IGNORECASE,
 )
@@ -159,7 +160,7 @@ def pairwise_statements(text: str) -> Iterator[tuple[str, str]]:
 _NUMBER = r"(?P<n>[0-9]+(?:\.[0-9]+)?)"
 _SCORE_CUES = r"score|scores|rating|grade|final\s+answer|verdict|note|total|points|rate|rated|give|giving|mark"
 _SCORE_FILLER = r"is|of|a|an|would|be|should|it|this|the|answer|response|my|final|overall|i|as|with|me|gets|get"
-_SCORE_CUED = re.compile(
+_SCORE_CUED = lazy_pattern(
     rf"\b(?:{_SCORE_CUES})\b(?:[^\w\n]|\b(?:{_SCORE_FILLER})\b){{0,30}}?(?<![\w.]){_NUMBER}"
     r"(?:[ \t]*(?:/|out\s+of)[ \t]*[0-9]+)?[ \t]*[.!)*\]]*[ \t]*(?=$|\n)",
     re.IGNORECASE,
@@ -280,7 +281,7 @@ _EN = LANGUAGES["en"]
 _UPPER_PASS = r"P[ .\-_*·]?[A4@][ .\-_*·]?[S5$][ .\-_*·]?[S5$](?:ED|ES|ING)?"
 _UPPER_FAIL = r"F[ .\-_*·]?[A4@][ .\-_*·]?[I1!|L][ .\-_*·]?[L1|!](?:ED|S|ING|URE)?"
 _CAPITALS = {
-    verdict: re.compile(rf"(?<![A-Za-z0-9]){word}(?![A-Za-z0-9])")
+    verdict: lazy_pattern(rf"(?<![A-Za-z0-9]){word}(?![A-Za-z0-9])")
     for verdict, word in (("PASS", _UPPER_PASS), ("FAIL", _UPPER_FAIL))
 }
 _SUBJECT = r"(?:it|this|that|which|the\s+(?:answer|response|reply|output|submission|result|verdict))"
@@ -296,7 +297,7 @@ _OBJECT = r"(?:\s+(?:the\s+|this\s+|our\s+)?(?:check|test|rubric|criterion|crite
 
 
 _PROPERTY_WORDS = "property|criterion"
-_PROPERTY = re.compile(_PROPERTY_WORDS, re.IGNORECASE)
+_PROPERTY = lazy_pattern(_PROPERTY_WORDS, re.IGNORECASE)
 
 
 @functools.cache
@@ -307,15 +308,15 @@ def _en_passfail(verdict: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pat
     words = _EN["pass_"] if verdict == "PASS" else _EN["fail"]
     word = "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
     shortest = [w for w in words if not any(o != w and o in w for o in words)]  # "pass" is in "passed"
-    word_in = re.compile("|".join(map(re.escape, shortest)), re.IGNORECASE)
-    stated = re.compile(
+    word_in = lazy_pattern("|".join(map(re.escape, shortest)), re.IGNORECASE)
+    stated = lazy_pattern(
         rf"\b{_SUBJECT}\s+(?:(?:is|was|['’]s|would\s+be|should\s+be|must\s+be|remains|counts\s+as|gets|deserves|"
         rf"earns|receives|merits|clearly|definitely|simply|a|an)\s*)+{word}{_CLAUSE_END}"
         rf"|\b{_SUBJECT}\s+(?:clearly\s+|definitely\s+|simply\s+)?{word}{_OBJECT}[ \t]*[.!;]?{_CLAUSE_END}"
         rf"|\b(?:give|giving|gives|mark|marking|marks|rate|rating|rates)\s+(?:it|this)\s+(?:a\s+|an\s+)?{word}{_CLAUSE_END}",
         re.IGNORECASE,
     )
-    negated = re.compile(rf"\b{_NEGATOR}\s+{_NEG_FILLER}{word}{_OBJECT}[ \t]*[.!;]?{_CLAUSE_END}", re.IGNORECASE)
+    negated = lazy_pattern(rf"\b{_NEGATOR}\s+{_NEG_FILLER}{word}{_OBJECT}[ \t]*[.!;]?{_CLAUSE_END}", re.IGNORECASE)
     has = r"(?:has|have|does\s+have|shows|possesses|meets|satisfies)"
     lacks = (
         r"(?:does\s+not\s+have|doesn['’]t\s+have|lacks|does\s+not\s+show|doesn['’]t\s+show|does\s+not\s+meet|"
@@ -323,7 +324,7 @@ def _en_passfail(verdict: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pat
     )
     prop = rf"\s+the\s+(?:{_PROPERTY_WORDS})(?:\s+[\"'“‘][^\"'”’\n]{1, 80}[\"'”’])?[ \t]*[.!;]?"
     own = has if verdict == "PASS" else lacks
-    prop_stated = re.compile(rf"\b{_SUBJECT}\s+(?:clearly\s+|definitely\s+)?{own}{prop}{_CLAUSE_END}", re.IGNORECASE)
+    prop_stated = lazy_pattern(rf"\b{_SUBJECT}\s+(?:clearly\s+|definitely\s+)?{own}{prop}{_CLAUSE_END}", re.IGNORECASE)
     return stated, negated, prop_stated, word_in
 
 
@@ -366,7 +367,7 @@ _BEFORE_WORDS = frozenset(
         "risposta resposta opção antwort ответ вариант ассистент jawaban yanıt cevap उत्तर الإجابة المساعد"
     ).split()
 )
-_LAST_WORD = re.compile(r"([\w'’]+)[ \t]+$")
+_LAST_WORD = lazy_pattern(r"([\w'’]+)[ \t]+$")
 _PAIR_NOUN = r"(?:(?:assistant|answer|response|option|model|output|candidate)\s+)?"
 
 
@@ -411,12 +412,12 @@ def _better_patterns() -> tuple[re.Pattern[str], ...]:
 
 
 _EN_TIE = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in _EN["tie"])
-_TIE_STATED = re.compile(
+_TIE_STATED = lazy_pattern(
     rf"\b{_SUBJECT}\s+(?:is|was|['’]s|would\s+be|must\s+be|ends\s+in|comes\s+down\s+to)\s+(?:a\s+|an?\s+)?"
     rf"(?:clear\s+|real\s+)?(?:{_EN_TIE}){_CLAUSE_END}",
     re.IGNORECASE,
 )
-_PAIR_NEGATED = re.compile(
+_PAIR_NEGATED = lazy_pattern(
     rf"{_LETTER_L}(?-i:(?P<letter>[ABC])){_LETTER_R}\s+(?:is\s+not|isn['’]t|is\s+no|was\s+not|wasn['’]t|does\s+not|"
     rf"doesn['’]t|did\s+not|didn['’]t)\s+(?:really\s+|clearly\s+)?(?:better|superior|preferred|the\s+better(?:\s+one|"
     rf"\s+answer|\s+response)?|the\s+winner|win)(?:\s+{_THAN}\s+{_PAIR_NOUN}[ABC]{_LETTER_R})?[ \t]*[.!;]?{_CLAUSE_END}"
@@ -452,14 +453,14 @@ def pairwise_conflicts(text: str, letter: str) -> Iterator[tuple[str, str]]:
 # --- scores: "**2**", "2/5", "Puntuación: 2", "Correct: 1/3", "not a 4" -------------------------------------
 
 _NUM = r"(?P<n>[0-9]+(?:\.[0-9]+)?)"
-_LINE_SCORE = re.compile(rf"[^\w\n]*{_NUM}(?:[ \t]*(?:/|out\s+of)[ \t]*[0-9]+)?[^\w\n]*", re.IGNORECASE)
+_LINE_SCORE = lazy_pattern(rf"[^\w\n]*{_NUM}(?:[ \t]*(?:/|out\s+of)[ \t]*[0-9]+)?[^\w\n]*", re.IGNORECASE)
 # "2/5 of the claims", "2 out of 5 facts": a count, not a score (a word that is not a noun may follow a score).
 _NOT_A_COUNT = (
     r"(?![ \t]+(?!(?:overall|total|in|for|because|since|as|and|but|so|from|on|at|given|would|is|seems|i|it|this|"
     r"then|which|here|now)\b)[a-z])"
 )
 # A number in bold or underlined, anywhere: "I give it **2**".
-_EMPHASISED = re.compile(
+_EMPHASISED = lazy_pattern(
     rf"(?<![\w*])(?:\*\*|__)[ \t]*{_NUM}(?:[ \t]*(?:/|out\s+of)[ \t]*[0-9]+)?[ \t]*(?:\*\*|__)(?![\w*])"
 )
 _UNIT = r"(?:[ \t]*(?:分|点|점|points?|pts|баллов|балла|балл))?"

@@ -34,6 +34,7 @@ from juge.judges.contradictions import (
     score_statements,
 )
 from juge.judges.textnorm import skeleton
+from juge.lazy import lazy_pattern
 
 Verdict = str | int | float | dict[str, Any]
 
@@ -98,7 +99,7 @@ def unparsed(code: str, detail: str) -> ParseResult:
 
 
 _TRAILING = " \t\r"
-_WORDS = re.compile(r"[A-Za-z]+")
+_WORDS = lazy_pattern(r"[A-Za-z]+")
 
 
 def _lines(text: str) -> list[str]:
@@ -337,8 +338,8 @@ def _json_objects(text: str) -> Iterator[dict[str, Any] | None]:
 
 # --- pairwise -------------------------------------------------------------------
 
-_PAIR_EXACT = re.compile(r"(?<!\[)\[\[([ABC])\]\](?!\])")
-_PAIR_LOOSE = re.compile(r"\[\s*\[\s*(a|b|c|tie)\s*\]\s*\]", re.IGNORECASE)
+_PAIR_EXACT = lazy_pattern(r"(?<!\[)\[\[([ABC])\]\](?!\])")
+_PAIR_LOOSE = lazy_pattern(r"\[\s*\[\s*(a|b|c|tie)\s*\]\s*\]", re.IGNORECASE)
 
 
 def parse_pairwise(text: str) -> ParseResult:
