@@ -227,6 +227,13 @@ def test_label_init_decisive_reads_the_open_categories_of_juge_plan(tmp_path: Pa
                               str(tmp_path / "rubric.toml"), "--db-url", f"sqlite:///{tmp_path / 'labels.db'}",
                               "--select", "decisive", "--budget", "60", "--plan", str(tmp_path / "P.md")])  # fmt: skip
     assert res.exit_code == 2
+    # Another JSON given as the plan (a run's --json, a --width plan): refused naming the file and what is missing.
+    other = tmp_path / "run.json"
+    other.write_text(json.dumps({"run_id": "r1", "probability": 0.8}), encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        juge.label_init("r", cases=items, task="pairwise", rubric=tmp_path / "rubric.toml",
+                        db_url=f"sqlite:///{tmp_path / 'labels.db'}", select="decisive", budget=60, plan=other)  # fmt: skip
+    assert exc.value.path == str(other) and exc.value.field == "decisions"
 
 
 def test_recorded_calls_give_the_order_dependent_pairs(tmp_path: Path, sample_dir: Path):

@@ -269,8 +269,18 @@ def _select(
         from juge.files import read_json_object
         from juge.policy.results import PlanResult
 
+        data = read_json_object(plan, "--plan")
+        if not isinstance(data.get("decisions"), list):  # another JSON (a run's, a --width plan): say which is asked
+            from juge.errors import input_error
+
+            raise input_error(
+                plan,
+                "--plan: not the --json of a juge plan of a policy study (no decisions); write one with juge plan "
+                "--items ... --judgments ... --json FILE (without --width)",
+                field="decisions",
+            )
         try:
-            planned = PlanResult.model_validate(read_json_object(plan, "--plan"))
+            planned = PlanResult.model_validate(data)
         except ValidationError as exc:
             raise validation_error(str(plan), exc) from None
     if judgments is not None:
