@@ -362,3 +362,13 @@ def test_the_configurations_table_shows_the_missing_price_warning_whole(sample_d
     res = CliRunner().invoke(juge_main, [str(a) for a in args], env={"COLUMNS": "400"})
     assert res.exit_code == 0, res.output
     assert "no US$" in res.output and "[prices]" in res.output
+
+
+def test_a_bad_price_row_names_its_line(tmp_path):
+    from juge.policy.cascade import read_prices
+
+    path = tmp_path / "prices.toml"
+    path.write_text('# prices\n\n[prices]\n"a" = { input = 0.1, output = 0.6 }\n"b" = { input = -1, output = 1 }\n')
+    with pytest.raises(juge.InputError) as exc:
+        read_prices(path)
+    assert exc.value.line == 5 and exc.value.field == "prices.b.input"

@@ -552,16 +552,17 @@ def read_prices(path: str | Path) -> dict[str, dict[str, float]]:
     from pydantic import ValidationError
 
     from juge.config import EvalSpec
-    from juge.errors import input_error, parse_toml, validation_error
+    from juge.errors import input_error, parse_toml, validation_error, with_toml_line
 
     path = Path(path)
     if not path.is_file():
         raise InputError(f"--prices {path}: file not found")
-    document, _ = parse_toml(path, path.read_bytes())
+    raw = path.read_bytes()
+    document, _ = parse_toml(path, raw)
     if "prices" not in document:
         raise input_error(path, 'no [prices] table (rows like: "gpt-6-luna" = { input = 0.15, output = 0.6 })')
     try:
         spec = EvalSpec.model_validate({"cases": "-", "prices": document["prices"]})  # the eval file's checks
-    except ValidationError as exc:
-        raise validation_error(path, exc) from None
+    except ValidationError as exc:  # with the line of the row at fault, as an eval file's error has
+        raise with_toml_line(validation_error(path, exc), path, raw.decode("utf-8", "replace")) from None
     return {model: {str(k): v for k, v in row.items()} for model, row in spec.prices.items()}
