@@ -336,3 +336,26 @@ def test_planned_count_settles_score_studies_in_about_the_stated_share():
         settled = sum(o is not None for o in outcomes) / len(outcomes)
         assert 0.72 <= settled <= 0.9, (process, plan.n_needed, settled)
         assert outcomes.count("person" if truth == "judge" else "judge") == 0
+
+
+def test_one_rater_per_item_is_said_to_settle_nothing(tmp_path):
+    """With one label per item there is no person-vs-person figure at any size: the plan adds a note saying so
+    (and what to do), which the two-rater study does not get."""
+    import juge
+
+    items = score_items(np.random.default_rng(5), 120, noise=0.5)
+    write_passfail_study(tmp_path, items)
+    paths = {name: tmp_path / f"{name}.jsonl" for name in ("items", "labels", "judgments")}
+    both = juge.plan(**paths, db=tmp_path / "j.db", reps=20, resamples=100, threshold=4)
+    seen: set[str] = set()
+    first = []
+    for line in paths["labels"].read_text().splitlines():
+        if json.loads(line)["item_id"] not in seen:
+            seen.add(json.loads(line)["item_id"])
+            first.append(line)
+    assert len(first) < len(paths["labels"].read_text().splitlines())  # the study had overlap to drop
+    paths["labels"].write_text("\n".join(first) + "\n")
+    one = juge.plan(**paths, db=tmp_path / "j.db", reps=20, resamples=100, threshold=4)
+    assert all(d.n_needed is None for d in one.decisions)
+    added = set(one.notes) - set(both.notes)
+    assert len(added) == 1 and "--overlap" in added.pop()

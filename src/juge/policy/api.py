@@ -505,7 +505,19 @@ def plan(
         study.data, split=split, margin=margin, probability=probability, reps=reps, max_factor=max_factor,
         judges=judges, resamples=resamples, seed=seed, min_recall=min_recall, threshold=threshold,
     )  # fmt: skip
+    notes = list(study.notices)
+    raters: dict[str, set[str]] = {}
+    for lab in getattr(study.data, "labels", None) or []:
+        raters.setdefault(lab.item_id, set()).add(lab.rater_id)
+    if raters and max(len(r) for r in raters.values()) < 2:
+        # Every decision is judged against person vs person: with one rater per item it never exists, and new items
+        # are simulated with as many raters as now, so "not within" would be the answer at any size.
+        notes.append(
+            "no item has two or more raters: person vs person, the bar every decision is measured against, cannot "
+            "be measured however many items come (each is assumed to get as many raters as now); have some items "
+            "labelled by two people (juge label init --overlap)"
+        )
     return PlanResult(
         probability=probability, margin=margin, level=level, reps=reps, split=split, judge=judge,
-        decisions=decisions, notes=study.notices, warnings=study.warnings, weighting=study.weighting,
+        decisions=decisions, notes=notes, warnings=study.warnings, weighting=study.weighting,
         )  # fmt: skip
