@@ -359,6 +359,8 @@ class EvalConfig:
 
         if "file" not in table:
             return None
+        if not isinstance(table["file"], str):  # `file = 3` would fail as a path, with a traceback
+            raise self.error(f"file must be a path (text), got {table['file']!r:.60}", f"judges[{i}].file")
         path = self.base_dir / table["file"]
         if not path.is_file() or path.suffix.lower() != ".toml":
             return None  # the judge's own loading says what is wrong
@@ -377,6 +379,10 @@ class EvalConfig:
                 extra = sorted(set(member) - {"file"})
                 if extra:
                     raise _file_error(path)(f"a member given by file takes no other keys: {extra}", f"members[{k}]")
+                if not isinstance(member["file"], str):
+                    raise _file_error(path)(
+                        f"file must be a path (text), got {member['file']!r:.60}", f"members[{k}].file"
+                    )
                 member_path = path.parent / member["file"]
                 if not member_path.is_file():
                     raise _file_error(path)(f"judge file {member['file']!r} not found (looked for {member_path})",

@@ -249,3 +249,18 @@ def test_a_name_with_a_control_or_bidi_character_is_refused(tmp_path, where, cha
     with pytest.raises(InputError, match="hidden or control character") as exc:
         load_eval(path)
     assert "name" in str(exc.value) and str(path) in str(exc.value)
+
+
+def test_a_file_that_is_not_text_is_an_input_error_not_a_traceback(tmp_path):
+    """`file = 3` in [[judges]] or in a panel file's [[members]] was joined to a path: a TypeError."""
+    path = tmp_path / "eval.toml"
+    path.write_text('cases = "c.jsonl"\n[[judges]]\nfile = 3\n', "utf-8")
+    with pytest.raises(InputError, match="file must be a path") as exc:
+        load_eval(path)
+    assert exc.value.line == 3 and exc.value.field == "judges[0].file"
+    (tmp_path / "a.toml").write_text(_scripted_judge("a", {}).removeprefix("[[judges]]\n"), "utf-8")
+    (tmp_path / "jury.toml").write_text('name = "jury"\n[[members]]\nfile = "a.toml"\n[[members]]\nfile = 3\n', "utf-8")
+    path.write_text('cases = "c.jsonl"\n[[judges]]\nfile = "jury.toml"\n', "utf-8")
+    with pytest.raises(InputError, match="file must be a path") as exc:
+        load_eval(path)
+    assert exc.value.field == "members[1].file" and exc.value.line == 5
