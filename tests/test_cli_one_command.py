@@ -33,6 +33,37 @@ def test_each_command_alone_helps_and_fails_as_in_the_whole_app(monkeypatch) -> 
             assert (got.exit_code, got.output) == (want.exit_code, want.output), args
 
 
+def test_the_command_map_names_each_commands_own_module() -> None:
+    # juge.cli.COMMAND_MODULE lets `juge COMMAND` import one command module: each command it names is registered
+    # by that module, and every command of the whole app but `version` is in it
+    import importlib
+
+    from juge.cli import COMMAND_MODULE, COMMAND_MODULES
+
+    registered = {}
+    for module in COMMAND_MODULES:
+        one = typer.Typer()
+        importlib.import_module(module).register(one)
+        registered.update(dict.fromkeys((_command_name(c) for c in one.registered_commands), module))
+    assert COMMAND_MODULE == registered
+    assert set(COMMAND_MODULE) | {"version"} == {_command_name(c) for c in app.registered_commands}
+
+
+_ONE_MODULE = """
+import json, sys
+from juge.cli import app_for
+app_for(["run", "--help"])
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("juge.commands."))))
+"""
+
+
+def test_a_command_imports_its_own_command_module_alone() -> None:
+    done = subprocess.run([sys.executable, "-c", _ONE_MODULE], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "juge.commands.run" in loaded
+    assert not loaded & {"juge.commands.policy", "juge.commands.calibrate", "juge.commands.label", "juge.commands.view"}
+
+
 def test_groups_options_and_unknown_names_get_the_whole_app() -> None:
     for args in (["policy", "derive", "--help"], ["--version"], ["--help"], ["no-such-command"], []):
         assert app_for(args) is app

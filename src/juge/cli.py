@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import copy
+import functools
 import gc
 import importlib
 import importlib.util
@@ -21,14 +22,20 @@ from juge.errors import JugeError
 
 fit_help()  # option names in help are never cut at 80 columns; flags show no type
 
-app = typer.Typer(
-    name="juge",
-    help="Run LLM judges over real cases, measure them against people, and decide what they may judge alone.",
-    no_args_is_help=True,
-    rich_markup_mode="markdown",
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+
+def _new_app() -> typer.Typer:
+    """The root of the command line, holding no command yet."""
+    root = typer.Typer(
+        name="juge",
+        help="Run LLM judges over real cases, measure them against people, and decide what they may judge alone.",
+        no_args_is_help=True,
+        rich_markup_mode="markdown",
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    root.callback()(_root)
+    return root
+
 
 # Each module defines `register(app: typer.Typer) -> None`.
 COMMAND_MODULES = (
@@ -48,6 +55,22 @@ COMMAND_MODULES = (
     "juge.commands.view",
 )
 
+# The module that registers each command (not group): `juge COMMAND` imports that one module, not all of them
+# (~15 ms of each start). A command missing here still runs, from the whole app; tests/test_cli_one_command.py
+# checks the map against what the modules register.
+COMMAND_MODULE = {
+    "init": "juge.commands.init",
+    **dict.fromkeys(("run", "show", "export"), "juge.commands.run"),
+    "prompt": "juge.commands.prompt",
+    "split": "juge.commands.data",
+    **dict.fromkeys(("calibrate", "demo"), "juge.commands.calibrate"),
+    **dict.fromkeys(("route", "audit-sample", "compare", "estimate", "plan"), "juge.commands.policy"),
+    "drift": "juge.commands.drift",
+    "report": "juge.commands.report",
+    "tune": "juge.commands.tune",
+    "view": "juge.commands.view",
+}
+
 
 def _print_version(value: bool) -> None:
     if value:
@@ -57,7 +80,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_print_version, is_eager=True, help="Print the juge version and exit."
@@ -66,15 +88,25 @@ def _root(
     """juge: trustworthy LLM-as-a-judge evaluation."""
 
 
-for _name in COMMAND_MODULES:
-    if importlib.util.find_spec(_name) is not None:
-        importlib.import_module(_name).register(app)
-
-
-@app.command("version")
 def version_command() -> None:
     """Print the juge version (the same line as juge --version)."""
     _print_version(True)
+
+
+@functools.cache
+def _whole_app() -> typer.Typer:
+    whole = _new_app()
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name).register(whole)
+    whole.command("version")(version_command)
+    return whole
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # every command: built when asked for (help, groups, tests), not at import
+        return _whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 OUT_OF_MEMORY = (
@@ -90,14 +122,27 @@ def _json_to_stdout(args: list[str]) -> bool:
 def app_for(args: list[str]) -> typer.Typer:
     """The app that runs `args`: the command they name first, alone, when it is a command (not a group); else the
     whole app. Typer builds the options of every command it holds before it parses anything, tens of ms of each
-    start for commands that will not run; one command alone parses, helps and fails as it does in the whole app."""
+    start for commands that will not run; one command alone parses, helps and fails as it does in the whole app.
+    A command in `COMMAND_MODULE` comes from its module alone: the other command modules are not imported."""
     if args and not args[0].startswith("-"):
+        module = "juge.cli" if args[0] == "version" else COMMAND_MODULE.get(args[0])
+        if module is not None:
+            alone = _new_app()
+            if module == "juge.cli":
+                alone.command("version")(version_command)
+            else:
+                importlib.import_module(module).register(alone)
+            alone.registered_commands = [c for c in alone.registered_commands if _command_name(c) == args[0]]
+            alone.registered_groups = []
+            if alone.registered_commands:
+                return alone
+        app = _whole_app()
         named = [c for c in app.registered_commands if _command_name(c) == args[0]]
         if named:
             alone = copy.copy(app)
             alone.registered_commands, alone.registered_groups = named, []
             return alone
-    return app
+    return _whole_app()
 
 
 def _command_name(info: CommandInfo) -> str | None:
