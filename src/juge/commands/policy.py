@@ -1114,7 +1114,8 @@ def plan_command(
     from juge.files import is_stdout
     from juge.policy.plan import OVERALL
 
-    if any(d.category != OVERALL and not d.on_margin and d.n_more != 0 for d in result.decisions):
+    # Only when labels within reach settle something (n_more > 0): "not within" everywhere is no plan to follow.
+    if any(d.category != OVERALL and not d.on_margin and (d.n_more or 0) > 0 for d in result.decisions):
         # The open categories are where labels settle something: label init --select decisive reads this plan.
         kept = json_path is not None and not is_stdout(json_path)
         out.print(
