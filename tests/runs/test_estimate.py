@@ -210,3 +210,13 @@ def test_rogan_gladen_interval_matches_plain_resampling_and_stays_small():
     assert peak < 64 * 2**20
     low, high = _naive_rogan_gladen_interval(y, fl, fu, 2000, seed=1)
     assert est.low == pytest.approx(low, abs=0.015) and est.high == pytest.approx(high, abs=0.015)
+
+
+@pytest.mark.parametrize("given", [float("nan"), float("inf")])
+def test_a_threshold_that_is_no_score_is_refused(given):
+    """--threshold nan passed no score: every case of a score run counted as a fail (estimate, plan, label init)."""
+    from juge.runs.verdicts import run_threshold
+
+    with pytest.raises(InputError, match="--threshold"):
+        run_threshold({"min_score": 7}, given)
+    assert run_threshold({"min_score": 7}, 6.5) == 6.5 and run_threshold({"min_score": 7}) == 7

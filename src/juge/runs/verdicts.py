@@ -21,6 +21,7 @@ whether one passes; they are not part of this verdict.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -124,6 +125,8 @@ def run_threshold(run_config: Mapping[str, object] | None, given: float | None =
     """The score at which a stored run's cases pass: ``given`` (``--threshold``), else the eval's
     ``[gate] min_score`` the run recorded, as its own summary counted them."""
     if given is not None:
+        if not math.isfinite(given):  # NaN passes no score and fails none: every case would count as a fail
+            raise InputError(f"--threshold must be a finite score, got {given:g}")
         return given
     value = (run_config or {}).get("min_score")
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
