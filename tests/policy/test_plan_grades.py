@@ -243,6 +243,11 @@ def test_plan_on_a_score_study_reads_the_threshold_of_policy_derive(tmp_path):
     assert [d.category for d in chosen.decisions] == ["c", "(overall)"]
     with pytest.raises(juge.InputError, match="min-recall"):
         juge.plan(**paths, db=tmp_path / "j.db", reps=100, min_recall=0.5)
+    for bad in (float("nan"), float("inf")):  # NaN passed no score: every item a fail, on derive and plan alike
+        with pytest.raises(juge.InputError, match="--threshold must be a finite score"):
+            juge.plan(**paths, db=tmp_path / "j.db", reps=100, threshold=bad)
+        with pytest.raises(juge.InputError, match="--threshold must be a finite score"):
+            juge.policy.derive(**paths, db=tmp_path / "j.db", resamples=100, threshold=bad)
 
 
 def test_readme_passfail_plan_on_the_mtbench_sample(tmp_path):

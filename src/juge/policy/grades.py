@@ -39,6 +39,7 @@ The same shape as the pairwise policy (:mod:`juge.policy.derivation`), with the 
 from __future__ import annotations
 
 import copy
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -602,6 +603,8 @@ def derive_grade_policy(
         raise InputError("--min-recall applies to PASS/FAIL judges (failures caught)")
     if threshold is not None and data.kind != "score":
         raise InputError("--threshold applies to score judges")
+    if threshold is not None and not math.isfinite(threshold):  # NaN passes no score: every item a fail
+        raise InputError(f"--threshold must be a finite score, got {threshold:g}")
     table = data.table()
     sub = table.split(split)
     items = sub.items
