@@ -141,6 +141,23 @@ def test_an_unknown_client_is_refused_naming_the_choices(monkeypatch, tmp_path):
     monkeypatch.delenv("JUGE_HTTP")
     with pytest.raises(InputError, match="provider 'openai': http = 'curl'"):  # an eval file's option: exit 2
         Providers(None, tmp_path).get(ProviderSpec(name="openai", options={"base_url": "http://x/v1", "http": "curl"}))
+    # In an eval file the error names the options' line and key, not the provider's name (which is fine).
+    from juge.config import load_eval
+
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "question": "q", "output": "o"}\n', encoding="utf-8")
+    for options, field, line in (('{ base_url = "http://x/v1", http = "curl" }', "provider.options", 9),
+                                 ('{ base_url = "http://x/v1" }', "provider.name", 8)):  # fmt: skip
+        path = tmp_path / "eval.toml"
+        name = "openai" if field == "provider.options" else "opneai"
+        path.write_text(f'cases = "c.jsonl"\n[[judges]]\nname = "j"\nsetup = "passfail"\nmodel = "m"\ndescription = "d"\n'
+                        f'[provider]\nname = "{name}"\noptions = {options}\n', encoding="utf-8")  # fmt: skip
+        from juge.runs.providers import Providers as Made
+        from juge.runs.providers import provider_for
+
+        config = load_eval(path)
+        with pytest.raises(InputError) as exc:
+            provider_for(Made(config.spec.provider, tmp_path), config, None, None, None)
+        assert (exc.value.field, exc.value.line) == (field, line)
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])

@@ -54,10 +54,12 @@ class Providers:
                 )
                 provider.cache_identity = f"{provider.name}#{hashlib.sha256(answer_key.encode()).hexdigest()[:12]}"
                 self._made[key] = provider
-            except TypeError as exc:
-                raise InputError(f"provider {spec.name!r}: {exc} (check the option names)") from None
-            except (ProviderError, ValueError) as exc:
-                raise InputError(f"provider {spec.name!r}: {exc}") from None
+            except (TypeError, ProviderError, ValueError) as exc:
+                hint = " (check the option names)" if isinstance(exc, TypeError) else ""
+                bad = InputError(f"provider {spec.name!r}: {exc}{hint}")
+                # the options were refused, not the name (an unknown name is an InputError too): the caller says
+                bad.field = "name" if isinstance(exc, InputError) else "options"
+                raise bad from None
         return self._made[key]
 
     async def aclose(self) -> None:
@@ -80,7 +82,7 @@ def provider_for(
         return providers.get(own)
     except InputError as exc:
         if own is None:
-            raise config.error(str(exc), "provider.name") from None
+            raise config.error(str(exc), f"provider.{exc.field or 'name'}") from None
         if judge is None:
             raise config.error(str(exc), "system.provider") from None
         raise config.judge_error(judge, str(exc), "provider") from None
