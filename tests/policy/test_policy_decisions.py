@@ -254,3 +254,19 @@ def test_the_report_routes_an_old_files_thin_category_to_a_person():
     math = next(c for c in data["policy"]["categories"] if c["name"] == "math")
     assert "4 judged items (< 10)" in math["reason"]
     assert data["policy"]["settings"]["status"] == "untested"
+
+
+def test_judge_policy_md_shows_a_category_s_control_characters_instead_of_keeping_them(tmp_path, sample_dir):
+    """A category is data: ESC [2J and U+202E in it reached JUDGE_POLICY.md as they were (cat clears the screen)."""
+    import juge
+
+    items = tmp_path / "items.jsonl"
+    with items.open("w", encoding="utf-8") as out:
+        for line in (sample_dir / "items.jsonl").read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row.get("category") == "writing":
+                row["category"] = "wri\u202eting\x1b[2J"
+            out.write(json.dumps(row) + "\n")
+    policy = juge.policy.derive(items=items, judgments=sample_dir / "judgments.jsonl", resamples=100)
+    text = policy_markdown(policy)
+    assert "\x1b" not in text and "\u202e" not in text and "wri⟨U+202E⟩ting⟨U+001B⟩[2J" in text

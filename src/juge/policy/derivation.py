@@ -323,7 +323,14 @@ def derive_policy(
 
 
 def policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
-    """JUDGE_POLICY.md: the rules in plain words, the numbers behind each, limits, and when to recalibrate."""
+    """JUDGE_POLICY.md: the rules in plain words, the numbers behind each, limits, and when to recalibrate.
+    Categories and judge names are data: their control and bidi characters are shown as ``⟨U+XXXX⟩``."""
+    from juge.visible import visible_text
+
+    return visible_text(_policy_markdown(policy))
+
+
+def _policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
     p = PolicyResult.of(policy)
     if p.judge_kind != "pairwise":
         text = grade_policy_markdown(p)
