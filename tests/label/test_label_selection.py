@@ -209,3 +209,15 @@ def test_the_drawn_strata_line_escapes_a_category_s_control_characters(tmp_path:
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "\x1b" not in res.output and "\u202e" not in res.output and "\\x1b[2J" in res.output
+
+
+def test_an_input_the_method_does_not_read_is_refused(tmp_path: Path):
+    """--select random --run RUN and --select stratified --policy FILE took the input and ignored it."""
+    cases = write_cases(tmp_path / "cases.jsonl", cases_by_category({"a": 4, "b": 4}))
+    rubric = write_rubric(tmp_path / "rubric.toml")
+    common = {"cases": cases, "task": "passfail", "rubric": rubric, "db_url": f"sqlite:///{tmp_path / 'l.db'}"}
+    with pytest.raises(InputError, match="--select random"):
+        juge.label_init("p", select="random", budget=4, run="r1", **common)
+    with pytest.raises(InputError, match="not stratified"):
+        juge.label_init("p", select="stratified", budget=4, policy=tmp_path / "policy.json", **common)
+    assert not (tmp_path / "l.db").exists()

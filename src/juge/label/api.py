@@ -200,6 +200,14 @@ def label_init(
             "--run, --judgments, --pilot-labels, --policy and --plan inform --select: give --select "
             "stratified|decisive --budget N"
         )
+    # An input the method does not read would be taken and ignored without a word.
+    if select == "random" and (run or judgments or pilot_labels or policy or plan):
+        raise InputError(
+            "--select random gives every case the same chance: --run, --judgments, --pilot-labels, --policy and "
+            "--plan inform stratified or decisive"
+        )
+    if select == "stratified" and (policy or plan):
+        raise InputError("--policy and --plan inform --select decisive (the open categories), not stratified")
     if pilot_labels is not None and run is None:
         raise InputError("--pilot-labels: give --run RUN_ID too (the labels are read beside the run's verdicts)")
     if run is not None and judgments is not None:
