@@ -264,3 +264,18 @@ def test_a_file_that_is_not_text_is_an_input_error_not_a_traceback(tmp_path):
     with pytest.raises(InputError, match="file must be a path") as exc:
         load_eval(path)
     assert exc.value.field == "members[1].file" and exc.value.line == 5
+
+
+def test_a_panel_s_splits_are_not_called_a_format_problem(tmp_path):
+    """A unanimous panel of three leaves many items unsettled (counted unparsed): the run's warning says its
+    members split, not "check the judge's format or model"."""
+    eval_file, _ = _panel_eval(tmp_path, 30)
+    eval_file.write_text(
+        eval_file.read_text("utf-8").replace(
+            'members = ["a", "b", "c"]', 'members = ["a", "b", "c"]\naggregate = "unanimous"'
+        ),
+        "utf-8",
+    )
+    run = juge.run(eval_file, db=tmp_path / "j.db")
+    warning = next(w for w in run.warnings if w.startswith("judge jury:"))
+    assert "members do not settle" in warning and "format" not in warning

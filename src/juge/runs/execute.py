@@ -33,6 +33,7 @@ from juge.engine.batching import BatchedProvider, BatchPending, describe
 from juge.engine.loop import run_loop
 from juge.errors import InputError
 from juge.judges.judge import Judge
+from juge.judges.panel import UNSETTLED
 from juge.providers.base import Provider
 from juge.runs.gate import evaluate_gate, gate_record
 from juge.runs.panels import panel_config, store_panel_judgments
@@ -317,9 +318,14 @@ def unparsed_warnings(store: Store, run_id: str, summary: dict[str, Any]) -> lis
         outcomes = summary["judges"][name]["outcomes"]
         shown = example.get(name)
         raw = (shown.text[:300] + ("..." if len(shown.text) > 300 else "")) if shown else ""
+        # A panel's unparsed calls are its members' splits, not a format its model missed.
+        split = shown is not None and (shown.reason or "").startswith(UNSETTLED)
+        advice = (
+            "its members do not settle them: a person decides each" if split else "check the judge's format or model"
+        )
         warnings.append(
             f"judge {name}: {outcomes['unparsed']} of {sum(outcomes.values())} answers unparsed "
-            f"(more than {UNPARSED_WARNING:.0%}); check the judge's format or model. "
+            f"(more than {UNPARSED_WARNING:.0%}); {advice}. "
             f"One raw answer ({shown.reason if shown else '?'}): {raw!r}"
         )
     return warnings
