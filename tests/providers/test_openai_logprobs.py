@@ -102,3 +102,12 @@ def test_log_probabilities_too_small_for_exp_still_give_a_distribution():
     """exp(-800) is 0.0 in floating point: the shares are read relative to the largest (PASS e^100 times FAIL)."""
     r, _, _ = ask(body("PASS", [entry("PASS", -800.0, [("PASS", -800.0), ("FAIL", -900.0)])]))
     assert r.distribution == pytest.approx({"PASS": 1.0, "FAIL": math.exp(-100)})
+
+
+def test_a_refusal_with_its_log_probabilities_is_a_refusal_not_a_malformed_answer():
+    """OpenAI gives a refusal's log-probabilities as {"content": null, "refusal": [...]}: a valid shape."""
+    answer = body("", None)
+    answer["choices"][0]["message"] = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
+    answer["choices"][0]["logprobs"] = {"content": None, "refusal": [entry("I", -0.1, [("I", -0.1)])]}
+    r, _, _ = ask(answer)
+    assert r.refused and r.distribution is None

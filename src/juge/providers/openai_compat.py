@@ -293,6 +293,8 @@ def allowed_distribution(completion: Mapping[str, Any], allowed: tuple[str, ...]
     if block is None:
         return None
     content = block.get("content") if isinstance(block, dict) else None
+    if content is None and isinstance(block, dict):  # OpenAI's shape for a refusal: its tokens are under "refusal"
+        return None
     if not isinstance(content, list):
         raise _malformed(f"'choices[0].logprobs.content' is {_kind(content)}, not a list")
     entries = [_token_entry(t) for t in content]
