@@ -111,3 +111,14 @@ def test_a_refusal_with_its_log_probabilities_is_a_refusal_not_a_malformed_answe
     answer["choices"][0]["logprobs"] = {"content": None, "refusal": [entry("I", -0.1, [("I", -0.1)])]}
     r, _, _ = ask(answer)
     assert r.refused and r.distribution is None
+
+
+def test_a_first_token_that_is_only_the_start_of_the_answer_gives_no_distribution():
+    """A tokenizer that splits digits writes 10 as "1", "0": the first token's probabilities are those of "1",
+    not of the answer 10, on a 1-10 scale where both are allowed answers."""
+    scale = tuple(str(n) for n in range(1, 11))
+    tops = [("1", -0.05), ("9", -3.0)]
+    r, _, _ = ask(body("10", [entry("1", -0.05, tops), entry("0", -0.01, [("0", -0.01)])]), allowed=scale)
+    assert r.text == "10" and r.distribution is None
+    r, _, _ = ask(body("9", [entry("9", -0.05, [("9", -0.05), ("8", -3.0)])]), allowed=scale)
+    assert r.distribution is not None and max(r.distribution, key=r.distribution.get) == "9"

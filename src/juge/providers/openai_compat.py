@@ -304,6 +304,8 @@ def allowed_distribution(completion: Mapping[str, Any], allowed: tuple[str, ...]
     chosen = entries[first][0].strip()
     if chosen not in allowed:
         return None  # the answer starts with something else: it says nothing about the allowed answers
+    if "".join(token for token, _ in entries).strip() != chosen:
+        return None  # the first token is not the whole answer: "1" of a "10" whose digits are tokens of their own
     tops = content[first].get("top_logprobs")
     if not isinstance(tops, list):
         raise _malformed(f"'top_logprobs' of the first token is {_kind(tops)}, not a list")
