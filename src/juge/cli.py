@@ -12,11 +12,11 @@ import signal
 import sys
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from typer.main import get_command_name
 from typer.models import CommandInfo
 
+from juge.commands.console import Console
 from juge.commands.help_layout import fit_help
 from juge.errors import JugeError
 

@@ -61,6 +61,11 @@ def visible_html(value: object) -> object:
 _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
+def has_terminal_control(text: str) -> bool:
+    """Whether `text` holds a character :func:`terminal_safe` would escape."""
+    return _TERMINAL_CONTROLS.search(text) is not None
+
+
 def terminal_safe(text: str) -> str:
     """`text` with every terminal control character shown as its escape (ESC as ``\\x1b``)."""
     return _TERMINAL_CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from juge.calibration.source import StudySource
+from juge.commands.console import Console
 from juge.commands.inputs import STUDY_OPTIONS, reads_inputs, with_files
 from juge.errors import InputError
 from juge.files import staged_output

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from juge.commands.console import Console
 from juge.files import staged_output
 
 

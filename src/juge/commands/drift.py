@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from juge.calibration.source import StudySource
+from juge.commands.console import Console
 from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption
 from juge.commands.inputs import ESTIMATE_OPTIONS, reads_inputs

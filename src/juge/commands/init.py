@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from juge.commands.console import Console
 from juge.reports.fit import command_lines
 from juge.scaffold import KINDS
 

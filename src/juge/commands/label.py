@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from juge.calibration.source import StudySource
+from juge.commands.console import Console
 from juge.commands.inputs import INPUT_OPTIONS, map_with_id, reads_inputs
 from juge.errors import InputError
 from juge.files import is_stdout, writable

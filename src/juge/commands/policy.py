@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from juge.calibration.source import StudySource
+from juge.commands.console import Console
 from juge.commands.db_option import DbOption
 from juge.commands.endpoint import ApiKeyEnvOption, BaseUrlOption, ModelOption
 from juge.commands.inputs import ESTIMATE_OPTIONS, ITEM_OPTIONS, STUDY_OPTIONS, reads_inputs, with_files

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
+from juge.commands.console import Console
 from juge.files import is_stdout, write_atomic
 from juge.visible import terminal_safe
 

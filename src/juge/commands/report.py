@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from juge.calibration.source import StudySource
+from juge.commands.console import Console
 from juge.commands.inputs import ITEM_OPTIONS, reads_inputs
 from juge.errors import InputError
 from juge.files import is_stdout

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from juge.commands.console import Console
 from juge.commands.run import DbOption
 from juge.files import is_stdout, staged_output
 from juge.store import DEFAULT_DB, is_database_url

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from juge.calibration.source import StudySource
+from juge.commands.console import Console
 from juge.commands.db_option import DbOption
 from juge.commands.inputs import TUNE_OPTIONS, reads_inputs
 from juge.errors import InputError

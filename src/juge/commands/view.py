@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from juge.commands.console import Console
 from juge.commands.db_option import DbOption
 from juge.commands.inputs import reads_inputs
 from juge.store import DEFAULT_DB
