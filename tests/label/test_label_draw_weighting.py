@@ -40,7 +40,7 @@ def _drawn_project(tmp_path: Path, select: str, budget: int = 120) -> tuple[dict
     init = juge.label_init(
         "p", cases=write_cases(tmp_path / "cases.jsonl", cases), task="passfail",
         rubric=write_rubric(tmp_path / "rubric.toml"), overlap=0.0, db_url=db_url, select=select,  # type: ignore[arg-type]
-        budget=budget, run="r1", run_db=run_db,
+        budget=budget, **({} if select == "random" else {"run": "r1", "run_db": run_db}),  # random needs no run
     )  # fmt: skip
     token = juge.label_add_rater("ann", project="p", db_url=db_url).token
     store = LabelStore(db_url)
