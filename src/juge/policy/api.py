@@ -106,7 +106,7 @@ def policy_derive(
     from juge.calibration.pairwise import Bootstrap
     from juge.policy.cascade import parse_stages
     from juge.policy.derivation import CHOOSE_NEEDS_CASCADE, derive_any_policy
-    from juge.policy.inputs import policy_study
+    from juge.policy.inputs import policy_study, weighs_labels
 
     if split == "holdout" and not force_split:
         raise InputError(
@@ -131,7 +131,7 @@ def policy_derive(
         )
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
-        kind=kind, source=source,
+        kind=kind, source=source, weighable=weighs_labels(rule, cascade),
     )  # fmt: skip
     policy = derive_any_policy(
         study.data,
@@ -144,12 +144,13 @@ def policy_derive(
         threshold=threshold,
         judges=judges,
         audit_n=audit_n,
-        boot=Bootstrap(n_resamples=resamples, seed=seed),
+        boot=Bootstrap(n_resamples=resamples, seed=seed, item_weights=study.item_weights),
         cascade=None if cascade is None else parse_stages(cascade),
         prices=prices,
         minutes_per_label=minutes_per_label,
         minute_price=minute_price,
         choose=choose,
+        weighting=study.weighting,
     )
     run_id = run if run is not None else source.run if source is not None else None
     if run_id is not None:  # the run's config knows the judge's provider, rubric and parser; the calls do not
@@ -212,7 +213,7 @@ def policy_test(
     from juge.calibration.pairwise import Bootstrap
     from juge.files import writable
     from juge.policy.holdout import run_holdout_test, test_policy
-    from juge.policy.inputs import load_policy, policy_study
+    from juge.policy.inputs import load_policy, policy_study, weighs_labels
     from juge.store import open_store
 
     if resamples < 1:
@@ -224,8 +225,9 @@ def policy_test(
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
         kind=document.judge_kind, source=source, command="juge policy test",
+        weighable=weighs_labels(document.rule, document.cascade),
     )  # fmt: skip
-    boot = Bootstrap(n_resamples=resamples, seed=seed)
+    boot = Bootstrap(n_resamples=resamples, seed=seed, item_weights=study.item_weights)
     if isinstance(policy, str | Path):  # checked before the store is opened (made): test_policy stages them
         writable(Path(policy), "--policy")
         writable(None if json_path is None else Path(json_path), "--json")

@@ -50,6 +50,7 @@ from juge.calibration.inputs import StudyInputs
 from juge.calibration.pairtable import LONGER_ANSWER, PairItem, PairTable, build_pair_table
 from juge.calibration.pairwise import Bootstrap, ceiling, reference_templates, vs_majority, vs_people
 from juge.calibration.results import Agreement
+from juge.data.draw import Weighting
 from juge.data.records import Case, HumanLabel, Judgment, RecordedCall
 from juge.errors import InputError
 from juge.policy.confidence import repeats_on
@@ -607,11 +608,43 @@ def derive_any_policy(
     minutes_per_label: float | None = None,
     minute_price: float | None = None,
     choose: bool = False,
+    weighting: Weighting = "none",
 ) -> dict[str, Any]:
     """The policy for whatever judge the data holds: ``PairStudyData`` (pairwise) or ``GradeStudyData``
     (PASS/FAIL, score). ``min_recall`` and ``threshold`` are for grades, ``target`` and ``confidence`` for
     ``rule="guarantee"`` and ``cascade`` (any kind). ``choose``: route with the configuration chosen on dev
-    (:func:`juge.policy.cascade.with_chosen_stages`) instead of the cascade as given."""
+    (:func:`juge.policy.cascade.with_chosen_stages`) instead of the cascade as given. ``weighting``: how
+    ``boot.item_weights`` count the labels (:mod:`juge.data.draw`), recorded in the policy when they weight them."""
+    policy = _derive_any_policy(
+        data, split=split, margin=margin, rule=rule, target=target, confidence=confidence, min_recall=min_recall,
+        threshold=threshold, judges=judges, audit_n=audit_n, boot=boot, cascade=cascade, prices=prices,
+        minutes_per_label=minutes_per_label, minute_price=minute_price, choose=choose,
+    )  # fmt: skip
+    if weighting == "inverse-probability":  # only then: every other policy keeps the keys (and hash) it had
+        policy["weighting"] = weighting
+        policy["policy_hash"] = policy_hash(policy)
+    return policy
+
+
+def _derive_any_policy(
+    data: Any,
+    *,
+    split: str,
+    margin: float,
+    rule: str,
+    target: float,
+    confidence: float,
+    min_recall: float | None,
+    threshold: float | None,
+    judges: Sequence[str] | None,
+    audit_n: int,
+    boot: Bootstrap,
+    cascade: Sequence[str] | None,
+    prices: Mapping[str, Mapping[str, float]] | None,
+    minutes_per_label: float | None,
+    minute_price: float | None,
+    choose: bool,
+) -> dict[str, Any]:
     if choose:
         if cascade is None:
             raise InputError(CHOOSE_NEEDS_CASCADE)

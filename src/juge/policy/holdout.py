@@ -76,7 +76,7 @@ def _figures(items: Sequence[PairItem], decided: set[str], boot: Bootstrap) -> d
     return {
         "n_items": len(items),
         "judge_decides": ratio_estimate(
-            [it.item_id in decided for it in items], [1] * len(items), **boot.kwargs
+            [it.item_id in decided for it in items], [1] * len(items), **boot.kwargs, item_weights=boot.weights(items)
         ).to_dict(),
         "on_judged_items": {
             "vs_majority": vs_majority(judged, POLICY_KEY, boot),

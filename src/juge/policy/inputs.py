@@ -29,7 +29,8 @@ class PolicyStudy:
     data: PairStudyData | GradeStudyData
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
-    weighting: Weighting = "none"  # how the labels count (juge.data.draw): unequal-probability draws are refused
+    weighting: Weighting = "none"  # how the labels count (juge.data.draw)
+    item_weights: dict[str, float] | None = None  # 1 / chance of each labelled item of an unequal-probability draw
 
 
 def policy_study(
@@ -44,12 +45,14 @@ def policy_study(
     kind: str | None = None,
     source: StudySource | None = None,
     command: str = "juge policy derive",
+    weighable: bool = False,
 ) -> PolicyStudy:
     """Read a policy's items, labels and judgments (paths, DataFrames or rows, as :func:`juge.calibrate`), or
     those `source` describes (with every shared input option: --scale, --missing, --label-cols, ...).
 
     ``kind``: the policy's judge kind (pairwise, passfail, score); None guesses it from the items and labels.
     ``command``: the command reading them, named when labels of an unequal-probability draw are refused.
+    ``weighable``: the figures the caller computes from them can weight labels (:func:`study_item_weights`).
     """
     from juge.calibration.inputs import NotPairs
     from juge.calibration.source import read_study, study_source
@@ -74,9 +77,23 @@ def policy_study(
         raise InputError(f"the policy is for a pairwise judge (two answers per item, votes A/B/tie): {exc}") from None
     if kind is not None and inputs.kind != kind:
         raise InputError(f"the policy is for a {kind} judge, but these items and labels are a {inputs.kind} study")
-    weighting = unweighted_figures(inputs.draw, command)
+    draw = inputs.draw
+    item_weights = None
+    if weighable and draw is not None and draw.unequal and inputs.kind == "pairwise":
+        weighting: Weighting = "inverse-probability"
+        ids = sorted({lab.item_id for lab in inputs.data.labels})
+        item_weights = dict(zip(ids, draw.weights(ids)))
+    else:
+        weighting = unweighted_figures(draw, command)
     data = pair_study_data(inputs) if inputs.kind == "pairwise" else grade_study_data(inputs)
-    return PolicyStudy(data, list(inputs.warnings), list(inputs.notices), weighting)
+    return PolicyStudy(data, list(inputs.warnings), list(inputs.notices), weighting, item_weights)
+
+
+def weighs_labels(rule: str, cascade: object) -> bool:
+    """Whether a policy's figures can weight labels of an unequal-probability draw: the margin and lower-bound
+    rules' category rows are Hajek ratios and kappas of weighted tables; a guarantee's or a cascade's confidence
+    thresholds count every item alike, so their labels are refused (:func:`juge.data.draw.unweighted_figures`)."""
+    return rule in ("margin", "lower-bound") and not cascade
 
 
 def _empty(judgments: Any) -> bool:

@@ -33,13 +33,16 @@ def paired_majority_difference(items: Sequence[PairItem], key_a: str, key_b: str
     den = np.array(keep, dtype=float)
     num_a, num_b = _agree_with_majority(items, key_a, keep), _agree_with_majority(items, key_b, keep)
     n = int(den.sum())
+    w = boot.weights(items)
+    weighted = den if w is None else den * w  # Hajek ratios when items were drawn with unequal chances
+    total = weighted.sum()
     return {
         "a": key_a,
         "b": key_b,
         "n_items": n,
-        "agreement_a": num_a.sum() / n if n else None,
-        "agreement_b": num_b.sum() / n if n else None,
-        "difference": paired_ratio_difference(num_a, den, num_b, den, **boot.kwargs).to_dict(),
+        "agreement_a": float((num_a * weighted).sum() / total) if n else None,
+        "agreement_b": float((num_b * weighted).sum() / total) if n else None,
+        "difference": paired_ratio_difference(num_a, den, num_b, den, **boot.kwargs, item_weights=w).to_dict(),
     }
 
 
@@ -101,7 +104,9 @@ def category_row(items: Sequence[PairItem], key: str, *, margin: float, rule: st
     pp = ceiling(judged, boot)["agreement"]
     jp_num, jp_den = _judge_vs_person_counts(judged, key)
     pp_num, pp_den = _person_vs_person_counts(judged)
-    diff = paired_ratio_difference(jp_num, jp_den, pp_num, pp_den, **boot.kwargs).to_dict()
+    diff = paired_ratio_difference(
+        jp_num, jp_den, pp_num, pp_den, **boot.kwargs, item_weights=boot.weights(judged)
+    ).to_dict()
     jp_r, pp_r = r3(jp["value"]), r3(pp["value"])
     gap = None if jp_r is None or pp_r is None else round(jp_r - pp_r, DIGITS)
     row = {
