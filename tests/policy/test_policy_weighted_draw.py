@@ -61,6 +61,10 @@ def test_derive_and_test_weight_a_decisive_draw(tmp_path: Path, sample_dir: Path
     assert res.exit_code == 0, res.output
     policy = read_policy(out)  # the hash verifies with the new key
     assert policy["weighting"] == "inverse-probability"
+    assert (
+        "1 / its chance" in (tmp_path / "weighted.md").read_text()
+        and "chance" not in (tmp_path / "plain.md").read_text()
+    )
     table = policy_study(items=sample_dir / "items.jsonl", judgments=sample_dir / "judgments.jsonl").data.table()  # type: ignore[union-attr]
     dev = table.split("dev").items
     biased = 0

@@ -132,6 +132,7 @@ def policy_derive(
     study = policy_study(
         items=items, judgments=judgments, run=run, labels=labels, db=db, mapping=mapping, labels_map=labels_map,
         kind=kind, source=source, weighable=weighs_labels(rule, cascade),
+        command="juge policy derive" + (" --cascade" if cascade else f" --rule {rule}" if rule == "guarantee" else ""),
     )  # fmt: skip
     policy = derive_any_policy(
         study.data,

@@ -375,6 +375,14 @@ def _policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
         "- Any item whose verdict changes when the answers swap places, or whose judgment was refused, unparsed or "
         "missing, goes to a person.",
         f"- Every week a person reads {p.audit.n} random decisions the judge made alone (`juge audit-sample`).",
+        *(
+            [
+                "- The dev labels come from a draw with unequal chances (juge label init --select): every agreement "
+                "below counts each item 1 / its chance (a Hajek ratio); counts are of the items labelled."
+            ]
+            if p.weighting == "inverse-probability"
+            else []
+        ),
         "",
         "## Rule 1: which judge",
         "",
