@@ -83,11 +83,24 @@ def _refused(res, out: Path) -> None:
 @pytest.mark.parametrize(
     "command",
     [
-        ["policy", "derive", "--items", "{cases}", "--run", "r1", "--db", "{db}", "-o", "{tmp}/P.md"],
+        [
+            "policy",
+            "derive",
+            "--items",
+            "{cases}",
+            "--run",
+            "r1",
+            "--db",
+            "{db}",
+            "-o",
+            "{tmp}/P.md",
+            "--rule",
+            "guarantee",
+        ],  # a margin policy weights them (tests/policy/test_policy_weighted_draw.py)
         ["plan", "--items", "{cases}", "--run", "r1", "--db", "{db}"],
         ["plan", "--run", "r1", "--db", "{db}", "--width", "0.1"],
     ],
-    ids=["derive", "plan", "plan-width"],
+    ids=["derive-guarantee", "plan", "plan-width"],
 )
 def test_commands_refuse_labels_of_an_unequal_draw(tmp_path: Path, command: list[str]):
     """No figure that counts every label alike is computed over a decisive draw's labels: exit 2, no --json."""

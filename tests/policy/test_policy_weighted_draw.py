@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from grade_data import PASSFAIL_DEV, PASSFAIL_HOLDOUT, SCORE_DEV, write_study
 from typer.testing import CliRunner
 
 from cli_helpers import juge_main as app
@@ -108,3 +109,46 @@ def test_guarantee_and_cascade_still_refuse_a_decisive_draw(tmp_path: Path, samp
     res, out = _derive(tmp_path, sample_dir, "p", "--selection", str(selection), *extra)
     assert res.exit_code == 2, res.output
     assert not out.exists() and "decisive draw" in res.output
+
+
+def test_a_pass_fail_policy_weights_a_decisive_draw(tmp_path: Path):
+    """grade_data's PASS/FAIL study, the items where the judge differs from a rater drawn 4x as often (0.8 vs 0.2).
+    refunds, per copy: 3 x FF judge F and 4 x PP judge P (weight 5 each), 1 x FF judge P and 2 x (F, P) judge P
+    (weight 1.25 each). Judge vs each person: (3*5*2 + 4*5*2 + 2*1.25*1) / 2 (3*5 + 1.25 + 4*5 + 2*1.25) = 72.5 /
+    77.5 = 0.935 (unweighted 0.800); failures caught 3*5*2 / (30 + 1.25*2 + 2*1.25) = 30 / 35 = 0.857 (0.600);
+    one person of another's (30 + 2.5) / 35 = 0.929 (0.800): still below, a person decides."""
+    items, labels, judgments = write_study(tmp_path, PASSFAIL_DEV + PASSFAIL_HOLDOUT)
+    chance = {
+        case["id"]: 0.2 if call["verdict"] == labs[0]["label"] == labs[1]["label"] else 0.8
+        for case, labs, call in PASSFAIL_DEV + PASSFAIL_HOLDOUT
+    }
+    selection = tmp_path / "init.json"
+    selection.write_text(json.dumps({"selection": {"method": "decisive", "probabilities": chance}}))
+    study = ["--items", str(items), "--labels", str(labels), "--judgments", str(judgments), "--selection",
+             str(selection), "--resamples", RESAMPLES]  # fmt: skip
+    out = tmp_path / "policy.json"
+    res = CliRunner().invoke(app, ["policy", "derive", *study, "--json", str(out), "-o", str(tmp_path / "P.md")])
+    assert res.exit_code == 0, res.output
+    policy = read_policy(out)
+    assert policy["weighting"] == "inverse-probability"
+    refunds = policy["categories"]["refunds"]
+    assert refunds["judge"]["agreement"]["value"] == pytest.approx(72.5 / 77.5)
+    assert refunds["judge"]["failures_caught"]["rate"]["value"] == pytest.approx(30 / 35)
+    assert refunds["people"]["failures_caught"]["rate"]["value"] == pytest.approx(32.5 / 35)
+    assert refunds["judge"]["failures_caught"]["k"] == 18  # counts as labelled: 6 of 10 per copy, 3 copies
+    assert refunds["decision"] == "person", refunds["decision"]
+    assert "1 / its chance" in (tmp_path / "P.md").read_text()
+    tested = tmp_path / "test.json"
+    res = CliRunner().invoke(app, ["policy", "test", "--policy", str(out), *study, "--db", str(tmp_path / "j.db"),
+                                   "--json", str(tested), "--no-fail"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(tested.read_text())["weighting"] == "inverse-probability"
+    # A score policy still refuses such labels.
+    write_study(tmp_path / "s", SCORE_DEV)
+    s_chance = {case["id"]: 0.8 if k % 2 else 0.2 for k, (case, _, _) in enumerate(SCORE_DEV)}
+    (tmp_path / "s" / "init.json").write_text(json.dumps({"selection": {"method": "decisive",
+                                                                        "probabilities": s_chance}}))  # fmt: skip
+    res = CliRunner().invoke(app, ["policy", "derive", "--items", str(tmp_path / "s/items.jsonl"), "--labels",
+                                   str(tmp_path / "s/labels.jsonl"), "--judgments", str(tmp_path / "s/judgments.jsonl"),
+                                   "--selection", str(tmp_path / "s/init.json"), "--json", str(tmp_path / "s/p.json")])  # fmt: skip
+    assert res.exit_code == 2 and not (tmp_path / "s/p.json").exists(), res.output

@@ -65,7 +65,7 @@ from juge.policy.file import (
 )
 from juge.policy.grades import GradeStudyData, derive_grade_policy, grade_policy_markdown
 from juge.policy.guarantee import guarantee_block
-from juge.policy.markdown import decision_cell, in_short, table_cell, too_few_paragraph
+from juge.policy.markdown import decision_cell, in_short, table_cell, too_few_paragraph, weighting_lines
 from juge.policy.pair_rows import (
     CONFIDENCE_SOURCE,
     _has_verdict,
@@ -375,14 +375,7 @@ def _policy_markdown(policy: PolicyResult | Mapping[str, Any]) -> str:
         "- Any item whose verdict changes when the answers swap places, or whose judgment was refused, unparsed or "
         "missing, goes to a person.",
         f"- Every week a person reads {p.audit.n} random decisions the judge made alone (`juge audit-sample`).",
-        *(
-            [
-                "- The dev labels come from a draw with unequal chances (juge label init --select): every agreement "
-                "below counts each item 1 / its chance (a Hajek ratio); counts are of the items labelled."
-            ]
-            if p.weighting == "inverse-probability"
-            else []
-        ),
+        *weighting_lines(p),
         "",
         "## Rule 1: which judge",
         "",

@@ -82,7 +82,7 @@ from juge.policy.file import (
     split_hash,
 )
 from juge.policy.guarantee import check_on_holdout, guarantee_block
-from juge.policy.markdown import decision_cell, in_short, table_cell, too_few_paragraph
+from juge.policy.markdown import decision_cell, in_short, table_cell, too_few_paragraph, weighting_lines
 from juge.policy.results import PolicyResult
 from juge.policy.routed import (
     JUDGE,
@@ -173,10 +173,10 @@ def grade_figures(
     if kind == "passfail":
         per_judge = [jp_pairs(it) for it in judged]
         per_people = [_ordered_rater_pairs(it) for it in judged]
-        judge["failures_caught"] = _caught(per_judge, "FAIL", boot)
-        judge["false_flags"] = _caught(per_judge, "PASS", boot)
-        people["failures_caught"] = _caught(per_people, "FAIL", boot)
-        people["false_flags"] = _caught(per_people, "PASS", boot)
+        judge["failures_caught"] = _caught(per_judge, "FAIL", boot, judged)
+        judge["false_flags"] = _caught(per_judge, "PASS", boot, judged)
+        people["failures_caught"] = _caught(per_people, "FAIL", boot, judged)
+        people["false_flags"] = _caught(per_people, "PASS", boot, judged)
     elif threshold is not None:
         binary = ["below", "at or above"]
         judge["at_threshold"] = {
@@ -332,7 +332,7 @@ def choose_grade_judge(
     if not shared:
         raise InputError("no dev item on which every candidate judge has a grade; name the candidates with --judge")
     main = better.measure(kind)
-    bar = _people_caught(shared) if kind == "passfail" else None
+    bar = _people_caught(shared, boot) if kind == "passfail" else None
     rows: list[dict[str, Any]] = []
     for key in sorted(candidates):
         n = sum(_has_grade(it, key) for it in items)
@@ -342,8 +342,8 @@ def choose_grade_judge(
         }
         if kind == "passfail":
             per_item = [_judge_pairs(key, "each")(it) for it in shared]
-            vs_people["failures_caught"] = _caught(per_item, "FAIL", boot)
-            vs_people["false_flags"] = _caught(per_item, "PASS", boot)
+            vs_people["failures_caught"] = _caught(per_item, "FAIL", boot, shared)
+            vs_people["false_flags"] = _caught(per_item, "PASS", boot, shared)
         rows.append(
             {
                 "key": key,
@@ -395,20 +395,23 @@ def _references(items: Sequence[GradedItem], kind: Kind, labels: list, boot: Boo
     if kind == "passfail":
         ordered = [_ordered_rater_pairs(it) for it in items]
         people["failures_caught"], people["false_flags"] = (
-            _caught(ordered, "FAIL", boot),
-            _caught(ordered, "PASS", boot),
+            _caught(ordered, "FAIL", boot, items),
+            _caught(ordered, "PASS", boot, items),
         )
         constant = [always(it) for it in items]
-        baseline["failures_caught"] = _caught(constant, "FAIL", boot)
-        baseline["false_flags"] = _caught(constant, "PASS", boot)
+        baseline["failures_caught"] = _caught(constant, "FAIL", boot, items)
+        baseline["false_flags"] = _caught(constant, "PASS", boot, items)
     return [{"key": "person vs person", "vs_people": people}, {"key": name, "vs_people": baseline}]
 
 
-def _people_caught(items: Sequence[GradedItem]) -> float | None:
-    """What one person catches of another's FAIL votes on `items` (ordered pairs of raters)."""
-    pairs = [p for it in items for p in _ordered_rater_pairs(it)]
-    fails = [a for a, b in pairs if b == "FAIL"]
-    return fails.count("FAIL") / len(fails) if fails else None
+def _people_caught(items: Sequence[GradedItem], boot: Bootstrap) -> float | None:
+    """What one person catches of another's FAIL votes on `items` (ordered pairs of raters; each item counting as
+    ``boot`` weights it)."""
+    per_item = [[a for a, b in _ordered_rater_pairs(it) if b == "FAIL"] for it in items]
+    w = boot.weights(items)
+    w = [1.0] * len(items) if w is None else w
+    den = sum(wi * len(f) for wi, f in zip(w, per_item))
+    return sum(wi * f.count("FAIL") for wi, f in zip(w, per_item)) / den if den else None
 
 
 def majority_side(item: GradedItem, kind: Kind, threshold: float | None) -> str | float | None:
@@ -774,7 +777,7 @@ def _test_figures(
     return {
         "n_items": len(items),
         "judge_decides": ratio_estimate(
-            [it.item_id in decided for it in items], [1] * len(items), **boot.kwargs
+            [it.item_id in decided for it in items], [1] * len(items), **boot.kwargs, item_weights=boot.weights(items)
         ).to_dict(),
         "on_judged_items": {
             "vs_people": on_judged["judge"],
@@ -955,6 +958,7 @@ def grade_policy_markdown(policy: PolicyResult) -> str:
         *_confidence_in_short(p),
         "- Any item whose judgment was refused, unparsed, an error or missing goes to a person.",
         f"- Every week a person reads {p.audit.n} random decisions the judge made alone (`juge audit-sample`).",
+        *weighting_lines(p),
         "",
         "## Which categories the judge may decide",
         "",

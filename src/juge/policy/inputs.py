@@ -79,7 +79,7 @@ def policy_study(
         raise InputError(f"the policy is for a {kind} judge, but these items and labels are a {inputs.kind} study")
     draw = inputs.draw
     item_weights = None
-    if weighable and draw is not None and draw.unequal and inputs.kind == "pairwise":
+    if weighable and draw is not None and draw.unequal and inputs.kind != "score" and inputs.criteria is None:
         weighting: Weighting = "inverse-probability"
         ids = sorted({lab.item_id for lab in inputs.data.labels})
         item_weights = dict(zip(ids, draw.weights(ids)))
@@ -91,8 +91,9 @@ def policy_study(
 
 def weighs_labels(rule: str, cascade: object) -> bool:
     """Whether a policy's figures can weight labels of an unequal-probability draw: the margin and lower-bound
-    rules' category rows are Hajek ratios and kappas of weighted tables; a guarantee's or a cascade's confidence
-    thresholds count every item alike, so their labels are refused (:func:`juge.data.draw.unweighted_figures`)."""
+    rules' category rows (pairwise, PASS/FAIL) are Hajek ratios and kappas of weighted tables; a guarantee's or a
+    cascade's confidence thresholds and a score policy's correlations count every item alike, so their labels are
+    refused (:func:`juge.data.draw.unweighted_figures`)."""
     return rule in ("margin", "lower-bound") and not cascade
 
 

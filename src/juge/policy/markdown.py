@@ -50,3 +50,13 @@ def too_few_paragraph(p: PolicyResult) -> list[str]:
         f"{MIN_ITEMS} judged items, so one vote more or less can flip the decision. A person decides there, "
         "whatever the figures say, until more labels are in; then derive again.",
     ]
+
+
+def weighting_lines(p: PolicyResult) -> list[str]:
+    """The policy's line on how its dev labels count, when they are weighted (:mod:`juge.data.draw`)."""
+    if p.weighting != "inverse-probability":
+        return []
+    return [
+        "- The dev labels come from a draw with unequal chances (juge label init --select): every agreement and "
+        "rate below counts each item 1 / its chance (a Hajek ratio); counts are of the items labelled."
+    ]

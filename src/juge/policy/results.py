@@ -555,7 +555,8 @@ class PolicyResult(_Loose):
     weighting: Weighting = "none"
     """How the dev labels count: ``inverse-probability`` when they come from an unequal-probability draw (juge
     label init --select decisive or stratified) and every figure is a Hajek ratio, each item counting 1 / its
-    chance (a pairwise margin or lower-bound policy); ``none`` otherwise (written only when it is not)."""
+    chance (a pairwise or PASS/FAIL margin or lower-bound policy); ``none`` otherwise (written only when it is
+    not)."""
     margin: Number
     """How far below person vs person the judge may be and still decide."""
     min_recall: Number | None = None
@@ -890,8 +891,8 @@ class HoldoutTest(_Loose):
     """When the test ran (ISO 8601, UTC)."""
     weighting: Weighting = "none"
     """How the labels count: ``none`` (no draw recorded: taken as a random sample), ``equal-probability`` (drawn by
-    juge label init with one chance for every item), ``inverse-probability`` (a pairwise margin or lower-bound
-    policy tested on labels of an unequal-probability draw: each item counts 1 / its chance)."""
+    juge label init with one chance for every item), ``inverse-probability`` (a pairwise or PASS/FAIL margin or
+    lower-bound policy tested on labels of an unequal-probability draw: each item counts 1 / its chance)."""
     policy_hash: str
     """The policy tested."""
     judge_kind: Literal["pairwise", "passfail", "score"] = "pairwise"
