@@ -408,8 +408,8 @@ def _people_caught(items: Sequence[GradedItem], boot: Bootstrap) -> float | None
     """What one person catches of another's FAIL votes on `items` (ordered pairs of raters; each item counting as
     ``boot`` weights it)."""
     per_item = [[a for a, b in _ordered_rater_pairs(it) if b == "FAIL"] for it in items]
-    w = boot.weights(items)
-    w = [1.0] * len(items) if w is None else w
+    given = boot.weights(items)
+    w = [1.0] * len(items) if given is None else given.tolist()
     den = sum(wi * len(f) for wi, f in zip(w, per_item))
     return sum(wi * f.count("FAIL") for wi, f in zip(w, per_item)) / den if den else None
 
