@@ -137,7 +137,7 @@ def test_a_pass_fail_policy_weights_a_decisive_draw(tmp_path: Path):
     assert refunds["people"]["failures_caught"]["rate"]["value"] == pytest.approx(32.5 / 35)
     assert refunds["judge"]["failures_caught"]["k"] == 18  # counts as labelled: 6 of 10 per copy, 3 copies
     assert refunds["decision"] == "person", refunds["decision"]
-    assert "1 / its chance" in (tmp_path / "P.md").read_text()
+    assert "1 / its chance" in (tmp_path / "P.md").read_text() and "Hajek ratio" in res.output  # said on screen
     tested = tmp_path / "test.json"
     res = CliRunner().invoke(app, ["policy", "test", "--policy", str(out), *study, "--db", str(tmp_path / "j.db"),
                                    "--json", str(tested), "--no-fail"])  # fmt: skip

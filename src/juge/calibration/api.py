@@ -163,11 +163,9 @@ def calibrate(
         study.run = study_run(stored, source.db if source is not None else db)
     study.weighting = weighting
     if item_weights is not None and inputs.draw is not None:
-        study.notes.append(
-            f"The labels come from a {inputs.draw.method} draw with unequal chances ({inputs.draw.source}): every "
-            "agreement, kappa and share is a Hajek ratio, each item counting 1 / its chance, and the bootstrap "
-            "resamples items with their weights; counts are of the items labelled; Krippendorff's alpha is left out."
-        )
+        from juge.data.draw import weighted_note
+
+        study.notes.append(weighted_note(inputs.draw) + " Krippendorff's alpha is left out.")
     return with_headline(study)
 
 

@@ -122,6 +122,15 @@ def _from_selection(
     return LabelDraw(method, where, unequal, min(chances), max(chances), probabilities)
 
 
+def weighted_note(draw: LabelDraw) -> str:
+    """What a result over labels of ``draw`` weighted by 1 / chance says of its figures."""
+    return (
+        f"The labels come from a {draw.method} draw with unequal chances ({draw.source}): every agreement, kappa and "
+        "share is a Hajek ratio, each item counting 1 / its chance, and the bootstrap resamples items with their "
+        "weights; counts are of the items labelled."
+    )
+
+
 def weighting_of(draw: LabelDraw | None) -> Weighting:
     """A result's ``weighting`` for labels of ``draw``."""
     return "none" if draw is None else draw.weighting

@@ -56,7 +56,7 @@ def policy_study(
     """
     from juge.calibration.inputs import NotPairs
     from juge.calibration.source import read_study, study_source
-    from juge.data.draw import unweighted_figures
+    from juge.data.draw import unweighted_figures, weighted_note
     from juge.policy.derivation import pair_study_data
     from juge.policy.grades import grade_study_data
 
@@ -86,7 +86,8 @@ def policy_study(
     else:
         weighting = unweighted_figures(draw, command)
     data = pair_study_data(inputs) if inputs.kind == "pairwise" else grade_study_data(inputs)
-    return PolicyStudy(data, list(inputs.warnings), list(inputs.notices), weighting, item_weights)
+    notices = [*inputs.notices, *([weighted_note(draw)] if item_weights is not None and draw is not None else [])]
+    return PolicyStudy(data, list(inputs.warnings), notices, weighting, item_weights)
 
 
 def weighs_labels(rule: str, cascade: object) -> bool:
