@@ -113,23 +113,6 @@ def test_commands_refuse_labels_of_an_unequal_draw(tmp_path: Path, command: list
     _refused(res, out)
 
 
-def test_policy_test_refuses_labels_of_an_unequal_draw(tmp_path: Path):
-    selection, run_db, db_url, truth = _drawn_project(tmp_path, "decisive")
-    labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(HumanLabel(item_id=i, rater_id="r", label="PASS" if truth[i] else "FAIL")
-                              .model_dump_json() + "\n" for i in selection["probabilities"]))  # fmt: skip
-    init = tmp_path / "init.json"
-    init.write_text(json.dumps({"selection": selection}))
-    policy = tmp_path / "policy.json"
-    policy.write_text("{}")  # the labels are refused before the policy's own checks need it whole
-    out = tmp_path / "out.json"
-    # The draw given as --selection (labels without their fields): the same refusal, naming the file.
-    res = CliRunner().invoke(app, ["policy", "test", "--policy", str(policy), "--items", str(tmp_path / "cases.jsonl"),
-                                   "--run", "r1", "--db", str(run_db), "--labels", str(labels), "--selection",
-                                   str(init), "--json", str(out)])  # fmt: skip
-    assert res.exit_code == 2 and not out.exists(), res.output
-
-
 def test_estimate_asks_for_the_selection_of_exported_labels_of_an_unequal_draw(tmp_path: Path):
     _, run_db, db_url, _ = _drawn_project(tmp_path, "decisive")
     labels = tmp_path / "labels.jsonl"
