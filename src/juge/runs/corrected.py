@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
@@ -413,18 +414,7 @@ def corrected_pass_rate(
             ]
     return EstimateResult.model_validate(
         {
-            "n_cases": n + big_n,
-            "n_labelled": n,
-            "n_missing_verdict": study.n_missing,
-            "judge_only": judge_only.to_dict(),
-            "human_only": human_only.to_dict(),
-            "ppi": {**ppi.to_dict(), "lambda": lam},
-            "rogan_gladen": {
-                **rg.to_dict(),
-                "sensitivity": _finite(sens),
-                "specificity": _finite(spec),
-                "why_not": plug_in_gap(study.y, sens, spec, rg),
-            },
+            **_three_estimates(study, n, big_n, judge_only, human_only, ppi, lam, rg, sens, spec),
             "stratified": None if stratified is None else stratified.model_dump(by_alias=True),
             "confidence": confidence,
             "recommended": recommended,
@@ -432,6 +422,36 @@ def corrected_pass_rate(
             "notes": notes,
         }
     )
+
+
+def _three_estimates(
+    study: PassRateStudy,
+    n: int,
+    big_n: int,
+    judge_only: Estimate,
+    human_only: Estimate,
+    ppi: Estimate,
+    lam: float,
+    rg: Estimate,
+    sens: float,
+    spec: float,
+) -> dict[str, Any]:
+    """The fields every pass-rate estimate carries, weighted or not: the counts, the judge alone, the labels alone,
+    PPI++ and the Rogan-Gladen plug-in with why it may not apply."""
+    return {
+        "n_cases": n + big_n,
+        "n_labelled": n,
+        "n_missing_verdict": study.n_missing,
+        "judge_only": judge_only.to_dict(),
+        "human_only": human_only.to_dict(),
+        "ppi": {**ppi.to_dict(), "lambda": lam},
+        "rogan_gladen": {
+            **rg.to_dict(),
+            "sensitivity": _finite(sens),
+            "specificity": _finite(spec),
+            "why_not": plug_in_gap(study.y, sens, spec, rg),
+        },
+    }
 
 
 def weighted_pass_rate(
@@ -489,18 +509,7 @@ def weighted_pass_rate(
     )
     return EstimateResult.model_validate(
         {
-            "n_cases": n + big_n,
-            "n_labelled": n,
-            "n_missing_verdict": study.n_missing,
-            "judge_only": judge_only.to_dict(),
-            "human_only": human_only.to_dict(),
-            "ppi": {**ppi.to_dict(), "lambda": lam},
-            "rogan_gladen": {
-                **rg.to_dict(),
-                "sensitivity": _finite(sens),
-                "specificity": _finite(spec),
-                "why_not": plug_in_gap(study.y, sens, spec, rg),
-            },
+            **_three_estimates(study, n, big_n, judge_only, human_only, ppi, lam, rg, sens, spec),
             "confidence": confidence,
             "recommended": RECOMMENDED,
             "why": why,
