@@ -28,6 +28,8 @@ from juge.providers.base import (
     Response,
     body_too_large,
     checked_max_response_bytes,
+    error_message,
+    error_text,
     json_with_unique_keys,
     retry_after_seconds,
 )
@@ -130,7 +132,7 @@ class AnthropicProvider(Provider):
         status, headers, raw = await self.transport.post(self.url, dump_bytes(_params(request)), self.headers)
         if status >= 400:
             raise ProviderError(
-                f"HTTP {status}: {_error_message(raw)}",
+                f"HTTP {status}: {error_message(raw)}",
                 retryable=_retryable_status(status),
                 status=status,
                 retry_after=retry_after_seconds(headers),
@@ -142,7 +144,7 @@ class AnthropicProvider(Provider):
         except ValueError as exc:  # a 200 whose body is cut or garbled: worth another try
             raise ProviderError(f"the server's answer was not valid JSON: {exc}", retryable=True) from exc
         if isinstance(message, dict) and message.get("type") == "error":  # an overload reported in a 200
-            raise ProviderError(f"HTTP {status} with an error: {_error_text(message.get('error'))}", retryable=True)
+            raise ProviderError(f"HTTP {status} with an error: {error_text(message.get('error'))}", retryable=True)
         return _message_response(message)
 
     async def _complete_sdk(self, request: Request) -> Response:
@@ -269,18 +271,6 @@ def _malformed(detail: str) -> ProviderError:
 
 def _kind(value: Any) -> str:
     return f"{type(value).__name__} {value!r:.60}"
-
-
-def _error_message(raw: bytes) -> str:
-    """The message of an error body (``{"type": "error", "error": {"message": ...}}``), else the body's start."""
-    try:
-        return _error_text(json.loads(raw)["error"])
-    except (ValueError, KeyError, TypeError):
-        return raw[:300].decode("utf-8", "replace") or "(empty body)"
-
-
-def _error_text(error: Any) -> str:
-    return str(error["message"] if isinstance(error, dict) and "message" in error else error)[:500]
 
 
 class AnthropicBatches:

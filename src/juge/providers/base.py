@@ -8,6 +8,7 @@ strict parser.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from abc import ABC, abstractmethod
@@ -54,6 +55,20 @@ def json_with_unique_keys(raw: bytes | str) -> Any:
     """`raw` parsed as JSON; a DuplicateKeyError if an object has a key twice (readers disagree on which
     one counts, so a server's answer with one is refused, not read one way)."""
     return loads_unique(raw, DuplicateKeyError)
+
+
+def error_message(raw: bytes) -> str:
+    """The message of an error body (``{"error": {"message": ...}}``, OpenAI's and Anthropic's shape), else the
+    body's start."""
+    try:
+        return error_text(json.loads(raw)["error"])
+    except (ValueError, KeyError, TypeError):
+        return raw[:300].decode("utf-8", "replace") or "(empty body)"
+
+
+def error_text(error: Any) -> str:
+    """The message of an error object (its "message"), or the error itself when it is not an object."""
+    return str(error["message"] if isinstance(error, dict) and "message" in error else error)[:500]
 
 
 def escape_lone_surrogates(text: str) -> str:

@@ -28,7 +28,6 @@ answer whose first token is none of them records no distribution. Batch mode rec
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -47,6 +46,8 @@ from juge.providers.base import (
     Response,
     body_too_large,
     checked_max_response_bytes,
+    error_message,
+    error_text,
     json_with_unique_keys,
     retry_after_seconds,
 )
@@ -145,7 +146,7 @@ class OpenAICompatProvider(Provider):
         body = dump_bytes({**_payload(request), **extra})
         status, headers, raw = await self._post(body, self.url_for(request))
         if status >= 400:
-            message = _error_message(raw)
+            message = error_message(raw)
             hint = (
                 _field_hint(message, body, schema_only=status == 500)
                 if 400 <= status <= 500 and status != 429
@@ -166,7 +167,7 @@ class OpenAICompatProvider(Provider):
             raise ProviderError(f"the server's answer was not valid JSON: {exc}", retryable=True) from exc
         if isinstance(completion, dict) and "choices" not in completion and completion.get("error"):
             # Some servers and proxies report an overload or an upstream failure in a 200.
-            raise ProviderError(f"HTTP {status} with an error: {_error_text(completion['error'])}", retryable=True)
+            raise ProviderError(f"HTTP {status} with an error: {error_text(completion['error'])}", retryable=True)
         response = _response(completion, request.model)
         if scored:
             response.distribution = allowed_distribution(completion, request.allowed or ())
@@ -381,16 +382,3 @@ def _field_hint(message: str, body: bytes, *, schema_only: bool = False) -> str 
         if re.search(rf"(?<![A-Za-z_]){name}(?![A-Za-z_])", message) and f'"{name}"' in sent:
             return f"the server refused the request field '{name}': {option}"
     return None
-
-
-def _error_message(raw: bytes) -> str:
-    """The message of an error body (``{"error": {"message": ...}}``), else the body's start."""
-    try:
-        return _error_text(json.loads(raw)["error"])
-    except (ValueError, KeyError, TypeError):
-        return raw[:300].decode("utf-8", "replace") or "(empty body)"
-
-
-def _error_text(error: Any) -> str:
-    """The message of an error object (its "message"), or the error itself when it is not an object."""
-    return str(error["message"] if isinstance(error, dict) and "message" in error else error)[:500]
