@@ -87,19 +87,26 @@ def label_draw(
     return LabelDraw(methods[0], FROM_LABELS, unequal, min(chances), max(chances), probabilities)
 
 
-def _from_selection(
-    selection: str | Path | Mapping[str, Any], labels: Sequence[HumanLabel], categories: Mapping[str, str | None]
-) -> LabelDraw:
+def read_selection(selection: str | Path | Mapping[str, Any], option: str) -> tuple[str, Mapping[str, Any]]:
+    """What ``juge label init --select ... --json`` recorded, from its file (read for `option`) or as given, its
+    ``selection`` unwrapped: (where it came from, the record with a known ``method``); anything else is refused."""
     from juge.files import read_json_object
 
     where = str(selection) if isinstance(selection, str | Path) else "selection"
-    data: Any = read_json_object(selection, "--selection") if isinstance(selection, str | Path) else selection
+    data: Any = read_json_object(selection, option) if isinstance(selection, str | Path) else selection
     data = data.get("selection", data) if isinstance(data, Mapping) else data
     if not isinstance(data, Mapping) or data.get("method") not in METHODS:
         raise InputError(
             f"{where}: no selection (method {', '.join(METHODS)}) in it; give the --json file of juge label init "
             "--select ... --budget N"
         )
+    return where, data
+
+
+def _from_selection(
+    selection: str | Path | Mapping[str, Any], labels: Sequence[HumanLabel], categories: Mapping[str, str | None]
+) -> LabelDraw:
+    where, data = read_selection(selection, "--selection")
     method = str(data["method"])
     probabilities: dict[str, float] = {}
     recorded = data.get("probabilities")

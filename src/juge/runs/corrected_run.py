@@ -213,16 +213,9 @@ def selection_estimator(
     drawn each with its own chance, every figure weighted by the inverse of the chance (``inverse-probability``).
     Checks that the labels are of this draw: a labelled case of a category the selection did not draw from, or with
     no recorded chance, or a run of more cases than the selection drew from (cases that had no chance) is refused."""
-    from juge.files import read_json_object
+    from juge.data.draw import read_selection
 
-    where = str(selection) if isinstance(selection, str | Path) else "selection"
-    data: Any = read_json_object(selection, "selection") if isinstance(selection, str | Path) else selection
-    data = data.get("selection", data) if isinstance(data, Mapping) else data
-    if not isinstance(data, Mapping) or data.get("method") not in ESTIMATORS:
-        raise InputError(
-            f"{where}: no selection (method {', '.join(ESTIMATORS)}) in it; give the --json file of "
-            "juge label init --select ... --budget N"
-        )
+    where, data = read_selection(selection, "selection")
     method = str(data["method"])
     estimator = ESTIMATORS[method]
     inclusion: dict[str, float] = {}
